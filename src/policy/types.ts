@@ -1,0 +1,56 @@
+// The shapes the policy layer hands to the rest of the host. The supervisor
+// reads a ToolView per tool and never re-derives policy itself.
+import type { Manifest } from '../registry/manifest.js';
+import type { RunSpec, SandboxMode } from '../runner/runner.js';
+
+/**
+ * A rule is named `file:line key` (SPEC section 4), e.g.
+ * `policies/org.yaml:12 sideEffects.deny`; a built-in default is named
+ * `(built-in) key`; a manifest's own `approval: always` is `manifests/x.yaml:9 approval`.
+ */
+export type RuleRef = string;
+
+export type Decision =
+  | { readonly effect: 'allow' }
+  | { readonly effect: 'deny'; readonly code: 'policy_denied' | 'unclassified_tool'; readonly rule: RuleRef; readonly reason: string }
+  | { readonly effect: 'ask'; readonly rule: RuleRef; readonly reason: string };
+
+export type Trust = 'first_party' | 'community';
+/** Modes as named by `sandbox.community`. */
+export type PolicyMode = SandboxMode | 'process_namespace';
+
+export interface EffectiveLimits {
+  readonly timeoutMs: number;
+  readonly maxResultBytes: number;
+  readonly memoryMb: number;
+}
+
+/** One tool as the policy in force sees it. */
+export interface ToolView {
+  readonly manifest: Manifest;
+  /** Shown in tools/list: false when excluded or denied by name or class. */
+  readonly listed: boolean;
+  /** Set when the tool conflicts with the policy as declared (SPEC section 4, first kind of refusal). */
+  readonly exclusion?: { readonly rule: RuleRef; readonly reason: string };
+  /** The decision for a call (exclusion implies deny). */
+  readonly decision: Decision;
+  /** What a shadow-mode organisation policy would decide, when it is stricter than `decision`. */
+  readonly shadowDecision?: Decision;
+  readonly trust: Trust;
+  readonly allowedModes: readonly PolicyMode[];
+  readonly limits: EffectiveLimits;
+  /** What the runner gets; absent when the tool is excluded. */
+  readonly runSpec?: RunSpec;
+}
+
+export type OnUnknownTool = 'protocol_error' | 'error_result' | { readonly rewrite: string };
+
+/** Session-wide settings in force after layering. */
+export interface SessionPolicy {
+  readonly maxCallsPerSession: number;
+  readonly maxConcurrency: number;
+  readonly onUnknownTool: OnUnknownTool;
+  readonly onInvalidArguments: 'error_result' | 'protocol_error';
+  /** Globs over environment variable names whose values are never passed and always redacted. */
+  readonly secretNames: readonly string[];
+}

@@ -1,0 +1,66 @@
+// The Manifest type: one tool's YAML after schema validation and
+// normalization (defaults applied, paths resolved). Frozen once loaded.
+import type { ValidateFunction } from 'ajv';
+import type { RootAccess, SandboxMode } from '../runner/runner.js';
+import type { YamlSource } from '../config/yaml-source.js';
+
+export const SIDE_EFFECTS = ['read_only', 'local_mutation', 'remote_mutation', 'destructive'] as const;
+export type SideEffect = (typeof SIDE_EFFECTS)[number];
+export const SANDBOX_MODES = ['isolate', 'worker', 'process'] as const;
+export type ToolFormat = 'json' | 'xml' | 'ptype';
+
+export interface ManifestRoot {
+  /** As written, e.g. "${WORKSPACE}/docs". */
+  readonly declared: string;
+  /** Absolute, with ${WORKSPACE} substituted and symlinks resolved. */
+  readonly path: string;
+  readonly access: RootAccess;
+}
+
+export interface ManifestSandbox {
+  readonly mode: SandboxMode;
+  /** As declared; undefined means the mode's default (the policy's maxMemoryMb caps either). */
+  readonly memoryMb?: number;
+  /** process: argv, ./ and ../ elements resolved to absolute paths inside the manifest folder. */
+  readonly command?: readonly string[];
+  readonly stdout: 'json' | 'text';
+  readonly isolation: 'none' | 'namespace';
+  readonly persistent: boolean;
+  readonly poolSize: number;
+  /** Names passed through from the host environment. */
+  readonly env: readonly string[];
+}
+
+export interface Manifest {
+  readonly name: string;
+  readonly description: string;
+  /** Undefined: the tool is unclassified (refused under a strict policy). */
+  readonly sideEffect?: SideEffect;
+  readonly idempotent: boolean;
+  /** Honoured only for read_only tools. */
+  readonly concurrencySafe: boolean;
+  readonly timeoutMs: number;
+  readonly sandbox: ManifestSandbox;
+  /** isolate/worker: absolute path of the entry module, inside the manifest folder. */
+  readonly entry?: string;
+  readonly roots: readonly ManifestRoot[];
+  readonly networkAllow: readonly string[];
+  /** Undefined: the policy's maxResultBytes applies. */
+  readonly maxResultBytes?: number;
+  readonly format: ToolFormat;
+  readonly approval: 'auto' | 'always';
+  /** The input JSON Schema as written (an object schema). */
+  readonly input: Readonly<Record<string, unknown>>;
+  readonly output?: Readonly<Record<string, unknown>>;
+  /** Compiled once at load (Ajv strict, without allErrors: arguments are untrusted). */
+  readonly validateInput: ValidateFunction;
+  readonly validateOutput?: ValidateFunction;
+  /** Absolute path of the manifest file. */
+  readonly file: string;
+  /** Path for people: relative to the working directory when inside it. */
+  readonly displayFile: string;
+  /** Absolute folder holding the manifest. */
+  readonly dir: string;
+  /** Positions of keys in the file, for explain and validate. */
+  readonly source: YamlSource;
+}

@@ -1,0 +1,44 @@
+// One interface for the three sandbox modes. A runner is built per tool from
+// its RunSpec (the manifest after the policy's effective limits are applied).
+import type { Job, RunOptions, RunOutcome } from './wire.js';
+
+export type SandboxMode = 'isolate' | 'worker' | 'process';
+export type RootAccess = 'read' | 'read_write';
+
+export interface WorkspaceRoot {
+  /** Absolute, symlink-resolved path. */
+  readonly path: string;
+  readonly access: RootAccess;
+}
+
+/** Everything a runner needs to know about one tool; plain data, frozen. */
+export interface RunSpec {
+  readonly name: string;
+  readonly mode: SandboxMode;
+  /** Absolute folder holding the manifest. */
+  readonly manifestDir: string;
+  /** isolate/worker: absolute path of the ES module whose default export is the tool. */
+  readonly entryPath?: string;
+  /** process: argv with ./ and ../ elements already resolved to absolute paths. */
+  readonly command?: readonly string[];
+  /** Isolate heap, worker heap or process address space, in MiB. */
+  readonly memoryMb: number;
+  readonly stdout: 'json' | 'text';
+  readonly isolation: 'none' | 'namespace';
+  readonly persistent: boolean;
+  readonly poolSize: number;
+  /** The environment the process gets: only names allowed by manifest and policy, never a secret. */
+  readonly env: Readonly<Record<string, string>>;
+  readonly roots: readonly WorkspaceRoot[];
+  /** Hosts (host or host:port) the tool may reach. Empty: no network. */
+  readonly networkAllow: readonly string[];
+  /** Upper bound on bytes a runner buffers from the tool before it kills it (output_limit). */
+  readonly maxOutputBytes: number;
+}
+
+export interface Runner {
+  readonly mode: SandboxMode;
+  run(job: Job, options: RunOptions): Promise<RunOutcome>;
+  /** Stops pools and kills every process; idempotent. */
+  close(): Promise<void>;
+}

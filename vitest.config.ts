@@ -1,0 +1,28 @@
+import { defineConfig } from 'vitest/config';
+
+// isolated-vm needs --no-node-snapshot on Node 20+, so tests run in forked
+// processes started with that flag. Integration tests spawn real processes and
+// sandboxes; they get longer timeouts than unit tests.
+export default defineConfig({
+  test: {
+    pool: 'forks',
+    execArgv: ['--no-node-snapshot'],
+    fileParallelism: true,
+    maxWorkers: 2,
+    projects: [
+      {
+        extends: true,
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], testTimeout: 15_000 },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+    ],
+  },
+});
