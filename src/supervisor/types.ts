@@ -1,0 +1,73 @@
+// The contract between the protocol layer (src/protocol) and the supervisor:
+// what the server hands in for one tools/call and what it gets back. The
+// protocol layer owns MCP shapes; the supervisor owns every decision.
+import type { HostError } from '../errors.js';
+import type { ProgressEvent } from '../runner/wire.js';
+
+/** How the host may ask the client for an approval (SPEC section 6). */
+export type ApprovalChannel =
+  /** Legacy era and the client declared elicitation: send elicitation/create. */
+  | { readonly kind: 'elicitation'; elicit(prompt: ApprovalPrompt, signal: AbortSignal): Promise<ElicitAnswer> }
+  /** Modern era: answer input_required with a signed requestState; the client retries with it. */
+  | { readonly kind: 'input_required' }
+  /** The client cannot be asked: approval_required. */
+  | { readonly kind: 'none' };
+
+export interface ApprovalPrompt {
+  /** Bounded, control characters escaped. */
+  readonly message: string;
+  readonly tool: string;
+  readonly sideEffect: string;
+}
+
+/** What came back from elicitation/create, unparsed: the supervisor decides if it approves. */
+export type ElicitAnswer = { readonly action: string; readonly content?: unknown } | { readonly error: string };
+
+export interface CallRequest {
+  readonly name: string;
+  /** Untrusted: validated by the supervisor. `undefined` means `{}`. */
+  readonly args: unknown;
+  /** The request's `_meta` (idempotencyKey, progressToken, requestState...). */
+  readonly meta: Readonly<Record<string, unknown>>;
+  /** Aborted by notifications/cancelled or host shutdown. */
+  readonly signal: AbortSignal;
+  readonly approval: ApprovalChannel;
+  /** A signed approval state sent back by a modern client (input_required retry). */
+  readonly requestState?: string;
+  readonly onProgress?: (event: ProgressEvent) => void;
+  /** Lifecycle events (tool.started, tool.completed, tool.failed) for the client's log stream. */
+  readonly onEvent?: (event: LifecycleEvent) => void;
+}
+
+export interface LifecycleEvent {
+  readonly type: 'tool.started' | 'tool.completed' | 'tool.failed';
+  readonly callId: string;
+  readonly tool: string;
+  readonly code?: string;
+  readonly durationMs?: number;
+}
+
+/** MCP content blocks the supervisor produces (plain data the SDK accepts as is). */
+export type ContentBlock =
+  | { readonly type: 'text'; readonly text: string }
+  | {
+      readonly type: 'resource_link';
+      readonly uri: string;
+      readonly name: string;
+      readonly mimeType: string;
+      readonly size?: number;
+      readonly description?: string;
+    };
+
+export type CallOutcome =
+  | {
+      readonly kind: 'result';
+      readonly callId: string;
+      readonly content: readonly ContentBlock[];
+      /** Only for object results within the byte limit. */
+      readonly structuredContent?: Readonly<Record<string, unknown>>;
+    }
+  /** Modern era: approval needed, ask the client to retry with this state. */
+  | { readonly kind: 'input_required'; readonly callId: string; readonly requestState: string; readonly message: string }
+  /** Any refusal or failure; the protocol layer renders it per ERRORS[code].surface. */
+  | { readonly kind: 'error'; readonly callId: string; readonly error: HostError };
