@@ -71,3 +71,30 @@ export type CallOutcome =
   | { readonly kind: 'input_required'; readonly callId: string; readonly requestState: string; readonly message: string }
   /** Any refusal or failure; the protocol layer renders it per ERRORS[code].surface. */
   | { readonly kind: 'error'; readonly callId: string; readonly error: HostError };
+
+/** A tool as tools/list shows it: annotations derived from the enforced class and network. */
+export interface ToolDeclaration {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: Readonly<Record<string, unknown>>;
+  readonly outputSchema?: Readonly<Record<string, unknown>>;
+  readonly annotations: {
+    readonly readOnlyHint: boolean;
+    readonly destructiveHint: boolean;
+    readonly idempotentHint: boolean;
+    readonly openWorldHint: boolean;
+  };
+}
+
+/** What the protocol layer drives. Built by src/host.ts. */
+export interface Supervisor {
+  /** Listed tools in deterministic (name) order. */
+  listTools(): readonly ToolDeclaration[];
+  callTool(request: CallRequest): Promise<CallOutcome>;
+  /** `toolhost://artifacts/<sha256>`; undefined when unknown or expired. */
+  readArtifact(uri: string): Promise<{ readonly mimeType: string; readonly bytes: Uint8Array } | undefined>;
+  /** Session settings the protocol layer needs to shape refusals (onUnknownTool, onInvalidArguments). */
+  readonly session: import('../policy/types.js').SessionPolicy;
+  /** Cancels in-flight calls, kills every child, closes the journal. Idempotent. */
+  close(): Promise<void>;
+}
