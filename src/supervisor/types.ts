@@ -34,6 +34,12 @@ export interface CallRequest {
   readonly approval: ApprovalChannel;
   /** A signed approval state sent back by a modern client (input_required retry). */
   readonly requestState?: string;
+  /**
+   * The client's answer to the approval question of an input_required round, sent with
+   * `requestState` on a modern retry (`inputResponses.approve`, unparsed). Absent when the
+   * retry carried no answer: that is not an approval.
+   */
+  readonly approvalAnswer?: ElicitAnswer;
   readonly onProgress?: (event: ProgressEvent) => void;
   /** Lifecycle events (tool.started, tool.completed, tool.failed) for the client's log stream. */
   readonly onEvent?: (event: LifecycleEvent) => void;
