@@ -1,0 +1,62 @@
+// What the formats need of a tool: its name, description and input schema.
+// Shared by rendering and parsing, so both read one schema the same way.
+
+export interface FormatTool {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: Readonly<Record<string, unknown>>;
+}
+
+export type FormatName = 'json' | 'xml' | 'ptype';
+export const FORMAT_NAMES: readonly FormatName[] = ['json', 'xml', 'ptype'];
+
+/** A parsed call: it still goes through every check of an ordinary tools/call. */
+export interface ParsedCall {
+  readonly name: string;
+  readonly arguments: Record<string, unknown>;
+}
+
+/** A refused emission; `reason` says what to fix. */
+export class ParseError extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = 'ParseError';
+  }
+}
+
+export interface Parameter {
+  readonly name: string;
+  readonly schema: Readonly<Record<string, unknown>>;
+  readonly required: boolean;
+}
+
+/** The top-level parameters in declaration order: required ones first, as signatures show them. */
+export function parametersOf(tool: FormatTool): Parameter[] {
+  const properties = asRecord(tool.inputSchema['properties']);
+  const required = new Set(Array.isArray(tool.inputSchema['required']) ? tool.inputSchema['required'].map(String) : []);
+  const all = Object.entries(properties).map(([name, schema]) => ({ name, schema: asRecord(schema), required: required.has(name) }));
+  return [...all.filter((p) => p.required), ...all.filter((p) => !p.required)];
+}
+
+/** The JSON Schema type names a schema admits ("any" when it does not say). */
+export function typesOf(schema: Readonly<Record<string, unknown>>): string[] {
+  const type = schema['type'];
+  if (typeof type === 'string') return [type];
+  if (Array.isArray(type)) return type.map(String);
+  if (Array.isArray(schema['enum'])) {
+    return [...new Set(schema['enum'].map((value) => (value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value)))];
+  }
+  if ('properties' in schema) return ['object'];
+  if ('items' in schema) return ['array'];
+  return [];
+}
+
+export function asRecord(value: unknown): Readonly<Record<string, unknown>> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+export function findTool(tools: readonly FormatTool[], name: string): FormatTool {
+  const tool = tools.find((candidate) => candidate.name === name);
+  if (!tool) throw new ParseError(`unknown tool "${name}"; available: ${tools.map((t) => t.name).join(', ')}`);
+  return tool;
+}
