@@ -1,0 +1,86 @@
+// Helpers of the bench: start a server as a child over stdio with the real MCP
+// client, time calls, summarize, read a process's RSS and scan for orphans.
+import { readFileSync, readdirSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Starts `command args` as an MCP server and connects a client; returns the client, pid and startup time. */
+export async function connect(command, args, env = {}) {
+  const started = performance.now();
+  const transport = new StdioClientTransport({ command, args, env: { ...process.env, ...env }, stderr: 'pipe', cwd: ROOT });
+  transport.stderr?.on('data', () => {});
+  const client = new Client({ name: 'toolhost-bench', version: '1.0.0' }, { capabilities: {} });
+  await client.connect(transport);
+  const startupMs = performance.now() - started;
+  return { client, pid: transport.pid, startupMs, close: () => client.close() };
+}
+
+export function hostArgs({ manifests, policy, workspace, state }) {
+  return ['--no-node-snapshot', 'dist/src/cli/main.js', 'serve', '--manifests', manifests, '--policy', policy, '--workspace', workspace, '--state', state];
+}
+
+/** Times `count` sequential calls after `warmup` unmeasured ones; returns durations in ms. */
+export async function timeCalls(client, name, args, count, warmup = 20) {
+  for (let i = 0; i < warmup; i++) await callOk(client, name, args);
+  const durations = [];
+  for (let i = 0; i < count; i++) {
+    const start = performance.now();
+    await callOk(client, name, args);
+    durations.push(performance.now() - start);
+  }
+  return durations;
+}
+
+/** Calls per second with `inFlight` calls outstanding at all times. */
+export async function throughput(client, name, args, total, inFlight) {
+  let next = 0;
+  const start = performance.now();
+  const lane = async () => {
+    while (next < total) {
+      next++;
+      await callOk(client, name, args);
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, lane));
+  return total / ((performance.now() - start) / 1000);
+}
+
+export async function callOk(client, name, args) {
+  const result = await client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 });
+  if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.content).slice(0, 300)}`);
+  return result;
+}
+
+export function summarize(durations) {
+  const sorted = [...durations].sort((a, b) => a - b);
+  const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+  return { n: sorted.length, p50: round(at(0.5)), p99: round(at(0.99)), max: round(sorted[sorted.length - 1]) };
+}
+
+export function rssMb(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
+  return round(kb / 1024);
+}
+
+/** Pids whose command line carries `marker`. */
+export function findMarked(marker) {
+  const pids = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) pids.push(Number(entry));
+    } catch {
+      // exited while scanning
+    }
+  }
+  return pids.filter((pid) => pid !== process.pid);
+}
+
+export function round(value, digits = 2) {
+  return Number(value.toFixed(digits));
+}

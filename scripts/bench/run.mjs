@@ -1,0 +1,171 @@
+// npm run bench: toolhost against a plain MCP SDK server, measured in one run
+// on this machine, reported as ratios to that baseline (absolute times on
+// shared machines are noisy; ratios in one run are not). Writes
+// bench-results.json. `--quick` runs fewer iterations (a smoke run).
+import { spawn } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { ROOT, callOk, connect, findMarked, hostArgs, round, rssMb, summarize, throughput, timeCalls } from './lib.mjs';
+
+const quick = process.argv.includes('--quick');
+const N = quick ? 60 : 400;
+const KILLS = quick ? 20 : 200;
+const LEAK_CALLS = quick ? 1000 : 10_000;
+const MODES = ['isolate', 'worker', 'process', 'persistent', 'namespace'];
+const ECHO = { text: 'hello' };
+
+if (!existsSync(join(ROOT, 'dist/src/cli/main.js'))) {
+  console.error('dist/ is missing: run `npm install` (it builds) or `npm run build` first.');
+  process.exit(2);
+}
+
+const scratch = mkdtempSync(join(tmpdir(), 'toolhost-bench-'));
+const workspace = join(scratch, 'workspace');
+mkdirSync(workspace);
+const base = { manifests: join(ROOT, 'scripts/bench/manifests'), policy: join(ROOT, 'scripts/bench/policy.yaml'), workspace };
+let stateCount = 0;
+const host = (extra = {}, env = {}) => connect(process.execPath, hostArgs({ ...base, state: join(scratch, `state-${stateCount++}`), ...extra }), env);
+const results = { machine: { node: process.version, cpus: (await import('node:os')).cpus().length }, quick };
+const log = (line) => process.stdout.write(`${line}\n`);
+
+try {
+  log(`toolhost bench${quick ? ' (quick)' : ''}: ${N} calls per mode, ${KILLS} kills, ${LEAK_CALLS} calls for the leak check\n`);
+
+  // 1. Latency, sequential, through the real SDK client over stdio.
+  const baseline = await connect(process.execPath, [join(ROOT, 'scripts/bench/baseline-server.mjs')]);
+  const latency = { baseline: summarize(await timeCalls(baseline.client, 'echo', ECHO, N)) };
+  const throughputs = { baseline: await throughput(baseline.client, 'echo', ECHO, N, 8) };
+  await baseline.close();
+  const th = await host();
+  for (const mode of MODES) {
+    latency[mode] = summarize(await timeCalls(th.client, `echo_${mode}`, ECHO, N));
+    throughputs[mode] = await throughput(th.client, `echo_${mode}`, ECHO, N, 8);
+  }
+  await th.close();
+  latency.rawSpawn = summarize(await rawSpawnTimes(N));
+  results.latency = latency;
+  results.throughput = Object.fromEntries(Object.entries(throughputs).map(([k, v]) => [k, round(v, 0)]));
+  log('Per-call latency (ms), sequential, over stdio');
+  log(table(['target', 'p50', 'p99', 'p50 ratio', 'calls/s (8 in flight)', 'throughput ratio'], [
+    ...['baseline', ...MODES].map((key) => [key, latency[key].p50, latency[key].p99, round(latency[key].p50 / latency.baseline.p50), round(throughputs[key], 0), round(throughputs[key] / throughputs.baseline)]),
+    ['raw spawn(cat)', latency.rawSpawn.p50, latency.rawSpawn.p99, '', '', ''],
+  ]));
+  const processOverhead = round(latency.process.p50 - latency.baseline.p50 - latency.rawSpawn.p50);
+  results.oneShotOverheadOverRawSpawnMs = processOverhead;
+  log(`one-shot process: ${processOverhead} ms over (baseline round trip + raw spawn); target ≤ 2 ms\n`);
+
+  // 3. Kill latency: deadline to the whole tree gone, with orphans counted.
+  const killer = await host();
+  const kills = [];
+  for (let i = 0; i < KILLS; i++) {
+    const start = performance.now();
+    const result = await killer.client.callTool({ name: 'sleeper', arguments: {} });
+    const code = result._meta?.['toolhost/error']?.code;
+    if (code !== 'timeout') throw new Error(`sleeper: expected timeout, got ${JSON.stringify(result).slice(0, 200)}`);
+    kills.push(performance.now() - start - 50);
+  }
+  const orphans = findMarked('toolhost-bench-orphan-marker').length;
+  await killer.close();
+  results.kill = { ...summarize(kills), orphans };
+  log(`Kill latency after the deadline (ms): p50 ${results.kill.p50}, p99 ${results.kill.p99}, orphans ${orphans} (target p99 < 50, 0 orphans)\n`);
+
+  // 4. Scale: start-up and tools/list with many manifests; RSS idle and after many calls.
+  results.scale = {};
+  for (const count of [10, 100, 1000]) {
+    const dir = join(scratch, `manifests-${count}`);
+    mkdirSync(dir);
+    cpSync(join(ROOT, 'scripts/bench/manifests/echo.js'), join(dir, 'echo.js'));
+    const yaml = readFileSync(join(ROOT, 'scripts/bench/manifests/echo_isolate.yaml'), 'utf8');
+    for (let i = 0; i < count; i++) writeFileSync(join(dir, `t${i}.yaml`), yaml.replace('name: echo_isolate', `name: echo_${i}`));
+    const scaled = await host({ manifests: dir });
+    const start = performance.now();
+    const listed = await scaled.client.listTools();
+    const listMs = performance.now() - start;
+    if (listed.tools.length !== count) throw new Error(`expected ${count} tools, got ${listed.tools.length}`);
+    results.scale[count] = { startupMs: round(scaled.startupMs), toolsListMs: round(listMs), idleRssMb: rssMb(scaled.pid) };
+    await scaled.close();
+  }
+  const leak = await host();
+  await timeCalls(leak.client, 'echo_isolate', ECHO, 1000, 0);
+  const rssAfterWarm = rssMb(leak.pid);
+  await timeCalls(leak.client, 'echo_isolate', ECHO, LEAK_CALLS, 0);
+  const rssAfterMany = rssMb(leak.pid);
+  await leak.close();
+  results.rss = { afterWarmupMb: rssAfterWarm, afterCallsMb: rssAfterMany, calls: LEAK_CALLS, growthMb: round(rssAfterMany - rssAfterWarm) };
+  log('Scale');
+  log(table(['manifests', 'start-up ms', 'tools/list ms', 'idle RSS MB'], Object.entries(results.scale).map(([k, v]) => [k, v.startupMs, v.toolsListMs, v.idleRssMb])));
+  log(`RSS after 1000 warm-up calls ${rssAfterWarm} MB, after ${LEAK_CALLS} more ${rssAfterMany} MB (growth ${results.rss.growthMb} MB)\n`);
+
+  // 5. Artifact spill.
+  const spill = await host();
+  results.spill = {};
+  for (const mb of [10, 100]) {
+    const bytes = mb * 1024 * 1024;
+    const start = performance.now();
+    const result = await callOk(spill.client, 'big_result', { bytes });
+    const ms = performance.now() - start;
+    const link = result.content.find((block) => block.type === 'resource_link');
+    if (!link) throw new Error('big_result: no resource_link in the result');
+    results.spill[`${mb}MB`] = { ms: round(ms), mbPerSecond: round(mb / (ms / 1000)) };
+  }
+  await spill.close();
+  log(`Artifact spill: ${Object.entries(results.spill).map(([k, v]) => `${k} in ${v.ms} ms (${v.mbPerSecond} MB/s)`).join(', ')}\n`);
+
+  // 6. Event-loop delay while one-shot spawns run beside warm isolate calls.
+  const statsFile = join(scratch, 'event-loop.json');
+  const mixed = await host({}, { TOOLHOST_EVENT_LOOP_STATS: statsFile });
+  const until = performance.now() + (quick ? 2000 : 5000);
+  const isolateTimes = [];
+  const spawnLane = async () => {
+    while (performance.now() < until) await callOk(mixed.client, 'echo_process', ECHO);
+  };
+  const isolateLane = async () => {
+    while (performance.now() < until) {
+      const start = performance.now();
+      await callOk(mixed.client, 'echo_isolate', ECHO);
+      isolateTimes.push(performance.now() - start);
+    }
+  };
+  await Promise.all([spawnLane(), spawnLane(), isolateLane()]);
+  await mixed.close();
+  const stats = await waitForFile(statsFile);
+  results.eventLoop = { ...stats, isolateBesideSpawns: summarize(isolateTimes) };
+  log(`Event-loop delay with spawns beside isolate calls: max ${stats?.maxMs ?? 'n/a'} ms, p99 ${stats?.p99Ms ?? 'n/a'} ms (target: no spawn blocks > 1 ms); isolate p50 ${results.eventLoop.isolateBesideSpawns.p50} ms beside spawns`);
+
+  writeFileSync(join(ROOT, 'bench-results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  log('\nwrote bench-results.json');
+} finally {
+  rmSync(scratch, { recursive: true, force: true });
+}
+
+async function rawSpawnTimes(count) {
+  const times = [];
+  for (let i = 0; i < count + 10; i++) {
+    const start = performance.now();
+    await new Promise((resolve, reject) => {
+      const child = spawn('cat', [], { stdio: ['pipe', 'pipe', 'pipe'] });
+      child.stdout.on('data', () => {});
+      child.on('error', reject);
+      child.on('close', resolve);
+      child.stdin.end(JSON.stringify(ECHO));
+    });
+    if (i >= 10) times.push(performance.now() - start);
+  }
+  return times;
+}
+
+async function waitForFile(file) {
+  for (let i = 0; i < 50; i++) {
+    if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return undefined;
+}
+
+function table(header, rows) {
+  const widths = header.map((h, i) => Math.max(String(h).length, ...rows.map((row) => String(row[i]).length)));
+  const line = (cells) => cells.map((cell, i) => String(cell).padEnd(widths[i])).join('  ');
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
