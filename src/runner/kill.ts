@@ -1,0 +1,139 @@
+// Process-group termination for process tools: SIGTERM, a grace, then SIGKILL,
+// with tree-kill as the fallback and a sweep of every live group when the host
+// exits. execa and child_process skip exit cleanup for detached children, so
+// this module is the one place that remembers which groups are still alive.
+import { readdir, readFile } from 'node:fs/promises';
+import treeKill from 'tree-kill';
+
+/** SPEC section 3: the grace between SIGTERM and SIGKILL. */
+export const DEFAULT_GRACE_MS = 250;
+export const MAX_GRACE_MS = 1000;
+
+export interface KillOptions {
+  /** Settles when the group leader has exited; ends the grace early. */
+  readonly exited?: Promise<unknown>;
+  /**
+   * Send SIGTERM to every member of the group except its leader. The leader of
+   * a process tool is bubblewrap, which dies at once on SIGTERM and takes its
+   * pid namespace down with it: sparing it gives the tool its grace.
+   */
+  readonly spareLeaderFromTerm?: boolean;
+}
+
+/** Remembers a live group so the host-exit sweep can SIGKILL it. */
+export function trackProcessGroup(pid: number): void {
+  installExitSweep();
+  liveGroups.add(pid);
+}
+
+/** Forgets a group once it is known to be gone. */
+export function untrackProcessGroup(pid: number): void {
+  liveGroups.delete(pid);
+}
+
+/** How many groups are tracked as live (for tests and the soak script). */
+export function countTrackedProcessGroups(): number {
+  return liveGroups.size;
+}
+
+/**
+ * Kills the process group led by `pid`: SIGTERM, then SIGKILL after `graceMs`
+ * (or as soon as `exited` settles). Resolves once SIGKILL has been sent and,
+ * when `exited` is given, the leader has exited (bounded by another grace).
+ */
+export async function killProcessGroup(pid: number, graceMs = DEFAULT_GRACE_MS, options: KillOptions = {}): Promise<void> {
+  const boundedGraceMs = Math.min(Math.max(0, graceMs), MAX_GRACE_MS);
+  if (options.spareLeaderFromTerm === true) {
+    await signalGroupMembersExceptLeader(pid, 'SIGTERM');
+  } else {
+    signalGroup(pid, 'SIGTERM');
+  }
+  if (boundedGraceMs > 0) await settleWithin(options.exited, boundedGraceMs);
+  // SIGKILL even when the leader has exited: stragglers may still hold the group.
+  signalGroup(pid, 'SIGKILL');
+  if (options.exited !== undefined) await settleWithin(options.exited, MAX_GRACE_MS);
+  untrackProcessGroup(pid);
+}
+
+/** SIGKILLs the group at once, no grace (host shutdown, output floods). */
+export function killProcessGroupNow(pid: number): void {
+  signalGroup(pid, 'SIGKILL');
+}
+
+const liveGroups = new Set<number>();
+let isSweepInstalled = false;
+
+function installExitSweep(): void {
+  if (isSweepInstalled) return;
+  isSweepInstalled = true;
+  // 'exit' handlers must be synchronous: process.kill is. A host killed with
+  // SIGKILL never gets here; bubblewrap's --die-with-parent covers that case.
+  process.on('exit', () => {
+    for (const pid of liveGroups) signalGroup(pid, 'SIGKILL');
+    liveGroups.clear();
+  });
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch (error) {
+    if (errorCode(error) === 'ESRCH') return; // already gone
+    // Not a group leader or not permitted as a group: walk the tree instead.
+    treeKill(pid, signal, () => undefined);
+  }
+}
+
+// Reads /proc to find the members of the group (field 5 of /proc/PID/stat).
+async function signalGroupMembersExceptLeader(leaderPid: number, signal: NodeJS.Signals): Promise<void> {
+  let entries: string[];
+  try {
+    entries = await readdir('/proc');
+  } catch {
+    signalGroup(leaderPid, signal);
+    return;
+  }
+  for (const entry of entries) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid === leaderPid || pid <= 1) continue;
+    const groupId = await readProcessGroupId(pid);
+    if (groupId !== leaderPid) continue;
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // exited meanwhile
+    }
+  }
+}
+
+async function readProcessGroupId(pid: number): Promise<number | undefined> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'latin1');
+    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const groupId = Number(fields[2]);
+    return Number.isInteger(groupId) ? groupId : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function settleWithin(promise: Promise<unknown> | undefined, timeoutMs: number): Promise<void> {
+  if (promise === undefined) {
+    await new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref());
+    return;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, timeoutMs);
+  });
+  try {
+    await Promise.race([promise.then(() => undefined, () => undefined), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function errorCode(error: unknown): unknown {
+  return typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
+}

@@ -1,0 +1,48 @@
+// The process runner (SPEC section 3): one-shot or persistent, every process in
+// its own process group and pid namespace, output byte-capped, env allowlisted.
+import type { Logger } from '../log.js';
+import type { RunSpec, Runner } from './runner.js';
+import type { Job, RunOptions, RunOutcome } from './wire.js';
+import { runOneShot } from './process-oneshot.js';
+import { ProcessPool } from './process-pool.js';
+import { failRun } from './process-outcome.js';
+
+export interface ProcessRunnerDeps {
+  readonly logger: Logger;
+  /** SIGTERM→SIGKILL grace in ms; default 250, at most 1000. */
+  readonly graceMs?: number;
+}
+
+/** Builds the runner for one `mode: process` tool. */
+export function createProcessRunner(spec: RunSpec, deps: ProcessRunnerDeps): Runner {
+  const logger = deps.logger.child({ tool: spec.name, runner: 'process' });
+  const runnerDeps = { ...deps, logger };
+  if (spec.persistent) {
+    const pool = new ProcessPool(spec, runnerDeps);
+    return { mode: 'process', run: (job, options) => pool.run(job, options), close: () => pool.close() };
+  }
+  let isClosed = false;
+  const running = new Map<AbortController, Promise<RunOutcome>>();
+  return {
+    mode: 'process',
+    async run(job: Job, options: RunOptions): Promise<RunOutcome> {
+      if (isClosed) return failRun('cancelled', {}, performance.now());
+      // close() must reach one-shot calls too: it aborts them like a client cancel.
+      const controller = new AbortController();
+      const signal = AbortSignal.any([options.signal, controller.signal]);
+      const outcome = runOneShot(spec, job, { ...options, signal }, runnerDeps);
+      running.set(controller, outcome);
+      try {
+        return await outcome;
+      } finally {
+        running.delete(controller);
+      }
+    },
+    async close(): Promise<void> {
+      isClosed = true;
+      for (const controller of running.keys()) controller.abort();
+      // Settle only once every process is gone.
+      await Promise.allSettled(running.values());
+    },
+  };
+}
