@@ -1,0 +1,79 @@
+// How `toolhost audit` prints call records: a stable JSON shape (documented in
+// the README) and an aligned table for people.
+import type { CallRecord } from './call-record.js';
+
+/** One record of `toolhost audit --json`; times are ISO 8601 UTC. Stable: documented in the README. */
+export interface AuditJsonRecord {
+  id: string;
+  sessionId: string;
+  hostId: string;
+  tool: string;
+  argsHash: string;
+  sideEffect: string | null;
+  decision: string;
+  rule: string | null;
+  approval: string | null;
+  idempotencyKey: string | null;
+  status: string;
+  errorCode: string | null;
+  resultHash: string | null;
+  resultBytes: number | null;
+  startedAt: string;
+  endedAt: string | null;
+  durationMs: number | null;
+  reconciliation: string | null;
+  reconciledAt: string | null;
+}
+
+/** The --json form of a record. */
+export function toAuditJson(record: CallRecord): AuditJsonRecord {
+  return {
+    id: record.id,
+    sessionId: record.sessionId,
+    hostId: record.hostId,
+    tool: record.tool,
+    argsHash: record.argsHash,
+    sideEffect: record.sideEffect,
+    decision: record.decision,
+    rule: record.rule,
+    approval: record.approval,
+    idempotencyKey: record.idempotencyKey,
+    status: record.status,
+    errorCode: record.errorCode,
+    resultHash: record.resultHash,
+    resultBytes: record.resultBytes,
+    startedAt: new Date(record.startedAt).toISOString(),
+    endedAt: record.endedAt === null ? null : new Date(record.endedAt).toISOString(),
+    durationMs: record.endedAt === null ? null : record.endedAt - record.startedAt,
+    reconciliation: record.reconciliation,
+    reconciledAt: record.reconciledAt === null ? null : new Date(record.reconciledAt).toISOString(),
+  };
+}
+
+const COLUMNS = ['STARTED (UTC)', 'ID', 'TOOL', 'STATUS', 'CODE', 'DECISION', 'RULE', 'MS'] as const;
+const MAX_CELL_CHARS = 48;
+
+/** An aligned text table, one call per line, newest first. */
+export function formatAuditTable(records: readonly CallRecord[]): string {
+  if (records.length === 0) return '(no calls match)\n';
+  const rows = records.map((record) => [
+    new Date(record.startedAt).toISOString().replace('T', ' ').slice(0, 19),
+    record.id,
+    record.tool,
+    record.reconciliation === 'rerun' ? 'interrupted (rerun)' : record.status,
+    record.errorCode ?? '',
+    record.decision + (record.approval === 'approved' ? ' (approved)' : ''),
+    record.rule ?? '',
+    record.endedAt === null ? '' : String(record.endedAt - record.startedAt),
+  ].map(cell));
+  const table = [[...COLUMNS], ...rows];
+  const widths = COLUMNS.map((_, column) => Math.max(...table.map((row) => (row[column] ?? '').length)));
+  return table.map((row) => row.map((value, column) => value.padEnd(widths[column] ?? 0)).join('  ').trimEnd()).join('\n') + '\n';
+}
+
+// Cells come from manifests, policies and callers: no control characters reach the terminal.
+function cell(value: string): string {
+  // eslint-disable-next-line no-control-regex
+  const clean = value.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+  return clean.length > MAX_CELL_CHARS ? `${clean.slice(0, MAX_CELL_CHARS - 1)}…` : clean;
+}

@@ -1,0 +1,133 @@
+// The shapes of the journal's call records (SPEC section 7) and their mapping
+// from SQLite rows. Arguments and results are kept as hashes and sizes; only
+// calls with an idempotency key keep their serialized result, to replay it.
+
+/** Where a call stands. `started` is written before a non-read-only call runs. */
+export type CallStatus = 'started' | 'completed' | 'failed' | 'interrupted' | 'rejected' | 'denied' | 'cancelled' | 'skipped';
+
+export const CALL_STATUSES: readonly CallStatus[] = [
+  'started',
+  'completed',
+  'failed',
+  'interrupted',
+  'rejected',
+  'denied',
+  'cancelled',
+  'skipped',
+];
+
+/** What is known when a call is decided, before it runs. Times are ms since the epoch. */
+export interface CallStart {
+  id: string;
+  sessionId: string;
+  tool: string;
+  /** sha256 hex of the canonical JSON of the arguments (see hashArgs). */
+  argsHash: string;
+  /** The enforced side-effect class; null when the call never got that far (unknown tool). */
+  sideEffect: string | null;
+  decision: 'allow' | 'deny' | 'ask' | 'would_deny';
+  /** The rule that decided, as `file:line key`; null for the built-in baseline. */
+  rule: string | null;
+  approval: 'not_needed' | 'approved' | 'denied' | 'required' | null;
+  /** `_meta.idempotencyKey`, scoped per tool; null when the call had none. */
+  idempotencyKey: string | null;
+  startedAt: number;
+}
+
+/** How a call ended. */
+export interface CallFinish {
+  status: Exclude<CallStatus, 'started' | 'interrupted'>;
+  /** A SPEC section 5 code; null on success. */
+  errorCode: string | null;
+  /** sha256 hex of the result payload; null when there is none. */
+  resultHash: string | null;
+  resultBytes: number | null;
+  /** The serialized MCP result, stored only for calls with an idempotency key (replayed on repeat). */
+  replay: string | null;
+  endedAt: number;
+}
+
+/** An operator's decision on an interrupted call (toolhost reconcile). */
+export type Reconciliation = 'rerun' | 'skip';
+
+/** One call as the journal holds it (without the replay payload). */
+export interface CallRecord extends CallStart {
+  /** The host process that ran it. */
+  hostId: string;
+  status: CallStatus;
+  errorCode: string | null;
+  resultHash: string | null;
+  resultBytes: number | null;
+  /** ms since the epoch; null while `started`. */
+  endedAt: number | null;
+  reconciliation: Reconciliation | null;
+  reconciledAt: number | null;
+}
+
+/** What governs an idempotency key (see Journal.findByIdempotencyKey). */
+export interface IdempotencyRecord {
+  id: string;
+  status: CallStatus;
+  argsHash: string;
+  replay: string | null;
+  reconciliation: Reconciliation | null;
+}
+
+/** Filters of Journal.query; all optional, combined with AND. */
+export interface CallFilter {
+  tool?: string;
+  status?: string;
+  /** Only calls started at or after this time (ms since the epoch). */
+  since?: number;
+  /** At most this many records, newest first; undefined means all. */
+  limit?: number;
+}
+
+/** Column list matching CallRow. */
+export const CALL_COLUMNS = `id, host_id, session_id, tool, args_hash, side_effect, decision, rule, approval,
+  idempotency_key, status, error_code, result_hash, result_bytes, started_at, ended_at, reconciliation, reconciled_at`;
+
+export interface CallRow {
+  id: string;
+  host_id: string;
+  session_id: string;
+  tool: string;
+  args_hash: string;
+  side_effect: string | null;
+  decision: CallStart['decision'];
+  rule: string | null;
+  approval: CallStart['approval'];
+  idempotency_key: string | null;
+  status: CallStatus;
+  error_code: string | null;
+  result_hash: string | null;
+  result_bytes: number | null;
+  started_at: number;
+  ended_at: number | null;
+  reconciliation: Reconciliation | null;
+  reconciled_at: number | null;
+}
+
+/** Maps a row of CALL_COLUMNS to a CallRecord. */
+export function toCallRecord(row: CallRow): CallRecord {
+  return {
+    id: row.id,
+    hostId: row.host_id,
+    sessionId: row.session_id,
+    tool: row.tool,
+    argsHash: row.args_hash,
+    sideEffect: row.side_effect,
+    decision: row.decision,
+    rule: row.rule,
+    approval: row.approval,
+    idempotencyKey: row.idempotency_key,
+    status: row.status,
+    errorCode: row.error_code,
+    resultHash: row.result_hash,
+    resultBytes: row.result_bytes,
+    startedAt: row.started_at,
+    endedAt: row.ended_at,
+    reconciliation: row.reconciliation,
+    reconciledAt: row.reconciled_at,
+  };
+}

@@ -1,0 +1,107 @@
+// Versioned schema of the journal. PRAGMA user_version holds the number of
+// migrations applied; each migration runs once, in its own IMMEDIATE
+// transaction, so two hosts starting together apply it exactly once. A journal
+// from a newer toolhost is refused, never downgraded.
+import type { Database } from 'better-sqlite3';
+import { JournalError } from './journal-error.js';
+
+/** Marks the file as a toolhost journal (PRAGMA application_id; "THJ1"). */
+export const APPLICATION_ID = 0x54484a31;
+
+/** Migration N (1-based) brings the schema from version N-1 to N. Append only; never edit a shipped one. */
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE hosts (
+    id            TEXT PRIMARY KEY,
+    pid           INTEGER NOT NULL,
+    machine       TEXT NOT NULL,
+    boot_id       TEXT,
+    process_start TEXT,
+    session_id    TEXT,
+    started_at    INTEGER NOT NULL,
+    ended_at      INTEGER,
+    end_reason    TEXT CHECK (end_reason IN ('closed', 'dead'))
+  );
+  CREATE INDEX hosts_running ON hosts(id) WHERE ended_at IS NULL;
+
+  CREATE TABLE calls (
+    seq             INTEGER PRIMARY KEY,
+    id              TEXT NOT NULL UNIQUE,
+    host_id         TEXT NOT NULL REFERENCES hosts(id),
+    session_id      TEXT NOT NULL,
+    tool            TEXT NOT NULL,
+    args_hash       TEXT NOT NULL,
+    side_effect     TEXT,
+    decision        TEXT NOT NULL CHECK (decision IN ('allow', 'deny', 'ask', 'would_deny')),
+    rule            TEXT,
+    approval        TEXT CHECK (approval IN ('not_needed', 'approved', 'denied', 'required')),
+    idempotency_key TEXT,
+    status          TEXT NOT NULL CHECK (status IN ('started', 'completed', 'failed', 'interrupted', 'rejected', 'denied', 'cancelled', 'skipped')),
+    error_code      TEXT,
+    result_hash     TEXT,
+    result_bytes    INTEGER,
+    replay          TEXT,
+    started_at      INTEGER NOT NULL,
+    ended_at        INTEGER,
+    reconciliation  TEXT CHECK (reconciliation IN ('rerun', 'skip')),
+    reconciled_at   INTEGER
+  );
+  CREATE INDEX calls_by_time ON calls(started_at);
+  CREATE INDEX calls_by_tool ON calls(tool, started_at);
+  CREATE INDEX calls_by_status ON calls(status, started_at);
+  CREATE INDEX calls_by_key ON calls(tool, idempotency_key) WHERE idempotency_key IS NOT NULL;
+  CREATE INDEX calls_running ON calls(host_id) WHERE status = 'started';
+
+  CREATE TABLE artifacts (
+    sha256     TEXT PRIMARY KEY CHECK (length(sha256) = 64),
+    mime_type  TEXT NOT NULL,
+    size_bytes INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL
+  );
+  CREATE INDEX artifacts_by_expiry ON artifacts(expires_at);
+  `,
+];
+
+/** The schema version this build writes. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Reads the schema version and the application id; refuses a newer or foreign database. */
+export function checkSchema(db: Database, file: string): number {
+  const version = Number(db.pragma('user_version', { simple: true }));
+  const applicationId = Number(db.pragma('application_id', { simple: true }));
+  if (version > SCHEMA_VERSION) {
+    throw new JournalError(
+      'journal_newer_schema',
+      `The journal ${file} has schema version ${version}, newer than this toolhost understands (${SCHEMA_VERSION}). Upgrade toolhost; the journal was left untouched.`,
+      { file, version, supported: SCHEMA_VERSION },
+    );
+  }
+  const tableCount = Number(db.prepare(`SELECT count(*) FROM sqlite_schema WHERE type = 'table'`).pluck().get());
+  if (applicationId !== APPLICATION_ID && (applicationId !== 0 || tableCount > 0 || version > 0)) {
+    throw new JournalError(
+      'journal_foreign',
+      `The file ${file} is an SQLite database but not a toolhost journal. Move it away or choose another --state folder; it was left untouched.`,
+      { file, applicationId },
+    );
+  }
+  return version;
+}
+
+/** Applies every pending migration; safe when several processes start at once. */
+export function migrate(db: Database): void {
+  for (;;) {
+    const applied = db
+      .transaction(() => {
+        const version = Number(db.pragma('user_version', { simple: true }));
+        const next = MIGRATIONS[version];
+        if (next === undefined) return false;
+        db.exec(next);
+        db.pragma(`application_id = ${APPLICATION_ID}`);
+        db.pragma(`user_version = ${version + 1}`);
+        return true;
+      })
+      .immediate();
+    if (!applied) return;
+  }
+}
