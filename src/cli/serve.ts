@@ -1,0 +1,162 @@
+// `toolhost serve`: the MCP stdio server. Builds the host, wires stdin/stdout
+// to the SDK through the boundary transport, and shuts down on stdin EOF or
+// SIGTERM: in-flight calls cancelled, every child killed, the journal closed,
+// exit 0 within a few seconds. stdout carries protocol messages only.
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ConfigError, formatProblem, type Problem } from '../config/problem.js';
+import { createHost } from '../host.js';
+import { createLogger, type Logger } from '../log.js';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../protocol/boundary.js';
+import { CUSTOM_METHODS } from '../protocol/custom-methods.js';
+import { serveToolhost } from '../protocol/server.js';
+import { BoundaryStdioTransport, ProtocolOutput } from '../protocol/stdio.js';
+import { HOST_FLAGS_HELP, hostFlagsFrom, parseCommandArgs, UsageError } from './args.js';
+
+const HELP = `Usage: toolhost serve [host flags] [--max-message-bytes N]
+
+Serves the tools over the Model Context Protocol on stdin/stdout (newline-delimited
+JSON-RPC), to legacy clients (initialize, 2025-11-25 and older) and modern ones
+(2026-07-28). Logs go to stderr or --log-file; stdout carries protocol only.
+Ends on stdin EOF or SIGTERM: in-flight calls are cancelled, exit code 0.
+
+  --max-message-bytes N   largest inbound message in bytes (default ${DEFAULT_MAX_MESSAGE_BYTES})
+
+${HOST_FLAGS_HELP}
+`;
+
+/** How long in-flight calls get to answer `cancelled` before the host closes anyway. */
+const CANCEL_GRACE_MS = 1_500;
+/** After this, the process exits whatever is still pending (SPEC: within a few seconds). */
+const SHUTDOWN_DEADLINE_MS = 4_000;
+
+export async function run(argv: readonly string[]): Promise<number> {
+  const { values } = parseCommandArgs(argv, { 'max-message-bytes': { type: 'string' } }, 0);
+  if (values.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  const maxMessageBytes = parseMaxMessageBytes(values['max-message-bytes']);
+  const flags = hostFlagsFrom(values);
+  const logger = createLogger(flags.logFile !== undefined ? { file: flags.logFile } : {});
+  // From here on stdout belongs to the protocol.
+  const output = new ProtocolOutput(process.stdout, logger);
+  output.guard();
+
+  const host = await buildHost(flags, logger);
+  if (!host) return 1;
+
+  const transport = new BoundaryStdioTransport({ input: process.stdin, output, maxMessageBytes, logger });
+  const stopped = waitForStop(transport);
+  const server = serveToolhost(transport, {
+    supervisor: host.supervisor,
+    logger,
+    serverInfo: { name: 'toolhost', version: readPackageVersion() },
+    registerMethods: CUSTOM_METHODS,
+  });
+  logger.info({ tools: host.supervisor.listTools().length, maxMessageBytes }, 'serving MCP on stdio');
+
+  const reason = await stopped;
+  logger.info({ reason, inFlight: server.inFlightCount }, 'shutting down');
+  // A stuck close must not keep the host alive: the deadline exits regardless.
+  setTimeout(() => {
+    logger.warn('shutdown deadline reached; exiting');
+    process.exit(0);
+  }, SHUTDOWN_DEADLINE_MS).unref();
+  await server.cancelInFlight(CANCEL_GRACE_MS);
+  await host.supervisor.close().catch((error: unknown) => logger.error({ err: String(error) }, 'supervisor close failed'));
+  await host.close().catch((error: unknown) => logger.error({ err: String(error) }, 'host close failed'));
+  await server.close().catch((error: unknown) => logger.warn({ err: String(error) }, 'server close failed'));
+  return 0;
+}
+
+/** Parses `--max-message-bytes`: a positive integer number of bytes. */
+export function parseMaxMessageBytes(value: unknown): number {
+  if (value === undefined) return DEFAULT_MAX_MESSAGE_BYTES;
+  const bytes = typeof value === 'string' && /^\d{1,12}$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(bytes) || bytes < 1) throw new UsageError('--max-message-bytes must be a positive integer (bytes)');
+  return bytes;
+}
+
+type Host = Awaited<ReturnType<typeof createHost>>;
+
+/** The host, or undefined after printing why the configuration does not load. */
+async function buildHost(flags: ReturnType<typeof hostFlagsFrom>, logger: Logger): Promise<Host | undefined> {
+  let host: Host;
+  try {
+    host = await createHost({
+      manifestDirs: flags.manifestDirs,
+      policyFiles: flags.policyFiles,
+      workspace: flags.workspace,
+      stateDir: flags.stateDir,
+      logger,
+    });
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      reportProblems(error.problems, logger);
+      return undefined;
+    }
+    throw error;
+  }
+  const config: unknown = host.config;
+  const problems = problemsOf(config);
+  if (problems.length > 0) {
+    reportProblems(problems, logger);
+    await host.close().catch(() => undefined);
+    return undefined;
+  }
+  logExclusions(config, logger);
+  return host;
+}
+
+function reportProblems(problems: readonly Problem[], logger: Logger): void {
+  for (const problem of problems) {
+    logger.error({ file: problem.file, line: problem.line, col: problem.col, reason: problem.reason }, 'configuration problem');
+    process.stderr.write(`${formatProblem(problem)}\n`);
+  }
+}
+
+function problemsOf(config: unknown): readonly Problem[] {
+  const problems = isRecord(config) ? config['problems'] : undefined;
+  return Array.isArray(problems) ? (problems as Problem[]) : [];
+}
+
+/** SPEC section 4: an excluded tool is not served, and serve logs why. */
+function logExclusions(config: unknown, logger: Logger): void {
+  const tools = isRecord(config) ? config['tools'] : undefined;
+  if (!(tools instanceof Map)) return;
+  for (const view of tools.values() as Iterable<unknown>) {
+    if (!isRecord(view) || !isRecord(view['exclusion'])) continue;
+    const manifest = isRecord(view['manifest']) ? view['manifest'] : {};
+    logger.warn({ tool: manifest['name'], rule: view['exclusion']['rule'], reason: view['exclusion']['reason'] }, 'tool excluded by policy');
+  }
+}
+
+/** Resolves on the first of stdin EOF, SIGTERM or SIGINT. */
+function waitForStop(transport: BoundaryStdioTransport): Promise<'eof' | 'SIGTERM' | 'SIGINT'> {
+  return new Promise((resolve) => {
+    transport.onInputEnd = () => resolve('eof');
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
+}
+
+function readPackageVersion(): string {
+  // src/cli (vitest) and dist/src/cli (built) sit at different depths: walk up to our package.json.
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i++) {
+    try {
+      const manifest: unknown = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+      if (isRecord(manifest) && manifest['name'] === 'toolhost' && typeof manifest['version'] === 'string') return manifest['version'];
+    } catch {
+      // not here: keep walking
+    }
+    dir = dirname(dir);
+  }
+  return '0.0.0';
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,181 @@
+// Stage 1 of a call (SPEC section 5 step 1): the checks that need the raw
+// line, before the SDK parses anything. A line that fails is answered here,
+// with the request's id whenever it can be recovered, so a client is never
+// left waiting on a request the SDK would have dropped.
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+import { scanJson } from './json-scan.js';
+
+/** Nesting allowed in one inbound message; the top-level object counts as 1. */
+export const MAX_MESSAGE_DEPTH = 64;
+/** `--max-message-bytes` default: 16 MiB. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+
+export const PARSE_ERROR = -32700;
+export const INVALID_REQUEST = -32600;
+
+/** Why a line was refused; `data.reason` on the wire. */
+export type MalformedReason =
+  | 'too_large'
+  | 'invalid_utf8'
+  | 'invalid_json'
+  | 'duplicate_key'
+  | 'too_deep'
+  | 'batch_not_supported'
+  | 'not_jsonrpc'
+  | 'arguments_not_object';
+
+export type RequestId = string | number | null;
+
+/** The JSON-RPC error response for a refused line. */
+export interface MalformedResponse {
+  readonly jsonrpc: '2.0';
+  readonly id: RequestId;
+  readonly error: {
+    readonly code: typeof PARSE_ERROR | typeof INVALID_REQUEST;
+    readonly message: string;
+    readonly data: { readonly code: 'malformed_request'; readonly reason: MalformedReason } & Record<string, unknown>;
+  };
+}
+
+export type LineCheck =
+  | { readonly ok: true; readonly message: JSONRPCMessage }
+  | { readonly ok: false; readonly response: MalformedResponse };
+
+/** Checks one complete line (without its newline) and parses it, or builds the error answer. */
+export function checkLine(bytes: Uint8Array, maxMessageBytes: number): LineCheck {
+  if (bytes.byteLength > maxMessageBytes) return refuseOversized(bytes.subarray(0, ID_SCAN_BYTES), maxMessageBytes);
+  let text: string;
+  let isUtf8 = true;
+  try {
+    text = STRICT_UTF8.decode(bytes);
+  } catch {
+    isUtf8 = false;
+    text = LOSSY_UTF8.decode(bytes);
+  }
+  const scan = scanJson(text);
+  if (!scan.ok) {
+    return refuse(PARSE_ERROR, recoverIdFromPrefix(text.slice(0, ID_SCAN_BYTES)), isUtf8 ? 'invalid_json' : 'invalid_utf8', {
+      offset: scan.offset,
+    });
+  }
+  const id = scan.idText === undefined ? null : parseIdText(scan.idText);
+  if (!isUtf8) return refuse(INVALID_REQUEST, id, 'invalid_utf8');
+  if (scan.maxDepth > MAX_MESSAGE_DEPTH) return refuse(INVALID_REQUEST, id, 'too_deep', { maxDepth: MAX_MESSAGE_DEPTH });
+  if (scan.duplicateKey !== undefined) return refuse(INVALID_REQUEST, id, 'duplicate_key', { key: scan.duplicateKey });
+  if (scan.topLevel === 'array') return refuse(INVALID_REQUEST, null, 'batch_not_supported');
+  // Depth is bounded now, so JSON.parse is cheap and cannot recurse deeply.
+  return checkShape(JSON.parse(text) as unknown, id);
+}
+
+/** The answer for a line that grew past the cap; `prefix` is its first bytes, for the id. */
+export function refuseOversized(prefix: Uint8Array, maxMessageBytes: number): LineCheck {
+  const id = recoverIdFromPrefix(LOSSY_UTF8.decode(prefix));
+  return refuse(INVALID_REQUEST, id, 'too_large', { maxBytes: maxMessageBytes });
+}
+
+/** How many leading bytes of an unparseable line are searched for its id. */
+export const ID_SCAN_BYTES = 64 * 1024;
+
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const LOSSY_UTF8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
+
+const MESSAGES: Record<typeof PARSE_ERROR | typeof INVALID_REQUEST, string> = {
+  [PARSE_ERROR]: 'Parse error',
+  [INVALID_REQUEST]: 'Invalid Request',
+};
+
+function refuse(
+  code: typeof PARSE_ERROR | typeof INVALID_REQUEST,
+  id: RequestId,
+  reason: MalformedReason,
+  details: Record<string, unknown> = {},
+): LineCheck {
+  return {
+    ok: false,
+    response: { jsonrpc: '2.0', id, error: { code, message: MESSAGES[code], data: { code: 'malformed_request', reason, ...details } } },
+  };
+}
+
+/** JSON-RPC 2.0 shape, as MCP narrows it: no batches, object params, string or integer ids. */
+function checkShape(value: unknown, scannedId: RequestId): LineCheck {
+  if (!isRecord(value)) return refuse(INVALID_REQUEST, null, 'not_jsonrpc');
+  const id = isValidId(value['id']) ? value['id'] : null;
+  // A message with an unusable id still gets an answer, addressed to null.
+  const answerId = id ?? (scannedId !== null && isValidId(scannedId) ? scannedId : null);
+  if (value['jsonrpc'] !== '2.0') return refuse(INVALID_REQUEST, answerId, 'not_jsonrpc', { field: 'jsonrpc' });
+  if ('id' in value && id === null) return refuse(INVALID_REQUEST, null, 'not_jsonrpc', { field: 'id' });
+  if ('method' in value) {
+    if (typeof value['method'] !== 'string') return refuse(INVALID_REQUEST, answerId, 'not_jsonrpc', { field: 'method' });
+    const params = value['params'];
+    if (params !== undefined && !isRecord(params)) return refuse(INVALID_REQUEST, answerId, 'not_jsonrpc', { field: 'params' });
+    if (value['method'] === 'tools/call' && params !== undefined) {
+      const args = params['arguments'];
+      if (args !== undefined && !isRecord(args)) return refuse(INVALID_REQUEST, answerId, 'arguments_not_object');
+    }
+    return { ok: true, message: value as JSONRPCMessage };
+  }
+  // A response to one of our requests (elicitation): exactly one of result or error.
+  if (id === null) return refuse(INVALID_REQUEST, null, 'not_jsonrpc', { field: 'id' });
+  const hasResult = 'result' in value;
+  const hasError = 'error' in value;
+  if (hasResult === hasError) return refuse(INVALID_REQUEST, null, 'not_jsonrpc', { field: hasResult ? 'error' : 'result' });
+  return { ok: true, message: value as JSONRPCMessage };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isValidId(value: unknown): value is string | number {
+  return typeof value === 'string' || (typeof value === 'number' && Number.isSafeInteger(value));
+}
+
+function parseIdText(raw: string): RequestId {
+  const value: unknown = JSON.parse(raw);
+  return isValidId(value) ? value : null;
+}
+
+/**
+ * Best-effort id recovery from text that is not valid JSON: the first `"id"`
+ * key met at the top level of the outermost object, tracking nesting loosely
+ * (strings are skipped so braces inside them do not count).
+ */
+export function recoverIdFromPrefix(text: string): RequestId {
+  let depth = 0;
+  let i = 0;
+  while (i < text.length) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      const end = findStringEnd(text, i);
+      if (end === -1) return null;
+      if (depth === 1 && text.slice(i, end + 1) === '"id"') {
+        const match = ID_VALUE.exec(text.slice(end + 1, end + 1 + 300));
+        if (match?.[1] !== undefined) {
+          try {
+            const value = parseIdText(match[1]);
+            if (value !== null) return value;
+          } catch {
+            // A malformed candidate: keep looking.
+          }
+        }
+      }
+      i = end + 1;
+      continue;
+    }
+    if (c === 0x7b || c === 0x5b) depth++;
+    else if (c === 0x7d || c === 0x5d) depth--;
+    i++;
+  }
+  return null;
+}
+
+const ID_VALUE = /^\s*:\s*(-?\d{1,16}(?![\d.eE])|"(?:[^"\\\u0000-\u001f]|\\.){0,256}")/;
+
+function findStringEnd(text: string, start: number): number {
+  for (let i = start + 1; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x5c) i++;
+    else if (c === 0x22) return i;
+  }
+  return -1;
+}

@@ -1,0 +1,73 @@
+// Stage 12 of a call: a supervisor outcome becomes what the client sees, a
+// CallToolResult (isError for refusals and tool failures), an input_required
+// result, or a JSON-RPC error for protocol faults (SPEC section 5).
+import { inputRequired, ProtocolError, type CallToolResult, type InputRequiredResult } from '@modelcontextprotocol/server';
+import { ERRORS, type ErrorInfo, type HostError } from '../errors.js';
+import type { SessionPolicy } from '../policy/types.js';
+import type { CallOutcome } from '../supervisor/types.js';
+
+/** `_meta` key of an error result: `{code, ...details}`. */
+export const ERROR_META_KEY = 'toolhost/error';
+
+/** The schema a client fills in to answer an approval (SPEC section 6). */
+export function approvalSchema(): { type: 'object'; properties: { approve: { type: 'boolean'; title: string } }; required: string[] } {
+  return { type: 'object', properties: { approve: { type: 'boolean', title: 'Approve this call' } }, required: ['approve'] };
+}
+
+/** The key of the approval question in an input_required result and in the retry's inputResponses. */
+export const APPROVAL_INPUT_KEY = 'approve';
+
+export const JSONRPC_INVALID_REQUEST = -32600;
+export const JSONRPC_INVALID_PARAMS = -32602;
+export const JSONRPC_INTERNAL_ERROR = -32603;
+
+/** Maps one outcome to the handler's return value; a JSON-RPC error is thrown as a ProtocolError. */
+export function renderOutcome(outcome: CallOutcome, session: Pick<SessionPolicy, 'onUnknownTool' | 'onInvalidArguments'>): CallToolResult | InputRequiredResult {
+  switch (outcome.kind) {
+    case 'result':
+      return {
+        content: outcome.content.map((block) => ({ ...block })),
+        ...(outcome.structuredContent !== undefined ? { structuredContent: { ...outcome.structuredContent } } : {}),
+      };
+    case 'input_required':
+      return inputRequired({
+        inputRequests: {
+          [APPROVAL_INPUT_KEY]: inputRequired.elicit({ mode: 'form', message: outcome.message, requestedSchema: approvalSchema() }),
+        },
+        requestState: outcome.requestState,
+      });
+    case 'error': {
+      const fault = toProtocolError(outcome.error, session);
+      if (fault) throw fault;
+      return renderErrorResult(outcome.error);
+    }
+  }
+}
+
+/** An error as a tool result: isError, a first text block `code: <code>`, the facts in `_meta`, no structuredContent. */
+export function renderErrorResult(error: HostError): CallToolResult {
+  return {
+    isError: true,
+    content: [{ type: 'text', text: `code: ${error.code}\n${error.message}` }],
+    _meta: { [ERROR_META_KEY]: { code: error.code, ...error.details } },
+  };
+}
+
+/** The JSON-RPC error for an outcome that is a protocol fault, or undefined when it is a tool result. */
+export function toProtocolError(error: HostError, session: Pick<SessionPolicy, 'onUnknownTool' | 'onInvalidArguments'>): ProtocolError | undefined {
+  const data = { code: error.code, ...error.details };
+  switch (error.code) {
+    case 'malformed_request':
+      return new ProtocolError(JSONRPC_INVALID_REQUEST, error.message, data);
+    case 'internal':
+      return new ProtocolError(JSONRPC_INTERNAL_ERROR, error.message, data);
+    case 'unknown_tool':
+      // `rewrite` only reaches here when the rewrite target is missing too: answer as the default does.
+      return session.onUnknownTool === 'error_result' ? undefined : new ProtocolError(JSONRPC_INVALID_PARAMS, error.message, data);
+    case 'invalid_arguments':
+      return session.onInvalidArguments === 'protocol_error' ? new ProtocolError(JSONRPC_INVALID_PARAMS, error.message, data) : undefined;
+    default:
+      // Every other code is a tool result by the ERRORS table; the table is the source of truth.
+      return (ERRORS[error.code] as ErrorInfo).surface === 'jsonrpc' ? new ProtocolError(JSONRPC_INTERNAL_ERROR, error.message, data) : undefined;
+  }
+}

@@ -1,0 +1,142 @@
+// Stage 2 of a call: the MCP server. One low-level SDK Server per connection
+// era (serveStdio pins legacy or modern on the opening message), whose
+// handlers hand every tools/call to the supervisor and render its outcome.
+// No decision is made here: the supervisor decides, results.ts renders.
+import { ProtocolError, Server, type Implementation, type ProtocolEra, type ServerContext, type Transport } from '@modelcontextprotocol/server';
+import { serveStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
+import { HostError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { Supervisor } from '../supervisor/types.js';
+import { approvalChannelFor, approvalAnswerFrom } from './approval-channel.js';
+import { forwardLifecycleEvents, forwardProgress } from './notifications.js';
+import { readArtifactResource, ARTIFACT_URI_TEMPLATE } from './resources.js';
+import { JSONRPC_INTERNAL_ERROR, renderOutcome } from './results.js';
+
+/** Adds methods beyond the MCP spec (e.g. `toolhost/render`, `toolhost/parse`) to each server instance. */
+export type RegisterMethods = (server: Server, context: { readonly era: ProtocolEra; readonly supervisor: Supervisor }) => void;
+
+export interface ToolhostServerOptions {
+  readonly supervisor: Supervisor;
+  readonly logger: Logger;
+  readonly serverInfo: Implementation;
+  /** The seam for custom methods; called once per server instance, before it connects. */
+  readonly registerMethods?: readonly RegisterMethods[];
+  /** How long a legacy client may take to answer an approval question. Default 5 minutes. */
+  readonly elicitationTimeoutMs?: number;
+}
+
+export interface ToolhostServer {
+  /** Aborts every in-flight call (reason: shutdown) and waits, at most `timeoutMs`, for their answers to be written. */
+  cancelInFlight(timeoutMs: number): Promise<void>;
+  /** Sends notifications/tools/list_changed to the connected client (after a reload). */
+  notifyToolsChanged(): Promise<void>;
+  /** Closes the server instance and the transport. */
+  close(): Promise<void>;
+  /** How many tools/call requests are running. */
+  readonly inFlightCount: number;
+}
+
+/** Serves MCP on `transport` (both eras, one connection) with the supervisor behind it. */
+export function serveToolhost(transport: Transport, options: ToolhostServerOptions): ToolhostServer {
+  const inFlight = new Set<InFlightCall>();
+  const servers = new Set<Server>();
+  const factory = ({ era }: { era: ProtocolEra }): Server => {
+    const server = buildServer(era, options, inFlight);
+    servers.add(server);
+    server.onclose = () => servers.delete(server);
+    return server;
+  };
+  const handle: StdioServerHandle = serveStdio(factory, {
+    transport,
+    onerror: (error) => options.logger.debug({ err: error.message }, 'mcp transport notice'),
+  });
+  return {
+    get inFlightCount() {
+      return inFlight.size;
+    },
+    async cancelInFlight(timeoutMs) {
+      const calls = [...inFlight];
+      for (const call of calls) call.controller.abort(new HostError('cancelled', 'The host is shutting down.', { reason: 'shutdown' }));
+      await Promise.race([Promise.allSettled(calls.map((call) => call.answered)), delay(timeoutMs)]);
+    },
+    async notifyToolsChanged() {
+      await Promise.allSettled([...servers].map((server) => server.sendToolListChanged()));
+    },
+    close: () => handle.close(),
+  };
+}
+
+interface InFlightCall {
+  readonly controller: AbortController;
+  /** Settles once the handler returned (its answer is handed to the SDK). */
+  readonly answered: Promise<unknown>;
+}
+
+function buildServer(era: ProtocolEra, options: ToolhostServerOptions, inFlight: Set<InFlightCall>): Server {
+  const { supervisor, logger } = options;
+  const server = new Server(options.serverInfo, {
+    capabilities: { tools: { listChanged: true }, resources: {}, logging: {} },
+    instructions: 'toolhost runs sandboxed tools under policy. Errors carry a stable code in their first line and in _meta["toolhost/error"].',
+  });
+
+  server.setRequestHandler('tools/list', async () => ({
+    tools: supervisor.listTools().map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      inputSchema: { ...tool.inputSchema, type: 'object' as const },
+      ...(tool.outputSchema ? { outputSchema: { ...tool.outputSchema, type: 'object' as const } } : {}),
+      annotations: { ...tool.annotations },
+    })),
+  }));
+
+  server.setRequestHandler('tools/call', async (request, ctx) => {
+    const controller = new AbortController();
+    const signal = AbortSignal.any([ctx.mcpReq.signal, controller.signal]);
+    const params = request.params;
+    const meta = (params._meta ?? {}) as Record<string, unknown>;
+    const requestState = ctx.mcpReq.requestState<unknown>();
+    const approvalAnswer = approvalAnswerFrom(ctx.mcpReq.inputResponses, ctx.mcpReq.droppedInputResponseKeys);
+    const work = supervisor.callTool({
+      name: params.name,
+      args: params.arguments,
+      meta,
+      signal,
+      approval: approvalChannelFor(era, server, ctx, options.elicitationTimeoutMs ?? DEFAULT_ELICITATION_TIMEOUT_MS),
+      ...(typeof requestState === 'string' ? { requestState } : {}),
+      ...(approvalAnswer !== undefined ? { approvalAnswer } : {}),
+      onProgress: forwardProgress(ctx, meta['progressToken'], logger),
+      onEvent: forwardLifecycleEvents(ctx, logger),
+    });
+    const call: InFlightCall = { controller, answered: work.catch(() => undefined) };
+    inFlight.add(call);
+    try {
+      return renderOutcome(await work, supervisor.session);
+    } catch (error) {
+      if (error instanceof ProtocolError) throw error;
+      // The supervisor turns every throwable into an outcome; reaching here is a host bug.
+      logger.error({ err: error instanceof Error ? error.message : String(error) }, 'supervisor.callTool threw');
+      throw new ProtocolError(JSONRPC_INTERNAL_ERROR, 'Internal error.', { code: 'internal' });
+    } finally {
+      inFlight.delete(call);
+    }
+  });
+
+  server.setRequestHandler('resources/list', async () => ({ resources: [] }));
+  server.setRequestHandler('resources/templates/list', async () => ({
+    resourceTemplates: [
+      { uriTemplate: ARTIFACT_URI_TEMPLATE, name: 'artifact', description: 'A tool result too large to return inline, by SHA-256.' },
+    ],
+  }));
+  server.setRequestHandler('resources/read', async (request) => readArtifactResource(supervisor, request.params.uri));
+
+  for (const register of options.registerMethods ?? []) register(server, { era, supervisor });
+  return server;
+}
+
+const DEFAULT_ELICITATION_TIMEOUT_MS = 5 * 60_000;
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+export type { ServerContext };

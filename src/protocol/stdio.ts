@@ -1,0 +1,146 @@
+// The stdio wire of `toolhost serve`: newline-delimited JSON-RPC on stdin and
+// stdout. It owns stdout (nothing else may write protocol there) and runs the
+// raw-line boundary checks before a message reaches the SDK.
+import type { Readable, Writable } from 'node:stream';
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
+import type { Logger } from '../log.js';
+import { checkLine, refuseOversized, type MalformedResponse } from './boundary.js';
+import { LineReader } from './line-reader.js';
+
+/** The one writer of protocol lines. */
+export class ProtocolOutput {
+  private broken = false;
+  private readonly write: (chunk: string, callback: (error?: Error | null) => void) => boolean;
+
+  constructor(
+    private readonly stream: Writable,
+    private readonly logger: Logger,
+  ) {
+    // Bound before any guard replaces stream.write, so protocol lines keep the real writer.
+    this.write = stream.write.bind(stream) as typeof this.write;
+    stream.on('error', (error: Error) => {
+      this.broken = true;
+      this.logger.warn({ err: error.message }, 'stdout closed');
+    });
+  }
+
+  /** Writes one JSON-RPC message as a line; resolves once the stream took it (back-pressure respected). */
+  async writeMessage(message: unknown): Promise<void> {
+    if (this.broken) throw new Error('the protocol output is closed');
+    const line = `${JSON.stringify(message)}\n`;
+    await new Promise<void>((resolve, reject) => {
+      // The callback fires once the chunk is flushed or failed; write order is the call order.
+      this.write(line, (error) => (error ? reject(error) : resolve()));
+    });
+  }
+
+  /**
+   * From now on, any other write to this stream (a stray console.log, a library
+   * banner) goes to stderr instead: stdout carries protocol messages only.
+   */
+  guard(stderr: Writable = process.stderr): void {
+    let warned = false;
+    const redirect = (chunk: unknown, ...rest: unknown[]): boolean => {
+      const isEmpty = (typeof chunk === 'string' || chunk instanceof Uint8Array) && chunk.length === 0;
+      if (!warned && !isEmpty) {
+        warned = true;
+        this.logger.warn('a write to stdout outside the protocol was redirected to stderr');
+      }
+      return (stderr.write as (chunk: unknown, ...rest: unknown[]) => boolean)(chunk, ...rest);
+    };
+    (this.stream as { write: unknown }).write = redirect;
+  }
+}
+
+export interface StdioTransportOptions {
+  readonly input: Readable;
+  readonly output: ProtocolOutput;
+  readonly maxMessageBytes: number;
+  readonly logger: Logger;
+}
+
+/**
+ * An SDK Transport over a byte stream pair. Each inbound line is checked
+ * (size, UTF-8, JSON syntax, duplicate keys, depth, JSON-RPC shape) and
+ * either answered with a malformed_request error here or handed to the SDK
+ * already parsed.
+ */
+export class BoundaryStdioTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  /** Called once when the input reaches end-of-file. When unset, EOF closes the transport. */
+  onInputEnd?: () => void;
+
+  private readonly reader: LineReader;
+  private started = false;
+  private closed = false;
+
+  constructor(private readonly options: StdioTransportOptions) {
+    this.reader = new LineReader(options.maxMessageBytes, {
+      line: (bytes) => this.handleLine(bytes),
+      oversized: (prefix) => {
+        const check = refuseOversized(prefix, options.maxMessageBytes);
+        if (!check.ok) this.answerMalformed(check.response);
+      },
+    });
+  }
+
+  async start(): Promise<void> {
+    if (this.started) throw new Error('BoundaryStdioTransport already started');
+    this.started = true;
+    const { input } = this.options;
+    input.on('data', this.onData);
+    input.on('end', this.onEnd);
+    input.on('error', this.onInputError);
+    input.resume();
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    if (this.closed) throw new Error('the transport is closed');
+    await this.options.output.writeMessage(message);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const { input } = this.options;
+    input.off('data', this.onData);
+    input.off('end', this.onEnd);
+    input.off('error', this.onInputError);
+    input.pause();
+    this.onclose?.();
+  }
+
+  private readonly onData = (chunk: Buffer | string): void => {
+    this.reader.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  };
+
+  private readonly onEnd = (): void => {
+    this.reader.end();
+    if (this.onInputEnd) this.onInputEnd();
+    else void this.close();
+  };
+
+  private readonly onInputError = (error: Error): void => {
+    this.onerror?.(error);
+  };
+
+  private handleLine(bytes: Uint8Array): void {
+    if (this.closed) return;
+    const check = checkLine(bytes, this.options.maxMessageBytes);
+    if (!check.ok) {
+      this.answerMalformed(check.response);
+      return;
+    }
+    this.onmessage?.(check.message);
+  }
+
+  private answerMalformed(response: MalformedResponse): void {
+    this.options.logger.info({ code: 'malformed_request', reason: response.error.data.reason, id: response.id }, 'malformed request');
+    if (this.closed) return;
+    this.options.output.writeMessage(response).catch((error: unknown) => {
+      this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+    });
+  }
+}
