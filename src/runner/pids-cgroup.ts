@@ -1,0 +1,179 @@
+// A pids cgroup per sandboxed process: the process-count limit that holds even
+// for root. RLIMIT_NPROC is never enforced for uid 0 (the kernel exempts the
+// root user, also inside a user namespace bubblewrap maps to host root), so a
+// host running as root needs `pids.max`. The sandbox joins its cgroup itself,
+// before the tool starts (see sandbox-argv.ts); this module creates the cgroup
+// synchronously and sweeps empty ones, since nothing else removes them.
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface PidsCgroup {
+  /** The cgroup's directory on the host. */
+  readonly dir: string;
+  /** Its `cgroup.procs`: writing `0` there moves the writer into the cgroup. */
+  readonly procsPath: string;
+}
+
+export type PidsCgroupSupport =
+  | { readonly ok: true; readonly baseDir: string; readonly version: 1 | 2 }
+  | { readonly ok: false; readonly reason: string };
+
+/** Whether this host can give each sandbox a pids cgroup (cached; creates `<pids mount>/toolhost`). */
+export function probePidsCgroup(): PidsCgroupSupport {
+  cachedSupport ??= findPidsCgroupBase();
+  return cachedSupport;
+}
+
+/** A fresh pids cgroup allowing `maxProcesses` tasks, or undefined when the host has no usable pids controller. */
+export function createPidsCgroup(maxProcesses: number): PidsCgroup | undefined {
+  const support = probePidsCgroup();
+  if (!support.ok) return undefined;
+  sweepPidsCgroupsSoon(support.baseDir);
+  installExitSweep();
+  const dir = join(support.baseDir, `${process.pid}-${Date.now().toString(36)}-${(sequence += 1)}`);
+  mkdirSync(dir);
+  writeFileSync(join(dir, 'pids.max'), String(maxProcesses));
+  return { dir, procsPath: join(dir, 'cgroup.procs') };
+}
+
+/** Removes empty toolhost cgroups that are finished, abandoned, or whose host is gone. Returns how many. */
+export function sweepPidsCgroups(): number {
+  const support = probePidsCgroup();
+  if (!support.ok) return 0;
+  let removed = 0;
+  for (const name of safeReaddir(support.baseDir)) {
+    const dir = join(support.baseDir, name);
+    if (isRemovable(dir, name)) {
+      try {
+        rmdirSync(dir);
+        removed += 1;
+      } catch {
+        // EBUSY: a process joined meanwhile; ENOENT: another host swept it.
+      }
+    }
+  }
+  return removed;
+}
+
+// A cgroup created but not yet joined is empty too: only an owner that is gone,
+// a peak above zero (it was used and is now empty) or old age marks it finished.
+const ABANDONED_AFTER_MS = 60_000;
+const SWEEP_INTERVAL_MS = 1000;
+
+let cachedSupport: PidsCgroupSupport | undefined;
+let sequence = 0;
+let lastSweepMs = 0;
+let exitSweepInstalled = false;
+
+function isRemovable(dir: string, name: string): boolean {
+  const current = readNumber(join(dir, 'pids.current'));
+  if (current !== 0) return false;
+  const peak = readNumber(join(dir, 'pids.peak'));
+  if (peak !== undefined && peak > 0) return true;
+  const ownerPid = Number.parseInt(name.split('-')[0] ?? '', 10);
+  if (Number.isInteger(ownerPid) && ownerPid > 0 && ownerPid !== process.pid && !existsSync(`/proc/${ownerPid}`)) return true;
+  try {
+    return Date.now() - statSync(dir).mtimeMs > ABANDONED_AFTER_MS;
+  } catch {
+    return false;
+  }
+}
+
+function sweepPidsCgroupsSoon(baseDir: string): void {
+  const now = Date.now();
+  if (now - lastSweepMs < SWEEP_INTERVAL_MS || baseDir === '') return;
+  lastSweepMs = now;
+  sweepPidsCgroups();
+}
+
+function installExitSweep(): void {
+  if (exitSweepInstalled) return;
+  exitSweepInstalled = true;
+  // Sandboxes die with the host (--die-with-parent), so at exit our cgroups are
+  // empty or about to be; whatever is still busy is left to the next sweep.
+  process.once('exit', () => {
+    sweepPidsCgroups();
+  });
+}
+
+function findPidsCgroupBase(): PidsCgroupSupport {
+  let mountinfo: string;
+  try {
+    mountinfo = readFileSync('/proc/self/mountinfo', 'utf8');
+  } catch {
+    return { ok: false, reason: 'cannot read /proc/self/mountinfo' };
+  }
+  const mounts = mountinfo.split('\n').map(parseMountinfoLine).filter((mount) => mount !== undefined);
+  const v1 = mounts.find((mount) => mount.fsType === 'cgroup' && mount.superOptions.split(',').includes('pids'));
+  if (v1 !== undefined) return prepareBase(v1.mountPoint, 1);
+  const v2 = mounts.find((mount) => mount.fsType === 'cgroup2' && readText(join(mount.mountPoint, 'cgroup.controllers')).split(/\s+/).includes('pids'));
+  if (v2 !== undefined) return prepareBase(v2.mountPoint, 2);
+  return { ok: false, reason: 'no pids cgroup controller is mounted' };
+}
+
+function prepareBase(mountPoint: string, version: 1 | 2): PidsCgroupSupport {
+  const baseDir = join(mountPoint, 'toolhost');
+  try {
+    // cgroup v2 only gives children a pids.max when the parent delegates the controller.
+    if (version === 2) writeFileSync(join(mountPoint, 'cgroup.subtree_control'), '+pids');
+    mkdirSync(baseDir, { recursive: true });
+    if (version === 2) writeFileSync(join(baseDir, 'cgroup.subtree_control'), '+pids');
+    // Prove a child with a limit can be made and removed here.
+    const probeDir = join(baseDir, `${process.pid}-probe-${Date.now().toString(36)}`);
+    mkdirSync(probeDir);
+    try {
+      writeFileSync(join(probeDir, 'pids.max'), '1');
+    } finally {
+      rmdirSync(probeDir);
+    }
+    return { ok: true, baseDir, version };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'error';
+    return { ok: false, reason: `the pids cgroup at ${mountPoint} is not writable (${code}): run as root or delegate a cgroup` };
+  }
+}
+
+interface MountInfo {
+  readonly mountPoint: string;
+  readonly fsType: string;
+  readonly superOptions: string;
+}
+
+// mountinfo: "id parent maj:min root mountpoint options [optional...] - fstype source superoptions"
+function parseMountinfoLine(line: string): MountInfo | undefined {
+  const separator = line.indexOf(' - ');
+  if (separator < 0) return undefined;
+  const before = line.slice(0, separator).split(' ');
+  const after = line.slice(separator + 3).split(' ');
+  const mountPoint = before[4];
+  const fsType = after[0];
+  if (mountPoint === undefined || fsType === undefined) return undefined;
+  return { mountPoint: unescapeMountinfo(mountPoint), fsType, superOptions: after[2] ?? '' };
+}
+
+function unescapeMountinfo(value: string): string {
+  return value.replace(/\\([0-7]{3})/g, (_match, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)));
+}
+
+function readNumber(path: string): number | undefined {
+  const text = readText(path).trim();
+  if (text === '' || text === 'max') return undefined;
+  const value = Number.parseInt(text, 10);
+  return Number.isFinite(value) ? value : undefined;
+}
+
+function readText(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+function safeReaddir(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}

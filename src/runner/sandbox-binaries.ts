@@ -1,0 +1,59 @@
+// The host programs the sandbox is built from (bubblewrap, prlimit, a POSIX
+// shell), found once, synchronously, so building an argv never awaits.
+import { execFileSync } from 'node:child_process';
+import { accessSync, constants, statSync } from 'node:fs';
+import { delimiter, isAbsolute, join } from 'node:path';
+
+/** Where programs are looked up when neither the caller nor the environment says. */
+export const DEFAULT_SEARCH_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+/** The first executable regular file called `name` on `searchPath` (or `name` itself when it has a slash). */
+export function findExecutable(name: string, searchPath: string = process.env['PATH'] ?? DEFAULT_SEARCH_PATH): string | undefined {
+  if (name.includes('/')) return isExecutableFile(name) ? name : undefined;
+  for (const dir of searchPath.split(delimiter)) {
+    // An empty PATH entry means the working directory to execvp; a sandbox never relies on that.
+    if (dir === '' || !isAbsolute(dir)) continue;
+    const candidate = join(dir, name);
+    if (isExecutableFile(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+/** bubblewrap: the explicit path if given (a test seam), else `bwrap` on PATH or in the usual places. */
+export function findBwrap(bwrapPath?: string): string | undefined {
+  if (bwrapPath !== undefined) return isExecutableFile(bwrapPath) ? bwrapPath : undefined;
+  return findExecutable('bwrap', `${process.env['PATH'] ?? ''}${delimiter}${DEFAULT_SEARCH_PATH}`);
+}
+
+/** prlimit from util-linux. */
+export function findPrlimit(): string | undefined {
+  return findExecutable('prlimit', `${process.env['PATH'] ?? ''}${delimiter}${DEFAULT_SEARCH_PATH}`);
+}
+
+/** Whether this bubblewrap knows `flag` (read from its --help once per binary). */
+export function bwrapSupports(bwrapPath: string, flag: string): boolean {
+  let help = helpCache.get(bwrapPath);
+  if (help === undefined) {
+    try {
+      help = execFileSync(bwrapPath, ['--help'], { encoding: 'utf8', timeout: 5000, env: {}, stdio: ['ignore', 'pipe', 'pipe'] });
+    } catch (error) {
+      // bwrap --help exits 0, but be lenient: take whatever it printed.
+      const stdout = (error as { stdout?: unknown }).stdout;
+      help = typeof stdout === 'string' ? stdout : '';
+    }
+    helpCache.set(bwrapPath, help);
+  }
+  return new RegExp(`(^|\\s)${flag.replace(/[-]/g, '\\-')}(\\s|$)`, 'm').test(help);
+}
+
+const helpCache = new Map<string, string>();
+
+function isExecutableFile(path: string): boolean {
+  try {
+    if (!statSync(path).isFile()) return false;
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
