@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { formatAuditTable, toAuditJson } from '../../../src/audit/audit-format.js';
+import type { CallRecord } from '../../../src/audit/journal.js';
+
+const record: CallRecord = {
+  id: 'call-1',
+  hostId: 'host-1',
+  sessionId: 'session-1',
+  tool: 'fs.write',
+  argsHash: 'a'.repeat(64),
+  sideEffect: 'write',
+  decision: 'ask',
+  rule: 'policies/org.yaml:7 sideEffects.ask',
+  approval: 'approved',
+  idempotencyKey: 'k1',
+  status: 'failed',
+  errorCode: 'timeout',
+  resultHash: null,
+  resultBytes: null,
+  startedAt: Date.parse('2026-11-29T10:00:00.000Z'),
+  endedAt: Date.parse('2026-11-29T10:00:01.250Z'),
+  reconciliation: null,
+  reconciledAt: null,
+};
+
+describe('toAuditJson', () => {
+  it('gives ISO times and the duration', () => {
+    expect(toAuditJson(record)).toEqual({
+      id: 'call-1',
+      sessionId: 'session-1',
+      hostId: 'host-1',
+      tool: 'fs.write',
+      argsHash: 'a'.repeat(64),
+      sideEffect: 'write',
+      decision: 'ask',
+      rule: 'policies/org.yaml:7 sideEffects.ask',
+      approval: 'approved',
+      idempotencyKey: 'k1',
+      status: 'failed',
+      errorCode: 'timeout',
+      resultHash: null,
+      resultBytes: null,
+      startedAt: '2026-11-29T10:00:00.000Z',
+      endedAt: '2026-11-29T10:00:01.250Z',
+      durationMs: 1250,
+      reconciliation: null,
+      reconciledAt: null,
+    });
+  });
+
+  it('leaves the end and duration null while a call is started', () => {
+    expect(toAuditJson({ ...record, status: 'started', endedAt: null })).toMatchObject({ endedAt: null, durationMs: null });
+  });
+});
+
+describe('formatAuditTable', () => {
+  it('aligns a header and one line per call', () => {
+    const lines = formatAuditTable([record, { ...record, id: 'call-2', status: 'interrupted', reconciliation: 'rerun', endedAt: null }]).split('\n');
+    expect(lines[0]?.split(/\s{2,}/)).toEqual(['STARTED (UTC)', 'ID', 'TOOL', 'STATUS', 'CODE', 'DECISION', 'RULE', 'MS']);
+    expect(lines[1]?.split(/\s{2,}/)).toEqual([
+      '2026-11-29 10:00:00',
+      'call-1',
+      'fs.write',
+      'failed',
+      'timeout',
+      'ask (approved)',
+      'policies/org.yaml:7 sideEffects.ask',
+      '1250',
+    ]);
+    expect(lines[2]).toContain('interrupted (rerun)');
+    expect(lines[1]?.indexOf('fs.write')).toBe(lines[0]?.indexOf('TOOL'));
+  });
+
+  it('escapes control characters so a tool name cannot drive the terminal', () => {
+    const table = formatAuditTable([{ ...record, tool: 'evil\u001b[2J\nname' }]);
+    expect(table).not.toContain('\u001b');
+    expect(table.split('\n')[1]).toContain('evil?[2J?name');
+  });
+
+  it('says so when nothing matches', () => {
+    expect(formatAuditTable([])).toBe('(no calls match)\n');
+  });
+});
