@@ -1,0 +1,137 @@
+// Approval (SPEC section 5 step 6 and section 6), only when the decision is
+// `ask`. Every doubtful path denies: a declined, cancelled, malformed,
+// failed or timed-out answer is `approval_denied`; a client that cannot be
+// asked gets `approval_required`; only `accept` with `approve: true` approves.
+import { HostError } from '../errors.js';
+import type { ToolView } from '../policy/types.js';
+import type { ApprovalPrompt, CallRequest, ElicitAnswer } from './types.js';
+import { throwIfCancelled } from './session-limits.js';
+import type { PolicyOutcome } from './policy.js';
+import { escapeForPrompt } from './prompt-text.js';
+import type { RequestStateSigner } from './request-state.js';
+
+export type ApprovalStatus = 'not_needed' | 'approved';
+
+export type ApprovalResult =
+  | { readonly status: ApprovalStatus }
+  /** Modern era: the client must ask its user and retry with this state. */
+  | { readonly status: 'input_required'; readonly requestState: string; readonly message: string };
+
+export interface ApprovalInput {
+  readonly view: ToolView;
+  readonly args: Readonly<Record<string, unknown>>;
+  readonly argsHash: string;
+  readonly policy: PolicyOutcome;
+  readonly request: CallRequest;
+  readonly signer: RequestStateSigner;
+  /** How long an elicitation may take before it counts as a denial. */
+  readonly timeoutMs: number;
+}
+
+/** Upper bounds of the prompt text (characters). */
+export const MAX_PROMPT_CHARS = 1000;
+const MAX_ARGS_CHARS = 600;
+
+/** Resolves when the call may run; throws approval_denied, approval_required or cancelled otherwise. */
+export async function obtainApproval(input: ApprovalInput): Promise<ApprovalResult> {
+  const { policy, request, view } = input;
+  if (policy.effect !== 'ask') return { status: 'not_needed' };
+  const rule = policy.rule;
+  const channel = request.approval;
+  switch (channel.kind) {
+    case 'none':
+      throw new HostError('approval_required', `The tool ${view.manifest.name} needs an approval (rule ${rule}) and this client cannot be asked.`, {
+        rule,
+      });
+    case 'input_required':
+      return answerInputRequired(input, rule);
+    case 'elicitation': {
+      const answer = await elicitWithTimeout(channel.elicit.bind(channel), input);
+      return approveOrDeny(answer, input, rule);
+    }
+  }
+}
+
+/** The prompt for one call: tool, class and arguments, bounded and escaped. */
+export function buildApprovalPrompt(view: ToolView, args: Readonly<Record<string, unknown>>, reason?: string): string {
+  const tool = escapeForPrompt(view.manifest.name, 64);
+  const sideEffect = view.manifest.sideEffect ?? 'unclassified';
+  const argsText = escapeForPrompt(JSON.stringify(args) ?? '{}', MAX_ARGS_CHARS);
+  const why = reason ? ` Reason: ${escapeForPrompt(reason, 200)}.` : '';
+  return escapeForPrompt(`Allow the tool ${tool} (${sideEffect}) to run with arguments ${argsText}?${why}`, MAX_PROMPT_CHARS);
+}
+
+/** True only for `action: accept` with `content.approve === true`. */
+export function isApproval(answer: unknown): boolean {
+  if (typeof answer !== 'object' || answer === null) return false;
+  const { action, content } = answer as { action?: unknown; content?: unknown };
+  if (action !== 'accept' || typeof content !== 'object' || content === null) return false;
+  return (content as { approve?: unknown }).approve === true;
+}
+
+function answerInputRequired(input: ApprovalInput, rule: string | null): ApprovalResult {
+  const { request, view, argsHash, signer } = input;
+  const tool = view.manifest.name;
+  if (request.requestState === undefined) {
+    return { status: 'input_required', requestState: signer.issue(tool, argsHash), message: buildApprovalPrompt(view, input.args, input.policy.askReason) };
+  }
+  const check = signer.verify(request.requestState, tool, argsHash);
+  if (!check.ok) {
+    throw new HostError('approval_denied', `The approval state sent for ${tool} was refused (${check.reason}).`, { rule, reason: check.reason });
+  }
+  return approveOrDeny(request.approvalAnswer, input, rule);
+}
+
+function approveOrDeny(answer: ElicitAnswer | undefined, input: ApprovalInput, rule: string | null): ApprovalResult {
+  if (isApproval(answer)) return { status: 'approved' };
+  const reason = denialReason(answer);
+  throw new HostError('approval_denied', `The call to ${input.view.manifest.name} was not approved (${reason}).`, { rule, reason });
+}
+
+function denialReason(answer: unknown): string {
+  if (answer === undefined) return 'no_answer';
+  if (typeof answer !== 'object' || answer === null) return 'malformed';
+  if ('error' in answer) return 'error';
+  const action = (answer as { action?: unknown }).action;
+  if (action === 'decline' || action === 'cancel') return action === 'decline' ? 'declined' : 'cancelled';
+  return action === 'accept' ? 'not_approved' : 'malformed';
+}
+
+type Elicit = (prompt: ApprovalPrompt, signal: AbortSignal) => Promise<ElicitAnswer>;
+
+// The channel gets a signal, but an answer that never comes must not hold the
+// call: the race settles on the timeout or the request's cancellation either way.
+async function elicitWithTimeout(elicit: Elicit, input: ApprovalInput): Promise<ElicitAnswer | undefined> {
+  const { request, view } = input;
+  throwIfCancelled(request.signal);
+  const timeout = new AbortController();
+  const signal = AbortSignal.any([request.signal, timeout.signal]);
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const stopped = new Promise<'timeout' | 'cancelled'>((resolve) => {
+    timer = setTimeout(() => {
+      timeout.abort();
+      resolve('timeout');
+    }, input.timeoutMs);
+    onAbort = () => resolve('cancelled');
+    request.signal.addEventListener('abort', onAbort, { once: true });
+  });
+  const prompt: ApprovalPrompt = { message: buildApprovalPrompt(view, input.args, input.policy.askReason), tool: view.manifest.name, sideEffect: view.manifest.sideEffect ?? 'unclassified' };
+  try {
+    const answered = Promise.resolve()
+      .then(() => elicit(prompt, signal))
+      .then(
+      (answer) => ({ answer }),
+      (error: unknown) => ({ answer: { error: error instanceof Error ? error.message : String(error) } as ElicitAnswer }),
+    );
+    const first = await Promise.race([answered, stopped]);
+    if (first === 'cancelled') throw new HostError('cancelled', 'The call was cancelled while waiting for an approval.', {});
+    if (first === 'timeout') {
+      throw new HostError('approval_denied', `No approval for ${view.manifest.name} arrived in time.`, { rule: input.policy.rule, reason: 'timeout', timeoutMs: input.timeoutMs });
+    }
+    return first.answer;
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) request.signal.removeEventListener('abort', onAbort);
+  }
+}

@@ -1,0 +1,86 @@
+// CallContext: what the stages of one call learn about it, in one place, so
+// the journal record and the log line written in `finally` see every fact
+// (tool, decision, rule, approval) however far the call got.
+import { randomUUID } from 'node:crypto';
+import type { CallStart } from '../audit/call-record.js';
+import { hashArgs } from '../audit/hash.js';
+import type { ErrorCode } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { ToolView } from '../policy/types.js';
+import type { Stage } from './stages.js';
+import type { CallRequest } from './types.js';
+
+export class CallContext {
+  readonly callId = randomUUID();
+  readonly startedAt = Date.now();
+  /** The stage running now; after a failure, the stage that decided it. */
+  stage: Stage = 'session-limits';
+  /** The tool, once lookup found it (after any rewrite). */
+  view: ToolView | undefined;
+  /** sha256 of the canonical JSON of the arguments (`{}` when absent). */
+  readonly argsHash: string;
+  decision: CallStart['decision'] = 'deny';
+  rule: string | null = null;
+  approval: CallStart['approval'] = null;
+  idempotencyKey: string | null = null;
+  /** True once the write-ahead `started` record exists: finish() closes it, else record() writes one. */
+  journaled = false;
+  /** True once tool.started was sent: only then do tool.completed / tool.failed follow. */
+  started = false;
+  #termination: ErrorCode | undefined;
+  logger: Logger;
+
+  constructor(
+    readonly request: CallRequest,
+    readonly sessionId: string,
+    logger: Logger,
+  ) {
+    this.argsHash = safeHashArgs(request.args);
+    this.logger = logger.child({ callId: this.callId, tool: request.name });
+  }
+
+  /** Marks the start of a stage (for logs and for the stage named with a failure). */
+  enter(stage: Stage): void {
+    this.stage = stage;
+  }
+
+  /** The tool name the journal records: the resolved tool, else the name asked for. */
+  get toolName(): string {
+    return this.view?.manifest.name ?? this.request.name;
+  }
+
+  /** Records why the call ends; the first reason wins when two race (timeout and cancel). */
+  terminate(code: ErrorCode): ErrorCode {
+    this.#termination ??= code;
+    return this.#termination;
+  }
+
+  get termination(): ErrorCode | undefined {
+    return this.#termination;
+  }
+
+  /** The journal's start record with what is known now. */
+  toStart(): CallStart {
+    return {
+      id: this.callId,
+      sessionId: this.sessionId,
+      tool: this.toolName,
+      argsHash: this.argsHash,
+      sideEffect: this.view ? (this.view.manifest.sideEffect ?? 'unclassified') : null,
+      decision: this.decision,
+      rule: this.rule,
+      approval: this.approval,
+      idempotencyKey: this.idempotencyKey,
+      startedAt: this.startedAt,
+    };
+  }
+}
+
+// Arguments come from JSON, but a hash must never be the thing that throws.
+function safeHashArgs(args: unknown): string {
+  try {
+    return hashArgs(args);
+  } catch {
+    return hashArgs(null);
+  }
+}

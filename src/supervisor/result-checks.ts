@@ -1,0 +1,56 @@
+// Result checks (SPEC section 5 step 9, first half): what a runner produced
+// must be usable before anything of it reaches the model: valid UTF-8, one
+// strict JSON value (depth at most 256, no duplicate keys), and the manifest's
+// output schema when it declares one. Any failure is `invalid_output`.
+import { HostError } from '../errors.js';
+import type { Manifest } from '../registry/manifest.js';
+import type { RunOutput } from '../runner/wire.js';
+import { describeError } from './validate-args.js';
+import { MAX_RESULT_DEPTH, parseStrictJson } from './strict-json.js';
+
+/** A result that passed the checks: a parsed JSON value, or text. */
+export type CheckedResult = { readonly type: 'json'; readonly value: unknown } | { readonly type: 'text'; readonly text: string };
+
+/** Checks a runner's output against SPEC section 5 step 9 and the output schema. */
+export function checkResult(output: RunOutput, manifest: Manifest): CheckedResult {
+  const checked = output.type === 'json' ? checkJson(output.json, manifest.name) : checkText(output.bytes, manifest.name);
+  checkOutputSchema(checked, manifest);
+  return checked;
+}
+
+function checkJson(json: string, tool: string): CheckedResult {
+  const parsed = parseStrictJson(json, MAX_RESULT_DEPTH);
+  if (parsed.ok) return { type: 'json', value: parsed.value };
+  const { reason, offset } = parsed;
+  const what = {
+    not_json: 'is not a single JSON value',
+    too_deep: `nests deeper than ${MAX_RESULT_DEPTH} levels`,
+    duplicate_key: 'repeats an object key',
+    invalid_unicode: 'is not valid Unicode',
+  }[reason];
+  throw new HostError('invalid_output', `The result of ${tool} ${what}.`, {
+    reason,
+    offset,
+    ...(reason === 'too_deep' ? { maxDepth: MAX_RESULT_DEPTH } : {}),
+  });
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+function checkText(bytes: Uint8Array, tool: string): CheckedResult {
+  try {
+    return { type: 'text', text: UTF8.decode(bytes) };
+  } catch {
+    throw new HostError('invalid_output', `The output of ${tool} is not valid UTF-8 text.`, { reason: 'invalid_utf8', bytes: bytes.byteLength });
+  }
+}
+
+function checkOutputSchema(checked: CheckedResult, manifest: Manifest): void {
+  const validate = manifest.validateOutput;
+  if (!validate || !manifest.output) return;
+  const value = checked.type === 'json' ? checked.value : checked.text;
+  if (validate(value)) return;
+  const first = validate.errors?.[0];
+  const details = first ? describeError(first, manifest.output) : { path: '', keyword: 'schema', expected: manifest.output };
+  throw new HostError('invalid_output', `The result of ${manifest.name} does not match its output schema.`, { reason: 'output_schema', ...details });
+}

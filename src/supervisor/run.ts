@@ -1,0 +1,72 @@
+// Run (SPEC section 5 step 8): hand the validated arguments to the tool's
+// runner with the effective timeout and the request's signal, forward
+// progress, and turn a failed RunOutcome into a HostError with the tool's
+// words redacted. Runners enforce the deadline themselves; a backstop here
+// makes sure a runner that never answers cannot hold a call (or a slot) forever.
+import { HostError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { Runner } from '../runner/runner.js';
+import type { ProgressEvent, RunOutcome, RunOutput } from '../runner/wire.js';
+import type { CallContext } from './call-context.js';
+import { redactJson, type Redactor } from './redact.js';
+
+export interface RunInput {
+  readonly ctx: CallContext;
+  readonly runner: Runner;
+  readonly args: Readonly<Record<string, unknown>>;
+  readonly timeoutMs: number;
+  readonly redact: Redactor;
+  readonly onProgress?: (event: ProgressEvent) => void;
+}
+
+/** How long past its timeout a runner may take to report before the supervisor gives up on it. */
+export const RUNNER_BACKSTOP_GRACE_MS = 5_000;
+
+/** Runs the tool and returns its raw output; throws a HostError for every failure. */
+export async function runTool(input: RunInput): Promise<RunOutput> {
+  const { ctx, runner, timeoutMs } = input;
+  const requestSignal = ctx.request.signal;
+  const backstop = new AbortController();
+  const signal = AbortSignal.any([requestSignal, backstop.signal]);
+  const onCancel = (): void => void ctx.terminate('cancelled');
+  requestSignal.addEventListener('abort', onCancel, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  const backstopFired = new Promise<RunOutcome>((resolve) => {
+    timer = setTimeout(() => {
+      ctx.logger.error({ timeoutMs, graceMs: RUNNER_BACKSTOP_GRACE_MS }, 'runner did not report after its timeout; aborting it');
+      backstop.abort();
+      resolve({ ok: false, code: 'timeout', message: `The tool ran longer than ${timeoutMs} ms.`, details: { timeoutMs }, durationMs: timeoutMs + RUNNER_BACKSTOP_GRACE_MS });
+    }, timeoutMs + RUNNER_BACKSTOP_GRACE_MS);
+  });
+  try {
+    const outcome = await Promise.race([
+      runner.run(
+        { callId: ctx.callId, args: input.args },
+        {
+          signal,
+          timeoutMs,
+          ...(input.onProgress ? { onProgress: input.onProgress } : {}),
+          onLog: (level, message) => ctx.logger[level]({ toolLog: true }, input.redact(String(message)).slice(0, 4096)),
+          onDenied: (denial) => ctx.logger.warn({ denial }, 'sandbox refused a tool request'),
+        },
+      ),
+      backstopFired,
+    ]);
+    if (outcome.ok) return outcome.output;
+    return failWith(ctx, outcome, input.redact, ctx.logger);
+  } finally {
+    clearTimeout(timer);
+    requestSignal.removeEventListener('abort', onCancel);
+  }
+}
+
+function failWith(ctx: CallContext, outcome: Extract<RunOutcome, { ok: false }>, redact: Redactor, logger: Logger): never {
+  // First termination reason wins: a cancel that arrived before the runner reported stays a cancel.
+  const code = ctx.terminate(outcome.code);
+  if (code !== outcome.code) {
+    logger.debug({ runnerCode: outcome.code, code }, 'runner failure superseded by an earlier termination');
+    throw new HostError(code, 'The call was cancelled.', {});
+  }
+  const details = redactJson(outcome.details, redact) as Record<string, unknown>;
+  throw new HostError(outcome.code, redact(outcome.message), { ...details, durationMs: outcome.durationMs });
+}

@@ -1,0 +1,34 @@
+// One runner per tool, created on its first call (so a host with many tools
+// does not start pools it never uses) and closed together when the host closes.
+import type { Runner, RunSpec } from '../runner/runner.js';
+import type { ToolView } from '../policy/types.js';
+
+export type RunnerFactory = (spec: RunSpec) => Runner;
+
+export class RunnerCache {
+  readonly #runners = new Map<string, Runner>();
+  #closed = false;
+
+  constructor(private readonly create: RunnerFactory) {}
+
+  /** The tool's runner, created on first use. */
+  get(view: ToolView): Runner {
+    if (this.#closed) throw new Error('the runner cache is closed');
+    const spec = view.runSpec;
+    if (!spec) throw new Error(`tool ${view.manifest.name} has no run spec (excluded tools never reach run)`);
+    let runner = this.#runners.get(spec.name);
+    if (!runner) {
+      runner = this.create(spec);
+      this.#runners.set(spec.name, runner);
+    }
+    return runner;
+  }
+
+  /** Closes every runner (pools stopped, processes killed); idempotent. */
+  async closeAll(): Promise<void> {
+    this.#closed = true;
+    const runners = [...this.#runners.values()];
+    this.#runners.clear();
+    await Promise.allSettled(runners.map((runner) => runner.close()));
+  }
+}

@@ -1,0 +1,120 @@
+// Session limits (SPEC section 5 step 2): the call budget, the concurrency
+// slots and an already-cancelled request. Slots are granted strictly in
+// arrival order: a mutating call (or any call not both read-only and
+// concurrency-safe) runs alone; read-only concurrency-safe calls run side by
+// side up to maxConcurrency. Strict FIFO means a waiting mutating call is not
+// starved by a stream of readers behind it.
+import { HostError } from '../errors.js';
+import type { ToolView } from '../policy/types.js';
+
+/** `exclusive`: runs alone. `shared`: beside other shared calls. */
+export type SlotKind = 'exclusive' | 'shared';
+
+/** Gives the slot back; idempotent. */
+export type ReleaseSlot = () => void;
+
+/** The kind of slot a call to this tool needs; an unknown tool holds a shared slot until lookup refuses it. */
+export function slotKindFor(view: ToolView | undefined): SlotKind {
+  if (!view) return 'shared';
+  const manifest = view.manifest;
+  return manifest.sideEffect === 'read_only' && manifest.concurrencySafe ? 'shared' : 'exclusive';
+}
+
+export class SessionLimits {
+  #calls = 0;
+  #running = 0;
+  #runningExclusive = false;
+  readonly #queue: Waiter[] = [];
+
+  constructor(
+    readonly maxCallsPerSession: number,
+    readonly maxConcurrency: number,
+  ) {}
+
+  /** Calls admitted so far in this session. */
+  get callCount(): number {
+    return this.#calls;
+  }
+
+  /** Counts one call against the budget; `call_limit` once it is spent. */
+  admit(): void {
+    if (this.#calls >= this.maxCallsPerSession) {
+      throw new HostError('call_limit', `This session has used its budget of ${this.maxCallsPerSession} tool calls.`, {
+        limit: this.maxCallsPerSession,
+      });
+    }
+    this.#calls++;
+  }
+
+  /** Waits, in FIFO order, for a slot of `kind`; `cancelled` when the signal aborts first. */
+  async acquire(kind: SlotKind, signal: AbortSignal): Promise<ReleaseSlot> {
+    throwIfCancelled(signal);
+    return new Promise<ReleaseSlot>((resolve, reject) => {
+      const waiter: Waiter = {
+        kind,
+        grant: () => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(this.#releaseFor(kind));
+        },
+      };
+      const onAbort = (): void => {
+        const index = this.#queue.indexOf(waiter);
+        if (index >= 0) this.#queue.splice(index, 1);
+        reject(cancelledError());
+        // A cancelled head may have been the one blocking shared calls behind it.
+        this.#grant();
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.#queue.push(waiter);
+      this.#grant();
+    });
+  }
+
+  #grant(): void {
+    for (;;) {
+      const head = this.#queue[0];
+      if (!head || !this.#fits(head.kind)) return;
+      this.#queue.shift();
+      this.#running++;
+      if (head.kind === 'exclusive') this.#runningExclusive = true;
+      head.grant();
+    }
+  }
+
+  #fits(kind: SlotKind): boolean {
+    if (kind === 'exclusive') return this.#running === 0;
+    return !this.#runningExclusive && this.#running < this.maxConcurrency;
+  }
+
+  #releaseFor(kind: SlotKind): ReleaseSlot {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#running--;
+      if (kind === 'exclusive') this.#runningExclusive = false;
+      this.#grant();
+    };
+  }
+}
+
+/** `cancelled` when the request was cancelled before or while it waited. */
+export function throwIfCancelled(signal: AbortSignal): void {
+  if (signal.aborted) throw cancelledError();
+}
+
+function cancelledError(): HostError {
+  return new HostError('cancelled', 'The call was cancelled.', {});
+}
+
+interface Waiter {
+  readonly kind: SlotKind;
+  readonly grant: () => void;
+}
+
+/** The session-limits stage: not cancelled, within budget, then a slot of the right kind in FIFO order. */
+export async function enterSession(limits: SessionLimits, kind: SlotKind, signal: AbortSignal): Promise<ReleaseSlot> {
+  throwIfCancelled(signal);
+  limits.admit();
+  return limits.acquire(kind, signal);
+}

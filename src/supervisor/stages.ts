@@ -1,0 +1,28 @@
+// The ordered stages of one tool call (SPEC section 5). The names are used in
+// logs, journal notes and error context, so a refusal can always be traced to
+// the one stage (and the one file) that decided it.
+
+export const STAGES = [
+  /** Call budget, a concurrency slot in FIFO order, an already-cancelled request: session-limits.ts */
+  'session-limits',
+  /** The tool by name, or the onUnknownTool rewrite: lookup.ts */
+  'lookup',
+  /** Excluded by the policy as declared, or denied by name or class: exposure.ts */
+  'exposure',
+  /** Arguments against the compiled input schema: validate-args.ts */
+  'validate-args',
+  /** `_meta.idempotencyKey`: replay, mismatch or interrupted: idempotency.ts */
+  'idempotency',
+  /** allow or ask, and what a shadow policy would deny: policy.ts */
+  'policy',
+  /** Elicitation, input_required or approval_required: approval.ts */
+  'approval',
+  /** Write-ahead journal entry for every non-read-only call: journal-entry.ts */
+  'journal',
+  /** The sandbox runner with its timeout and the request's signal: run.ts */
+  'run',
+  /** UTF-8, strict JSON, output schema, redaction, byte limit: result-checks.ts, result-shape.ts */
+  'result-checks',
+] as const;
+
+export type Stage = (typeof STAGES)[number];

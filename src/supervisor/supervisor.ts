@@ -1,0 +1,275 @@
+// The supervisor: every tools/call goes through the stages of SPEC section 5,
+// in this order, one short call each (see stages.ts for where each outcome is
+// decided). Exactly one journal write closes every call, from `finally`;
+// unknown throwables become `internal` in the one outer catch.
+import { sha256Hex } from '../audit/hash.js';
+import { ERRORS, HostError, isHostError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { SessionPolicy, ToolView } from '../policy/types.js';
+import type { ProgressEvent } from '../runner/wire.js';
+import { obtainApproval } from './approval.js';
+import { CallContext } from './call-context.js';
+import { checkExposure } from './exposure.js';
+import { checkIdempotency, readIdempotencyKey, serializeForReplay, type ReplayedResult } from './idempotency.js';
+import { beginJournal, closeJournal, type CallEnd, type CallJournal } from './journal-entry.js';
+import { lookupTool, peekTool } from './lookup.js';
+import { decidePolicy, journalDecisionOf } from './policy.js';
+import type { Redactor } from './redact.js';
+import type { RequestStateSigner } from './request-state.js';
+import { checkResult } from './result-checks.js';
+import { shapeResult, type ArtifactSink } from './result-shape.js';
+import { runTool } from './run.js';
+import type { RunnerCache } from './runner-cache.js';
+import { enterSession, SessionLimits, slotKindFor, type ReleaseSlot } from './session-limits.js';
+import { declareTools } from './tool-declarations.js';
+import type { CallOutcome, CallRequest, LifecycleEvent, Supervisor, ToolDeclaration } from './types.js';
+import { validateArgs } from './validate-args.js';
+
+/** What the supervisor reads of the host configuration (HostConfig provides it). */
+export interface SupervisorConfig {
+  readonly tools: ReadonlyMap<string, ToolView>;
+  readonly session: SessionPolicy;
+}
+
+/** Everything the supervisor is built from; host.ts assembles it. */
+export interface SupervisorDeps {
+  readonly config: SupervisorConfig;
+  readonly journal: CallJournal;
+  readonly artifacts: ArtifactSink & { get(uri: string): { mimeType: string; bytes: Uint8Array } | undefined };
+  readonly runners: RunnerCache;
+  readonly signer: RequestStateSigner;
+  readonly redact: Redactor;
+  readonly sessionId: string;
+  readonly logger: Logger;
+  /** How long an elicitation may wait for the user before it counts as a denial. */
+  readonly approvalTimeoutMs: number;
+  /** How long close() waits for in-flight calls to stop after cancelling them. */
+  readonly closeGraceMs?: number;
+  /** Releases what the host built around the supervisor (the journal), after runners are closed. */
+  readonly onClose?: () => Promise<void> | void;
+}
+
+/** Builds the supervisor the protocol layer and `toolhost call` drive. */
+export function createSupervisor(deps: SupervisorDeps): Supervisor {
+  return new CallSupervisor(deps);
+}
+
+class CallSupervisor implements Supervisor {
+  readonly session: SessionPolicy;
+  readonly #deps: SupervisorDeps;
+  readonly #limits: SessionLimits;
+  readonly #shutdown = new AbortController();
+  readonly #inflight = new Set<Promise<CallOutcome>>();
+  readonly #declarations: readonly ToolDeclaration[];
+  #closing: Promise<void> | undefined;
+
+  constructor(deps: SupervisorDeps) {
+    this.#deps = deps;
+    this.session = deps.config.session;
+    this.#limits = new SessionLimits(this.session.maxCallsPerSession, this.session.maxConcurrency);
+    this.#declarations = Object.freeze(declareTools(deps.config.tools));
+  }
+
+  listTools(): readonly ToolDeclaration[] {
+    return this.#declarations;
+  }
+
+  async readArtifact(uri: string): Promise<{ readonly mimeType: string; readonly bytes: Uint8Array } | undefined> {
+    return this.#deps.artifacts.get(uri);
+  }
+
+  callTool(request: CallRequest): Promise<CallOutcome> {
+    if (this.#closing) {
+      return Promise.resolve({ kind: 'error', callId: '', error: new HostError('cancelled', 'The host is shutting down.', {}) });
+    }
+    // Host shutdown cancels every call, as a client cancel would.
+    const signal = AbortSignal.any([request.signal, this.#shutdown.signal]);
+    const call = this.#call({ ...request, signal });
+    this.#inflight.add(call);
+    void call.finally(() => this.#inflight.delete(call));
+    return call;
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  // The stage table of SPEC section 5, in order.
+  async #call(request: CallRequest): Promise<CallOutcome> {
+    const { config, journal } = this.#deps;
+    const ctx = new CallContext(request, this.#deps.sessionId, this.#deps.logger);
+    let release: ReleaseSlot | undefined;
+    let end: CallEnd | undefined;
+    try {
+      ctx.enter('session-limits');
+      release = await enterSession(this.#limits, slotKindFor(peekTool(config.tools, request.name, this.session.onUnknownTool)), request.signal);
+
+      ctx.enter('lookup');
+      const { view, rewrittenFrom } = lookupTool(config.tools, request.name, this.session.onUnknownTool);
+      ctx.view = view;
+      Object.assign(ctx, journalDecisionOf(view));
+      if (rewrittenFrom !== undefined) ctx.logger.info({ requested: rewrittenFrom, tool: view.manifest.name }, 'unknown tool rewritten by policy');
+
+      ctx.enter('exposure');
+      checkExposure(view);
+
+      ctx.enter('validate-args');
+      const args = validateArgs(view.manifest, request.args);
+
+      ctx.enter('idempotency');
+      ctx.idempotencyKey = readIdempotencyKey(request.meta);
+      const replay = checkIdempotency(journal, view.manifest.name, ctx.idempotencyKey, ctx.argsHash);
+      if (replay) {
+        ctx.approval = 'not_needed';
+        const outcome = this.#replayed(ctx, replay);
+        end = { kind: 'result', payloadHash: sha256Hex(replay.serialized), payloadBytes: Buffer.byteLength(replay.serialized), replay: replay.serialized };
+        return outcome;
+      }
+
+      ctx.enter('policy');
+      const policy = decidePolicy(view, ctx.logger);
+      ctx.decision = policy.journalDecision;
+      ctx.rule = policy.rule;
+
+      ctx.enter('approval');
+      const approval = await this.#approve(ctx, args, policy);
+      if (approval.status === 'input_required') {
+        end = { kind: 'input_required' };
+        return { kind: 'input_required', callId: ctx.callId, requestState: approval.requestState, message: approval.message };
+      }
+
+      ctx.enter('journal');
+      beginJournal(journal, ctx);
+
+      ctx.enter('run');
+      this.#emit(ctx, { type: 'tool.started', callId: ctx.callId, tool: view.manifest.name });
+      ctx.started = true;
+      const output = await runTool({
+        ctx,
+        runner: this.#deps.runners.get(view),
+        args,
+        timeoutMs: view.limits.timeoutMs,
+        redact: this.#deps.redact,
+        onProgress: this.#progressFor(ctx),
+      });
+
+      ctx.enter('result-checks');
+      const checked = checkResult(output, view.manifest);
+      const shaped = await shapeResult(checked, {
+        tool: view.manifest.name,
+        redact: this.#deps.redact,
+        maxResultBytes: view.limits.maxResultBytes,
+        artifacts: this.#deps.artifacts,
+      });
+      const result = { content: shaped.content, ...(shaped.structuredContent ? { structuredContent: shaped.structuredContent } : {}) };
+      end = { kind: 'result', payloadHash: sha256Hex(shaped.payload), payloadBytes: shaped.payloadBytes, replay: serializeForReplay(result) };
+      return { kind: 'result', callId: ctx.callId, ...result };
+    } catch (thrown) {
+      const error = this.#toHostError(ctx, thrown);
+      end = { kind: 'error', error };
+      return { kind: 'error', callId: ctx.callId, error };
+    } finally {
+      release?.();
+      this.#finish(ctx, end);
+    }
+  }
+
+  async #approve(ctx: CallContext, args: Readonly<Record<string, unknown>>, policy: ReturnType<typeof decidePolicy>) {
+    const view = ctx.view as ToolView;
+    try {
+      const approval = await obtainApproval({
+        view,
+        args,
+        argsHash: ctx.argsHash,
+        policy,
+        request: ctx.request,
+        signer: this.#deps.signer,
+        timeoutMs: this.#deps.approvalTimeoutMs,
+      });
+      ctx.approval = approval.status === 'input_required' ? 'required' : approval.status;
+      return approval;
+    } catch (error) {
+      if (isHostError(error)) ctx.approval = error.code === 'approval_required' ? 'required' : error.code === 'approval_denied' ? 'denied' : ctx.approval;
+      throw error;
+    }
+  }
+
+  #replayed(ctx: CallContext, replay: ReplayedResult): CallOutcome {
+    ctx.logger.info({ fromCallId: replay.fromCallId }, 'idempotency key seen before: replaying the recorded result');
+    return {
+      kind: 'result',
+      callId: ctx.callId,
+      content: replay.content,
+      ...(replay.structuredContent ? { structuredContent: replay.structuredContent } : {}),
+    };
+  }
+
+  // The one place unknown throwables become `internal`; first termination reason wins.
+  #toHostError(ctx: CallContext, thrown: unknown): HostError {
+    if (isHostError(thrown)) {
+      const code = ctx.terminate(thrown.code);
+      return code === thrown.code ? thrown : new HostError(code, 'The call was cancelled.', {}, { cause: thrown });
+    }
+    ctx.terminate('internal');
+    ctx.logger.error({ err: thrown, stage: ctx.stage }, 'internal error in a tool call');
+    return new HostError('internal', 'An internal error stopped this call.', { stage: ctx.stage }, { cause: thrown });
+  }
+
+  #finish(ctx: CallContext, end: CallEnd | undefined): void {
+    const durationMs = Date.now() - ctx.startedAt;
+    const closing = end ?? { kind: 'error', error: new HostError('internal', 'The call ended without an outcome.', {}) };
+    try {
+      closeJournal(this.#deps.journal, ctx, closing);
+    } catch (error) {
+      ctx.logger.error({ err: error, stage: ctx.stage }, 'could not write the journal record of a call');
+    }
+    if (ctx.started) {
+      const code = closing.kind === 'error' ? closing.error.code : undefined;
+      this.#emit(ctx, code ? { type: 'tool.failed', callId: ctx.callId, tool: ctx.toolName, code, durationMs } : { type: 'tool.completed', callId: ctx.callId, tool: ctx.toolName, durationMs });
+    }
+    const facts = { stage: ctx.stage, durationMs, decision: ctx.decision, rule: ctx.rule, approval: ctx.approval };
+    if (closing.kind === 'error') {
+      const { code, details } = closing.error;
+      ctx.logger[ERRORS[code].logLevel]({ ...facts, code, details, cause: closing.error.cause }, `call refused or failed: ${code}`);
+    } else {
+      ctx.logger.info(facts, closing.kind === 'input_required' ? 'call waits for an approval' : 'call completed');
+    }
+  }
+
+  #emit(ctx: CallContext, event: LifecycleEvent): void {
+    // After a cancel nothing more is sent for the request (SPEC section 6).
+    if (ctx.request.signal.aborted) return;
+    try {
+      ctx.request.onEvent?.(event);
+    } catch (error) {
+      ctx.logger.warn({ err: error, event: event.type }, 'lifecycle event listener threw');
+    }
+  }
+
+  #progressFor(ctx: CallContext): ((event: ProgressEvent) => void) | undefined {
+    const forward = ctx.request.onProgress;
+    if (!forward) return undefined;
+    return (event) => {
+      if (ctx.request.signal.aborted) return;
+      try {
+        forward({ ...event, ...(event.message !== undefined ? { message: this.#deps.redact(String(event.message)).slice(0, 1024) } : {}) });
+      } catch (error) {
+        ctx.logger.warn({ err: error }, 'progress listener threw');
+      }
+    };
+  }
+
+  async #close(): Promise<void> {
+    this.#shutdown.abort();
+    const graceMs = this.#deps.closeGraceMs ?? 5_000;
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
+    await Promise.race([Promise.allSettled([...this.#inflight]), grace]);
+    clearTimeout(timer);
+    await this.#deps.runners.closeAll();
+    // Calls still in flight now settle against closed runners; give them a moment to write their records.
+    await Promise.race([Promise.allSettled([...this.#inflight]), new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
+    await this.#deps.onClose?.();
+  }
+}
