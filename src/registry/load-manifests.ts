@@ -1,0 +1,211 @@
+// Loads every tool manifest under the given folders: YAML with positions →
+// schemas/manifest.schema.json → path and schema rules → normalized, frozen
+// Manifest. Every problem of every file is reported at once; a file with any
+// problem yields no manifest, and a name declared twice yields neither.
+import { readdirSync, realpathSync } from 'node:fs';
+import { dirname, extname, isAbsolute, join, relative, resolve } from 'node:path';
+import type { Problem } from '../config/problem.js';
+import { readYamlFile, type YamlSource } from '../config/yaml-source.js';
+import { createToolSchemaCompiler, type ToolSchemaCompiler } from './ajv.js';
+import type { Manifest } from './manifest.js';
+import { checkManifestShape } from './manifest-schema.js';
+import { compareProblems, normalizeManifest, type CheckedParts } from './normalize-manifest.js';
+import { resolveCommandElement, resolveEntry, resolveRoot } from './manifest-paths.js';
+import { problemsFromShapeErrors } from './schema-errors.js';
+import { checkToolSchema } from './schema-checks.js';
+
+export interface LoadManifestsOptions {
+  /** Folders searched recursively for *.yaml and *.yml; relative to cwd. */
+  readonly dirs: readonly string[];
+  /** What ${WORKSPACE} stands for in root paths; relative to cwd. */
+  readonly workspace: string;
+  /** Base for relative paths and for displayFile; default process.cwd(). */
+  readonly cwd?: string;
+}
+
+export interface LoadManifestsResult {
+  /** Manifests without any problem, in file order. */
+  readonly manifests: Manifest[];
+  /** Every problem found, sorted by file, line and column. */
+  readonly problems: Problem[];
+}
+
+/** Loads and checks every manifest under `dirs`. */
+export function loadManifests(options: LoadManifestsOptions): LoadManifestsResult {
+  const cwd = resolve(options.cwd ?? process.cwd());
+  const workspace = realOrResolved(resolve(cwd, options.workspace));
+  const compiler = createToolSchemaCompiler();
+  const problems: Problem[] = [];
+  const loaded: Manifest[] = [];
+
+  const named: NamedFile[] = [];
+  const seenFiles = new Set<string>();
+  for (const dir of options.dirs) {
+    const absolute = resolve(cwd, dir);
+    const found = findManifestFiles(absolute);
+    if (!found.ok) {
+      problems.push({ file: displayPath(cwd, absolute), line: 1, col: 1, reason: found.reason });
+      continue;
+    }
+    for (const file of found.files) {
+      // Overlapping folders (manifests and manifests/community) must not make a tool collide with itself.
+      const key = realOrResolved(file);
+      if (seenFiles.has(key)) continue;
+      seenFiles.add(key);
+      const result = loadManifestFile(file, { cwd, workspace, compiler });
+      if (result.ok) loaded.push(result.manifest);
+      else problems.push(...result.problems);
+      if (result.source) named.push({ source: result.source, manifest: result.ok ? result.manifest : undefined });
+    }
+  }
+
+  const manifests = dropDuplicateNames(loaded, named, problems);
+  problems.sort(compareProblems);
+  return { manifests, problems };
+}
+
+export interface LoadFileContext {
+  readonly cwd: string;
+  /** Absolute, symlink-resolved. */
+  readonly workspace: string;
+  readonly compiler: ToolSchemaCompiler;
+}
+
+/** `source` is set whenever the YAML parsed, so duplicate names are found even in files with other problems. */
+export type LoadFileResult =
+  | { readonly ok: true; readonly manifest: Manifest; readonly source: YamlSource }
+  | { readonly ok: false; readonly problems: Problem[]; readonly source?: YamlSource };
+
+/** Loads one manifest file (absolute path) with every problem it has. */
+export function loadManifestFile(file: string, context: LoadFileContext): LoadFileResult {
+  const displayFile = displayPath(context.cwd, file);
+  const parsed = readYamlFile(file, displayFile);
+  if (!parsed.ok) return { ok: false, problems: parsed.problems };
+  const source = parsed.source;
+  const problems = problemsFromShapeErrors(source, checkManifestShape(source.data));
+  if (!isRecord(source.data)) return { ok: false, problems, source };
+
+  const dir = realOrResolved(dirname(file));
+  const parts = checkParts(source, source.data, dir, context, problems);
+  if (problems.length > 0) return { ok: false, problems: problems.sort(compareProblems), source };
+  return { ok: true, manifest: normalizeManifest(source, source.data, { file, displayFile, dir, parts }), source };
+}
+
+// The checks the schema cannot express: paths on disk, roots, tool schemas.
+// Each reads the data defensively because it also runs when the schema failed.
+function checkParts(source: YamlSource, data: Record<string, unknown>, dir: string, context: LoadFileContext, problems: Problem[]): CheckedParts {
+  const parts: { -readonly [K in keyof CheckedParts]: CheckedParts[K] } = { roots: [] };
+
+  if (typeof data['entry'] === 'string') {
+    const entry = resolveEntry(dir, data['entry']);
+    if (entry.ok) parts.entry = entry.path;
+    else problems.push(source.problemAt(['entry'], entry.reason));
+  }
+
+  const sandbox = isRecord(data['sandbox']) ? data['sandbox'] : {};
+  const command = sandbox['command'];
+  if (Array.isArray(command)) {
+    const resolved: string[] = [];
+    command.forEach((element: unknown, index) => {
+      if (typeof element !== 'string') return;
+      const result = resolveCommandElement(dir, element, index);
+      if (result.ok) resolved.push(result.path);
+      else problems.push(source.problemAt(['sandbox', 'command', index], result.reason));
+    });
+    parts.command = resolved;
+  }
+
+  const workspace = isRecord(data['workspace']) ? data['workspace'] : {};
+  const roots = Array.isArray(workspace['roots']) ? (workspace['roots'] as unknown[]) : [];
+  roots.forEach((root, index) => {
+    if (!isRecord(root) || typeof root['path'] !== 'string') return;
+    const at = ['workspace', 'roots', index] as const;
+    const result = resolveRoot(root['path'], context.workspace);
+    if (!result.ok) problems.push(source.problemAt([...at, 'path'], result.reason));
+    if (data['sideEffect'] === 'read_only' && root['access'] === 'read_write') {
+      problems.push(source.problemAt([...at, 'access'], 'a read_only tool may not have a read_write root (access: read_write)'));
+    }
+    if (result.ok && (root['access'] === 'read' || root['access'] === 'read_write')) {
+      parts.roots = [...parts.roots, { declared: root['path'], path: result.path, access: root['access'] }];
+    }
+  });
+
+  for (const key of ['input', 'output'] as const) {
+    const schema = data[key];
+    if (!isRecord(schema)) continue;
+    const checked = checkToolSchema(source, key, schema, context.compiler);
+    if (!checked.ok) problems.push(...checked.problems);
+    else if (key === 'input') parts.validateInput = checked.validate;
+    else parts.validateOutput = checked.validate;
+  }
+  return parts;
+}
+
+type FoundFiles = { readonly ok: true; readonly files: string[] } | { readonly ok: false; readonly reason: string };
+
+// Recursive, sorted, *.yaml and *.yml only. Symlinked folders are not followed
+// (a link loop would never end); symlinked files are read like files.
+function findManifestFiles(dir: string): FoundFiles {
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch (error) {
+    const code = error instanceof Error && 'code' in error ? String(error.code) : 'unknown error';
+    return { ok: false, reason: code === 'ENOENT' ? 'manifest folder does not exist' : `cannot read manifest folder (${code})` };
+  }
+  const files: string[] = [];
+  for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) {
+      const nested = findManifestFiles(path);
+      if (nested.ok) files.push(...nested.files);
+    } else if ((entry.isFile() || entry.isSymbolicLink()) && ['.yaml', '.yml'].includes(extname(entry.name))) {
+      files.push(path);
+    }
+  }
+  return { ok: true, files };
+}
+
+interface NamedFile {
+  readonly source: YamlSource;
+  readonly manifest: Manifest | undefined;
+}
+
+// A name declared in two files is an error in both, and neither is loaded: never
+// "last one wins". Files with other problems count too: fixing them must not
+// reveal a clash that was there all along.
+function dropDuplicateNames(loaded: readonly Manifest[], named: readonly NamedFile[], problems: Problem[]): Manifest[] {
+  const byName = new Map<string, NamedFile[]>();
+  for (const entry of named) {
+    const data = entry.source.data;
+    const name = isRecord(data) && typeof data['name'] === 'string' ? data['name'] : undefined;
+    if (name !== undefined) byName.set(name, [...(byName.get(name) ?? []), entry]);
+  }
+  const clashing = new Set<Manifest>();
+  for (const [name, entries] of byName) {
+    if (entries.length < 2) continue;
+    for (const entry of entries) {
+      const others = entries.filter((other) => other !== entry).map((other) => other.source.file);
+      problems.push(entry.source.problemAt(['name'], `duplicate tool name "${name}": also declared in ${others.join(', ')}`));
+      if (entry.manifest) clashing.add(entry.manifest);
+    }
+  }
+  return loaded.filter((manifest) => !clashing.has(manifest));
+}
+
+function displayPath(cwd: string, file: string): string {
+  const rel = relative(cwd, file);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? rel : file;
+}
+
+function realOrResolved(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

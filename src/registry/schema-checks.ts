@@ -1,0 +1,129 @@
+// Checks on a tool's input or output JSON Schema before it is compiled: an
+// object schema, at most 64 levels deep, self-contained (only local "#..."
+// references, so nothing is ever read or fetched), a standard draft, and the
+// rules of Ajv's secure meta-schema (arguments are untrusted: an unbounded
+// string against a regex or format is a denial of service). Then it is compiled
+// once, in strict mode.
+import type { ValidateFunction } from 'ajv';
+import type { Problem } from '../config/problem.js';
+import type { YamlPath, YamlSource } from '../config/yaml-source.js';
+import { STANDARD_DRAFTS, type Draft, type ToolSchemaCompiler } from './ajv.js';
+import { showValue } from './schema-errors.js';
+
+export const MAX_SCHEMA_DEPTH = 64;
+
+export type SchemaCheck = { readonly ok: true; readonly validate: ValidateFunction } | { readonly ok: false; readonly problems: Problem[] };
+
+/** Checks and compiles the schema found at `key` ("input" or "output") of a manifest. */
+export function checkToolSchema(source: YamlSource, key: 'input' | 'output', schema: Readonly<Record<string, unknown>>, compiler: ToolSchemaCompiler): SchemaCheck {
+  const root: YamlPath = [key];
+  if (schema['type'] !== 'object') {
+    const at = 'type' in schema ? [...root, 'type'] : root;
+    return fail(source.problemAt(at, `${key} schema is not an object schema: it must have type: object (got ${showValue(schema['type'])})`));
+  }
+  const deep = findTooDeep(schema, root, 1);
+  if (deep) return fail(source.problemAt(deep, `${key} schema nests deeper than ${MAX_SCHEMA_DEPTH} levels`));
+
+  const problems: Problem[] = [];
+  walkSubschemas(schema, root, (node, path) => problems.push(...checkSubschema(source, key, node, path)));
+  if (problems.length > 0) return { ok: false, problems };
+
+  const draft = draftOf(schema);
+  try {
+    return { ok: true, validate: compiler.compile(schema, draft) };
+  } catch (error) {
+    const message = error instanceof Error ? (error.message.split('\n')[0] ?? error.message) : String(error);
+    return fail(source.problemAt(root, `${key} schema does not compile: ${message}`, 'key'));
+  }
+}
+
+function fail(problem: Problem): SchemaCheck {
+  return { ok: false, problems: [problem] };
+}
+
+function draftOf(schema: Readonly<Record<string, unknown>>): Draft {
+  const declared = schema['$schema'];
+  return typeof declared === 'string' ? (STANDARD_DRAFTS[declared] ?? '2020-12') : '2020-12';
+}
+
+function checkSubschema(source: YamlSource, key: string, node: Readonly<Record<string, unknown>>, path: YamlPath): Problem[] {
+  const problems: Problem[] = [];
+  const at = (keyword: string, reason: string): void => {
+    problems.push(source.problemAt([...path, keyword], `${key} schema: ${reason}`));
+  };
+  for (const keyword of ['$ref', '$dynamicRef', '$recursiveRef'] as const) {
+    const ref = node[keyword];
+    if (ref !== undefined && (typeof ref !== 'string' || !ref.startsWith('#'))) {
+      at(keyword, `${keyword} ${showValue(ref)} refers outside itself; only local "#..." references are allowed`);
+    }
+  }
+  const id = node['$id'];
+  if (id !== undefined && (typeof id !== 'string' || !id.startsWith('#'))) {
+    at('$id', `$id ${showValue(id)} refers outside itself; a tool schema must be self-contained`);
+  }
+  const declared = node['$schema'];
+  if (declared !== undefined && (typeof declared !== 'string' || !(declared in STANDARD_DRAFTS))) {
+    at('$schema', `$schema ${showValue(declared)} is not a standard draft (allowed: 2020-12, 2019-09, draft-07)`);
+  }
+  if (node['pattern'] !== undefined && node['maxLength'] === undefined) {
+    at('pattern', 'a pattern needs a maxLength beside it (arguments are untrusted; an unbounded string against a regex is slow)');
+  }
+  if (node['format'] !== undefined && node['maxLength'] === undefined && !isNumeric(node['type'])) {
+    at('format', 'a format needs a maxLength beside it (arguments are untrusted; an unbounded string against a format is slow)');
+  }
+  if (node['patternProperties'] !== undefined && !hasMaxLength(node['propertyNames'])) {
+    at('patternProperties', 'patternProperties needs propertyNames with a maxLength (arguments are untrusted)');
+  }
+  return problems;
+}
+
+function isNumeric(type: unknown): boolean {
+  return type === 'integer' || type === 'number';
+}
+
+function hasMaxLength(schema: unknown): boolean {
+  return isRecord(schema) && schema['maxLength'] !== undefined;
+}
+
+// Keywords whose value is one subschema, a map of subschemas, or a list of them.
+// Data keywords (const, enum, default, examples) are not walked: they hold values, not schemas.
+const SINGLE = ['additionalProperties', 'additionalItems', 'contains', 'propertyNames', 'if', 'then', 'else', 'not', 'unevaluatedItems', 'unevaluatedProperties', 'contentSchema', 'items'];
+const MAPS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas', 'dependencies'];
+const LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems', 'items'];
+
+/** Calls `visit` on every object subschema of `schema` (itself included), with its path. */
+export function walkSubschemas(schema: Readonly<Record<string, unknown>>, path: YamlPath, visit: (node: Readonly<Record<string, unknown>>, path: YamlPath) => void): void {
+  visit(schema, path);
+  for (const keyword of SINGLE) {
+    const child = schema[keyword];
+    if (isRecord(child)) walkSubschemas(child, [...path, keyword], visit);
+  }
+  for (const keyword of MAPS) {
+    const map = schema[keyword];
+    if (!isRecord(map)) continue;
+    for (const [name, child] of Object.entries(map)) if (isRecord(child)) walkSubschemas(child, [...path, keyword, name], visit);
+  }
+  for (const keyword of LISTS) {
+    const list = schema[keyword];
+    if (!Array.isArray(list)) continue;
+    list.forEach((child: unknown, index) => {
+      if (isRecord(child)) walkSubschemas(child, [...path, keyword, index], visit);
+    });
+  }
+}
+
+// The path of the first value nested deeper than the limit (objects and arrays both count).
+function findTooDeep(value: unknown, path: YamlPath, depth: number): YamlPath | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  if (depth > MAX_SCHEMA_DEPTH) return path;
+  const entries: [string | number, unknown][] = Array.isArray(value) ? value.map((item, index) => [index, item]) : Object.entries(value);
+  for (const [segment, child] of entries) {
+    const found = findTooDeep(child, [...path, segment], depth + 1);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,104 @@
+// Turns Ajv errors about a manifest into problems at the line and column of the
+// offending key or value, with a reason a person can act on.
+import type { ErrorObject } from 'ajv';
+import type { Problem } from '../config/problem.js';
+import type { YamlPath, YamlSource } from '../config/yaml-source.js';
+
+/** One problem per distinct Ajv error, positioned in the YAML source. */
+export function problemsFromShapeErrors(source: YamlSource, errors: readonly ErrorObject[]): Problem[] {
+  const problems: Problem[] = [];
+  const seen = new Set<string>();
+  for (const error of errors) {
+    const problem = problemFromShapeError(source, error);
+    if (!problem) continue;
+    const key = `${problem.line}:${problem.col}:${problem.reason}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    problems.push(problem);
+  }
+  return problems;
+}
+
+/** `workspace.roots[0].access` for people. */
+export function describePath(path: YamlPath): string {
+  let text = '';
+  for (const segment of path) text += typeof segment === 'number' ? `[${segment}]` : text === '' ? segment : `.${segment}`;
+  return text === '' ? 'the manifest' : text;
+}
+
+/** A JSON value shown in a reason, bounded so a huge value cannot flood the output. */
+export function showValue(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+function problemFromShapeError(source: YamlSource, error: ErrorObject): Problem | undefined {
+  const path = pathOf(source.data, error.instancePath);
+  const where = describePath(path);
+  const params = error.params as Record<string, unknown>;
+  const conditional = error.schemaPath.includes('/allOf/') ? ` when sandbox.mode is ${showValue(modeOf(source.data))}` : '';
+  switch (error.keyword) {
+    case 'if':
+      // Only says which branch failed; the branch's own errors carry the facts.
+      return undefined;
+    case 'additionalProperties': {
+      const key = String(params['additionalProperty']);
+      return source.problemAt([...path, key], `unknown key "${describePath([...path, key])}"`, 'key');
+    }
+    case 'required': {
+      const key = String(params['missingProperty']);
+      return source.problemAt(path, `missing required key "${describePath([...path, key])}"${conditional}`);
+    }
+    case 'false schema':
+      return source.problemAt(path, `key "${where}" is not allowed${conditional}`, 'key');
+    case 'enum':
+      return source.problemAt(path, `${where} must be one of ${(params['allowedValues'] as unknown[]).join(', ')} (got ${showValue(valueAt(source.data, path))})`);
+    case 'type':
+      return source.problemAt(path, path.length === 0 ? 'a manifest must be a YAML mapping' : `${where} must be of type ${String(params['type'])} (got ${showValue(valueAt(source.data, path))})`);
+    case 'pattern':
+      return source.problemAt(path, `${where} ${showValue(valueAt(source.data, path))} does not match ${String(params['pattern'])}`);
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum':
+      return source.problemAt(path, `${where} must be ${String(params['comparison'])} ${String(params['limit'])} (got ${showValue(valueAt(source.data, path))})`);
+    default:
+      return source.problemAt(path, `${where} ${error.message ?? 'is invalid'}`);
+  }
+}
+
+// JSON Pointer → YAML path; numeric segments index arrays only where the data is an array.
+function pathOf(data: unknown, pointer: string): YamlPath {
+  if (pointer === '') return [];
+  const path: (string | number)[] = [];
+  let node = data;
+  for (const raw of pointer.slice(1).split('/')) {
+    const segment = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (Array.isArray(node) && /^\d+$/.test(segment)) {
+      path.push(Number(segment));
+      node = node[Number(segment)];
+    } else {
+      path.push(segment);
+      node = isRecord(node) ? node[segment] : undefined;
+    }
+  }
+  return path;
+}
+
+function valueAt(data: unknown, path: YamlPath): unknown {
+  let node = data;
+  for (const segment of path) {
+    if (typeof segment === 'number' && Array.isArray(node)) node = node[segment];
+    else if (isRecord(node)) node = node[String(segment)];
+    else return undefined;
+  }
+  return node;
+}
+
+function modeOf(data: unknown): unknown {
+  return valueAt(data, ['sandbox', 'mode']);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
