@@ -47,7 +47,8 @@ export function parseYamlText(text: string, file: string): ParseResult {
     return {
       ok: false,
       problems: errors.map((error) => {
-        const pos = error.linePos?.[0] ?? START;
+        // linePos is only filled with prettyErrors; the offset is always there.
+        const pos = error.linePos?.[0] ?? lineCounter.linePos(error.pos[0]);
         const what = error.code === 'DUPLICATE_KEY' ? 'duplicate key' : 'invalid YAML';
         return { file, line: pos.line, col: pos.col, reason: `${what}: ${firstLine(error.message)}` };
       }),
