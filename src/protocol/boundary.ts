@@ -52,7 +52,7 @@ export function checkLine(bytes: Uint8Array, maxMessageBytes: number): LineCheck
     isUtf8 = false;
     text = LOSSY_UTF8.decode(bytes);
   }
-  const scan = scanJson(text);
+  const scan = scanJson(text, MAX_MESSAGE_DEPTH);
   if (!scan.ok) {
     return refuse(PARSE_ERROR, recoverIdFromPrefix(text.slice(0, ID_SCAN_BYTES)), isUtf8 ? 'invalid_json' : 'invalid_utf8', {
       offset: scan.offset,

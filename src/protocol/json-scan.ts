@@ -16,19 +16,28 @@ export type JsonScan =
       readonly topLevel: 'object' | 'array' | 'scalar';
     };
 
-/** Checks JSON syntax, measures depth and finds duplicate keys without building the value. */
-export function scanJson(text: string): JsonScan {
-  return new Scanner(text).run();
+/**
+ * Checks JSON syntax, measures depth and finds duplicate keys without building
+ * the value. Keys are tracked only down to `trackDepth` levels: past that the
+ * line is refused for depth anyway, and a 16 MiB line of `[` must not cost a
+ * frame object per level.
+ */
+export function scanJson(text: string, trackDepth = Number.POSITIVE_INFINITY): JsonScan {
+  return new Scanner(text, trackDepth).run();
 }
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
+const OBJECT = 1;
+const ARRAY = 2;
 
-interface Frame {
-  readonly kind: 'object' | 'array';
-  readonly keys?: Set<string>;
-  readonly path: string;
-  /** The key whose value is being read (objects only). */
+/** Key bookkeeping of one object within the tracked depth. */
+interface ObjectFrame {
+  readonly keys: Set<string>;
+  readonly parent: ObjectFrame | undefined;
+  /** The key in the parent object (or index marker in an array) this object sits under. */
+  readonly label: string;
+  /** The key whose value is being read. */
   key?: string;
 }
 
@@ -37,12 +46,19 @@ class Scanner {
   private maxDepth = 0;
   private duplicateKey: string | undefined;
   private idText: string | undefined;
+  /** Kind of every open container, one byte per level. */
+  private kinds = new Uint8Array(256);
+  private depth = 0;
+  /** Object frames by level (undefined for arrays and for levels past trackDepth). */
+  private readonly frames: (ObjectFrame | undefined)[] = [];
 
-  constructor(private readonly text: string) {}
+  constructor(
+    private readonly text: string,
+    private readonly trackDepth: number,
+  ) {}
 
   run(): JsonScan {
     const text = this.text;
-    const stack: Frame[] = [];
     this.skipSpace();
     const first = text.charCodeAt(this.pos);
     const topLevel = first === 0x7b ? 'object' : first === 0x5b ? 'array' : 'scalar';
@@ -51,50 +67,44 @@ class Scanner {
     for (;;) {
       this.skipSpace();
       if (expectValue) {
-        const frame = stack.at(-1);
         const valueStart = this.pos;
         const code = text.charCodeAt(this.pos);
         if (code === 0x7b || code === 0x5b) {
-          const kind = code === 0x7b ? 'object' : 'array';
-          const path = frame ? `${frame.path}/${frame.kind === 'object' ? escapePointer(frame.key ?? '') : ''}` : '';
           this.pos++;
-          stack.push(kind === 'object' ? { kind, keys: new Set(), path } : { kind, path });
-          this.maxDepth = Math.max(this.maxDepth, stack.length);
+          this.open(code === 0x7b ? OBJECT : ARRAY);
           this.skipSpace();
-          const close = kind === 'object' ? 0x7d : 0x5d;
-          if (text.charCodeAt(this.pos) === close) {
+          if (text.charCodeAt(this.pos) === (code === 0x7b ? 0x7d : 0x5d)) {
             this.pos++;
-            stack.pop();
+            this.depth--;
             expectValue = false;
-            if (stack.length === 0) break;
+            if (this.depth === 0) break;
             continue;
           }
-          if (kind === 'object' && !this.readKey(stack.at(-1)!)) return this.fail();
+          if (code === 0x7b && !this.readKey()) return this.fail();
           continue;
         }
         if (!this.readScalar()) return this.fail();
-        if (stack.length === 1 && frame?.kind === 'object' && frame.key === 'id') {
-          const raw = text.slice(valueStart, this.pos);
-          const c = raw.charCodeAt(0);
-          if (c !== 0x74 && c !== 0x66) this.idText = raw; // not true/false
+        if (this.depth === 1 && this.frames[1]?.key === 'id') {
+          const c = text.charCodeAt(valueStart);
+          if (c !== 0x74 && c !== 0x66) this.idText = text.slice(valueStart, this.pos); // not true/false
         }
         expectValue = false;
-        if (stack.length === 0) break;
+        if (this.depth === 0) break;
         continue;
       }
-      const frame = stack.at(-1);
-      if (!frame) break;
+      if (this.depth === 0) break;
+      const kind = this.kinds[this.depth];
       const code = text.charCodeAt(this.pos);
       if (code === 0x2c) {
         this.pos++;
-        if (frame.kind === 'object' && !this.readKey(frame)) return this.fail();
+        if (kind === OBJECT && !this.readKey()) return this.fail();
         expectValue = true;
         continue;
       }
-      if ((frame.kind === 'object' && code === 0x7d) || (frame.kind === 'array' && code === 0x5d)) {
+      if ((kind === OBJECT && code === 0x7d) || (kind === ARRAY && code === 0x5d)) {
         this.pos++;
-        stack.pop();
-        if (stack.length === 0) break;
+        this.depth--;
+        if (this.depth === 0) break;
         continue;
       }
       return this.fail();
@@ -110,22 +120,44 @@ class Scanner {
     };
   }
 
+  private open(kind: number): void {
+    const depth = ++this.depth;
+    if (depth >= this.kinds.length) {
+      const grown = new Uint8Array(this.kinds.length * 2);
+      grown.set(this.kinds);
+      this.kinds = grown;
+    }
+    this.kinds[depth] = kind;
+    if (depth > this.maxDepth) this.maxDepth = depth;
+    if (depth > this.trackDepth) return;
+    if (kind === OBJECT) {
+      const parent = this.frames[depth - 1];
+      const label = this.kinds[depth - 1] === OBJECT ? (parent?.key ?? '') : '-';
+      this.frames[depth] = { keys: new Set(), parent: depth > 1 ? nearestObject(this.frames, depth - 1) : undefined, label };
+    } else {
+      this.frames[depth] = undefined;
+    }
+  }
+
   private fail(): JsonScan {
     return { ok: false, offset: this.pos };
   }
 
-  /** Reads `"key" :` and records duplicates. */
-  private readKey(frame: Frame): boolean {
+  /** Reads `"key" :` and, within the tracked depth, records duplicates. */
+  private readKey(): boolean {
     this.skipSpace();
     if (this.text.charCodeAt(this.pos) !== QUOTE) return false;
     const start = this.pos;
     if (!this.readString()) return false;
-    const raw = this.text.slice(start + 1, this.pos - 1);
-    // Escapes make two spellings of one key ("a" and "\u0061"): compare decoded.
-    const key = raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
-    if (frame.keys!.has(key)) this.duplicateKey ??= `${frame.path}/${escapePointer(key)}`;
-    frame.keys!.add(key);
-    frame.key = key;
+    const frame = this.depth <= this.trackDepth ? this.frames[this.depth] : undefined;
+    if (frame) {
+      const raw = this.text.slice(start + 1, this.pos - 1);
+      // Escapes make two spellings of one key ("a" and "\u0061"): compare decoded.
+      const key = raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
+      if (frame.keys.has(key)) this.duplicateKey ??= pathOf(frame, key);
+      frame.keys.add(key);
+      frame.key = key;
+    }
     this.skipSpace();
     if (this.text.charCodeAt(this.pos) !== 0x3a) return false;
     this.pos++;
@@ -218,6 +250,22 @@ function isEscaped(text: string, index: number): boolean {
   let count = 0;
   for (let i = index - 1; i >= 0 && text.charCodeAt(i) === BACKSLASH; i--) count++;
   return count % 2 === 1;
+}
+
+/** The object frame at `depth` or the closest one above it (arrays have none). */
+function nearestObject(frames: readonly (ObjectFrame | undefined)[], depth: number): ObjectFrame | undefined {
+  for (let level = depth; level >= 1; level--) {
+    const frame = frames[level];
+    if (frame) return frame;
+  }
+  return undefined;
+}
+
+/** A JSON-pointer-like path of `key` in `frame` (array positions shown as `-`). */
+function pathOf(frame: ObjectFrame, key: string): string {
+  const labels = [key];
+  for (let current: ObjectFrame = frame; current.parent !== undefined; current = current.parent) labels.unshift(current.label);
+  return `/${labels.map(escapePointer).join('/')}`;
 }
 
 function escapePointer(key: string): string {

@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { checkLine, DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_DEPTH, recoverIdFromPrefix } from '../../../src/protocol/boundary.js';
+
+const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
+const nest = (depth: number): string => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
+/** A tools/call whose whole message nests `depth` levels (the message is level 1, params 2, arguments 3 and on). */
+const callWithDepth = (id: number, depth: number): string =>
+  `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","arguments":${nest(depth - 2)}}}`;
+
+describe('checkLine: accepted messages', () => {
+  it.each([
+    ['a request', '{"jsonrpc":"2.0","id":1,"method":"ping"}'],
+    ['a string id', '{"jsonrpc":"2.0","id":"a-1","method":"tools/list","params":{}}'],
+    ['a notification', '{"jsonrpc":"2.0","method":"notifications/initialized"}'],
+    ['a response', '{"jsonrpc":"2.0","id":0,"result":{"action":"accept"}}'],
+    ['an error response', '{"jsonrpc":"2.0","id":2,"error":{"code":-1,"message":"no"}}'],
+    ['absent arguments', '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x"}}'],
+    ['escapes and numbers', '{"jsonrpc":"2.0","id":4,"method":"ping","params":{"s":"a\\"b\\\\","u":"\\u00e9","n":[-0.5e10,0,1E+2]}}'],
+    ['whitespace', ' { "jsonrpc" : "2.0" , "id" : 5 , "method" : "ping" } '],
+    ['exactly the depth limit', callWithDepth(6, MAX_MESSAGE_DEPTH)],
+  ])('%s', (_name, line) => {
+    const check = checkLine(utf8(line), DEFAULT_MAX_MESSAGE_BYTES);
+    expect(check).toEqual({ ok: true, message: JSON.parse(line) });
+  });
+});
+
+describe('checkLine: refused lines answer with the id when it can be recovered', () => {
+  const bad = Buffer.from([0xc3, 0x28]);
+  it.each([
+    ['not JSON, id scanned', utf8('{"jsonrpc":"2.0","id":7,"method":"ping"'), -32700, 7, 'invalid_json'],
+    ['not JSON, nothing to scan', utf8('hello'), -32700, null, 'invalid_json'],
+    ['a nested id is not the request id', utf8('{"params":{"id":99},"id":8,"jsonrpc":"2.0","method":"ping"'), -32700, 8, 'invalid_json'],
+    ['a leading zero', utf8('{"jsonrpc":"2.0","id":10,"method":"ping","params":{"n":01}}'), -32700, 10, 'invalid_json'],
+    ['a raw control character in a string', utf8('{"jsonrpc":"2.0","id":11,"method":"ping","params":{"s":"a\tb"}}'), -32700, 11, 'invalid_json'],
+    ['duplicate top-level keys', utf8('{"jsonrpc":"2.0","id":"d","method":"ping","method":"x"}'), -32600, 'd', 'duplicate_key'],
+    ['duplicate keys spelled with an escape', utf8('{"jsonrpc":"2.0","id":12,"method":"ping","params":{"a":1,"\\u0061":2}}'), -32600, 12, 'duplicate_key'],
+    ['too deep', utf8(callWithDepth(13, MAX_MESSAGE_DEPTH + 1)), -32600, 13, 'too_deep'],
+    ['far too deep', utf8(`{"jsonrpc":"2.0","id":14,"method":"ping","params":{"x":${'['.repeat(100_000)}${']'.repeat(100_000)}}}`), -32600, 14, 'too_deep'],
+    ['invalid UTF-8 in valid JSON', Buffer.concat([utf8('{"jsonrpc":"2.0","id":15,"method":"ping","params":{"x":"'), bad, utf8('"}}')]), -32600, 15, 'invalid_utf8'],
+    ['invalid UTF-8 and not JSON', Buffer.concat([utf8('{"jsonrpc":"2.0","id":16,"x":"'), bad]), -32700, 16, 'invalid_utf8'],
+    ['arguments an array', utf8('{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"x","arguments":[1]}}'), -32600, 17, 'arguments_not_object'],
+    ['arguments null', utf8('{"jsonrpc":"2.0","id":18,"method":"tools/call","params":{"name":"x","arguments":null}}'), -32600, 18, 'arguments_not_object'],
+    ['a batch', utf8('[{"jsonrpc":"2.0","id":19,"method":"ping"}]'), -32600, null, 'batch_not_supported'],
+    ['wrong jsonrpc version', utf8('{"jsonrpc":"1.0","id":20,"method":"ping"}'), -32600, 20, 'not_jsonrpc'],
+    ['params an array', utf8('{"jsonrpc":"2.0","id":21,"method":"ping","params":[1]}'), -32600, 21, 'not_jsonrpc'],
+    ['a null id', utf8('{"jsonrpc":"2.0","id":null,"method":"ping"}'), -32600, null, 'not_jsonrpc'],
+    ['a scalar', utf8('42'), -32600, null, 'not_jsonrpc'],
+  ])('%s', (_name, bytes, code, id, reason) => {
+    const check = checkLine(bytes, DEFAULT_MAX_MESSAGE_BYTES);
+    expect(check.ok).toBe(false);
+    if (check.ok) return;
+    expect(check.response.id).toEqual(id);
+    expect(check.response.error.code).toBe(code);
+    expect(check.response.error.data).toMatchObject({ code: 'malformed_request', reason });
+  });
+
+  it('names the duplicated key as a path', () => {
+    const check = checkLine(utf8('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"p":{"q":1,"q":2}}}}'), 1024);
+    expect(check.ok ? undefined : check.response.error.data).toEqual({ code: 'malformed_request', reason: 'duplicate_key', key: '/params/arguments/p/q' });
+  });
+
+  it('refuses a line above the byte cap with the id from its first bytes', () => {
+    const line = `{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{"name":"x","arguments":{"s":"${'a'.repeat(2000)}"}}}`;
+    const check = checkLine(utf8(line), 1000);
+    expect(check.ok ? undefined : check.response).toEqual({
+      jsonrpc: '2.0',
+      id: 'big',
+      error: { code: -32600, message: 'Invalid Request', data: { code: 'malformed_request', reason: 'too_large', maxBytes: 1000 } },
+    });
+  });
+});
+
+describe('recoverIdFromPrefix', () => {
+  it.each([
+    ['{"id":"x\\"y","method', 'x"y'],
+    ['{"method":"a{","id":5', 5],
+    ['{"id":1.5}', null],
+    ['{"id":true, "x":', null],
+    ['no object', null],
+  ])('%s', (text, id) => {
+    expect(recoverIdFromPrefix(text)).toEqual(id);
+  });
+});
