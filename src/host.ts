@@ -1,0 +1,102 @@
+// The composition root (STYLE section 1, "no hidden state"): builds the
+// configuration, journal, artifact store, approval-state signer, runners and
+// supervisor, and hands each its dependencies. Two hosts fit in one process.
+import { randomUUID } from 'node:crypto';
+import { realpathSync } from 'node:fs';
+import { ArtifactStore } from './audit/artifacts.js';
+import { Journal } from './audit/journal.js';
+import { loadHostConfig, type HostConfig } from './config/load-host-config.js';
+import { ConfigError } from './config/problem.js';
+import type { Logger } from './log.js';
+import { createRunner } from './runner/create-runner.js';
+import { createRedactor } from './supervisor/redact.js';
+import { DEFAULT_REQUEST_STATE_TTL_MS, RequestStateSigner } from './supervisor/request-state.js';
+import { RunnerCache } from './supervisor/runner-cache.js';
+import { createSupervisor } from './supervisor/supervisor.js';
+import type { Supervisor } from './supervisor/types.js';
+
+export interface HostOptions {
+  readonly manifestDirs: readonly string[];
+  /** Organisation policy files, most authoritative first. */
+  readonly policyFiles: readonly string[];
+  readonly workspace: string;
+  /** Journal and artifacts live here (created 0700). */
+  readonly stateDir: string;
+  readonly logger: Logger;
+  /** The host environment (secrets to redact, names process tools may get); default process.env. */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Base for relative paths; default process.cwd(). */
+  readonly cwd?: string;
+  /** How long an elicitation may wait for the user; default 120 s. */
+  readonly approvalTimeoutMs?: number;
+  /** How long an input_required approval state stays valid; default 10 min. */
+  readonly requestStateTtlMs?: number;
+  /** Clock for approval-state expiry (tests). */
+  readonly now?: () => number;
+  /** Names this session in the journal; default a random UUID. */
+  readonly sessionId?: string;
+}
+
+export interface Host {
+  readonly supervisor: Supervisor;
+  readonly config: HostConfig;
+  readonly sessionId: string;
+  /** Cancels in-flight calls, closes runners and the journal. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Default time a person has to answer an approval prompt. */
+export const DEFAULT_APPROVAL_TIMEOUT_MS = 120_000;
+
+/** Builds a host; throws ConfigError (every problem listed) when manifests or policies do not load. */
+export async function createHost(options: HostOptions): Promise<Host> {
+  const { logger } = options;
+  const config = loadHostConfig({
+    manifestDirs: options.manifestDirs,
+    policyFiles: options.policyFiles,
+    workspace: options.workspace,
+    ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+    ...(options.env !== undefined ? { env: options.env } : {}),
+  });
+  if (config.problems.length > 0) throw new ConfigError(config.problems);
+  for (const view of config.tools.values()) {
+    if (view.exclusion) logger.warn({ tool: view.manifest.name, rule: view.exclusion.rule, reason: view.exclusion.reason }, 'tool excluded by policy');
+  }
+
+  const sessionId = options.sessionId ?? randomUUID();
+  const journal = Journal.open(options.stateDir, { logger, sessionId });
+  let artifacts: ArtifactStore;
+  try {
+    artifacts = new ArtifactStore(options.stateDir, journal, { logger });
+  } catch (error) {
+    journal.close();
+    throw error;
+  }
+  const runners = new RunnerCache((spec) => createRunner(spec, { logger }));
+  const redact = createRedactor({
+    secretValues: config.secretValues(),
+    // Paths inside the workspace may be shown, as given or with symlinks resolved.
+    visibleRoots: [...new Set([config.workspace, options.workspace, realpathOr(options.workspace)])],
+  });
+  const supervisor = createSupervisor({
+    config,
+    journal,
+    artifacts,
+    runners,
+    signer: new RequestStateSigner({ ttlMs: options.requestStateTtlMs ?? DEFAULT_REQUEST_STATE_TTL_MS, ...(options.now ? { now: options.now } : {}) }),
+    redact,
+    sessionId,
+    logger,
+    approvalTimeoutMs: options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS,
+    onClose: () => journal.close(),
+  });
+  return { supervisor, config, sessionId, close: () => supervisor.close() };
+}
+
+function realpathOr(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}

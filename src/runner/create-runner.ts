@@ -1,0 +1,23 @@
+// Picks the runner for a tool's sandbox mode. The supervisor's runner cache
+// calls this once per tool, on the tool's first call.
+import type { Logger } from '../log.js';
+import { createIsolateRunner } from './isolate.js';
+import { createProcessRunner } from './process.js';
+import type { Runner, RunSpec } from './runner.js';
+import { createWorkerRunner } from './worker.js';
+
+export interface CreateRunnerDeps {
+  readonly logger: Logger;
+}
+
+/** The runner for one tool, by `spec.mode`. */
+export function createRunner(spec: RunSpec, deps: CreateRunnerDeps): Runner {
+  switch (spec.mode) {
+    case 'isolate':
+      return createIsolateRunner(spec, deps);
+    case 'worker':
+      return createWorkerRunner(spec, deps);
+    case 'process':
+      return createProcessRunner(spec, deps);
+  }
+}
