@@ -1,0 +1,215 @@
+// Real MCP SDK clients for tests: the v1 SDK client (legacy era), the v2
+// client pinned to the legacy era, and the v2 client pinned to 2026-07-28,
+// each with or without the elicitation capability. Over stdio they spawn the
+// BUILT host (`node --no-node-snapshot dist/src/cli/main.js serve ...`); over
+// streams they talk to an in-process server (protocol unit tests).
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { PassThrough, type Readable, type Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { Client as ClientV2 } from '@modelcontextprotocol/client';
+import { StdioClientTransport as StdioClientTransportV2 } from '@modelcontextprotocol/client/stdio';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport as StdioClientTransportV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ElicitRequestSchema as ElicitRequestSchemaV1 } from '@modelcontextprotocol/sdk/types.js';
+
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const BUILT_MAIN = join(REPO_ROOT, 'dist/src/cli/main.js');
+
+/** The three client flavours every e2e test runs against. */
+export type ClientKind = 'v1-legacy' | 'v2-legacy' | 'v2-modern';
+export const CLIENT_KINDS: readonly ClientKind[] = ['v1-legacy', 'v2-legacy', 'v2-modern'];
+
+/** How a scripted user answers an approval question. */
+export type ElicitAnswerScript = (request: { message: string; requestedSchema: unknown }) => {
+  action: 'accept' | 'decline' | 'cancel';
+  content?: Record<string, unknown>;
+};
+
+export interface ClientOptions {
+  readonly kind: ClientKind;
+  /** When set, the client declares elicitation and answers with this script. */
+  readonly elicit?: ElicitAnswerScript;
+  /** Every elicitation the client was asked, in order. */
+  readonly elicitations?: string[];
+  /** Collects notifications/message params (lifecycle events). */
+  readonly onLog?: (params: { level: string; logger?: string; data: unknown }) => void;
+}
+
+/** The common surface the tests drive, whatever the client flavour. */
+export interface TestClient {
+  readonly kind: ClientKind;
+  listTools(): Promise<{ tools: Array<Record<string, unknown>> }>;
+  callTool(
+    params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> },
+    options?: { signal?: AbortSignal; onprogress?: (progress: { progress: number; total?: number; message?: string }) => void; timeout?: number },
+  ): Promise<Record<string, unknown>>;
+  readResource(uri: string): Promise<{ contents: Array<Record<string, unknown>> }>;
+  /** The raw client, for era checks. */
+  readonly raw: ClientV1 | ClientV2;
+  close(): Promise<void>;
+}
+
+/** Builds `npx tsc -p .` once per test file when dist is missing or older than the sources it needs. */
+export function ensureBuilt(): void {
+  const result = spawnSync(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', REPO_ROOT], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+  });
+  if (!existsSync(BUILT_MAIN)) throw new Error(`build failed:\n${result.stdout}\n${result.stderr}`);
+}
+
+export interface SpawnedServer {
+  readonly args: readonly string[];
+  readonly env?: Record<string, string>;
+  readonly cwd?: string;
+  /** stderr of the host, for diagnosis. */
+  readonly stderr?: 'pipe' | 'ignore' | 'inherit';
+}
+
+/** Connects a client of `options.kind` to the built host over real stdio pipes. */
+export async function connectStdioClient(server: SpawnedServer, options: ClientOptions): Promise<TestClient & { pid: number | null; stderrText: () => string }> {
+  const params = {
+    command: process.execPath,
+    args: ['--no-node-snapshot', BUILT_MAIN, 'serve', ...server.args],
+    env: { ...(process.env as Record<string, string>), ...server.env },
+    ...(server.cwd !== undefined ? { cwd: server.cwd } : {}),
+    stderr: 'pipe' as const,
+  };
+  if (options.kind === 'v1-legacy') {
+    const transport = new StdioClientTransportV1(params);
+    const stderr = captureStderr(transport.stderr);
+    const client = await connectV1(transport, options);
+    return { ...wrapV1(client, options.kind), pid: transport.pid, stderrText: stderr };
+  }
+  const transport = new StdioClientTransportV2(params);
+  const stderr = captureStderr(transport.stderr);
+  const client = await connectV2(transport, options);
+  return { ...wrapV2(client, options.kind), pid: transport.pid, stderrText: stderr };
+}
+
+/** A client-side Transport over a pair of byte streams (newline-delimited JSON), for in-process servers. */
+export class StreamClientTransport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: never) => void;
+  private buffer = '';
+
+  constructor(
+    private readonly input: Readable,
+    private readonly output: Writable,
+  ) {}
+
+  async start(): Promise<void> {
+    this.input.setEncoding('utf8');
+    this.input.on('data', (chunk: string) => {
+      this.buffer += chunk;
+      let newline = this.buffer.indexOf('\n');
+      while (newline !== -1) {
+        const line = this.buffer.slice(0, newline);
+        this.buffer = this.buffer.slice(newline + 1);
+        if (line.trim() !== '') this.onmessage?.(JSON.parse(line) as never);
+        newline = this.buffer.indexOf('\n');
+      }
+    });
+    this.input.on('end', () => this.onclose?.());
+  }
+
+  async send(message: unknown): Promise<void> {
+    this.output.write(`${JSON.stringify(message)}\n`);
+  }
+
+  async close(): Promise<void> {
+    this.output.end();
+    this.onclose?.();
+  }
+}
+
+/** Two stream pairs: what the client writes the server reads, and back. */
+export function createStreamPair(): { serverInput: PassThrough; serverOutput: PassThrough; client: StreamClientTransport } {
+  const serverInput = new PassThrough();
+  const serverOutput = new PassThrough();
+  return { serverInput, serverOutput, client: new StreamClientTransport(serverOutput, serverInput) };
+}
+
+/** Connects a client of `options.kind` over an already-built client transport. */
+export async function connectClient(transport: StreamClientTransport, options: ClientOptions): Promise<TestClient> {
+  if (options.kind === 'v1-legacy') return wrapV1(await connectV1(transport as never, options), options.kind);
+  return wrapV2(await connectV2(transport as never, options), options.kind);
+}
+
+async function connectV1(transport: Parameters<ClientV1['connect']>[0], options: ClientOptions): Promise<ClientV1> {
+  const client = new ClientV1({ name: 'test-v1', version: '1.0.0' }, { capabilities: options.elicit ? { elicitation: {} } : {} });
+  if (options.elicit) {
+    const script = options.elicit;
+    client.setRequestHandler(ElicitRequestSchemaV1, async (request) => {
+      const params = request.params as { message: string; requestedSchema?: unknown };
+      options.elicitations?.push(params.message);
+      return script({ message: params.message, requestedSchema: params.requestedSchema });
+    });
+  }
+  if (options.onLog) {
+    const onLog = options.onLog;
+    client.fallbackNotificationHandler = async (notification) => {
+      if (notification.method === 'notifications/message') onLog(notification.params as never);
+    };
+  }
+  await client.connect(transport);
+  return client;
+}
+
+async function connectV2(transport: Parameters<ClientV2['connect']>[0], options: ClientOptions): Promise<ClientV2> {
+  const client = new ClientV2(
+    { name: `test-${options.kind}`, version: '1.0.0' },
+    {
+      capabilities: options.elicit ? { elicitation: { form: {} } } : {},
+      versionNegotiation: { mode: options.kind === 'v2-modern' ? { pin: '2026-07-28' } : 'legacy' },
+    },
+  );
+  if (options.elicit) {
+    const script = options.elicit;
+    client.setRequestHandler('elicitation/create', async (request) => {
+      const params = request.params as { message: string; requestedSchema?: unknown };
+      options.elicitations?.push(params.message);
+      return script({ message: params.message, requestedSchema: params.requestedSchema });
+    });
+  }
+  if (options.onLog) {
+    const onLog = options.onLog;
+    client.setNotificationHandler('notifications/message', (notification) => onLog(notification.params as never));
+  }
+  await client.connect(transport);
+  return client;
+}
+
+function wrapV1(client: ClientV1, kind: ClientKind): TestClient {
+  return {
+    kind,
+    raw: client,
+    listTools: async () => (await client.listTools()) as never,
+    callTool: async (params, options) => (await client.callTool(params, undefined, options)) as never,
+    readResource: async (uri) => (await client.readResource({ uri })) as never,
+    close: () => client.close(),
+  };
+}
+
+function wrapV2(client: ClientV2, kind: ClientKind): TestClient {
+  return {
+    kind,
+    raw: client,
+    listTools: async () => (await client.listTools()) as never,
+    callTool: async (params, options) => (await client.callTool(params, options)) as never,
+    readResource: async (uri) => (await client.readResource({ uri })) as never,
+    close: () => client.close(),
+  };
+}
+
+function captureStderr(stream: import('node:stream').Stream | null): () => string {
+  let text = '';
+  stream?.on('data', (chunk: Buffer) => {
+    text += chunk.toString('utf8');
+    if (text.length > 1_000_000) text = text.slice(-500_000);
+  });
+  return () => text;
+}

@@ -1,0 +1,289 @@
+// The protocol layer alone: the real SDK server behind the boundary transport,
+// driven by the real SDK clients of both eras over in-process streams. The
+// supervisor is a scripted double here (unit scope); test/e2e runs the real host.
+import { ResourceNotFoundError } from '@modelcontextprotocol/server';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HostError } from '../../../src/errors.js';
+import { createSilentLogger } from '../../../src/log.js';
+import { serveToolhost, type ToolhostServer } from '../../../src/protocol/server.js';
+import { BoundaryStdioTransport, ProtocolOutput } from '../../../src/protocol/stdio.js';
+import type { CallOutcome, CallRequest, Supervisor, ToolDeclaration } from '../../../src/supervisor/types.js';
+import { CLIENT_KINDS, connectClient, createStreamPair, type ClientOptions, type TestClient } from '../../helpers/mcp-clients.js';
+
+const TOOLS: ToolDeclaration[] = [
+  {
+    name: 'echo',
+    description: 'Echo the arguments back.',
+    inputSchema: { type: 'object', properties: { text: { type: 'string' } } },
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  {
+    name: 'write_note',
+    description: 'Needs approval.',
+    inputSchema: { type: 'object' },
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  },
+];
+
+/** A supervisor double that scripts one behaviour per tool name and records every request. */
+class ScriptedSupervisor implements Supervisor {
+  readonly requests: CallRequest[] = [];
+  readonly session = { maxCallsPerSession: 100, maxConcurrency: 4, onUnknownTool: 'protocol_error', onInvalidArguments: 'error_result', secretNames: [] } as const;
+  closed = false;
+  /** Resolves when a `wait` call has started (its progress was emitted). */
+  waitStarted!: Promise<void>;
+  private markWaitStarted!: () => void;
+
+  constructor() {
+    this.waitStarted = new Promise((resolve) => (this.markWaitStarted = resolve));
+  }
+
+  listTools(): readonly ToolDeclaration[] {
+    return TOOLS;
+  }
+
+  async callTool(request: CallRequest): Promise<CallOutcome> {
+    this.requests.push(request);
+    const callId = `c${this.requests.length}`;
+    request.onEvent?.({ type: 'tool.started', callId, tool: request.name });
+    switch (request.name) {
+      case 'echo':
+        request.onEvent?.({ type: 'tool.completed', callId, tool: request.name, durationMs: 1 });
+        return { kind: 'result', callId, content: [{ type: 'text', text: JSON.stringify(request.args) }], structuredContent: { echoed: request.args ?? {} } };
+      case 'wait':
+        request.onProgress?.({ progress: 1, total: 2, message: 'half' });
+        request.onProgress?.({ progress: 1, total: 2, message: 'not increasing: dropped' });
+        this.markWaitStarted();
+        await new Promise<void>((resolve) => request.signal.addEventListener('abort', () => resolve(), { once: true }));
+        return { kind: 'error', callId, error: new HostError('cancelled', 'The call was cancelled.', { reason: String(request.signal.reason?.details?.reason ?? 'client') }) };
+      case 'write_note':
+        return this.approve(request, callId);
+      default:
+        return { kind: 'error', callId, error: new HostError('unknown_tool', 'No such tool.', { available: TOOLS.map((tool) => tool.name) }) };
+    }
+  }
+
+  private async approve(request: CallRequest, callId: string): Promise<CallOutcome> {
+    const deny = (code: 'approval_denied' | 'approval_required') => ({ kind: 'error' as const, callId, error: new HostError(code, 'Not approved.', {}) });
+    const ok = { kind: 'result' as const, callId, content: [{ type: 'text' as const, text: 'written' }] };
+    const approves = (answer: unknown) =>
+      typeof answer === 'object' && answer !== null && (answer as { action?: unknown }).action === 'accept' && (answer as { content?: { approve?: unknown } }).content?.approve === true;
+    if (request.approval.kind === 'none') return deny('approval_required');
+    if (request.approval.kind === 'elicitation') {
+      const answer = await request.approval.elicit({ message: 'Allow write_note?', tool: 'write_note', sideEffect: 'destructive' }, request.signal);
+      return approves(answer) ? ok : deny('approval_denied');
+    }
+    if (request.requestState === undefined) return { kind: 'input_required', callId, requestState: 'state-1', message: 'Allow write_note?' };
+    return request.requestState === 'state-1' && approves(request.approvalAnswer) ? ok : deny('approval_denied');
+  }
+
+  async readArtifact(uri: string) {
+    return uri === 'toolhost://artifacts/abc' ? { mimeType: 'text/plain', bytes: new TextEncoder().encode('the whole text') } : undefined;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+}
+
+interface Harness {
+  readonly supervisor: ScriptedSupervisor;
+  readonly server: ToolhostServer;
+  readonly lines: string[];
+  readonly write: (line: string | Buffer) => void;
+  readonly client?: TestClient;
+}
+
+let harness: Harness | undefined;
+afterEach(async () => {
+  await harness?.client?.close().catch(() => undefined);
+  await harness?.server.close();
+  harness = undefined;
+});
+
+function startServer(): Omit<Harness, 'client'> & { pair: ReturnType<typeof createStreamPair> } {
+  const supervisor = new ScriptedSupervisor();
+  const pair = createStreamPair();
+  const logger = createSilentLogger();
+  const transport = new BoundaryStdioTransport({ input: pair.serverInput, output: new ProtocolOutput(pair.serverOutput, logger), maxMessageBytes: 4096, logger });
+  const server = serveToolhost(transport, { supervisor, logger, serverInfo: { name: 'toolhost', version: 'test' } });
+  const lines: string[] = [];
+  let buffered = '';
+  pair.serverOutput.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString('utf8');
+    const parts = buffered.split('\n');
+    buffered = parts.pop() ?? '';
+    lines.push(...parts);
+  });
+  return { supervisor, server, lines, write: (line) => pair.serverInput.write(line), pair };
+}
+
+async function startWithClient(options: ClientOptions): Promise<Required<Harness>> {
+  const started = startServer();
+  const client = await connectClient(started.pair.client, options);
+  harness = { ...started, client };
+  return harness as Required<Harness>;
+}
+
+/** Waits until `predicate` holds, polling; fails after `timeoutMs`. */
+async function until(predicate: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe.each(CLIENT_KINDS)('with a %s client', (kind) => {
+  it('negotiates its era', async () => {
+    const { client } = await startWithClient({ kind });
+    const era = 'getProtocolEra' in client.raw ? client.raw.getProtocolEra() : 'legacy';
+    expect(era).toBe(kind === 'v2-modern' ? 'modern' : 'legacy');
+  });
+
+  it('lists the tools with their annotations, in order', async () => {
+    const { client } = await startWithClient({ kind });
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => [tool['name'], tool['annotations']])).toEqual(TOOLS.map((tool) => [tool.name, tool.annotations]));
+  });
+
+  it('calls a tool and forwards the request facts to the supervisor', async () => {
+    const { client, supervisor } = await startWithClient({ kind });
+    const result = await client.callTool({ name: 'echo', arguments: { text: 'hi' }, _meta: { idempotencyKey: 'k1' } });
+    expect(result['structuredContent']).toEqual({ echoed: { text: 'hi' } });
+    expect(result['isError']).toBeFalsy();
+    const request = supervisor.requests[0]!;
+    expect(request.args).toEqual({ text: 'hi' });
+    expect(request.meta['idempotencyKey']).toBe('k1');
+    expect(request.approval.kind).toBe('none');
+  });
+
+  it('answers an unknown tool with JSON-RPC -32602 listing the available tools', async () => {
+    const { client } = await startWithClient({ kind });
+    const failure = await client.callTool({ name: 'nope', arguments: {} }).then(
+      () => undefined,
+      (error: unknown) => error as { code?: number; data?: unknown },
+    );
+    expect(failure?.code).toBe(-32602);
+    expect(failure?.data).toEqual({ code: 'unknown_tool', available: ['echo', 'write_note'] });
+  });
+
+  it('reads an artifact, and answers an unknown one with resource-not-found', async () => {
+    const { client } = await startWithClient({ kind });
+    const read = await client.readResource('toolhost://artifacts/abc');
+    expect(read.contents).toEqual([{ uri: 'toolhost://artifacts/abc', mimeType: 'text/plain', text: 'the whole text' }]);
+    const failure = await client.readResource('toolhost://artifacts/nope').then(
+      () => undefined,
+      (error: unknown) => error as { code?: number },
+    );
+    expect(failure?.code).toBe(new ResourceNotFoundError('toolhost://artifacts/nope').code);
+  });
+
+  it('forwards progress, dropping non-increasing steps, and cancels: nothing is sent for the request afterwards', async () => {
+    const { client, supervisor, lines } = await startWithClient({ kind });
+    const progress: Array<{ progress: number; message?: string }> = [];
+    const controller = new AbortController();
+    const call = client.callTool({ name: 'wait', arguments: {} }, { signal: controller.signal, onprogress: (event) => progress.push(event) });
+    call.catch(() => undefined);
+    await supervisor.waitStarted;
+    await until(() => progress.length === 1);
+    const linesBeforeCancel = lines.length;
+    controller.abort('user stop');
+    await expect(call).rejects.toBeDefined();
+    await until(() => supervisor.requests[0]!.signal.aborted);
+    // A later call's answer proves the server kept going; nothing about the cancelled call came first.
+    await client.callTool({ name: 'echo', arguments: {} });
+    const after = lines.slice(linesBeforeCancel).map((line) => JSON.parse(line) as { id?: unknown; method?: string; params?: { data?: { callId?: string } } });
+    // Only the echo call's answer and its own lifecycle events: nothing about call c1.
+    expect(after.filter((message) => message.method === undefined)).toHaveLength(1);
+    expect(after.filter((message) => message.method === 'notifications/progress')).toEqual([]);
+    expect(after.filter((message) => message.params?.data?.callId === 'c1')).toEqual([]);
+    expect(progress).toEqual([{ progress: 1, total: 2, message: 'half' }]);
+  });
+
+  it('without elicitation, an approval is approval_required', async () => {
+    const { client } = await startWithClient({ kind });
+    const result = await client.callTool({ name: 'write_note', arguments: {} });
+    expect(result['isError']).toBe(true);
+    expect((result['_meta'] as Record<string, unknown>)['toolhost/error']).toEqual({ code: 'approval_required' });
+  });
+
+  it.each([
+    ['approve', { action: 'accept' as const, content: { approve: true } }, 'written'],
+    ['decline', { action: 'decline' as const }, 'approval_denied'],
+    ['cancel', { action: 'cancel' as const }, 'approval_denied'],
+    ['accept without approving', { action: 'accept' as const, content: { approve: false } }, 'approval_denied'],
+  ])('with elicitation, the user answers %s', async (_name, answer, expected) => {
+    const elicitations: string[] = [];
+    const { client, supervisor } = await startWithClient({ kind, elicit: () => answer, elicitations });
+    const result = await client.callTool({ name: 'write_note', arguments: {} });
+    expect(elicitations).toEqual(['Allow write_note?']);
+    if (expected === 'written') {
+      expect(result['content']).toEqual([{ type: 'text', text: 'written' }]);
+    } else {
+      expect((result['_meta'] as Record<string, unknown>)['toolhost/error']).toEqual({ code: expected });
+    }
+    const kinds = supervisor.requests.map((request) => request.approval.kind);
+    expect(kinds).toEqual(kind === 'v2-modern' ? ['input_required', 'input_required'] : ['elicitation']);
+  });
+});
+
+describe('lifecycle events', () => {
+  it('reach a legacy client as log messages', async () => {
+    const logs: Array<{ level: string; logger?: string; data: unknown }> = [];
+    const { client } = await startWithClient({ kind: 'v2-legacy', onLog: (params) => logs.push(params) });
+    await client.callTool({ name: 'echo', arguments: {} });
+    await until(() => logs.length === 2);
+    expect(logs.map((log) => [log.level, log.logger, (log.data as { type: string }).type])).toEqual([
+      ['info', 'toolhost', 'tool.started'],
+      ['info', 'toolhost', 'tool.completed'],
+    ]);
+  });
+});
+
+describe('raw lines', () => {
+  async function answerTo(line: string | Buffer): Promise<Record<string, unknown>> {
+    const started = startServer();
+    harness = started;
+    started.write(Buffer.concat([Buffer.isBuffer(line) ? line : Buffer.from(line), Buffer.from('\n')]));
+    await until(() => started.lines.length > 0);
+    return JSON.parse(started.lines[0]!) as Record<string, unknown>;
+  }
+
+  it.each([
+    ['not JSON', '{"jsonrpc":"2.0","id":1,"method":', 1, -32700, 'invalid_json'],
+    ['duplicate keys', '{"jsonrpc":"2.0","id":2,"id":2,"method":"ping"}', 2, -32600, 'duplicate_key'],
+    ['too big', `{"jsonrpc":"2.0","id":3,"method":"ping","params":{"x":"${'x'.repeat(5000)}"}}`, 3, -32600, 'too_large'],
+    ['arguments not an object', '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":"x"}}', 4, -32600, 'arguments_not_object'],
+  ])('%s is answered with its id', async (_name, line, id, code, reason) => {
+    const answer = await answerTo(line);
+    expect(answer).toMatchObject({ jsonrpc: '2.0', id, error: { code, data: { code: 'malformed_request', reason } } });
+  });
+
+  it('invalid UTF-8 is answered with its id', async () => {
+    const line = Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":"u","method":"ping","params":{"x":"'), Buffer.from([0xfe]), Buffer.from('"}}')]);
+    expect(await answerTo(line)).toMatchObject({ id: 'u', error: { code: -32600, data: { code: 'malformed_request', reason: 'invalid_utf8' } } });
+  });
+
+  it('a line after a malformed one is still served', async () => {
+    const started = startServer();
+    harness = started;
+    started.write('garbage\n{"jsonrpc":"2.0","id":9,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}\n');
+    await until(() => started.lines.length === 2);
+    const [first, second] = started.lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(first).toMatchObject({ id: null, error: { code: -32700 } });
+    expect(second).toMatchObject({ id: 9, result: { protocolVersion: '2025-06-18', serverInfo: { name: 'toolhost' } } });
+  });
+});
+
+describe('shutdown', () => {
+  it('cancelInFlight answers a running call with a cancelled error result', async () => {
+    const { client, supervisor, server } = await startWithClient({ kind: 'v2-legacy' });
+    const call = client.callTool({ name: 'wait', arguments: {} });
+    await supervisor.waitStarted;
+    await server.cancelInFlight(2_000);
+    const result = await call;
+    expect(result['isError']).toBe(true);
+    expect((result['_meta'] as Record<string, unknown>)['toolhost/error']).toEqual({ code: 'cancelled', reason: 'shutdown' });
+  });
+});
