@@ -1,0 +1,166 @@
+// `toolhost explain TOOL [JSON] [--json]`: which policy rules decide what for
+// TOOL, each with its layer, file and line; with arguments, whether they are
+// valid and what a call with them would meet.
+import type { HostConfig } from '../config/load-host-config.js';
+import type { ToolCheck } from '../policy/assess-tool.js';
+import { decide } from '../policy/decide.js';
+import { describePolicy, type KeyRow } from '../policy/describe-policy.js';
+import type { Decision, ToolView } from '../policy/types.js';
+import { HOST_FLAGS_HELP, parseCommandArgs, UsageError } from './args.js';
+import { loadConfigFromFlags, printProblems } from './host-config-flags.js';
+import { formatTable } from './table.js';
+import { sandboxLabel, summarizeTool, type ToolSummary } from './tool-summary.js';
+
+const HELP = `Usage: toolhost explain TOOL [JSON] [--json] [host flags]
+
+Shows how the policy in force treats TOOL: whether it is listed, the decision
+and the rule behind it, its trust, sandbox modes and limits, every check the
+policy makes for it, and every policy key in force with the layer
+(organisation, repository or built-in), file and line that set it.
+
+With JSON (the arguments of a call, e.g. '{"path": "notes.txt"}') it also checks
+them against the tool's input schema and says what a call would meet.
+
+  --json   print the explanation as one JSON object (documented in the README)
+
+Exit status: 0 explained; 1 unknown tool, or arguments the tool's schema
+refuses; 2 bad usage (including JSON that does not parse).
+
+${HOST_FLAGS_HELP}
+`;
+
+export async function run(argv: readonly string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(argv, { json: { type: 'boolean' } }, 2);
+  if (values.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  const [name, argsText] = positionals;
+  if (name === undefined) throw new UsageError('missing TOOL');
+  const args = argsText === undefined ? undefined : parseArguments(argsText);
+  const config = loadConfigFromFlags(values);
+  printProblems(config.problems);
+  const view = config.tools.get(name);
+  if (!view) {
+    process.stderr.write(`toolhost explain: unknown tool "${name}"; known tools: ${[...config.tools.keys()].join(', ') || 'none'}\n`);
+    return 1;
+  }
+  const explanation = explainTool(config, view, args);
+  process.stdout.write(values.json ? `${JSON.stringify(explanation, null, 2)}\n` : renderExplanation(explanation));
+  return explanation.arguments && !explanation.arguments.valid ? 1 : 0;
+}
+
+/** What `explain --json` prints. */
+export interface Explanation extends ToolSummary {
+  readonly allowedModes: readonly string[];
+  readonly checks: readonly { readonly key: string; readonly outcome: ToolCheck['outcome']; readonly rule: string | null; readonly text: string }[];
+  readonly keys: readonly KeyRow[];
+  /** Keys written in shadow-mode organisation files (not enforced). */
+  readonly shadowKeys: readonly KeyRow[];
+  readonly arguments?: {
+    readonly valid: boolean;
+    readonly errors: readonly { readonly path: string; readonly message: string }[];
+    /** run | ask | deny | invalid_arguments */
+    readonly outcome: string;
+    readonly rule: string | null;
+  };
+}
+
+/** Builds the explanation of one tool (and, optionally, one set of arguments). */
+export function explainTool(config: HostConfig, view: ToolView, args: unknown): Explanation {
+  const assessment = config.policy.assessments.get(view.manifest.name);
+  const shadowKeys = config.policy.withShadow ? describePolicy(config.policy.withShadow).filter((row) => row.shadow) : [];
+  return {
+    ...summarizeTool(view),
+    allowedModes: view.allowedModes,
+    checks: (assessment?.checks ?? []).map((check) => ({ key: check.key, outcome: check.outcome, rule: check.rule ?? null, text: check.text })),
+    keys: describePolicy(config.policy.enforced),
+    shadowKeys,
+    ...(args === undefined ? {} : { arguments: checkArguments(config, view, args) }),
+  };
+}
+
+function checkArguments(config: HostConfig, view: ToolView, args: unknown): NonNullable<Explanation['arguments']> {
+  const validate = view.manifest.validateInput;
+  const valid = validate(args) === true;
+  // Copy the errors at once: the compiled validator reuses its errors array.
+  const errors = valid ? [] : (validate.errors ?? []).map((error) => ({ path: error.instancePath || '/', message: error.message ?? 'is invalid' }));
+  if (!valid) {
+    const mode = config.session.onInvalidArguments;
+    return { valid, errors, outcome: 'invalid_arguments', rule: config.policy.enforced.onInvalidArguments.source.rule + ` (${mode})` };
+  }
+  const decision: Decision = decide(view, args as Record<string, unknown>);
+  if (decision.effect === 'allow') return { valid, errors, outcome: 'run', rule: null };
+  return { valid, errors, outcome: decision.effect, rule: decision.rule };
+}
+
+function parseArguments(text: string): unknown {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`JSON arguments do not parse: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UsageError('JSON arguments must be an object');
+  return value;
+}
+
+/** The explanation for a person at a terminal. */
+export function renderExplanation(e: Explanation): string {
+  const lines: string[] = [];
+  lines.push(`${e.name} (${e.file})`);
+  lines.push(`  class     ${e.sideEffect ?? 'unclassified'}`);
+  lines.push(`  sandbox   ${sandboxLabel(e)}; trust ${e.trust === 'first_party' ? 'first party' : 'community'}; allowed modes: ${e.allowedModes.join(', ') || 'none'}`);
+  lines.push(`  listed    ${e.listed ? 'yes' : e.excluded ? 'no (excluded: conflicts with the policy as declared)' : 'no (denied)'}`);
+  lines.push(`  decision  ${describeDecision(e.decision, e.code, e.reason)}`);
+  if (e.rule) lines.push(`  rule      ${e.rule}`);
+  if (e.shadow) lines.push(`  shadow    would ${e.shadow.decision}: ${e.shadow.reason} (${e.shadow.rule}); not enforced`);
+  lines.push(`  limits    timeoutMs ${e.limits.timeoutMs}, maxResultBytes ${e.limits.maxResultBytes}, memoryMb ${e.limits.memoryMb}`);
+  if (e.arguments) {
+    const a = e.arguments;
+    lines.push('', `Arguments: ${a.valid ? 'valid' : 'invalid'}`);
+    for (const error of a.errors) lines.push(`  ${error.path}: ${error.message}`);
+    lines.push(`  a call would: ${describeOutcome(a.outcome)}${a.rule ? ` (${a.rule})` : ''}`);
+  }
+  lines.push('', 'Checks for this tool:');
+  lines.push(indent(formatTable(['OUTCOME', 'KEY', 'WHY', 'RULE'], e.checks.map((c) => [c.outcome, c.key, c.text, c.rule ?? '-']), true)));
+  lines.push('Policy keys in force:');
+  lines.push(indent(formatTable(['KEY', 'VALUE', 'LAYER', 'RULE'], e.keys.map(keyRow), true)));
+  if (e.shadowKeys.length > 0) {
+    lines.push('Shadow-mode keys (organisation files in mode: shadow; reported, not enforced):');
+    lines.push(indent(formatTable(['KEY', 'VALUE', 'LAYER', 'RULE'], e.shadowKeys.map(keyRow), true)));
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function keyRow(row: KeyRow): string[] {
+  return [row.key, JSON.stringify(row.value), row.layer, row.rule];
+}
+
+function describeDecision(decision: string, code: string | null, reason: string | null): string {
+  if (decision === 'allow') return 'allow';
+  if (decision === 'ask') return `ask for approval: ${reason ?? ''}`;
+  return `deny (${code ?? 'policy_denied'}): ${reason ?? ''}`;
+}
+
+function describeOutcome(outcome: string): string {
+  switch (outcome) {
+    case 'run':
+      return 'run';
+    case 'ask':
+      return 'ask for approval, then run';
+    case 'deny':
+      return 'be refused';
+    default:
+      return 'be refused with invalid_arguments';
+  }
+}
+
+function indent(text: string): string {
+  return text
+    .trimEnd()
+    .split('\n')
+    .map((line) => `  ${line}`)
+    .join('\n')
+    .concat('\n');
+}

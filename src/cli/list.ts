@@ -1,0 +1,56 @@
+// `toolhost list [--json]`: every tool with its class, sandbox, trust and the
+// policy's decision. A table on a terminal, tab-separated columns in a pipe,
+// or the documented JSON array with --json.
+import { HOST_FLAGS_HELP, parseCommandArgs } from './args.js';
+import { loadConfigFromFlags, printProblems } from './host-config-flags.js';
+import { formatTable } from './table.js';
+import { sandboxLabel, summarizeTool, type ToolSummary } from './tool-summary.js';
+
+const HELP = `Usage: toolhost list [--json] [host flags]
+
+Every tool that loaded, in name order, with its side-effect class, sandbox,
+trust, whether tools/list shows it, and the policy's decision with its rule.
+Excluded and denied tools are shown too (LISTED no).
+
+  --json   a JSON array, one object per tool (fields documented in the README:
+           name, file, sideEffect, mode, isolation, trust, listed, excluded,
+           decision, code, rule, reason, shadow, limits)
+
+Exit status: 0, or 1 when a manifest or policy file has a problem (printed on
+stderr; the tools that did load are still listed), 2 bad usage.
+
+${HOST_FLAGS_HELP}
+`;
+
+const HEADERS = ['NAME', 'CLASS', 'SANDBOX', 'TRUST', 'LISTED', 'DECISION', 'RULE'] as const;
+
+export async function run(argv: readonly string[]): Promise<number> {
+  const { values } = parseCommandArgs(argv, { json: { type: 'boolean' } }, 0);
+  if (values.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  const config = loadConfigFromFlags(values);
+  printProblems(config.problems);
+  const summaries = [...config.tools.values()].map(summarizeTool);
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify(summaries, null, 2)}\n`);
+  } else {
+    process.stdout.write(formatTable(HEADERS, summaries.map(toRow), process.stdout.isTTY === true));
+  }
+  return config.problems.length > 0 ? 1 : 0;
+}
+
+function toRow(summary: ToolSummary): string[] {
+  const decision = summary.excluded ? 'excluded' : summary.code ? `deny (${summary.code})` : summary.decision;
+  const shadow = summary.shadow ? `; shadow would ${summary.shadow.decision}: ${summary.shadow.rule}` : '';
+  return [
+    summary.name,
+    summary.sideEffect ?? 'unclassified',
+    sandboxLabel(summary),
+    summary.trust === 'first_party' ? 'first party' : 'community',
+    summary.listed ? 'yes' : 'no',
+    decision,
+    `${summary.rule ?? '-'}${shadow}`,
+  ];
+}

@@ -1,0 +1,65 @@
+// One tool as `list --json` and `explain --json` print it. The field set is
+// documented in the README ("--json output") and only ever grows.
+import type { Decision, ToolView } from '../policy/types.js';
+
+export interface ToolSummary {
+  readonly name: string;
+  /** The manifest file, relative to the working directory when inside it. */
+  readonly file: string;
+  /** null: unclassified. */
+  readonly sideEffect: string | null;
+  readonly mode: 'isolate' | 'worker' | 'process';
+  /** process tools: none | namespace; null for isolate and worker. */
+  readonly isolation: 'none' | 'namespace' | null;
+  readonly trust: 'first_party' | 'community';
+  readonly listed: boolean;
+  readonly excluded: boolean;
+  readonly decision: 'allow' | 'ask' | 'deny';
+  /** deny only: policy_denied | unclassified_tool. */
+  readonly code: string | null;
+  /** The deciding rule (`file:line key` or `(built-in) key`); null for allow. */
+  readonly rule: string | null;
+  readonly reason: string | null;
+  /** What a shadow-mode organisation file would decide, when stricter; else null. */
+  readonly shadow: { readonly decision: 'ask' | 'deny'; readonly code: string | null; readonly rule: string; readonly reason: string } | null;
+  readonly limits: { readonly timeoutMs: number; readonly maxResultBytes: number; readonly memoryMb: number };
+}
+
+/** The summary of one tool view. */
+export function summarizeTool(view: ToolView): ToolSummary {
+  const { manifest } = view;
+  const decision = flatten(view.decision);
+  const shadow = view.shadowDecision ? flatten(view.shadowDecision) : undefined;
+  return {
+    name: manifest.name,
+    file: manifest.displayFile,
+    sideEffect: manifest.sideEffect ?? null,
+    mode: manifest.sandbox.mode,
+    isolation: manifest.sandbox.mode === 'process' ? manifest.sandbox.isolation : null,
+    trust: view.trust,
+    listed: view.listed,
+    excluded: view.exclusion !== undefined,
+    ...decision,
+    shadow:
+      shadow && shadow.decision !== 'allow' && shadow.rule !== null && shadow.reason !== null
+        ? { decision: shadow.decision, code: shadow.code, rule: shadow.rule, reason: shadow.reason }
+        : null,
+    limits: { timeoutMs: view.limits.timeoutMs, maxResultBytes: view.limits.maxResultBytes, memoryMb: view.limits.memoryMb },
+  };
+}
+
+/** `isolate`, `worker`, `process` or `process+namespace`. */
+export function sandboxLabel(summary: ToolSummary): string {
+  return summary.isolation === 'namespace' ? 'process+namespace' : summary.mode;
+}
+
+function flatten(decision: Decision): Pick<ToolSummary, 'decision' | 'code' | 'rule' | 'reason'> {
+  switch (decision.effect) {
+    case 'allow':
+      return { decision: 'allow', code: null, rule: null, reason: null };
+    case 'ask':
+      return { decision: 'ask', code: null, rule: decision.rule, reason: decision.reason };
+    case 'deny':
+      return { decision: 'deny', code: decision.code, rule: decision.rule, reason: decision.reason };
+  }
+}

@@ -1,0 +1,130 @@
+// schemas/policy.schema.json is the one source of truth for the policy format:
+// this module compiles it once and turns Ajv's errors into file:line:col
+// problems, one per fault (an unknown key points at the key itself).
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import type { Problem } from '../config/problem.js';
+import type { YamlPath, YamlSource } from '../config/yaml-source.js';
+import type { PolicyDocument } from './policy-model.js';
+
+/** Absolute path of schemas/policy.schema.json, from src/ (tests) or dist/src/ (built). */
+export const POLICY_SCHEMA_PATH = findSchema('policy.schema.json');
+
+/** The schema as data (for the README test and editors). */
+export function readPolicySchema(): Record<string, unknown> {
+  return JSON.parse(readFileSync(POLICY_SCHEMA_PATH, 'utf8')) as Record<string, unknown>;
+}
+
+/** Checks a parsed policy file against the schema; every fault becomes a positioned problem. */
+export function checkPolicyDocument(source: YamlSource): { ok: true; data: PolicyDocument } | { ok: false; problems: Problem[] } {
+  const validate = compiled();
+  if (validate(source.data)) return { ok: true, data: source.data as PolicyDocument };
+  const errors = [...(validate.errors ?? [])];
+  return { ok: false, problems: dedupe(problemsFrom(errors, source)) };
+}
+
+let validator: ValidateFunction | undefined;
+
+function compiled(): ValidateFunction {
+  // Our own trusted schema: allErrors is fine and lists every problem of a file at once.
+  validator ??= new Ajv2020({ allErrors: true, strict: true, verbose: true }).compile(readPolicySchema());
+  return validator;
+}
+
+function problemsFrom(errors: readonly ErrorObject[], source: YamlSource): Problem[] {
+  const problems: Problem[] = [];
+  for (const error of errors) {
+    const path = pathOf(error.instancePath);
+    const where = path.length === 0 ? 'policy file' : path.join('.');
+    if (path[0] === 'onUnknownTool') {
+      // oneOf reports a fault per branch; one sentence says it better.
+      problems.push(source.problemAt(['onUnknownTool'], 'onUnknownTool must be protocol_error, error_result or {rewrite: tool_name}'));
+      continue;
+    }
+    switch (error.keyword) {
+      case 'additionalProperties': {
+        const key = String((error.params as { additionalProperty: string }).additionalProperty);
+        const known = Object.keys(propertiesAt(error.parentSchema));
+        const hint = suggest(key, known);
+        problems.push(source.problemAt([...path, key], `unknown key "${key}" in ${where}${hint ? ` (did you mean "${hint}"?)` : ''}`, 'key'));
+        break;
+      }
+      case 'required': {
+        const key = String((error.params as { missingProperty: string }).missingProperty);
+        problems.push(source.problemAt(path, `missing required key "${key}" in ${where}`));
+        break;
+      }
+      case 'const':
+        problems.push(source.problemAt(path, `${where} must be ${JSON.stringify((error.params as { allowedValue: unknown }).allowedValue)}`));
+        break;
+      case 'enum': {
+        const allowed = (error.params as { allowedValues: unknown[] }).allowedValues.map(String).join(', ');
+        problems.push(source.problemAt(path, `${where} must be one of: ${allowed}`));
+        break;
+      }
+      default:
+        problems.push(source.problemAt(path, `${where} ${error.message ?? 'is invalid'}`));
+    }
+  }
+  return problems;
+}
+
+function pathOf(instancePath: string): YamlPath {
+  if (instancePath === '') return [];
+  return instancePath
+    .slice(1)
+    .split('/')
+    .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((segment) => (/^\d+$/.test(segment) ? Number(segment) : segment));
+}
+
+function propertiesAt(schema: unknown): Record<string, unknown> {
+  if (typeof schema === 'object' && schema !== null && 'properties' in schema) {
+    const properties = (schema as { properties: unknown }).properties;
+    if (typeof properties === 'object' && properties !== null) return properties as Record<string, unknown>;
+  }
+  return {};
+}
+
+// A typo is the usual cause of an unknown key: name the nearest known key.
+function suggest(key: string, known: readonly string[]): string | undefined {
+  let best: { name: string; distance: number } | undefined;
+  for (const name of known) {
+    const distance = editDistance(key.toLowerCase(), name.toLowerCase());
+    if (distance <= 2 && (!best || distance < best.distance)) best = { name, distance };
+  }
+  return best?.name;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i += 1) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j += 1) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost);
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}
+
+function dedupe(problems: readonly Problem[]): Problem[] {
+  const seen = new Set<string>();
+  return problems.filter((problem) => {
+    const id = `${problem.line}:${problem.col}:${problem.reason}`;
+    if (seen.has(id)) return false;
+    seen.add(id);
+    return true;
+  });
+}
+
+function findSchema(name: string): string {
+  // src/policy → ../../schemas; dist/src/policy → ../../../schemas.
+  for (const relative of [`../../schemas/${name}`, `../../../schemas/${name}`]) {
+    const path = fileURLToPath(new URL(relative, import.meta.url));
+    if (existsSync(path)) return path;
+  }
+  return fileURLToPath(new URL(`../../schemas/${name}`, import.meta.url));
+}

@@ -1,0 +1,107 @@
+// The effective view of one tool: what tools/list shows, what a call decides,
+// and the RunSpec a runner gets. Shadow-mode organisation files are assessed
+// too, and what they would refuse is recorded beside the enforced decision.
+import type { Problem } from '../config/problem.js';
+import type { Manifest } from '../registry/manifest.js';
+import type { RunSpec } from '../runner/runner.js';
+import { assessTool, type ToolAssessment } from './assess-tool.js';
+import { MAX_OUTPUT_BYTES } from './defaults.js';
+import { findMatch } from './globs.js';
+import type { MergedPolicy } from './policy-model.js';
+import type { Decision, ToolView } from './types.js';
+
+export interface PolicyLayers {
+  /** Organisation enforce files, repository files and the built-in defaults. */
+  readonly enforced: MergedPolicy;
+  /** The same plus organisation files in `mode: shadow`; absent when there are none. */
+  readonly withShadow?: MergedPolicy;
+}
+
+export interface BuiltView {
+  readonly view: ToolView;
+  readonly assessment: ToolAssessment;
+  /** Exclusions under the enforced policy: `validate` fails on these. */
+  readonly exclusions: readonly Problem[];
+  /** What shadow files would exclude (reported, never enforced). */
+  readonly shadowExclusions: readonly Problem[];
+}
+
+/** Builds a tool's effective view. `env` is the host environment the RunSpec draws from. */
+export function buildToolView(manifest: Manifest, layers: PolicyLayers, workspace: string, env: NodeJS.ProcessEnv): BuiltView {
+  const assessment = assessTool(manifest, layers.enforced, workspace);
+  const excluded = assessment.exclusions[0];
+  const deniedByRule = assessment.decision.effect === 'deny';
+  const shadow = layers.withShadow ? assessTool(manifest, layers.withShadow, workspace) : undefined;
+  const shadowDecision = shadow && isStricter(shadow.decision, assessment.decision) ? shadow.decision : undefined;
+  const enforcedExclusionRules = new Set(assessment.exclusions.map((check) => check.rule));
+
+  const view: ToolView = {
+    manifest,
+    listed: !excluded && !deniedByRule,
+    ...(excluded?.rule ? { exclusion: { rule: excluded.rule, reason: excluded.text } } : {}),
+    decision: assessment.decision,
+    ...(shadowDecision ? { shadowDecision } : {}),
+    trust: assessment.trust,
+    allowedModes: assessment.allowedModes,
+    limits: assessment.limits,
+    ...(excluded ? {} : { runSpec: buildRunSpec(manifest, assessment, layers.enforced, env) }),
+  };
+  return {
+    view: deepFreeze(view),
+    assessment,
+    exclusions: assessment.exclusions.flatMap((check) => (check.problem ? [check.problem] : [])),
+    shadowExclusions: (shadow?.exclusions ?? [])
+      .filter((check) => !enforcedExclusionRules.has(check.rule))
+      .flatMap((check) => (check.problem ? [{ ...check.problem, reason: `warning (shadow, not enforced): ${check.problem.reason}` }] : [])),
+  };
+}
+
+/** deny is stricter than ask, ask than allow. */
+export function isStricter(candidate: Decision, current: Decision): boolean {
+  const rank = (decision: Decision): number => (decision.effect === 'deny' ? 2 : decision.effect === 'ask' ? 1 : 0);
+  return rank(candidate) > rank(current);
+}
+
+function buildRunSpec(manifest: Manifest, assessment: ToolAssessment, policy: MergedPolicy, env: NodeJS.ProcessEnv): RunSpec {
+  return {
+    name: manifest.name,
+    mode: manifest.sandbox.mode,
+    manifestDir: manifest.dir,
+    ...(manifest.entry !== undefined ? { entryPath: manifest.entry } : {}),
+    ...(manifest.sandbox.command !== undefined ? { command: [...manifest.sandbox.command] } : {}),
+    memoryMb: assessment.limits.memoryMb,
+    stdout: manifest.sandbox.stdout,
+    isolation: manifest.sandbox.isolation,
+    persistent: manifest.sandbox.persistent,
+    poolSize: manifest.sandbox.poolSize,
+    env: passedEnv(manifest.sandbox.env, policy, env),
+    roots: manifest.roots.map((root) => ({ path: root.path, access: root.access })),
+    networkAllow: [...manifest.networkAllow],
+    maxOutputBytes: MAX_OUTPUT_BYTES,
+  };
+}
+
+// Only names the manifest asks for, every layer allows and no secret glob
+// matches; a name missing from the host environment is simply not set.
+function passedEnv(names: readonly string[], policy: MergedPolicy, env: NodeJS.ProcessEnv): Record<string, string> {
+  const passed: Record<string, string> = {};
+  for (const name of names) {
+    const value = env[name];
+    if (value === undefined) continue;
+    if (findMatch(policy.envSecrets.items, name, { ignoreCase: true })) continue;
+    if (!policy.envAllow.layers.every((layer) => findMatch(layer.items, name) !== undefined)) continue;
+    passed[name] = value;
+  }
+  return passed;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) {
+      // The manifest is frozen by its loader and holds compiled validators: leave it alone.
+      if (typeof child === 'object' && child !== null && !('validateInput' in child)) deepFreeze(child);
+    }
+  }
+  return value;
+}
