@@ -1,0 +1,181 @@
+// Evaluated as an ES module inside each fresh isolated-vm context, before the
+// tool's module. Its default export receives one host function (`hostStart`, an
+// isolated-vm Callback that only ever exchanges copies) and builds, per call,
+// the `ctx` the tool sees. Nothing from here is put on globalThis: the host
+// function lives in this closure only, so tool code can never reach it except
+// through ctx's own methods. No imports: this file runs where nothing exists.
+
+/**
+ * @param {(id: number, op: string, args: unknown[]) => void} hostStart
+ * @param {{ maxPendingHostCalls: number, maxOutputChars: number, maxMessageChars: number }} options
+ */
+export default function createToolRuntime(hostStart, options) {
+  'use strict';
+  // Captured before tool code runs in this context, so a tool that replaces
+  // these globals only changes its own behaviour, never how its result is read.
+  const stringify = JSON.stringify;
+  const parseJson = JSON.parse;
+  const freeze = Object.freeze;
+  const ErrorCtor = Error;
+  const PromiseCtor = Promise;
+  const isFiniteNumber = Number.isFinite;
+  const entriesOf = Object.entries;
+  const RangeErrorCtor = RangeError;
+  const pending = new Map();
+  let nextId = 1;
+
+  function makeError(code, message) {
+    const error = new ErrorCtor(message);
+    error.code = code;
+    return error;
+  }
+
+  function callHost(op, args) {
+    return new PromiseCtor((resolve, reject) => {
+      if (pending.size >= options.maxPendingHostCalls) {
+        reject(makeError('too_many_pending', `at most ${options.maxPendingHostCalls} ctx calls may be pending`));
+        return;
+      }
+      const id = nextId++;
+      pending.set(id, { resolve, reject });
+      try {
+        hostStart(id, op, args);
+      } catch {
+        pending.delete(id);
+        reject(makeError('invalid_argument', `${op}: arguments must be plain data`));
+      }
+    });
+  }
+
+  /** Called by the host (never by tool code) with the copied answer to one ctx call. */
+  function settle(id, ok, value) {
+    const entry = pending.get(id);
+    if (entry === undefined) return;
+    pending.delete(id);
+    if (ok) {
+      entry.resolve(value);
+    } else {
+      const failure = typeof value === 'object' && value !== null ? value : {};
+      const error = makeError(String(failure.code ?? 'host_error'), String(failure.message ?? 'the ctx call failed'));
+      for (const key of ['maxBytes', 'maxEntries', 'reason']) {
+        if (failure[key] !== undefined) error[key] = failure[key];
+      }
+      entry.reject(error);
+    }
+  }
+
+  function requireString(op, name, value) {
+    if (typeof value !== 'string') throw makeError('invalid_argument', `${op}: ${name} must be a string`);
+    return value;
+  }
+
+  function wrapResponse(data) {
+    const body = String(data.body);
+    return freeze({
+      status: data.status,
+      statusText: data.statusText,
+      ok: data.status >= 200 && data.status < 300,
+      url: data.url,
+      headers: freeze({ ...data.headers }),
+      text: async () => body,
+      json: async () => parseJson(body),
+    });
+  }
+
+  function plainInit(init) {
+    if (init === undefined || init === null) return {};
+    if (typeof init !== 'object') throw makeError('invalid_argument', 'fetch: init must be an object');
+    const plain = {};
+    if (init.method !== undefined) plain.method = String(init.method);
+    if (init.body !== undefined && init.body !== null) plain.body = requireString('fetch', 'body', init.body);
+    if (init.headers !== undefined && init.headers !== null) {
+      const headers = {};
+      for (const [name, value] of entriesOf(init.headers)) headers[String(name)] = String(value);
+      plain.headers = headers;
+    }
+    return plain;
+  }
+
+  function buildCtx(callId) {
+    const fs = freeze({
+      readText: async (path) => callHost('fs.readText', [requireString('readText', 'path', path)]),
+      writeText: async (path, text) =>
+        callHost('fs.writeText', [requireString('writeText', 'path', path), requireString('writeText', 'text', text)]),
+      list: async (path = '.') => callHost('fs.list', [requireString('list', 'path', path)]),
+      stat: async (path) => callHost('fs.stat', [requireString('stat', 'path', path)]),
+    });
+    return freeze({
+      callId,
+      fs,
+      fetch: async (url, init) => wrapResponse(await callHost('fetch', [String(url), plainInit(init)])),
+      progress(done, total, message) {
+        if (!isFiniteNumber(done)) return;
+        hostStart(0, 'progress', [done, isFiniteNumber(total) ? total : null, message === undefined ? null : String(message)]);
+      },
+      log(level, message) {
+        hostStart(0, 'log', [String(level), String(message)]);
+      },
+    });
+  }
+
+  function describeThrown(thrown) {
+    try {
+      if (typeof thrown === 'object' && thrown !== null) {
+        const message = typeof thrown.message === 'string' ? thrown.message : String(thrown);
+        return {
+          message: message.slice(0, options.maxMessageChars),
+          name: typeof thrown.name === 'string' ? thrown.name.slice(0, 64) : undefined,
+          errorCode: typeof thrown.code === 'string' ? thrown.code.slice(0, 64) : undefined,
+        };
+      }
+      return { message: String(thrown).slice(0, options.maxMessageChars) };
+    } catch {
+      return { message: 'the tool threw a value that cannot be described' };
+    }
+  }
+
+  // Strict JSON: JSON.stringify would silently drop undefined and functions or
+  // turn NaN into null; the caller must get exactly what the tool returned.
+  function serialize(value) {
+    let reason;
+    const replacer = (key, item) => {
+      const type = typeof item;
+      if (type === 'bigint' || type === 'function' || type === 'symbol' || type === 'undefined') reason = type;
+      else if (type === 'number' && !isFiniteNumber(item)) reason = 'non_finite_number';
+      if (reason !== undefined) throw makeError('invalid_output', reason);
+      return item;
+    };
+    try {
+      return { json: stringify(value, replacer) };
+    } catch (error) {
+      if (reason !== undefined) return { reason };
+      return { reason: error instanceof RangeErrorCtor ? 'too_deep' : 'not_serializable' };
+    }
+  }
+
+  /** Runs the tool's default export once; returns a plain envelope, never throws. */
+  async function run(namespace, args, callId) {
+    const tool = namespace.default;
+    if (typeof tool !== 'function') {
+      return { ok: false, code: 'tool_error', message: 'the tool module has no default export function' };
+    }
+    let result;
+    try {
+      result = await tool(args, buildCtx(callId));
+    } catch (thrown) {
+      const described = describeThrown(thrown);
+      return { ok: false, code: 'tool_error', ...described };
+    }
+    const { json, reason } = serialize(result);
+    if (json === undefined) {
+      return { ok: false, code: 'invalid_output', message: 'the tool returned a value that is not JSON', reason };
+    }
+    // UTF-16 length never exceeds UTF-8 bytes, so this only refuses what is surely too big.
+    if (json.length > options.maxOutputChars) {
+      return { ok: false, code: 'output_limit', message: 'the tool result exceeds the output limit' };
+    }
+    return { ok: true, json };
+  }
+
+  return freeze({ run, settle });
+}

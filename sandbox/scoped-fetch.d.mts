@@ -1,0 +1,60 @@
+// Types for sandbox/scoped-fetch.mjs (ctx.fetch of isolate and worker tools).
+
+export interface ScopedFetchDenial {
+  readonly op: 'fetch';
+  /** The refused URL, at most 512 characters, credentials removed. */
+  readonly target: string;
+  readonly reason: string;
+}
+
+export interface ScopedFetchOptions {
+  /** network.allow: `host` (any port) or `host:port`. Empty: every request is refused. */
+  readonly allow: readonly string[];
+  readonly onDenied?: (denial: ScopedFetchDenial) => void;
+  /** Aborts the request in flight when the call ends. */
+  readonly signal?: AbortSignal;
+  /** Default 4 MiB. */
+  readonly maxResponseBytes?: number;
+  /** Default 1 MiB. */
+  readonly maxRequestBytes?: number;
+  /** Default 5. */
+  readonly maxRedirects?: number;
+}
+
+export interface FetchInit {
+  readonly method?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  /** UTF-8 text; not allowed with GET or HEAD. */
+  readonly body?: string;
+}
+
+/** Plain data: the ctx wrappers add text() and json(). */
+export interface FetchedResponse {
+  readonly status: number;
+  readonly statusText: string;
+  /** The URL of the last hop. */
+  readonly url: string;
+  /** Lower-case header names. */
+  readonly headers: Record<string, string>;
+  readonly body: string;
+}
+
+/**
+ * Errors thrown carry a string `code`: `policy_denied`, `invalid_argument`,
+ * `too_large`, `too_many_redirects`, `invalid_redirect`, `network_error`, `aborted`.
+ */
+export type ScopedFetch = (url: string, init?: FetchInit) => Promise<FetchedResponse>;
+
+export interface AllowEntry {
+  readonly host: string;
+  /** Undefined: every port. */
+  readonly port: string | undefined;
+}
+
+export const DEFAULT_MAX_RESPONSE_BYTES: number;
+export const DEFAULT_MAX_REQUEST_BYTES: number;
+export const DEFAULT_MAX_REDIRECTS: number;
+
+export function createScopedFetch(options: ScopedFetchOptions): ScopedFetch;
+export function isHostAllowed(allow: readonly AllowEntry[], url: URL): boolean;
+export function parseAllowEntry(raw: unknown): AllowEntry | undefined;

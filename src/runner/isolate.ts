@@ -1,0 +1,248 @@
+// isolate runner: untrusted JavaScript in an isolated-vm isolate with the
+// manifest's heap limit, a fresh context per call, arguments and results copied
+// across, ctx served by host callbacks, and a host-side wall clock that holds
+// even while the tool awaits a ctx call.
+import { readFile } from 'node:fs/promises';
+import ivm from 'isolated-vm';
+import type { Logger } from '../log.js';
+import type { Runner, RunSpec } from './runner.js';
+import type { Job, RunOptions, RunOutcome } from './wire.js';
+import { createCtxHost, MAX_PENDING_CTX_CALLS } from './ctx-host.js';
+import { IsolateGeneration, type ContextSources, type PreparedContext } from './isolate-context-pool.js';
+import { classifyIsolateError, isIvmFailure, isToolMemoryError, type ClassifiedFailure } from './isolate-errors.js';
+
+/** Longest tool error message passed on, in characters. */
+export const MAX_TOOL_MESSAGE_CHARS = 1000;
+
+const PRELUDE_URL = new URL('../../sandbox/isolate-prelude.mjs', import.meta.url);
+
+/** Builds the runner for one `mode: isolate` tool. */
+export function createIsolateRunner(spec: RunSpec, deps: { logger: Logger }): Runner {
+  const logger = deps.logger.child({ runner: 'isolate', tool: spec.name });
+  let sources: Promise<ContextSources> | undefined;
+  let generation: IsolateGeneration | undefined;
+  const generations = new Set<IsolateGeneration>();
+  let closed = false;
+
+  function loadSources(): Promise<ContextSources> {
+    sources ??= readSources(spec);
+    return sources;
+  }
+
+  /** The current usable generation, building (and warming) a new one when needed. */
+  async function currentGeneration(): Promise<IsolateGeneration> {
+    const loaded = await loadSources();
+    for (const old of generations) if (old.isolate.isDisposed) generations.delete(old);
+    if (generation === undefined || !generation.isUsable) {
+      if (generation !== undefined && generation.inFlight === 0) generation.dispose('retired');
+      generation = new IsolateGeneration(loaded, logger);
+      generations.add(generation);
+    }
+    return generation;
+  }
+
+  // Warm up off the call path: the first call finds its context ready.
+  void currentGeneration()
+    .then((built) => built.refill())
+    .catch((error: unknown) => logger.warn({ err: error }, 'isolate warm-up failed'));
+
+  async function run(job: Job, options: RunOptions): Promise<RunOutcome> {
+    const startedMs = performance.now();
+    const finish = (outcome: Outcome): RunOutcome => toRunOutcome(outcome, performance.now() - startedMs);
+    if (closed) return finish(failure('cancelled', 'The host is shutting down.', { reason: 'runner_closed' }));
+    if (options.signal.aborted) return finish(failure('cancelled', 'The call was cancelled.', {}));
+
+    let gen: IsolateGeneration;
+    let prepared: PreparedContext;
+    try {
+      gen = await currentGeneration();
+      gen.inFlight += 1;
+      try {
+        prepared = await gen.take();
+      } catch (error) {
+        gen.finishCall();
+        throw error;
+      }
+    } catch (error) {
+      logger.error({ err: error, callId: job.callId }, 'could not prepare an isolate context');
+      return finish(failure('internal', 'The isolate runner could not start the tool.', { reason: 'prepare_failed' }));
+    }
+
+    const ctxHost = createCtxHost({
+      spec,
+      options,
+      callId: job.callId,
+      logger,
+      settle: (id, ok, value) => {
+        prepared.settle
+          .apply(undefined, [id, ok, new ivm.ExternalCopy(value).copyInto({ release: true })], {})
+          .catch(() => {
+            // The context or isolate is gone: the call has ended already.
+          });
+      },
+    });
+    prepared.binding.dispatch = ctxHost.dispatch;
+
+    // First recorded reason wins: a deadline and a cancel can race the tool's own result.
+    let stopReason: 'timeout' | 'cancelled' | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const stopped = new Promise<Outcome>((resolve) => {
+      timer = setTimeout(() => {
+        stopReason ??= 'timeout';
+        resolve(failure('timeout', 'The tool ran past its time limit.', { timeoutMs: options.timeoutMs }));
+      }, options.timeoutMs);
+      onAbort = () => {
+        stopReason ??= 'cancelled';
+        resolve(failure('cancelled', 'The call was cancelled.', {}));
+      };
+      options.signal.addEventListener('abort', onAbort, { once: true });
+    });
+
+    const execution = execute(prepared, job, options.timeoutMs, spec).catch(
+      (error: unknown): Outcome => ({
+        ok: false,
+        ...classifyIsolateError(error, {
+          isolateDisposed: gen.isolate.isDisposed,
+          ...(gen.hostDisposeReason !== undefined ? { hostDisposeReason: gen.hostDisposeReason } : {}),
+          memoryMb: spec.memoryMb,
+        }),
+      }),
+    );
+
+    let outcome: Outcome;
+    try {
+      outcome = await Promise.race([execution, stopped]);
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) options.signal.removeEventListener('abort', onAbort);
+      ctxHost.close();
+      prepared.release();
+    }
+
+    if (stopReason !== undefined || gen.isolate.isDisposed || isScriptTimeout(outcome)) {
+      // The stopped tool may still hold the isolate (a loop after an await, a
+      // pending promise): this generation takes no more calls.
+      gen.retire();
+    }
+    gen.finishCall();
+    if (!outcome.ok && outcome.code === 'memory_limit') {
+      logger.warn({ callId: job.callId, memoryMb: spec.memoryMb }, 'isolate hit its memory limit; rebuilding');
+    }
+    // Prepare the next context after this call has its answer, off its path.
+    if (!closed) {
+      setImmediate(() => {
+        void currentGeneration()
+          .then((next) => next.refill())
+          .catch(() => {});
+      });
+    }
+    return finish(outcome);
+  }
+
+  async function close(): Promise<void> {
+    closed = true;
+    for (const gen of generations) gen.dispose('closed');
+    generations.clear();
+    generation = undefined;
+  }
+
+  return { mode: 'isolate', run, close };
+}
+
+type Outcome = { readonly ok: true; readonly json: string } | ({ readonly ok: false } & ClassifiedFailure);
+
+async function execute(prepared: PreparedContext, job: Job, timeoutMs: number, spec: RunSpec): Promise<Outcome> {
+  if ('loadError' in prepared.tool) {
+    return failure('tool_error', prepared.tool.loadError.slice(0, MAX_TOOL_MESSAGE_CHARS), { reason: 'load_failed' });
+  }
+  const { module } = prepared.tool;
+  // Top-level tool code runs here, inside the call's budget, never while preparing.
+  try {
+    await module.evaluate({ timeout: timeoutMs });
+  } catch (error) {
+    if (!isIvmFailure(error)) {
+      const message = error instanceof Error ? error.message : String(error);
+      return failure('tool_error', `the tool module threw while loading: ${message}`.slice(0, MAX_TOOL_MESSAGE_CHARS), {
+        reason: 'load_failed',
+      });
+    }
+    throw error;
+  }
+  const envelope: unknown = await prepared.run.apply(
+    undefined,
+    [module.namespace.derefInto(), new ivm.ExternalCopy(job.args).copyInto({ release: true }), job.callId],
+    { timeout: timeoutMs, result: { copy: true, promise: true } },
+  );
+  return parseEnvelope(envelope, spec);
+}
+
+/** Reads the prelude's answer, which is data from inside the isolate and so untrusted. */
+function parseEnvelope(envelope: unknown, spec: RunSpec): Outcome {
+  if (typeof envelope !== 'object' || envelope === null) {
+    return failure('internal', 'The isolate returned a malformed result.', { reason: 'bad_envelope' });
+  }
+  const record = envelope as Record<string, unknown>;
+  if (record['ok'] === true && typeof record['json'] === 'string') {
+    const json = record['json'];
+    const bytes = Buffer.byteLength(json, 'utf8');
+    if (bytes > spec.maxOutputBytes) {
+      return failure('output_limit', 'The tool result exceeds the output limit.', { maxBytes: spec.maxOutputBytes, bytes });
+    }
+    return { ok: true, json };
+  }
+  const code = record['code'];
+  const message = typeof record['message'] === 'string' ? record['message'].slice(0, MAX_TOOL_MESSAGE_CHARS) : '';
+  const name = typeof record['name'] === 'string' ? record['name'] : undefined;
+  if (code === 'tool_error') {
+    if (isToolMemoryError(name, message)) {
+      return failure('memory_limit', 'The tool exceeded its memory limit.', { memoryMb: spec.memoryMb });
+    }
+    const errorCode = record['errorCode'];
+    return failure('tool_error', message === '' ? 'The tool failed.' : message, {
+      ...(typeof errorCode === 'string' ? { errorCode } : {}),
+      ...(typeof record['reason'] === 'string' ? { reason: record['reason'] } : {}),
+    });
+  }
+  if (code === 'invalid_output') {
+    return failure('invalid_output', 'The tool returned a value that is not JSON.', {
+      reason: typeof record['reason'] === 'string' ? record['reason'] : 'not_serializable',
+    });
+  }
+  if (code === 'output_limit') {
+    return failure('output_limit', 'The tool result exceeds the output limit.', { maxBytes: spec.maxOutputBytes });
+  }
+  return failure('internal', 'The isolate returned a malformed result.', { reason: 'bad_envelope' });
+}
+
+function isScriptTimeout(outcome: Outcome): boolean {
+  return !outcome.ok && outcome.code === 'timeout';
+}
+
+function failure(code: ClassifiedFailure['code'], message: string, details: ClassifiedFailure['details']): Outcome {
+  return { ok: false, code, message, details };
+}
+
+function toRunOutcome(outcome: Outcome, durationMs: number): RunOutcome {
+  if (outcome.ok) return { ok: true, output: { type: 'json', json: outcome.json }, durationMs };
+  return { ok: false, code: outcome.code, message: outcome.message, details: outcome.details, durationMs };
+}
+
+async function readSources(spec: RunSpec): Promise<ContextSources> {
+  if (spec.entryPath === undefined) throw new Error(`isolate tool ${spec.name} has no entry`);
+  const [preludeSource, toolSource] = await Promise.all([
+    readFile(PRELUDE_URL, 'utf8'),
+    readFile(spec.entryPath, 'utf8'),
+  ]);
+  return {
+    toolName: spec.name,
+    preludeSource,
+    toolSource,
+    memoryMb: spec.memoryMb,
+    runtimeOptions: {
+      maxPendingHostCalls: MAX_PENDING_CTX_CALLS,
+      maxOutputChars: spec.maxOutputBytes,
+      maxMessageChars: MAX_TOOL_MESSAGE_CHARS,
+    },
+  };
+}

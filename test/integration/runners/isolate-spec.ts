@@ -1,0 +1,73 @@
+// Builds RunSpec objects and call options for the isolate and worker runner tests.
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { RunSpec, SandboxMode, WorkspaceRoot } from '../../../src/runner/runner.js';
+import type { ProgressEvent, RunOptions, SandboxDenial, ToolLogLevel } from '../../../src/runner/wire.js';
+
+const FIXTURES = fileURLToPath(new URL('../../fixtures/tools/', import.meta.url));
+
+export function fixturePath(mode: 'isolate' | 'worker', file: string): string {
+  return path.join(FIXTURES, mode, file);
+}
+
+export function makeSpec(
+  mode: SandboxMode,
+  file: string,
+  overrides: Partial<Omit<RunSpec, 'mode'>> = {},
+): RunSpec {
+  const entryPath = fixturePath(mode === 'worker' ? 'worker' : 'isolate', file);
+  return Object.freeze({
+    name: path.basename(file, '.mjs').replaceAll('-', '_'),
+    mode,
+    manifestDir: path.dirname(entryPath),
+    entryPath,
+    memoryMb: 32,
+    stdout: 'json',
+    isolation: 'none',
+    persistent: false,
+    poolSize: 1,
+    env: {},
+    roots: [],
+    networkAllow: [],
+    maxOutputBytes: 1024 * 1024,
+    ...overrides,
+  } satisfies RunSpec);
+}
+
+/** Call options that record what the runner reported. */
+export interface RecordingOptions extends RunOptions {
+  readonly progress: ProgressEvent[];
+  readonly logs: Array<{ level: ToolLogLevel; message: string }>;
+  readonly denials: SandboxDenial[];
+  readonly controller: AbortController;
+}
+
+export function recordingOptions(timeoutMs = 5000): RecordingOptions {
+  const controller = new AbortController();
+  const progress: ProgressEvent[] = [];
+  const logs: Array<{ level: ToolLogLevel; message: string }> = [];
+  const denials: SandboxDenial[] = [];
+  return {
+    signal: controller.signal,
+    timeoutMs,
+    controller,
+    progress,
+    logs,
+    denials,
+    onProgress: (event) => progress.push(event),
+    onLog: (level, message) => logs.push({ level, message }),
+    onDenied: (denial) => denials.push(denial),
+  };
+}
+
+/** A temporary directory (symlink-resolved) removed by the returned cleanup. */
+export async function makeTempDir(prefix: string): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  const dir = await realpath(await mkdtemp(path.join(tmpdir(), prefix)));
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+export function root(dir: string, access: WorkspaceRoot['access']): WorkspaceRoot {
+  return { path: dir, access };
+}

@@ -1,0 +1,172 @@
+// isolate runner: normal calls, ctx plumbing and result checks.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { createIsolateRunner } from '../../../src/runner/isolate.js';
+import type { Runner, RunSpec } from '../../../src/runner/runner.js';
+import type { RunOutcome } from '../../../src/runner/wire.js';
+import { createSilentLogger } from '../../../src/log.js';
+import { makeSpec, makeTempDir, recordingOptions, root } from './isolate-spec.js';
+
+const logger = createSilentLogger();
+const runners: Runner[] = [];
+
+function isolateRunner(file: string, overrides: Partial<Omit<RunSpec, 'mode'>> = {}): Runner {
+  const runner = createIsolateRunner(makeSpec('isolate', file, overrides), { logger });
+  runners.push(runner);
+  return runner;
+}
+
+function jsonOf(outcome: RunOutcome): unknown {
+  expect(outcome.ok).toBe(true);
+  if (!outcome.ok || outcome.output.type !== 'json') throw new Error('expected a JSON output');
+  return JSON.parse(outcome.output.json);
+}
+
+function failureOf(outcome: RunOutcome): { code: string; details: Record<string, unknown> } {
+  expect(outcome.ok).toBe(false);
+  if (outcome.ok) throw new Error('expected a failure');
+  return { code: outcome.code, details: outcome.details };
+}
+
+afterEach(async () => {
+  await Promise.all(runners.splice(0).map((runner) => runner.close()));
+});
+
+describe('isolate runner: normal calls', () => {
+  it('calls the default export with a copy of the arguments and the call id', async () => {
+    const runner = isolateRunner('echo.mjs');
+    const args = { text: 'héllo', list: [1, 2, { deep: true }] };
+    const outcome = await runner.run({ callId: 'call-1', args }, recordingOptions());
+    expect(jsonOf(outcome)).toEqual({ echo: args, callId: 'call-1' });
+    expect(runner.mode).toBe('isolate');
+  });
+
+  it('serves many calls in a row from fresh contexts', async () => {
+    const runner = isolateRunner('echo.mjs');
+    for (let index = 0; index < 20; index += 1) {
+      const outcome = await runner.run({ callId: `c${index}`, args: { index } }, recordingOptions());
+      expect(jsonOf(outcome)).toEqual({ echo: { index }, callId: `c${index}` });
+    }
+  });
+
+  it('runs concurrent calls side by side', async () => {
+    const runner = isolateRunner('echo.mjs');
+    const outcomes = await Promise.all(
+      [0, 1, 2, 3, 4].map((index) => runner.run({ callId: `p${index}`, args: { index } }, recordingOptions())),
+    );
+    outcomes.forEach((outcome, index) => expect(jsonOf(outcome)).toEqual({ echo: { index }, callId: `p${index}` }));
+  });
+
+  it('turns a thrown error into tool_error with the message and the error code', async () => {
+    const runner = isolateRunner('throws.mjs');
+    const outcome = await runner.run({ callId: 't', args: { message: 'bad input', code: 'bad' } }, recordingOptions());
+    expect(failureOf(outcome)).toEqual({ code: 'tool_error', details: { errorCode: 'bad' } });
+    if (!outcome.ok) expect(outcome.message).toBe('bad input');
+  });
+
+  it('bounds the tool error message', async () => {
+    const runner = isolateRunner('throws.mjs');
+    const outcome = await runner.run({ callId: 't', args: { message: 'x'.repeat(50_000) } }, recordingOptions());
+    expect(failureOf(outcome).code).toBe('tool_error');
+    if (!outcome.ok) expect(outcome.message.length).toBeLessThanOrEqual(1000);
+  });
+
+  it('reports a module that does not compile, or imports, as tool_error', async () => {
+    const broken = await isolateRunner('syntax-error.mjs').run({ callId: 's', args: {} }, recordingOptions());
+    expect(failureOf(broken)).toEqual({ code: 'tool_error', details: { reason: 'load_failed' } });
+    const importing = await isolateRunner('imports.mjs').run({ callId: 'i', args: {} }, recordingOptions());
+    expect(failureOf(importing)).toEqual({ code: 'tool_error', details: { reason: 'load_failed' } });
+  });
+
+  it('forwards progress and log events', async () => {
+    const runner = isolateRunner('progress-log.mjs');
+    const options = recordingOptions();
+    const outcome = await runner.run({ callId: 'p', args: {} }, options);
+    expect(jsonOf(outcome)).toEqual({ done: true });
+    expect(options.progress).toEqual([{ progress: 1, total: 2, message: 'half way' }, { progress: 2, total: 2 }]);
+    expect(options.logs).toEqual([{ level: 'warn', message: 'careful' }]);
+  });
+
+  it('refuses a result larger than maxOutputBytes with output_limit', async () => {
+    const runner = isolateRunner('echo.mjs', { maxOutputBytes: 100 });
+    const outcome = await runner.run({ callId: 'big', args: { text: 'y'.repeat(500) } }, recordingOptions());
+    expect(failureOf(outcome)).toEqual({ code: 'output_limit', details: { maxBytes: 100 } });
+  });
+});
+
+describe('isolate runner: results that are not JSON', () => {
+  const cases: Array<[string, string]> = [
+    ['bigint', 'bigint'],
+    ['cycle', 'not_serializable'],
+    ['function', 'function'],
+    ['undefined', 'undefined'],
+    ['nested_undefined', 'undefined'],
+    ['symbol', 'symbol'],
+    ['nan', 'non_finite_number'],
+  ];
+  it.each(cases)('%s → invalid_output (%s), and the next call works', async (kind, reason) => {
+    const runner = isolateRunner('bad-output.mjs');
+    const outcome = await runner.run({ callId: kind, args: { kind } }, recordingOptions());
+    expect(failureOf(outcome)).toEqual({ code: 'invalid_output', details: { reason } });
+    expect(jsonOf(await runner.run({ callId: 'next', args: { kind: 'fine' } }, recordingOptions()))).toBe('fine');
+  });
+});
+
+describe('isolate runner: ctx.fs', () => {
+  let workspace: { dir: string; cleanup: () => Promise<void> };
+  let readOnly: { dir: string; cleanup: () => Promise<void> };
+
+  beforeAll(async () => {
+    workspace = await makeTempDir('toolhost-isolate-ws-');
+    readOnly = await makeTempDir('toolhost-isolate-ro-');
+    await writeFile(path.join(workspace.dir, 'hello.txt'), 'hello world');
+    await mkdir(path.join(workspace.dir, 'sub'));
+    await writeFile(path.join(workspace.dir, 'sub', 'a.txt'), 'aaa');
+    await writeFile(path.join(readOnly.dir, 'ro.txt'), 'read only');
+  });
+  afterAll(async () => {
+    await workspace.cleanup();
+    await readOnly.cleanup();
+  });
+
+  function fsRunner(): Runner {
+    return isolateRunner('fs-op.mjs', { roots: [root(workspace.dir, 'read_write'), root(readOnly.dir, 'read')] });
+  }
+
+  it('reads, writes, lists and stats inside the roots', async () => {
+    const runner = fsRunner();
+    const read = await runner.run({ callId: 'r', args: { op: 'readText', path: 'hello.txt' } }, recordingOptions());
+    expect(jsonOf(read)).toEqual({ value: 'hello world' });
+
+    const write = await runner.run(
+      { callId: 'w', args: { op: 'writeText', path: 'new/dir/out.txt', text: 'written ✓' } },
+      recordingOptions(),
+    );
+    expect(jsonOf(write)).toEqual({ value: { bytes: Buffer.byteLength('written ✓') } });
+    const readBack = await runner.run({ callId: 'r2', args: { op: 'readText', path: 'new/dir/out.txt' } }, recordingOptions());
+    expect(jsonOf(readBack)).toEqual({ value: 'written ✓' });
+
+    const list = await runner.run({ callId: 'l', args: { op: 'list', path: 'sub' } }, recordingOptions());
+    expect(jsonOf(list)).toEqual({ value: [{ name: 'a.txt', type: 'file', size: 3 }] });
+
+    const stat = (await runner.run({ callId: 's', args: { op: 'stat', path: 'hello.txt' } }, recordingOptions())) as RunOutcome;
+    const statValue = jsonOf(stat) as { value: { type: string; size: number; mtimeMs: number } };
+    expect(statValue.value.type).toBe('file');
+    expect(statValue.value.size).toBe(11);
+    expect(typeof statValue.value.mtimeMs).toBe('number');
+
+    const absolute = await runner.run(
+      { callId: 'a', args: { op: 'readText', path: path.join(readOnly.dir, 'ro.txt') } },
+      recordingOptions(),
+    );
+    expect(jsonOf(absolute)).toEqual({ value: 'read only' });
+  });
+
+  it('gives the tool a not_found code without naming the host path', async () => {
+    const runner = fsRunner();
+    const outcome = await runner.run({ callId: 'nf', args: { op: 'readText', path: 'missing.txt' } }, recordingOptions());
+    expect(failureOf(outcome)).toEqual({ code: 'tool_error', details: { errorCode: 'not_found' } });
+    if (!outcome.ok) expect(outcome.message).not.toContain(workspace.dir);
+  });
+});
