@@ -1,0 +1,74 @@
+// Helpers for journal tests that run real host processes: spawn the fixture
+// host (which imports the built journal from dist/), read its readiness line,
+// wait for exit, and prove no tagged process is left.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
+
+export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const FIXTURE = fileURLToPath(new URL('../../fixtures/audit/journal-host.mjs', import.meta.url));
+
+/** Fails with a clear message when dist/ is missing or older than src/audit (npm test builds first). */
+export function assertJournalBuilt(): void {
+  const built = `${REPO_ROOT}dist/src/audit/journal.js`;
+  let builtMs: number;
+  try {
+    builtMs = statSync(built).mtimeMs;
+  } catch {
+    throw new Error(`${built} is missing: run \`npm run build\` first (npm test does)`);
+  }
+  for (const name of readdirSync(`${REPO_ROOT}src/audit`)) {
+    if (statSync(`${REPO_ROOT}src/audit/${name}`).mtimeMs > builtMs) {
+      throw new Error(`dist/ is older than src/audit/${name}: run \`npm run build\` first (npm test does)`);
+    }
+  }
+}
+
+export interface FixtureHost {
+  readonly child: ChildProcess;
+  /** The first JSON line the fixture printed. */
+  readonly ready: Promise<Record<string, unknown>>;
+  /** Later JSON lines, in order. */
+  readonly lines: Record<string, unknown>[];
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Starts the fixture host; every process is tagged with `marker` in argv. */
+export function spawnFixtureHost(mode: string, stateDir: string, marker: string, ...rest: string[]): FixtureHost {
+  const child = spawn(process.execPath, [FIXTURE, mode, stateDir, marker, ...rest], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const lines: Record<string, unknown>[] = [];
+  const ready = new Promise<Record<string, unknown>>((resolve, reject) => {
+    const reader = createInterface({ input: child.stdout! });
+    reader.on('line', (line) => {
+      const parsed = JSON.parse(line) as Record<string, unknown>;
+      if (parsed['ready'] === true) resolve(parsed);
+      else lines.push(parsed);
+    });
+    void exited.then(({ code, signal }) => reject(new Error(`fixture host exited (${code ?? signal}) before ready: ${stderr}`)));
+  });
+  // The rejection above is only interesting while someone awaits readiness.
+  ready.catch(() => {});
+  return { child, ready, lines, exited };
+}
+
+/** Pids of live processes whose command line contains the marker. */
+export function processesTaggedWith(marker: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      const state = readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]?.[0];
+      if (cmdline.includes(marker) && state !== 'Z') pids.push(Number(entry));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return pids;
+}
