@@ -5,6 +5,7 @@
 // double fork). Fail closed: no working bubblewrap, no run.
 import { spawn } from 'node:child_process';
 import type { RunSpec } from './runner.js';
+import { CLOSE_INHERITED_FDS_ARGV, listInheritableDescriptors } from './inherited-fds.js';
 
 export type SandboxArgv = { readonly ok: true; readonly argv: readonly string[] } | { readonly ok: false; readonly reason: string };
 
@@ -19,10 +20,15 @@ export async function resolveSandboxArgv(spec: RunSpec, cwd: string): Promise<Sa
   }
   const probe = await probeMinimalSandbox();
   if (!probe.ok) return probe;
-  return { ok: true, argv: [...minimalPrefix(cwd), ...command] };
+  return { ok: true, argv: [...minimalPrefix(cwd), ...(await descriptorCloser()), ...command] };
 }
 
 const BWRAP_PATH = '/usr/bin/bwrap';
+
+// Only pay for the closer when the host really holds inheritable descriptors.
+async function descriptorCloser(): Promise<readonly string[]> {
+  return (await listInheritableDescriptors()).length > 0 ? CLOSE_INHERITED_FDS_ARGV : [];
+}
 
 // isolation: none still gets a pid namespace and --die-with-parent; the host
 // filesystem stays visible as it is.
@@ -34,10 +40,14 @@ let cachedProbe: Promise<{ ok: true } | { ok: false; reason: string }> | undefin
 
 function probeMinimalSandbox(): Promise<{ ok: true } | { ok: false; reason: string }> {
   cachedProbe ??= new Promise((resolve) => {
-    const child = spawn(BWRAP_PATH, [...minimalPrefix('/'), '/bin/true'], { stdio: 'ignore', env: {} });
+    const child = spawn(BWRAP_PATH, [...minimalPrefix('/').slice(1), '/bin/true'], { stdio: ['ignore', 'ignore', 'pipe'], env: {} });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (text: string) => {
+      stderr = (stderr + text).slice(-512);
+    });
     child.once('error', (error) => resolve({ ok: false, reason: `bubblewrap cannot start: ${error.message}` }));
-    child.once('exit', (code) =>
-      resolve(code === 0 ? { ok: true } : { ok: false, reason: `bubblewrap cannot create a pid namespace (exit ${String(code)})` }),
+    child.once('close', (code) =>
+      resolve(code === 0 ? { ok: true } : { ok: false, reason: `bubblewrap cannot create a pid namespace: ${stderr.trim() || `exit ${String(code)}`}` }),
     );
   });
   return cachedProbe;

@@ -1,0 +1,66 @@
+// Finds processes that carry a test's marker in their argv or environment, by
+// reading /proc. Tests tag every process they start with a unique marker and
+// use this to prove that none is left behind.
+import { readdirSync, readFileSync } from 'node:fs';
+
+export interface MarkedProcess {
+  readonly pid: number;
+  /** argv joined with spaces. */
+  readonly cmdline: string;
+}
+
+/** Every live (non-zombie) process whose cmdline or environ contains `marker`. */
+export function findMarkedProcesses(marker: string): MarkedProcess[] {
+  const found: MarkedProcess[] = [];
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    const cmdline = readProcFile(pid, 'cmdline');
+    const environ = readProcFile(pid, 'environ');
+    if (cmdline === undefined || isZombie(pid)) continue;
+    if (cmdline.includes(marker) || (environ?.includes(marker) ?? false)) {
+      found.push({ pid, cmdline: cmdline.replaceAll('\0', ' ').trim() });
+    }
+  }
+  return found;
+}
+
+/** Polls until no process carries `marker`, or the deadline passes; returns what remains. */
+export async function waitForNoMarkedProcesses(marker: string, deadlineMs = 5000): Promise<MarkedProcess[]> {
+  return pollUntil(() => {
+    const remaining = findMarkedProcesses(marker);
+    return remaining.length === 0 ? { done: true, value: remaining } : { done: false, value: remaining };
+  }, deadlineMs);
+}
+
+/** Polls until at least `count` processes carry `marker` (a readiness signal from /proc). */
+export async function waitForMarkedProcesses(marker: string, count: number, deadlineMs = 10_000): Promise<MarkedProcess[]> {
+  return pollUntil(() => {
+    const found = findMarkedProcesses(marker);
+    return { done: found.length >= count, value: found };
+  }, deadlineMs);
+}
+
+/** Polls `probe` every 10 ms until it reports done or `deadlineMs` passes; returns its last value. */
+export async function pollUntil<T>(probe: () => { done: boolean; value: T }, deadlineMs: number): Promise<T> {
+  const deadline = Date.now() + deadlineMs;
+  for (;;) {
+    const { done, value } = probe();
+    if (done || Date.now() >= deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+function readProcFile(pid: number, name: string): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/${name}`, 'latin1');
+  } catch {
+    return undefined;
+  }
+}
+
+function isZombie(pid: number): boolean {
+  const stat = readProcFile(pid, 'stat');
+  if (stat === undefined) return true;
+  return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+}

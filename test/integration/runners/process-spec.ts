@@ -1,0 +1,52 @@
+// Shared builders for the process runner tests: a RunSpec per fixture, tagged
+// with the test's marker in argv and env so /proc scans find every process.
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { RunSpec } from '../../../src/runner/runner.js';
+import type { RunOptions } from '../../../src/runner/wire.js';
+
+export const FIXTURES_DIR = fileURLToPath(new URL('../../fixtures/tools/process/', import.meta.url));
+
+export function newMarker(): string {
+  return `toolhost-proc-test-${randomUUID()}`;
+}
+
+export function newWorkdir(): string {
+  return mkdtempSync(join(tmpdir(), 'toolhost-proc-test-'));
+}
+
+export function nodeFixture(name: string, marker: string): string[] {
+  return [process.execPath, join(FIXTURES_DIR, name), marker];
+}
+
+export function processSpec(marker: string, overrides: Partial<RunSpec>): RunSpec {
+  return {
+    name: 'fixture_tool',
+    mode: 'process',
+    manifestDir: FIXTURES_DIR,
+    command: nodeFixture('oneshot.mjs', marker),
+    memoryMb: 256,
+    stdout: 'json',
+    isolation: 'none',
+    persistent: false,
+    poolSize: 1,
+    env: { TOOLHOST_TEST_MARKER: marker },
+    roots: [],
+    networkAllow: [],
+    maxOutputBytes: 1 << 20,
+    ...overrides,
+  };
+}
+
+export function runOptions(overrides: Partial<RunOptions> = {}): RunOptions {
+  return { signal: new AbortController().signal, timeoutMs: 20_000, ...overrides };
+}
+
+let callCount = 0;
+export function job(args: Record<string, unknown>): { callId: string; args: Record<string, unknown> } {
+  callCount++;
+  return { callId: `call-${callCount}-${randomUUID()}`, args };
+}

@@ -1,0 +1,233 @@
+// One-shot process runner against hostile fixtures. Every process is tagged
+// with the test's marker; after each test a /proc scan proves none remains.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createProcessRunner } from '../../../src/runner/process.js';
+import { createSilentLogger } from '../../../src/log.js';
+import type { Runner, RunSpec } from '../../../src/runner/runner.js';
+import type { RunOutcome } from '../../../src/runner/wire.js';
+import { findMarkedProcesses, pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
+import { FIXTURES_DIR, job, newMarker, newWorkdir, nodeFixture, processSpec, runOptions } from './process-spec.js';
+
+let marker = newMarker();
+let runner: Runner | undefined;
+
+function start(overrides: Partial<RunSpec>): Runner {
+  runner = createProcessRunner(processSpec(marker, overrides), { logger: createSilentLogger() });
+  return runner;
+}
+
+function failure(outcome: RunOutcome): { code: string; details: Record<string, unknown> } {
+  if (outcome.ok) throw new Error(`expected a failure, got ${JSON.stringify(outcome.output)}`);
+  return { code: outcome.code, details: outcome.details };
+}
+
+function jsonOf(outcome: RunOutcome): string {
+  if (!outcome.ok || outcome.output.type !== 'json') throw new Error(`expected json output, got ${JSON.stringify(outcome)}`);
+  return outcome.output.json;
+}
+
+// The next normal call on the same runner works: the failure left nothing broken.
+async function expectNextCallWorks(target: Runner): Promise<void> {
+  const outcome = await target.run(job({ mode: 'echo', n: 1 }), runOptions());
+  expect(JSON.parse(jsonOf(outcome))).toMatchObject({ received: { mode: 'echo', n: 1 } });
+}
+
+afterEach(async () => {
+  await runner?.close();
+  runner = undefined;
+  expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+  marker = newMarker();
+});
+
+describe('process runner, one-shot', () => {
+  it('passes the arguments on stdin and returns stdout as JSON text, in the first root', async () => {
+    const workdir = newWorkdir();
+    const tool = start({ roots: [{ path: workdir, access: 'read' }] });
+    const outcome = await tool.run(job({ mode: 'echo', value: 'héllo' }), runOptions());
+    expect(JSON.parse(jsonOf(outcome))).toEqual({ received: { mode: 'echo', value: 'héllo' }, cwd: workdir });
+  });
+
+  it('runs in a fresh private directory, removed afterwards, when the tool has no root', async () => {
+    const tool = start({ roots: [] });
+    const { cwd } = JSON.parse(jsonOf(await tool.run(job({ mode: 'echo' }), runOptions()))) as { cwd: string };
+    expect(cwd).toContain('toolhost-proc-');
+    expect(existsSync(cwd)).toBe(false);
+  });
+
+  it('returns stdout: text as raw bytes', async () => {
+    const tool = start({ stdout: 'text' });
+    const outcome = await tool.run(job({ mode: 'text' }), runOptions());
+    if (!outcome.ok || outcome.output.type !== 'text') throw new Error('expected text output');
+    expect(Buffer.from(outcome.output.bytes).toString('utf8')).toBe('plain text, ünïcode\n');
+  });
+
+  it('times out `sleep 1000` and kills it', async () => {
+    const tool = start({ command: ['/bin/sh', '-c', 'exec /bin/sleep 1000', marker] });
+    const outcome = await tool.run(job({}), runOptions({ timeoutMs: 300 }));
+    expect(failure(outcome)).toEqual({ code: 'timeout', details: { timeoutMs: 300 } });
+    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+  });
+
+  it('kills a TERM-trapping shell and its setsid double-forked grandchild on timeout', async () => {
+    const workdir = newWorkdir();
+    const tool = start({ command: ['/bin/sh', join(FIXTURES_DIR, 'trap-term-grandchild.sh'), marker], roots: [{ path: workdir, access: 'read_write' }] });
+    const pending = tool.run(job({}), runOptions({ timeoutMs: 3000 }));
+    // Readiness: the fixture writes ./ready after its grandchild has left the session.
+    await pollUntil(() => ({ done: existsSync(join(workdir, 'ready')), value: undefined }), 10_000);
+    expect(readFileSync(join(workdir, 'ready'), 'utf8')).toBe(`ready ${marker}\n`);
+    const grandchild = await waitForGrandchild(marker);
+    expect(grandchild).toHaveLength(1);
+    // The grandchild is in another session and process group than the tool's wrapper.
+    const wrapper = findMarkedProcesses(marker).find((found) => found.cmdline.startsWith('/usr/bin/bwrap'));
+    expect(wrapper).toBeDefined();
+    expect(sessionOf(grandchild[0]?.pid ?? 0)).not.toBe(sessionOf(wrapper?.pid ?? 0));
+
+    const outcome = await pending;
+    expect(failure(outcome)).toEqual({ code: 'timeout', details: { timeoutMs: 3000 } });
+    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+    await expectNextCallWorksWith(marker);
+  });
+
+  it('stops a stdout flood at the cap without buffering it all', async () => {
+    const maxOutputBytes = 1 << 20;
+    const tool = start({ command: ['/usr/bin/yes', marker], maxOutputBytes });
+    const { code, details } = failure(await tool.run(job({}), runOptions()));
+    expect(code).toBe('output_limit');
+    expect(details['maxOutputBytes']).toBe(maxOutputBytes);
+    // Counting stops at the first chunk past the cap (a pipe chunk is at most 64 KiB).
+    expect(details['bytesSeen']).toBeGreaterThan(maxOutputBytes);
+    expect(details['bytesSeen']).toBeLessThanOrEqual(maxOutputBytes + 65_536);
+  });
+
+  it('counts stderr against the same cap', async () => {
+    const tool = start({ maxOutputBytes: 256 * 1024 });
+    const { code, details } = failure(await tool.run(job({ mode: 'flood-stderr' }), runOptions()));
+    expect(code).toBe('output_limit');
+    expect(details['maxOutputBytes']).toBe(256 * 1024);
+    await expectNextCallWorks(runner as Runner);
+  });
+
+  it('refuses stdout that is not UTF-8 as invalid_output', async () => {
+    const tool = start({});
+    expect(failure(await tool.run(job({ mode: 'invalid-utf8' }), runOptions()))).toEqual({
+      code: 'invalid_output',
+      details: { reason: 'invalid_utf8', bytes: 5 },
+    });
+    await expectNextCallWorks(tool);
+  });
+
+  it('passes duplicate-key JSON through as text for the supervisor to refuse', async () => {
+    const tool = start({});
+    expect(jsonOf(await tool.run(job({ mode: 'duplicate-keys' }), runOptions()))).toBe('{"a":1,"a":2}');
+    await expectNextCallWorks(tool);
+  });
+
+  it('passes JSON nested 100,000 deep through as text without overflowing the stack', async () => {
+    const tool = start({});
+    const json = jsonOf(await tool.run(job({ mode: 'deep' }), runOptions()));
+    expect(json.length).toBe(200_000);
+    expect(json.startsWith('[[[[')).toBe(true);
+    await expectNextCallWorks(tool);
+  });
+
+  it('reports a non-zero exit as tool_error with a bounded stderr tail', async () => {
+    const tool = start({});
+    const { code, details } = failure(await tool.run(job({ mode: 'fail' }), runOptions()));
+    expect(code).toBe('tool_error');
+    expect(details['exitCode']).toBe(3);
+    const tail = details['stderrTail'];
+    expect(typeof tail).toBe('string');
+    expect((tail as string).endsWith('the-end-of-stderr\n')).toBe(true);
+    expect(Buffer.byteLength(tail as string)).toBeLessThanOrEqual(2048);
+    await expectNextCallWorks(tool);
+  });
+
+  it('reports a crash by signal as tool_crashed', async () => {
+    const tool = start({});
+    const { code, details } = failure(await tool.run(job({ mode: 'segv' }), runOptions()));
+    expect(code).toBe('tool_crashed');
+    expect(details['signal']).toBe('SIGSEGV');
+    await expectNextCallWorks(tool);
+  });
+
+  it('cancels through the AbortSignal and kills the whole tree', async () => {
+    const workdir = newWorkdir();
+    const tool = start({ command: ['/bin/sh', join(FIXTURES_DIR, 'trap-term-grandchild.sh'), marker], roots: [{ path: workdir, access: 'read_write' }] });
+    const controller = new AbortController();
+    const pending = tool.run(job({}), runOptions({ signal: controller.signal }));
+    await pollUntil(() => ({ done: existsSync(join(workdir, 'ready')), value: undefined }), 10_000);
+    expect(await waitForGrandchild(marker)).toHaveLength(1);
+    controller.abort();
+    expect(failure(await pending)).toEqual({ code: 'cancelled', details: {} });
+    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+  });
+
+  it('answers cancelled without spawning when the signal is already aborted', async () => {
+    const tool = start({ command: ['/bin/sh', '-c', 'exec /bin/sleep 1000', marker] });
+    const controller = new AbortController();
+    controller.abort();
+    expect(failure(await tool.run(job({}), runOptions({ signal: controller.signal }))).code).toBe('cancelled');
+    expect(findMarkedProcesses(marker)).toEqual([]);
+  });
+
+  it('kills background jobs the tool leaves behind when it exits', async () => {
+    const tool = start({});
+    expect(JSON.parse(jsonOf(await tool.run(job({ mode: 'background-then-exit' }), runOptions())))).toEqual({ ok: true });
+    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+  });
+
+  it('hides the host environment: only the spec env reaches the tool', async () => {
+    const secret = `secret-${marker}`;
+    process.env['TOOLHOST_TEST_SECRET_TOKEN'] = secret;
+    try {
+      const tool = start({ env: { TOOLHOST_TEST_MARKER: marker, LANG: 'C.UTF-8' } });
+      const json = jsonOf(await tool.run(job({ mode: 'env' }), runOptions()));
+      expect(json).not.toContain(secret);
+      const env = JSON.parse(json) as Record<string, string>;
+      expect(env['TOOLHOST_TEST_SECRET_TOKEN']).toBeUndefined();
+      expect(env['TOOLHOST_TEST_MARKER']).toBe(marker);
+      expect(env['LANG']).toBe('C.UTF-8');
+      // bubblewrap may add PWD; nothing else from the host.
+      expect(Object.keys(env).filter((name) => !['TOOLHOST_TEST_MARKER', 'LANG', 'PWD'].includes(name))).toEqual([]);
+    } finally {
+      delete process.env['TOOLHOST_TEST_SECRET_TOKEN'];
+    }
+  });
+
+  it('gives the tool only file descriptors 0, 1 and 2', async () => {
+    const tool = start({ command: ['/usr/bin/python3', join(FIXTURES_DIR, 'list-fds.py'), marker] });
+    expect(JSON.parse(jsonOf(await tool.run(job({}), runOptions())))).toEqual([0, 1, 2]);
+  });
+
+  it('fails closed with sandbox_unavailable when the declared isolation cannot be provided', async () => {
+    const tool = start({ command: nodeFixture('oneshot.mjs', marker), isolation: 'namespace', roots: [] });
+    const outcome = await tool.run(job({ mode: 'echo' }), runOptions());
+    // Either the namespace sandbox runs the tool, or the call is refused: never a run without it.
+    if (outcome.ok) expect(JSON.parse(jsonOf(outcome))).toMatchObject({ received: { mode: 'echo' } });
+    else expect(outcome.code).toBe('sandbox_unavailable');
+  });
+});
+
+// The double-forked grandchild, once it has exec'd its sleep.
+async function waitForGrandchild(currentMarker: string): Promise<ReturnType<typeof findMarkedProcesses>> {
+  return pollUntil(() => {
+    const found = findMarkedProcesses(currentMarker).filter((candidate) => candidate.cmdline === '/bin/sleep 1001');
+    return { done: found.length > 0, value: found };
+  }, 10_000);
+}
+
+function sessionOf(pid: number): string {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[3] ?? '';
+}
+
+async function expectNextCallWorksWith(currentMarker: string): Promise<void> {
+  const tool = createProcessRunner(processSpec(currentMarker, {}), { logger: createSilentLogger() });
+  try {
+    await expectNextCallWorks(tool);
+  } finally {
+    await tool.close();
+  }
+}
