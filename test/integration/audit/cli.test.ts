@@ -1,0 +1,144 @@
+// `toolhost audit` and `toolhost reconcile` as a user runs them: the built
+// binary, a real journal, exit codes 0 / 1 / 2.
+import { spawnSync } from 'node:child_process';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { AuditJsonRecord } from '../../../src/audit/audit-format.js';
+import { Journal } from '../../../src/audit/journal.js';
+import { callFinish, callStart, makeTempParent } from '../../unit/audit/journal-fixtures.js';
+import { assertJournalBuilt, REPO_ROOT } from './journal-processes.js';
+
+let temp: ReturnType<typeof makeTempParent>;
+
+function toolhost(...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, ['--no-node-snapshot', `${REPO_ROOT}bin/toolhost.js`, ...args], {
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** A journal holding a completed read, a failed write and an interrupted write with a key. */
+function seedJournal() {
+  const journal = Journal.open(temp.stateDir);
+  const read = callStart({ tool: 'fs.read', sideEffect: 'read', startedAt: Date.now() - 3 * 3_600_000 });
+  const failed = callStart({ tool: 'fs.write' });
+  const interrupted = callStart({ tool: 'fs.write', idempotencyKey: 'k1' });
+  journal.record(read, callFinish({ endedAt: read.startedAt + 40 }));
+  journal.record(failed, callFinish({ status: 'failed', errorCode: 'timeout', resultHash: null, resultBytes: null }));
+  journal.begin(interrupted);
+  // Closing with the call still running leaves it interrupted, as a crash would.
+  journal.close();
+  return { read, failed, interrupted };
+}
+
+beforeAll(() => assertJournalBuilt());
+
+beforeEach(() => {
+  temp = makeTempParent();
+});
+
+afterEach(() => {
+  temp.remove();
+});
+
+describe('toolhost audit', () => {
+  it('prints every call as documented JSON, newest first', () => {
+    const { read, failed, interrupted } = seedJournal();
+    const result = toolhost('audit', '--state', temp.stateDir, '--json');
+    expect(result.status).toBe(0);
+    const records = JSON.parse(result.stdout) as AuditJsonRecord[];
+    expect(records.map((record) => record.id)).toEqual([interrupted.id, failed.id, read.id]);
+    expect(records[1]).toMatchObject({ tool: 'fs.write', status: 'failed', errorCode: 'timeout', argsHash: failed.argsHash, rule: failed.rule });
+    expect(records[0]).toMatchObject({ status: 'interrupted', idempotencyKey: 'k1', reconciliation: null });
+    expect(records[2]).toMatchObject({ status: 'completed', durationMs: 40, startedAt: new Date(read.startedAt).toISOString() });
+  });
+
+  it('filters by tool, status and since', () => {
+    const { read, failed, interrupted } = seedJournal();
+    const ids = (...args: string[]) => {
+      const result = toolhost('audit', '--state', temp.stateDir, '--json', ...args);
+      expect(result.status).toBe(0);
+      return (JSON.parse(result.stdout) as AuditJsonRecord[]).map((record) => record.id);
+    };
+    expect(ids('--tool', 'fs.read')).toEqual([read.id]);
+    expect(ids('--status', 'interrupted')).toEqual([interrupted.id]);
+    expect(ids('--since', '1h')).toEqual([interrupted.id, failed.id]);
+    expect(ids('--since', new Date(read.startedAt - 1000).toISOString(), '--tool', 'fs.read')).toEqual([read.id]);
+    expect(ids('--limit', '1')).toEqual([interrupted.id]);
+  });
+
+  it('prints a table without --json', () => {
+    const { interrupted } = seedJournal();
+    const result = toolhost('audit', '--state', temp.stateDir, '--status', 'interrupted');
+    expect(result.status).toBe(0);
+    const lines = result.stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/^STARTED \(UTC\)\s+ID\s+TOOL\s+STATUS/);
+    expect(lines[1]).toContain(interrupted.id);
+  });
+
+  it.each([
+    [['--status', 'bogus']],
+    [['--since', 'last tuesday']],
+    [['--limit', '-3']],
+    [['--frobnicate']],
+    [['extra-positional']],
+  ])('exits 2 on bad usage %j', (args) => {
+    seedJournal();
+    const result = toolhost('audit', '--state', temp.stateDir, ...args);
+    expect(result.status).toBe(2);
+    expect(result.stdout).toBe('');
+  });
+
+  it('exits 1 when the state folder holds no journal, without creating one', () => {
+    const result = toolhost('audit', '--state', temp.stateDir, '--json');
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('no journal');
+    expect(spawnSync('test', ['-e', temp.stateDir]).status).toBe(1);
+  });
+
+  it('answers --help with exit 0', () => {
+    const result = toolhost('audit', '--help');
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain('--since');
+  });
+});
+
+describe('toolhost reconcile', () => {
+  it('--rerun reconciles an interrupted call once; a second decision exits 1', () => {
+    const { interrupted } = seedJournal();
+    const first = toolhost('reconcile', interrupted.id, '--rerun', '--state', temp.stateDir);
+    expect(first.status).toBe(0);
+    const journal = Journal.open(temp.stateDir, { asHost: false });
+    try {
+      expect(journal.get(interrupted.id)).toMatchObject({ status: 'interrupted', reconciliation: 'rerun' });
+      expect(journal.findByIdempotencyKey('fs.write', 'k1')).toBeUndefined();
+    } finally {
+      journal.close();
+    }
+    const second = toolhost('reconcile', interrupted.id, '--skip', '--state', temp.stateDir);
+    expect(second.status).toBe(1);
+  });
+
+  it('--skip marks the call skipped and holds its key', () => {
+    const { interrupted } = seedJournal();
+    expect(toolhost('reconcile', interrupted.id, '--skip', '--state', temp.stateDir).status).toBe(0);
+    const journal = Journal.open(temp.stateDir, { asHost: false });
+    try {
+      expect(journal.findByIdempotencyKey('fs.write', 'k1')).toMatchObject({ id: interrupted.id, status: 'skipped', reconciliation: 'skip' });
+    } finally {
+      journal.close();
+    }
+  });
+
+  it('exits 1 for an unknown id or a call that was not interrupted', () => {
+    const { failed } = seedJournal();
+    expect(toolhost('reconcile', 'no-such-call', '--rerun', '--state', temp.stateDir).status).toBe(1);
+    expect(toolhost('reconcile', failed.id, '--rerun', '--state', temp.stateDir).status).toBe(1);
+  });
+
+  it.each([[['--rerun']], [['some-id']], [['some-id', '--rerun', '--skip']], [['a', 'b', '--skip']]])('exits 2 on bad usage %j', (args) => {
+    seedJournal();
+    expect(toolhost('reconcile', ...args, '--state', temp.stateDir).status).toBe(2);
+  });
+});
