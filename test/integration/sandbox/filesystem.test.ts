@@ -1,0 +1,120 @@
+// Hostile filesystem tests for isolation: namespace, through the real bubblewrap
+// argv: writes outside the workspace never reach the host, read-only roots stay
+// read-only, secrets and homes are invisible, planted symlinks lead nowhere.
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { makeTempDir, newMarker, probeSpec, runProbe, waitForNoMarkedProcesses } from './harness.js';
+
+describe('namespace sandbox: filesystem', () => {
+  let marker: string;
+  let workspace: ReturnType<typeof makeTempDir>;
+  let outside: ReturnType<typeof makeTempDir>;
+
+  beforeEach(() => {
+    marker = newMarker();
+    workspace = makeTempDir('toolhost-sbx-ws-');
+    outside = makeTempDir('toolhost-sbx-outside-');
+  });
+
+  afterEach(async () => {
+    workspace.remove();
+    outside.remove();
+    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+  });
+
+  it('keeps writes outside the workspace off the host', async () => {
+    const name = `escape-${marker}`;
+    const targets = [`/usr/${name}`, `/var/tmp/${name}`, `/tmp/${name}`, `/${name}`, `/etc/${name}`, join(outside.path, name)];
+    const spec = probeSpec(marker, { roots: [{ path: workspace.path, access: 'read_write' }] });
+    const results = await runProbe(spec, { cwd: workspace.path }, targets.map((path) => ({ op: 'write', path })));
+    // /tmp is a private tmpfs: the write may succeed there, but only there.
+    expect(results[2]).toEqual({ ok: true });
+    for (const [index, result] of results.entries()) {
+      if (index !== 2) expect(result).toHaveProperty('error');
+    }
+    for (const path of targets) expect(existsSync(path)).toBe(false);
+  });
+
+  it('lets the tool write in a read-write root, at its host path', async () => {
+    const spec = probeSpec(marker, { roots: [{ path: workspace.path, access: 'read_write' }] });
+    const target = join(workspace.path, 'out.txt');
+    const results = await runProbe(spec, { cwd: workspace.path }, [{ op: 'write', path: target, text: 'written inside' }]);
+    expect(results).toEqual([{ ok: true }]);
+    expect(readFileSync(target, 'utf8')).toBe('written inside');
+  });
+
+  it('refuses writes to a read-only root and to the manifest folder', async () => {
+    writeFileSync(join(workspace.path, 'keep.txt'), 'original');
+    const spec = probeSpec(marker, { roots: [{ path: workspace.path, access: 'read' }] });
+    const results = await runProbe(spec, { cwd: workspace.path }, [
+      { op: 'write', path: join(workspace.path, 'keep.txt'), text: 'changed' },
+      { op: 'write', path: join(workspace.path, 'new.txt') },
+      { op: 'write', path: join(spec.manifestDir, `planted-${marker}.py`) },
+      { op: 'read', path: join(workspace.path, 'keep.txt') },
+    ]);
+    expect(results.slice(0, 3)).toEqual([{ error: 'EROFS' }, { error: 'EROFS' }, { error: 'EROFS' }]);
+    expect(results[3]).toEqual({ ok: 'original' });
+    expect(readFileSync(join(workspace.path, 'keep.txt'), 'utf8')).toBe('original');
+    expect(existsSync(join(workspace.path, 'new.txt'))).toBe(false);
+    expect(existsSync(join(spec.manifestDir, `planted-${marker}.py`))).toBe(false);
+  });
+
+  it('hides /root, /home, /etc/shadow, other secrets in /etc and the host /tmp', async () => {
+    const hostTmpFile = join(outside.path, 'host-tmp-secret.txt');
+    writeFileSync(hostTmpFile, 'host secret');
+    const spec = probeSpec(marker, { roots: [{ path: workspace.path, access: 'read_write' }] });
+    const results = await runProbe(spec, { cwd: workspace.path }, [
+      { op: 'read', path: '/etc/shadow' },
+      { op: 'read', path: '/etc/gshadow' },
+      { op: 'read', path: '/root/.bashrc' },
+      { op: 'read', path: '/root/.ssh/id_rsa' },
+      { op: 'list', path: '/home' },
+      { op: 'list', path: '/etc/ssl/private' },
+      { op: 'read', path: hostTmpFile },
+      { op: 'list', path: '/root' },
+      { op: 'read', path: '/etc/passwd' },
+    ]);
+    expect(results.slice(0, 5)).toEqual([{ error: 'ENOENT' }, { error: 'ENOENT' }, { error: 'ENOENT' }, { error: 'ENOENT' }, { error: 'ENOENT' }]);
+    expect(results[5]).toEqual({ ok: [] });
+    expect(results[6]).toEqual({ error: 'ENOENT' });
+    // /root exists only as the path to the interpreter's install (pyenv) when it lives there.
+    const rootListing = results[7] as { ok?: string[]; error?: string };
+    expect(rootListing.error === 'ENOENT' || (rootListing.ok ?? []).every((entry) => entry === '.pyenv')).toBe(true);
+    expect(results[8]).toHaveProperty('ok');
+  });
+
+  it('gives a symlink planted in a read-write root no access outside', async () => {
+    writeFileSync(join(outside.path, 'secret.txt'), 'outside secret');
+    mkdirSync(join(workspace.path, 'sub'));
+    symlinkSync(outside.path, join(workspace.path, 'to-outside'));
+    symlinkSync('/etc', join(workspace.path, 'to-etc'));
+    symlinkSync('../../../../../../../../', join(workspace.path, 'sub', 'to-root'));
+    const spec = probeSpec(marker, { roots: [{ path: workspace.path, access: 'read_write' }] });
+    const results = await runProbe(spec, { cwd: workspace.path }, [
+      { op: 'read', path: 'to-outside/secret.txt' },
+      { op: 'write', path: 'to-outside/planted.txt' },
+      { op: 'read', path: 'to-etc/shadow' },
+      { op: 'read', path: 'sub/to-root/etc/shadow' },
+      { op: 'write', path: 'sub/to-root/usr/planted.txt' },
+      { op: 'list', path: 'sub/to-root/root' },
+    ]);
+    expect(results.slice(0, 4)).toEqual([{ error: 'ENOENT' }, { error: 'ENOENT' }, { error: 'ENOENT' }, { error: 'ENOENT' }]);
+    expect(results[4]).toEqual({ error: 'EROFS' });
+    expect(existsSync(join(outside.path, 'planted.txt'))).toBe(false);
+    expect(existsSync('/usr/planted.txt')).toBe(false);
+    const rootListing = results[5] as { ok?: string[]; error?: string };
+    expect(rootListing.error === 'ENOENT' || (rootListing.ok ?? []).every((entry) => entry === '.pyenv')).toBe(true);
+  });
+
+  it('runs in the first root with a read-only filesystem root and a private, writable /tmp', async () => {
+    const spec = probeSpec(marker, { roots: [{ path: workspace.path, access: 'read' }] });
+    const results = await runProbe(spec, { cwd: workspace.path }, [
+      { op: 'write', path: 'relative.txt' },
+      { op: 'write', path: '/tmp/scratch.txt' },
+      { op: 'read', path: '/tmp/scratch.txt' },
+      { op: 'write', path: '/planted-at-root.txt' },
+    ]);
+    expect(results).toEqual([{ error: 'EROFS' }, { ok: true }, { ok: 'sandbox' }, { error: 'EROFS' }]);
+  });
+});

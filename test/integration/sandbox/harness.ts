@@ -1,0 +1,121 @@
+// Runs real bubblewrap argvs from buildSandboxArgv, tags every process with a
+// marker in its environment, and proves with /proc scans that none survive.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { RunSpec } from '../../../src/runner/runner.js';
+import { buildSandboxArgv, type SandboxArgvOptions } from '../../../src/runner/sandbox-argv.js';
+
+export const FIXTURES_DIR = realpathSync(fileURLToPath(new URL('../../fixtures/tools/sandbox/', import.meta.url)));
+export const PROBE_PY = join(FIXTURES_DIR, 'probe.py');
+export const STORM_SH = join(FIXTURES_DIR, 'storm.sh');
+export const MARKER_VARIABLE = 'TOOLHOST_TEST_MARKER';
+
+/** A unique marker for one test's processes. */
+export function newMarker(): string {
+  return `toolhost-sandbox-test-${process.pid}-${randomBytes(6).toString('hex')}`;
+}
+
+/** A real, symlink-resolved temporary directory, removed by the returned function. */
+export function makeTempDir(prefix: string): { path: string; remove: () => void } {
+  const path = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+/** A process-tool spec running the probe fixture with the host's PATH (pyenv's python3 here). */
+export function probeSpec(marker: string, overrides: Partial<RunSpec> = {}): RunSpec {
+  return {
+    name: 'sandbox_probe',
+    mode: 'process',
+    manifestDir: FIXTURES_DIR,
+    command: ['python3', PROBE_PY],
+    memoryMb: 512,
+    stdout: 'json',
+    isolation: 'namespace',
+    persistent: false,
+    poolSize: 1,
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', LANG: 'C.UTF-8', [MARKER_VARIABLE]: marker },
+    roots: [],
+    networkAllow: [],
+    maxOutputBytes: 1 << 20,
+    ...overrides,
+  };
+}
+
+export interface SandboxRun {
+  readonly exitCode: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * Spawns `[...buildSandboxArgv(spec, opts), ...spec.command]` the way the runner does:
+ * its own process group, three pipes, and spec.env as bubblewrap's whole environment.
+ */
+export function runSandboxed(spec: RunSpec, opts: SandboxArgvOptions, stdin = ''): Promise<SandboxRun> {
+  const [file, ...args] = [...buildSandboxArgv(spec, opts), ...(spec.command ?? [])];
+  return new Promise((resolve, reject) => {
+    const child = spawn(file ?? 'bwrap', args, { env: { ...spec.env }, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.once('error', reject);
+    child.once('close', (exitCode, signal) => resolve({ exitCode, signal, stdout, stderr }));
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(stdin);
+  });
+}
+
+export type ProbeResult = { ok: unknown } | { error: string };
+
+/** Runs the probe fixture with `ops` and returns one result per op. */
+export async function runProbe(spec: RunSpec, opts: SandboxArgvOptions, ops: readonly Record<string, unknown>[]): Promise<ProbeResult[]> {
+  const run = await runSandboxed(spec, opts, JSON.stringify({ ops }));
+  if (run.exitCode !== 0) throw new Error(`probe exited ${String(run.exitCode)}/${String(run.signal)}: ${run.stderr}`);
+  return JSON.parse(run.stdout) as ProbeResult[];
+}
+
+/** Pids of live processes whose environment or command line carries `marker` (this process excluded). */
+export function findMarkedPids(marker: string): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    try {
+      const status = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // A zombie is already dead; only its parent's wait() is missing.
+      if (/^\d+ \(.*\) Z /s.test(status)) continue;
+      const environ = readFileSync(`/proc/${pid}/environ`, 'latin1');
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'latin1');
+      if (environ.includes(marker) || cmdline.includes(marker)) pids.push(pid);
+    } catch {
+      // The process exited while we looked.
+    }
+  }
+  return pids;
+}
+
+/** Polls until no process carries `marker` (bounded); returns the survivors, SIGKILLed, if any. */
+export async function waitForNoMarkedProcesses(marker: string, deadlineMs = 10_000): Promise<number[]> {
+  const giveUpAt = Date.now() + deadlineMs;
+  for (;;) {
+    const pids = findMarkedPids(marker);
+    if (pids.length === 0) return [];
+    if (Date.now() > giveUpAt) {
+      for (const pid of pids) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+      return pids;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
