@@ -5,7 +5,8 @@ const DEFAULT_MAX_CHARS = 100000;
 export default async function httpGet(args, ctx) {
   const maxChars = args.maxChars ?? DEFAULT_MAX_CHARS;
   const response = await ctx.fetch(args.url, { method: 'GET', headers: { accept: 'application/json, text/plain;q=0.9, */*;q=0.1' } });
-  const body = await response.text();
+  // ctx.fetch responses carry text(); the plain body is a fallback for hosts that pass data only.
+  const body = typeof response.text === 'function' ? await response.text() : String(response.body ?? '');
   return {
     status: response.status,
     contentType: headerOf(response.headers, 'content-type') ?? '',

@@ -12,9 +12,9 @@ async function statOrUndefined(ctx, path) {
   try {
     return await ctx.fs.stat(path);
   } catch (error) {
-    // A refused path must stay refused, not look like a missing file.
-    if (error && error.code === 'policy_denied') throw error;
-    return undefined;
+    // Only "not found" means "create it": a refused or unreadable path must stay an error.
+    if (error && error.code === 'not_found') return undefined;
+    throw error;
   }
 }
 
