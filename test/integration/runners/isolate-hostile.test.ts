@@ -1,0 +1,301 @@
+// isolate runner against hostile tools: every case asserts the code, and that
+// the next normal call on the same runner still works.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { createIsolateRunner } from '../../../src/runner/isolate.js';
+import type { Runner, RunSpec } from '../../../src/runner/runner.js';
+import type { RunOutcome } from '../../../src/runner/wire.js';
+import { createSilentLogger } from '../../../src/log.js';
+import { makeSpec, makeTempDir, recordingOptions, root } from './isolate-spec.js';
+
+const logger = createSilentLogger();
+const runners: Runner[] = [];
+
+function isolateRunner(file: string, overrides: Partial<Omit<RunSpec, 'mode'>> = {}): Runner {
+  const runner = createIsolateRunner(makeSpec('isolate', file, overrides), { logger });
+  runners.push(runner);
+  return runner;
+}
+
+function jsonOf(outcome: RunOutcome): unknown {
+  expect(outcome.ok).toBe(true);
+  if (!outcome.ok || outcome.output.type !== 'json') throw new Error('expected a JSON output');
+  return JSON.parse(outcome.output.json);
+}
+
+function failureOf(outcome: RunOutcome): { code: string; details: Record<string, unknown> } {
+  expect(outcome.ok).toBe(false);
+  if (outcome.ok) throw new Error('expected a failure');
+  return { code: outcome.code, details: outcome.details };
+}
+
+/** Recovery is proven on the same runner (same isolate generation or its rebuild) with a normal call. */
+async function expectRecovers(runner: Runner, args: Record<string, unknown>, expected: unknown): Promise<void> {
+  expect(jsonOf(await runner.run({ callId: 'after', args }, recordingOptions()))).toEqual(expected);
+}
+
+afterEach(async () => {
+  await Promise.all(runners.splice(0).map((runner) => runner.close()));
+});
+
+describe('isolate runner: time', () => {
+  it('stops a synchronous infinite loop with timeout, and the next call works', async () => {
+    const runner = isolateRunner('switch.mjs');
+    const outcome = await runner.run({ callId: 'loop', args: { mode: 'busy_loop' } }, recordingOptions(300));
+    expect(failureOf(outcome)).toEqual({ code: 'timeout', details: { timeoutMs: 300 } });
+    await expectRecovers(runner, { mode: 'echo', value: 1 }, { echo: 1 });
+  });
+
+  it('stops a loop that starts after an await on a ctx call, and the next call works', async () => {
+    const runner = isolateRunner('switch.mjs');
+    const outcome = await runner.run({ callId: 'loop2', args: { mode: 'loop_after_await' } }, recordingOptions(300));
+    expect(failureOf(outcome)).toEqual({ code: 'timeout', details: { timeoutMs: 300 } });
+    await expectRecovers(runner, { mode: 'echo', value: 2 }, { echo: 2 });
+  });
+
+  it('times out a never-settling promise, and the next call works', async () => {
+    const runner = isolateRunner('switch.mjs');
+    const outcome = await runner.run({ callId: 'never', args: { mode: 'never' } }, recordingOptions(200));
+    expect(failureOf(outcome)).toEqual({ code: 'timeout', details: { timeoutMs: 200 } });
+    await expectRecovers(runner, { mode: 'echo', value: 3 }, { echo: 3 });
+  });
+
+  it('cancels a call mid-flight when the signal aborts, and the next call works', async () => {
+    const runner = isolateRunner('switch.mjs');
+    const options = recordingOptions(30_000);
+    const pending = runner.run({ callId: 'cancel', args: { mode: 'progress_then_never' } }, options);
+    await waitFor(() => options.progress.length > 0);
+    options.controller.abort();
+    expect(failureOf(await pending)).toEqual({ code: 'cancelled', details: {} });
+    await expectRecovers(runner, { mode: 'echo', value: 4 }, { echo: 4 });
+  });
+
+  it('cancels a synchronous loop, and the next call works', async () => {
+    const runner = isolateRunner('switch.mjs');
+    const options = recordingOptions(30_000);
+    const pending = runner.run({ callId: 'cancel-loop', args: { mode: 'progress_then_loop' } }, options);
+    await waitFor(() => options.progress.length > 0);
+    options.controller.abort();
+    expect(failureOf(await pending)).toEqual({ code: 'cancelled', details: {} });
+    await expectRecovers(runner, { mode: 'echo', value: 5 }, { echo: 5 });
+  });
+});
+
+describe('isolate runner: memory', () => {
+  it('stops a heap bomb with memory_limit, rebuilds the isolate, and the next call works', async () => {
+    const runner = isolateRunner('switch.mjs', { memoryMb: 16 });
+    const outcome = await runner.run({ callId: 'bomb', args: { mode: 'heap_bomb' } }, recordingOptions(20_000));
+    expect(failureOf(outcome)).toEqual({ code: 'memory_limit', details: { memoryMb: 16 } });
+    await expectRecovers(runner, { mode: 'echo', value: 6 }, { echo: 6 });
+  });
+
+  it('stops a heap bomb that starts after an await with memory_limit, and the next call works', async () => {
+    const runner = isolateRunner('switch.mjs', { memoryMb: 16 });
+    const outcome = await runner.run({ callId: 'bomb2', args: { mode: 'heap_bomb_after_await' } }, recordingOptions(20_000));
+    expect(failureOf(outcome)).toEqual({ code: 'memory_limit', details: { memoryMb: 16 } });
+    await expectRecovers(runner, { mode: 'echo', value: 7 }, { echo: 7 });
+  });
+
+  it('reports an uncaught ArrayBuffer allocation failure as memory_limit', async () => {
+    const runner = isolateRunner('switch.mjs', { memoryMb: 16 });
+    const outcome = await runner.run({ callId: 'buffers', args: { mode: 'buffer_bomb' } }, recordingOptions(20_000));
+    expect(failureOf(outcome)).toEqual({ code: 'memory_limit', details: { memoryMb: 16 } });
+    await expectRecovers(runner, { mode: 'echo', value: 8 }, { echo: 8 });
+  });
+});
+
+describe('isolate runner: escape attempts', () => {
+  it('gives the tool no require, no process, no host globals and a frozen ctx', async () => {
+    const runner = isolateRunner('escape.mjs');
+    const report = jsonOf(await runner.run({ callId: 'escape', args: {} }, recordingOptions()));
+    expect(report).toEqual({
+      require: 'undefined',
+      process: 'undefined',
+      globalProcess: 'undefined',
+      moduleThis: 'threw TypeError',
+      functionCtor: 'undefined',
+      ctxCtor: 'undefined',
+      fsCtor: 'undefined',
+      importMeta: 'undefined',
+      globalNames: [],
+      ctxKeys: ['callId', 'fetch', 'fs', 'log', 'progress'],
+      ctxFrozen: true,
+      dynamicImport: expect.stringMatching(/^threw /),
+    });
+  });
+
+  it('keeps prototype tampering from reaching the next call (fresh context per call)', async () => {
+    const runner = isolateRunner('tamper.mjs');
+    const first = jsonOf(await runner.run({ callId: 't1', args: {} }, recordingOptions()));
+    expect(first).toEqual({ polluted: null, arrayMap: 2, jsonIsNative: true });
+    const second = jsonOf(await runner.run({ callId: 't2', args: {} }, recordingOptions()));
+    expect(second).toEqual({ polluted: null, arrayMap: 2, jsonIsNative: true });
+  });
+});
+
+describe('isolate runner: ctx.fs refusals', () => {
+  let workspace: { dir: string; cleanup: () => Promise<void> };
+  let outside: { dir: string; cleanup: () => Promise<void> };
+  let readOnly: { dir: string; cleanup: () => Promise<void> };
+
+  beforeAll(async () => {
+    workspace = await makeTempDir('toolhost-hostile-ws-');
+    outside = await makeTempDir('toolhost-hostile-outside-');
+    readOnly = await makeTempDir('toolhost-hostile-ro-');
+    await writeFile(path.join(outside.dir, 'secret.txt'), 'secret');
+    await writeFile(path.join(workspace.dir, 'ok.txt'), 'fine');
+    await writeFile(path.join(readOnly.dir, 'keep.txt'), 'unchanged');
+    await symlink(path.join(outside.dir, 'secret.txt'), path.join(workspace.dir, 'link-to-secret'));
+    await symlink(outside.dir, path.join(workspace.dir, 'link-to-outside-dir'));
+    await mkdir(path.join(workspace.dir, 'inner'));
+  });
+  afterAll(async () => {
+    await workspace.cleanup();
+    await outside.cleanup();
+    await readOnly.cleanup();
+  });
+
+  function fsRunner(): Runner {
+    return isolateRunner('fs-op.mjs', { roots: [root(workspace.dir, 'read_write'), root(readOnly.dir, 'read')] });
+  }
+
+  const refusals: Array<[string, Record<string, unknown>, string]> = [
+    ['a ../ escape', { op: 'readText', path: '../../etc/passwd' }, 'parent_escape'],
+    ['an absolute path outside the roots', { op: 'readText', path: '/etc/passwd' }, 'outside_roots'],
+    ['a symlink to a file outside', { op: 'readText', path: 'link-to-secret' }, 'symlink_outside'],
+    ['a path through a symlinked directory', { op: 'readText', path: 'link-to-outside-dir/secret.txt' }, 'symlink_outside'],
+    ['a listing through a symlinked directory', { op: 'list', path: 'link-to-outside-dir' }, 'symlink_outside'],
+    ['a write through a symlink', { op: 'writeText', path: 'link-to-outside-dir/new.txt', text: 'x' }, 'symlink_outside'],
+    ['a write to a read-only root', { op: 'writeText', path: '', text: 'x' }, 'read_only_root'],
+  ];
+
+  it.each(refusals)('refuses %s: uncaught → tool_error policy_denied, onDenied called, next call works', async (_name, args, reason) => {
+    const runner = fsRunner();
+    const resolvedArgs = args['path'] === '' ? { ...args, path: path.join(readOnly.dir, 'keep.txt') } : args;
+    const options = recordingOptions();
+    const outcome = await runner.run({ callId: 'deny', args: resolvedArgs }, options);
+    expect(failureOf(outcome)).toEqual({ code: 'tool_error', details: { errorCode: 'policy_denied' } });
+    if (!outcome.ok) expect(outcome.message).not.toContain(outside.dir);
+    expect(options.denials).toEqual([{ op: String(args['op']), target: String(resolvedArgs['path']), reason }]);
+    await expectRecovers(runner, { op: 'readText', path: 'ok.txt' }, { value: 'fine' });
+  });
+
+  it('lets the tool catch the refusal as an Error whose code is policy_denied', async () => {
+    const runner = fsRunner();
+    const options = recordingOptions();
+    const outcome = await runner.run({ callId: 'catch', args: { op: 'readText', path: '/etc/passwd', catch: true } }, options);
+    expect(jsonOf(outcome)).toEqual({ caught: { code: 'policy_denied', isError: true } });
+    expect(options.denials).toHaveLength(1);
+  });
+
+  it('leaves the read-only file and the outside directory untouched', async () => {
+    expect(await readFile(path.join(readOnly.dir, 'keep.txt'), 'utf8')).toBe('unchanged');
+    await expect(readFile(path.join(outside.dir, 'new.txt'), 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
+
+describe('isolate runner: ctx.fetch', () => {
+  let server: Server;
+  let port: number;
+  let releaseSlow: (() => void) | undefined;
+
+  beforeAll(async () => {
+    server = createServer((request, response) => {
+      if (request.url === '/hello') {
+        response.writeHead(200, { 'content-type': 'text/plain', 'x-test': 'yes' });
+        response.end('hello from loopback');
+      } else if (request.url === '/redirect-inside') {
+        response.writeHead(302, { location: '/hello' });
+        response.end();
+      } else if (request.url === '/redirect-outside') {
+        response.writeHead(302, { location: 'http://localhost.invalid:9/secret' });
+        response.end();
+      } else if (request.url === '/redirect-other-port') {
+        response.writeHead(307, { location: `http://127.0.0.1:${port + 1}/x` });
+        response.end();
+      } else if (request.url === '/big') {
+        response.writeHead(200);
+        response.end('z'.repeat(5 * 1024 * 1024));
+      } else if (request.url === '/slow') {
+        // Answers only when the test lets it: longer than any deadline below.
+        releaseSlow = () => response.end('late');
+      } else {
+        response.writeHead(404);
+        response.end();
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    releaseSlow?.();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  function fetchRunner(): Runner {
+    return isolateRunner('fetch.mjs', { networkAllow: [`127.0.0.1:${port}`] });
+  }
+
+  it('fetches from an allowed host:port and follows a redirect that stays allowed', async () => {
+    const runner = fetchRunner();
+    const direct = jsonOf(await runner.run({ callId: 'f1', args: { url: `http://127.0.0.1:${port}/hello` } }, recordingOptions()));
+    expect(direct).toEqual({ status: 200, ok: true, url: `http://127.0.0.1:${port}/hello`, body: 'hello from loopback' });
+    const redirected = jsonOf(
+      await runner.run({ callId: 'f2', args: { url: `http://127.0.0.1:${port}/redirect-inside` } }, recordingOptions()),
+    );
+    expect(redirected).toEqual({ status: 200, ok: true, url: `http://127.0.0.1:${port}/hello`, body: 'hello from loopback' });
+  });
+
+  const refusals: Array<[string, (port: number) => string, string]> = [
+    ['a host not in network.allow', () => 'http://localhost.invalid/x', 'host_not_allowed'],
+    ['the allowed host on another port', (p) => `http://127.0.0.1:${p + 1}/x`, 'host_not_allowed'],
+    ['a non-http scheme', () => 'file:///etc/passwd', 'scheme_not_allowed'],
+    ['a redirect to a host not allowed', (p) => `http://127.0.0.1:${p}/redirect-outside`, 'redirect_host_not_allowed'],
+    ['a redirect to another port', (p) => `http://127.0.0.1:${p}/redirect-other-port`, 'redirect_host_not_allowed'],
+  ];
+
+  it.each(refusals)('refuses %s with policy_denied, calls onDenied, and the next call works', async (_name, makeUrl, reason) => {
+    const runner = fetchRunner();
+    const options = recordingOptions();
+    const outcome = await runner.run({ callId: 'deny', args: { url: makeUrl(port) } }, options);
+    expect(failureOf(outcome)).toEqual({ code: 'tool_error', details: { errorCode: 'policy_denied' } });
+    expect(options.denials).toHaveLength(1);
+    expect(options.denials[0]).toMatchObject({ op: 'fetch', reason });
+    const next = jsonOf(await runner.run({ callId: 'ok', args: { url: `http://127.0.0.1:${port}/hello` } }, recordingOptions()));
+    expect(next).toMatchObject({ status: 200 });
+  });
+
+  it('refuses every request when network.allow is empty', async () => {
+    const runner = isolateRunner('fetch.mjs');
+    const options = recordingOptions();
+    const outcome = await runner.run({ callId: 'none', args: { url: `http://127.0.0.1:${port}/hello`, catch: true } }, options);
+    expect(jsonOf(outcome)).toEqual({ caught: { code: 'policy_denied' } });
+    expect(options.denials).toMatchObject([{ op: 'fetch', reason: 'host_not_allowed' }]);
+  });
+
+  it('bounds the response body', async () => {
+    const runner = fetchRunner();
+    const outcome = await runner.run({ callId: 'big', args: { url: `http://127.0.0.1:${port}/big`, catch: true } }, recordingOptions());
+    expect(jsonOf(outcome)).toEqual({ caught: { code: 'too_large' } });
+  });
+
+  it('holds the deadline while the tool awaits a slow ctx.fetch, and the next call works', async () => {
+    const runner = fetchRunner();
+    const outcome = await runner.run({ callId: 'slow', args: { url: `http://127.0.0.1:${port}/slow` } }, recordingOptions(300));
+    expect(failureOf(outcome)).toEqual({ code: 'timeout', details: { timeoutMs: 300 } });
+    const next = jsonOf(await runner.run({ callId: 'ok', args: { url: `http://127.0.0.1:${port}/hello` } }, recordingOptions()));
+    expect(next).toMatchObject({ status: 200, body: 'hello from loopback' });
+  });
+});
+
+async function waitFor(predicate: () => boolean, deadlineMs = 10_000): Promise<void> {
+  const until = Date.now() + deadlineMs;
+  while (!predicate()) {
+    if (Date.now() > until) throw new Error('condition not met before the deadline');
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
