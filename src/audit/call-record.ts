@@ -58,7 +58,7 @@ export interface CallRecord extends CallStart {
   errorCode: string | null;
   resultHash: string | null;
   resultBytes: number | null;
-  /** ms since the epoch; null while `started`. */
+  /** ms since the epoch; null while `started` and for `interrupted` calls (their end is unknown). */
   endedAt: number | null;
   reconciliation: Reconciliation | null;
   reconciledAt: number | null;

@@ -224,7 +224,7 @@ export class Journal {
         .transaction(() => {
           const now = Date.now();
           const ids = this.statements.runningCallsOf.all(hostId) as string[];
-          this.statements.interruptCallsOf.run({ hostId, now });
+          this.statements.interruptCallsOf.run({ hostId });
           this.statements.endHost.run({ hostId, now, reason });
           return ids;
         })
@@ -297,7 +297,8 @@ function prepareStatements(db: Database.Database) {
     ),
     runningHosts: db.prepare(`SELECT id, pid, machine, boot_id, process_start FROM hosts WHERE ended_at IS NULL`),
     runningCallsOf: db.prepare(`SELECT id FROM calls WHERE host_id = ? AND status = 'started'`).pluck(),
-    interruptCallsOf: db.prepare(`UPDATE calls SET status = 'interrupted', ended_at = @now WHERE host_id = @hostId AND status = 'started'`),
+    // ended_at stays NULL: when an interrupted call stopped is unknown.
+    interruptCallsOf: db.prepare(`UPDATE calls SET status = 'interrupted' WHERE host_id = @hostId AND status = 'started'`),
     endHost: db.prepare(`UPDATE hosts SET ended_at = @now, end_reason = @reason WHERE id = @hostId AND ended_at IS NULL`),
     insertCall: db.prepare(
       `INSERT INTO calls (id, host_id, session_id, tool, args_hash, side_effect, decision, rule, approval, idempotency_key,
