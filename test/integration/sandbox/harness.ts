@@ -57,7 +57,12 @@ export interface SandboxRun {
  * its own process group, three pipes, and spec.env as bubblewrap's whole environment.
  */
 export function runSandboxed(spec: RunSpec, opts: SandboxArgvOptions, stdin = ''): Promise<SandboxRun> {
-  const [file, ...args] = [...buildSandboxArgv(spec, opts), ...(spec.command ?? [])];
+  return runPrefix(buildSandboxArgv(spec, opts), spec, stdin);
+}
+
+/** Runs an already built prefix followed by spec.command. */
+export function runPrefix(prefix: readonly string[], spec: RunSpec, stdin = ''): Promise<SandboxRun> {
+  const [file, ...args] = [...prefix, ...(spec.command ?? [])];
   return new Promise((resolve, reject) => {
     const child = spawn(file ?? 'bwrap', args, { env: { ...spec.env }, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';

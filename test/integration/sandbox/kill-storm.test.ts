@@ -1,0 +1,50 @@
+// A bounded storm of 100 sleepers (every fifth setsid'd, out of the process
+// group) dies entirely when the sandbox's process group is SIGKILLed: the pid
+// namespace takes every descendant with it, in both isolation modes.
+import { spawn } from 'node:child_process';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { buildSandboxArgv } from '../../../src/runner/sandbox-argv.js';
+import { findMarkedPids, makeTempDir, MARKER_VARIABLE, newMarker, probeSpec, STORM_SH, waitForNoMarkedProcesses } from './harness.js';
+
+describe.each(['namespace', 'none'] as const)('isolation %s: a storm of 100 sleepers', (isolation) => {
+  let marker: string;
+  let workspace: ReturnType<typeof makeTempDir>;
+
+  beforeEach(() => {
+    marker = newMarker();
+    workspace = makeTempDir('toolhost-sbx-storm-');
+  });
+
+  afterEach(async () => {
+    workspace.remove();
+    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+  });
+
+  it('leaves no process behind when bubblewrap\'s process group is SIGKILLed', async () => {
+    const spec = probeSpec(marker, {
+      isolation,
+      command: ['/bin/sh', STORM_SH],
+      env: { PATH: '/usr/bin:/bin', [MARKER_VARIABLE]: marker },
+      roots: [{ path: workspace.path, access: 'read' }],
+    });
+    // Room for the storm: the default process limit is below 100 on purpose.
+    const argv = [...buildSandboxArgv(spec, { cwd: workspace.path, limits: { processes: 150 } }), ...(spec.command ?? [])];
+    const child = spawn(argv[0] ?? 'bwrap', argv.slice(1), { env: { ...spec.env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise((resolve) => child.once('close', resolve));
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    await new Promise<void>((resolve, reject) => {
+      let stdout = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+        stdout += chunk;
+        if (stdout.includes('ready\n')) resolve();
+      });
+      child.once('close', () => reject(new Error(`the storm ended before it was ready: ${stderr}`)));
+    });
+    // bubblewrap, its init, the shell and 100 sleepers carry the marker.
+    expect(findMarkedPids(marker).length).toBeGreaterThanOrEqual(100);
+    process.kill(-(child.pid ?? 0), 'SIGKILL');
+    await exited;
+    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+  });
+});

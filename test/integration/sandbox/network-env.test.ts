@@ -1,0 +1,100 @@
+// Network and environment isolation through the real bubblewrap argv: a
+// loopback listener on the host is unreachable without network.allow and
+// reachable with it; a secret in the host's environment never reaches the tool;
+// the tool runs in its own session (no TIOCSTI injection into a terminal).
+import { execFileSync } from 'node:child_process';
+import { createServer, type Server } from 'node:net';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SANDBOX_DEFAULT_PATH } from '../../../src/runner/sandbox-argv.js';
+import { makeTempDir, MARKER_VARIABLE, newMarker, PROBE_PY, probeSpec, runProbe, waitForNoMarkedProcesses } from './harness.js';
+
+const SECRET_NAME = 'TOOLHOST_TEST_SECRET_TOKEN';
+
+describe('namespace sandbox: network', () => {
+  let marker: string;
+  let server: Server;
+  let port: number;
+  let connections: number;
+
+  beforeEach(async () => {
+    marker = newMarker();
+    connections = 0;
+    server = createServer((socket) => {
+      connections += 1;
+      socket.resume();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    port = typeof address === 'object' && address !== null ? address.port : 0;
+  });
+
+  afterEach(async () => {
+    await new Promise((resolve) => server.close(resolve));
+    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+  });
+
+  it('cannot reach a host loopback listener when network.allow is empty', async () => {
+    const spec = probeSpec(marker, { networkAllow: [] });
+    const results = await runProbe(spec, { cwd: spec.manifestDir }, [{ op: 'connect', host: '127.0.0.1', port }]);
+    // The sandbox has its own loopback, with nothing listening on it.
+    expect(results).toEqual([{ error: 'ECONNREFUSED' }]);
+    expect(connections).toBe(0);
+  });
+
+  it('reaches the host loopback listener when network.allow is non-empty', async () => {
+    const spec = probeSpec(marker, { networkAllow: [`127.0.0.1:${port}`] });
+    const results = await runProbe(spec, { cwd: spec.manifestDir }, [{ op: 'connect', host: '127.0.0.1', port }]);
+    expect(results).toEqual([{ ok: true }]);
+    const deadline = Date.now() + 5000;
+    while (connections === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(connections).toBe(1);
+  });
+});
+
+describe.each(['namespace', 'none'] as const)('isolation %s: environment and session', (isolation) => {
+  let marker: string;
+  let workspace: ReturnType<typeof makeTempDir>;
+
+  beforeEach(() => {
+    marker = newMarker();
+    workspace = makeTempDir('toolhost-sbx-env-');
+    process.env[SECRET_NAME] = `secret-${marker}`;
+  });
+
+  afterEach(async () => {
+    delete process.env[SECRET_NAME];
+    workspace.remove();
+    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+  });
+
+  it('gives the tool exactly spec.env: a host secret is invisible, also in /proc', async () => {
+    const env = { LANG: 'C.UTF-8', [MARKER_VARIABLE]: marker };
+    const spec = probeSpec(marker, { isolation, env, command: [hostPython(), PROBE_PY], roots: [{ path: workspace.path, access: 'read' }] });
+    const results = await runProbe(spec, { cwd: workspace.path }, [
+      { op: 'env' },
+      { op: 'read', path: '/proc/1/environ' },
+      { op: 'read', path: '/proc/self/environ' },
+    ]);
+    // PATH is the documented default when spec.env has none; PWD comes from the cgroup-joining shell.
+    expect(results[0]).toEqual({ ok: expect.objectContaining({ ...env, PATH: SANDBOX_DEFAULT_PATH }) });
+    const seen = Object.keys((results[0] as { ok: Record<string, string> }).ok).sort();
+    expect(seen.filter((name) => !['LANG', MARKER_VARIABLE, 'PATH', 'PWD', 'LC_CTYPE'].includes(name))).toEqual([]);
+    for (const result of results) expect(JSON.stringify(result)).not.toContain(`secret-${marker}`);
+  });
+
+  it('starts the tool in a new session, so it has no controlling terminal to inject into', async () => {
+    const spec = probeSpec(marker, { isolation, roots: [{ path: workspace.path, access: 'read' }] });
+    const [session] = await runProbe(spec, { cwd: workspace.path }, [{ op: 'session' }]);
+    const facts = (session as { ok: { pid: number; sid: number; tty: string } }).ok;
+    // getsid() is 0 when the session leader is outside the caller's pid namespace:
+    // a sid of 1 (bubblewrap's init) or the tool itself proves a session of the sandbox's own.
+    expect([1, facts.pid]).toContain(facts.sid);
+    expect(facts.tty).toBe('ENXIO');
+  });
+});
+
+// The host's python3 as an absolute path: this spec's env has no PATH to find it by.
+function hostPython(): string {
+  // Through a version manager's shim this is the real binary, not the shim script.
+  return execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
+}

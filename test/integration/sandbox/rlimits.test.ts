@@ -1,0 +1,93 @@
+// Resource limits hold inside the sandbox, in both isolation modes: address
+// space from memoryMb, file size, process count (a pids cgroup: RLIMIT_NPROC
+// does not bind root), and CPU seconds from the timeout.
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { probePidsCgroup, sweepPidsCgroups } from '../../../src/runner/pids-cgroup.js';
+import { buildSandboxArgv } from '../../../src/runner/sandbox-argv.js';
+import { makeTempDir, MARKER_VARIABLE, newMarker, probeSpec, runPrefix, runProbe, runSandboxed, waitForNoMarkedProcesses } from './harness.js';
+
+describe.each(['namespace', 'none'] as const)('isolation %s: resource limits', (isolation) => {
+  let marker: string;
+  let workspace: ReturnType<typeof makeTempDir>;
+
+  beforeEach(() => {
+    marker = newMarker();
+    workspace = makeTempDir('toolhost-sbx-limits-');
+  });
+
+  afterEach(async () => {
+    workspace.remove();
+    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+  });
+
+  it('fails an allocation beyond memoryMb and allows one below it', async () => {
+    const spec = probeSpec(marker, { isolation, memoryMb: 128, roots: [{ path: workspace.path, access: 'read' }] });
+    const results = await runProbe(spec, { cwd: workspace.path }, [{ op: 'alloc', mb: 16 }, { op: 'alloc', mb: 256 }]);
+    expect(results).toEqual([{ ok: 16 }, { error: 'MemoryError' }]);
+  });
+
+  it('stops a write at the file-size limit', async () => {
+    const spec = probeSpec(marker, { isolation, roots: [{ path: workspace.path, access: 'read_write' }] });
+    const target = join(workspace.path, 'big.bin');
+    const results = await runProbe(spec, { cwd: workspace.path, limits: { fileSizeBytes: 1024 * 1024 } }, [
+      { op: 'write_bytes', path: target, bytes: 4 * 1024 * 1024 },
+    ]);
+    expect(results).toEqual([{ error: 'EFBIG' }]);
+    expect(statSync(target).size).toBeLessThanOrEqual(1024 * 1024);
+  });
+
+  it('stops a bounded fork bomb at the process limit with EAGAIN', async () => {
+    const spec = probeSpec(marker, { isolation, roots: [{ path: workspace.path, access: 'read' }] });
+    const [result] = await runProbe(spec, { cwd: workspace.path, limits: { processes: 20 } }, [{ op: 'fork', count: 100 }]);
+    const facts = (result as { ok: { forked: number; error: string | null } }).ok;
+    expect(facts.error).toBe('EAGAIN');
+    expect(facts.forked).toBeLessThan(20);
+  });
+
+  it('kills a busy loop at the CPU limit derived from the timeout', async () => {
+    const spec = probeSpec(marker, {
+      isolation,
+      command: ['/bin/sh', '-c', 'while :; do :; done'],
+      env: { PATH: '/usr/bin:/bin', [MARKER_VARIABLE]: marker },
+      roots: [{ path: workspace.path, access: 'read' }],
+    });
+    // timeoutMs 1 → 1 s + the 2 s margin: SIGXCPU at 3 CPU seconds, SIGKILL at 4.
+    const argv = buildSandboxArgv(spec, { cwd: workspace.path, timeoutMs: 1 });
+    expect(argv).toContain('--cpu=3:4');
+    const run = await runSandboxed(spec, { cwd: workspace.path, timeoutMs: 1 });
+    // bubblewrap reports a child killed by a signal as 128 + the signal number (SIGXCPU = 24).
+    expect(run.exitCode).toBe(128 + 24);
+  });
+});
+
+describe('pids cgroups', () => {
+  it('are available here, joined by the sandbox, and swept once it has finished', async () => {
+    expect(probePidsCgroup()).toMatchObject({ ok: true });
+    const marker = newMarker();
+    const workspace = makeTempDir('toolhost-sbx-cgroup-');
+    try {
+      const spec = probeSpec(marker, { roots: [{ path: workspace.path, access: 'read' }] });
+      const used = cgroupDirOf(buildSandboxArgv(spec, { cwd: workspace.path }));
+      const unused = cgroupDirOf(buildSandboxArgv(spec, { cwd: workspace.path }));
+      const run = await runPrefix(used.argv, spec, JSON.stringify({ ops: [{ op: 'session' }] }));
+      expect(run.exitCode).toBe(0);
+      expect(readFileSync(join(used.dir, 'pids.peak'), 'utf8').trim()).not.toBe('0');
+      sweepPidsCgroups();
+      expect(existsSync(used.dir)).toBe(false);
+      // Built but not yet run: an unjoined cgroup is kept until it counts as abandoned.
+      expect(existsSync(unused.dir)).toBe(true);
+    } finally {
+      workspace.remove();
+      expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+    }
+  });
+});
+
+function cgroupDirOf(argv: string[]): { argv: string[]; dir: string } {
+  const procsPath = argv.find((arg) => arg.startsWith('/sys/') && arg.endsWith('/cgroup.procs'));
+  if (procsPath === undefined) throw new Error('the argv binds no pids cgroup');
+  return { argv, dir: procsPath.slice(0, -'/cgroup.procs'.length) };
+}
+
