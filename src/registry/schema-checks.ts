@@ -48,8 +48,8 @@ function draftOf(schema: Readonly<Record<string, unknown>>): Draft {
 
 function checkSubschema(source: YamlSource, key: string, node: Readonly<Record<string, unknown>>, path: YamlPath): Problem[] {
   const problems: Problem[] = [];
-  const at = (keyword: string, reason: string): void => {
-    problems.push(source.problemAt([...path, keyword], `${key} schema: ${reason}`));
+  const at = (keyword: string, reason: string, where: 'key' | 'value' = 'value'): void => {
+    problems.push(source.problemAt([...path, keyword], `${key} schema: ${reason}`, where));
   };
   for (const keyword of ['$ref', '$dynamicRef', '$recursiveRef'] as const) {
     const ref = node[keyword];
@@ -72,7 +72,7 @@ function checkSubschema(source: YamlSource, key: string, node: Readonly<Record<s
     at('format', 'a format needs a maxLength beside it (arguments are untrusted; an unbounded string against a format is slow)');
   }
   if (node['patternProperties'] !== undefined && !hasMaxLength(node['propertyNames'])) {
-    at('patternProperties', 'patternProperties needs propertyNames with a maxLength (arguments are untrusted)');
+    at('patternProperties', 'patternProperties needs propertyNames with a maxLength (arguments are untrusted)', 'key');
   }
   return problems;
 }
