@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { createSilentLogger, type Logger } from '../log.js';
 import { isSha256Hex, sha256Hex } from './hash.js';
 import type { Journal } from './journal.js';
+import { toJournalError } from './open-database.js';
 
 /** The URI scheme under which artifacts are read with resources/read. */
 export const ARTIFACT_URI_PREFIX = 'toolhost://artifacts/';
@@ -90,6 +91,8 @@ export class ArtifactStore {
         ).run(sha256, mimeType, bytes.byteLength, now, now + this.ttlMs);
         renameSync(temp, file);
       }).immediate();
+    } catch (error) {
+      throw toJournalError(error, this.journal.file);
     } finally {
       rmSync(temp, { force: true });
     }
