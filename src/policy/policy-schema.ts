@@ -21,7 +21,7 @@ export function checkPolicyDocument(source: YamlSource): { ok: true; data: Polic
   const validate = compiled();
   if (validate(source.data)) return { ok: true, data: source.data as PolicyDocument };
   const errors = [...(validate.errors ?? [])];
-  return { ok: false, problems: dedupe(problemsFrom(errors, source)) };
+  return { ok: false, problems: dedupe(problemsFrom(errors, source)).sort((a, b) => a.line - b.line || a.col - b.col) };
 }
 
 let validator: ValidateFunction | undefined;
