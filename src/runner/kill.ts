@@ -13,9 +13,10 @@ export interface KillOptions {
   /** Settles when the group leader has exited; ends the grace early. */
   readonly exited?: Promise<unknown>;
   /**
-   * Send SIGTERM to every member of the group except its leader. The leader of
+   * Send SIGTERM to the leader's descendants but not the leader. The leader of
    * a process tool is bubblewrap, which dies at once on SIGTERM and takes its
-   * pid namespace down with it: sparing it gives the tool its grace.
+   * pid namespace down with it: sparing it gives the tool its grace. SIGKILL
+   * still goes to the whole group.
    */
   readonly spareLeaderFromTerm?: boolean;
 }
@@ -44,7 +45,7 @@ export function countTrackedProcessGroups(): number {
 export async function killProcessGroup(pid: number, graceMs = DEFAULT_GRACE_MS, options: KillOptions = {}): Promise<void> {
   const boundedGraceMs = Math.min(Math.max(0, graceMs), MAX_GRACE_MS);
   if (options.spareLeaderFromTerm === true) {
-    await signalGroupMembersExceptLeader(pid, 'SIGTERM');
+    await signalDescendantsOf(pid, 'SIGTERM');
   } else {
     signalGroup(pid, 'SIGTERM');
   }
@@ -84,8 +85,10 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-// Reads /proc to find the members of the group (field 5 of /proc/PID/stat).
-async function signalGroupMembersExceptLeader(leaderPid: number, signal: NodeJS.Signals): Promise<void> {
+// SIGTERMs every descendant of the leader, found through the parent links in
+// /proc/PID/stat, whatever its group or session (bubblewrap's --new-session
+// puts the tool in a session of its own, out of the leader's group).
+async function signalDescendantsOf(leaderPid: number, signal: NodeJS.Signals): Promise<void> {
   let entries: string[];
   try {
     entries = await readdir('/proc');
@@ -93,26 +96,33 @@ async function signalGroupMembersExceptLeader(leaderPid: number, signal: NodeJS.
     signalGroup(leaderPid, signal);
     return;
   }
+  const childrenOf = new Map<number, number[]>();
   for (const entry of entries) {
     const pid = Number(entry);
-    if (!Number.isInteger(pid) || pid === leaderPid || pid <= 1) continue;
-    const groupId = await readProcessGroupId(pid);
-    if (groupId !== leaderPid) continue;
+    if (!Number.isInteger(pid) || pid <= 1) continue;
+    const parentPid = await readParentPid(pid);
+    if (parentPid === undefined) continue;
+    const siblings = childrenOf.get(parentPid);
+    if (siblings === undefined) childrenOf.set(parentPid, [pid]);
+    else siblings.push(pid);
+  }
+  const pending = [...(childrenOf.get(leaderPid) ?? [])];
+  for (let pid = pending.pop(); pid !== undefined; pid = pending.pop()) {
     try {
       process.kill(pid, signal);
     } catch {
       // exited meanwhile
     }
+    pending.push(...(childrenOf.get(pid) ?? []));
   }
 }
 
-async function readProcessGroupId(pid: number): Promise<number | undefined> {
+async function readParentPid(pid: number): Promise<number | undefined> {
   try {
     const stat = await readFile(`/proc/${pid}/stat`, 'latin1');
-    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const groupId = Number(fields[2]);
-    return Number.isInteger(groupId) ? groupId : undefined;
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+    const parentPid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    return Number.isInteger(parentPid) ? parentPid : undefined;
   } catch {
     return undefined;
   }

@@ -14,6 +14,7 @@ import { openWorkdir, spawnTool } from './process-spawn.js';
 export interface OneShotDeps {
   readonly logger: Logger;
   readonly graceMs?: number;
+  readonly bwrapPath?: string;
 }
 
 /** Runs one call of a one-shot process tool; never throws for tool failures. */
@@ -22,7 +23,7 @@ export async function runOneShot(spec: RunSpec, job: Job, options: RunOptions, d
   if (options.signal.aborted) return failRun('cancelled', {}, startedMs);
   const workdir = await openWorkdir(spec);
   try {
-    const sandbox = await resolveSandboxArgv(spec, workdir.cwd);
+    const sandbox = await resolveSandboxArgv(spec, { cwd: workdir.cwd, timeoutMs: options.timeoutMs, ...bwrapOf(deps) });
     if (!sandbox.ok) return failRun('sandbox_unavailable', { reason: sandbox.reason }, startedMs);
     if (options.signal.aborted) return failRun('cancelled', {}, startedMs);
     return await superviseOneShot(spec, job, options, deps, sandbox.argv, workdir.cwd, startedMs);
@@ -108,4 +109,8 @@ function reasonDetails(reason: TerminationReason, spec: RunSpec, options: RunOpt
     default:
       return {};
   }
+}
+
+function bwrapOf(deps: OneShotDeps): { bwrapPath?: string } {
+  return deps.bwrapPath !== undefined ? { bwrapPath: deps.bwrapPath } : {};
 }

@@ -16,6 +16,7 @@ import { openWorkdir, spawnTool, type SpawnedTool, type ToolExit, type Workdir }
 export interface ProcessPoolDeps {
   readonly logger: Logger;
   readonly graceMs?: number;
+  readonly bwrapPath?: string;
 }
 
 /** A pool of persistent processes for one tool. */
@@ -88,7 +89,10 @@ export class ProcessPool {
     let workdir: Workdir | undefined;
     try {
       workdir = await openWorkdir(this.spec);
-      const sandbox = await resolveSandboxArgv(this.spec, workdir.cwd);
+      const sandbox = await resolveSandboxArgv(this.spec, {
+        cwd: workdir.cwd,
+        ...(this.deps.bwrapPath !== undefined ? { bwrapPath: this.deps.bwrapPath } : {}),
+      });
       if (!sandbox.ok || this.isClosed) {
         await workdir.dispose();
         if (!sandbox.ok) this.failQueued('sandbox_unavailable', { reason: sandbox.reason });

@@ -1,54 +1,46 @@
-// The seam where the bubblewrap wrapper slots in front of a process tool's argv.
-// Every process tool runs in its own pid namespace, in both isolation modes:
-// when the namespace's init dies the kernel kills everything in it, which is
-// the only thing that reaches descendants that left the process group (setsid,
-// double fork). Fail closed: no working bubblewrap, no run.
-import { spawn } from 'node:child_process';
+// The seam where the bubblewrap wrapper (sandbox-argv.ts) slots in front of a
+// process tool's argv. Every process tool runs in its own pid namespace, in
+// both isolation modes: when the namespace's init dies the kernel kills
+// everything in it, the only thing that reaches descendants that left the
+// process group (setsid, double fork). Fail closed: no working sandbox, no run.
+import { isHostError } from '../errors.js';
 import type { RunSpec } from './runner.js';
 import { CLOSE_INHERITED_FDS_ARGV, listInheritableDescriptors } from './inherited-fds.js';
+import { buildSandboxArgv } from './sandbox-argv.js';
+import { probeSandbox } from './sandbox-probe.js';
 
 export type SandboxArgv = { readonly ok: true; readonly argv: readonly string[] } | { readonly ok: false; readonly reason: string };
 
-/** The full argv for a process tool (wrapper prefix + command), or why it cannot run isolated. */
-export async function resolveSandboxArgv(spec: RunSpec, cwd: string): Promise<SandboxArgv> {
-  const command = spec.command ?? [];
-  if (command.length === 0) return { ok: false, reason: 'the manifest has no command' };
-  if (spec.isolation === 'namespace') {
-    // The full namespace sandbox comes from the sandbox module; until it is in
-    // place, refuse rather than run with less isolation than declared.
-    return { ok: false, reason: 'the namespace sandbox is not available in this build' };
-  }
-  const probe = await probeMinimalSandbox();
-  if (!probe.ok) return probe;
-  return { ok: true, argv: [...minimalPrefix(cwd), ...(await descriptorCloser()), ...command] };
+export interface SandboxArgvRequest {
+  /** Absolute working directory (the first root, or a private directory). */
+  readonly cwd: string;
+  /** The call's timeout (sets the CPU limit); absent for a persistent process. */
+  readonly timeoutMs?: number;
+  /** A specific bubblewrap binary (a seam for tests and odd installs); default `bwrap` on PATH. */
+  readonly bwrapPath?: string;
 }
 
-const BWRAP_PATH = '/usr/bin/bwrap';
+/** The full argv for a process tool (sandbox prefix + command), or why it cannot run isolated. */
+export async function resolveSandboxArgv(spec: RunSpec, request: SandboxArgvRequest): Promise<SandboxArgv> {
+  const command = spec.command ?? [];
+  if (command.length === 0 || command[0] === '') return { ok: false, reason: 'the manifest has no command' };
+  const bwrap = request.bwrapPath !== undefined ? { bwrapPath: request.bwrapPath } : {};
+  const probe = await probeSandbox(bwrap);
+  if (!probe.ok) return { ok: false, reason: probe.reason };
+  let prefix: string[];
+  try {
+    prefix = buildSandboxArgv(spec, { cwd: request.cwd, ...bwrap, ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}) });
+  } catch (error) {
+    if (isHostError(error) && error.code === 'sandbox_unavailable') {
+      const reason = error.details['reason'];
+      return { ok: false, reason: typeof reason === 'string' ? reason : 'the sandbox cannot be built' };
+    }
+    throw error;
+  }
+  return { ok: true, argv: [...prefix, ...(await descriptorCloser()), ...command] };
+}
 
 // Only pay for the closer when the host really holds inheritable descriptors.
 async function descriptorCloser(): Promise<readonly string[]> {
   return (await listInheritableDescriptors()).length > 0 ? CLOSE_INHERITED_FDS_ARGV : [];
-}
-
-// isolation: none still gets a pid namespace and --die-with-parent; the host
-// filesystem stays visible as it is.
-function minimalPrefix(cwd: string): string[] {
-  return [BWRAP_PATH, '--unshare-pid', '--die-with-parent', '--dev-bind', '/', '/', '--proc', '/proc', '--chdir', cwd, '--'];
-}
-
-let cachedProbe: Promise<{ ok: true } | { ok: false; reason: string }> | undefined;
-
-function probeMinimalSandbox(): Promise<{ ok: true } | { ok: false; reason: string }> {
-  cachedProbe ??= new Promise((resolve) => {
-    const child = spawn(BWRAP_PATH, [...minimalPrefix('/').slice(1), '/bin/true'], { stdio: ['ignore', 'ignore', 'pipe'], env: {} });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (text: string) => {
-      stderr = (stderr + text).slice(-512);
-    });
-    child.once('error', (error) => resolve({ ok: false, reason: `bubblewrap cannot start: ${error.message}` }));
-    child.once('close', (code) =>
-      resolve(code === 0 ? { ok: true } : { ok: false, reason: `bubblewrap cannot create a pid namespace: ${stderr.trim() || `exit ${String(code)}`}` }),
-    );
-  });
-  return cachedProbe;
 }

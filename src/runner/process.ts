@@ -11,26 +11,40 @@ export interface ProcessRunnerDeps {
   readonly logger: Logger;
   /** SIGTERM→SIGKILL grace in ms; default 250, at most 1000. */
   readonly graceMs?: number;
+  /** A specific bubblewrap binary; default `bwrap` on PATH. */
+  readonly bwrapPath?: string;
 }
 
 /** Builds the runner for one `mode: process` tool. */
 export function createProcessRunner(spec: RunSpec, deps: ProcessRunnerDeps): Runner {
   const logger = deps.logger.child({ tool: spec.name, runner: 'process' });
   const runnerDeps = { ...deps, logger };
+  const guard = (job: Job, outcome: Promise<RunOutcome>, startedMs: number): Promise<RunOutcome> =>
+    // run() never throws: anything unexpected is the host's bug, reported as `internal`.
+    outcome.catch((error: unknown) => {
+      logger.error({ callId: job.callId, err: error }, 'process runner failed');
+      return failRun('internal', {}, startedMs);
+    });
+
   if (spec.persistent) {
     const pool = new ProcessPool(spec, runnerDeps);
-    return { mode: 'process', run: (job, options) => pool.run(job, options), close: () => pool.close() };
+    return {
+      mode: 'process',
+      run: (job, options) => guard(job, Promise.resolve().then(() => pool.run(job, options)), performance.now()),
+      close: () => pool.close(),
+    };
   }
   let isClosed = false;
   const running = new Map<AbortController, Promise<RunOutcome>>();
   return {
     mode: 'process',
     async run(job: Job, options: RunOptions): Promise<RunOutcome> {
-      if (isClosed) return failRun('cancelled', {}, performance.now());
+      const startedMs = performance.now();
+      if (isClosed) return failRun('cancelled', {}, startedMs);
       // close() must reach one-shot calls too: it aborts them like a client cancel.
       const controller = new AbortController();
       const signal = AbortSignal.any([options.signal, controller.signal]);
-      const outcome = runOneShot(spec, job, { ...options, signal }, runnerDeps);
+      const outcome = guard(job, runOneShot(spec, job, { ...options, signal }, runnerDeps), startedMs);
       running.set(controller, outcome);
       try {
         return await outcome;

@@ -28,7 +28,8 @@ export function processSpec(marker: string, overrides: Partial<RunSpec>): RunSpe
     mode: 'process',
     manifestDir: FIXTURES_DIR,
     command: nodeFixture('oneshot.mjs', marker),
-    memoryMb: 256,
+    // Node reserves about 1 GiB of address space at startup (RLIMIT_AS comes from memoryMb).
+    memoryMb: 2048,
     stdout: 'json',
     isolation: 'none',
     persistent: false,

@@ -7,6 +7,7 @@ import { createProcessRunner } from '../../../src/runner/process.js';
 import { createSilentLogger } from '../../../src/log.js';
 import type { Runner, RunSpec } from '../../../src/runner/runner.js';
 import type { RunOutcome } from '../../../src/runner/wire.js';
+import { SANDBOX_DEFAULT_PATH } from '../../../src/runner/sandbox-argv.js';
 import { findMarkedProcesses, pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 import { FIXTURES_DIR, job, newMarker, newWorkdir, nodeFixture, processSpec, runOptions } from './process-spec.js';
 
@@ -189,8 +190,10 @@ describe('process runner, one-shot', () => {
       expect(env['TOOLHOST_TEST_SECRET_TOKEN']).toBeUndefined();
       expect(env['TOOLHOST_TEST_MARKER']).toBe(marker);
       expect(env['LANG']).toBe('C.UTF-8');
-      // bubblewrap may add PWD; nothing else from the host.
-      expect(Object.keys(env).filter((name) => !['TOOLHOST_TEST_MARKER', 'LANG', 'PWD'].includes(name))).toEqual([]);
+      // The sandbox adds a default PATH when the spec has none, and the shell that joins
+      // the pids cgroup may export PWD (the working directory); nothing else from the host.
+      expect(env['PATH']).toBe(SANDBOX_DEFAULT_PATH);
+      expect(Object.keys(env).filter((name) => name !== 'PWD').sort()).toEqual(['LANG', 'PATH', 'TOOLHOST_TEST_MARKER']);
     } finally {
       delete process.env['TOOLHOST_TEST_SECRET_TOKEN'];
     }
@@ -201,12 +204,18 @@ describe('process runner, one-shot', () => {
     expect(JSON.parse(jsonOf(await tool.run(job({}), runOptions())))).toEqual([0, 1, 2]);
   });
 
-  it('fails closed with sandbox_unavailable when the declared isolation cannot be provided', async () => {
-    const tool = start({ command: nodeFixture('oneshot.mjs', marker), isolation: 'namespace', roots: [] });
-    const outcome = await tool.run(job({ mode: 'echo' }), runOptions());
-    // Either the namespace sandbox runs the tool, or the call is refused: never a run without it.
-    if (outcome.ok) expect(JSON.parse(jsonOf(outcome))).toMatchObject({ received: { mode: 'echo' } });
-    else expect(outcome.code).toBe('sandbox_unavailable');
+  it('runs the tool inside the namespace sandbox when the manifest asks for it', async () => {
+    const workdir = newWorkdir();
+    const tool = start({ isolation: 'namespace', roots: [{ path: workdir, access: 'read' }] });
+    expect(JSON.parse(jsonOf(await tool.run(job({ mode: 'echo' }), runOptions())))).toEqual({ received: { mode: 'echo' }, cwd: workdir });
+  });
+
+  it('fails closed with sandbox_unavailable when bubblewrap is missing, and starts nothing', async () => {
+    runner = createProcessRunner(processSpec(marker, {}), { logger: createSilentLogger(), bwrapPath: `/nonexistent/${marker}/bwrap` });
+    const { code, details } = failure(await runner.run(job({ mode: 'echo' }), runOptions()));
+    expect(code).toBe('sandbox_unavailable');
+    expect(typeof details['reason']).toBe('string');
+    expect(findMarkedProcesses(marker)).toEqual([]);
   });
 });
 
