@@ -1,0 +1,108 @@
+// The bundled tools run in the sandboxes their manifests declare, through the
+// real runners: isolated-vm for isolate tools, Piscina for the worker tool and
+// bubblewrap for the Python tools (one-shot and the persistent NDJSON pool).
+// This proves the tools keep to the contracts the runners implement.
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSilentLogger } from '../../../src/log.js';
+import { loadManifests } from '../../../src/registry/load-manifests.js';
+import type { Manifest } from '../../../src/registry/manifest.js';
+import { createRunner } from '../../../src/runner/create-runner.js';
+import type { RunSpec } from '../../../src/runner/runner.js';
+import type { RunOutcome } from '../../../src/runner/wire.js';
+import { waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
+
+const MARKER = `toolhost-bundled-sandbox-${randomUUID()}`;
+let workspace = '';
+let manifests = new Map<string, Manifest>();
+
+beforeAll(() => {
+  workspace = realpathSync(mkdtempSync(join(tmpdir(), 'toolhost-bundled-')));
+  writeFileSync(join(workspace, 'a.txt'), 'hello world\nsecond line\n');
+  mkdirSync(join(workspace, 'sub'));
+  const loaded = loadManifests({ dirs: ['manifests'], workspace });
+  expect(loaded.problems).toEqual([]);
+  manifests = new Map(loaded.manifests.map((manifest) => [manifest.name, manifest]));
+});
+
+afterAll(async () => {
+  rmSync(workspace, { recursive: true, force: true });
+  expect(await waitForNoMarkedProcesses(MARKER)).toEqual([]);
+});
+
+// What the policy layer would hand the runner under a permissive policy.
+function runSpecOf(manifest: Manifest): RunSpec {
+  return {
+    name: manifest.name,
+    mode: manifest.sandbox.mode,
+    manifestDir: manifest.dir,
+    ...(manifest.entry ? { entryPath: manifest.entry } : {}),
+    ...(manifest.sandbox.command ? { command: manifest.sandbox.command } : {}),
+    memoryMb: manifest.sandbox.memoryMb ?? 128,
+    stdout: manifest.sandbox.stdout,
+    isolation: manifest.sandbox.isolation,
+    persistent: manifest.sandbox.persistent,
+    poolSize: manifest.sandbox.poolSize,
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', TOOLHOST_TEST_MARKER: MARKER },
+    roots: manifest.roots.map((root) => ({ path: root.path, access: root.access })),
+    networkAllow: manifest.networkAllow,
+    maxOutputBytes: 1024 * 1024,
+  };
+}
+
+async function call(name: string, args: Record<string, unknown>): Promise<RunOutcome> {
+  const manifest = manifests.get(name);
+  if (!manifest) throw new Error(`no bundled tool ${name}`);
+  const runner = createRunner(runSpecOf(manifest), { logger: createSilentLogger() });
+  try {
+    return await runner.run({ callId: randomUUID(), args }, { signal: new AbortController().signal, timeoutMs: manifest.timeoutMs });
+  } finally {
+    await runner.close();
+  }
+}
+
+function valueOf(outcome: RunOutcome): unknown {
+  if (!outcome.ok) throw new Error(`${outcome.code}: ${outcome.message} ${JSON.stringify(outcome.details)}`);
+  if (outcome.output.type !== 'json') throw new Error('expected a JSON result');
+  return JSON.parse(outcome.output.json);
+}
+
+describe('bundled tools in their sandboxes', { timeout: 60_000 }, () => {
+  it('read_file, list_dir and search_text run in an isolate', async () => {
+    expect(valueOf(await call('read_file', { path: 'a.txt', startLine: 2 }))).toEqual({ path: 'a.txt', text: 'second line', startLine: 2, endLine: 2, totalLines: 2, truncated: false });
+    expect(valueOf(await call('list_dir', {}))).toEqual({ path: '.', entries: [{ path: 'a.txt', type: 'file', size: 24 }, { path: 'sub', type: 'directory', size: 0 }], truncated: false });
+    expect(valueOf(await call('search_text', { query: 'SECOND', caseSensitive: false }))).toEqual({ matches: [{ path: 'a.txt', line: 2, column: 1, text: 'second line' }], filesSearched: 1, truncated: false });
+  });
+
+  it('write_file writes through ctx.fs in an isolate, and cannot leave the workspace', async () => {
+    expect(valueOf(await call('write_file', { path: 'sub/new.txt', text: 'é' }))).toEqual({ path: 'sub/new.txt', bytes: 2, created: true });
+    expect(readFileSync(join(workspace, 'sub/new.txt'), 'utf8')).toBe('é');
+    const escaped = await call('write_file', { path: '../escaped.txt', text: 'x' });
+    expect(escaped).toMatchObject({ ok: false, code: 'tool_error', details: { errorCode: 'policy_denied' } });
+    expect(existsSync(join(workspace, '..', 'escaped.txt'))).toBe(false);
+  });
+
+  it('json_format (community) runs in an isolate', async () => {
+    expect(valueOf(await call('json_format', { json: '{"b":1,"a":2}', sortKeys: true, indent: 0 }))).toEqual({ formatted: '{"a":2,"b":1}' });
+  });
+
+  it('hash_file runs in a worker', async () => {
+    expect(valueOf(await call('hash_file', { path: 'a.txt' }))).toMatchObject({ algorithm: 'sha256', bytes: 24, digest: expect.stringMatching(/^[0-9a-f]{64}$/) });
+  });
+
+  it('text_stats answers from its persistent pool inside bubblewrap', async () => {
+    expect(valueOf(await call('text_stats', { path: 'a.txt' }))).toEqual({ path: 'a.txt', lines: 2, words: 4, chars: 24, bytes: 24 });
+  });
+
+  it('delete_path deletes inside bubblewrap and refuses the workspace root', async () => {
+    writeFileSync(join(workspace, 'sub/doomed.txt'), 'x');
+    expect(valueOf(await call('delete_path', { path: 'sub/doomed.txt' }))).toEqual({ path: 'sub/doomed.txt', type: 'file' });
+    expect(existsSync(join(workspace, 'sub/doomed.txt'))).toBe(false);
+    const root = await call('delete_path', { path: '.', recursive: true });
+    expect(root).toMatchObject({ ok: false, code: 'tool_error', details: { exitCode: 1 } });
+    expect(existsSync(join(workspace, 'a.txt'))).toBe(true);
+  });
+});
