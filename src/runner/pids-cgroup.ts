@@ -36,14 +36,17 @@ export function createPidsCgroup(maxProcesses: number): PidsCgroup | undefined {
   return { dir, procsPath: join(dir, 'cgroup.procs') };
 }
 
-/** Removes empty toolhost cgroups that are finished, abandoned, or whose host is gone. Returns how many. */
-export function sweepPidsCgroups(): number {
+/**
+ * Removes empty toolhost cgroups that are finished, abandoned, or whose host is gone. Returns how many.
+ * `hostExiting`: this host will start no more sandboxes, so its own unjoined cgroups go too.
+ */
+export function sweepPidsCgroups(options: { readonly hostExiting?: boolean } = {}): number {
   const support = probePidsCgroup();
   if (!support.ok) return 0;
   let removed = 0;
   for (const name of safeReaddir(support.baseDir)) {
     const dir = join(support.baseDir, name);
-    if (isRemovable(dir, name)) {
+    if (isRemovable(dir, name, options.hostExiting === true)) {
       try {
         rmdirSync(dir);
         removed += 1;
@@ -65,12 +68,13 @@ let sequence = 0;
 let lastSweepMs = 0;
 let exitSweepInstalled = false;
 
-function isRemovable(dir: string, name: string): boolean {
+function isRemovable(dir: string, name: string, hostExiting: boolean): boolean {
   const current = readNumber(join(dir, 'pids.current'));
   if (current !== 0) return false;
   const peak = readNumber(join(dir, 'pids.peak'));
   if (peak !== undefined && peak > 0) return true;
   const ownerPid = Number.parseInt(name.split('-')[0] ?? '', 10);
+  if (hostExiting && ownerPid === process.pid) return true;
   if (Number.isInteger(ownerPid) && ownerPid > 0 && ownerPid !== process.pid && !existsSync(`/proc/${ownerPid}`)) return true;
   try {
     return Date.now() - statSync(dir).mtimeMs > ABANDONED_AFTER_MS;
@@ -92,7 +96,7 @@ function installExitSweep(): void {
   // Sandboxes die with the host (--die-with-parent), so at exit our cgroups are
   // empty or about to be; whatever is still busy is left to the next sweep.
   process.once('exit', () => {
-    sweepPidsCgroups();
+    sweepPidsCgroups({ hostExiting: true });
   });
 }
 

@@ -1,0 +1,88 @@
+// Fail closed: without a working bubblewrap nothing runs, and the reason says
+// what to do. `toolhost doctor` reports the same facts and exits 1.
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { buildDoctorReport, run as runDoctor } from '../../../src/cli/doctor.js';
+import { isHostError } from '../../../src/errors.js';
+import { buildSandboxArgv } from '../../../src/runner/sandbox-argv.js';
+import { clearSandboxProbeCache, probeSandbox } from '../../../src/runner/sandbox-probe.js';
+import { FIXTURES_DIR, newMarker, probeSpec } from './harness.js';
+
+const MISSING_BWRAP = '/nonexistent/toolhost-test/bwrap';
+const DENIED_BWRAP = join(FIXTURES_DIR, 'bwrap-denied.sh');
+
+describe('fail closed', () => {
+  afterEach(() => {
+    clearSandboxProbeCache();
+    vi.restoreAllMocks();
+  });
+
+  it('probes the real bubblewrap as usable, with its version', async () => {
+    const probe = await probeSandbox();
+    expect(probe).toEqual({ ok: true, version: expect.stringMatching(/^\d+\.\d+/) });
+  });
+
+  it('reports a missing bubblewrap with how to install it', async () => {
+    const probe = await probeSandbox({ bwrapPath: MISSING_BWRAP });
+    expect(probe.ok).toBe(false);
+    expect(probe.ok ? '' : probe.reason).toContain('apt-get install bubblewrap');
+  });
+
+  it('reports a bubblewrap that cannot create namespaces, with the kernel\'s refusal', async () => {
+    const probe = await probeSandbox({ bwrapPath: DENIED_BWRAP });
+    expect(probe.ok).toBe(false);
+    expect(probe.ok ? '' : probe.reason).toContain('Creating new namespace failed: Operation not permitted');
+  });
+
+  it('refuses to build an argv without bubblewrap: sandbox_unavailable, never an unsandboxed command', () => {
+    let thrown: unknown;
+    try {
+      buildSandboxArgv(probeSpec(newMarker()), { cwd: FIXTURES_DIR, bwrapPath: MISSING_BWRAP });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(isHostError(thrown)).toBe(true);
+    if (!isHostError(thrown)) return;
+    expect(thrown.code).toBe('sandbox_unavailable');
+    expect(thrown.details).toEqual({ reason: expect.stringContaining('apt-get install bubblewrap') });
+  });
+});
+
+describe('toolhost doctor', () => {
+  afterEach(() => {
+    clearSandboxProbeCache();
+    vi.restoreAllMocks();
+  });
+
+  it('finds everything the bundled tools need on this machine', async () => {
+    const report = await buildDoctorReport();
+    expect(report.checks.map((check) => [check.name, check.status])).toEqual([
+      ['isolated-vm', 'ok'],
+      ['bubblewrap', 'ok'],
+      ['user-namespace', 'ok'],
+      ['network-namespace', 'ok'],
+      ['prlimit', 'ok'],
+      ['pids-limit', 'ok'],
+      ['python3', 'ok'],
+      ['namespace-sandbox', 'ok'],
+    ]);
+    expect(report.ok).toBe(true);
+  });
+
+  it('exits 1 with a stable --json report when bubblewrap is missing', async () => {
+    let written = '';
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      written += String(chunk);
+      return true;
+    });
+    const exitCode = await runDoctor(['--json', '--bwrap', MISSING_BWRAP]);
+    vi.restoreAllMocks();
+    expect(exitCode).toBe(1);
+    const report = JSON.parse(written) as { ok: boolean; checks: { name: string; status: string; facts: Record<string, unknown> }[] };
+    expect(report.ok).toBe(false);
+    const byName = new Map(report.checks.map((check) => [check.name, check]));
+    expect(byName.get('bubblewrap')).toMatchObject({ status: 'fail', facts: { path: null, namespacesUsable: false } });
+    expect(byName.get('namespace-sandbox')).toMatchObject({ status: 'fail' });
+    expect(byName.get('isolated-vm')).toMatchObject({ status: 'ok', facts: { loads: true } });
+  });
+});

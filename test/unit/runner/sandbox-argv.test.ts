@@ -1,0 +1,125 @@
+// The shape of the bubblewrap command line: which flags each isolation mode
+// gets, what is bound where and with which access, and the limits prlimit applies.
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { computeSandboxLimits, CPU_MARGIN_SECONDS, DEFAULT_CPU_SECONDS, DEFAULT_PROCESSES } from '../../../src/runner/rlimits.js';
+import type { RunSpec } from '../../../src/runner/runner.js';
+import { buildSandboxArgv, SANDBOX_DEFAULT_PATH } from '../../../src/runner/sandbox-argv.js';
+
+const MANIFEST_DIR = realpathSync(fileURLToPath(new URL('../../fixtures/tools/sandbox/', import.meta.url)));
+const READ_ROOT = realpathSync(fileURLToPath(new URL('../../fixtures/', import.meta.url)));
+const WRITE_ROOT = realpathSync(fileURLToPath(new URL('../../unit/', import.meta.url)));
+
+function spec(overrides: Partial<RunSpec> = {}): RunSpec {
+  return {
+    name: 'argv_test', mode: 'process', manifestDir: MANIFEST_DIR, command: ['/bin/sh', '-c', 'true'], memoryMb: 64,
+    stdout: 'text', isolation: 'namespace', persistent: false, poolSize: 1, env: { LANG: 'C.UTF-8' },
+    roots: [{ path: READ_ROOT, access: 'read' }, { path: WRITE_ROOT, access: 'read_write' }], networkAllow: [], maxOutputBytes: 1024,
+    ...overrides,
+  };
+}
+
+/** The bwrap part (up to its `--`) and what runs after it. */
+function split(argv: string[]): { bwrap: string[]; inner: string[] } {
+  const end = argv.indexOf('--');
+  return { bwrap: argv.slice(0, end), inner: argv.slice(end + 1) };
+}
+
+/** Every `flag a b` triple of the bwrap part, as "a b". */
+function pairsOf(bwrap: string[], flag: string): string[] {
+  return bwrap.flatMap((arg, index) => (arg === flag ? [`${bwrap[index + 1] ?? ''} ${bwrap[index + 2] ?? ''}`] : []));
+}
+
+describe('buildSandboxArgv', () => {
+  it('starts with bubblewrap and ends with prlimit\'s --', () => {
+    for (const isolation of ['none', 'namespace'] as const) {
+      const argv = buildSandboxArgv(spec({ isolation }), { cwd: WRITE_ROOT });
+      expect(argv[0]).toMatch(/(^|\/)bwrap$/);
+      expect(argv.at(-1)).toBe('--');
+      expect(argv.some((arg) => /(^|\/)prlimit$/.test(arg))).toBe(true);
+    }
+  });
+
+  it('gives both modes a pid namespace, a new session, death with the parent, /proc, /dev and a clean env', () => {
+    for (const isolation of ['none', 'namespace'] as const) {
+      const { bwrap } = split(buildSandboxArgv(spec({ isolation }), { cwd: WRITE_ROOT }));
+      for (const flag of ['--unshare-pid', '--die-with-parent', '--new-session', '--clearenv']) expect(bwrap).toContain(flag);
+      expect(pairsOf(bwrap, '--proc')).toHaveLength(1);
+      expect(bwrap[bwrap.indexOf('--proc') + 1]).toBe('/proc');
+      expect(bwrap[bwrap.indexOf('--dev') + 1]).toBe('/dev');
+      expect(bwrap[bwrap.indexOf('--chdir') + 1]).toBe(WRITE_ROOT);
+    }
+  });
+
+  it('isolation none shares the host filesystem and network', () => {
+    const { bwrap } = split(buildSandboxArgv(spec({ isolation: 'none' }), { cwd: WRITE_ROOT }));
+    expect(pairsOf(bwrap, '--dev-bind')).toEqual(['/ /']);
+    expect(bwrap).not.toContain('--unshare-net');
+    expect(bwrap).not.toContain('--tmpfs');
+  });
+
+  it('isolation namespace unshares ipc, uts and net, drops capabilities and remounts / read-only', () => {
+    const { bwrap } = split(buildSandboxArgv(spec(), { cwd: WRITE_ROOT }));
+    for (const flag of ['--unshare-ipc', '--unshare-uts', '--unshare-net', '--unshare-cgroup-try', '--remount-ro']) expect(bwrap).toContain(flag);
+    expect(pairsOf(bwrap, '--dev-bind')).toEqual([]);
+    if (process.getuid?.() === 0) expect(bwrap[bwrap.indexOf('--cap-drop') + 1]).toBe('ALL');
+  });
+
+  it('shares the network only when networkAllow is non-empty', () => {
+    const { bwrap } = split(buildSandboxArgv(spec({ networkAllow: ['api.github.com'] }), { cwd: WRITE_ROOT }));
+    expect(bwrap).not.toContain('--unshare-net');
+  });
+
+  it('binds roots with their access, the manifest folder read-only, and never /, /etc, /root or /home whole', () => {
+    const { bwrap } = split(buildSandboxArgv(spec(), { cwd: WRITE_ROOT }));
+    const readOnly = pairsOf(bwrap, '--ro-bind');
+    const readWrite = pairsOf(bwrap, '--bind');
+    expect(readOnly).toContain(`${READ_ROOT} ${READ_ROOT}`);
+    expect(readOnly).toContain(`${MANIFEST_DIR} ${MANIFEST_DIR}`);
+    expect(readWrite).toContain(`${WRITE_ROOT} ${WRITE_ROOT}`);
+    // The manifest folder (inside the read root) is bound after it, so it stays read-only.
+    expect(bwrap.lastIndexOf(MANIFEST_DIR)).toBeGreaterThan(bwrap.lastIndexOf(READ_ROOT));
+    const bound = [...readOnly, ...readWrite, ...pairsOf(bwrap, '--ro-bind-try')].map((pair) => pair.split(' ')[0]);
+    for (const path of ['/', '/etc', '/root', '/home', '/etc/shadow', '/etc/gshadow', '/var']) expect(bound).not.toContain(path);
+    expect(bound).toContain('/etc/passwd');
+  });
+
+  it('gives a private tmpfs /tmp, or the caller\'s private directory as /tmp', () => {
+    const tmpfs = split(buildSandboxArgv(spec(), { cwd: WRITE_ROOT })).bwrap;
+    expect(tmpfs[tmpfs.indexOf('--tmpfs', tmpfs.indexOf('--dev')) + 1]).toBe('/tmp');
+    const own = split(buildSandboxArgv(spec(), { cwd: WRITE_ROOT, privateTmp: READ_ROOT })).bwrap;
+    expect(pairsOf(own, '--bind')).toContain(`${READ_ROOT} /tmp`);
+  });
+
+  it('sets exactly spec.env, plus a fixed PATH when spec.env has none', () => {
+    const { bwrap } = split(buildSandboxArgv(spec({ env: { LANG: 'C.UTF-8', TZ: 'UTC' } }), { cwd: WRITE_ROOT }));
+    expect(pairsOf(bwrap, '--setenv')).toEqual(['LANG C.UTF-8', 'TZ UTC', `PATH ${SANDBOX_DEFAULT_PATH}`]);
+    const withPath = split(buildSandboxArgv(spec({ env: { PATH: '/usr/bin' } }), { cwd: WRITE_ROOT })).bwrap;
+    expect(pairsOf(withPath, '--setenv')).toEqual(['PATH /usr/bin']);
+  });
+
+  it('refuses an environment name bubblewrap would mangle', () => {
+    expect(() => buildSandboxArgv(spec({ env: { 'A=B': 'x' } }), { cwd: WRITE_ROOT })).toThrow(TypeError);
+  });
+
+  it('applies address space, CPU, file size and open-file limits with prlimit', () => {
+    const argv = buildSandboxArgv(spec({ memoryMb: 64 }), { cwd: WRITE_ROOT, timeoutMs: 2500, limits: { fileSizeBytes: 4096, openFiles: 32 } });
+    const prlimit = argv.slice(argv.findIndex((arg) => /(^|\/)prlimit$/.test(arg)));
+    expect(prlimit.slice(1)).toEqual(expect.arrayContaining([`--as=${64 * 1024 * 1024}`, `--cpu=${3 + CPU_MARGIN_SECONDS}:${4 + CPU_MARGIN_SECONDS}`, '--fsize=4096', '--nofile=32']));
+  });
+});
+
+describe('computeSandboxLimits', () => {
+  it('rounds the timeout up to seconds and adds the margin; no timeout means the default budget', () => {
+    expect(computeSandboxLimits({ memoryMb: 1 }, 1).cpuSeconds).toBe(1 + CPU_MARGIN_SECONDS);
+    expect(computeSandboxLimits({ memoryMb: 1 }, 1000).cpuSeconds).toBe(1 + CPU_MARGIN_SECONDS);
+    expect(computeSandboxLimits({ memoryMb: 1 }, 1001).cpuSeconds).toBe(2 + CPU_MARGIN_SECONDS);
+    expect(computeSandboxLimits({ memoryMb: 1 }, undefined).cpuSeconds).toBe(DEFAULT_CPU_SECONDS);
+    expect(computeSandboxLimits({ memoryMb: 1 }, undefined).processes).toBe(DEFAULT_PROCESSES);
+  });
+
+  it('refuses a non-positive memory limit', () => {
+    expect(() => computeSandboxLimits({ memoryMb: 0 }, 1000)).toThrow(RangeError);
+  });
+});
