@@ -4,6 +4,8 @@
 // This proves the tools keep to the contracts the runners implement.
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -53,10 +55,11 @@ function runSpecOf(manifest: Manifest): RunSpec {
   };
 }
 
-async function call(name: string, args: Record<string, unknown>): Promise<RunOutcome> {
+async function call(name: string, args: Record<string, unknown>, networkAllow?: readonly string[]): Promise<RunOutcome> {
   const manifest = manifests.get(name);
   if (!manifest) throw new Error(`no bundled tool ${name}`);
-  const runner = createRunner(runSpecOf(manifest), { logger: createSilentLogger() });
+  const spec = runSpecOf(manifest);
+  const runner = createRunner(networkAllow ? { ...spec, networkAllow } : spec, { logger: createSilentLogger() });
   try {
     return await runner.run({ callId: randomUUID(), args }, { signal: new AbortController().signal, timeoutMs: manifest.timeoutMs });
   } finally {
@@ -87,6 +90,22 @@ describe('bundled tools in their sandboxes', { timeout: 60_000 }, () => {
 
   it('json_format (community) runs in an isolate', async () => {
     expect(valueOf(await call('json_format', { json: '{"b":1,"a":2}', sortKeys: true, indent: 0 }))).toEqual({ formatted: '{"a":2,"b":1}' });
+  });
+
+  it('http_get fetches through ctx.fetch in an isolate, only from allowed hosts', async () => {
+    const server = createServer((request, response) => {
+      response.setHeader('content-type', 'application/json; charset=utf-8');
+      response.end(JSON.stringify({ path: request.url }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+      // The manifest allows api.github.com; a loopback server stands in for it here.
+      expect(valueOf(await call('http_get', { url: `http://${host}/repos/a/b` }, [host]))).toEqual({ status: 200, contentType: 'application/json; charset=utf-8', body: '{"path":"/repos/a/b"}', truncated: false });
+      expect(await call('http_get', { url: `http://${host}/` })).toMatchObject({ ok: false, code: 'tool_error', details: { errorCode: 'policy_denied' } });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('hash_file runs in a worker', async () => {
