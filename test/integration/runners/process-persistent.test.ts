@@ -1,0 +1,172 @@
+// Persistent process pool (NDJSON) against hostile fixtures. Every process is
+// tagged with the test's marker; after each test a /proc scan proves none remains.
+import { afterEach, describe, expect, it } from 'vitest';
+import { createProcessRunner } from '../../../src/runner/process.js';
+import { createSilentLogger } from '../../../src/log.js';
+import type { Runner, RunSpec } from '../../../src/runner/runner.js';
+import type { ProgressEvent, RunOutcome } from '../../../src/runner/wire.js';
+import { findMarkedProcesses, pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
+import { job, newMarker, nodeFixture, processSpec, runOptions } from './process-spec.js';
+
+let marker = newMarker();
+let runner: Runner | undefined;
+
+function startPool(overrides: Partial<RunSpec> = {}): Runner {
+  runner = createProcessRunner(processSpec(marker, { command: nodeFixture('persistent.mjs', marker), persistent: true, poolSize: 1, ...overrides }), {
+    logger: createSilentLogger(),
+  });
+  return runner;
+}
+
+function failure(outcome: RunOutcome): { code: string; details: Record<string, unknown> } {
+  if (outcome.ok) throw new Error(`expected a failure, got ${JSON.stringify(outcome.output)}`);
+  return { code: outcome.code, details: outcome.details };
+}
+
+function jsonOf(outcome: RunOutcome): string {
+  if (!outcome.ok || outcome.output.type !== 'json') throw new Error(`expected json output, got ${JSON.stringify(outcome)}`);
+  return outcome.output.json;
+}
+
+async function echo(pool: Runner, value: unknown): Promise<{ value: unknown; instance: string }> {
+  return JSON.parse(jsonOf(await pool.run(job({ op: 'echo', value }), runOptions()))) as { value: unknown; instance: string };
+}
+
+async function waitForGrandchild(): Promise<ReturnType<typeof findMarkedProcesses>> {
+  return pollUntil(() => {
+    const found = findMarkedProcesses(marker).filter((candidate) => candidate.cmdline === '/bin/sleep 1003');
+    return { done: found.length > 0, value: found };
+  }, 10_000);
+}
+
+afterEach(async () => {
+  await runner?.close();
+  runner = undefined;
+  expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+  marker = newMarker();
+});
+
+describe('process runner, persistent pool', () => {
+  it('answers calls from a warm process that stays alive between them', async () => {
+    const pool = startPool();
+    const first = await echo(pool, { n: 1 });
+    const second = await echo(pool, 'two');
+    expect(first.value).toEqual({ n: 1 });
+    expect(second.value).toBe('two');
+    expect(second.instance).toBe(first.instance);
+  });
+
+  it('forwards progress envelopes to onProgress', async () => {
+    const pool = startPool();
+    const events: ProgressEvent[] = [];
+    const outcome = await pool.run(job({ op: 'progress' }), runOptions({ onProgress: (event) => events.push(event) }));
+    expect(JSON.parse(jsonOf(outcome))).toMatchObject({ done: true });
+    expect(events).toEqual([{ progress: 1, total: 2, message: 'half' }, { progress: 2, total: 2 }]);
+  });
+
+  it('turns an error envelope into tool_error and keeps the process', async () => {
+    const pool = startPool();
+    const before = await echo(pool, 0);
+    expect(failure(await pool.run(job({ op: 'error' }), runOptions()))).toEqual({ code: 'tool_error', details: { message: 'bad input' } });
+    expect((await echo(pool, 1)).instance).toBe(before.instance);
+  });
+
+  it('kills and replaces a process that prints a non-JSON line; the call fails invalid_output', async () => {
+    const pool = startPool();
+    const before = await echo(pool, 0);
+    expect(failure(await pool.run(job({ op: 'garbage' }), runOptions()))).toEqual({ code: 'invalid_output', details: { reason: 'not_json' } });
+    const after = await echo(pool, 1);
+    expect(after.value).toBe(1);
+    expect(after.instance).not.toBe(before.instance);
+  });
+
+  it('ignores a line with an unknown id', async () => {
+    const pool = startPool();
+    const before = await echo(pool, 0);
+    const outcome = await pool.run(job({ op: 'unknown-id' }), runOptions());
+    expect(JSON.parse(jsonOf(outcome))).toEqual({ instance: before.instance });
+  });
+
+  it('replaces a timed-out process and kills the grandchild it left in another session', async () => {
+    const pool = startPool();
+    const before = await echo(pool, 0);
+    const pending = pool.run(job({ op: 'hang-with-grandchild' }), runOptions({ timeoutMs: 2000 }));
+    const grandchild = await waitForGrandchild();
+    expect(grandchild).toHaveLength(1);
+    expect(failure(await pending)).toEqual({ code: 'timeout', details: { timeoutMs: 2000 } });
+    expect(
+      await pollUntil(() => {
+        const left = findMarkedProcesses(marker).filter((candidate) => candidate.cmdline === '/bin/sleep 1003');
+        return { done: left.length === 0, value: left };
+      }, 5000),
+    ).toEqual([]);
+    const after = await echo(pool, 1);
+    expect(after.instance).not.toBe(before.instance);
+  });
+
+  it('cancels through the AbortSignal, kills the process and replaces it', async () => {
+    const pool = startPool();
+    const before = await echo(pool, 0);
+    const controller = new AbortController();
+    const pending = pool.run(job({ op: 'hang-with-grandchild' }), runOptions({ signal: controller.signal }));
+    // Readiness: the call is in the process once its grandchild exists.
+    expect(await waitForGrandchild()).toHaveLength(1);
+    controller.abort();
+    expect(failure(await pending)).toEqual({ code: 'cancelled', details: {} });
+    expect((await echo(pool, 1)).instance).not.toBe(before.instance);
+  });
+
+  it('reports a process that dies during a call as tool_crashed, then starts a new one', async () => {
+    const pool = startPool();
+    const { code, details } = failure(await pool.run(job({ op: 'crash' }), runOptions()));
+    expect(code).toBe('tool_crashed');
+    expect(details['exitCode']).toBe(128 + 11);
+    expect((await echo(pool, 'again')).value).toBe('again');
+  });
+
+  it('kills a process whose line grows past maxOutputBytes: output_limit', async () => {
+    const pool = startPool({ maxOutputBytes: 64 * 1024 });
+    expect(failure(await pool.run(job({ op: 'long-line', bytes: 1024 * 1024 }), runOptions()))).toEqual({
+      code: 'output_limit',
+      details: { maxOutputBytes: 64 * 1024 },
+    });
+    expect((await echo(pool, 2)).value).toBe(2);
+  });
+
+  it('hands duplicate-key and 100,000-deep results on as raw JSON text', async () => {
+    const pool = startPool({ maxOutputBytes: 1 << 20 });
+    expect(jsonOf(await pool.run(job({ op: 'raw-result', raw: '{"a":1,"a":2}' }), runOptions()))).toBe('{"a":1,"a":2}');
+    const deep = '['.repeat(100_000) + ']'.repeat(100_000);
+    expect(jsonOf(await pool.run(job({ op: 'raw-result', raw: deep }), runOptions()))).toBe(deep);
+    expect((await echo(pool, 3)).value).toBe(3);
+  });
+
+  it('queues calls when every process is busy and runs them on poolSize processes', async () => {
+    const pool = startPool({ poolSize: 2 });
+    const answers = await Promise.all([0, 1, 2, 3, 4, 5].map((value) => echo(pool, value)));
+    expect(answers.map((answer) => answer.value)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(new Set(answers.map((answer) => answer.instance)).size).toBeLessThanOrEqual(2);
+    expect(findMarkedProcesses(marker).filter((found) => found.cmdline.startsWith(process.execPath)).length).toBe(2);
+  });
+
+  it('times out a call still waiting in the queue without touching the busy process', async () => {
+    const pool = startPool({ poolSize: 1 });
+    const busy = pool.run(job({ op: 'hang' }), runOptions({ timeoutMs: 3000 }));
+    expect(failure(await pool.run(job({ op: 'echo', value: 1 }), runOptions({ timeoutMs: 100 })))).toEqual({
+      code: 'timeout',
+      details: { timeoutMs: 100 },
+    });
+    expect(failure(await busy).code).toBe('timeout');
+    expect((await echo(pool, 4)).value).toBe(4);
+  });
+
+  it('close() kills every process and fails later calls as cancelled', async () => {
+    const pool = startPool({ poolSize: 2 });
+    await echo(pool, 0);
+    const pending = pool.run(job({ op: 'hang' }), runOptions());
+    await pool.close();
+    expect(failure(await pending).code).toBe('cancelled');
+    expect(findMarkedProcesses(marker)).toEqual([]);
+    expect(failure(await pool.run(job({ op: 'echo', value: 1 }), runOptions())).code).toBe('cancelled');
+  });
+});
