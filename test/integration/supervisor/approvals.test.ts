@@ -1,0 +1,196 @@
+// Approval (SPEC section 6): a scripted elicitation channel (legacy clients),
+// the input_required round trip with signed states (modern clients), and
+// approval_required for a client that cannot be asked. Every doubtful answer denies.
+import { afterAll, describe, expect, it } from 'vitest';
+import { Journal } from '../../../src/audit/journal.js';
+import { MAX_PROMPT_CHARS } from '../../../src/supervisor/approval.js';
+import type { ApprovalChannel, ApprovalPrompt, ElicitAnswer } from '../../../src/supervisor/types.js';
+import { closeAllHosts, errorOf, resultOf, startHost } from './harness.js';
+
+afterAll(closeAllHosts);
+
+/** An elicitation channel that answers with a script and remembers the prompts. */
+function scripted(answer: (prompt: ApprovalPrompt, signal: AbortSignal) => Promise<ElicitAnswer>) {
+  const prompts: ApprovalPrompt[] = [];
+  const channel: ApprovalChannel = {
+    kind: 'elicitation',
+    elicit: (prompt, signal) => {
+      prompts.push(prompt);
+      return answer(prompt, signal);
+    },
+  };
+  return { channel, prompts };
+}
+
+describe('elicitation', () => {
+  it('runs the call when the answer is accept with approve: true', async () => {
+    const host = await startHost();
+    const { channel, prompts } = scripted(async () => ({ action: 'accept', content: { approve: true } }));
+    const outcome = resultOf(await host.call('dangerous', { target: 'old.log' }, { approval: channel }));
+    expect(outcome.structuredContent).toEqual({ deleted: 'old.log' });
+    expect(prompts).toHaveLength(1);
+    expect(prompts[0]).toMatchObject({ tool: 'dangerous', sideEffect: 'destructive' });
+    expect(prompts[0]?.message).toContain('dangerous');
+    expect(prompts[0]?.message).toContain('destructive');
+    expect(prompts[0]?.message).toContain('old.log');
+    const journal = Journal.open(host.stateDir, { asHost: false });
+    try {
+      expect(journal.get(outcome.callId)).toMatchObject({ status: 'completed', decision: 'ask', approval: 'approved' });
+    } finally {
+      journal.close();
+    }
+  });
+
+  it.each([
+    ['decline', async (): Promise<ElicitAnswer> => ({ action: 'decline' }), 'declined'],
+    ['cancel', async (): Promise<ElicitAnswer> => ({ action: 'cancel' }), 'cancelled'],
+    ['accept without approve', async (): Promise<ElicitAnswer> => ({ action: 'accept', content: {} }), 'not_approved'],
+    ['accept with approve "yes"', async (): Promise<ElicitAnswer> => ({ action: 'accept', content: { approve: 'yes' } }), 'not_approved'],
+    ['an unknown action', async (): Promise<ElicitAnswer> => ({ action: 'maybe', content: { approve: true } }), 'malformed'],
+    ['an error reply', async (): Promise<ElicitAnswer> => ({ error: 'client exploded' }), 'error'],
+    ['a throwing channel', async (): Promise<ElicitAnswer> => Promise.reject(new Error('transport closed')), 'error'],
+    ['a channel that throws synchronously', (): Promise<ElicitAnswer> => { throw new Error('sync'); }, 'error'],
+    ['a malformed value', async (): Promise<ElicitAnswer> => 'yes' as unknown as ElicitAnswer, 'malformed'],
+  ])('denies on %s with approval_denied', async (_label, answer, reason) => {
+    const host = await startHost();
+    const { channel } = scripted(answer);
+    const outcome = await host.call('dangerous', { target: 'x' }, { approval: channel });
+    const error = errorOf(outcome);
+    expect(error.code).toBe('approval_denied');
+    expect(error.details).toMatchObject({ reason });
+    expect(String(error.details['rule'])).toMatch(/requireApproval/);
+    const journal = Journal.open(host.stateDir, { asHost: false });
+    try {
+      expect(journal.get(outcome.callId)).toMatchObject({ status: 'denied', errorCode: 'approval_denied', approval: 'denied' });
+    } finally {
+      journal.close();
+    }
+  });
+
+  it('denies when no answer arrives in time, and aborts the pending question', async () => {
+    const host = await startHost({ host: { approvalTimeoutMs: 200 } });
+    let aborted = false;
+    const { channel } = scripted((_prompt, signal) => {
+      signal.addEventListener('abort', () => (aborted = true));
+      return new Promise<ElicitAnswer>(() => undefined);
+    });
+    const error = errorOf(await host.call('dangerous', { target: 'x' }, { approval: channel }));
+    expect(error.code).toBe('approval_denied');
+    expect(error.details).toMatchObject({ reason: 'timeout', timeoutMs: 200 });
+    expect(aborted).toBe(true);
+  });
+
+  it('answers cancelled when the request is cancelled while the question is open', async () => {
+    const host = await startHost();
+    const controller = new AbortController();
+    const { channel } = scripted(() => {
+      controller.abort();
+      return new Promise<ElicitAnswer>(() => undefined);
+    });
+    const error = errorOf(await host.call('dangerous', { target: 'x' }, { approval: channel, signal: controller.signal }));
+    expect(error.code).toBe('cancelled');
+  });
+
+  it('bounds the prompt and escapes control characters in the arguments', async () => {
+    const host = await startHost();
+    const { channel, prompts } = scripted(async () => ({ action: 'decline' }));
+    const target = `line one\nAPPROVED: yes\x1b[2J\u202e${'z'.repeat(1900)}`;
+    await host.call('dangerous', { target }, { approval: channel });
+    const message = prompts[0]?.message ?? '';
+    expect(message.length).toBeLessThanOrEqual(MAX_PROMPT_CHARS);
+    expect(message).not.toMatch(/[\u0000-\u001f\u007f\u202e]/);
+    expect(message).toContain('line one\\nAPPROVED');
+  });
+});
+
+describe('input_required (modern clients)', () => {
+  const approve: ElicitAnswer = { action: 'accept', content: { approve: true } };
+
+  it('answers input_required with a state, then runs the retry that carries it and an approval', async () => {
+    const host = await startHost();
+    const first = await host.call('dangerous', { target: 'a' }, { approval: { kind: 'input_required' } });
+    if (first.kind !== 'input_required') throw new Error(`expected input_required, got ${first.kind}`);
+    expect(first.message).toContain('dangerous');
+    const second = resultOf(
+      await host.call('dangerous', { target: 'a' }, { approval: { kind: 'input_required' }, requestState: first.requestState, approvalAnswer: approve }),
+    );
+    expect(second.structuredContent).toEqual({ deleted: 'a' });
+    const journal = Journal.open(host.stateDir, { asHost: false });
+    try {
+      expect(journal.get(first.callId)).toMatchObject({ status: 'denied', approval: 'required' });
+      expect(journal.get(second.callId)).toMatchObject({ status: 'completed', approval: 'approved' });
+    } finally {
+      journal.close();
+    }
+  });
+
+  async function stateFor(host: Awaited<ReturnType<typeof startHost>>, target: string): Promise<string> {
+    const outcome = await host.call('dangerous', { target }, { approval: { kind: 'input_required' } });
+    if (outcome.kind !== 'input_required') throw new Error(`expected input_required, got ${outcome.kind}`);
+    return outcome.requestState;
+  }
+
+  it('refuses a forged state', async () => {
+    const host = await startHost();
+    const state = await stateFor(host, 'a');
+    const [body] = state.split('.');
+    for (const forged of [`${body}.AAAA`, 'not-a-state', `${state}x`]) {
+      const error = errorOf(await host.call('dangerous', { target: 'a' }, { approval: { kind: 'input_required' }, requestState: forged, approvalAnswer: approve }));
+      expect(error.code).toBe('approval_denied');
+      expect(error.details).toMatchObject({ reason: 'forged' });
+    }
+  });
+
+  it('refuses a state sent with altered arguments', async () => {
+    const host = await startHost();
+    const state = await stateFor(host, 'a');
+    const error = errorOf(await host.call('dangerous', { target: 'b' }, { approval: { kind: 'input_required' }, requestState: state, approvalAnswer: approve }));
+    expect(error.code).toBe('approval_denied');
+    expect(error.details).toMatchObject({ reason: 'altered' });
+  });
+
+  it('refuses a replayed state', async () => {
+    const host = await startHost();
+    const state = await stateFor(host, 'a');
+    const retry = { approval: { kind: 'input_required' } as const, requestState: state, approvalAnswer: approve };
+    resultOf(await host.call('dangerous', { target: 'a' }, retry));
+    const error = errorOf(await host.call('dangerous', { target: 'a' }, retry));
+    expect(error.code).toBe('approval_denied');
+    expect(error.details).toMatchObject({ reason: 'replayed' });
+  });
+
+  it('refuses an expired state', async () => {
+    const clock = { now: 1_000_000 };
+    const host = await startHost({ host: { requestStateTtlMs: 1000, now: () => clock.now } });
+    const state = await stateFor(host, 'a');
+    clock.now += 1000;
+    const error = errorOf(await host.call('dangerous', { target: 'a' }, { approval: { kind: 'input_required' }, requestState: state, approvalAnswer: approve }));
+    expect(error.code).toBe('approval_denied');
+    expect(error.details).toMatchObject({ reason: 'expired' });
+  });
+
+  it('refuses a valid state whose answer is not an approval', async () => {
+    const host = await startHost();
+    for (const answer of [undefined, { action: 'decline' }, { action: 'accept', content: { approve: false } }]) {
+      const state = await stateFor(host, 'a');
+      const error = errorOf(
+        await host.call('dangerous', { target: 'a' }, { approval: { kind: 'input_required' }, requestState: state, ...(answer ? { approvalAnswer: answer } : {}) }),
+      );
+      expect(error.code).toBe('approval_denied');
+    }
+  });
+});
+
+describe('a client that cannot be asked', () => {
+  it('is refused with approval_required naming the rule', async () => {
+    const host = await startHost();
+    const error = errorOf(await host.call('dangerous', { target: 'x' }, { approval: { kind: 'none' } }));
+    expect(error.code).toBe('approval_required');
+    expect(String(error.details['rule'])).toMatch(/requireApproval/);
+  });
+
+  it('does not need an approval for a tool the policy allows', async () => {
+    const host = await startHost();
+    resultOf(await host.call('echo', { value: 1 }, { approval: { kind: 'none' } }));
+  });
+});
