@@ -1,0 +1,152 @@
+// The Piscina worker file for `mode: worker` tools. It imports the tool module
+// (once per path), builds the same ctx an isolate tool gets plus ctx.signal,
+// runs the tool and answers with a plain envelope: no Error object crosses the
+// thread boundary. Progress, log and denial events go out through the
+// MessagePort the host passes in the task, since a Piscina task answers once.
+import { pathToFileURL } from 'node:url';
+import { createScopedFs } from './scoped-fs.mjs';
+import { createScopedFetch } from './scoped-fetch.mjs';
+
+const MAX_MESSAGE_CHARS = 1000;
+const MAX_EVENT_CHARS = 4000;
+const LOG_LEVELS = new Set(['debug', 'info', 'warn', 'error']);
+
+/** Tool modules by entry path: imported once per worker thread. */
+const tools = new Map();
+
+/**
+ * Runs one call.
+ * @param {{ entryPath: string, callId: string, args: unknown, roots: Array<{path: string, access: 'read'|'read_write'}>,
+ *           networkAllow: string[], maxOutputBytes: number, port: import('node:worker_threads').MessagePort }} task
+ */
+export default async function runTask(task) {
+  const { port } = task;
+  const abort = new AbortController();
+  port.on('message', (message) => {
+    if (message !== null && typeof message === 'object' && message.type === 'abort') abort.abort();
+  });
+  const post = (message) => {
+    try {
+      port.postMessage(message);
+    } catch {
+      // The host side is gone; the call has ended.
+    }
+  };
+  try {
+    let tool;
+    try {
+      tool = await loadTool(task.entryPath);
+    } catch (error) {
+      return { ok: false, code: 'tool_error', message: `the tool module failed to load: ${describe(error).message}`, reason: 'load_failed' };
+    }
+    if (typeof tool !== 'function') {
+      return { ok: false, code: 'tool_error', message: 'the tool module has no default export function', reason: 'load_failed' };
+    }
+    const ctx = buildCtx(task, abort.signal, post);
+    let result;
+    try {
+      result = await tool(task.args, ctx);
+    } catch (error) {
+      return { ok: false, code: 'tool_error', ...describe(error) };
+    }
+    const { json, reason } = serialize(result);
+    if (json === undefined) return { ok: false, code: 'invalid_output', message: 'the tool returned a value that is not JSON', reason };
+    if (Buffer.byteLength(json, 'utf8') > task.maxOutputBytes) {
+      return { ok: false, code: 'output_limit', message: 'the tool result exceeds the output limit' };
+    }
+    return { ok: true, json };
+  } finally {
+    abort.abort();
+    // The last event: the host waits for it so no progress or log is lost (the
+    // answer travels on Piscina's own channel and may arrive first).
+    post({ type: 'end' });
+    port.close();
+  }
+}
+
+async function loadTool(entryPath) {
+  let tool = tools.get(entryPath);
+  if (tool === undefined) {
+    const module = await import(pathToFileURL(entryPath).href);
+    tool = module.default;
+    tools.set(entryPath, tool);
+  }
+  return tool;
+}
+
+function buildCtx(task, signal, post) {
+  const onDenied = (denial) => post({ type: 'denied', denial });
+  const fs = createScopedFs({ roots: task.roots, onDenied });
+  const scopedFetch = createScopedFetch({ allow: task.networkAllow, onDenied, signal });
+  return Object.freeze({
+    callId: task.callId,
+    signal,
+    fs: Object.freeze({
+      readText: (path) => fs.readText(path),
+      writeText: (path, text) => fs.writeText(path, text),
+      list: (path = '.') => fs.list(path),
+      stat: (path) => fs.stat(path),
+    }),
+    fetch: async (url, init) => wrapResponse(await scopedFetch(String(url), init)),
+    progress(done, total, message) {
+      if (!Number.isFinite(done)) return;
+      post({
+        type: 'progress',
+        progress: done,
+        ...(Number.isFinite(total) ? { total } : {}),
+        ...(message === undefined ? {} : { message: String(message).slice(0, MAX_EVENT_CHARS) }),
+      });
+    },
+    log(level, message) {
+      post({ type: 'log', level: LOG_LEVELS.has(level) ? level : 'info', message: String(message).slice(0, MAX_EVENT_CHARS) });
+    },
+  });
+}
+
+function wrapResponse(data) {
+  const { body } = data;
+  return Object.freeze({
+    status: data.status,
+    statusText: data.statusText,
+    ok: data.status >= 200 && data.status < 300,
+    url: data.url,
+    headers: Object.freeze({ ...data.headers }),
+    text: async () => body,
+    json: async () => JSON.parse(body),
+  });
+}
+
+function describe(thrown) {
+  try {
+    if (typeof thrown === 'object' && thrown !== null) {
+      const message = typeof thrown.message === 'string' ? thrown.message : String(thrown);
+      return {
+        message: message.slice(0, MAX_MESSAGE_CHARS),
+        ...(typeof thrown.name === 'string' ? { name: thrown.name.slice(0, 64) } : {}),
+        ...(typeof thrown.code === 'string' ? { errorCode: thrown.code.slice(0, 64) } : {}),
+      };
+    }
+    return { message: String(thrown).slice(0, MAX_MESSAGE_CHARS) };
+  } catch {
+    return { message: 'the tool threw a value that cannot be described' };
+  }
+}
+
+// Strict JSON, as in the isolate prelude: undefined, functions, symbols, BigInt
+// and non-finite numbers are refused instead of silently dropped or nulled.
+function serialize(value) {
+  let reason;
+  const replacer = (key, item) => {
+    const type = typeof item;
+    if (type === 'bigint' || type === 'function' || type === 'symbol' || type === 'undefined') reason = type;
+    else if (type === 'number' && !Number.isFinite(item)) reason = 'non_finite_number';
+    if (reason !== undefined) throw new Error(reason);
+    return item;
+  };
+  try {
+    return { json: JSON.stringify(value, replacer) };
+  } catch (error) {
+    if (reason !== undefined) return { reason };
+    return { reason: error instanceof RangeError ? 'too_deep' : 'not_serializable' };
+  }
+}

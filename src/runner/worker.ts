@@ -1,0 +1,202 @@
+// worker runner: trusted first-party JavaScript in a Piscina pool (one pool per
+// tool) with a heap limit per thread, a bounded queue, and a timeout or cancel
+// that aborts the task: Piscina terminates that thread and starts a fresh one.
+// Results come back as plain envelopes from sandbox/worker-entry.mjs.
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+import type { ErrorDetails, RunCode } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { Runner, RunSpec } from './runner.js';
+import type { Job, RunOptions, RunOutcome, ToolLogLevel } from './wire.js';
+
+/** Calls that may wait for a free thread; more are refused rather than queued without bound. */
+export const WORKER_MAX_QUEUE = 64;
+/** How long an idle thread beyond the first is kept. */
+export const WORKER_IDLE_TIMEOUT_MS = 30_000;
+/** Longest tool error message passed on, in characters. */
+export const MAX_TOOL_MESSAGE_CHARS = 1000;
+/** How long a finished call waits for its last progress/log events to drain. */
+const EVENT_DRAIN_MS = 1000;
+
+const WORKER_ENTRY_URL = new URL('../../sandbox/worker-entry.mjs', import.meta.url);
+const LOG_LEVELS: ReadonlySet<string> = new Set(['debug', 'info', 'warn', 'error']);
+
+/** Builds the runner for one `mode: worker` tool. */
+export function createWorkerRunner(spec: RunSpec, deps: { logger: Logger }): Runner {
+  const logger = deps.logger.child({ runner: 'worker', tool: spec.name });
+  if (spec.entryPath === undefined) throw new Error(`worker tool ${spec.name} has no entry`);
+  const entryPath = spec.entryPath;
+  const pool = new Piscina({
+    filename: WORKER_ENTRY_URL.href,
+    minThreads: 1,
+    maxThreads: Math.max(1, spec.poolSize),
+    idleTimeout: WORKER_IDLE_TIMEOUT_MS,
+    maxQueue: WORKER_MAX_QUEUE,
+    // Only the names the manifest and policy allow, never the host's whole environment.
+    env: { ...spec.env },
+    resourceLimits: { maxOldGenerationSizeMb: Math.max(8, spec.memoryMb) },
+  });
+  pool.on('error', (error: unknown) => logger.warn({ err: error }, 'worker pool error'));
+  let closed = false;
+
+  async function run(job: Job, options: RunOptions): Promise<RunOutcome> {
+    const startedMs = performance.now();
+    const finish = (outcome: Outcome): RunOutcome => toRunOutcome(outcome, performance.now() - startedMs);
+    if (closed) return finish(failure('cancelled', 'The host is shutting down.', { reason: 'runner_closed' }));
+    if (options.signal.aborted) return finish(failure('cancelled', 'The call was cancelled.', {}));
+
+    // First recorded reason wins: a deadline and a cancel can race.
+    let stopReason: 'timeout' | 'cancelled' | undefined;
+    const controller = new AbortController();
+    const { port1, port2 } = new MessageChannel();
+    const stop = (reason: 'timeout' | 'cancelled'): void => {
+      stopReason ??= reason;
+      safePost(port1, { type: 'abort' });
+      controller.abort();
+    };
+    const timer = setTimeout(() => stop('timeout'), options.timeoutMs);
+    const onAbort = (): void => stop('cancelled');
+    options.signal.addEventListener('abort', onAbort, { once: true });
+    let markEnded: () => void = () => {};
+    const ended = new Promise<void>((resolve) => {
+      markEnded = resolve;
+    });
+    port1.on('message', (message: unknown) => {
+      if (isEndEvent(message)) markEnded();
+      else forwardEvent(message, options, logger, job.callId);
+    });
+
+    try {
+      const envelope: unknown = await pool.run(
+        {
+          entryPath,
+          callId: job.callId,
+          args: job.args,
+          roots: spec.roots.map((root) => ({ path: root.path, access: root.access })),
+          networkAllow: [...spec.networkAllow],
+          maxOutputBytes: spec.maxOutputBytes,
+          port: port2,
+        },
+        { signal: controller.signal, transferList: [port2] },
+      );
+      // The worker posts `end` after its last event: wait for it so none is lost.
+      await Promise.race([ended, delay(EVENT_DRAIN_MS)]);
+      return finish(parseEnvelope(envelope, spec));
+    } catch (error) {
+      if (stopReason === 'timeout') {
+        return finish(failure('timeout', 'The tool ran past its time limit.', { timeoutMs: options.timeoutMs }));
+      }
+      if (stopReason === 'cancelled') return finish(failure('cancelled', 'The call was cancelled.', {}));
+      const classified = classifyWorkerError(error, { memoryMb: spec.memoryMb, closed });
+      if (!classified.ok && classified.code === 'internal') logger.error({ err: error, callId: job.callId }, 'worker runner failed');
+      return finish(classified);
+    } finally {
+      clearTimeout(timer);
+      options.signal.removeEventListener('abort', onAbort);
+      port1.close();
+    }
+  }
+
+  async function close(): Promise<void> {
+    if (closed) return;
+    closed = true;
+    await pool.destroy();
+  }
+
+  return { mode: 'worker', run, close };
+}
+
+type Outcome =
+  | { readonly ok: true; readonly json: string }
+  | { readonly ok: false; readonly code: RunCode; readonly message: string; readonly details: ErrorDetails };
+
+/** Maps a rejection from `pool.run` (other than our own abort) to a run code. */
+export function classifyWorkerError(error: unknown, facts: { memoryMb: number; closed: boolean }): Outcome {
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  const message = error instanceof Error ? error.message : '';
+  if (code === 'ERR_WORKER_OUT_OF_MEMORY') {
+    return failure('memory_limit', 'The tool exceeded its memory limit.', { memoryMb: facts.memoryMb });
+  }
+  if (facts.closed) return failure('cancelled', 'The host is shutting down.', { reason: 'runner_closed' });
+  // Piscina reports a thread that exited mid-task only in this message.
+  const exited = /^worker exited with code: (-?\d+)$/.exec(message);
+  if (exited) {
+    return failure('tool_crashed', 'The tool ended its worker thread.', { exitCode: Number(exited[1]) });
+  }
+  if (message === 'Task queue is at limit') {
+    return failure('internal', 'The worker pool is overloaded.', { reason: 'queue_full', maxQueue: WORKER_MAX_QUEUE });
+  }
+  // Anything else that kills the thread (an uncaught exception from a timer, say) is a crash.
+  return failure('tool_crashed', 'The tool crashed its worker thread.', { reason: 'worker_error' });
+}
+
+/** Reads the worker's answer: plain data, but checked rather than trusted. */
+function parseEnvelope(envelope: unknown, spec: RunSpec): Outcome {
+  if (typeof envelope !== 'object' || envelope === null) {
+    return failure('internal', 'The worker returned a malformed result.', { reason: 'bad_envelope' });
+  }
+  const record = envelope as Record<string, unknown>;
+  if (record['ok'] === true && typeof record['json'] === 'string') return { ok: true, json: record['json'] };
+  const message = typeof record['message'] === 'string' ? record['message'].slice(0, MAX_TOOL_MESSAGE_CHARS) : '';
+  switch (record['code']) {
+    case 'tool_error':
+      return failure('tool_error', message === '' ? 'The tool failed.' : message, {
+        ...(typeof record['errorCode'] === 'string' ? { errorCode: record['errorCode'] } : {}),
+        ...(typeof record['reason'] === 'string' ? { reason: record['reason'] } : {}),
+      });
+    case 'invalid_output':
+      return failure('invalid_output', 'The tool returned a value that is not JSON.', {
+        reason: typeof record['reason'] === 'string' ? record['reason'] : 'not_serializable',
+      });
+    case 'output_limit':
+      return failure('output_limit', 'The tool result exceeds the output limit.', { maxBytes: spec.maxOutputBytes });
+    default:
+      return failure('internal', 'The worker returned a malformed result.', { reason: 'bad_envelope' });
+  }
+}
+
+function forwardEvent(message: unknown, options: RunOptions, logger: Logger, callId: string): void {
+  if (typeof message !== 'object' || message === null) return;
+  const event = message as Record<string, unknown>;
+  if (event['type'] === 'progress' && typeof event['progress'] === 'number') {
+    options.onProgress?.({
+      progress: event['progress'],
+      ...(typeof event['total'] === 'number' ? { total: event['total'] } : {}),
+      ...(typeof event['message'] === 'string' ? { message: event['message'] } : {}),
+    });
+  } else if (event['type'] === 'log' && typeof event['message'] === 'string') {
+    const level = (typeof event['level'] === 'string' && LOG_LEVELS.has(event['level']) ? event['level'] : 'info') as ToolLogLevel;
+    if (options.onLog) options.onLog(level, event['message']);
+    else logger.debug({ callId, level }, event['message']);
+  } else if (event['type'] === 'denied' && typeof event['denial'] === 'object' && event['denial'] !== null) {
+    const denial = event['denial'] as Record<string, unknown>;
+    const parsed = { op: String(denial['op']), target: String(denial['target']), reason: String(denial['reason']) };
+    logger.info({ callId, denial: parsed }, 'sandbox refused a ctx call');
+    options.onDenied?.(parsed);
+  }
+}
+
+function isEndEvent(message: unknown): boolean {
+  return typeof message === 'object' && message !== null && (message as Record<string, unknown>)['type'] === 'end';
+}
+
+function safePost(port: MessagePort, message: unknown): void {
+  try {
+    port.postMessage(message);
+  } catch {
+    // Already closed.
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+function failure(code: RunCode, message: string, details: ErrorDetails): Outcome {
+  return { ok: false, code, message, details };
+}
+
+function toRunOutcome(outcome: Outcome, durationMs: number): RunOutcome {
+  if (outcome.ok) return { ok: true, output: { type: 'json', json: outcome.json }, durationMs };
+  return { ok: false, code: outcome.code, message: outcome.message, details: outcome.details, durationMs };
+}

@@ -1,0 +1,187 @@
+// worker runner: normal calls, ctx, and hostile tools (busy loop, exit, heap
+// growth). Every hostile case asserts the code and that the next call works.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { createWorkerRunner } from '../../../src/runner/worker.js';
+import type { Runner, RunSpec } from '../../../src/runner/runner.js';
+import type { RunOutcome } from '../../../src/runner/wire.js';
+import { createSilentLogger } from '../../../src/log.js';
+import { makeSpec, makeTempDir, recordingOptions, root } from './isolate-spec.js';
+
+const logger = createSilentLogger();
+const runners: Runner[] = [];
+
+function workerRunner(overrides: Partial<Omit<RunSpec, 'mode'>> = {}): Runner {
+  const runner = createWorkerRunner(makeSpec('worker', 'switch.mjs', { memoryMb: 64, ...overrides }), { logger });
+  runners.push(runner);
+  return runner;
+}
+
+function jsonOf(outcome: RunOutcome): unknown {
+  expect(outcome.ok).toBe(true);
+  if (!outcome.ok || outcome.output.type !== 'json') throw new Error('expected a JSON output');
+  return JSON.parse(outcome.output.json);
+}
+
+function failureOf(outcome: RunOutcome): { code: string; details: Record<string, unknown> } {
+  expect(outcome.ok).toBe(false);
+  if (outcome.ok) throw new Error('expected a failure');
+  return { code: outcome.code, details: outcome.details };
+}
+
+async function expectRecovers(runner: Runner, value: number): Promise<void> {
+  const outcome = await runner.run({ callId: 'after', args: { mode: 'echo', value } }, recordingOptions());
+  expect(jsonOf(outcome)).toEqual({ echo: value, callId: 'after', hasSignal: true });
+}
+
+afterEach(async () => {
+  await Promise.all(runners.splice(0).map((runner) => runner.close()));
+});
+
+describe('worker runner: normal calls', () => {
+  it('runs the tool with its arguments, the call id and ctx.signal', async () => {
+    const runner = workerRunner();
+    expect(runner.mode).toBe('worker');
+    await expectRecovers(runner, 1);
+  });
+
+  it('gives the worker only the environment names in the spec', async () => {
+    const runner = workerRunner({ env: { TOOLHOST_TEST_LANG: 'C' } });
+    const outcome = await runner.run({ callId: 'env', args: { mode: 'env' } }, recordingOptions());
+    expect(jsonOf(outcome)).toEqual({ keys: ['TOOLHOST_TEST_LANG'] });
+  });
+
+  it('forwards progress and log events before the answer', async () => {
+    const runner = workerRunner();
+    const options = recordingOptions();
+    const outcome = await runner.run({ callId: 'ev', args: { mode: 'events' } }, options);
+    expect(jsonOf(outcome)).toEqual({ done: true });
+    expect(options.progress).toEqual([{ progress: 1, total: 3, message: 'one' }, { progress: 3, total: 3 }]);
+    expect(options.logs).toEqual([{ level: 'info', message: 'hello' }]);
+  });
+
+  it('turns a thrown error into tool_error with its code', async () => {
+    const runner = workerRunner();
+    const outcome = await runner.run({ callId: 't', args: { mode: 'throw', message: 'nope' } }, recordingOptions());
+    expect(failureOf(outcome)).toEqual({ code: 'tool_error', details: { errorCode: 'broken' } });
+    if (!outcome.ok) expect(outcome.message).toBe('nope');
+  });
+
+  it.each([
+    ['bigint', 'bigint'],
+    ['cycle', 'not_serializable'],
+    ['undefined', 'undefined'],
+  ])('refuses a %s result with invalid_output', async (mode, reason) => {
+    const runner = workerRunner();
+    const outcome = await runner.run({ callId: mode, args: { mode } }, recordingOptions());
+    expect(failureOf(outcome)).toEqual({ code: 'invalid_output', details: { reason } });
+    await expectRecovers(runner, 2);
+  });
+
+  it('refuses a result larger than maxOutputBytes with output_limit', async () => {
+    const runner = workerRunner({ maxOutputBytes: 10 });
+    const outcome = await runner.run({ callId: 'o', args: { mode: 'echo', value: 123456789012 } }, recordingOptions());
+    expect(failureOf(outcome)).toEqual({ code: 'output_limit', details: { maxBytes: 10 } });
+  });
+});
+
+describe('worker runner: hostile tools', () => {
+  it('stops a busy loop with timeout, replaces the thread, and the next call works', async () => {
+    const runner = workerRunner();
+    const before = jsonOf(await runner.run({ callId: 'th', args: { mode: 'thread' } }, recordingOptions())) as { threadId: number };
+    const outcome = await runner.run({ callId: 'loop', args: { mode: 'busy_loop' } }, recordingOptions(300));
+    expect(failureOf(outcome)).toEqual({ code: 'timeout', details: { timeoutMs: 300 } });
+    const after = jsonOf(await runner.run({ callId: 'th2', args: { mode: 'thread' } }, recordingOptions())) as { threadId: number };
+    expect(after.threadId).not.toBe(before.threadId);
+    await expectRecovers(runner, 3);
+  });
+
+  it('cancels a never-settling call when the signal aborts, and the next call works', async () => {
+    const runner = workerRunner();
+    const options = recordingOptions(30_000);
+    const pending = runner.run({ callId: 'c', args: { mode: 'never' } }, options);
+    await waitFor(() => options.progress.length > 0);
+    options.controller.abort();
+    expect(failureOf(await pending)).toEqual({ code: 'cancelled', details: {} });
+    await expectRecovers(runner, 4);
+  });
+
+  it('reports process.exit(1) as tool_crashed, and the pool recovers', async () => {
+    const runner = workerRunner();
+    const outcome = await runner.run({ callId: 'exit', args: { mode: 'exit', code: 1 } }, recordingOptions());
+    expect(failureOf(outcome)).toEqual({ code: 'tool_crashed', details: { exitCode: 1 } });
+    await expectRecovers(runner, 5);
+  });
+
+  it('reports an uncaught exception from a timer as tool_crashed, and the pool recovers', async () => {
+    const runner = workerRunner();
+    const outcome = await runner.run({ callId: 'timer', args: { mode: 'uncaught_timer' } }, recordingOptions());
+    expect(failureOf(outcome)).toEqual({ code: 'tool_crashed', details: { reason: 'worker_error' } });
+    await expectRecovers(runner, 6);
+  });
+
+  it('stops heap growth with memory_limit, and the next call works', async () => {
+    const runner = workerRunner({ memoryMb: 32 });
+    const outcome = await runner.run({ callId: 'heap', args: { mode: 'heap_growth' } }, recordingOptions(30_000));
+    expect(failureOf(outcome)).toEqual({ code: 'memory_limit', details: { memoryMb: 32 } });
+    await expectRecovers(runner, 7);
+  });
+});
+
+describe('worker runner: ctx.fs and ctx.fetch', () => {
+  let workspace: { dir: string; cleanup: () => Promise<void> };
+  let server: Server;
+  let port: number;
+
+  beforeAll(async () => {
+    workspace = await makeTempDir('toolhost-worker-ws-');
+    await writeFile(path.join(workspace.dir, 'hello.txt'), 'hello worker');
+    server = createServer((request, response) => {
+      response.writeHead(request.url === '/hello' ? 200 : 404);
+      response.end(request.url === '/hello' ? 'hi' : '');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await workspace.cleanup();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('reads inside the root and refuses ../ with policy_denied reported to onDenied', async () => {
+    const runner = workerRunner({ roots: [root(workspace.dir, 'read')] });
+    const read = await runner.run({ callId: 'r', args: { mode: 'fs', op: 'readText', path: 'hello.txt' } }, recordingOptions());
+    expect(jsonOf(read)).toEqual({ value: 'hello worker' });
+    const options = recordingOptions();
+    const denied = await runner.run({ callId: 'd', args: { mode: 'fs', op: 'readText', path: '../../etc/passwd' } }, options);
+    expect(failureOf(denied)).toEqual({ code: 'tool_error', details: { errorCode: 'policy_denied' } });
+    expect(options.denials).toEqual([{ op: 'readText', target: '../../etc/passwd', reason: 'parent_escape' }]);
+    const write = await runner.run(
+      { callId: 'w', args: { mode: 'fs', op: 'writeText', path: 'x.txt', text: 'x', catch: true } },
+      recordingOptions(),
+    );
+    expect(jsonOf(write)).toEqual({ caught: { code: 'policy_denied' } });
+  });
+
+  it('fetches from an allowed loopback host and refuses another', async () => {
+    const runner = workerRunner({ networkAllow: [`127.0.0.1:${port}`] });
+    const ok = await runner.run({ callId: 'f', args: { mode: 'fetch', url: `http://127.0.0.1:${port}/hello` } }, recordingOptions());
+    expect(jsonOf(ok)).toEqual({ status: 200, body: 'hi' });
+    const options = recordingOptions();
+    const denied = await runner.run({ callId: 'g', args: { mode: 'fetch', url: 'http://localhost.invalid/' } }, options);
+    expect(failureOf(denied)).toEqual({ code: 'tool_error', details: { errorCode: 'policy_denied' } });
+    expect(options.denials).toMatchObject([{ op: 'fetch', reason: 'host_not_allowed' }]);
+  });
+});
+
+async function waitFor(predicate: () => boolean, deadlineMs = 10_000): Promise<void> {
+  const until = Date.now() + deadlineMs;
+  while (!predicate()) {
+    if (Date.now() > until) throw new Error('condition not met before the deadline');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
