@@ -4,7 +4,7 @@
 // BUILT host (`node --no-node-snapshot dist/src/cli/main.js serve ...`); over
 // streams they talk to an in-process server (protocol unit tests).
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -51,13 +51,25 @@ export interface TestClient {
   close(): Promise<void>;
 }
 
-/** Builds `npx tsc -p .` once per test file when dist is missing or older than the sources it needs. */
+/** Runs `tsc -p .` when dist is missing or older than any file under src/ or sandbox/ (npm test builds first anyway). */
 export function ensureBuilt(): void {
+  if (existsSync(BUILT_MAIN) && statSync(BUILT_MAIN).mtimeMs >= newestMtimeMs([join(REPO_ROOT, 'src'), join(REPO_ROOT, 'sandbox')])) return;
   const result = spawnSync(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', REPO_ROOT], {
     cwd: REPO_ROOT,
     encoding: 'utf8',
   });
   if (!existsSync(BUILT_MAIN)) throw new Error(`build failed:\n${result.stdout}\n${result.stderr}`);
+}
+
+function newestMtimeMs(dirs: readonly string[]): number {
+  let newest = 0;
+  for (const dir of dirs) {
+    if (!existsSync(dir)) continue;
+    for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+      if (entry.isFile()) newest = Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs);
+    }
+  }
+  return newest;
 }
 
 export interface SpawnedServer {
