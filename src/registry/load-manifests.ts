@@ -36,8 +36,6 @@ export function loadManifests(options: LoadManifestsOptions): LoadManifestsResul
   const workspace = realOrResolved(resolve(cwd, options.workspace));
   const compiler = createToolSchemaCompiler();
   const problems: Problem[] = [];
-  const loaded: Manifest[] = [];
-
   const named: NamedFile[] = [];
   const seenFiles = new Set<string>();
   for (const dir of options.dirs) {
@@ -53,13 +51,12 @@ export function loadManifests(options: LoadManifestsOptions): LoadManifestsResul
       if (seenFiles.has(key)) continue;
       seenFiles.add(key);
       const result = loadManifestFile(file, { cwd, workspace, compiler });
-      if (result.ok) loaded.push(result.manifest);
-      else problems.push(...result.problems);
+      if (!result.ok) problems.push(...result.problems);
       if (result.source) named.push({ source: result.source, manifest: result.ok ? result.manifest : undefined });
     }
   }
 
-  const manifests = dropDuplicateNames(loaded, named, problems);
+  const manifests = dropDuplicateNames(named, problems);
   problems.sort(compareProblems);
   return { manifests, problems };
 }
@@ -174,23 +171,23 @@ interface NamedFile {
 // A name declared in two files is an error in both, and neither is loaded: never
 // "last one wins". Files with other problems count too: fixing them must not
 // reveal a clash that was there all along.
-function dropDuplicateNames(loaded: readonly Manifest[], named: readonly NamedFile[], problems: Problem[]): Manifest[] {
+function dropDuplicateNames(named: readonly NamedFile[], problems: Problem[]): Manifest[] {
   const byName = new Map<string, NamedFile[]>();
   for (const entry of named) {
     const data = entry.source.data;
     const name = isRecord(data) && typeof data['name'] === 'string' ? data['name'] : undefined;
     if (name !== undefined) byName.set(name, [...(byName.get(name) ?? []), entry]);
   }
-  const clashing = new Set<Manifest>();
+  const clashing = new Set<NamedFile>();
   for (const [name, entries] of byName) {
     if (entries.length < 2) continue;
     for (const entry of entries) {
       const others = entries.filter((other) => other !== entry).map((other) => other.source.file);
       problems.push(entry.source.problemAt(['name'], `duplicate tool name "${name}": also declared in ${others.join(', ')}`));
-      if (entry.manifest) clashing.add(entry.manifest);
+      clashing.add(entry);
     }
   }
-  return loaded.filter((manifest) => !clashing.has(manifest));
+  return named.flatMap((entry) => (entry.manifest && !clashing.has(entry) ? [entry.manifest] : []));
 }
 
 function displayPath(cwd: string, file: string): string {

@@ -99,6 +99,18 @@ describe('loadManifests refuses bad manifest files', () => {
     ]);
   });
 
+  it('finds a clash even when one of the files has other problems', () => {
+    const result = load(`${FIXTURES}/bad/duplicate-name-with-other-problem`);
+    const first = `${FIXTURES}/bad/duplicate-name-with-other-problem/first/tool.yaml`;
+    const second = `${FIXTURES}/bad/duplicate-name-with-other-problem/second/tool.yaml`;
+    expect(result.manifests).toEqual([]);
+    expect(result.problems).toEqual([
+      { file: first, line: 1, col: 7, reason: `duplicate tool name "twin_too": also declared in ${second}` },
+      { file: second, line: 1, col: 7, reason: `duplicate tool name "twin_too": also declared in ${first}` },
+      { file: second, line: 4, col: 12, reason: 'timeoutMs must be >= 1 (got 0)' },
+    ]);
+  });
+
   it('does not make a file collide with itself when folders overlap', () => {
     const result = load(`${FIXTURES}/good/defaults`, `${FIXTURES}/good`);
     expect(result.problems).toEqual([]);
