@@ -13,7 +13,7 @@ import { HostError } from '../errors.js';
 import { createPidsCgroup } from './pids-cgroup.js';
 import { buildPrlimitArgv, computeSandboxLimits, type SandboxLimitOverrides } from './rlimits.js';
 import type { RunSpec } from './runner.js';
-import { findBwrap, findPrlimit } from './sandbox-binaries.js';
+import { bwrapSupports, findBwrap, findPrlimit } from './sandbox-binaries.js';
 import { isPathInside, resolveCommandMounts } from './sandbox-command.js';
 import { detectSandboxFeatures } from './sandbox-features.js';
 
@@ -35,6 +35,8 @@ export const SANDBOX_DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin';
 /** Where the sandbox sees its pids cgroup's `cgroup.procs` (namespace mode). */
 export const SANDBOX_CGROUP_PROCS_PATH = '/run/toolhost/cgroup.procs';
 export const SANDBOX_HOSTNAME = 'toolhost-sandbox';
+/** Size cap of the private /tmp and /dev/shm tmpfs mounts (namespace mode). */
+export const PRIVATE_TMPFS_MAX_BYTES = 256 * 1024 * 1024;
 
 /**
  * The argv prefix to put before spec.command: `bwrap …flags… -- [sh -c <join cgroup>] prlimit …limits… --`.
@@ -58,8 +60,10 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
   const argv = [bwrap, ...(isolated ? namespaceFlags(spec, features) : []), '--unshare-pid', '--die-with-parent', '--new-session'];
 
   if (isolated) {
-    argv.push(...systemMounts(), '--proc', '/proc', '--dev', '/dev');
-    argv.push(...(opts.privateTmp !== undefined ? ['--bind', opts.privateTmp, '/tmp'] : ['--tmpfs', '/tmp']));
+    // tmpfs pages are host memory that RLIMIT_AS does not count: cap /tmp and /dev/shm.
+    const tmpfsSize = bwrapSupports(bwrap, '--size') ? ['--size', String(PRIVATE_TMPFS_MAX_BYTES)] : [];
+    argv.push(...systemMounts(), '--proc', '/proc', '--dev', '/dev', ...tmpfsSize, '--tmpfs', '/dev/shm');
+    argv.push(...(opts.privateTmp !== undefined ? ['--bind', opts.privateTmp, '/tmp'] : [...tmpfsSize, '--tmpfs', '/tmp']));
     argv.push(...pathMounts(spec, opts.cwd, env['PATH'] ?? SANDBOX_DEFAULT_PATH));
     if (cgroup !== undefined) argv.push('--bind', cgroup.procsPath, SANDBOX_CGROUP_PROCS_PATH);
     // The root is bwrap's own tmpfs: read-only, so stray writes fail instead of vanishing.

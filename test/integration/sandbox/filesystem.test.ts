@@ -4,6 +4,7 @@
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { PRIVATE_TMPFS_MAX_BYTES } from '../../../src/runner/sandbox-argv.js';
 import { makeTempDir, newMarker, probeSpec, runProbe, waitForNoMarkedProcesses } from './harness.js';
 
 describe('namespace sandbox: filesystem', () => {
@@ -116,5 +117,13 @@ describe('namespace sandbox: filesystem', () => {
       { op: 'write', path: '/planted-at-root.txt' },
     ]);
     expect(results).toEqual([{ error: 'EROFS' }, { ok: true }, { ok: 'sandbox' }, { error: 'EROFS' }]);
+  });
+
+  it('caps the private /tmp, so filling it cannot exhaust host memory', async () => {
+    const spec = probeSpec(marker, { roots: [{ path: workspace.path, access: 'read' }] });
+    const results = await runProbe(spec, { cwd: workspace.path }, [
+      { op: 'write_bytes', path: '/tmp/fill.bin', bytes: PRIVATE_TMPFS_MAX_BYTES + 1024 * 1024 },
+    ]);
+    expect(results).toEqual([{ error: 'ENOSPC' }]);
   });
 });

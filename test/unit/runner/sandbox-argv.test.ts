@@ -87,7 +87,10 @@ describe('buildSandboxArgv', () => {
 
   it('gives a private tmpfs /tmp, or the caller\'s private directory as /tmp', () => {
     const tmpfs = split(buildSandboxArgv(spec(), { cwd: WRITE_ROOT })).bwrap;
-    expect(tmpfs[tmpfs.indexOf('--tmpfs', tmpfs.indexOf('--dev')) + 1]).toBe('/tmp');
+    const mounts = tmpfs.flatMap((arg, index) => (arg === '--tmpfs' ? [tmpfs[index + 1]] : []));
+    expect(mounts).toEqual(expect.arrayContaining(['/tmp', '/dev/shm']));
+    // Both are size-capped: tmpfs pages are host memory that RLIMIT_AS does not count.
+    expect(tmpfs.filter((arg) => arg === '--size')).toHaveLength(2);
     const own = split(buildSandboxArgv(spec(), { cwd: WRITE_ROOT, privateTmp: READ_ROOT })).bwrap;
     expect(pairsOf(own, '--bind')).toContain(`${READ_ROOT} /tmp`);
   });
