@@ -1,0 +1,153 @@
+// ctx.fetch checks against a loopback server: allow list, redirects re-checked
+// hop by hop, schemes, credentials, body bounds.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  createScopedFetch,
+  isHostAllowed,
+  parseAllowEntry,
+  type ScopedFetchDenial,
+} from '../../../sandbox/scoped-fetch.mjs';
+
+let server: Server;
+let port: number;
+const seen: Array<{ method: string; url: string; body: string }> = [];
+
+beforeAll(async () => {
+  server = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => {
+      body += chunk.toString('utf8');
+    });
+    request.on('end', () => {
+      seen.push({ method: request.method ?? '', url: request.url ?? '', body });
+      const routes: Record<string, () => void> = {
+        '/ok': () => {
+          response.writeHead(200, { 'content-type': 'application/json', 'x-custom': 'v' });
+          response.end('{"hello":"world"}');
+        },
+        '/see-other': () => {
+          response.writeHead(303, { location: '/ok' });
+          response.end();
+        },
+        '/loop': () => {
+          response.writeHead(302, { location: '/loop' });
+          response.end();
+        },
+        '/to-file': () => {
+          response.writeHead(302, { location: 'file:///etc/passwd' });
+          response.end();
+        },
+        '/to-elsewhere': () => {
+          response.writeHead(301, { location: 'http://example.invalid/' });
+          response.end();
+        },
+        '/huge': () => {
+          response.writeHead(200);
+          response.end(Buffer.alloc(64 * 1024, 97));
+        },
+      };
+      (routes[request.url ?? ''] ?? (() => response.writeHead(404).end()))();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as AddressInfo).port;
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+function scoped(allow: string[], extra: { maxResponseBytes?: number; maxRequestBytes?: number } = {}) {
+  const denials: ScopedFetchDenial[] = [];
+  const fetch = createScopedFetch({ allow, onDenied: (denial) => denials.push(denial), ...extra });
+  return { fetch, denials };
+}
+
+describe('createScopedFetch', () => {
+  it('fetches from an allowed host:port with headers and body', async () => {
+    const { fetch, denials } = scoped([`127.0.0.1:${port}`]);
+    const response = await fetch(`http://127.0.0.1:${port}/ok`);
+    expect(response).toMatchObject({ status: 200, url: `http://127.0.0.1:${port}/ok`, body: '{"hello":"world"}' });
+    expect(response.headers['x-custom']).toBe('v');
+    expect(denials).toEqual([]);
+  });
+
+  it('allows every port for an entry without a port', async () => {
+    const { fetch } = scoped(['127.0.0.1']);
+    expect((await fetch(`http://127.0.0.1:${port}/ok`)).status).toBe(200);
+  });
+
+  it('turns a POST into a GET on 303 and sends the body only to the first hop', async () => {
+    const { fetch } = scoped([`127.0.0.1:${port}`]);
+    seen.length = 0;
+    const response = await fetch(`http://127.0.0.1:${port}/see-other`, { method: 'POST', body: 'payload' });
+    expect(response.status).toBe(200);
+    expect(seen).toEqual([
+      { method: 'POST', url: '/see-other', body: 'payload' },
+      { method: 'GET', url: '/ok', body: '' },
+    ]);
+  });
+
+  const refusals: Array<[string, string[], (p: number) => string, string]> = [
+    ['a host not allowed', ['example.invalid'], (p) => `http://127.0.0.1:${p}/ok`, 'host_not_allowed'],
+    ['another port of an allowed host', ['127.0.0.1:1'], (p) => `http://127.0.0.1:${p}/ok`, 'host_not_allowed'],
+    ['a file: URL', ['127.0.0.1'], () => 'file:///etc/passwd', 'scheme_not_allowed'],
+    ['credentials in the URL', ['127.0.0.1'], (p) => `http://user:pw@127.0.0.1:${p}/ok`, 'credentials_in_url'],
+    ['a redirect to a host not allowed', ['127.0.0.1'], (p) => `http://127.0.0.1:${p}/to-elsewhere`, 'redirect_host_not_allowed'],
+    ['a redirect to file:', ['127.0.0.1'], (p) => `http://127.0.0.1:${p}/to-file`, 'redirect_scheme_not_allowed'],
+    ['an empty allow list', [], (p) => `http://127.0.0.1:${p}/ok`, 'host_not_allowed'],
+  ];
+
+  it.each(refusals)('refuses %s with policy_denied, reported once', async (_name, allow, makeUrl, reason) => {
+    const { fetch, denials } = scoped(allow);
+    await expect(fetch(makeUrl(port))).rejects.toMatchObject({ code: 'policy_denied' });
+    expect(denials).toHaveLength(1);
+    expect(denials[0]).toMatchObject({ op: 'fetch', reason });
+    expect(denials[0]?.target).not.toContain('pw@');
+  });
+
+  it('stops a redirect loop', async () => {
+    const { fetch } = scoped(['127.0.0.1']);
+    await expect(fetch(`http://127.0.0.1:${port}/loop`)).rejects.toMatchObject({ code: 'too_many_redirects' });
+  });
+
+  it('bounds the response and the request body', async () => {
+    const { fetch } = scoped(['127.0.0.1'], { maxResponseBytes: 1024, maxRequestBytes: 4 });
+    await expect(fetch(`http://127.0.0.1:${port}/huge`)).rejects.toMatchObject({ code: 'too_large', maxBytes: 1024 });
+    await expect(fetch(`http://127.0.0.1:${port}/ok`, { method: 'POST', body: 'too long' })).rejects.toMatchObject({
+      code: 'too_large',
+      maxBytes: 4,
+    });
+  });
+
+  it('refuses a malformed URL or method as invalid_argument', async () => {
+    const { fetch, denials } = scoped(['127.0.0.1']);
+    await expect(fetch('not a url')).rejects.toMatchObject({ code: 'invalid_argument' });
+    await expect(fetch(`http://127.0.0.1:${port}/ok`, { method: 'CONNECT' })).rejects.toMatchObject({ code: 'invalid_argument' });
+    expect(denials).toEqual([]);
+  });
+});
+
+describe('allow entries', () => {
+  it.each([
+    ['api.github.com', { host: 'api.github.com', port: undefined }],
+    ['API.GitHub.com:443', { host: 'api.github.com', port: '443' }],
+    ['127.0.0.1:8080', { host: '127.0.0.1', port: '8080' }],
+    ['[::1]:80', { host: '::1', port: '80' }],
+  ])('parses %s', (raw, expected) => {
+    expect(parseAllowEntry(raw)).toEqual(expected);
+  });
+
+  it.each(['', 'http://x', 'user@host', 'a/b', 42])('rejects %s', (raw) => {
+    expect(parseAllowEntry(raw)).toBeUndefined();
+  });
+
+  it('matches default ports by scheme', () => {
+    const allow = [{ host: 'example.com', port: '443' }];
+    expect(isHostAllowed(allow, new URL('https://example.com/x'))).toBe(true);
+    expect(isHostAllowed(allow, new URL('http://example.com/x'))).toBe(false);
+    expect(isHostAllowed(allow, new URL('https://example.com.evil.test/x'))).toBe(false);
+  });
+});
