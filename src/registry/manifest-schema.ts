@@ -34,3 +34,39 @@ export function checkManifestShape(data: unknown): readonly ErrorObject[] {
   compiled ??= createConfigAjv().compile(readManifestSchema());
   return compiled(data) ? [] : [...(compiled.errors ?? [])];
 }
+
+export interface ManifestKey {
+  /** Dotted, with [] for array items: `workspace.roots[].access`. */
+  readonly key: string;
+  readonly description: string;
+  /** Allowed values, when the key is an enum. */
+  readonly values?: readonly string[];
+  readonly required: boolean;
+}
+
+/** Every key of the manifest format with its description, in schema order (for docs and a README check). */
+export function listManifestKeys(schema: Record<string, unknown> = readManifestSchema()): ManifestKey[] {
+  const keys: ManifestKey[] = [];
+  const visit = (node: Record<string, unknown>, prefix: string): void => {
+    const properties = node['properties'];
+    if (!isRecord(properties)) return;
+    const required = Array.isArray(node['required']) ? (node['required'] as unknown[]) : [];
+    for (const [name, child] of Object.entries(properties)) {
+      if (!isRecord(child)) continue;
+      const key = `${prefix}${name}`;
+      const values = Array.isArray(child['enum']) ? child['enum'].map(String) : undefined;
+      keys.push({ key, description: typeof child['description'] === 'string' ? child['description'] : '', required: required.includes(name), ...(values ? { values } : {}) });
+      // input and output hold JSON Schemas of the tool, not manifest keys.
+      if (key === 'input' || key === 'output') continue;
+      visit(child, `${key}.`);
+      const items = child['items'];
+      if (isRecord(items)) visit(items, `${key}[].`);
+    }
+  };
+  visit(schema, '');
+  return keys;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

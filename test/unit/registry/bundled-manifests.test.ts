@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadManifests } from '../../../src/registry/load-manifests.js';
-import { readManifestSchema } from '../../../src/registry/manifest-schema.js';
+import { listManifestKeys, readManifestSchema } from '../../../src/registry/manifest-schema.js';
 import { walkSubschemas } from '../../../src/registry/schema-checks.js';
 
 const REPO = realpathSync(fileURLToPath(new URL('../../../', import.meta.url)));
@@ -68,6 +68,43 @@ describe('schemas/manifest.schema.json', () => {
       }
     });
     expect(undocumented).toEqual([]);
+  });
+
+  it('lists every key of the format with its description and enum values', () => {
+    const keys = listManifestKeys();
+    expect(keys.map((key) => key.key)).toEqual([
+      'name',
+      'description',
+      'sideEffect',
+      'idempotent',
+      'concurrencySafe',
+      'timeoutMs',
+      'sandbox',
+      'sandbox.mode',
+      'sandbox.memoryMb',
+      'sandbox.command',
+      'sandbox.stdout',
+      'sandbox.isolation',
+      'sandbox.persistent',
+      'sandbox.poolSize',
+      'sandbox.env',
+      'entry',
+      'workspace',
+      'workspace.roots',
+      'workspace.roots[].path',
+      'workspace.roots[].access',
+      'network',
+      'network.allow',
+      'limits',
+      'limits.maxResultBytes',
+      'format',
+      'approval',
+      'input',
+      'output',
+    ]);
+    expect(keys.filter((key) => key.description.length < 10)).toEqual([]);
+    expect(keys.filter((key) => key.required).map((key) => key.key)).toEqual(['name', 'description', 'timeoutMs', 'sandbox', 'sandbox.mode', 'workspace.roots[].path', 'workspace.roots[].access', 'input']);
+    expect(keys.find((key) => key.key === 'sandbox.mode')?.values).toEqual(['isolate', 'worker', 'process']);
   });
 
   it('forbids unknown keys at every level', () => {
