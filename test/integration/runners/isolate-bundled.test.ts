@@ -1,0 +1,125 @@
+// The bundled isolate and worker tools (manifests/) run on these runners with
+// the ctx shapes they rely on: fs.list entries, fs.stat, fs.writeText, fetch.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createIsolateRunner } from '../../../src/runner/isolate.js';
+import { createWorkerRunner } from '../../../src/runner/worker.js';
+import type { Runner, RunSpec, WorkspaceRoot } from '../../../src/runner/runner.js';
+import type { RunOutcome } from '../../../src/runner/wire.js';
+import { createSilentLogger } from '../../../src/log.js';
+import { makeTempDir, recordingOptions, root } from './isolate-spec.js';
+
+const MANIFESTS = fileURLToPath(new URL('../../../manifests/', import.meta.url));
+const logger = createSilentLogger();
+const runners: Runner[] = [];
+let workspace: { dir: string; cleanup: () => Promise<void> };
+const README = 'line one\nneedle here\nline three\n';
+const MAIN_JS = 'const needle = 1;\n';
+
+function bundled(file: string, mode: 'isolate' | 'worker', roots: WorkspaceRoot[]): Runner {
+  const entryPath = path.join(MANIFESTS, file);
+  const spec: RunSpec = {
+    name: path.basename(file).replace(/\.m?js$/, ''),
+    mode,
+    manifestDir: path.dirname(entryPath),
+    entryPath,
+    memoryMb: 64,
+    stdout: 'json',
+    isolation: 'none',
+    persistent: false,
+    poolSize: 1,
+    env: {},
+    roots,
+    networkAllow: [],
+    maxOutputBytes: 1024 * 1024,
+  };
+  const runner = mode === 'isolate' ? createIsolateRunner(spec, { logger }) : createWorkerRunner(spec, { logger });
+  runners.push(runner);
+  return runner;
+}
+
+function jsonOf(outcome: RunOutcome): unknown {
+  expect(outcome).toMatchObject({ ok: true });
+  if (!outcome.ok || outcome.output.type !== 'json') throw new Error('expected a JSON output');
+  return JSON.parse(outcome.output.json);
+}
+
+beforeAll(async () => {
+  workspace = await makeTempDir('toolhost-bundled-');
+  await mkdir(path.join(workspace.dir, 'src', 'lib'), { recursive: true });
+  await writeFile(path.join(workspace.dir, 'README.md'), README);
+  await writeFile(path.join(workspace.dir, 'src', 'main.js'), MAIN_JS);
+  await writeFile(path.join(workspace.dir, 'src', 'lib', 'util.js'), 'export {};\n');
+});
+afterAll(async () => {
+  await workspace.cleanup();
+});
+afterEach(async () => {
+  await Promise.all(runners.splice(0).map((runner) => runner.close()));
+});
+
+describe('bundled tools on the isolate runner', () => {
+  it('read_file reads lines', async () => {
+    const runner = bundled('read_file.js', 'isolate', [root(workspace.dir, 'read')]);
+    const result = jsonOf(await runner.run({ callId: 'r', args: { path: 'README.md', startLine: 2, maxLines: 1 } }, recordingOptions()));
+    expect(result).toEqual({ path: 'README.md', text: 'needle here', startLine: 2, endLine: 2, totalLines: 3, truncated: true });
+  });
+
+  it('list_dir walks with fs.list entries', async () => {
+    const runner = bundled('list_dir.js', 'isolate', [root(workspace.dir, 'read')]);
+    const result = jsonOf(await runner.run({ callId: 'l', args: { path: '.', depth: 2 } }, recordingOptions()));
+    expect(result).toEqual({
+      path: '.',
+      entries: [
+        { path: 'README.md', type: 'file', size: Buffer.byteLength(README) },
+        { path: 'src', type: 'directory', size: 0 },
+        { path: 'src/lib', type: 'directory', size: 0 },
+        { path: 'src/main.js', type: 'file', size: Buffer.byteLength(MAIN_JS) },
+      ],
+      truncated: false,
+    });
+  });
+
+  it('search_text finds matches across files', async () => {
+    const runner = bundled('search_text.js', 'isolate', [root(workspace.dir, 'read')]);
+    const result = jsonOf(await runner.run({ callId: 's', args: { query: 'needle' } }, recordingOptions()));
+    expect(result).toEqual({
+      matches: [
+        { path: 'README.md', line: 2, column: 1, text: 'needle here' },
+        { path: 'src/main.js', line: 1, column: 7, text: 'const needle = 1;' },
+      ],
+      filesSearched: 3,
+      truncated: false,
+    });
+  });
+
+  it('write_file creates a file in a read_write root and is refused in a read root', async () => {
+    const writer = bundled('write_file.js', 'isolate', [root(workspace.dir, 'read_write')]);
+    const created = jsonOf(await writer.run({ callId: 'w', args: { path: 'out/new.txt', text: 'héllo' } }, recordingOptions()));
+    expect(created).toEqual({ path: 'out/new.txt', bytes: 6, created: true });
+    expect(await readFile(path.join(workspace.dir, 'out', 'new.txt'), 'utf8')).toBe('héllo');
+
+    const readOnly = bundled('write_file.js', 'isolate', [root(workspace.dir, 'read')]);
+    const options = recordingOptions();
+    const refused = await readOnly.run({ callId: 'w2', args: { path: 'out/other.txt', text: 'x' } }, options);
+    expect(refused).toMatchObject({ ok: false, code: 'tool_error', details: { errorCode: 'policy_denied' } });
+    expect(options.denials).toMatchObject([{ op: 'writeText', reason: 'read_only_root' }]);
+  });
+});
+
+describe('bundled tools on the worker runner', () => {
+  it('hash_file hashes through ctx.fs', async () => {
+    const runner = bundled('hash_file.mjs', 'worker', [root(workspace.dir, 'read')]);
+    const result = jsonOf(await runner.run({ callId: 'h', args: { path: 'README.md' } }, recordingOptions()));
+    const text = await readFile(path.join(workspace.dir, 'README.md'));
+    expect(result).toEqual({
+      path: 'README.md',
+      algorithm: 'sha256',
+      digest: createHash('sha256').update(text).digest('hex'),
+      bytes: text.length,
+    });
+  });
+});
