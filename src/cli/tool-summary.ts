@@ -25,6 +25,24 @@ export interface ToolSummary {
   readonly limits: { readonly timeoutMs: number; readonly maxResultBytes: number; readonly memoryMb: number };
 }
 
+/** The fields of a summary, in output order (the README documents each). */
+export const TOOL_SUMMARY_FIELDS = [
+  'name',
+  'file',
+  'sideEffect',
+  'mode',
+  'isolation',
+  'trust',
+  'listed',
+  'excluded',
+  'decision',
+  'code',
+  'rule',
+  'reason',
+  'shadow',
+  'limits',
+] as const satisfies readonly (keyof ToolSummary)[];
+
 /** The summary of one tool view. */
 export function summarizeTool(view: ToolView): ToolSummary {
   const { manifest } = view;

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
+import { TOOL_SUMMARY_FIELDS } from '../../../src/cli/tool-summary.js';
 import { waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -103,7 +104,7 @@ describe('toolhost list', () => {
     const names = tools.map((tool) => tool['name']);
     expect(names).toEqual([...names].sort());
     for (const tool of tools) {
-      expect(Object.keys(tool)).toEqual(['name', 'file', 'sideEffect', 'mode', 'isolation', 'trust', 'listed', 'excluded', 'decision', 'code', 'rule', 'reason', 'shadow', 'limits']);
+      expect(Object.keys(tool)).toEqual([...TOOL_SUMMARY_FIELDS]);
     }
     expect(tools.find((tool) => tool['name'] === 'delete_path')).toEqual({
       name: 'delete_path',
