@@ -12,6 +12,7 @@ export interface PidsCgroup {
   readonly dir: string;
   /** Its `cgroup.procs`: writing `0` there moves the writer into the cgroup. */
   readonly procsPath: string;
+  readonly version: 1 | 2;
 }
 
 export type PidsCgroupSupport =
@@ -33,7 +34,7 @@ export function createPidsCgroup(maxProcesses: number): PidsCgroup | undefined {
   const dir = join(support.baseDir, `${process.pid}-${Date.now().toString(36)}-${(sequence += 1)}`);
   mkdirSync(dir);
   writeFileSync(join(dir, 'pids.max'), String(maxProcesses));
-  return { dir, procsPath: join(dir, 'cgroup.procs') };
+  return { dir, procsPath: join(dir, 'cgroup.procs'), version: support.version };
 }
 
 /**

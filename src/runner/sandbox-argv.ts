@@ -54,17 +54,21 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
 
   const env = sandboxEnv(spec.env);
   const limits = computeSandboxLimits(spec, opts.timeoutMs, opts.limits);
-  const cgroup = createPidsCgroup(limits.processes);
   const isolated = spec.isolation === 'namespace';
   const features = detectSandboxFeatures(bwrap);
-  const argv = [bwrap, ...(isolated ? namespaceFlags(spec, features) : []), '--unshare-pid', '--die-with-parent', '--new-session'];
+  // Everything that can throw comes before the cgroup is made, so a failure leaves none behind.
+  const mounts = isolated ? pathMounts(spec, opts.cwd, env['PATH'] ?? SANDBOX_DEFAULT_PATH) : [];
+  const cgroup = createPidsCgroup(limits.processes);
+  // cgroup v2 refuses to move a process to a cgroup outside its cgroup namespace: keep the host's then.
+  const unshareCgroup = cgroup?.version !== 2;
+  const argv = [bwrap, ...(isolated ? namespaceFlags(spec, features, unshareCgroup) : []), '--unshare-pid', '--die-with-parent', '--new-session'];
 
   if (isolated) {
     // tmpfs pages are host memory that RLIMIT_AS does not count: cap /tmp and /dev/shm.
     const tmpfsSize = bwrapSupports(bwrap, '--size') ? ['--size', String(PRIVATE_TMPFS_MAX_BYTES)] : [];
     argv.push(...systemMounts(), '--proc', '/proc', '--dev', '/dev', ...tmpfsSize, '--tmpfs', '/dev/shm');
     argv.push(...(opts.privateTmp !== undefined ? ['--bind', opts.privateTmp, '/tmp'] : [...tmpfsSize, '--tmpfs', '/tmp']));
-    argv.push(...pathMounts(spec, opts.cwd, env['PATH'] ?? SANDBOX_DEFAULT_PATH));
+    argv.push(...mounts);
     if (cgroup !== undefined) argv.push('--bind', cgroup.procsPath, SANDBOX_CGROUP_PROCS_PATH);
     // The root is bwrap's own tmpfs: read-only, so stray writes fail instead of vanishing.
     argv.push('--remount-ro', '/');
@@ -102,7 +106,7 @@ export const ETC_ALLOWLIST = [
 /** Private-key folders inside allowlisted /etc folders, hidden under an empty tmpfs. */
 export const ETC_MASKED = ['/etc/ssl/private', '/etc/pki/tls/private'] as const;
 
-function namespaceFlags(spec: RunSpec, features: ReturnType<typeof detectSandboxFeatures>): string[] {
+function namespaceFlags(spec: RunSpec, features: ReturnType<typeof detectSandboxFeatures>, unshareCgroup: boolean): string[] {
   const flags: string[] = [];
   if (features.userNamespace) {
     // Root in a user namespace has no capability on the host; no nested namespaces to attack the kernel with.
@@ -110,7 +114,7 @@ function namespaceFlags(spec: RunSpec, features: ReturnType<typeof detectSandbox
     if (features.disableUserns) flags.push('--disable-userns');
   }
   if (process.getuid?.() === 0) flags.push('--cap-drop', 'ALL');
-  flags.push('--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--hostname', SANDBOX_HOSTNAME);
+  flags.push('--unshare-ipc', '--unshare-uts', ...(unshareCgroup ? ['--unshare-cgroup-try'] : []), '--hostname', SANDBOX_HOSTNAME);
   // Network is all or nothing here: per-host filtering of process tools is not enforced.
   if (spec.networkAllow.length === 0) flags.push('--unshare-net');
   return flags;

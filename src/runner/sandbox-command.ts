@@ -50,7 +50,14 @@ function computeCommandMounts(program: string, searchPath: string, cwd: string, 
   const isVisible = (path: string) => visibleDirs.some((dir) => isPathInside(path, dir));
   let real = realpathSync(found);
   const manager = readShimManager(real);
-  if (manager !== undefined) real = realpathSync(resolveShim(manager, basename(found), cwd));
+  if (manager !== undefined) {
+    try {
+      real = realpathSync(resolveShim(manager, basename(found), cwd));
+    } catch {
+      // No version selected or the manager failed: the shim fails inside too, as the tool's own error.
+      return NO_MOUNTS;
+    }
+  }
   if (isVisible(real)) return NO_MOUNTS;
   const prefix = installPrefix(real);
   const bind = prefix ?? real;
