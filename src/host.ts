@@ -58,10 +58,8 @@ export async function createHost(options: HostOptions): Promise<Host> {
     ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
     ...(options.env !== undefined ? { env: options.env } : {}),
   });
+  // Exclusions are not fatal: `serve` logs them, `validate` reports them.
   if (config.problems.length > 0) throw new ConfigError(config.problems);
-  for (const view of config.tools.values()) {
-    if (view.exclusion) logger.warn({ tool: view.manifest.name, rule: view.exclusion.rule, reason: view.exclusion.reason }, 'tool excluded by policy');
-  }
 
   const sessionId = options.sessionId ?? randomUUID();
   const journal = Journal.open(options.stateDir, { logger, sessionId });

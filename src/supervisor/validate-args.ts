@@ -25,7 +25,14 @@ export function validateArgs(manifest: Manifest, args: unknown): ToolArgs {
   const first = validate.errors?.[0];
   const details = first ? describeError(first, manifest.input) : { path: '', keyword: 'schema', expected: manifest.input };
   const where = details.path === '' ? 'the arguments' : `argument ${escapeForPrompt(details.path, 120)}`;
-  const what = first?.message ? ` ${first.message}` : ' does not match the input schema';
+  const what =
+    details.keyword === 'required'
+      ? ' is required'
+      : details.keyword === 'additionalProperties'
+        ? ' is not allowed'
+        : first?.message
+          ? ` ${first.message}`
+          : ' does not match the input schema';
   throw new HostError('invalid_arguments', `In ${manifest.name}, ${where}${what}.`, details);
 }
 
