@@ -6,12 +6,12 @@
 // copy of the workspace's policies/.
 import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join, relative } from 'node:path';
 import { createHost } from '../host.js';
 import { createSilentLogger } from '../log.js';
 import { generateCases } from '../fuzz/generate.js';
 import type { ApprovalChannel, CallOutcome } from '../supervisor/types.js';
-import { HOST_FLAGS_HELP, hostFlagsFrom, parseCommandArgs, UsageError } from './args.js';
+import { HOST_FLAGS_HELP, hostFlagsFrom, parseCommandArgs, UsageError, type HostFlags } from './args.js';
 
 const HELP = `Usage: toolhost fuzz TOOL [--count N] [--seed S] [--approve] [--in-place] [--json] [host flags]
 
@@ -54,15 +54,12 @@ export async function run(argv: readonly string[]): Promise<number> {
   const seed = positiveInt(values.seed, 1, '--seed');
   const flags = hostFlagsFrom(values);
   const scratch = mkdtempSync(join(tmpdir(), 'toolhost-fuzz-'));
-  let workspace = flags.workspace;
-  if (!values['in-place']) {
-    workspace = join(scratch, 'workspace');
-    const policies = join(flags.workspace, 'policies');
-    if (existsSync(policies)) cpSync(policies, join(workspace, 'policies'), { recursive: true });
-    else mkdirSync(workspace);
-  }
+  // Trust is decided from where a manifest lives relative to the workspace, so
+  // the scratch workspace mirrors the policies/ folder and every manifest
+  // folder inside the workspace at the same relative paths.
+  const target = values['in-place'] ? { ...flags } : mirrorWorkspace(flags, join(scratch, 'workspace'));
   try {
-    const report = await fuzzTool({ ...flags, workspace, stateDir: join(scratch, 'state') }, tool, count, seed, values.approve === true);
+    const report = await fuzzTool({ ...target, stateDir: join(scratch, 'state') }, tool, count, seed, values.approve === true);
     if (values.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     else printReport(report);
     return report.failures.length === 0 ? 0 : 1;
@@ -84,6 +81,9 @@ export async function fuzzTool(
     const view = host.config.tools.get(tool);
     if (!view) throw new UsageError(`unknown tool "${tool}"; available: ${[...host.config.tools.keys()].join(', ')}`);
     const cases = generateCases(view.manifest.input, count, seed);
+    if (cases.ungenerated.length > 0) {
+      throw new UsageError(`cannot generate a value for required ${cases.ungenerated.join(', ')} (a pattern or format): add "examples" to its schema`);
+    }
     const approval: ApprovalChannel = approve
       ? { kind: 'elicitation', elicit: async () => ({ action: 'accept', content: { approve: true } }) }
       : { kind: 'none' };
@@ -106,6 +106,19 @@ export async function fuzzTool(
   } finally {
     await host.close();
   }
+}
+
+/** A scratch workspace with the same policies and manifest folders at the same relative paths. */
+export function mirrorWorkspace(flags: HostFlags, workspace: string): HostFlags {
+  mkdirSync(workspace, { recursive: true });
+  const copyInside = (path: string): string => {
+    const inside = relative(flags.workspace, path);
+    if (inside.startsWith('..') || isAbsolute(inside) || !existsSync(path)) return path;
+    cpSync(path, join(workspace, inside), { recursive: true });
+    return join(workspace, inside);
+  };
+  copyInside(join(flags.workspace, 'policies'));
+  return { ...flags, workspace, manifestDirs: flags.manifestDirs.map(copyInside) };
 }
 
 function describeOutcome(outcome: CallOutcome): string {

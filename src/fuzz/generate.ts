@@ -16,6 +16,8 @@ export interface NearMiss {
 export interface FuzzCases {
   readonly valid: Args[];
   readonly invalid: NearMiss[];
+  /** Required properties no value could be generated for (a pattern or format without `examples`). */
+  readonly ungenerated: string[];
 }
 
 /** A small deterministic PRNG, so a failing case can be reproduced from its seed. */
@@ -31,11 +33,14 @@ export function createRandom(seed: number): () => number {
 
 export function generateCases(schema: Schema, count: number, seed = 1): FuzzCases {
   const random = createRandom(seed);
+  const required = Array.isArray(schema['required']) ? schema['required'].map(String) : [];
+  const base = generateObject(schema, random, 'full');
+  const ungenerated = required.filter((name) => !(name in base));
+  if (ungenerated.length > 0) return { valid: [], invalid: [], ungenerated };
   const valid: Args[] = [];
   for (let i = 0; i < count; i++) valid.push(generateObject(schema, random, i === 0 ? 'minimal' : i === 1 ? 'full' : 'random'));
-  const base = generateObject(schema, random, 'full');
   const invalid = nearMisses(schema, base, random).slice(0, Math.max(count, 1) * 4);
-  return { valid, invalid };
+  return { valid, invalid, ungenerated };
 }
 
 function generateObject(schema: Schema, random: () => number, shape: 'minimal' | 'full' | 'random'): Args {
