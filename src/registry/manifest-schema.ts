@@ -26,13 +26,35 @@ export function readManifestSchema(): Record<string, unknown> {
   return JSON.parse(readFileSync(manifestSchemaPath(), 'utf8')) as Record<string, unknown>;
 }
 
+// The schema is a constant of the package, so reading and compiling it once per process is safe.
+let cachedSchema: Record<string, unknown> | undefined;
 let compiled: ValidateFunction | undefined;
+
+/** The manifest schema, read once. */
+export function manifestSchema(): Readonly<Record<string, unknown>> {
+  cachedSchema ??= readManifestSchema();
+  return cachedSchema;
+}
 
 /** Validates one manifest's data against the schema; returns every error (allErrors: our own config). */
 export function checkManifestShape(data: unknown): readonly ErrorObject[] {
-  // The schema is a constant of the package, so compiling it once per process is safe.
-  compiled ??= createConfigAjv().compile(readManifestSchema());
+  compiled ??= createConfigAjv().compile(manifestSchema());
   return compiled(data) ? [] : [...(compiled.errors ?? [])];
+}
+
+/**
+ * The condition under which a conditional rule of the schema applies, from the
+ * `$comment` of its then/else branch ("when sandbox.mode is process"), or undefined.
+ */
+export function conditionOf(schemaPath: string): string | undefined {
+  const match = /^#(.*?\/(?:then|else))(?:\/|$)/.exec(schemaPath);
+  if (!match?.[1]) return undefined;
+  let node: unknown = manifestSchema();
+  for (const raw of match[1].slice(1).split('/')) {
+    const segment = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    node = Array.isArray(node) ? node[Number(segment)] : isRecord(node) ? node[segment] : undefined;
+  }
+  return isRecord(node) && typeof node['$comment'] === 'string' ? node['$comment'] : undefined;
 }
 
 export interface ManifestKey {

@@ -3,6 +3,7 @@
 import type { ErrorObject } from 'ajv';
 import type { Problem } from '../config/problem.js';
 import type { YamlPath, YamlSource } from '../config/yaml-source.js';
+import { conditionOf } from './manifest-schema.js';
 
 /** One problem per distinct Ajv error, positioned in the YAML source. */
 export function problemsFromShapeErrors(source: YamlSource, errors: readonly ErrorObject[]): Problem[] {
@@ -36,10 +37,11 @@ function problemFromShapeError(source: YamlSource, error: ErrorObject): Problem 
   const path = pathOf(source.data, error.instancePath);
   const where = describePath(path);
   const params = error.params as Record<string, unknown>;
-  const conditional = error.schemaPath.includes('/allOf/') ? ` when sandbox.mode is ${showValue(modeOf(source.data))}` : '';
+  const condition = conditionOf(error.schemaPath);
+  const conditional = condition ? ` ${condition}` : '';
   switch (error.keyword) {
     case 'if':
-      // Only says which branch failed; the branch's own errors carry the facts.
+      // Only says which branch failed; the branch's own errors carry the facts (and the condition).
       return undefined;
     case 'additionalProperties': {
       const key = String(params['additionalProperty']);
@@ -93,10 +95,6 @@ function valueAt(data: unknown, path: YamlPath): unknown {
     else return undefined;
   }
   return node;
-}
-
-function modeOf(data: unknown): unknown {
-  return valueAt(data, ['sandbox', 'mode']);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
