@@ -1,0 +1,69 @@
+// kill.ts on real process groups: SIGTERM to descendants with the leader spared,
+// SIGKILL to the whole group after the grace, and the sweep on host exit.
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { countTrackedProcessGroups, killProcessGroup, trackProcessGroup } from '../../../src/runner/kill.js';
+import { pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
+import { newMarker, newWorkdir } from './process-spec.js';
+
+let marker = newMarker();
+
+afterEach(async () => {
+  expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+  marker = newMarker();
+});
+
+function spawnGroup(script: string, workdir: string): { pid: number; exited: Promise<unknown> } {
+  const child = spawn('/bin/sh', ['-c', script, marker], { detached: true, stdio: 'ignore', cwd: workdir, env: { MARKER: marker } });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  if (child.pid === undefined) throw new Error('spawn failed');
+  trackProcessGroup(child.pid);
+  return { pid: child.pid, exited };
+}
+
+async function waitForFile(path: string): Promise<void> {
+  await pollUntil(() => ({ done: existsSync(path), value: undefined }), 10_000);
+  expect(existsSync(path)).toBe(true);
+}
+
+describe('killProcessGroup', () => {
+  it('SIGTERMs the descendants but spares the leader, then SIGKILLs the group', async () => {
+    const workdir = newWorkdir();
+    const child = `trap 'echo child > child-term; exit 0' TERM; echo ready > ready; while :; do sleep 0.05; done`;
+    const { pid, exited } = spawnGroup(`trap 'echo leader > leader-term' TERM; /bin/sh -c "${child}" & while :; do sleep 0.05; done`, workdir);
+    await waitForFile(join(workdir, 'ready'));
+    const trackedBefore = countTrackedProcessGroups();
+    await killProcessGroup(pid, 300, { exited, spareLeaderFromTerm: true });
+    await waitForFile(join(workdir, 'child-term'));
+    expect(readFileSync(join(workdir, 'child-term'), 'utf8')).toBe('child\n');
+    expect(existsSync(join(workdir, 'leader-term'))).toBe(false);
+    expect(countTrackedProcessGroups()).toBe(trackedBefore - 1);
+  });
+
+  it('SIGKILLs a group that ignores SIGTERM once the grace is over', async () => {
+    const workdir = newWorkdir();
+    const { pid, exited } = spawnGroup(`trap '' TERM; /bin/sh -c "trap '' TERM; echo ready > ready; exec sleep 1000" & wait`, workdir);
+    await waitForFile(join(workdir, 'ready'));
+    await killProcessGroup(pid, 100, { exited });
+    expect(await exited).toBeNull();
+  });
+
+  it('sweeps every tracked group with SIGKILL when the host exits', async () => {
+    const killUrl = pathToFileURL(fileURLToPath(new URL('../../../dist/src/runner/kill.js', import.meta.url))).href;
+    if (!existsSync(new URL(killUrl))) throw new Error('dist/ is missing: run `npm run build` first');
+    const script = `
+      import { spawn } from 'node:child_process';
+      const { trackProcessGroup } = await import(${JSON.stringify(killUrl)});
+      const child = spawn('/bin/sh', ['-c', 'trap "" TERM; echo ready; exec sleep 1000', ${JSON.stringify(marker)}], { detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
+      trackProcessGroup(child.pid);
+      child.stdout.once('data', () => process.exit(0));
+    `;
+    const host = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'ignore' });
+    const code = await new Promise((resolve) => host.once('exit', resolve));
+    expect(code).toBe(0);
+    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+  });
+});
