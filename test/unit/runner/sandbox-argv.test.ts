@@ -1,8 +1,10 @@
 // The shape of the bubblewrap command line: which flags each isolation mode
 // gets, what is bound where and with which access, and the limits prlimit applies.
-import { realpathSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { computeSandboxLimits, CPU_MARGIN_SECONDS, DEFAULT_CPU_SECONDS, DEFAULT_PROCESSES } from '../../../src/runner/rlimits.js';
 import type { RunSpec } from '../../../src/runner/runner.js';
 import { buildSandboxArgv, SANDBOX_DEFAULT_PATH } from '../../../src/runner/sandbox-argv.js';
@@ -126,3 +128,58 @@ describe('computeSandboxLimits', () => {
     expect(() => computeSandboxLimits({ memoryMb: 0 }, 1000)).toThrow(RangeError);
   });
 });
+
+describe('buildSandboxArgv: the command\'s interpreter', () => {
+  let home: string;
+
+  beforeAll(() => {
+    // A fake version manager laid out like pyenv: shims/<tool> execs `<manager> exec <tool>`.
+    home = realpathSync(mkdtempSync(join(tmpdir(), 'toolhost-argv-home-')));
+    const manager = join(home, '.fakeenv');
+    mkdirSync(join(manager, 'shims'), { recursive: true });
+    mkdirSync(join(manager, 'libexec'));
+    mkdirSync(join(manager, 'versions', '1.0', 'bin'), { recursive: true });
+    mkdirSync(join(home, '.cargo', 'bin'), { recursive: true });
+    writeExecutable(join(manager, 'versions', '1.0', 'bin', 'faketool'), '#!/bin/sh\necho real\n');
+    writeExecutable(join(manager, 'libexec', 'fakeenv'), `#!/bin/sh\n[ "$1" = which ] && echo "${manager}/versions/1.0/bin/$2"\n`);
+    writeExecutable(
+      join(manager, 'shims', 'faketool'),
+      `#!/usr/bin/env bash\nprogram="\${0##*/}"\nexport FAKEENV_ROOT="${manager}"\nexec "${manager}/libexec/fakeenv" exec "$program" "$@"\n`,
+    );
+    writeExecutable(join(home, '.cargo', 'bin', 'cargotool'), '#!/bin/sh\necho cargo\n');
+  });
+
+  afterAll(() => {
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('binds a version manager\'s real install read-only and turns the shim into a symlink to it', () => {
+    const manager = join(home, '.fakeenv');
+    const argv = buildSandboxArgv(spec({ command: ['faketool'], env: { PATH: `${manager}/shims:/usr/bin:/bin` } }), { cwd: WRITE_ROOT });
+    const { bwrap } = split(argv);
+    expect(pairsOf(bwrap, '--ro-bind')).toContain(`${manager}/versions/1.0 ${manager}/versions/1.0`);
+    expect(pairsOf(bwrap, '--symlink')).toContain(`${manager}/versions/1.0/bin/faketool ${manager}/shims/faketool`);
+    // Never the home or the manager's root: only the selected version.
+    const bound = [...pairsOf(bwrap, '--ro-bind'), ...pairsOf(bwrap, '--bind')].map((pair) => pair.split(' ')[0]);
+    expect(bound).not.toContain(home);
+    expect(bound).not.toContain(manager);
+  });
+
+  it('binds only the binary when its prefix is a home folder that may hold credentials', () => {
+    const tool = join(home, '.cargo', 'bin', 'cargotool');
+    const { bwrap } = split(buildSandboxArgv(spec({ command: ['cargotool'], env: { PATH: `${home}/.cargo/bin:/usr/bin` } }), { cwd: WRITE_ROOT }));
+    expect(pairsOf(bwrap, '--ro-bind')).toContain(`${tool} ${tool}`);
+    const bound = pairsOf(bwrap, '--ro-bind').map((pair) => pair.split(' ')[0]);
+    expect(bound).not.toContain(join(home, '.cargo'));
+  });
+
+  it('adds nothing for a command in the system directories', () => {
+    const plain = split(buildSandboxArgv(spec({ command: ['sh'], env: { PATH: '/usr/bin:/bin' } }), { cwd: WRITE_ROOT })).bwrap;
+    expect(pairsOf(plain, '--symlink').filter((pair) => !/^usr\//.test(pair))).toEqual([]);
+  });
+});
+
+function writeExecutable(path: string, text: string): void {
+  writeFileSync(path, text);
+  chmodSync(path, 0o755);
+}
