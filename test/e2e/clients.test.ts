@@ -8,7 +8,7 @@ import { CLIENT_KINDS, ensureBuilt, type ClientKind } from '../helpers/mcp-clien
 import { waitForMarkedProcesses, waitForNoMarkedProcesses } from '../helpers/proc-scan.js';
 import { errorOf, makeHostDirs, startClient, stopClient, type HostClient, type HostDirs } from './host-session.js';
 
-beforeAll(() => ensureBuilt());
+beforeAll(() => ensureBuilt(), 300_000);
 
 const LISTED = ['bad_output', 'big_text', 'crash', 'echo', 'fails', 'heap_hog', 'note_writer', 'progress_steps', 'sleeper', 'spin'];
 

@@ -4,7 +4,7 @@
 // BUILT host (`node --no-node-snapshot dist/src/cli/main.js serve ...`); over
 // streams they talk to an in-process server (protocol unit tests).
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -51,14 +51,44 @@ export interface TestClient {
   close(): Promise<void>;
 }
 
-/** Runs `tsc -p .` when dist is missing or older than any file under src/ or sandbox/ (npm test builds first anyway). */
-export function ensureBuilt(): void {
-  if (existsSync(BUILT_MAIN) && statSync(BUILT_MAIN).mtimeMs >= newestMtimeMs([join(REPO_ROOT, 'src'), join(REPO_ROOT, 'sandbox')])) return;
-  const result = spawnSync(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', REPO_ROOT], {
-    cwd: REPO_ROOT,
-    encoding: 'utf8',
-  });
-  if (!existsSync(BUILT_MAIN)) throw new Error(`build failed:\n${result.stdout}\n${result.stderr}`);
+/**
+ * Runs `tsc -p .` when dist is missing or older than any file under src/ or
+ * sandbox/ (npm test builds first, so this only matters for single-file runs).
+ * Test files run in parallel: a lock folder lets one build while the others wait.
+ */
+export async function ensureBuilt(): Promise<void> {
+  // Inside dist/ (ignored by git), which exists once anything was built.
+  mkdirSync(join(REPO_ROOT, 'dist'), { recursive: true });
+  const lock = join(REPO_ROOT, 'dist/.e2e-build-lock');
+  for (const deadline = Date.now() + BUILD_WAIT_MS; ; ) {
+    if (existsSync(BUILT_MAIN) && statSync(BUILT_MAIN).mtimeMs >= newestMtimeMs([join(REPO_ROOT, 'src'), join(REPO_ROOT, 'sandbox')])) return;
+    if (tryLock(lock)) break;
+    if (Date.now() > deadline) throw new Error('timed out waiting for another test file to build dist/');
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  try {
+    const result = spawnSync(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', REPO_ROOT], { cwd: REPO_ROOT, encoding: 'utf8' });
+    // tsc emits despite type errors elsewhere; only a missing entry point stops the tests.
+    if (!existsSync(BUILT_MAIN)) throw new Error(`build failed:\n${result.stdout}\n${result.stderr}`);
+    // Touch the entry so a type error elsewhere does not make every file rebuild again.
+    utimesSync(BUILT_MAIN, new Date(), new Date());
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+/** How long a test file waits for another one's build. */
+const BUILD_WAIT_MS = 240_000;
+
+function tryLock(lock: string): boolean {
+  try {
+    mkdirSync(lock);
+    return true;
+  } catch {
+    // A lock left by a killed run is stale after a few minutes.
+    if (existsSync(lock) && Date.now() - statSync(lock).mtimeMs > BUILD_WAIT_MS) rmSync(lock, { recursive: true, force: true });
+    return false;
+  }
 }
 
 function newestMtimeMs(dirs: readonly string[]): number {
