@@ -3,6 +3,7 @@
 // both isolation modes: when the namespace's init dies the kernel kills
 // everything in it, the only thing that reaches descendants that left the
 // process group (setsid, double fork). Fail closed: no working sandbox, no run.
+import { access, constants } from 'node:fs/promises';
 import { isHostError } from '../errors.js';
 import type { RunSpec } from './runner.js';
 import { CLOSE_INHERITED_FDS_ARGV, listInheritableDescriptors } from './inherited-fds.js';
@@ -37,10 +38,21 @@ export async function resolveSandboxArgv(spec: RunSpec, request: SandboxArgvRequ
     }
     throw error;
   }
-  return { ok: true, argv: [...prefix, ...(await descriptorCloser()), ...command] };
+  const closer = await descriptorCloser();
+  if (!closer.ok) return closer;
+  return { ok: true, argv: [...prefix, ...closer.argv, ...command] };
 }
 
-// Only pay for the closer when the host really holds inheritable descriptors.
-async function descriptorCloser(): Promise<readonly string[]> {
-  return (await listInheritableDescriptors()).length > 0 ? CLOSE_INHERITED_FDS_ARGV : [];
+// Only pay for the closer when the host really holds inheritable descriptors;
+// when it does and the closer cannot run, refuse rather than leak them.
+async function descriptorCloser(): Promise<SandboxArgv> {
+  const inheritable = await listInheritableDescriptors();
+  if (inheritable.length === 0) return { ok: true, argv: [] };
+  const interpreter = CLOSE_INHERITED_FDS_ARGV[0] ?? '';
+  try {
+    await access(interpreter, constants.X_OK);
+  } catch {
+    return { ok: false, reason: `the host holds ${inheritable.length} inheritable descriptor(s) and ${interpreter}, which closes them in the sandbox, is missing` };
+  }
+  return { ok: true, argv: CLOSE_INHERITED_FDS_ARGV };
 }
