@@ -59,9 +59,9 @@ async function runProbe(bwrapPath: string | undefined): Promise<SandboxProbe> {
   const version = await readBwrapVersion(bwrap);
   if (version === undefined) return { ok: false, reason: `${bwrap} --version failed: reinstall bubblewrap (${INSTALL_BUBBLEWRAP})` };
   if (findPrlimit() === undefined) return { ok: false, reason: 'prlimit is not on PATH (resource limits): install util-linux: apt-get install util-linux' };
-  // As root bubblewrap needs no user namespace; otherwise it creates one to get the others.
-  const flags = process.getuid?.() === 0 ? REQUIRED_NAMESPACE_FLAGS : ['--unshare-user', ...REQUIRED_NAMESPACE_FLAGS];
-  const namespaces = await tryNamespaces(bwrap, flags);
+  // No --unshare-user here: root and a setuid bubblewrap need none, and an unprivileged
+  // bubblewrap implies it; buildSandboxArgv adds it only where it works.
+  const namespaces = await tryNamespaces(bwrap, REQUIRED_NAMESPACE_FLAGS);
   if (!namespaces.ok) return { ok: false, reason: explainNamespaceFailure(namespaces.stderr) };
   return { ok: true, version };
 }
