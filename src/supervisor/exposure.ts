@@ -3,17 +3,24 @@
 // refused here, naming the rule in details.rule and in the message.
 import { HostError } from '../errors.js';
 import type { ToolView } from '../policy/types.js';
+import type { Redactor } from './redact.js';
 
-/** Throws `policy_denied` or `unclassified_tool` when the policy does not expose this tool. */
-export function checkExposure(view: ToolView): void {
+/**
+ * Throws `policy_denied` or `unclassified_tool` when the policy does not expose this tool.
+ * The rule is shown as named (SPEC section 4); the reason may quote manifest
+ * paths, so it is redacted like anything else the model sees.
+ */
+export function checkExposure(view: ToolView, redact: Redactor): void {
   const name = view.manifest.name;
   if (view.exclusion) {
-    const { rule, reason } = view.exclusion;
+    const { rule } = view.exclusion;
+    const reason = redact(view.exclusion.reason);
     throw new HostError('policy_denied', `The tool ${name} is excluded by policy rule ${rule}: ${oneLine(reason)}`, { rule, reason });
   }
   const decision = view.decision;
   if (decision.effect === 'deny') {
-    const { code, rule, reason } = decision;
+    const { code, rule } = decision;
+    const reason = redact(decision.reason);
     const what = code === 'unclassified_tool' ? 'is unclassified and refused' : 'is denied';
     throw new HostError(code, `The tool ${name} ${what} by policy rule ${rule}: ${oneLine(reason)}`, { rule, reason });
   }

@@ -112,7 +112,7 @@ class CallSupervisor implements Supervisor {
       if (rewrittenFrom !== undefined) ctx.logger.info({ requested: rewrittenFrom, tool: view.manifest.name }, 'unknown tool rewritten by policy');
 
       ctx.enter('exposure');
-      checkExposure(view);
+      checkExposure(view, this.#deps.redact);
 
       ctx.enter('validate-args');
       const args = validateArgs(view.manifest, request.args);
@@ -262,7 +262,7 @@ class CallSupervisor implements Supervisor {
 
   async #close(): Promise<void> {
     this.#shutdown.abort();
-    const graceMs = this.#deps.closeGraceMs ?? 5_000;
+    const graceMs = this.#deps.closeGraceMs ?? 2_000;
     let timer: NodeJS.Timeout | undefined;
     const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
     await Promise.race([Promise.allSettled([...this.#inflight]), grace]);

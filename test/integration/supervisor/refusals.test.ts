@@ -7,7 +7,7 @@ import { closeAllHosts, errorOf, resultOf, startHost, textOf } from './harness.j
 
 afterAll(closeAllHosts);
 
-const LISTED = ['counter', 'dangerous', 'echo', 'emit', 'fail', 'barrier', 'greet', 'ledger', 'progress', 'spin', 'typed'].sort();
+const LISTED = ['counter', 'dangerous', 'echo', 'emit', 'fail', 'barrier', 'greet', 'ledger', 'node_info', 'progress', 'spin', 'typed'].sort();
 
 describe('lookup and exposure', () => {
   it('lists the exposed tools in name order with annotations from the enforced class', async () => {
