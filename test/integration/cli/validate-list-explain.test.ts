@@ -133,6 +133,18 @@ describe('toolhost list', () => {
     expect(rows.find((row) => row[0] === 'delete_path')).toEqual(['delete_path', 'destructive', 'process+namespace', 'first party', 'yes', 'ask', APPROVAL_RULE]);
   });
 
+  it('prints an aligned table with a header rule on a terminal', async () => {
+    // script(1) gives the CLI a pseudo-terminal as stdout, as a person's shell would.
+    const command = `'${process.execPath}' --no-node-snapshot '${MAIN}' list`;
+    const result = await execa('script', ['-qec', command, '/dev/null'], { cwd: ROOT, reject: false, env: { TOOLHOST_TEST_MARKER: MARKER }, timeout: 30_000 });
+    expect(result.exitCode).toBe(0);
+    const lines = String(result.stdout).split(/\r?\n/);
+    expect(lines[0]).toMatch(/^NAME +CLASS +SANDBOX +TRUST +LISTED +DECISION +RULE$/);
+    expect(lines[1]).toMatch(/^-+ {2}-+ {2}-+/);
+    expect(lines.find((line) => line.startsWith('delete_path '))).toMatch(/^delete_path +destructive +process\+namespace +first party +yes +ask +policies\/repository\.yaml:\d+ sideEffects\.requireApproval$/);
+    expect(String(result.stdout)).not.toContain('\t');
+  });
+
   it('shows excluded tools as not listed, with the rule', async () => {
     const { code, stdout } = await toolhost('list', '--json', '--policy', 'test/fixtures/policies/tight-org.yaml');
     expect(code).toBe(0);
