@@ -7,7 +7,7 @@ import type { RunSpec } from './runner.js';
 import type { Job, RunOptions, RunOutcome } from './wire.js';
 import { DEFAULT_GRACE_MS, killProcessGroup } from './kill.js';
 import { ByteBudget, ChunkCollector, TailBuffer, decodeUtf8Strict } from './output-cap.js';
-import { classifyFailedExit, elapsedMs, failRun, type TerminationReason } from './process-outcome.js';
+import { classifyFailedExit, elapsedMs, failRun, toTimerDelayMs, type TerminationReason } from './process-outcome.js';
 import { resolveSandboxArgv } from './process-sandbox.js';
 import { openWorkdir, spawnTool } from './process-spawn.js';
 
@@ -71,7 +71,7 @@ async function superviseOneShot(
   tool.child.stdout.on('data', (chunk: Buffer) => onOutput(chunk, true));
   tool.child.stderr.on('data', (chunk: Buffer) => onOutput(chunk, false));
 
-  const timer = setTimeout(() => terminate('timeout'), Math.max(0, options.timeoutMs - elapsedMs(startedMs)));
+  const timer = setTimeout(() => terminate('timeout'), toTimerDelayMs(options.timeoutMs - elapsedMs(startedMs)));
   const onAbort = (): void => terminate('cancelled');
   options.signal.addEventListener('abort', onAbort, { once: true });
   tool.child.stdin.end(JSON.stringify(job.args));

@@ -13,6 +13,13 @@ export function failRun(code: RunCode, details: ErrorDetails, startedMs: number,
   return { ok: false, code, message, details, durationMs: elapsedMs(startedMs) };
 }
 
+/** A delay setTimeout can hold: larger values (or Infinity) would fire at once. */
+export function toTimerDelayMs(delayMs: number): number {
+  return Number.isFinite(delayMs) ? Math.min(Math.max(0, delayMs), MAX_TIMER_DELAY_MS) : MAX_TIMER_DELAY_MS;
+}
+
+const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
+
 /** Milliseconds since `startedMs` (a performance.now() reading). */
 export function elapsedMs(startedMs: number): number {
   return Math.round(performance.now() - startedMs);

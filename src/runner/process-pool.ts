@@ -9,7 +9,7 @@ import type { Job, RunOptions, RunOutcome } from './wire.js';
 import { DEFAULT_GRACE_MS, killProcessGroup } from './kill.js';
 import { LineSplitter, encodeRequest, parseEnvelope, type Envelope } from './ndjson.js';
 import { ByteBudget, TailBuffer } from './output-cap.js';
-import { elapsedMs, failRun, type TerminationReason } from './process-outcome.js';
+import { elapsedMs, failRun, toTimerDelayMs, type TerminationReason } from './process-outcome.js';
 import { resolveSandboxArgv } from './process-sandbox.js';
 import { openWorkdir, spawnTool, type SpawnedTool, type ToolExit, type Workdir } from './process-spawn.js';
 
@@ -38,7 +38,7 @@ export class ProcessPool {
     return new Promise<RunOutcome>((resolve) => {
       const call: PendingCall = { job, options, startedMs, resolve, isSettled: false, timer: undefined, onAbort: () => this.expire(call, 'cancelled') };
       // The deadline covers the wait in the queue too: it is the call's wall-clock budget.
-      call.timer = setTimeout(() => this.expire(call, 'timeout'), options.timeoutMs);
+      call.timer = setTimeout(() => this.expire(call, 'timeout'), toTimerDelayMs(options.timeoutMs));
       options.signal.addEventListener('abort', call.onAbort, { once: true });
       this.queue.push(call);
       this.pump();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyFailedExit } from '../../../src/runner/process-outcome.js';
+import { classifyFailedExit, toTimerDelayMs } from '../../../src/runner/process-outcome.js';
 
 describe('classifyFailedExit', () => {
   it.each([
@@ -16,5 +16,17 @@ describe('classifyFailedExit', () => {
     const outcome = classifyFailedExit(exit, 'tail', performance.now());
     expect(outcome.ok).toBe(false);
     if (!outcome.ok) expect({ code: outcome.code, details: outcome.details }).toEqual({ code, details });
+  });
+});
+
+describe('toTimerDelayMs', () => {
+  it.each([
+    [250, 250],
+    [-5, 0],
+    [Number.POSITIVE_INFINITY, 2 ** 31 - 1],
+    [2 ** 40, 2 ** 31 - 1],
+    [Number.NaN, 2 ** 31 - 1],
+  ])('%d → %d', (input, expected) => {
+    expect(toTimerDelayMs(input)).toBe(expected);
   });
 });
