@@ -91,6 +91,16 @@ describe('process runner, one-shot', () => {
     await expectNextCallWorksWith(marker);
   });
 
+  it('gives the tool SIGTERM and its grace before the kill on timeout', async () => {
+    const workdir = newWorkdir();
+    const script = "trap 'echo term > ./got-term; exit 0' TERM; echo ready > ./ready; while :; do /bin/sleep 0.05; done";
+    const tool = start({ command: ['/bin/sh', '-c', script, marker], roots: [{ path: workdir, access: 'read_write' }] });
+    const outcome = await tool.run(job({}), runOptions({ timeoutMs: 3000 }));
+    expect(failure(outcome)).toEqual({ code: 'timeout', details: { timeoutMs: 3000 } });
+    expect(existsSync(join(workdir, 'ready'))).toBe(true);
+    expect(readFileSync(join(workdir, 'got-term'), 'utf8')).toBe('term\n');
+  });
+
   it('stops a stdout flood at the cap without buffering it all', async () => {
     const maxOutputBytes = 1 << 20;
     const tool = start({ command: ['/usr/bin/yes', marker], maxOutputBytes });
