@@ -2,7 +2,7 @@
 // schemas/manifest.schema.json → path and schema rules → normalized, frozen
 // Manifest. Every problem of every file is reported at once; a file with any
 // problem yields no manifest, and a name declared twice yields neither.
-import { readdirSync, realpathSync } from 'node:fs';
+import { readdirSync, realpathSync, statSync, type Dirent } from 'node:fs';
 import { dirname, extname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { Problem } from '../config/problem.js';
 import { readYamlFile, type YamlSource } from '../config/yaml-source.js';
@@ -13,6 +13,9 @@ import { compareProblems, normalizeManifest, type CheckedParts } from './normali
 import { resolveCommandElement, resolveEntry, resolveRoot } from './manifest-paths.js';
 import { problemsFromShapeErrors } from './schema-errors.js';
 import { checkToolSchema } from './schema-checks.js';
+
+/** A manifest file larger than this is refused unread. */
+export const MAX_MANIFEST_BYTES = 1024 * 1024;
 
 export interface LoadManifestsOptions {
   /** Folders searched recursively for *.yaml and *.yml; relative to cwd. */
@@ -76,6 +79,8 @@ export type LoadFileResult =
 /** Loads one manifest file (absolute path) with every problem it has. */
 export function loadManifestFile(file: string, context: LoadFileContext): LoadFileResult {
   const displayFile = displayPath(context.cwd, file);
+  const tooLarge = sizeProblem(file, displayFile);
+  if (tooLarge) return { ok: false, problems: [tooLarge] };
   const parsed = readYamlFile(file, displayFile);
   if (!parsed.ok) return { ok: false, problems: parsed.problems };
   const source = parsed.source;
@@ -156,7 +161,7 @@ function findManifestFiles(dir: string): FoundFiles {
     if (entry.isDirectory()) {
       const nested = findManifestFiles(path);
       if (nested.ok) files.push(...nested.files);
-    } else if ((entry.isFile() || entry.isSymbolicLink()) && ['.yaml', '.yml'].includes(extname(entry.name))) {
+    } else if (['.yaml', '.yml'].includes(extname(entry.name)) && isRegularFile(entry, path)) {
       files.push(path);
     }
   }
@@ -188,6 +193,27 @@ function dropDuplicateNames(named: readonly NamedFile[], problems: Problem[]): M
     }
   }
   return named.flatMap((entry) => (entry.manifest && !clashing.has(entry) ? [entry.manifest] : []));
+}
+
+// A manifest is a page of YAML; a huge file is a mistake or an attack, not a tool.
+function sizeProblem(file: string, displayFile: string): Problem | undefined {
+  try {
+    const bytes = statSync(file).size;
+    return bytes > MAX_MANIFEST_BYTES ? { file: displayFile, line: 1, col: 1, reason: `manifest is ${bytes} bytes; the limit is ${MAX_MANIFEST_BYTES}` } : undefined;
+  } catch {
+    return undefined; // readYamlFile reports the I/O error with its code.
+  }
+}
+
+// Only regular files (or links to them) are read: a FIFO or device named x.yaml would block or never end.
+function isRegularFile(entry: Dirent, path: string): boolean {
+  if (entry.isFile()) return true;
+  if (!entry.isSymbolicLink()) return false;
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
 }
 
 function displayPath(cwd: string, file: string): string {
