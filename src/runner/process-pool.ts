@@ -1,8 +1,9 @@
 // Persistent process tools: a warm pool of `poolSize` long-lived processes
 // speaking NDJSON (see ndjson.ts), one call at a time per process and a FIFO
 // queue when all are busy. A process that is killed (timeout, cancel, output
-// cap, a line that is not JSON) is replaced; one that dies on its own is
-// replaced on demand, so a tool that cannot start does not respawn in a loop.
+// cap, a line that is not JSON) or crashes after answering is replaced at
+// once; one that dies before its first answer only on demand, so a tool that
+// cannot start does not respawn in a loop.
 import type { Logger } from '../log.js';
 import type { RunSpec } from './runner.js';
 import type { Job, RunOptions, RunOutcome } from './wire.js';
@@ -125,6 +126,7 @@ export class ProcessPool {
         this.onSlotEnded(slot, exit);
       }),
       killing: undefined,
+      answeredCount: 0,
     };
     tool.child.stdout.on('data', (chunk: Buffer) => {
       if (slot.isRetiring) return;
@@ -161,6 +163,7 @@ export class ProcessPool {
     }
     slot.call = undefined;
     slot.budget = undefined;
+    slot.answeredCount++;
     slot.stderrTail.clear();
     settle(call, envelope.kind === 'result' ? this.succeed(envelope.resultJson, call) : failRun('tool_error', { message: envelope.message }, call.startedMs));
     this.pump();
@@ -209,8 +212,10 @@ export class ProcessPool {
       }
     }
     if (this.isClosed) return;
-    // Replace a process we killed at once, so the pool stays warm; others on demand.
-    if (slot.reason !== undefined && this.slots.size + this.startingCount < this.spec.poolSize) void this.startSlot();
+    // Replace at once a process we killed or one that had been answering, so the pool
+    // stays warm; one that died before its first answer only on demand (no respawn loop).
+    const isWorthReplacing = slot.reason !== undefined || slot.answeredCount > 0;
+    if (isWorthReplacing && this.slots.size + this.startingCount < this.spec.poolSize) void this.startSlot();
     this.pump();
   }
 
@@ -239,6 +244,7 @@ interface Slot {
   isRetiring: boolean;
   reason: { reason: TerminationReason; details: Record<string, unknown> } | undefined;
   killing: Promise<void> | undefined;
+  answeredCount: number;
 }
 
 function settle(call: PendingCall, outcome: RunOutcome): void {

@@ -121,7 +121,22 @@ describe('process runner, persistent pool', () => {
     const { code, details } = failure(await pool.run(job({ op: 'crash' }), runOptions()));
     expect(code).toBe('tool_crashed');
     expect(details['exitCode']).toBe(128 + 11);
+    // It died before its first answer: no eager respawn (a tool that cannot start must not loop).
+    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
     expect((await echo(pool, 'again')).value).toBe('again');
+  });
+
+  it('replaces at once a process that crashes after it has been answering', async () => {
+    const pool = startPool();
+    const before = await echo(pool, 0);
+    expect(failure(await pool.run(job({ op: 'crash' }), runOptions())).code).toBe('tool_crashed');
+    // The replacement starts without waiting for the next call.
+    const replacement = await pollUntil(() => {
+      const found = findMarkedProcesses(marker).filter((candidate) => candidate.cmdline.startsWith(process.execPath));
+      return { done: found.length === 1, value: found };
+    }, 10_000);
+    expect(replacement).toHaveLength(1);
+    expect((await echo(pool, 1)).instance).not.toBe(before.instance);
   });
 
   it('kills a process whose line grows past maxOutputBytes: output_limit', async () => {
