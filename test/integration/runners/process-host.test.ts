@@ -15,7 +15,7 @@ const DIST_RUNNER_DIR = fileURLToPath(new URL('../../../dist/src/runner/', impor
 let marker = newMarker();
 let host: ChildProcess | undefined;
 
-function startHost(mode: 'hang' | 'list-fds', workdir: string, stdio: ('pipe' | 'ignore')[]): ChildProcess {
+function startHost(mode: 'hang' | 'persistent-hang' | 'list-fds', workdir: string, stdio: ('pipe' | 'ignore')[]): ChildProcess {
   if (!existsSync(join(DIST_RUNNER_DIR, 'process.js'))) throw new Error('dist/ is missing: run `npm run build` first');
   host = spawn(
     process.execPath,
@@ -49,6 +49,20 @@ describe('process runner in a whole host', () => {
     // Readiness: the tool's double-forked, setsid'd grandchild is running.
     const grandchild = await pollUntil(() => {
       const found = findMarkedProcesses(marker).filter((candidate) => candidate.cmdline === '/bin/sleep 1001');
+      return { done: found.length > 0, value: found };
+    }, 10_000);
+    expect(grandchild).toHaveLength(1);
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+  });
+
+  it('leaves no persistent pool process behind when the host is killed with SIGKILL', async () => {
+    const child = startHost('persistent-hang', newWorkdir(), ['ignore', 'pipe', 'pipe']);
+    expect(await readLine(child)).toBe('running');
+    const grandchild = await pollUntil(() => {
+      const found = findMarkedProcesses(marker).filter((candidate) => candidate.cmdline === '/bin/sleep 1003');
       return { done: found.length > 0, value: found };
     }, 10_000);
     expect(grandchild).toHaveLength(1);
