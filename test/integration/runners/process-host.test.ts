@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findMarkedProcesses, pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
-import { FIXTURES_DIR, newMarker, newWorkdir } from './process-spec.js';
+import { FIXTURES_DIR, newMarker, newWorkdir, removeWorkdirs } from './process-spec.js';
 
 const DIST_RUNNER_DIR = fileURLToPath(new URL('../../../dist/src/runner/', import.meta.url));
 
@@ -40,6 +40,7 @@ afterEach(async () => {
   host = undefined;
   expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
   marker = newMarker();
+  removeWorkdirs();
 });
 
 describe('process runner in a whole host', () => {

@@ -7,13 +7,14 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { countTrackedProcessGroups, killProcessGroup, trackProcessGroup } from '../../../src/runner/kill.js';
 import { pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
-import { newMarker, newWorkdir } from './process-spec.js';
+import { newMarker, newWorkdir, removeWorkdirs } from './process-spec.js';
 
 let marker = newMarker();
 
 afterEach(async () => {
   expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
   marker = newMarker();
+  removeWorkdirs();
 });
 
 function spawnGroup(script: string, workdir: string): { pid: number; exited: Promise<unknown> } {

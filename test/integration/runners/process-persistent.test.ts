@@ -6,7 +6,7 @@ import { createSilentLogger } from '../../../src/log.js';
 import type { Runner, RunSpec } from '../../../src/runner/runner.js';
 import type { ProgressEvent, RunOutcome } from '../../../src/runner/wire.js';
 import { findMarkedProcesses, pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
-import { job, newMarker, nodeFixture, processSpec, runOptions } from './process-spec.js';
+import { job, newMarker, nodeFixture, processSpec, removeWorkdirs, runOptions } from './process-spec.js';
 
 let marker = newMarker();
 let runner: Runner | undefined;
@@ -44,6 +44,7 @@ afterEach(async () => {
   runner = undefined;
   expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
   marker = newMarker();
+  removeWorkdirs();
 });
 
 describe('process runner, persistent pool', () => {

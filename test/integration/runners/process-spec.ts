@@ -1,7 +1,7 @@
 // Shared builders for the process runner tests: a RunSpec per fixture, tagged
 // with the test's marker in argv and env so /proc scans find every process.
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,8 +14,17 @@ export function newMarker(): string {
   return `toolhost-proc-test-${randomUUID()}`;
 }
 
+const workdirs: string[] = [];
+
+/** A fresh directory for one test, removed by removeWorkdirs(). */
 export function newWorkdir(): string {
-  return mkdtempSync(join(tmpdir(), 'toolhost-proc-test-'));
+  const dir = mkdtempSync(join(tmpdir(), 'toolhost-proc-test-'));
+  workdirs.push(dir);
+  return dir;
+}
+
+export function removeWorkdirs(): void {
+  for (const dir of workdirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
 
 export function nodeFixture(name: string, marker: string): string[] {

@@ -9,7 +9,7 @@ import type { Runner, RunSpec } from '../../../src/runner/runner.js';
 import type { RunOutcome } from '../../../src/runner/wire.js';
 import { SANDBOX_DEFAULT_PATH } from '../../../src/runner/sandbox-argv.js';
 import { findMarkedProcesses, pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
-import { FIXTURES_DIR, job, newMarker, newWorkdir, nodeFixture, processSpec, runOptions } from './process-spec.js';
+import { FIXTURES_DIR, job, newMarker, newWorkdir, removeWorkdirs, nodeFixture, processSpec, runOptions } from './process-spec.js';
 
 let marker = newMarker();
 let runner: Runner | undefined;
@@ -40,6 +40,7 @@ afterEach(async () => {
   runner = undefined;
   expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
   marker = newMarker();
+  removeWorkdirs();
 });
 
 describe('process runner, one-shot', () => {
