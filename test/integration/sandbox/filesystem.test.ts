@@ -1,11 +1,11 @@
 // Hostile filesystem tests for isolation: namespace, through the real bubblewrap
 // argv: writes outside the workspace never reach the host, read-only roots stay
 // read-only, secrets and homes are invisible, planted symlinks lead nowhere.
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PRIVATE_TMPFS_MAX_BYTES } from '../../../src/runner/sandbox-argv.js';
-import { makeTempDir, newMarker, probeSpec, runProbe, waitForNoMarkedProcesses } from './harness.js';
+import { makeTempDir, newMarker, PROBE_PY, probeSpec, runProbe, waitForNoMarkedProcesses } from './harness.js';
 
 describe('namespace sandbox: filesystem', () => {
   let marker: string;
@@ -117,6 +117,26 @@ describe('namespace sandbox: filesystem', () => {
       { op: 'write', path: '/planted-at-root.txt' },
     ]);
     expect(results).toEqual([{ error: 'EROFS' }, { ok: true }, { ok: 'sandbox' }, { error: 'EROFS' }]);
+  });
+
+  it('keeps the manifest folder read-only inside a read-write root', async () => {
+    const manifestDir = join(workspace.path, 'tools');
+    mkdirSync(manifestDir);
+    copyFileSync(PROBE_PY, join(manifestDir, 'probe.py'));
+    const spec = probeSpec(marker, { manifestDir, command: ['python3', join(manifestDir, 'probe.py')], roots: [{ path: workspace.path, access: 'read_write' }] });
+    const results = await runProbe(spec, { cwd: workspace.path }, [
+      { op: 'write', path: join(manifestDir, 'tool.py') },
+      { op: 'write', path: join(workspace.path, 'beside.txt') },
+    ]);
+    expect(results).toEqual([{ error: 'EROFS' }, { ok: true }]);
+    expect(existsSync(join(manifestDir, 'tool.py'))).toBe(false);
+  });
+
+  it('shows the caller\'s private directory as /tmp when given one', async () => {
+    const spec = probeSpec(marker, { roots: [{ path: workspace.path, access: 'read' }] });
+    const results = await runProbe(spec, { cwd: workspace.path, privateTmp: outside.path }, [{ op: 'write', path: '/tmp/kept.txt', text: 'kept' }]);
+    expect(results).toEqual([{ ok: true }]);
+    expect(readFileSync(join(outside.path, 'kept.txt'), 'utf8')).toBe('kept');
   });
 
   it('caps the private /tmp, so filling it cannot exhaust host memory', async () => {
