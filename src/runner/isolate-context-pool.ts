@@ -27,16 +27,40 @@ export type CtxDispatch = (id: unknown, op: unknown, args: unknown) => void;
 export interface PreparedContext {
   /** Routes this context's ctx calls to the call that owns it. */
   readonly binding: { dispatch: CtxDispatch | null };
-  readonly run: ivm.Reference;
-  readonly settle: ivm.Reference;
+  /** The prelude's runtime: `('run', namespace, args, callId)` → envelope; `('settle', id, ok, value)`. */
+  readonly runtime: ivm.Reference<RuntimeFunction>;
   /** The tool module linked into this context, or why it could not be. */
   readonly tool: { readonly module: ivm.Module } | { readonly loadError: string };
   release(): void;
 }
 
+/** The one function the prelude exposes to the host (never to the tool). */
+export type RuntimeFunction = (kind: 'run' | 'settle', a: unknown, b: unknown, c: unknown) => unknown;
+
+const RUNTIME_OPTION_KEYS = ['maxPendingHostCalls', 'maxOutputChars', 'maxMessageChars'] as const;
+const PRELUDE_EXPORT = 'export default function createToolRuntime(';
+
+/**
+ * The prelude module's text as the body of a closure: `$0` is the host
+ * callback, `$1..$3` the runtime options. The file stays an ES module (so tsc
+ * emits it unchanged and it can be read on its own); only its one export is
+ * turned into a declaration.
+ */
+export function toPreludeClosure(preludeSource: string): string {
+  const at = preludeSource.indexOf(PRELUDE_EXPORT);
+  if (at < 0 || preludeSource.indexOf(PRELUDE_EXPORT, at + 1) >= 0) {
+    throw new Error('the isolate prelude does not have exactly one createToolRuntime export');
+  }
+  const body = preludeSource.slice(0, at) + preludeSource.slice(at + 'export default '.length);
+  return `'use strict';
+${body}
+const runtime = createToolRuntime($0, { maxPendingHostCalls: $1, maxOutputChars: $2, maxMessageChars: $3 });
+return (kind, a, b, c) => (kind === 'run' ? runtime.run(a, b, c) : runtime.settle(a, b, c));`;
+}
+
 /** Time a retired isolate gets to answer a probe before it is judged stuck in a loop. */
 export const WEDGE_PROBE_MS = 200;
-/** Bound on the prelude's own module evaluation (it only defines functions). */
+/** Bound on building the prelude's runtime (it only defines functions). */
 const PRELUDE_EVAL_TIMEOUT_MS = 1000;
 
 /** One isolate with its spare context; retired after a timeout or cancel, dead once disposed. */
@@ -46,11 +70,13 @@ export class IsolateGeneration {
   retired = false;
   hostDisposeReason: HostDisposeReason | undefined;
   private spare: Promise<PreparedContext> | undefined;
+  private readonly preludeClosure: string;
 
   constructor(
     private readonly sources: ContextSources,
     private readonly logger: Logger,
   ) {
+    this.preludeClosure = toPreludeClosure(sources.preludeSource);
     this.isolate = new ivm.Isolate({
       memoryLimit: Math.max(8, sources.memoryMb),
       onCatastrophicError: (message: string) => {
@@ -165,12 +191,6 @@ export class IsolateGeneration {
       }
     };
     try {
-      const prelude = await isolate.compileModule(this.sources.preludeSource, { filename: 'toolhost:///prelude.mjs' });
-      handles.push(prelude);
-      await prelude.instantiate(context, refuseImport);
-      await prelude.evaluate({ timeout: PRELUDE_EVAL_TIMEOUT_MS });
-      const factory = await prelude.namespace.get('default', { reference: true });
-      handles.push(factory);
       // The callback turns into a plain function inside the isolate; its arguments arrive here as copies.
       const hostStart = new ivm.Callback(
         (id: unknown, op: unknown, args: unknown) => {
@@ -178,18 +198,16 @@ export class IsolateGeneration {
         },
         { ignored: true },
       );
-      const runtime = (await factory.apply(
-        undefined,
-        [hostStart, new ivm.ExternalCopy(this.sources.runtimeOptions).copyInto({ release: true })],
-        { result: { reference: true }, timeout: PRELUDE_EVAL_TIMEOUT_MS },
-      )) as ivm.Reference<{ run: unknown; settle: unknown }>;
+      // One round trip builds the runtime: every hop to the isolate thread costs
+      // more than the work itself, and this runs once per call.
+      const runtime = (await context.evalClosure(
+        this.preludeClosure,
+        [hostStart, ...RUNTIME_OPTION_KEYS.map((key) => this.sources.runtimeOptions[key])],
+        { result: { reference: true }, timeout: PRELUDE_EVAL_TIMEOUT_MS, filename: 'toolhost:///prelude.mjs' },
+      )) as ivm.Reference<RuntimeFunction>;
       handles.push(runtime);
-      const run = await runtime.get('run', { reference: true });
-      handles.push(run);
-      const settle = await runtime.get('settle', { reference: true });
-      handles.push(settle);
       const tool = await this.linkTool(context, handles);
-      return { binding, run, settle, tool, release };
+      return { binding, runtime, tool, release };
     } catch (error) {
       release();
       throw error;

@@ -7,7 +7,7 @@ import ivm from 'isolated-vm';
 import type { Logger } from '../log.js';
 import type { Runner, RunSpec } from './runner.js';
 import type { Job, RunOptions, RunOutcome } from './wire.js';
-import { createCtxHost, MAX_PENDING_CTX_CALLS } from './ctx-host.js';
+import { createCtxHost, MAX_PENDING_CTX_CALLS, type CtxHost } from './ctx-host.js';
 import { IsolateGeneration, type ContextSources, type PreparedContext } from './isolate-context-pool.js';
 import { classifyIsolateError, isIvmFailure, isToolMemoryError, type ClassifiedFailure } from './isolate-errors.js';
 
@@ -52,37 +52,8 @@ export function createIsolateRunner(spec: RunSpec, deps: { logger: Logger }): Ru
     if (closed) return finish(failure('cancelled', 'The host is shutting down.', { reason: 'runner_closed' }));
     if (options.signal.aborted) return finish(failure('cancelled', 'The call was cancelled.', {}));
 
-    let gen: IsolateGeneration;
-    let prepared: PreparedContext;
-    try {
-      gen = await currentGeneration();
-      gen.inFlight += 1;
-      try {
-        prepared = await gen.take();
-      } catch (error) {
-        gen.finishCall();
-        throw error;
-      }
-    } catch (error) {
-      logger.error({ err: error, callId: job.callId }, 'could not prepare an isolate context');
-      return finish(failure('internal', 'The isolate runner could not start the tool.', { reason: 'prepare_failed' }));
-    }
-
-    const ctxHost = createCtxHost({
-      spec,
-      options,
-      callId: job.callId,
-      logger,
-      settle: (id, ok, value) => {
-        prepared.settle
-          .apply(undefined, [id, ok, new ivm.ExternalCopy(value).copyInto({ release: true })], {})
-          .catch(() => {
-            // The context or isolate is gone: the call has ended already.
-          });
-      },
-    });
-    prepared.binding.dispatch = ctxHost.dispatch;
-
+    // The clock starts before a context is taken: an isolate left spinning by
+    // an earlier call's stray continuation must cost this call its deadline, not hang it.
     // First recorded reason wins: a deadline and a cancel can race the tool's own result.
     let stopReason: 'timeout' | 'cancelled' | undefined;
     let timer: NodeJS.Timeout | undefined;
@@ -99,33 +70,84 @@ export function createIsolateRunner(spec: RunSpec, deps: { logger: Logger }): Ru
       options.signal.addEventListener('abort', onAbort, { once: true });
     });
 
-    const execution = execute(prepared, job, options.timeoutMs, spec).catch(
-      (error: unknown): Outcome => ({
-        ok: false,
-        ...classifyIsolateError(error, {
-          isolateDisposed: gen.isolate.isDisposed,
-          ...(gen.hostDisposeReason !== undefined ? { hostDisposeReason: gen.hostDisposeReason } : {}),
-          memoryMb: spec.memoryMb,
-        }),
+    let callEnded = false;
+    let gen: IsolateGeneration | undefined;
+    let prepared: PreparedContext | undefined;
+    let ctxHost: CtxHost | undefined;
+    const classify = (error: unknown, from: IsolateGeneration): Outcome => ({
+      ok: false,
+      ...classifyIsolateError(error, {
+        isolateDisposed: from.isolate.isDisposed,
+        ...(from.hostDisposeReason !== undefined ? { hostDisposeReason: from.hostDisposeReason } : {}),
+        memoryMb: spec.memoryMb,
       }),
-    );
+    });
+
+    const execution = (async (): Promise<Outcome> => {
+      let current: IsolateGeneration;
+      try {
+        current = await currentGeneration();
+      } catch (error) {
+        logger.error({ err: error, callId: job.callId }, 'could not load the isolate tool');
+        return failure('internal', 'The isolate runner could not start the tool.', { reason: 'prepare_failed' });
+      }
+      if (callEnded) return failure('internal', 'The call ended before it started.', { reason: 'ended' });
+      gen = current;
+      current.inFlight += 1;
+      let taken: PreparedContext;
+      try {
+        taken = await current.take();
+      } catch (error) {
+        if (current.isolate.isDisposed) return classify(error, current);
+        logger.error({ err: error, callId: job.callId }, 'could not prepare an isolate context');
+        return failure('internal', 'The isolate runner could not start the tool.', { reason: 'prepare_failed' });
+      }
+      if (callEnded) {
+        taken.release();
+        return failure('internal', 'The call ended before it started.', { reason: 'ended' });
+      }
+      prepared = taken;
+      const { runtime } = taken;
+      ctxHost = createCtxHost({
+        spec,
+        options,
+        callId: job.callId,
+        logger,
+        settle: (id, ok, value) => {
+          runtime
+            .apply(undefined, ['settle', id, ok, new ivm.ExternalCopy(value).copyInto({ release: true })], {})
+            .catch(() => {
+              // The context or isolate is gone: the call has ended already.
+            });
+        },
+      });
+      taken.binding.dispatch = ctxHost.dispatch;
+      try {
+        return await execute(taken, job, options.timeoutMs, spec);
+      } catch (error) {
+        return classify(error, current);
+      }
+    })();
 
     let outcome: Outcome;
     try {
       outcome = await Promise.race([execution, stopped]);
     } finally {
+      callEnded = true;
       clearTimeout(timer);
       if (onAbort) options.signal.removeEventListener('abort', onAbort);
-      ctxHost.close();
-      prepared.release();
+      ctxHost?.close();
+      prepared?.release();
     }
 
-    if (stopReason !== undefined || gen.isolate.isDisposed || isScriptTimeout(outcome)) {
-      // The stopped tool may still hold the isolate (a loop after an await, a
-      // pending promise): this generation takes no more calls.
-      gen.retire();
+    if (gen !== undefined) {
+      if (stopReason !== undefined || gen.isolate.isDisposed || isScriptTimeout(outcome)) {
+        // The stopped tool may still hold the isolate (a loop after an await, a
+        // pending promise): this generation takes no more calls.
+        gen.retire();
+      }
+      gen.finishCall();
     }
-    gen.finishCall();
     if (!outcome.ok && outcome.code === 'memory_limit') {
       logger.warn({ callId: job.callId, memoryMb: spec.memoryMb }, 'isolate hit its memory limit; rebuilding');
     }
@@ -169,9 +191,9 @@ async function execute(prepared: PreparedContext, job: Job, timeoutMs: number, s
     }
     throw error;
   }
-  const envelope: unknown = await prepared.run.apply(
+  const envelope: unknown = await prepared.runtime.apply(
     undefined,
-    [module.namespace.derefInto(), new ivm.ExternalCopy(job.args).copyInto({ release: true }), job.callId],
+    ['run', module.namespace.derefInto(), new ivm.ExternalCopy(job.args).copyInto({ release: true }), job.callId],
     { timeout: timeoutMs, result: { copy: true, promise: true } },
   );
   return parseEnvelope(envelope, spec);

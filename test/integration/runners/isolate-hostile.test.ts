@@ -56,6 +56,24 @@ describe('isolate runner: time', () => {
     await expectRecovers(runner, { mode: 'echo', value: 2 }, { echo: 2 });
   });
 
+  it('charges a continuation that spins after the tool returned to that call (timeout), and the next call works', async () => {
+    const runner = isolateRunner('switch.mjs');
+    const outcome = await runner.run({ callId: 'stray', args: { mode: 'stray_loop' } }, recordingOptions(300));
+    expect(failureOf(outcome)).toEqual({ code: 'timeout', details: { timeoutMs: 300 } });
+    await expectRecovers(runner, { mode: 'echo', value: 9 }, { echo: 9 });
+  });
+
+  it('frees a concurrent call stuck behind a spinning call (tool_crashed, isolate_reset), and the next call works', async () => {
+    const runner = isolateRunner('switch.mjs');
+    const [spinning, bystander] = await Promise.all([
+      runner.run({ callId: 'spin', args: { mode: 'loop_after_await' } }, recordingOptions(300)),
+      runner.run({ callId: 'bystander', args: { mode: 'never' } }, recordingOptions(30_000)),
+    ]);
+    expect(failureOf(spinning)).toEqual({ code: 'timeout', details: { timeoutMs: 300 } });
+    expect(failureOf(bystander)).toEqual({ code: 'tool_crashed', details: { reason: 'isolate_reset' } });
+    await expectRecovers(runner, { mode: 'echo', value: 10 }, { echo: 10 });
+  });
+
   it('times out a never-settling promise, and the next call works', async () => {
     const runner = isolateRunner('switch.mjs');
     const outcome = await runner.run({ callId: 'never', args: { mode: 'never' } }, recordingOptions(200));
