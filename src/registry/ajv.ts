@@ -62,5 +62,6 @@ export function createToolSchemaCompiler(): ToolSchemaCompiler {
 /** The Ajv instance for our own config files: all errors at once is fine for trusted input. */
 export function createConfigAjv(): AjvCore {
   // strictRequired off: the manifest schema's if/then branches require keys defined one level up.
-  return new Ajv2020({ strict: true, strictRequired: false, allErrors: true, logger: false });
+  // verbose: errors carry their schema, whose $comment explains a pattern in words.
+  return new Ajv2020({ strict: true, strictRequired: false, allErrors: true, verbose: true, logger: false });
 }

@@ -57,8 +57,12 @@ function problemFromShapeError(source: YamlSource, error: ErrorObject): Problem 
       return source.problemAt(path, `${where} must be one of ${(params['allowedValues'] as unknown[]).join(', ')} (got ${showValue(valueAt(source.data, path))})`);
     case 'type':
       return source.problemAt(path, path.length === 0 ? 'a manifest must be a YAML mapping' : `${where} must be of type ${String(params['type'])} (got ${showValue(valueAt(source.data, path))})`);
-    case 'pattern':
-      return source.problemAt(path, `${where} ${showValue(valueAt(source.data, path))} does not match ${String(params['pattern'])}`);
+    case 'pattern': {
+      // The schema says in words what the pattern means, where a person would not read the regex.
+      const meaning = (error.parentSchema as Record<string, unknown> | undefined)?.['$comment'];
+      const expected = typeof meaning === 'string' ? `must be ${meaning}` : `does not match ${String(params['pattern'])}`;
+      return source.problemAt(path, `${where} ${showValue(valueAt(source.data, path))} ${expected}`);
+    }
     case 'minimum':
     case 'maximum':
     case 'exclusiveMinimum':

@@ -31,14 +31,14 @@ const REFUSALS: readonly (readonly [string, string, number, number, string])[] =
   ['duplicate-key', 'tool.yaml', 11, 1, 'duplicate key'],
   ['unknown-key', 'tool.yaml', 7, 3, 'unknown key "sandbox.memoryMB"'],
   ['unknown-key', 'tool.yaml', 12, 1, 'unknown key "timeout"'],
-  ['bad-name', 'tool.yaml', 1, 7, 'name "Read-File" does not match ^[a-z][a-z0-9_]{0,63}$'],
+  ['bad-name', 'tool.yaml', 1, 7, 'name "Read-File" must be a lowercase letter followed by at most 63 lowercase letters, digits or underscores'],
   ['missing-timeout', 'tool.yaml', 1, 1, 'missing required key "timeoutMs"'],
   ['zero-timeout', 'tool.yaml', 4, 12, 'timeoutMs must be >= 1 (got 0)'],
   ['unknown-side-effect', 'tool.yaml', 3, 13, 'sideEffect must be one of read_only, local_mutation, remote_mutation, destructive'],
   ['unknown-mode', 'tool.yaml', 6, 9, 'sandbox.mode must be one of isolate, worker, process'],
   ['entry-dotdot', 'inner/tool.yaml', 7, 8, 'entry "../outside.js" resolves outside the manifest folder'],
   ['entry-absolute', 'tool.yaml', 7, 8, 'entry "/usr/lib/node_modules/tool.js" is an absolute path'],
-  ['entry-not-module', 'tool.yaml', 7, 8, 'entry "./tool.py" does not match \\.m?js$'],
+  ['entry-not-module', 'tool.yaml', 7, 8, 'entry "./tool.py" must be a .js or .mjs file'],
   ['command-dotdot', 'inner/tool.yaml', 7, 24, 'command[1] "../outside.py" resolves outside the manifest folder'],
   ['command-absolute', 'tool.yaml', 7, 13, 'command[0] "/bin/sh" must be a program name found on PATH'],
   ['process-with-entry', 'tool.yaml', 8, 1, 'key "entry" is not allowed when sandbox.mode is process'],
@@ -82,7 +82,7 @@ describe('loadManifests refuses bad manifest files', () => {
     ]);
     expect(result.problems.every((problem) => problem.file === file)).toBe(true);
     expect(result.problems.map((problem) => problem.reason)).toEqual([
-      expect.stringContaining('name "Many-Problems" does not match'),
+      expect.stringContaining('name "Many-Problems" must be a lowercase letter'),
       expect.stringContaining('sideEffect must be one of'),
       expect.stringContaining('timeoutMs must be >= 1 (got -5)'),
       expect.stringContaining('unknown key "colour"'),
