@@ -32,11 +32,15 @@ export async function run(argv: readonly string[]): Promise<number> {
   const failures = config.problems.length + config.exclusions.length;
   const views = [...config.tools.values()];
   const listed = views.filter((view) => view.listed).length;
-  const summary = `${views.length} tools (${listed} listed), ${config.policy.files.length} policy files`;
+  const summary = `${count(views.length, 'tool')} (${listed} listed), ${count(config.policy.files.length, 'policy file')}`;
   if (failures > 0) {
-    process.stderr.write(`toolhost validate: ${failures} problem${failures === 1 ? '' : 's'}; ${summary}\n`);
+    process.stderr.write(`toolhost validate: ${count(failures, 'problem')}; ${summary}\n`);
     return 1;
   }
   process.stdout.write(`ok: ${summary}\n`);
   return 0;
+}
+
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
