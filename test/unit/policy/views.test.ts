@@ -1,6 +1,8 @@
 // The effective view of a tool: each kind of exclusion (SPEC section 4, first
 // kind of refusal) with the manifest position and the rule, denial by name and
 // by class, strict mode, approval, limits, the RunSpec and shadow mode.
+import { symlinkSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_OUTPUT_BYTES } from '../../../src/policy/defaults.js';
 import { decide, decideWithShadow } from '../../../src/policy/decide.js';
@@ -78,6 +80,28 @@ describe('exclusion: a tool that conflicts with the policy as declared', () => {
     const config = load({ manifests: { 'greedy.yaml': yaml }, repository: { 'repo.yaml': REPO } });
     expect(config.exclusions.map((problem) => problem.line)).toEqual([lineOf(yaml, 'timeoutMs'), lineOf(yaml, 'memoryMb'), lineOf(yaml, 'allow:')]);
     expect(config.tools.get('greedy')?.exclusion?.rule).toBe(`policies/repo.yaml:${lineOf(REPO, 'maxTimeoutMs')} limits.maxTimeoutMs`);
+  });
+
+  it('a root that is a symlink out of the allowed roots is excluded (the resolved path counts)', () => {
+    workspace = makeWorkspace({ manifests: { 'l.yaml': manifestYaml('linked', { roots: [{ path: '${WORKSPACE}/escape', access: 'read' }] }) } });
+    symlinkSync('/etc', join(workspace.dir, 'escape'));
+    const config = workspace.load();
+    expect(config.problems).toEqual([]);
+    expect(config.tools.get('linked')).toMatchObject({ listed: false, exclusion: { rule: '(built-in) workspace.allowedRoots' } });
+  });
+
+  it('relative allowedRoots are relative to the workspace', () => {
+    const repo = policyYaml('repo', 'workspace:\n  allowedRoots: [docs]');
+    const config = load({
+      manifests: {
+        'd.yaml': manifestYaml('docs_only', { roots: [{ path: '${WORKSPACE}/docs/api', access: 'read' }] }),
+        's.yaml': manifestYaml('src_too', { roots: [{ path: '${WORKSPACE}/src', access: 'read' }] }),
+      },
+      files: { 'docs/api/index.md': '# api\n', 'src/a.ts': '\n' },
+      repository: { 'repo.yaml': repo },
+    });
+    expect(config.tools.get('docs_only')?.listed).toBe(true);
+    expect(config.tools.get('src_too')?.exclusion?.rule).toBe(`policies/repo.yaml:${lineOf(repo, 'allowedRoots')} workspace.allowedRoots`);
   });
 
   it('a first-party worker tool is not excluded by sandbox.community', () => {
