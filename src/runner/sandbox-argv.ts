@@ -163,8 +163,20 @@ function pathMounts(spec: RunSpec, cwd: string, searchPath: string): string[] {
   // Shallow first, so a deeper bind (a read-only manifest folder inside a read-write root) wins.
   const ordered = [...binds.entries()].sort(([a], [b]) => a.split('/').length - b.split('/').length || a.localeCompare(b));
   for (const [path, access] of ordered) argv.push(access === 'rw' ? '--bind' : '--ro-bind', path, path);
+  // A root declared at / or /etc would show the secrets the allowlist leaves out: mask them again.
+  for (const secret of SECRET_PATHS) {
+    if (!ordered.some(([path]) => isPathInside(secret, path))) continue;
+    const kind = entryKind(secret);
+    if (kind === 'dir') argv.push('--tmpfs', secret);
+    else if (kind === 'file') argv.push('--ro-bind', '/dev/null', secret);
+  }
   return argv;
 }
+
+/** Never visible in the namespace sandbox, even inside a declared root. */
+export const SECRET_PATHS = [
+  '/etc/shadow', '/etc/shadow-', '/etc/gshadow', '/etc/gshadow-', '/etc/ssh', '/etc/ssl/private', '/etc/sudoers', '/etc/sudoers.d',
+] as const;
 
 function sandboxEnv(env: Readonly<Record<string, string>>): Record<string, string> {
   const out: Record<string, string> = {};

@@ -85,6 +85,19 @@ describe('namespace sandbox: filesystem', () => {
     expect(results[8]).toHaveProperty('ok');
   });
 
+  it('keeps /etc/shadow unreadable even under a root declared at /etc', async () => {
+    const spec = probeSpec(marker, { roots: [{ path: '/etc', access: 'read' }, { path: workspace.path, access: 'read' }] });
+    const results = await runProbe(spec, { cwd: workspace.path }, [
+      { op: 'read', path: '/etc/shadow' },
+      { op: 'read', path: '/etc/gshadow' },
+      { op: 'read', path: '/etc/hostname' },
+    ]);
+    // Masked by /dev/null, which a bind mount makes nodev: opening it is refused.
+    expect(results.slice(0, 2)).toEqual([{ error: 'EACCES' }, { error: 'EACCES' }]);
+    // The root itself is there: files outside the allowlist are visible through it.
+    expect(results[2]).toHaveProperty('ok');
+  });
+
   it('gives a symlink planted in a read-write root no access outside', async () => {
     writeFileSync(join(outside.path, 'secret.txt'), 'outside secret');
     mkdirSync(join(workspace.path, 'sub'));

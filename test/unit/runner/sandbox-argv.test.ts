@@ -1,6 +1,6 @@
 // The shape of the bubblewrap command line: which flags each isolation mode
 // gets, what is bound where and with which access, and the limits prlimit applies.
-import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -183,3 +183,13 @@ function writeExecutable(path: string, text: string): void {
   writeFileSync(path, text);
   chmodSync(path, 0o755);
 }
+
+describe('buildSandboxArgv: secrets under a broad root', () => {
+  it('masks /etc/shadow and SSH host keys even when a root covers /etc', () => {
+    const { bwrap } = split(buildSandboxArgv(spec({ roots: [{ path: '/etc', access: 'read' }] }), { cwd: WRITE_ROOT }));
+    expect(pairsOf(bwrap, '--ro-bind')).toContain('/dev/null /etc/shadow');
+    const afterRoot = bwrap.slice(bwrap.lastIndexOf('/etc') - 1);
+    expect(afterRoot.join(' ')).toContain('/dev/null /etc/shadow');
+    if (existsSync('/etc/ssh')) expect(bwrap[bwrap.lastIndexOf('/etc/ssh') - 1]).toBe('--tmpfs');
+  });
+});
