@@ -7,7 +7,7 @@
 
 /**
  * @param {(id: number, op: string, args: unknown[]) => void} hostStart
- * @param {{ maxPendingHostCalls: number, maxOutputChars: number, maxMessageChars: number }} options
+ * @param {{ maxPendingHostCalls: number, maxOutputChars: number, maxMessageChars: number, maxEvents: number }} options
  */
 export default function createToolRuntime(hostStart, options) {
   'use strict';
@@ -23,6 +23,13 @@ export default function createToolRuntime(hostStart, options) {
   const RangeErrorCtor = RangeError;
   const pending = new Map();
   let nextId = 1;
+  // Each event is a hop to the host thread: a flood is cut off here, before it leaves.
+  let eventsLeft = options.maxEvents;
+  function notifyHost(op, args) {
+    if (eventsLeft <= 0) return;
+    eventsLeft -= 1;
+    hostStart(0, op, args);
+  }
 
   function makeError(code, message) {
     const error = new ErrorCtor(message);
@@ -110,10 +117,10 @@ export default function createToolRuntime(hostStart, options) {
       fetch: async (url, init) => wrapResponse(await callHost('fetch', [String(url), plainInit(init)])),
       progress(done, total, message) {
         if (!isFiniteNumber(done)) return;
-        hostStart(0, 'progress', [done, isFiniteNumber(total) ? total : null, message === undefined ? null : String(message)]);
+        notifyHost('progress', [done, isFiniteNumber(total) ? total : null, message === undefined ? null : String(message)]);
       },
       log(level, message) {
-        hostStart(0, 'log', [String(level), String(message)]);
+        notifyHost('log', [String(level), String(message)]);
       },
     });
   }

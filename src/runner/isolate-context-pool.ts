@@ -17,6 +17,8 @@ export interface ContextSources {
     readonly maxPendingHostCalls: number;
     readonly maxOutputChars: number;
     readonly maxMessageChars: number;
+    /** Progress and log events one call may send. */
+    readonly maxEvents: number;
   };
 }
 
@@ -37,12 +39,12 @@ export interface PreparedContext {
 /** The one function the prelude exposes to the host (never to the tool). */
 export type RuntimeFunction = (kind: 'run' | 'settle', a: unknown, b: unknown, c: unknown) => unknown;
 
-const RUNTIME_OPTION_KEYS = ['maxPendingHostCalls', 'maxOutputChars', 'maxMessageChars'] as const;
+const RUNTIME_OPTION_KEYS = ['maxPendingHostCalls', 'maxOutputChars', 'maxMessageChars', 'maxEvents'] as const;
 const PRELUDE_EXPORT = 'export default function createToolRuntime(';
 
 /**
  * The prelude module's text as the body of a closure: `$0` is the host
- * callback, `$1..$3` the runtime options. The file stays an ES module (so tsc
+ * callback, `$1..$4` the runtime options. The file stays an ES module (so tsc
  * emits it unchanged and it can be read on its own); only its one export is
  * turned into a declaration.
  */
@@ -54,7 +56,7 @@ export function toPreludeClosure(preludeSource: string): string {
   const body = preludeSource.slice(0, at) + preludeSource.slice(at + 'export default '.length);
   return `'use strict';
 ${body}
-const runtime = createToolRuntime($0, { maxPendingHostCalls: $1, maxOutputChars: $2, maxMessageChars: $3 });
+const runtime = createToolRuntime($0, { maxPendingHostCalls: $1, maxOutputChars: $2, maxMessageChars: $3, maxEvents: $4 });
 return (kind, a, b, c) => (kind === 'run' ? runtime.run(a, b, c) : runtime.settle(a, b, c));`;
 }
 

@@ -7,7 +7,7 @@ import ivm from 'isolated-vm';
 import type { Logger } from '../log.js';
 import type { Runner, RunSpec } from './runner.js';
 import type { Job, RunOptions, RunOutcome } from './wire.js';
-import { createCtxHost, MAX_PENDING_CTX_CALLS, type CtxHost } from './ctx-host.js';
+import { createCtxHost, MAX_CTX_EVENTS, MAX_PENDING_CTX_CALLS, type CtxHost } from './ctx-host.js';
 import { IsolateGeneration, type ContextSources, type PreparedContext } from './isolate-context-pool.js';
 import { classifyIsolateError, isIvmFailure, isToolMemoryError, type ClassifiedFailure } from './isolate-errors.js';
 
@@ -265,6 +265,7 @@ async function readSources(spec: RunSpec): Promise<ContextSources> {
       maxPendingHostCalls: MAX_PENDING_CTX_CALLS,
       maxOutputChars: spec.maxOutputBytes,
       maxMessageChars: MAX_TOOL_MESSAGE_CHARS,
+      maxEvents: MAX_CTX_EVENTS,
     },
   };
 }

@@ -102,6 +102,19 @@ describe('isolate runner: time', () => {
   });
 });
 
+describe('isolate runner: shutdown', () => {
+  it('answers a call in flight with cancelled when the runner closes, and refuses new calls', async () => {
+    const runner = createIsolateRunner(makeSpec('isolate', 'switch.mjs'), { logger });
+    const options = recordingOptions(30_000);
+    const pending = runner.run({ callId: 'inflight', args: { mode: 'progress_then_never' } }, options);
+    await waitFor(() => options.progress.length > 0);
+    await runner.close();
+    expect(failureOf(await pending)).toEqual({ code: 'cancelled', details: { reason: 'runner_closed' } });
+    const after = await runner.run({ callId: 'late', args: { mode: 'echo', value: 1 } }, recordingOptions());
+    expect(failureOf(after)).toEqual({ code: 'cancelled', details: { reason: 'runner_closed' } });
+  });
+});
+
 describe('isolate runner: memory', () => {
   it('stops a heap bomb with memory_limit, rebuilds the isolate, and the next call works', async () => {
     const runner = isolateRunner('switch.mjs', { memoryMb: 16 });

@@ -131,6 +131,19 @@ describe('worker runner: hostile tools', () => {
   });
 });
 
+describe('worker runner: shutdown', () => {
+  it('answers a call in flight with cancelled when the runner closes, and refuses new calls', async () => {
+    const runner = createWorkerRunner(makeSpec('worker', 'switch.mjs', { memoryMb: 64 }), { logger });
+    const options = recordingOptions(30_000);
+    const pending = runner.run({ callId: 'inflight', args: { mode: 'never' } }, options);
+    await waitFor(() => options.progress.length > 0);
+    await runner.close();
+    expect(failureOf(await pending)).toEqual({ code: 'cancelled', details: { reason: 'runner_closed' } });
+    const after = await runner.run({ callId: 'late', args: { mode: 'echo', value: 1 } }, recordingOptions());
+    expect(failureOf(after)).toEqual({ code: 'cancelled', details: { reason: 'runner_closed' } });
+  });
+});
+
 describe('worker runner: ctx.fs and ctx.fetch', () => {
   let workspace: { dir: string; cleanup: () => Promise<void> };
   let server: Server;
