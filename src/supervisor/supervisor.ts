@@ -2,18 +2,19 @@
 // in this order, one short call each (see stages.ts for where each outcome is
 // decided). Exactly one journal write closes every call, from `finally`;
 // unknown throwables become `internal` in the one outer catch.
+import { randomUUID } from 'node:crypto';
 import { sha256Hex } from '../audit/hash.js';
-import { ERRORS, HostError, isHostError } from '../errors.js';
+import { HostError, isHostError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { SessionPolicy, ToolView } from '../policy/types.js';
-import type { ProgressEvent } from '../runner/wire.js';
-import { obtainApproval } from './approval.js';
+import { obtainApproval, type ApprovalResult } from './approval.js';
+import { emitEnded, emitStarted, forwardProgress, logCallEnd } from './call-events.js';
 import { CallContext } from './call-context.js';
 import { checkExposure } from './exposure.js';
 import { checkIdempotency, readIdempotencyKey, serializeForReplay, type ReplayedResult } from './idempotency.js';
 import { beginJournal, closeJournal, type CallEnd, type CallJournal } from './journal-entry.js';
 import { lookupTool, peekTool } from './lookup.js';
-import { decidePolicy, journalDecisionOf } from './policy.js';
+import { decidePolicy, journalDecisionOf, type PolicyOutcome } from './policy.js';
 import type { Redactor } from './redact.js';
 import type { RequestStateSigner } from './request-state.js';
 import { checkResult } from './result-checks.js';
@@ -22,7 +23,7 @@ import { runTool } from './run.js';
 import type { RunnerCache } from './runner-cache.js';
 import { enterSession, SessionLimits, slotKindFor, type ReleaseSlot } from './session-limits.js';
 import { declareTools } from './tool-declarations.js';
-import type { CallOutcome, CallRequest, LifecycleEvent, Supervisor, ToolDeclaration } from './types.js';
+import type { CallOutcome, CallRequest, Supervisor, ToolDeclaration } from './types.js';
 import { validateArgs } from './validate-args.js';
 
 /** What the supervisor reads of the host configuration (HostConfig provides it). */
@@ -80,7 +81,7 @@ class CallSupervisor implements Supervisor {
 
   callTool(request: CallRequest): Promise<CallOutcome> {
     if (this.#closing) {
-      return Promise.resolve({ kind: 'error', callId: '', error: new HostError('cancelled', 'The host is shutting down.', {}) });
+      return Promise.resolve({ kind: 'error', callId: randomUUID(), error: new HostError('cancelled', 'The host is shutting down.', {}) });
     }
     // Host shutdown cancels every call, as a client cancel would.
     const signal = AbortSignal.any([request.signal, this.#shutdown.signal]);
@@ -108,7 +109,7 @@ class CallSupervisor implements Supervisor {
       ctx.enter('lookup');
       const { view, rewrittenFrom } = lookupTool(config.tools, request.name, this.session.onUnknownTool);
       ctx.view = view;
-      Object.assign(ctx, journalDecisionOf(view));
+      ({ decision: ctx.decision, rule: ctx.rule } = journalDecisionOf(view));
       if (rewrittenFrom !== undefined) ctx.logger.info({ requested: rewrittenFrom, tool: view.manifest.name }, 'unknown tool rewritten by policy');
 
       ctx.enter('exposure');
@@ -143,15 +144,14 @@ class CallSupervisor implements Supervisor {
       beginJournal(journal, ctx);
 
       ctx.enter('run');
-      this.#emit(ctx, { type: 'tool.started', callId: ctx.callId, tool: view.manifest.name });
-      ctx.started = true;
+      emitStarted(ctx);
       const output = await runTool({
         ctx,
         runner: this.#deps.runners.get(view),
         args,
         timeoutMs: view.limits.timeoutMs,
         redact: this.#deps.redact,
-        onProgress: this.#progressFor(ctx),
+        onProgress: forwardProgress(ctx, this.#deps.redact),
       });
 
       ctx.enter('result-checks');
@@ -175,7 +175,7 @@ class CallSupervisor implements Supervisor {
     }
   }
 
-  async #approve(ctx: CallContext, args: Readonly<Record<string, unknown>>, policy: ReturnType<typeof decidePolicy>) {
+  async #approve(ctx: CallContext, args: Readonly<Record<string, unknown>>, policy: PolicyOutcome): Promise<ApprovalResult> {
     const view = ctx.view as ToolView;
     try {
       const approval = await obtainApproval({
@@ -216,48 +216,17 @@ class CallSupervisor implements Supervisor {
     return new HostError('internal', 'An internal error stopped this call.', { stage: ctx.stage }, { cause: thrown });
   }
 
+  // Exactly one journal write per call, then the end event and the log line.
   #finish(ctx: CallContext, end: CallEnd | undefined): void {
     const durationMs = Date.now() - ctx.startedAt;
-    const closing = end ?? { kind: 'error', error: new HostError('internal', 'The call ended without an outcome.', {}) };
+    const closing: CallEnd = end ?? { kind: 'error', error: new HostError('internal', 'The call ended without an outcome.', {}) };
     try {
       closeJournal(this.#deps.journal, ctx, closing);
     } catch (error) {
       ctx.logger.error({ err: error, stage: ctx.stage }, 'could not write the journal record of a call');
     }
-    if (ctx.started) {
-      const code = closing.kind === 'error' ? closing.error.code : undefined;
-      this.#emit(ctx, code ? { type: 'tool.failed', callId: ctx.callId, tool: ctx.toolName, code, durationMs } : { type: 'tool.completed', callId: ctx.callId, tool: ctx.toolName, durationMs });
-    }
-    const facts = { stage: ctx.stage, durationMs, decision: ctx.decision, rule: ctx.rule, approval: ctx.approval };
-    if (closing.kind === 'error') {
-      const { code, details } = closing.error;
-      ctx.logger[ERRORS[code].logLevel]({ ...facts, code, details, cause: closing.error.cause }, `call refused or failed: ${code}`);
-    } else {
-      ctx.logger.info(facts, closing.kind === 'input_required' ? 'call waits for an approval' : 'call completed');
-    }
-  }
-
-  #emit(ctx: CallContext, event: LifecycleEvent): void {
-    // After a cancel nothing more is sent for the request (SPEC section 6).
-    if (ctx.request.signal.aborted) return;
-    try {
-      ctx.request.onEvent?.(event);
-    } catch (error) {
-      ctx.logger.warn({ err: error, event: event.type }, 'lifecycle event listener threw');
-    }
-  }
-
-  #progressFor(ctx: CallContext): ((event: ProgressEvent) => void) | undefined {
-    const forward = ctx.request.onProgress;
-    if (!forward) return undefined;
-    return (event) => {
-      if (ctx.request.signal.aborted) return;
-      try {
-        forward({ ...event, ...(event.message !== undefined ? { message: this.#deps.redact(String(event.message)).slice(0, 1024) } : {}) });
-      } catch (error) {
-        ctx.logger.warn({ err: error }, 'progress listener threw');
-      }
-    };
+    emitEnded(ctx, closing, durationMs);
+    logCallEnd(ctx, closing, durationMs);
   }
 
   async #close(): Promise<void> {
