@@ -179,9 +179,11 @@ async function execute(prepared: PreparedContext, job: Job, timeoutMs: number, s
     return failure('tool_error', prepared.tool.loadError.slice(0, MAX_TOOL_MESSAGE_CHARS), { reason: 'load_failed' });
   }
   const { module } = prepared.tool;
+  // isolated-vm reads 0 as "no timeout" and wants whole milliseconds.
+  const evalTimeoutMs = Math.max(1, Math.ceil(timeoutMs));
   // Top-level tool code runs here, inside the call's budget, never while preparing.
   try {
-    await module.evaluate({ timeout: timeoutMs });
+    await module.evaluate({ timeout: evalTimeoutMs });
   } catch (error) {
     if (!isIvmFailure(error)) {
       const message = error instanceof Error ? error.message : String(error);
@@ -194,7 +196,7 @@ async function execute(prepared: PreparedContext, job: Job, timeoutMs: number, s
   const envelope: unknown = await prepared.runtime.apply(
     undefined,
     ['run', module.namespace.derefInto(), new ivm.ExternalCopy(job.args).copyInto({ release: true }), job.callId],
-    { timeout: timeoutMs, result: { copy: true, promise: true } },
+    { timeout: evalTimeoutMs, result: { copy: true, promise: true } },
   );
   return parseEnvelope(envelope, spec);
 }

@@ -104,6 +104,7 @@ describe('isolate runner: results that are not JSON', () => {
     ['nested_undefined', 'undefined'],
     ['symbol', 'symbol'],
     ['nan', 'non_finite_number'],
+    ['deep', 'too_deep'],
   ];
   it.each(cases)('%s → invalid_output (%s), and the next call works', async (kind, reason) => {
     const runner = isolateRunner('bad-output.mjs');
