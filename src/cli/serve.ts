@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, formatProblem, type Problem } from '../config/problem.js';
+import { ConfigError, formatProblem } from '../config/problem.js';
 import { createHost } from '../host.js';
 import { createLogger, type Logger } from '../log.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../protocol/boundary.js';
@@ -65,7 +65,7 @@ export async function run(argv: readonly string[]): Promise<number> {
     process.exit(0);
   }, SHUTDOWN_DEADLINE_MS).unref();
   await server.cancelInFlight(CANCEL_GRACE_MS);
-  await host.supervisor.close().catch((error: unknown) => logger.error({ err: String(error) }, 'supervisor close failed'));
+  // host.close() closes the supervisor: children killed, journal closed.
   await host.close().catch((error: unknown) => logger.error({ err: String(error) }, 'host close failed'));
   await server.close().catch((error: unknown) => logger.warn({ err: String(error) }, 'server close failed'));
   return 0;
@@ -81,11 +81,10 @@ export function parseMaxMessageBytes(value: unknown): number {
 
 type Host = Awaited<ReturnType<typeof createHost>>;
 
-/** The host, or undefined after printing why the configuration does not load. */
+/** The host, or undefined after printing why the configuration does not load (createHost logs exclusions). */
 async function buildHost(flags: ReturnType<typeof hostFlagsFrom>, logger: Logger): Promise<Host | undefined> {
-  let host: Host;
   try {
-    host = await createHost({
+    return await createHost({
       manifestDirs: flags.manifestDirs,
       policyFiles: flags.policyFiles,
       workspace: flags.workspace,
@@ -93,43 +92,12 @@ async function buildHost(flags: ReturnType<typeof hostFlagsFrom>, logger: Logger
       logger,
     });
   } catch (error) {
-    if (error instanceof ConfigError) {
-      reportProblems(error.problems, logger);
-      return undefined;
+    if (!(error instanceof ConfigError)) throw error;
+    for (const problem of error.problems) {
+      logger.error({ file: problem.file, line: problem.line, col: problem.col, reason: problem.reason }, 'configuration problem');
+      process.stderr.write(`${formatProblem(problem)}\n`);
     }
-    throw error;
-  }
-  const config: unknown = host.config;
-  const problems = problemsOf(config);
-  if (problems.length > 0) {
-    reportProblems(problems, logger);
-    await host.close().catch(() => undefined);
     return undefined;
-  }
-  logExclusions(config, logger);
-  return host;
-}
-
-function reportProblems(problems: readonly Problem[], logger: Logger): void {
-  for (const problem of problems) {
-    logger.error({ file: problem.file, line: problem.line, col: problem.col, reason: problem.reason }, 'configuration problem');
-    process.stderr.write(`${formatProblem(problem)}\n`);
-  }
-}
-
-function problemsOf(config: unknown): readonly Problem[] {
-  const problems = isRecord(config) ? config['problems'] : undefined;
-  return Array.isArray(problems) ? (problems as Problem[]) : [];
-}
-
-/** SPEC section 4: an excluded tool is not served, and serve logs why. */
-function logExclusions(config: unknown, logger: Logger): void {
-  const tools = isRecord(config) ? config['tools'] : undefined;
-  if (!(tools instanceof Map)) return;
-  for (const view of tools.values() as Iterable<unknown>) {
-    if (!isRecord(view) || !isRecord(view['exclusion'])) continue;
-    const manifest = isRecord(view['manifest']) ? view['manifest'] : {};
-    logger.warn({ tool: manifest['name'], rule: view['exclusion']['rule'], reason: view['exclusion']['reason'] }, 'tool excluded by policy');
   }
 }
 

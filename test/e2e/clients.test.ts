@@ -4,7 +4,7 @@
 // and without the elicitation capability. Each SPEC section 5 code that a
 // client can provoke is checked by its code and details.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLIENT_KINDS, ensureBuilt, type ClientKind } from '../helpers/mcp-clients.js';
+import { CLIENT_KINDS, ensureBuilt, type ClientKind, type ElicitAnswerScript } from '../helpers/mcp-clients.js';
 import { waitForMarkedProcesses, waitForNoMarkedProcesses } from '../helpers/proc-scan.js';
 import { errorOf, makeHostDirs, startClient, stopClient, type HostClient, type HostDirs } from './host-session.js';
 
@@ -141,7 +141,7 @@ describe.each(CLIENT_KINDS)('%s client without elicitation', (kind: ClientKind) 
 describe.each(CLIENT_KINDS)('%s client with elicitation', (kind: ClientKind) => {
   let dirs: HostDirs;
   let client: HostClient;
-  const answers: Array<{ action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }> = [];
+  const answers: Array<ReturnType<ElicitAnswerScript>> = [];
   const asked: Array<{ message: string; requestedSchema: unknown }> = [];
 
   beforeAll(async () => {

@@ -24,7 +24,7 @@ export const CLIENT_KINDS: readonly ClientKind[] = ['v1-legacy', 'v2-legacy', 'v
 /** How a scripted user answers an approval question. */
 export type ElicitAnswerScript = (request: { message: string; requestedSchema: unknown }) => {
   action: 'accept' | 'decline' | 'cancel';
-  content?: Record<string, unknown>;
+  content?: Record<string, string | number | boolean | string[]>;
 };
 
 export interface ClientOptions {
