@@ -66,7 +66,9 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
   if (isolated) {
     // tmpfs pages are host memory that RLIMIT_AS does not count: cap /tmp and /dev/shm.
     const tmpfsSize = bwrapSupports(bwrap, '--size') ? ['--size', String(PRIVATE_TMPFS_MAX_BYTES)] : [];
-    argv.push(...systemMounts(), '--proc', '/proc', '--dev', '/dev', ...tmpfsSize, '--tmpfs', '/dev/shm');
+    // bubblewrap covers /proc/sys and /proc/sysrq-trigger only when it cannot write them, and
+    // a root-mapped user passes test_perm on global sysctls: the whole /proc goes read-only.
+    argv.push(...systemMounts(), '--proc', '/proc', '--remount-ro', '/proc', '--dev', '/dev', ...tmpfsSize, '--tmpfs', '/dev/shm');
     argv.push(...(opts.privateTmp !== undefined ? ['--bind', opts.privateTmp, '/tmp'] : [...tmpfsSize, '--tmpfs', '/tmp']));
     argv.push(...mounts);
     if (cgroup !== undefined) argv.push('--bind', cgroup.procsPath, SANDBOX_CGROUP_PROCS_PATH);

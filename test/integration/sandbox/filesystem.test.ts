@@ -152,6 +152,19 @@ describe('namespace sandbox: filesystem', () => {
     expect(readFileSync(join(outside.path, 'kept.txt'), 'utf8')).toBe('kept');
   });
 
+  it('keeps global kernel settings in /proc/sys and /proc/sysrq-trigger unwritable', async () => {
+    // Rewrites the host's current value, so even a failing sandbox changes nothing.
+    const current = readFileSync('/proc/sys/kernel/printk_ratelimit', 'utf8');
+    const spec = probeSpec(marker, { roots: [{ path: workspace.path, access: 'read' }] });
+    const results = await runProbe(spec, { cwd: workspace.path }, [
+      { op: 'write', path: '/proc/sys/kernel/printk_ratelimit', text: current },
+      { op: 'writable', path: '/proc/sysrq-trigger' },
+      { op: 'read', path: '/proc/self/status' },
+    ]);
+    expect(results.slice(0, 2)).toEqual([{ error: 'EROFS' }, { ok: false }]);
+    expect(results[2]).toHaveProperty('ok');
+  });
+
   it('caps the private /tmp, so filling it cannot exhaust host memory', async () => {
     const spec = probeSpec(marker, { roots: [{ path: workspace.path, access: 'read' }] });
     const results = await runProbe(spec, { cwd: workspace.path }, [

@@ -65,6 +65,8 @@ describe('buildSandboxArgv', () => {
     const { bwrap } = split(buildSandboxArgv(spec(), { cwd: WRITE_ROOT }));
     for (const flag of ['--unshare-ipc', '--unshare-uts', '--unshare-net', '--unshare-cgroup-try', '--remount-ro']) expect(bwrap).toContain(flag);
     expect(pairsOf(bwrap, '--dev-bind')).toEqual([]);
+    const remounted = bwrap.flatMap((arg, index) => (arg === '--remount-ro' ? [bwrap[index + 1]] : []));
+    expect(remounted).toEqual(['/proc', '/']);
     if (process.getuid?.() === 0) expect(bwrap[bwrap.indexOf('--cap-drop') + 1]).toBe('ALL');
   });
 
