@@ -59,7 +59,7 @@ export function describeError(error: ErrorObject, schema: Readonly<Record<string
     return {
       path: `${error.instancePath}/${escapePointer(missing)}`,
       keyword: 'required',
-      expected: properties?.[missing] ?? {},
+      expected: followLocalRefs(schema, properties?.[missing] ?? {}),
     };
   }
   if (typeof extra === 'string') {
@@ -67,6 +67,19 @@ export function describeError(error: ErrorObject, schema: Readonly<Record<string
     return { path: `${error.instancePath}/${escapePointer(extra)}`, keyword: 'additionalProperties', expected: false, allowed };
   }
   return { path: error.instancePath, keyword: error.keyword, expected: parent ?? schema };
+}
+
+// A sub-schema that is only a local $ref says nothing by itself: show what it points to.
+function followLocalRefs(root: unknown, node: unknown): unknown {
+  let current = node;
+  for (let hops = 0; hops < 8; hops++) {
+    const ref = (current as { $ref?: unknown } | null)?.$ref;
+    if (typeof ref !== 'string' || !ref.startsWith('#') || Object.keys(current as object).length !== 1) return current;
+    const target = resolvePointer(root, ref.slice(1));
+    if (target === undefined) return current;
+    current = target;
+  }
+  return current;
 }
 
 function resolvePointer(root: unknown, pointer: string): unknown {
