@@ -1,0 +1,85 @@
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createSilentLogger } from '../../../src/log.js';
+import { BoundaryStdioTransport, ProtocolOutput } from '../../../src/protocol/stdio.js';
+
+function capture(stream: PassThrough): () => string {
+  let text = '';
+  stream.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+  return () => text;
+}
+
+describe('ProtocolOutput', () => {
+  it('writes one JSON line per message, in call order', async () => {
+    const stdout = new PassThrough();
+    const read = capture(stdout);
+    const output = new ProtocolOutput(stdout, createSilentLogger());
+    await Promise.all([output.writeMessage({ jsonrpc: '2.0', id: 1, result: {} }), output.writeMessage({ jsonrpc: '2.0', method: 'x' })]);
+    expect(read()).toBe('{"jsonrpc":"2.0","id":1,"result":{}}\n{"jsonrpc":"2.0","method":"x"}\n');
+  });
+
+  it('after guard(), other writes to the stream go to stderr; protocol lines still reach stdout', async () => {
+    const stdout = new PassThrough();
+    const stderr = new PassThrough();
+    const readOut = capture(stdout);
+    const readErr = capture(stderr);
+    const output = new ProtocolOutput(stdout, createSilentLogger());
+    output.guard(stderr);
+    stdout.write('a stray console.log\n');
+    await output.writeMessage({ jsonrpc: '2.0', id: 2, result: {} });
+    expect(readOut()).toBe('{"jsonrpc":"2.0","id":2,"result":{}}\n');
+    expect(readErr()).toBe('a stray console.log\n');
+  });
+});
+
+describe('BoundaryStdioTransport', () => {
+  function setup() {
+    const input = new PassThrough();
+    const stdout = new PassThrough();
+    const logger = createSilentLogger();
+    const transport = new BoundaryStdioTransport({ input, output: new ProtocolOutput(stdout, logger), maxMessageBytes: 64, logger });
+    const messages: unknown[] = [];
+    transport.onmessage = (message) => messages.push(message);
+    return { input, transport, messages, read: capture(stdout) };
+  }
+
+  it('hands well-formed lines to the SDK and answers malformed ones itself', async () => {
+    const { input, transport, messages, read } = setup();
+    await transport.start();
+    input.write('{"jsonrpc":"2.0","id":1,"method":"ping"}\n{"jsonrpc":"2.0","id":2,"id":3}\n');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(messages).toEqual([{ jsonrpc: '2.0', id: 1, method: 'ping' }]);
+    expect(JSON.parse(read())).toMatchObject({ id: 3, error: { code: -32600, data: { code: 'malformed_request', reason: 'duplicate_key' } } });
+  });
+
+  it('answers an oversized line as soon as it passes the cap, before its newline arrives', async () => {
+    const { input, transport, messages, read } = setup();
+    await transport.start();
+    input.write(`{"jsonrpc":"2.0","id":"big","method":"ping","params":{"x":"${'y'.repeat(100)}`);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(JSON.parse(read())).toMatchObject({ id: 'big', error: { code: -32600, data: { reason: 'too_large', maxBytes: 64 } } });
+    input.write('"}}\n{"jsonrpc":"2.0","id":4,"method":"ping"}\n');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(messages).toEqual([{ jsonrpc: '2.0', id: 4, method: 'ping' }]);
+  });
+
+  it('reports end of input through onInputEnd, or closes when nobody listens', async () => {
+    const first = setup();
+    let ended = 0;
+    let closed = 0;
+    first.transport.onInputEnd = () => ended++;
+    first.transport.onclose = () => closed++;
+    await first.transport.start();
+    first.input.end();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect([ended, closed]).toEqual([1, 0]);
+
+    const second = setup();
+    second.transport.onclose = () => closed++;
+    await second.transport.start();
+    second.input.end();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(closed).toBe(1);
+    await expect(second.transport.send({ jsonrpc: '2.0', method: 'x' })).rejects.toThrow();
+  });
+});
