@@ -1,7 +1,7 @@
 // Resource limits hold inside the sandbox, in both isolation modes: address
 // space from memoryMb, file size, process count (a pids cgroup: RLIMIT_NPROC
 // does not bind root), and CPU seconds from the timeout.
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { probePidsCgroup, sweepPidsCgroups } from '../../../src/runner/pids-cgroup.js';
@@ -78,6 +78,7 @@ describe('pids cgroups', () => {
       expect(existsSync(used.dir)).toBe(false);
       // Built but not yet run: an unjoined cgroup is kept until it counts as abandoned.
       expect(existsSync(unused.dir)).toBe(true);
+      rmdirSync(unused.dir);
     } finally {
       workspace.remove();
       expect(await waitForNoMarkedProcesses(marker)).toEqual([]);

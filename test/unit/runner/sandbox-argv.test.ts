@@ -6,12 +6,18 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { computeSandboxLimits, CPU_MARGIN_SECONDS, DEFAULT_CPU_SECONDS, DEFAULT_PROCESSES } from '../../../src/runner/rlimits.js';
+import { sweepPidsCgroups } from '../../../src/runner/pids-cgroup.js';
 import type { RunSpec } from '../../../src/runner/runner.js';
 import { buildSandboxArgv, SANDBOX_DEFAULT_PATH } from '../../../src/runner/sandbox-argv.js';
 
 const MANIFEST_DIR = realpathSync(fileURLToPath(new URL('../../fixtures/tools/sandbox/', import.meta.url)));
 const READ_ROOT = realpathSync(fileURLToPath(new URL('../../fixtures/', import.meta.url)));
 const WRITE_ROOT = realpathSync(fileURLToPath(new URL('../../unit/', import.meta.url)));
+
+// Every argv built here made a pids cgroup that no sandbox joins: remove them.
+afterAll(() => {
+  sweepPidsCgroups({ hostExiting: true });
+});
 
 function spec(overrides: Partial<RunSpec> = {}): RunSpec {
   return {
