@@ -28,7 +28,7 @@ export function createRedactor(options: RedactorOptions): Redactor {
   return (text: string): string => {
     let out = text;
     for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
-    if (STACK_LINE.test(out)) out = redactStackLines(out);
+    out = redactStackLines(out);
     out = out.replace(FILE_URL, (match: string, path: string) => (isVisible(path) ? match : `file://${REDACTED_PATH}`));
     out = out.replace(ABSOLUTE_PATH, (path: string) => (isVisible(path) ? path : REDACTED_PATH));
     return out;
@@ -50,13 +50,56 @@ export function redactJson(value: unknown, redact: Redactor): unknown {
   return value;
 }
 
-// Node (`    at fn (/x/y.js:1:2)`, `    at /x/y.js:1:2`) and Python (`  File "/x.py", line 3, in f`) frames.
-const STACK_LINE = /^[ \t]*(?:at .*(?::\d+:\d+\)?|\(native\)|<anonymous>\)?)|File "[^"\n]*", line \d+.*)[ \t]*$/m;
-const STACK_LINE_GLOBAL = new RegExp(STACK_LINE.source, 'gm');
-
+// Node (`    at fn (/x/y.js:1:2)`, `    at /x/y.js:1:2`, `at new Promise (<anonymous>)`) and
+// Python (`  File "/x.py", line 3, in f`) frames. Checked line by line with
+// linear scans, not one backtracking regex: tool output is hostile and this
+// runs on the host's event loop.
 function redactStackLines(text: string): string {
-  // A run of frames becomes one marker line, so the shape of the message survives.
-  return text.replace(STACK_LINE_GLOBAL, REDACTED_STACK).replace(/(\[stack trace\]\r?\n)+(?=\[stack trace\])/g, '');
+  if (!text.includes('at ') && !text.includes('File "')) return text;
+  const lines = text.split('\n');
+  const out: string[] = [];
+  for (const line of lines) {
+    if (!isStackLine(line)) out.push(line);
+    // A run of frames becomes one marker line, so the shape of the message survives.
+    else if (out[out.length - 1] !== REDACTED_STACK) out.push(REDACTED_STACK);
+  }
+  return out.join('\n');
+}
+
+/** Longest line considered a stack frame; longer lines are content. */
+const MAX_FRAME_CHARS = 4096;
+const PYTHON_FRAME = /^File "[^"\n]*", line \d+/;
+
+function isStackLine(line: string): boolean {
+  const frame = line.trim();
+  if (frame.length > MAX_FRAME_CHARS) return false;
+  if (frame.startsWith('File "')) return PYTHON_FRAME.test(frame);
+  if (!frame.startsWith('at ')) return false;
+  if (frame.endsWith('(native)') || frame.endsWith('<anonymous>)') || frame.endsWith('<anonymous>')) return true;
+  return endsWithIndex(frame) || endsWithLineAndColumn(frame);
+}
+
+// `(index 3)`, as in `at async Promise.all (index 3)`.
+function endsWithIndex(frame: string): boolean {
+  if (!frame.endsWith(')')) return false;
+  const open = frame.lastIndexOf('(index ');
+  return open >= 0 && /^\d+$/.test(frame.slice(open + 7, -1));
+}
+
+// `:12:34` or `:12:34)` at the end.
+function endsWithLineAndColumn(frame: string): boolean {
+  let end = frame.endsWith(')') ? frame.length - 1 : frame.length;
+  for (let fields = 0; fields < 2; fields++) {
+    let start = end;
+    while (start > 0 && isDigit(frame.charCodeAt(start - 1))) start--;
+    if (start === end || frame.charCodeAt(start - 1) !== 0x3a /* : */) return false;
+    end = start - 1;
+  }
+  return true;
+}
+
+function isDigit(code: number): boolean {
+  return code >= 0x30 && code <= 0x39;
 }
 
 // An absolute path: a `/` not preceded by a word character, dot, colon or slash

@@ -29,7 +29,7 @@ describe('createRedactor', () => {
   });
 
   it('collapses Node and Python stack frames', () => {
-    const node = 'Error: boom\n    at f (/opt/tool/x.js:1:2)\n    at /opt/tool/y.js:3:4\n    at process.processTicksAndRejections (node:internal/process/task_queues:95:5)\ndone';
+    const node = 'Error: boom\n    at f (/opt/tool/x.js:1:2)\n    at /opt/tool/y.js:3:4\n    at async Promise.all (index 0)\n    at new Promise (<anonymous>)\n    at process.processTicksAndRejections (node:internal/process/task_queues:95:5)\ndone';
     expect(redact(node)).toBe(`Error: boom\n${REDACTED_STACK}\ndone`);
     const python = 'Traceback (most recent call last):\n  File "/usr/lib/x.py", line 3, in <module>\nValueError: bad';
     expect(redact(python)).toBe(`Traceback (most recent call last):\n${REDACTED_STACK}\nValueError: bad`);
@@ -47,5 +47,15 @@ describe('redactJson', () => {
     const out = redactJson(value, redact) as object;
     expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
     expect(Object.getOwnPropertyDescriptor(out, '__proto__')?.value).toEqual({ a: REDACTED_PATH });
+  });
+});
+
+describe('hostile input', () => {
+  it('handles long frame-like lines in linear time', () => {
+    const lines = Array.from({ length: 2000 }, () => `at ${'1:'.repeat(2000)}x`).join('\n');
+    const digits = `at ${'9'.repeat(500_000)}:`;
+    const slashes = '/'.repeat(500_000);
+    // A quadratic scan of these would not finish within the test timeout.
+    for (const text of [lines, digits, slashes]) expect(redact(text)).toBe(text);
   });
 });
