@@ -24,7 +24,11 @@ if (!existsSync(join(ROOT, 'dist/src/cli/main.js'))) {
 const scratch = mkdtempSync(join(tmpdir(), 'toolhost-bench-'));
 const workspace = join(scratch, 'workspace');
 mkdirSync(workspace);
-const base = { manifests: join(ROOT, 'scripts/bench/manifests'), policy: join(ROOT, 'scripts/bench/policy.yaml'), workspace };
+// Trust follows where manifests live; the bench's live outside the scratch
+// workspace, so its policy names them (and the generated ones) by absolute path.
+const policy = join(scratch, 'policy.yaml');
+writeFileSync(policy, readFileSync(join(ROOT, 'scripts/bench/policy.yaml'), 'utf8').replace('"**"', `"${ROOT}scripts/bench/manifests/**", "${scratch}/**"`));
+const base = { manifests: join(ROOT, 'scripts/bench/manifests'), policy, workspace };
 let stateCount = 0;
 const host = (extra = {}, env = {}) => connect(process.execPath, hostArgs({ ...base, state: join(scratch, `state-${stateCount++}`), ...extra }), env);
 const results = { machine: { node: process.version, cpus: (await import('node:os')).cpus().length }, quick };

@@ -1,5 +1,6 @@
-#!/bin/sh
-# A tool that never answers and leaves a setsid'd grandchild behind, marked so
-# the bench can count orphans after each timeout.
-setsid sh -c "sleep 1000 # $1" &
-exec sleep 1000 "# $1"
+#!/bin/bash
+# A tool that never answers and leaves a setsid'd grandchild behind. Every
+# sleeper carries the marker as its argv[0] (exec -a), so the bench can count
+# orphans after each timeout.
+setsid bash -c 'exec -a "$0" sleep 1000' "$1" &
+exec -a "$1" sleep 1000
