@@ -42,14 +42,18 @@ export function createProcessRunner(spec: RunSpec, deps: ProcessRunnerDeps): Run
       const startedMs = performance.now();
       if (isClosed) return failRun('cancelled', {}, startedMs);
       // close() must reach one-shot calls too: it aborts them like a client cancel.
+      // (Linked by hand: AbortSignal.any keeps composites alive on a long-lived signal.)
       const controller = new AbortController();
-      const signal = AbortSignal.any([options.signal, controller.signal]);
-      const outcome = guard(job, runOneShot(spec, job, { ...options, signal }, runnerDeps), startedMs);
+      const forwardAbort = (): void => controller.abort();
+      if (options.signal.aborted) controller.abort();
+      else options.signal.addEventListener('abort', forwardAbort, { once: true });
+      const outcome = guard(job, runOneShot(spec, job, { ...options, signal: controller.signal }, runnerDeps), startedMs);
       running.set(controller, outcome);
       try {
         return await outcome;
       } finally {
         running.delete(controller);
+        options.signal.removeEventListener('abort', forwardAbort);
       }
     },
     async close(): Promise<void> {

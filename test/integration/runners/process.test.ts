@@ -1,5 +1,6 @@
 // One-shot process runner against hostile fixtures. Every process is tagged
 // with the test's marker; after each test a /proc scan proves none remains.
+import { getEventListeners } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -174,6 +175,15 @@ describe('process runner, one-shot', () => {
     controller.abort();
     expect(failure(await pending)).toEqual({ code: 'cancelled', details: {} });
     expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+  });
+
+  it('leaves no listener on a long-lived signal shared by many calls', async () => {
+    const tool = start({});
+    const shared = new AbortController().signal;
+    for (let i = 0; i < 3; i++) {
+      expect((await tool.run(job({ mode: 'echo' }), runOptions({ signal: shared }))).ok).toBe(true);
+    }
+    expect(getEventListeners(shared, 'abort')).toHaveLength(0);
   });
 
   it('answers cancelled without spawning when the signal is already aborted', async () => {
