@@ -209,10 +209,11 @@ class CallSupervisor implements Supervisor {
   #toHostError(ctx: CallContext, thrown: unknown): HostError {
     if (isHostError(thrown)) {
       const code = ctx.terminate(thrown.code);
-      return code === thrown.code ? thrown : new HostError(code, 'The call was cancelled.', {}, { cause: thrown });
+      if (code === thrown.code) return thrown;
+      return new HostError(code, code === 'cancelled' ? 'The call was cancelled.' : `The call ended with ${code}.`, {}, { cause: thrown });
     }
     ctx.terminate('internal');
-    ctx.logger.error({ err: thrown, stage: ctx.stage }, 'internal error in a tool call');
+    // Logged once, with the cause, by the end-of-call log line.
     return new HostError('internal', 'An internal error stopped this call.', { stage: ctx.stage }, { cause: thrown });
   }
 
