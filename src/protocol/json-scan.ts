@@ -34,9 +34,6 @@ const ARRAY = 2;
 /** Key bookkeeping of one object within the tracked depth. */
 interface ObjectFrame {
   readonly keys: Set<string>;
-  readonly parent: ObjectFrame | undefined;
-  /** The key in the parent object (or index marker in an array) this object sits under. */
-  readonly label: string;
   /** The key whose value is being read. */
   key?: string;
 }
@@ -51,6 +48,8 @@ class Scanner {
   private depth = 0;
   /** Object frames by level (undefined for arrays and for levels past trackDepth). */
   private readonly frames: (ObjectFrame | undefined)[] = [];
+  /** Where each tracked container sits in its parent: the parent's key, or `-` in an array. */
+  private readonly labels: string[] = [];
 
   constructor(
     private readonly text: string,
@@ -130,17 +129,17 @@ class Scanner {
     this.kinds[depth] = kind;
     if (depth > this.maxDepth) this.maxDepth = depth;
     if (depth > this.trackDepth) return;
-    if (kind === OBJECT) {
-      const parent = this.frames[depth - 1];
-      const label = this.kinds[depth - 1] === OBJECT ? (parent?.key ?? '') : '-';
-      this.frames[depth] = { keys: new Set(), parent: depth > 1 ? nearestObject(this.frames, depth - 1) : undefined, label };
-    } else {
-      this.frames[depth] = undefined;
-    }
+    this.labels[depth] = this.kinds[depth - 1] === OBJECT ? (this.frames[depth - 1]?.key ?? '') : '-';
+    this.frames[depth] = kind === OBJECT ? { keys: new Set() } : undefined;
   }
 
   private fail(): JsonScan {
     return { ok: false, offset: this.pos };
+  }
+
+  /** A JSON-pointer-like path of `key` in the object at the current depth (array positions shown as `-`). */
+  private pathOf(key: string): string {
+    return `/${[...this.labels.slice(2, this.depth + 1), key].map(escapePointer).join('/')}`;
   }
 
   /** Reads `"key" :` and, within the tracked depth, records duplicates. */
@@ -154,7 +153,7 @@ class Scanner {
       const raw = this.text.slice(start + 1, this.pos - 1);
       // Escapes make two spellings of one key ("a" and "\u0061"): compare decoded.
       const key = raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
-      if (frame.keys.has(key)) this.duplicateKey ??= pathOf(frame, key);
+      if (frame.keys.has(key)) this.duplicateKey ??= this.pathOf(key);
       frame.keys.add(key);
       frame.key = key;
     }
@@ -250,22 +249,6 @@ function isEscaped(text: string, index: number): boolean {
   let count = 0;
   for (let i = index - 1; i >= 0 && text.charCodeAt(i) === BACKSLASH; i--) count++;
   return count % 2 === 1;
-}
-
-/** The object frame at `depth` or the closest one above it (arrays have none). */
-function nearestObject(frames: readonly (ObjectFrame | undefined)[], depth: number): ObjectFrame | undefined {
-  for (let level = depth; level >= 1; level--) {
-    const frame = frames[level];
-    if (frame) return frame;
-  }
-  return undefined;
-}
-
-/** A JSON-pointer-like path of `key` in `frame` (array positions shown as `-`). */
-function pathOf(frame: ObjectFrame, key: string): string {
-  const labels = [key];
-  for (let current: ObjectFrame = frame; current.parent !== undefined; current = current.parent) labels.unshift(current.label);
-  return `/${labels.map(escapePointer).join('/')}`;
 }
 
 function escapePointer(key: string): string {

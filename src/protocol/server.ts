@@ -2,7 +2,7 @@
 // era (serveStdio pins legacy or modern on the opening message), whose
 // handlers hand every tools/call to the supervisor and render its outcome.
 // No decision is made here: the supervisor decides, results.ts renders.
-import { ProtocolError, Server, type Implementation, type ProtocolEra, type ServerContext, type Transport } from '@modelcontextprotocol/server';
+import { ProtocolError, Server, type Implementation, type ProtocolEra, type Transport } from '@modelcontextprotocol/server';
 import { serveStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
 import { HostError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -139,4 +139,3 @@ function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
-export type { ServerContext };

@@ -81,3 +81,14 @@ describe('recoverIdFromPrefix', () => {
     expect(recoverIdFromPrefix(text)).toEqual(id);
   });
 });
+
+describe('duplicate key paths', () => {
+  it.each([
+    ['{"jsonrpc":"2.0","id":1,"method":"m","method":"n"}', '/method'],
+    ['{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":[{"k":1,"k":2}]}}', '/params/a/-/k'],
+    ['{"jsonrpc":"2.0","id":1,"method":"m","params":{"a/b":{"~":1,"~":2}}}', '/params/a~1b/~0'],
+  ])('%s → %s', (line, key) => {
+    const check = checkLine(utf8(line), 1024);
+    expect(check.ok ? undefined : check.response.error.data['key']).toBe(key);
+  });
+});
