@@ -11,14 +11,19 @@ import { createLogger, type Logger } from '../log.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../protocol/boundary.js';
 import { CUSTOM_METHODS } from '../protocol/custom-methods.js';
 import { serveToolhost } from '../protocol/server.js';
+import type { Supervisor } from '../supervisor/types.js';
 import { BoundaryStdioTransport, ProtocolOutput } from '../protocol/stdio.js';
 import { HOST_FLAGS_HELP, hostFlagsFrom, parseCommandArgs, UsageError } from './args.js';
+import { HostReloader, watchConfig } from './serve-reload.js';
 
 const HELP = `Usage: toolhost serve [host flags] [--max-message-bytes N]
 
 Serves the tools over the Model Context Protocol on stdin/stdout (newline-delimited
 JSON-RPC), to legacy clients (initialize, 2025-11-25 and older) and modern ones
 (2026-07-28). Logs go to stderr or --log-file; stdout carries protocol only.
+A change to a manifest or policy file is reloaded (the client gets
+notifications/tools/list_changed); a change that does not load is logged and
+the previous configuration stays in force.
 Ends on stdin EOF or SIGTERM: in-flight calls are cancelled, exit code 0.
 
   --max-message-bytes N   largest inbound message in bytes (default ${DEFAULT_MAX_MESSAGE_BYTES})
@@ -55,6 +60,13 @@ export async function run(argv: readonly string[]): Promise<number> {
     serverInfo: { name: 'toolhost', version: readPackageVersion() },
     registerMethods: CUSTOM_METHODS,
   });
+  const hosts = new HostReloader<Host, Supervisor>(host, {
+    build: () => buildHost(flags, logger),
+    swap: (next) => server.replaceSupervisor(next),
+    whenIdle: (supervisor) => server.whenIdle(supervisor),
+    logger,
+  });
+  const watcher = watchConfig(flags, logger, () => hosts.reload());
   logger.info({ tools: host.supervisor.listTools().length, maxMessageBytes }, 'serving MCP on stdio');
 
   const reason = await stopped;
@@ -64,9 +76,10 @@ export async function run(argv: readonly string[]): Promise<number> {
     logger.warn('shutdown deadline reached; exiting');
     process.exit(0);
   }, SHUTDOWN_DEADLINE_MS).unref();
+  watcher.close();
   await server.cancelInFlight(CANCEL_GRACE_MS);
-  // host.close() closes the supervisor: children killed, journal closed.
-  await host.close().catch((error: unknown) => logger.error({ err: String(error) }, 'host close failed'));
+  // Closing a host closes its supervisor: children killed, journal closed.
+  await hosts.close();
   await server.close().catch((error: unknown) => logger.warn({ err: String(error) }, 'server close failed'));
   return 0;
 }

@@ -12,8 +12,11 @@ import { forwardLifecycleEvents, forwardProgress } from './notifications.js';
 import { readArtifactResource, ARTIFACT_URI_TEMPLATE } from './resources.js';
 import { JSONRPC_INTERNAL_ERROR, renderOutcome } from './results.js';
 
-/** Adds methods beyond the MCP spec (e.g. `toolhost/render`, `toolhost/parse`) to each server instance. */
-export type RegisterMethods = (server: Server, context: { readonly era: ProtocolEra; readonly supervisor: Supervisor }) => void;
+/**
+ * Adds methods beyond the MCP spec (e.g. `toolhost/render`, `toolhost/parse`) to each server
+ * instance. `supervisor()` returns the one in force now (a reload may replace it).
+ */
+export type RegisterMethods = (server: Server, context: { readonly era: ProtocolEra; readonly supervisor: () => Supervisor }) => void;
 
 export interface ToolhostServerOptions {
   readonly supervisor: Supervisor;
@@ -28,8 +31,13 @@ export interface ToolhostServerOptions {
 export interface ToolhostServer {
   /** Aborts every in-flight call (reason: shutdown) and waits, at most `timeoutMs`, for their answers to be written. */
   cancelInFlight(timeoutMs: number): Promise<void>;
-  /** Sends notifications/tools/list_changed to the connected client (after a reload). */
-  notifyToolsChanged(): Promise<void>;
+  /**
+   * After a reload: new calls go to `next`, calls already running finish on the old
+   * supervisor, and the client gets notifications/tools/list_changed.
+   */
+  replaceSupervisor(next: Supervisor): Promise<void>;
+  /** Resolves once no call is running on `supervisor` (then it may be closed). */
+  whenIdle(supervisor: Supervisor): Promise<void>;
   /** Closes the server instance and the transport. */
   close(): Promise<void>;
   /** How many tools/call requests are running. */
@@ -40,8 +48,9 @@ export interface ToolhostServer {
 export function serveToolhost(transport: Transport, options: ToolhostServerOptions): ToolhostServer {
   const inFlight = new Set<InFlightCall>();
   const servers = new Set<Server>();
+  const state: ServingState = { supervisor: options.supervisor, inFlight, idleWaiters: new Set() };
   const factory = ({ era }: { era: ProtocolEra }): Server => {
-    const server = buildServer(era, options, inFlight);
+    const server = buildServer(era, options, state);
     servers.add(server);
     server.onclose = () => servers.delete(server);
     return server;
@@ -59,28 +68,51 @@ export function serveToolhost(transport: Transport, options: ToolhostServerOptio
       for (const call of calls) call.controller.abort(new HostError('cancelled', 'The host is shutting down.', { reason: 'shutdown' }));
       await Promise.race([Promise.allSettled(calls.map((call) => call.answered)), delay(timeoutMs)]);
     },
-    async notifyToolsChanged() {
+    async replaceSupervisor(next) {
+      state.supervisor = next;
       await Promise.allSettled([...servers].map((server) => server.sendToolListChanged()));
+    },
+    whenIdle(supervisor) {
+      const isIdle = () => ![...inFlight].some((call) => call.supervisor === supervisor);
+      if (isIdle()) return Promise.resolve();
+      return new Promise((resolve) => {
+        const waiter = () => {
+          if (!isIdle()) return;
+          state.idleWaiters.delete(waiter);
+          resolve();
+        };
+        state.idleWaiters.add(waiter);
+      });
     },
     close: () => handle.close(),
   };
 }
 
+/** What every server instance of the connection shares. */
+interface ServingState {
+  /** The supervisor new calls go to. */
+  supervisor: Supervisor;
+  readonly inFlight: Set<InFlightCall>;
+  /** Checked whenever a call ends. */
+  readonly idleWaiters: Set<() => void>;
+}
+
 interface InFlightCall {
+  readonly supervisor: Supervisor;
   readonly controller: AbortController;
   /** Settles once the handler returned (its answer is handed to the SDK). */
   readonly answered: Promise<unknown>;
 }
 
-function buildServer(era: ProtocolEra, options: ToolhostServerOptions, inFlight: Set<InFlightCall>): Server {
-  const { supervisor, logger } = options;
+function buildServer(era: ProtocolEra, options: ToolhostServerOptions, state: ServingState): Server {
+  const { logger } = options;
   const server = new Server(options.serverInfo, {
     capabilities: { tools: { listChanged: true }, resources: {}, logging: {} },
     instructions: 'toolhost runs sandboxed tools under policy. Errors carry a stable code in their first line and in _meta["toolhost/error"].',
   });
 
   server.setRequestHandler('tools/list', async () => ({
-    tools: supervisor.listTools().map((tool) => ({
+    tools: state.supervisor.listTools().map((tool) => ({
       name: tool.name,
       description: tool.description,
       inputSchema: { ...tool.inputSchema, type: 'object' as const },
@@ -90,6 +122,8 @@ function buildServer(era: ProtocolEra, options: ToolhostServerOptions, inFlight:
   }));
 
   server.setRequestHandler('tools/call', async (request, ctx) => {
+    // The call stays on the supervisor it started with, even if a reload replaces it meanwhile.
+    const supervisor = state.supervisor;
     const controller = new AbortController();
     const signal = AbortSignal.any([ctx.mcpReq.signal, controller.signal]);
     const params = request.params;
@@ -107,8 +141,8 @@ function buildServer(era: ProtocolEra, options: ToolhostServerOptions, inFlight:
       onProgress: forwardProgress(ctx, meta['progressToken'], logger),
       onEvent: forwardLifecycleEvents(ctx, logger),
     });
-    const call: InFlightCall = { controller, answered: work.catch(() => undefined) };
-    inFlight.add(call);
+    const call: InFlightCall = { supervisor, controller, answered: work.catch(() => undefined) };
+    state.inFlight.add(call);
     try {
       return renderOutcome(await work, supervisor.session);
     } catch (error) {
@@ -117,7 +151,8 @@ function buildServer(era: ProtocolEra, options: ToolhostServerOptions, inFlight:
       logger.error({ err: error instanceof Error ? error.message : String(error) }, 'supervisor.callTool threw');
       throw new ProtocolError(JSONRPC_INTERNAL_ERROR, 'Internal error.', { code: 'internal' });
     } finally {
-      inFlight.delete(call);
+      state.inFlight.delete(call);
+      for (const waiter of [...state.idleWaiters]) waiter();
     }
   });
 
@@ -127,9 +162,9 @@ function buildServer(era: ProtocolEra, options: ToolhostServerOptions, inFlight:
       { uriTemplate: ARTIFACT_URI_TEMPLATE, name: 'artifact', description: 'A tool result too large to return inline, by SHA-256.' },
     ],
   }));
-  server.setRequestHandler('resources/read', async (request) => readArtifactResource(supervisor, request.params.uri));
+  server.setRequestHandler('resources/read', async (request) => readArtifactResource(state.supervisor, request.params.uri));
 
-  for (const register of options.registerMethods ?? []) register(server, { era, supervisor });
+  for (const register of options.registerMethods ?? []) register(server, { era, supervisor: () => state.supervisor });
   return server;
 }
 

@@ -287,3 +287,25 @@ describe('shutdown', () => {
     expect((result['_meta'] as Record<string, unknown>)['toolhost/error']).toEqual({ code: 'cancelled', reason: 'shutdown' });
   });
 });
+
+describe('reload', () => {
+  it('replaceSupervisor: new calls go to the new one, a running call finishes on the old one, the client hears list_changed', async () => {
+    const { client, supervisor: old, server, lines } = await startWithClient({ kind: 'v2-legacy' });
+    const running = client.callTool({ name: 'wait', arguments: {} });
+    await old.waitStarted;
+    const next = new ScriptedSupervisor();
+    await server.replaceSupervisor(next);
+    await until(() => lines.some((line) => line.includes('notifications/tools/list_changed')));
+    await client.callTool({ name: 'echo', arguments: { text: 'new' } });
+    expect(next.requests.map((request) => request.name)).toEqual(['echo']);
+    let idle = false;
+    const idleWait = server.whenIdle(old).then(() => (idle = true));
+    expect(idle).toBe(false);
+    await server.whenIdle(next);
+    await server.cancelInFlight(2_000);
+    await running;
+    await idleWait;
+    expect(idle).toBe(true);
+  });
+});
+
