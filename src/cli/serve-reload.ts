@@ -1,76 +1,10 @@
 // Reload for `toolhost serve` (SPEC section 6: notifications/tools/list_changed
-// when a manifest or policy change is reloaded). Watches the manifest folders,
-// the organisation policy files and the workspace's policies/ folder; after a
-// change settles, builds a new host. A configuration that no longer loads is
-// logged and ignored: the host keeps serving what it had (fail closed on the
-// new files, lose nothing on the old).
-import { existsSync, watch, type FSWatcher } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+// when a manifest or policy change is reloaded). An operator asks for it with
+// SIGHUP. The host does not watch the files itself: manifests and policies often
+// live inside the workspace, where a tool with write access (and so the agent)
+// could otherwise add a tool to its own session. A configuration that no longer
+// loads is reported and ignored: the previous one stays in force.
 import type { Logger } from '../log.js';
-
-export interface WatchedConfig {
-  readonly manifestDirs: readonly string[];
-  readonly policyFiles: readonly string[];
-  readonly workspace: string;
-}
-
-export interface ConfigWatcher {
-  close(): void;
-}
-
-/** How long the files must be quiet before a reload: editors write in several steps. */
-export const RELOAD_SETTLE_MS = 300;
-
-/**
- * Calls `onChange` once per burst of changes to manifests or policies. The
- * watches are set up again after each burst, so a folder created meanwhile
- * (the workspace's policies/, a new manifest folder) is watched from then on.
- */
-export function watchConfig(config: WatchedConfig, logger: Logger, onChange: () => void, settleMs = RELOAD_SETTLE_MS): ConfigWatcher {
-  let watchers: FSWatcher[] = [];
-  let timer: NodeJS.Timeout | undefined;
-  let closed = false;
-  const changed = (): void => {
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      if (closed) return;
-      rearm();
-      onChange();
-    }, settleMs);
-    timer.unref();
-  };
-  const add = (path: string, options: { recursive: boolean }, accept: (name: string | null) => boolean): void => {
-    if (!existsSync(path)) return;
-    try {
-      const watcher = watch(path, { recursive: options.recursive, persistent: false }, (_event, name) => {
-        if (accept(name === null ? null : String(name))) changed();
-      });
-      watcher.on('error', (error) => logger.warn({ path, err: error.message }, 'config watch stopped'));
-      watchers.push(watcher);
-    } catch (error) {
-      logger.warn({ path, err: error instanceof Error ? error.message : String(error) }, 'cannot watch for config changes');
-    }
-  };
-  const rearm = (): void => {
-    for (const watcher of watchers) watcher.close();
-    watchers = [];
-    for (const dir of config.manifestDirs) add(dir, { recursive: true }, () => true);
-    // Editors replace files by rename, which ends a watch on the file itself: watch its folder.
-    for (const file of config.policyFiles) add(dirname(file), { recursive: false }, (name) => name === null || name === basename(file));
-    const policies = join(config.workspace, 'policies');
-    add(policies, { recursive: false }, (name) => name === null || /\.ya?ml$/.test(name));
-    // Until the workspace has a policies/ folder, watch for it to appear.
-    if (!existsSync(policies)) add(config.workspace, { recursive: false }, (name) => name === null || name === 'policies');
-  };
-  rearm();
-  return {
-    close() {
-      closed = true;
-      clearTimeout(timer);
-      for (const watcher of watchers) watcher.close();
-    },
-  };
-}
 
 /** What the reloader needs of a host: its supervisor and a way to close it. */
 export interface ReloadableHost<S> {

@@ -14,16 +14,16 @@ import { serveToolhost } from '../protocol/server.js';
 import type { Supervisor } from '../supervisor/types.js';
 import { BoundaryStdioTransport, ProtocolOutput } from '../protocol/stdio.js';
 import { HOST_FLAGS_HELP, hostFlagsFrom, parseCommandArgs, UsageError } from './args.js';
-import { HostReloader, watchConfig } from './serve-reload.js';
+import { HostReloader } from './serve-reload.js';
 
 const HELP = `Usage: toolhost serve [host flags] [--max-message-bytes N]
 
 Serves the tools over the Model Context Protocol on stdin/stdout (newline-delimited
 JSON-RPC), to legacy clients (initialize, 2025-11-25 and older) and modern ones
 (2026-07-28). Logs go to stderr or --log-file; stdout carries protocol only.
-A change to a manifest or policy file is reloaded (the client gets
-notifications/tools/list_changed); a change that does not load is logged and
-the previous configuration stays in force.
+SIGHUP reloads the manifests and policies (the client gets
+notifications/tools/list_changed); a configuration that does not load is
+reported and the previous one stays in force.
 Ends on stdin EOF or SIGTERM: in-flight calls are cancelled, exit code 0.
 
   --max-message-bytes N   largest inbound message in bytes (default ${DEFAULT_MAX_MESSAGE_BYTES})
@@ -66,7 +66,11 @@ export async function run(argv: readonly string[]): Promise<number> {
     whenIdle: (supervisor) => server.whenIdle(supervisor),
     logger,
   });
-  const watcher = watchConfig(flags, logger, () => hosts.reload());
+  const reload = (): void => {
+    logger.info('SIGHUP: reloading manifests and policies');
+    hosts.reload();
+  };
+  process.on('SIGHUP', reload);
   logger.info({ tools: host.supervisor.listTools().length, maxMessageBytes }, 'serving MCP on stdio');
 
   const reason = await stopped;
@@ -76,7 +80,7 @@ export async function run(argv: readonly string[]): Promise<number> {
     logger.warn('shutdown deadline reached; exiting');
     process.exit(0);
   }, SHUTDOWN_DEADLINE_MS).unref();
-  watcher.close();
+  process.off('SIGHUP', reload);
   await server.cancelInFlight(CANCEL_GRACE_MS);
   // Closing a host closes its supervisor: children killed, journal closed.
   await hosts.close();

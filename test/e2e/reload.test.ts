@@ -1,6 +1,8 @@
-// A manifest or policy change while serving is reloaded: the client hears
-// notifications/tools/list_changed and lists the new set; a change that does
-// not load is refused and the previous tools stay in force.
+// SIGHUP reloads manifests and policies while serving: the client hears
+// notifications/tools/list_changed and lists the new set; a configuration that
+// does not load is refused and the previous tools stay in force. Files changed
+// without a SIGHUP change nothing (an agent with write access to the workspace
+// must not add tools to its own session).
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,10 +36,12 @@ describe.each(['v1-legacy', 'v2-legacy'] as const)('reload with a %s client', (k
     rmSync(manifests, { recursive: true, force: true });
   });
 
-  it('a new manifest is listed after notifications/tools/list_changed', async () => {
+  it('a new manifest is listed after SIGHUP and notifications/tools/list_changed, not before', async () => {
     expect((await client.listTools()).tools.map((tool) => tool['name'])).toEqual(['echo']);
     const before = changes;
     writeFileSync(join(manifests, 'echo_again.yaml'), 'name: echo_again\ndescription: Echo, added while serving.\nsideEffect: read_only\ntimeoutMs: 5000\nsandbox:\n  mode: isolate\nentry: ./echo.js\ninput: { type: object }\n');
+    expect((await client.listTools()).tools.map((tool) => tool['name'])).toEqual(['echo']);
+    process.kill(client.pid!, 'SIGHUP');
     await until(() => changes > before, 'notifications/tools/list_changed', 15_000);
     expect((await client.listTools()).tools.map((tool) => tool['name'])).toEqual(['echo', 'echo_again']);
     const result = await client.callTool({ name: 'echo_again', arguments: { x: 1 } });
@@ -48,12 +52,14 @@ describe.each(['v1-legacy', 'v2-legacy'] as const)('reload with a %s client', (k
     const before = changes;
     mkdirSync(join(dirs.workspace, 'policies'), { recursive: true });
     writeFileSync(join(dirs.workspace, 'policies/deny.yaml'), 'kind: Policy\nname: deny-again\ntools:\n  deny: ["echo_again"]\n');
+    process.kill(client.pid!, 'SIGHUP');
     await until(() => changes > before, 'notifications/tools/list_changed', 15_000);
     expect((await client.listTools()).tools.map((tool) => tool['name'])).toEqual(['echo']);
   });
 
   it('a change that does not load is refused: the previous tools stay', async () => {
     writeFileSync(join(manifests, 'broken.yaml'), 'name: broken\nunknownKey: true\n');
+    process.kill(client.pid!, 'SIGHUP');
     // The refused reload reports the file's problems on stderr, as startup does.
     await until(() => /broken\.yaml:\d+:\d+: /.test(client.stderrText()), 'the refused reload', 15_000);
     const result = await client.callTool({ name: 'echo', arguments: { text: 'still' } });

@@ -1,8 +1,5 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HostReloader, watchConfig } from '../../../src/cli/serve-reload.js';
+import { HostReloader } from '../../../src/cli/serve-reload.js';
 import { createSilentLogger } from '../../../src/log.js';
 
 interface FakeHost {
@@ -86,22 +83,5 @@ describe('HostReloader', () => {
     await settle();
     expect(builds).toBe(2);
     expect(reloader.current.supervisor).toBe('h2');
-  });
-});
-
-describe('watchConfig', () => {
-  it('reports a change once the writes to a manifest folder settle', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'toolhost-watch-'));
-    try {
-      let changes = 0;
-      const watcher = watchConfig({ manifestDirs: [dir], policyFiles: [], workspace: dir }, createSilentLogger(), () => changes++, 50);
-      for (let i = 0; i < 5; i++) writeFileSync(join(dir, `tool${i}.yaml`), 'name: x\n');
-      const deadline = Date.now() + 5_000;
-      while (changes === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
-      watcher.close();
-      expect(changes).toBe(1);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
   });
 });
