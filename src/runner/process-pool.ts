@@ -26,11 +26,15 @@ export class ProcessPool {
   private readonly queue: PendingCall[] = [];
   private startingCount = 0;
   private isClosed = false;
+  // At least one process, whatever the spec says: a pool of none would only queue.
+  private readonly poolSize: number;
 
   constructor(
     private readonly spec: RunSpec,
     private readonly deps: ProcessPoolDeps,
-  ) {}
+  ) {
+    this.poolSize = Number.isFinite(spec.poolSize) ? Math.max(1, Math.floor(spec.poolSize)) : 1;
+  }
 
   /** Queues one call; settles once it has an answer or its process is gone. */
   run(job: Job, options: RunOptions): Promise<RunOutcome> {
@@ -63,7 +67,7 @@ export class ProcessPool {
       if (call !== undefined) this.dispatch(idle, call);
     }
     // The first waiting call warms the whole pool.
-    const wanted = this.queue.length === 0 ? 0 : this.spec.poolSize - this.slots.size - this.startingCount;
+    const wanted = this.queue.length === 0 ? 0 : this.poolSize - this.slots.size - this.startingCount;
     for (let i = 0; i < wanted; i++) void this.startSlot();
   }
 
@@ -215,7 +219,7 @@ export class ProcessPool {
     // Replace at once a process we killed or one that had been answering, so the pool
     // stays warm; one that died before its first answer only on demand (no respawn loop).
     const isWorthReplacing = slot.reason !== undefined || slot.answeredCount > 0;
-    if (isWorthReplacing && this.slots.size + this.startingCount < this.spec.poolSize) void this.startSlot();
+    if (isWorthReplacing && this.slots.size + this.startingCount < this.poolSize) void this.startSlot();
     this.pump();
   }
 
