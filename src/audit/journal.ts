@@ -2,8 +2,12 @@
 // non-read-only call runs, so a host that dies mid-call leaves a `started`
 // record that the next host to open the folder marks `interrupted`. Several
 // hosts may share a state folder: WAL, a busy timeout and one short
-// transaction per write. Every write is synchronous: when begin() returns, the
-// record is on disk.
+// transaction per write. Every write is synchronous. When begin() (the
+// write-ahead record) or reconcile() returns, the record is on disk (fsynced);
+// other records (a read-only call's one record, a finish) have reached the OS,
+// which survives a host crash; power loss may lose the last of them, and a
+// lost finish leaves a `started` record that recovery marks `interrupted`
+// (the cautious reading). One fsync per read-only call would triple its cost.
 import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { createSilentLogger, type Logger } from '../log.js';
@@ -73,7 +77,7 @@ export class Journal {
   /** Writes the `started` record; for a non-read-only call this happens before the tool runs. */
   begin(start: CallStart): void {
     const hostId = this.requireHost();
-    this.write(() => this.statements.insertCall.run({ ...startParams(start), hostId, status: 'started', ...EMPTY_FINISH }));
+    this.durably(() => this.statements.insertCall.run({ ...startParams(start), hostId, status: 'started', ...EMPTY_FINISH }));
   }
 
   /** Closes a `started` record with its outcome. */
@@ -121,7 +125,7 @@ export class Journal {
    */
   reconcile(id: string, action: Reconciliation): CallRecord {
     this.requireOpen();
-    return this.write(() =>
+    return this.durably(() =>
       this.db
         .transaction(() => {
           const existing = this.get(id);
@@ -238,6 +242,20 @@ export class Journal {
     } catch (error) {
       throw toJournalError(error, this.file);
     }
+  }
+
+  // The connection runs with synchronous=NORMAL; this one commit runs with
+  // FULL, so it is fsynced (with every earlier commit in the WAL) before it returns.
+  private durably<T>(operation: () => T): T {
+    // Not a prepared statement: SQLite applies this pragma when it compiles it.
+    return this.write(() => {
+      this.db.pragma('synchronous = FULL');
+      try {
+        return operation();
+      } finally {
+        this.db.pragma('synchronous = NORMAL');
+      }
+    });
   }
 
   private requireOpen(): void {
