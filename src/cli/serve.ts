@@ -49,11 +49,18 @@ export async function run(argv: readonly string[]): Promise<number> {
   const output = new ProtocolOutput(process.stdout, logger);
   output.guard();
 
+  // Listen before the (slow) host build: a SIGTERM during startup still ends cleanly.
+  let signalled: StopReason | undefined;
+  const signals = waitForSignal().then((reason) => (signalled = reason));
   const host = await buildHost(flags, logger);
   if (!host) return 1;
+  if (signalled) {
+    await host.close();
+    return 0;
+  }
 
   const transport = new BoundaryStdioTransport({ input: process.stdin, output, maxMessageBytes, logger });
-  const stopped = waitForStop(transport);
+  const inputEnded = new Promise<StopReason>((resolve) => (transport.onInputEnd = () => resolve('eof')));
   const server = serveToolhost(transport, {
     supervisor: host.supervisor,
     logger,
@@ -73,7 +80,7 @@ export async function run(argv: readonly string[]): Promise<number> {
   process.on('SIGHUP', reload);
   logger.info({ tools: host.supervisor.listTools().length, maxMessageBytes }, 'serving MCP on stdio');
 
-  const reason = await stopped;
+  const reason = await Promise.race([signals, inputEnded]);
   logger.info({ reason, inFlight: server.inFlightCount }, 'shutting down');
   // A stuck close must not keep the host alive: the deadline exits regardless.
   setTimeout(() => {
@@ -118,10 +125,11 @@ async function buildHost(flags: ReturnType<typeof hostFlagsFrom>, logger: Logger
   }
 }
 
-/** Resolves on the first of stdin EOF, SIGTERM or SIGINT. */
-function waitForStop(transport: BoundaryStdioTransport): Promise<'eof' | 'SIGTERM' | 'SIGINT'> {
+type StopReason = 'eof' | 'SIGTERM' | 'SIGINT';
+
+/** Resolves on the first SIGTERM or SIGINT. */
+function waitForSignal(): Promise<StopReason> {
   return new Promise((resolve) => {
-    transport.onInputEnd = () => resolve('eof');
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));
   });
