@@ -1,8 +1,11 @@
 // One isolate (a "generation") and the fresh contexts it hands out, one per
 // call. Creating a context, loading the prelude and compiling and linking the
-// tool module costs about a millisecond, so the next context is prepared ahead,
-// after a call completes or when the generation is built, and a warm call only
-// evaluates the module and calls the tool.
+// tool module costs about a millisecond, so the next contexts are prepared
+// ahead, after a call completes or when the generation is built, and a warm
+// call only evaluates the module and calls the tool. The prelude is compiled
+// once per isolate as a Script: each context runs it afresh (its own
+// closures, nothing shared but immutable code), while V8 compiles the
+// prelude's functions once instead of once per context.
 import ivm from 'isolated-vm';
 import type { Logger } from '../log.js';
 import type { HostDisposeReason } from './isolate-errors.js';
@@ -60,6 +63,12 @@ const runtime = createToolRuntime($0, { maxPendingHostCalls: $1, maxOutputChars:
 return (kind, a, b, c) => (kind === 'run' ? runtime.run(a, b, c) : runtime.settle(a, b, c));`;
 }
 
+/**
+ * Contexts kept prepared per isolate. Two let back-to-back calls find one
+ * ready while the next is built (building runs on the isolate's thread).
+ */
+export const SPARE_CONTEXTS = 2;
+
 /** Time a retired isolate gets to answer a probe before it is judged stuck in a loop. */
 export const WEDGE_PROBE_MS = 200;
 /** Bound on building the prelude's runtime (it only defines functions). */
@@ -71,8 +80,9 @@ export class IsolateGeneration {
   inFlight = 0;
   retired = false;
   hostDisposeReason: HostDisposeReason | undefined;
-  private spare: Promise<PreparedContext> | undefined;
+  private readonly spares: Array<Promise<PreparedContext>> = [];
   private readonly preludeClosure: string;
+  private preludeScript: Promise<ivm.Script> | undefined;
 
   constructor(
     private readonly sources: ContextSources,
@@ -93,22 +103,22 @@ export class IsolateGeneration {
     return !this.retired && !this.isolate.isDisposed;
   }
 
-  /** The prepared spare if there is one, else a context prepared now. */
+  /** The oldest prepared spare if there is one, else a context prepared now. */
   async take(): Promise<PreparedContext> {
-    const spare = this.spare;
-    this.spare = undefined;
-    return spare ?? this.prepare();
+    return this.spares.shift() ?? this.prepare();
   }
 
-  /** Starts preparing the next context in the background, if none is waiting. */
+  /** Starts preparing contexts in the background until SPARE_CONTEXTS are waiting. */
   refill(): void {
-    if (this.spare !== undefined || !this.isUsable) return;
-    const spare = this.prepare();
-    // A failed spare is dropped; the next call prepares its own and reports the failure.
-    spare.catch(() => {
-      if (this.spare === spare) this.spare = undefined;
-    });
-    this.spare = spare;
+    while (this.spares.length < SPARE_CONTEXTS && this.isUsable) {
+      const spare = this.prepare();
+      // A failed spare is dropped; the next call prepares its own and reports the failure.
+      spare.catch(() => {
+        const at = this.spares.indexOf(spare);
+        if (at >= 0) this.spares.splice(at, 1);
+      });
+      this.spares.push(spare);
+    }
   }
 
   /** Stops handing out contexts; disposes now if idle, else once stuck calls are proven stuck. */
@@ -142,9 +152,7 @@ export class IsolateGeneration {
   }
 
   private dropSpare(): void {
-    const spare = this.spare;
-    this.spare = undefined;
-    spare?.then((prepared) => prepared.release()).catch(() => {});
+    for (const spare of this.spares.splice(0)) spare.then((prepared) => prepared.release()).catch(() => {});
   }
 
   // Other calls still run here. A sync loop left behind by the stopped call
@@ -200,12 +208,20 @@ export class IsolateGeneration {
         },
         { ignored: true },
       );
-      // One round trip builds the runtime: every hop to the isolate thread costs
-      // more than the work itself, and this runs once per call.
-      const runtime = (await context.evalClosure(
-        this.preludeClosure,
+      // Running the shared script yields this context's own runtime factory;
+      // calling it builds the runtime around this context's host callback.
+      this.preludeScript ??= isolate.compileScript(`(function ($0, $1, $2, $3, $4) {\n${this.preludeClosure}\n})`, {
+        filename: 'toolhost:///prelude.mjs',
+      });
+      const script = await this.preludeScript;
+      const factory = (await script.run(context, { reference: true, timeout: PRELUDE_EVAL_TIMEOUT_MS })) as ivm.Reference<
+        (...args: unknown[]) => RuntimeFunction
+      >;
+      handles.push(factory);
+      const runtime = (await factory.apply(
+        undefined,
         [hostStart, ...RUNTIME_OPTION_KEYS.map((key) => this.sources.runtimeOptions[key])],
-        { result: { reference: true }, timeout: PRELUDE_EVAL_TIMEOUT_MS, filename: 'toolhost:///prelude.mjs' },
+        { result: { reference: true }, timeout: PRELUDE_EVAL_TIMEOUT_MS },
       )) as ivm.Reference<RuntimeFunction>;
       handles.push(runtime);
       const tool = await this.linkTool(context, handles);
