@@ -130,6 +130,7 @@ function buildServer(era: ProtocolEra, options: ToolhostServerOptions, state: Se
     const meta = (params._meta ?? {}) as Record<string, unknown>;
     const requestState = ctx.mcpReq.requestState<unknown>();
     const approvalAnswer = approvalAnswerFrom(ctx.mcpReq.inputResponses, ctx.mcpReq.droppedInputResponseKeys);
+    const progress = forwardProgress(ctx, meta['progressToken'], logger);
     const work = supervisor.callTool({
       name: params.name,
       args: params.arguments,
@@ -138,13 +139,15 @@ function buildServer(era: ProtocolEra, options: ToolhostServerOptions, state: Se
       approval: approvalChannelFor(era, server, ctx, options.elicitationTimeoutMs ?? DEFAULT_ELICITATION_TIMEOUT_MS),
       ...(typeof requestState === 'string' ? { requestState } : {}),
       ...(approvalAnswer !== undefined ? { approvalAnswer } : {}),
-      onProgress: forwardProgress(ctx, meta['progressToken'], logger),
+      ...(progress.onProgress ? { onProgress: progress.onProgress } : {}),
       onEvent: forwardLifecycleEvents(ctx, logger),
     });
     const call: InFlightCall = { supervisor, controller, answered: work.catch(() => undefined) };
     state.inFlight.add(call);
     try {
-      return renderOutcome(await work, supervisor.session);
+      const outcome = await work;
+      await progress.settled();
+      return renderOutcome(outcome, supervisor.session);
     } catch (error) {
       if (error instanceof ProtocolError) throw error;
       // The supervisor turns every throwable into an outcome; reaching here is a host bug.

@@ -10,7 +10,7 @@ import { errorOf, makeHostDirs, startClient, stopClient, type HostClient, type H
 
 beforeAll(() => ensureBuilt(), 300_000);
 
-const LISTED = ['bad_output', 'big_text', 'crash', 'echo', 'fails', 'heap_hog', 'note_writer', 'progress_steps', 'sleeper', 'spin'];
+const LISTED = ['bad_output', 'big_text', 'crash', 'echo', 'fails', 'flood', 'heap_hog', 'note_writer', 'progress_steps', 'sleeper', 'slow_writer', 'spin'];
 
 /** [tool, arguments, expected code, details the error must carry]. */
 const ERROR_CASES: Array<[string, Record<string, unknown>, string, Record<string, unknown>]> = [
@@ -23,6 +23,7 @@ const ERROR_CASES: Array<[string, Record<string, unknown>, string, Record<string
   ['heap_hog', {}, 'memory_limit', {}],
   ['bad_output', {}, 'invalid_output', {}],
   ['crash', {}, 'tool_crashed', {}],
+  ['flood', {}, 'output_limit', {}],
 ];
 
 describe.each(CLIENT_KINDS)('%s client without elicitation', (kind: ClientKind) => {
