@@ -138,15 +138,34 @@ export class StreamClientTransport {
   onmessage?: (message: never) => void;
   private buffer = '';
 
+  /**
+   * @param coalesceMs when set, bytes are read in batches this far apart, as a busy client
+   *   reading a pipe does: every line of a batch is handled in one go.
+   */
   constructor(
     private readonly input: Readable,
     private readonly output: Writable,
+    private readonly coalesceMs?: number,
   ) {}
 
   async start(): Promise<void> {
     this.input.setEncoding('utf8');
+    let scheduled = false;
     this.input.on('data', (chunk: string) => {
       this.buffer += chunk;
+      if (this.coalesceMs === undefined) return this.drain();
+      if (scheduled) return;
+      scheduled = true;
+      setTimeout(() => {
+        scheduled = false;
+        this.drain();
+      }, this.coalesceMs);
+    });
+    this.input.on('end', () => this.onclose?.());
+  }
+
+  private drain(): void {
+    {
       let newline = this.buffer.indexOf('\n');
       while (newline !== -1) {
         const line = this.buffer.slice(0, newline);
@@ -154,8 +173,7 @@ export class StreamClientTransport {
         if (line.trim() !== '') this.onmessage?.(JSON.parse(line) as never);
         newline = this.buffer.indexOf('\n');
       }
-    });
-    this.input.on('end', () => this.onclose?.());
+    }
   }
 
   async send(message: unknown): Promise<void> {
@@ -169,10 +187,10 @@ export class StreamClientTransport {
 }
 
 /** Two stream pairs: what the client writes the server reads, and back. */
-export function createStreamPair(): { serverInput: PassThrough; serverOutput: PassThrough; client: StreamClientTransport } {
+export function createStreamPair(options: { coalesceMs?: number } = {}): { serverInput: PassThrough; serverOutput: PassThrough; client: StreamClientTransport } {
   const serverInput = new PassThrough();
   const serverOutput = new PassThrough();
-  return { serverInput, serverOutput, client: new StreamClientTransport(serverOutput, serverInput) };
+  return { serverInput, serverOutput, client: new StreamClientTransport(serverOutput, serverInput, options.coalesceMs) };
 }
 
 /** Connects a client of `options.kind` over an already-built client transport. */

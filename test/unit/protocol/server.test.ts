@@ -50,6 +50,10 @@ class ScriptedSupervisor implements Supervisor {
       case 'echo':
         request.onEvent?.({ type: 'tool.completed', callId, tool: request.name, durationMs: 1 });
         return { kind: 'result', callId, content: [{ type: 'text', text: JSON.stringify(request.args) }], structuredContent: { echoed: request.args ?? {} } };
+      case 'steps':
+        request.onProgress?.({ progress: 1, total: 2 });
+        request.onProgress?.({ progress: 2, total: 2 });
+        return { kind: 'result', callId, content: [{ type: 'text', text: 'stepped' }] };
       case 'wait':
         request.onProgress?.({ progress: 1, total: 2, message: 'half' });
         request.onProgress?.({ progress: 1, total: 2, message: 'not increasing: dropped' });
@@ -101,9 +105,9 @@ afterEach(async () => {
   harness = undefined;
 });
 
-function startServer(): Omit<Harness, 'client'> & { pair: ReturnType<typeof createStreamPair> } {
+function startServer(options: { coalesceMs?: number } = {}): Omit<Harness, 'client'> & { pair: ReturnType<typeof createStreamPair> } {
   const supervisor = new ScriptedSupervisor();
-  const pair = createStreamPair();
+  const pair = createStreamPair(options);
   const logger = createSilentLogger();
   const transport = new BoundaryStdioTransport({ input: pair.serverInput, output: new ProtocolOutput(pair.serverOutput, logger), maxMessageBytes: 4096, logger });
   const server = serveToolhost(transport, { supervisor, logger, serverInfo: { name: 'toolhost', version: 'test' } });
@@ -118,8 +122,8 @@ function startServer(): Omit<Harness, 'client'> & { pair: ReturnType<typeof crea
   return { supervisor, server, lines, write: (line) => pair.serverInput.write(line), pair };
 }
 
-async function startWithClient(options: ClientOptions): Promise<Required<Harness>> {
-  const started = startServer();
+async function startWithClient(options: ClientOptions, transport: { coalesceMs?: number } = {}): Promise<Required<Harness>> {
+  const started = startServer(transport);
   const client = await connectClient(started.pair.client, options);
   harness = { ...started, client };
   return harness as Required<Harness>;
@@ -306,6 +310,15 @@ describe('reload', () => {
     await running;
     await idleWait;
     expect(idle).toBe(true);
+  });
+});
+
+describe('regression: progress read in the same chunk as the response is lost by SDK clients', () => {
+  it.each(CLIENT_KINDS)('%s receives every progress step when the client reads in batches', async (kind) => {
+    const { client } = await startWithClient({ kind }, { coalesceMs: 20 });
+    const progress: number[] = [];
+    await client.callTool({ name: 'steps', arguments: {} }, { onprogress: (event) => progress.push(event.progress) });
+    expect(progress).toEqual([1, 2]);
   });
 });
 
