@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, formatProblem } from '../config/problem.js';
+import { startEventLoopStats } from '../diagnostics/event-loop.js';
 import { createHost } from '../host.js';
 import { createLogger, type Logger } from '../log.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../protocol/boundary.js';
@@ -45,6 +46,7 @@ export async function run(argv: readonly string[]): Promise<number> {
   const maxMessageBytes = parseMaxMessageBytes(values['max-message-bytes']);
   const flags = hostFlagsFrom(values);
   const logger = createLogger(flags.logFile !== undefined ? { file: flags.logFile } : {});
+  const writeEventLoopStats = startEventLoopStats();
   // From here on stdout belongs to the protocol.
   const output = new ProtocolOutput(process.stdout, logger);
   output.guard();
@@ -82,6 +84,7 @@ export async function run(argv: readonly string[]): Promise<number> {
 
   const reason = await Promise.race([signals, inputEnded]);
   logger.info({ reason, inFlight: server.inFlightCount }, 'shutting down');
+  writeEventLoopStats();
   // A stuck close must not keep the host alive: the deadline exits regardless.
   setTimeout(() => {
     logger.warn('shutdown deadline reached; exiting');
