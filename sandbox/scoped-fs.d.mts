@@ -16,6 +16,10 @@ export interface ScopedFsDenial {
 export interface ScopedFsOptions {
   /** Relative paths resolve against the first root; no roots means every call is refused. */
   readonly roots: readonly ScopedFsRoot[];
+  /** Absolute, symlink-resolved paths no write may touch (nor anything under them); default none. */
+  readonly protectedPaths?: readonly string[];
+  /** Absolute, symlink-resolved paths no operation may touch, reads included; default none. */
+  readonly hiddenPaths?: readonly string[];
   /** Called once per refused attempt, before the error is thrown. */
   readonly onDenied?: (denial: ScopedFsDenial) => void;
   /** Default 16 MiB. */

@@ -1,6 +1,8 @@
 // ctx.fs for isolate and worker tools: every path is checked against the
 // declared workspace roots before anything is opened, and again (through
 // /proc/self/fd) after it is opened, so a symlink swapped in between is caught.
+// The host's own configuration and state (protectedPaths) are refused to writes
+// even inside a read_write root, and the state folder (hiddenPaths) to reads too.
 // Plain ESM with no imports from src/: it runs in the host (isolate callbacks)
 // and inside Piscina workers.
 import { constants as FS, promises as fsp } from 'node:fs';
@@ -22,6 +24,9 @@ const MAX_TARGET_CHARS = 512;
  */
 export function createScopedFs(options) {
   const roots = options.roots.map((root) => ({ path: path.resolve(root.path), access: root.access }));
+  // Absent (an older caller): nothing beyond the roots' access is enforced.
+  const protectedPaths = (options.protectedPaths ?? []).map((entry) => ({ path: path.resolve(entry) }));
+  const hiddenPaths = (options.hiddenPaths ?? []).map((entry) => ({ path: path.resolve(entry) }));
   const maxReadBytes = options.maxReadBytes ?? DEFAULT_MAX_READ_BYTES;
   const maxWriteBytes = options.maxWriteBytes ?? DEFAULT_MAX_WRITE_BYTES;
   const maxListEntries = options.maxListEntries ?? DEFAULT_MAX_LIST_ENTRIES;
@@ -52,26 +57,34 @@ export function createScopedFs(options) {
     return absolute;
   }
 
+  /** Refuses a path under a guarded one (the host's state for every op, its configuration for writes). */
+  function checkGuarded(op, requested, absolute, guarded) {
+    if (findRoot(guarded, absolute) !== undefined) throw deny(op, requested, 'protected_path');
+  }
+
   /** Symlink check for an existing path: its real path must stay inside a root. */
   async function resolveExisting(op, requested) {
     const absolute = resolveRequested(op, requested);
+    checkGuarded(op, requested, absolute, hiddenPaths);
     const real = await realpathOrThrow(op, requested, absolute);
     const root = findRoot(roots, real);
     if (root === undefined) throw deny(op, requested, 'symlink_outside');
+    checkGuarded(op, requested, real, hiddenPaths);
     return { real, root };
   }
 
   /** Confirms which file an open descriptor really is (closes the check-then-open race). */
-  async function verifyOpened(op, requested, handle) {
+  async function verifyOpened(op, requested, handle, guarded) {
     let opened;
     try {
       opened = await fsp.readlink(`/proc/self/fd/${handle.fd}`);
     } catch {
       return; // No /proc (not Linux): the realpath check before open stands alone.
     }
-    if (findRoot(roots, opened) === undefined) {
+    const reason = findRoot(roots, opened) === undefined ? 'symlink_outside' : findRoot(guarded, opened) !== undefined ? 'protected_path' : undefined;
+    if (reason !== undefined) {
       await handle.close();
-      throw deny(op, requested, 'symlink_outside');
+      throw deny(op, requested, reason);
     }
   }
 
@@ -97,7 +110,7 @@ export function createScopedFs(options) {
     } catch (error) {
       throw openError(op, requested, error);
     }
-    await verifyOpened(op, requested, handle);
+    await verifyOpened(op, requested, handle, hiddenPaths);
     try {
       const info = await handle.stat();
       if (!info.isFile()) throw fsError('not_a_file', `${op}: not a regular file: ${JSON.stringify(requested)}`);
@@ -125,9 +138,11 @@ export function createScopedFs(options) {
     const bytes = Buffer.from(text, 'utf8');
     if (bytes.length > maxWriteBytes) throw tooLarge(op, requested, maxWriteBytes);
     const absolute = resolveRequested(op, requested);
+    checkGuarded(op, requested, absolute, protectedPaths);
     const { real, existing } = await resolveForWrite(op, requested, absolute);
     const root = findRoot(roots, real);
     if (root === undefined) throw deny(op, requested, 'symlink_outside');
+    checkGuarded(op, requested, real, protectedPaths);
     if (root.access !== 'read_write') throw deny(op, requested, 'read_only_root');
     if (!existing) {
       // Only the missing tail of the path is created, below a parent already proven inside the root.
@@ -141,7 +156,7 @@ export function createScopedFs(options) {
     } catch (error) {
       throw openError(op, requested, error);
     }
-    await verifyOpened(op, requested, handle);
+    await verifyOpened(op, requested, handle, protectedPaths);
     try {
       const info = await handle.stat();
       if (!info.isFile()) throw fsError('not_a_file', `${op}: not a regular file: ${JSON.stringify(requested)}`);
@@ -242,6 +257,7 @@ const REASON_TEXT = {
   read_only_root: 'the workspace root is read-only for this tool',
   dangling_symlink: 'writing through a dangling symbolic link is not allowed',
   symlink_swapped: 'the path became a symbolic link while it was being opened',
+  protected_path: "the path holds the host's own configuration or state",
 };
 
 function typeOf(info) {

@@ -17,6 +17,7 @@ const tools = new Map();
 /**
  * Runs one call.
  * @param {{ entryPath: string, callId: string, args: unknown, roots: Array<{path: string, access: 'read'|'read_write'}>,
+ *           protectedPaths?: string[], hiddenPaths?: string[],
  *           networkAllow: string[], maxOutputBytes: number, port: import('node:worker_threads').MessagePort }} task
  */
 export default async function runTask(task) {
@@ -76,7 +77,7 @@ async function loadTool(entryPath) {
 
 function buildCtx(task, signal, post) {
   const onDenied = (denial) => post({ type: 'denied', denial });
-  const fs = createScopedFs({ roots: task.roots, onDenied });
+  const fs = createScopedFs({ roots: task.roots, protectedPaths: task.protectedPaths ?? [], hiddenPaths: task.hiddenPaths ?? [], onDenied });
   const scopedFetch = createScopedFetch({ allow: task.networkAllow, onDenied, signal });
   return Object.freeze({
     callId: task.callId,

@@ -55,6 +55,7 @@ export async function createHost(options: HostOptions): Promise<Host> {
     manifestDirs: options.manifestDirs,
     policyFiles: options.policyFiles,
     workspace: options.workspace,
+    stateDir: options.stateDir,
     ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
     ...(options.env !== undefined ? { env: options.env } : {}),
   });

@@ -12,6 +12,7 @@ import type { SessionPolicy, ToolView } from '../policy/types.js';
 import { buildToolView } from '../policy/views.js';
 import type { ToolAssessment } from '../policy/assess-tool.js';
 import type { Problem } from './problem.js';
+import { protectedPathsOf } from './protected-paths.js';
 
 export interface LoadHostConfigOptions {
   readonly manifestDirs: readonly string[];
@@ -22,6 +23,8 @@ export interface LoadHostConfigOptions {
   readonly cwd?: string;
   /** The host environment process tools draw from and secrets are redacted from; default process.env. */
   readonly env?: NodeJS.ProcessEnv;
+  /** The state folder (journal, artifacts): hidden from every tool. Absent for commands that run no tool. */
+  readonly stateDir?: string;
 }
 
 /** The policy in force with provenance, for `explain`. */
@@ -74,9 +77,16 @@ export function loadHostConfig(options: LoadHostConfigOptions): HostConfig {
   const assessments = new Map<string, ToolAssessment>();
   const exclusions: Problem[] = [];
   const shadowExclusions: Problem[] = [];
+  // The host's own files stay out of every tool's reach (manifests, policies, state).
+  const guarded = protectedPathsOf({
+    manifestDirs: options.manifestDirs.map((dir) => resolve(cwd, dir)),
+    policyFiles: options.policyFiles.map((file) => resolve(cwd, file)),
+    workspace,
+    ...(options.stateDir !== undefined ? { stateDir: resolve(cwd, options.stateDir) } : {}),
+  });
   const layers = withShadow ? { enforced: enforced.policy, withShadow: withShadow.policy } : { enforced: enforced.policy };
   for (const manifest of manifests) {
-    const built = buildToolView(manifest, layers, workspace, env);
+    const built = buildToolView(manifest, layers, workspace, env, guarded);
     tools.set(manifest.name, built.view);
     assessments.set(manifest.name, built.assessment);
     exclusions.push(...built.exclusions);

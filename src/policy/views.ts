@@ -2,6 +2,7 @@
 // and the RunSpec a runner gets. Shadow-mode organisation files are assessed
 // too, and what they would refuse is recorded beside the enforced decision.
 import type { Problem } from '../config/problem.js';
+import type { ProtectedPaths } from '../config/protected-paths.js';
 import type { Manifest } from '../registry/manifest.js';
 import type { RunSpec } from '../runner/runner.js';
 import { assessTool, type ToolAssessment } from './assess-tool.js';
@@ -26,8 +27,19 @@ export interface BuiltView {
   readonly shadowExclusions: readonly Problem[];
 }
 
-/** Builds a tool's effective view. `env` is the host environment the RunSpec draws from. */
-export function buildToolView(manifest: Manifest, layers: PolicyLayers, workspace: string, env: NodeJS.ProcessEnv): BuiltView {
+const NOTHING_PROTECTED: ProtectedPaths = { protectedPaths: [], hiddenPaths: [] };
+
+/**
+ * Builds a tool's effective view. `env` is the host environment the RunSpec draws from;
+ * `guarded` the host's configuration and state that no tool may change (see protected-paths.ts).
+ */
+export function buildToolView(
+  manifest: Manifest,
+  layers: PolicyLayers,
+  workspace: string,
+  env: NodeJS.ProcessEnv,
+  guarded: ProtectedPaths = NOTHING_PROTECTED,
+): BuiltView {
   const assessment = assessTool(manifest, layers.enforced, workspace);
   const excluded = assessment.exclusions[0];
   const deniedByRule = assessment.decision.effect === 'deny';
@@ -44,7 +56,7 @@ export function buildToolView(manifest: Manifest, layers: PolicyLayers, workspac
     trust: assessment.trust,
     allowedModes: assessment.allowedModes,
     limits: assessment.limits,
-    ...(excluded ? {} : { runSpec: buildRunSpec(manifest, assessment, layers.enforced, env) }),
+    ...(excluded ? {} : { runSpec: buildRunSpec(manifest, assessment, layers.enforced, env, guarded) }),
   };
   return {
     view: deepFreeze(view),
@@ -62,7 +74,7 @@ export function isStricter(candidate: Decision, current: Decision): boolean {
   return rank(candidate) > rank(current);
 }
 
-function buildRunSpec(manifest: Manifest, assessment: ToolAssessment, policy: MergedPolicy, env: NodeJS.ProcessEnv): RunSpec {
+function buildRunSpec(manifest: Manifest, assessment: ToolAssessment, policy: MergedPolicy, env: NodeJS.ProcessEnv, guarded: ProtectedPaths): RunSpec {
   return {
     name: manifest.name,
     mode: manifest.sandbox.mode,
@@ -78,6 +90,8 @@ function buildRunSpec(manifest: Manifest, assessment: ToolAssessment, policy: Me
     roots: manifest.roots.map((root) => ({ path: root.path, access: root.access })),
     networkAllow: [...manifest.networkAllow],
     maxOutputBytes: MAX_OUTPUT_BYTES,
+    protectedPaths: [...guarded.protectedPaths],
+    hiddenPaths: [...guarded.hiddenPaths],
   };
 }
 

@@ -48,7 +48,7 @@ export function createCtxHost(input: CtxHostInput): CtxHost {
     logger.info({ callId, tool: spec.name, denial }, 'sandbox refused a ctx call');
     options.onDenied?.(denial);
   };
-  const fs = createScopedFs({ roots: spec.roots, onDenied });
+  const fs = createScopedFs({ roots: spec.roots, protectedPaths: spec.protectedPaths ?? [], hiddenPaths: spec.hiddenPaths ?? [], onDenied });
   const fetchScoped = createScopedFetch({ allow: spec.networkAllow, onDenied, signal: abort.signal });
   let pending = 0;
   let events = 0;

@@ -34,6 +34,18 @@ export interface RunSpec {
   readonly networkAllow: readonly string[];
   /** Upper bound on bytes a runner buffers from the tool before it kills it (output_limit). */
   readonly maxOutputBytes: number;
+  /**
+   * The host's own configuration and state, never writable by a tool even inside a
+   * read_write root: every manifest folder, the workspace's policies/ folder, every
+   * --policy file and the state folder. Absolute, symlinks resolved where they exist.
+   * Empty: nothing beyond the roots' access is enforced.
+   */
+  readonly protectedPaths: readonly string[];
+  /**
+   * The subset of protectedPaths a tool may not even read (the state folder: journal and
+   * artifacts). The namespace sandbox hides them under an empty tmpfs.
+   */
+  readonly hiddenPaths: readonly string[];
 }
 
 export interface Runner {

@@ -119,7 +119,7 @@ async function checkNamespaceSandbox(bwrapPath: string | undefined): Promise<Doc
     const spec: RunSpec = {
       name: 'doctor', mode: 'process', manifestDir: dir, command: ['python3', '-c', 'print(6 * 7)'], memoryMb: 512,
       stdout: 'text', isolation: 'namespace', persistent: false, poolSize: 1, env: { PATH: process.env['PATH'] ?? '' },
-      roots: [{ path: dir, access: 'read' }], networkAllow: [], maxOutputBytes: 4096,
+      roots: [{ path: dir, access: 'read' }], networkAllow: [], maxOutputBytes: 4096, protectedPaths: [], hiddenPaths: [],
     };
     const argv = buildSandboxArgv(spec, { cwd: dir, timeoutMs: 10_000, ...(bwrapPath === undefined ? {} : { bwrapPath }) });
     const [file, ...args] = [...argv, ...(spec.command ?? [])];

@@ -73,6 +73,8 @@ export function createWorkerRunner(spec: RunSpec, deps: { logger: Logger }): Run
           callId: job.callId,
           args: job.args,
           roots: spec.roots.map((root) => ({ path: root.path, access: root.access })),
+          protectedPaths: [...(spec.protectedPaths ?? [])],
+          hiddenPaths: [...(spec.hiddenPaths ?? [])],
           networkAllow: [...spec.networkAllow],
           maxOutputBytes: spec.maxOutputBytes,
           port: port2,
