@@ -5,8 +5,9 @@
 // (prlimit, plus a pids cgroup joined before the tool starts). `namespace` adds
 // ipc/uts/cgroup/user namespaces, no network unless networkAllow is non-empty,
 // a read-only view of the system directories, the roots at their host paths
-// with their access, the manifest folder read-only, a private /tmp, and no
-// /root, /home or secret files from /etc.
+// with their access, the manifest folder read-only, the host's own manifests,
+// policies and state read-only or hidden (sandbox-guard.ts), a private /tmp,
+// and no /root, /home or secret files from /etc.
 import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { HostError } from '../errors.js';
@@ -16,6 +17,7 @@ import type { RunSpec } from './runner.js';
 import { bwrapSupports, findBwrap, findPrlimit } from './sandbox-binaries.js';
 import { isPathInside, resolveCommandMounts } from './sandbox-command.js';
 import { detectSandboxFeatures } from './sandbox-features.js';
+import { guardHostFiles, type SandboxBinds } from './sandbox-guard.js';
 
 export interface SandboxArgvOptions {
   /** Absolute working directory of the tool (the first root, or a fresh private directory). */
@@ -148,13 +150,14 @@ function computeSystemMounts(): string[] {
 
 // The command's install prefix, the manifest folder, the roots and cwd, at their host paths.
 function pathMounts(spec: RunSpec, cwd: string, searchPath: string): string[] {
-  const binds = new Map<string, 'ro' | 'rw'>();
+  const binds: SandboxBinds = new Map();
   const manifestDir = realpathSync(spec.manifestDir);
   for (const root of spec.roots) binds.set(root.path, root.access === 'read_write' ? 'rw' : 'ro');
   // The tool's own code is never writable, even inside a read-write root.
   binds.set(manifestDir, 'ro');
   const covered = (path: string) => [...binds.keys()].some((dir) => isPathInside(path, dir));
   if (!covered(cwd)) binds.set(cwd, 'rw');
+  const guards = guardHostFiles(spec, binds);
 
   const visible = [...SYSTEM_DIRS.filter((dir) => entryKind(dir) !== undefined), ...binds.keys()];
   const program = spec.command?.[0] ?? '';
@@ -165,6 +168,7 @@ function pathMounts(spec: RunSpec, cwd: string, searchPath: string): string[] {
   // Shallow first, so a deeper bind (a read-only manifest folder inside a read-write root) wins.
   const ordered = [...binds.entries()].sort(([a], [b]) => a.split('/').length - b.split('/').length || a.localeCompare(b));
   for (const [path, access] of ordered) argv.push(access === 'rw' ? '--bind' : '--ro-bind', path, path);
+  argv.push(...guards);
   // A root declared at / or /etc would show the secrets the allowlist leaves out: mask them again.
   for (const secret of SECRET_PATHS) {
     if (!ordered.some(([path]) => isPathInside(secret, path))) continue;
