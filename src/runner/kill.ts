@@ -2,6 +2,7 @@
 // with tree-kill as the fallback and a sweep of every live group when the host
 // exits. execa and child_process skip exit cleanup for detached children, so
 // this module is the one place that remembers which groups are still alive.
+import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import treeKill from 'tree-kill';
 
@@ -85,10 +86,55 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-// SIGTERMs every descendant of the leader, found through the parent links in
-// /proc/PID/stat, whatever its group or session (bubblewrap's --new-session
-// puts the tool in a session of its own, out of the leader's group).
+// SIGTERMs every descendant of the leader, whatever its group or session
+// (bubblewrap's --new-session puts the tool in a session of its own, out of
+// the leader's group). The tree is walked down from the leader through
+// /proc/PID/task/TID/children, which costs a few reads per process in the
+// tree; scanning the parent link of every process on the machine took tens of
+// milliseconds on a busy host, and the deadline waits for it.
 async function signalDescendantsOf(leaderPid: number, signal: NodeJS.Signals): Promise<void> {
+  if (!hasChildrenFiles()) {
+    await signalDescendantsByScan(leaderPid, signal);
+    return;
+  }
+  const seen = new Set<number>([leaderPid]);
+  let level = [leaderPid];
+  while (level.length > 0) {
+    const children = (await Promise.all(level.map(readChildPids))).flat().filter((pid) => !seen.has(pid));
+    for (const pid of children) {
+      seen.add(pid);
+      try {
+        process.kill(pid, signal);
+      } catch {
+        // exited meanwhile
+      }
+    }
+    level = children;
+  }
+}
+
+/** Children of every thread of `pid` (a process forks from any of its threads); [] once it is gone. */
+async function readChildPids(pid: number): Promise<number[]> {
+  let threads: string[];
+  try {
+    threads = await readdir(`/proc/${pid}/task`);
+  } catch {
+    return [];
+  }
+  const lists = await Promise.all(threads.map((tid) => readFile(`/proc/${pid}/task/${tid}/children`, 'latin1').catch(() => '')));
+  return lists.flatMap((list) => list.split(' ').filter((word) => word !== '').map(Number)).filter((child) => Number.isInteger(child) && child > 1);
+}
+
+let childrenFiles: boolean | undefined;
+
+// Linux 3.5+ with CONFIG_PROC_CHILDREN (every mainstream kernel) has them.
+function hasChildrenFiles(): boolean {
+  childrenFiles ??= existsSync(`/proc/self/task/${process.pid}/children`);
+  return childrenFiles;
+}
+
+// The fallback: the parent link in /proc/PID/stat of every process on the machine.
+async function signalDescendantsByScan(leaderPid: number, signal: NodeJS.Signals): Promise<void> {
   let entries: string[];
   try {
     entries = await readdir('/proc');

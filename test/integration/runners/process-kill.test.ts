@@ -44,6 +44,20 @@ describe('killProcessGroup', () => {
     expect(countTrackedProcessGroups()).toBe(trackedBefore - 1);
   });
 
+  it('SIGTERMs descendants several levels down, in sessions of their own, and spares the leader', async () => {
+    const workdir = newWorkdir();
+    // leader -> middle -> setsid'd grandchild: the grandchild is in neither the leader's group nor its session.
+    const grandchild = `trap 'echo grandchild > grandchild-term; exit 0' TERM; echo ready > ready; while :; do sleep 0.05; done`;
+    const middle = `trap 'echo middle > middle-term; exit 0' TERM; setsid /bin/sh -c \\"${grandchild}\\" & while :; do sleep 0.05; done`;
+    const { pid, exited } = spawnGroup(`trap 'echo leader > leader-term' TERM; /bin/sh -c "${middle}" & while :; do sleep 0.05; done`, workdir);
+    await waitForFile(join(workdir, 'ready'));
+    await killProcessGroup(pid, 300, { exited, spareLeaderFromTerm: true });
+    await waitForFile(join(workdir, 'grandchild-term'));
+    await waitForFile(join(workdir, 'middle-term'));
+    expect(readFileSync(join(workdir, 'grandchild-term'), 'utf8')).toBe('grandchild\n');
+    expect(existsSync(join(workdir, 'leader-term'))).toBe(false);
+  });
+
   it('SIGKILLs a group that ignores SIGTERM once the grace is over', async () => {
     const workdir = newWorkdir();
     const { pid, exited } = spawnGroup(`trap '' TERM; /bin/sh -c "trap '' TERM; echo ready > ready; exec sleep 1000" & wait`, workdir);
