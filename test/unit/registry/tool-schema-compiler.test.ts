@@ -1,0 +1,46 @@
+// The tool-schema compiler shares one validator between identical schemas
+// (start-up with many tools) and never between different ones or drafts.
+import { describe, expect, it } from 'vitest';
+import { createToolSchemaCompiler } from '../../../src/registry/ajv.js';
+
+const schema = () => ({ type: 'object', additionalProperties: false, required: ['text'], properties: { text: { type: 'string', maxLength: 10 } } });
+
+describe('createToolSchemaCompiler', () => {
+  it('compiles an identical schema once and validates with it', () => {
+    const compiler = createToolSchemaCompiler();
+    const first = compiler.compile(schema(), '2020-12');
+    const second = compiler.compile(schema(), '2020-12');
+    expect(second).toBe(first);
+    expect(first({ text: 'hi' })).toBe(true);
+    expect(first({ text: 'x'.repeat(11) })).toBe(false);
+    expect(first.errors?.[0]).toMatchObject({ instancePath: '/text', keyword: 'maxLength' });
+  });
+
+  it('compiles a different schema, or the same one under another draft, separately', () => {
+    const compiler = createToolSchemaCompiler();
+    const base = compiler.compile(schema(), '2020-12');
+    const wider = compiler.compile({ ...schema(), properties: { text: { type: 'string', maxLength: 20 } } }, '2020-12');
+    expect(wider).not.toBe(base);
+    expect(wider({ text: 'x'.repeat(15) })).toBe(true);
+    expect(base({ text: 'x'.repeat(15) })).toBe(false);
+    expect(compiler.compile(schema(), 'draft-07')).not.toBe(base);
+  });
+
+  it('keeps refusing a schema that does not compile', () => {
+    const compiler = createToolSchemaCompiler();
+    const bad = { type: 'object', properties: { a: { $ref: '#/$defs/missing' } } };
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      const thrown = catchError(() => compiler.compile(bad, '2020-12'));
+      expect(thrown).toMatchObject({ missingRef: expect.stringContaining('#/$defs/missing') });
+    }
+  });
+});
+
+function catchError(action: () => unknown): unknown {
+  try {
+    action();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected an error');
+}
