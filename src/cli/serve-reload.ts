@@ -1,9 +1,9 @@
 // Reload for `toolhost serve` (SPEC section 6: notifications/tools/list_changed
-// when a manifest or policy change is reloaded). An operator asks for it with
-// SIGHUP. The host does not watch the files itself: manifests and policies often
-// live inside the workspace, where a tool with write access (and so the agent)
-// could otherwise add a tool to its own session. A configuration that no longer
-// loads is reported and ignored: the previous one stays in force.
+// when a manifest or policy change is reloaded), asked for by a file watcher
+// (serve-watch.ts) or SIGHUP. Manifests and policies often live inside the
+// workspace; tools cannot change them (src/config/protected-paths.ts). A
+// configuration that no longer loads is reported and ignored: the previous one
+// stays in force.
 import type { Logger } from '../log.js';
 
 /** What the reloader needs of a host: its supervisor and a way to close it. */

@@ -16,18 +16,22 @@ import type { Supervisor } from '../supervisor/types.js';
 import { BoundaryStdioTransport, ProtocolOutput } from '../protocol/stdio.js';
 import { HOST_FLAGS_HELP, hostFlagsFrom, parseCommandArgs, UsageError } from './args.js';
 import { HostReloader } from './serve-reload.js';
+import { watchConfig, type ConfigWatch } from './serve-watch.js';
 
-const HELP = `Usage: toolhost serve [host flags] [--max-message-bytes N]
+const HELP = `Usage: toolhost serve [host flags] [--max-message-bytes N] [--no-watch]
 
 Serves the tools over the Model Context Protocol on stdin/stdout (newline-delimited
 JSON-RPC), to legacy clients (initialize, 2025-11-25 and older) and modern ones
 (2026-07-28). Logs go to stderr or --log-file; stdout carries protocol only.
-SIGHUP reloads the manifests and policies (the client gets
-notifications/tools/list_changed); a configuration that does not load is
-reported and the previous one stays in force.
+Reload: the manifest folders, the --policy files and the workspace's policies/
+are watched, and a change (or SIGHUP) reloads them; the client gets
+notifications/tools/list_changed, calls already running finish under the
+definitions they started with, and a configuration that does not load is
+reported (stderr and the log) while the previous one stays in force.
 Ends on stdin EOF or SIGTERM: in-flight calls are cancelled, exit code 0.
 
   --max-message-bytes N   largest inbound message in bytes (default ${DEFAULT_MAX_MESSAGE_BYTES})
+  --no-watch              do not watch the files; reload on SIGHUP only
 
 ${HOST_FLAGS_HELP}
 `;
@@ -38,7 +42,7 @@ const CANCEL_GRACE_MS = 1_500;
 const SHUTDOWN_DEADLINE_MS = 4_000;
 
 export async function run(argv: readonly string[]): Promise<number> {
-  const { values } = parseCommandArgs(argv, { 'max-message-bytes': { type: 'string' } }, 0);
+  const { values } = parseCommandArgs(argv, { 'max-message-bytes': { type: 'string' }, 'no-watch': { type: 'boolean' } }, 0);
   if (values.help) {
     process.stdout.write(HELP);
     return 0;
@@ -80,6 +84,21 @@ export async function run(argv: readonly string[]): Promise<number> {
     hosts.reload();
   };
   process.on('SIGHUP', reload);
+  const watcher: ConfigWatch | undefined =
+    values['no-watch'] === true
+      ? undefined
+      : watchConfig({
+          manifestDirs: flags.manifestDirs,
+          policyFiles: flags.policyFiles,
+          workspace: flags.workspace,
+          // The host writes these itself: watching them would reload forever.
+          ignore: [flags.stateDir, ...(flags.logFile !== undefined ? [flags.logFile] : [])],
+          onChange: () => {
+            logger.info('configuration files changed: reloading manifests and policies');
+            hosts.reload();
+          },
+          logger,
+        });
   logger.info({ tools: host.supervisor.listTools().length, maxMessageBytes }, 'serving MCP on stdio');
 
   const reason = await Promise.race([signals, inputEnded]);
@@ -91,6 +110,7 @@ export async function run(argv: readonly string[]): Promise<number> {
     process.exit(0);
   }, SHUTDOWN_DEADLINE_MS).unref();
   process.off('SIGHUP', reload);
+  watcher?.close();
   await server.cancelInFlight(CANCEL_GRACE_MS);
   // Closing a host closes its supervisor: children killed, journal closed.
   await hosts.close();

@@ -1,8 +1,8 @@
 // SIGHUP reloads manifests and policies while serving: the client hears
 // notifications/tools/list_changed and lists the new set; a configuration that
-// does not load is refused and the previous tools stay in force. Files changed
-// without a SIGHUP change nothing (an agent with write access to the workspace
-// must not add tools to its own session).
+// does not load is refused and the previous tools stay in force. With
+// --no-watch, files changed without a SIGHUP change nothing (watching is
+// tested in watch-reload.test.ts).
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/mcp-clients.js';
 import { FIXTURE_MANIFESTS, makeHostDirs, startClient, stopClient, until, type HostClient, type HostDirs } from './host-session.js';
 
-describe.each(['v1-legacy', 'v2-legacy'] as const)('reload with a %s client', (kind) => {
+describe.each(['v1-legacy', 'v2-legacy'] as const)('reload on SIGHUP (--no-watch) with a %s client', (kind) => {
   let dirs: HostDirs;
   let client: HostClient;
   let manifests: string;
@@ -20,7 +20,7 @@ describe.each(['v1-legacy', 'v2-legacy'] as const)('reload with a %s client', (k
     await ensureBuilt();
     manifests = mkdtempSync(join(tmpdir(), 'toolhost-e2e-manifests-'));
     for (const file of ['echo.yaml', 'echo.js']) cpSync(join(FIXTURE_MANIFESTS, file), join(manifests, file));
-    dirs = makeHostDirs({ manifests: [manifests] });
+    dirs = makeHostDirs({ manifests: [manifests], extraArgs: ['--no-watch'] });
     client = await startClient(dirs, { kind });
     const raw = client.raw as { setNotificationHandler: (...args: unknown[]) => void };
     if (kind === 'v1-legacy') {

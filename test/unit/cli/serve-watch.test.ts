@@ -1,0 +1,97 @@
+// The configuration watcher of `toolhost serve`: a burst of changes is one
+// reload; a folder that is removed and recreated, or a file saved by rename, is
+// still watched; the host's own writes (state folder, log file) are ignored; a
+// path that cannot be watched is logged, never thrown.
+import { mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { watchConfig, type ConfigWatch } from '../../../src/cli/serve-watch.js';
+import { createSilentLogger } from '../../../src/log.js';
+
+const DEBOUNCE_MS = 50;
+
+describe('watchConfig', () => {
+  let root: string;
+  let changes: number;
+  let watch: ConfigWatch | undefined;
+
+  const start = (options: { manifestDirs?: string[]; policyFiles?: string[]; ignore?: string[] } = {}): void => {
+    watch = watchConfig({
+      manifestDirs: options.manifestDirs ?? [join(root, 'manifests')],
+      policyFiles: options.policyFiles ?? [join(root, 'org.yaml')],
+      workspace: join(root, 'ws'),
+      ignore: options.ignore ?? [],
+      debounceMs: DEBOUNCE_MS,
+      onChange: () => void changes++,
+      logger: createSilentLogger(),
+    });
+  };
+  /** Makes a change and waits for the reload it triggers (bounded). */
+  const expectReload = async (change: () => void): Promise<void> => {
+    const before = changes;
+    change();
+    const deadline = Date.now() + 5_000;
+    while (changes === before) {
+      if (Date.now() > deadline) throw new Error('no reload was triggered');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  };
+
+  beforeEach(() => {
+    root = realpathSync(mkdtempSync(join(tmpdir(), 'toolhost-watch-')));
+    mkdirSync(join(root, 'manifests/sub'), { recursive: true });
+    mkdirSync(join(root, 'ws'));
+    writeFileSync(join(root, 'org.yaml'), 'kind: Policy\n');
+    changes = 0;
+  });
+  afterEach(() => {
+    watch?.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('reloads once for a burst of writes, in nested folders too', async () => {
+    start();
+    await expectReload(() => {
+      for (let index = 0; index < 20; index++) writeFileSync(join(root, 'manifests/sub', `t${index}.yaml`), 'x');
+    });
+    // Whatever the burst's spread, it is far fewer reloads than writes.
+    expect(changes).toBeLessThan(5);
+  });
+
+  it('follows a manifest folder that is removed and created again', async () => {
+    start();
+    await expectReload(() => rmSync(join(root, 'manifests'), { recursive: true }));
+    await expectReload(() => mkdirSync(join(root, 'manifests')));
+    await expectReload(() => writeFileSync(join(root, 'manifests/new.yaml'), 'x'));
+  });
+
+  it('follows a policy file saved by rename, and the workspace policies/ folder', async () => {
+    start();
+    await expectReload(() => {
+      writeFileSync(join(root, 'org.yaml.tmp'), 'kind: Policy\nname: new\n');
+      renameSync(join(root, 'org.yaml.tmp'), join(root, 'org.yaml'));
+    });
+    await expectReload(() => writeFileSync(join(root, 'org.yaml'), 'kind: Policy\nname: again\n'));
+    await expectReload(() => mkdirSync(join(root, 'ws/policies')));
+    await expectReload(() => writeFileSync(join(root, 'ws/policies/repo.yaml'), 'kind: Policy\n'));
+  });
+
+  it('ignores the host writing its own state inside a watched folder, and unrelated files beside a policy', async () => {
+    mkdirSync(join(root, 'manifests/.toolhost'));
+    start({ ignore: [join(root, 'manifests/.toolhost')] });
+    for (let index = 0; index < 5; index++) writeFileSync(join(root, 'manifests/.toolhost', `journal-${index}`), 'x');
+    writeFileSync(join(root, 'unrelated.txt'), 'x');
+    // Proving that nothing happens needs a quiet period: several debounce windows.
+    await new Promise((resolve) => setTimeout(resolve, DEBOUNCE_MS * 6));
+    expect(changes).toBe(0);
+    // A real change afterwards is seen, and is the only reload.
+    await expectReload(() => writeFileSync(join(root, 'manifests/tool.yaml'), 'x'));
+    expect(changes).toBe(1);
+  });
+
+  it('a path whose folder does not exist is logged, not thrown, and the rest is still watched', async () => {
+    start({ manifestDirs: [join(root, 'missing/deeper/manifests'), join(root, 'manifests')] });
+    await expectReload(() => writeFileSync(join(root, 'manifests/tool.yaml'), 'x'));
+  });
+});
