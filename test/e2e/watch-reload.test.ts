@@ -39,7 +39,7 @@ input: { type: object, additionalProperties: false }
 `;
 }
 
-describe.each(['v1-legacy', 'v2-legacy'] as const)('reload by watching files, with a %s client', (kind) => {
+describe.each(['v1-legacy', 'v2-legacy', 'v2-modern'] as const)('reload by watching files, with a %s client', (kind) => {
   let dirs: HostDirs;
   let client: HostClient;
   let manifests: string;
@@ -70,6 +70,11 @@ describe.each(['v1-legacy', 'v2-legacy'] as const)('reload by watching files, wi
       raw.setNotificationHandler(ToolListChangedNotificationSchema, () => void changes++);
     } else {
       raw.setNotificationHandler('notifications/tools/list_changed', () => void changes++);
+    }
+    // The 2026-07-28 era delivers change notifications only on a subscriptions/listen stream.
+    if (kind === 'v2-modern') {
+      const subscription = await (client.raw as { listen: (filter: Record<string, unknown>) => Promise<{ honoredFilter: unknown }> }).listen({ toolsListChanged: true });
+      expect(subscription.honoredFilter).toEqual({ toolsListChanged: true });
     }
   }, 300_000);
   afterAll(async () => {
