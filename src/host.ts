@@ -22,6 +22,8 @@ export interface HostOptions {
   readonly workspace: string;
   /** Journal and artifacts live here (created 0700). */
   readonly stateDir: string;
+  /** The log file `logger` writes, if any: protected from tools like the state folder. */
+  readonly logFile?: string;
   readonly logger: Logger;
   /** The host environment (secrets to redact, names process tools may get); default process.env. */
   readonly env?: NodeJS.ProcessEnv;
@@ -56,6 +58,7 @@ export async function createHost(options: HostOptions): Promise<Host> {
     policyFiles: options.policyFiles,
     workspace: options.workspace,
     stateDir: options.stateDir,
+    ...(options.logFile !== undefined ? { logFile: options.logFile } : {}),
     ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
     ...(options.env !== undefined ? { env: options.env } : {}),
   });

@@ -136,6 +136,7 @@ async function buildHost(flags: ReturnType<typeof hostFlagsFrom>, logger: Logger
       policyFiles: flags.policyFiles,
       workspace: flags.workspace,
       stateDir: flags.stateDir,
+      ...(flags.logFile !== undefined ? { logFile: flags.logFile } : {}),
       logger,
     });
   } catch (error) {

@@ -25,6 +25,8 @@ export interface LoadHostConfigOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** The state folder (journal, artifacts): hidden from every tool. Absent for commands that run no tool. */
   readonly stateDir?: string;
+  /** The host's log file, when it has one: no tool may write it. */
+  readonly logFile?: string;
 }
 
 /** The policy in force with provenance, for `explain`. */
@@ -83,6 +85,7 @@ export function loadHostConfig(options: LoadHostConfigOptions): HostConfig {
     policyFiles: options.policyFiles.map((file) => resolve(cwd, file)),
     workspace,
     ...(options.stateDir !== undefined ? { stateDir: resolve(cwd, options.stateDir) } : {}),
+    ...(options.logFile !== undefined ? { logFile: resolve(cwd, options.logFile) } : {}),
   });
   const layers = withShadow ? { enforced: enforced.policy, withShadow: withShadow.policy } : { enforced: enforced.policy };
   for (const manifest of manifests) {

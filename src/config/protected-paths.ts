@@ -15,6 +15,8 @@ export interface ProtectedPathsInput {
   readonly workspace: string;
   /** Absolute state folder; absent for commands that never run a tool. */
   readonly stateDir?: string;
+  /** Absolute --log-file: a tool must not forge or erase the host's log lines. */
+  readonly logFile?: string;
 }
 
 export interface ProtectedPaths {
@@ -31,6 +33,7 @@ export function protectedPathsOf(input: ProtectedPathsInput): ProtectedPaths {
     ...input.manifestDirs.map(canonicalPathOf),
     canonicalPathOf(join(input.workspace, 'policies')),
     ...input.policyFiles.map(canonicalPathOf),
+    ...(input.logFile !== undefined ? [canonicalPathOf(input.logFile)] : []),
     ...hidden,
   ]);
   return { protectedPaths: [...paths].sort(), hiddenPaths: hidden };

@@ -37,8 +37,10 @@ export interface RunSpec {
   /**
    * The host's own configuration and state, never writable by a tool even inside a
    * read_write root: every manifest folder, the workspace's policies/ folder, every
-   * --policy file and the state folder. Absolute, symlinks resolved where they exist.
-   * Empty: nothing beyond the roots' access is enforced.
+   * --policy file, the log file and the state folder. Absolute, symlinks resolved where
+   * they exist. Empty: nothing beyond the roots' access is enforced. One that does not
+   * exist when a namespaced tool starts inside a read_write root is masked with an empty
+   * read-only folder (bubblewrap creates its mount point).
    */
   readonly protectedPaths: readonly string[];
   /**

@@ -82,6 +82,8 @@ describe('protected paths: the host configuration and state are not writable by 
     orgPolicy = join(workspace, 'org.yaml');
     writeFileSync(orgPolicy, 'kind: Policy\nname: org\nenv:\n  allow: [PATH, LANG, SUPERVISOR_TEST_MARKER]\n');
     writeFileSync(join(workspace, 'notes.txt'), 'notes\n');
+    // serve's logger opens its file (synchronously) before the host is built.
+    writeFileSync(join(workspace, 'host.log'), '{"msg":"started"}\n');
     // A planted link to a protected folder, as an agent could leave one in the workspace.
     symlinkSync(manifests, join(workspace, 'tools-link'));
     symlinkSync(stateDir, join(workspace, 'state-link'));
@@ -90,10 +92,11 @@ describe('protected paths: the host configuration and state are not writable by 
       policyFiles: [orgPolicy],
       workspace,
       stateDir,
+      logFile: join(workspace, 'host.log'),
       logger: createSilentLogger(),
       env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', SUPERVISOR_TEST_MARKER: MARKER },
     });
-    originals = snapshot([manifests, join(workspace, 'policies'), orgPolicy]);
+    originals = snapshot([manifests, join(workspace, 'policies'), orgPolicy, join(workspace, 'host.log')]);
   });
 
   afterAll(async () => {
@@ -117,6 +120,7 @@ describe('protected paths: the host configuration and state are not writable by 
     ['the organisation policy file', 'org.yaml'],
     ['the journal', '.toolhost/journal.sqlite'],
     ['a new file in the state folder', '.toolhost/planted'],
+    ['the host log file', 'host.log'],
     ['a path through ../', 'notes/../manifests/evil.yaml'],
     ['a path leaving and re-entering the workspace', '../ws/policies/repository.yaml'],
     ['a symlink to the manifest folder', 'tools-link/evil.yaml'],
@@ -125,7 +129,7 @@ describe('protected paths: the host configuration and state are not writable by 
     const error = errorOf(await call('write_file', { path, text: 'sandbox:\n  mode: worker\n' }));
     expect(error.code).toBe('tool_error');
     expect(error.details).toMatchObject({ errorCode: 'policy_denied' });
-    expect(snapshot([manifests, join(workspace, 'policies'), orgPolicy])).toEqual(originals);
+    expect(snapshot([manifests, join(workspace, 'policies'), orgPolicy, join(workspace, 'host.log')])).toEqual(originals);
   });
 
   it('an absolute path to a protected file is refused too', async () => {
@@ -152,6 +156,7 @@ describe('protected paths: the host configuration and state are not writable by 
       join(workspace, 'policies/repository.yaml'),
       join(workspace, 'policies/zz-loosen.yaml'),
       orgPolicy,
+      join(workspace, 'host.log'),
       join(workspace, 'tools-link/evil.yaml'),
     ]) {
       const outcome = resultOf(await call('py_writer', { op: 'write', path }));
@@ -161,7 +166,7 @@ describe('protected paths: the host configuration and state are not writable by 
     expect(resultOf(await call('py_writer', { op: 'list', path: stateDir })).structuredContent).toEqual({ ok: [] });
     expect(resultOf(await call('py_writer', { op: 'read', path: join(stateDir, 'journal.sqlite') })).structuredContent).toEqual({ error: 'ENOENT' });
     expect(resultOf(await call('py_writer', { op: 'write', path: join(stateDir, 'journal.sqlite') })).structuredContent).toEqual({ error: 'EROFS' });
-    expect(snapshot([manifests, join(workspace, 'policies'), orgPolicy])).toEqual(originals);
+    expect(snapshot([manifests, join(workspace, 'policies'), orgPolicy, join(workspace, 'host.log')])).toEqual(originals);
     expect(readdirSync(stateDir)).toContain('journal.sqlite');
   });
 });

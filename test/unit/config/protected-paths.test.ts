@@ -23,9 +23,16 @@ describe('protectedPathsOf', () => {
       policyFiles: [join(root, 'org.yaml')],
       workspace: join(root, 'ws'),
       stateDir: join(root, 'ws/.toolhost/state'),
+      logFile: join(root, 'ws/host.log'),
     });
     expect(paths).toEqual({
-      protectedPaths: [join(root, 'org.yaml'), join(root, 'real-ws/.toolhost/state'), join(root, 'real-ws/manifests'), join(root, 'real-ws/policies')],
+      protectedPaths: [
+        join(root, 'org.yaml'),
+        join(root, 'real-ws/.toolhost/state'),
+        join(root, 'real-ws/host.log'),
+        join(root, 'real-ws/manifests'),
+        join(root, 'real-ws/policies'),
+      ],
       hiddenPaths: [join(root, 'real-ws/.toolhost/state')],
     });
   });
