@@ -83,6 +83,9 @@ export class IsolateGeneration {
   private readonly spares: Array<Promise<PreparedContext>> = [];
   private readonly preludeClosure: string;
   private preludeScript: Promise<ivm.Script> | undefined;
+  private compileQueue: Promise<void> = Promise.resolve();
+  private compiling = false;
+  private readonly releasesAfterCompile: ivm.Module[] = [];
 
   constructor(
     private readonly sources: ContextSources,
@@ -232,6 +235,36 @@ export class IsolateGeneration {
     }
   }
 
+  // isolated-vm keeps an isolate's modules in one unlocked map: compileModule
+  // adds to it on the isolate's thread, module.release() removes from it on
+  // ours. The two at once corrupt it (a crash seen after a few thousand calls
+  // once contexts were prepared while earlier ones were released). So compiles
+  // run one at a time, and a release that arrives during one waits until it ends.
+  private compileToolModule(): Promise<ivm.Module> {
+    const compile = async (): Promise<ivm.Module> => {
+      this.compiling = true;
+      try {
+        return await this.isolate.compileModule(this.sources.toolSource, {
+          filename: `toolhost:///tools/${this.sources.toolName}.mjs`,
+        });
+      } finally {
+        this.compiling = false;
+        for (const module of this.releasesAfterCompile.splice(0)) releaseNow(module);
+      }
+    };
+    const compiled = this.compileQueue.then(compile, compile);
+    this.compileQueue = compiled.then(
+      () => undefined,
+      () => undefined,
+    );
+    return compiled;
+  }
+
+  private releaseModule(module: ivm.Module): void {
+    if (this.compiling) this.releasesAfterCompile.push(module);
+    else releaseNow(module);
+  }
+
   // Modules are bound to the context they are instantiated in, so the tool is
   // compiled again for each context (V8 reuses its parse); no cached data from
   // anywhere is ever passed to the compiler.
@@ -241,19 +274,26 @@ export class IsolateGeneration {
   ): Promise<PreparedContext['tool']> {
     let module: ivm.Module;
     try {
-      module = await this.isolate.compileModule(this.sources.toolSource, {
-        filename: `toolhost:///tools/${this.sources.toolName}.mjs`,
-      });
+      module = await this.compileToolModule();
     } catch (error) {
       if (this.isolate.isDisposed) throw error;
       return { loadError: `the tool module does not compile: ${describeCompileError(error)}` };
     }
-    handles.push(module);
+    handles.push({ release: () => this.releaseModule(module) });
     if (module.dependencySpecifiers.length > 0) {
       return { loadError: 'the tool module imports other modules, which isolate tools cannot do' };
     }
     await module.instantiate(context, refuseImport);
     return { module };
+  }
+}
+
+/** Releases a module handle now (callers make sure no compile is running). */
+function releaseNow(module: ivm.Module): void {
+  try {
+    module.release();
+  } catch {
+    // Released already, or the isolate is gone.
   }
 }
 
