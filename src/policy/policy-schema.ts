@@ -1,15 +1,16 @@
 // schemas/policy.schema.json is the one source of truth for the policy format:
 // this module compiles it once and turns Ajv's errors into file:line:col
 // problems, one per fault (an unknown key points at the key itself).
-import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { closestKey } from '../config/closest-key.js';
+import { schemaPath } from '../config/package-files.js';
+import { readFileSync } from 'node:fs';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { Problem } from '../config/problem.js';
 import type { YamlPath, YamlSource } from '../config/yaml-source.js';
 import type { PolicyDocument } from './policy-model.js';
 
 /** Absolute path of schemas/policy.schema.json, from src/ (tests) or dist/src/ (built). */
-export const POLICY_SCHEMA_PATH = findSchema('policy.schema.json');
+export const POLICY_SCHEMA_PATH = schemaPath('policy.schema.json');
 
 /** The schema as data (for the README test and editors). */
 export function readPolicySchema(): Record<string, unknown> {
@@ -46,7 +47,7 @@ function problemsFrom(errors: readonly ErrorObject[], source: YamlSource): Probl
       case 'additionalProperties': {
         const key = String((error.params as { additionalProperty: string }).additionalProperty);
         const known = Object.keys(propertiesAt(error.parentSchema));
-        const hint = suggest(key, known);
+        const hint = closestKey(key, known);
         problems.push(source.problemAt([...path, key], `unknown key "${key}" in ${where}${hint ? ` (did you mean "${hint}"?)` : ''}`, 'key'));
         break;
       }
@@ -87,29 +88,6 @@ function propertiesAt(schema: unknown): Record<string, unknown> {
   return {};
 }
 
-// A typo is the usual cause of an unknown key: name the nearest known key.
-function suggest(key: string, known: readonly string[]): string | undefined {
-  let best: { name: string; distance: number } | undefined;
-  for (const name of known) {
-    const distance = editDistance(key.toLowerCase(), name.toLowerCase());
-    if (distance <= 2 && (!best || distance < best.distance)) best = { name, distance };
-  }
-  return best?.name;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i += 1) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j += 1) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost);
-    }
-    previous = current;
-  }
-  return previous[b.length] ?? 0;
-}
-
 function dedupe(problems: readonly Problem[]): Problem[] {
   const seen = new Set<string>();
   return problems.filter((problem) => {
@@ -120,11 +98,3 @@ function dedupe(problems: readonly Problem[]): Problem[] {
   });
 }
 
-function findSchema(name: string): string {
-  // src/policy → ../../schemas; dist/src/policy → ../../../schemas.
-  for (const relative of [`../../schemas/${name}`, `../../../schemas/${name}`]) {
-    const path = fileURLToPath(new URL(relative, import.meta.url));
-    if (existsSync(path)) return path;
-  }
-  return fileURLToPath(new URL(`../../schemas/${name}`, import.meta.url));
-}

@@ -1,24 +1,14 @@
 // The manifest format lives in one file, schemas/manifest.schema.json, read by
 // this loader and by editors alike. It is found by walking up from this module
 // to the package root, so the same code works from src/ (tests) and dist/src/.
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { schemaPath } from '../config/package-files.js';
+import { readFileSync } from 'node:fs';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { createConfigAjv } from './ajv.js';
 
-const SCHEMA_RELATIVE_PATH = join('schemas', 'manifest.schema.json');
-
 /** Absolute path of schemas/manifest.schema.json in this package. */
 export function manifestSchemaPath(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const candidate = join(dir, SCHEMA_RELATIVE_PATH);
-    if (existsSync(join(dir, 'package.json')) && existsSync(candidate)) return candidate;
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error(`cannot find ${SCHEMA_RELATIVE_PATH} above ${fileURLToPath(import.meta.url)}`);
-    dir = parent;
-  }
+  return schemaPath('manifest.schema.json');
 }
 
 /** The parsed manifest schema (plain JSON). */
