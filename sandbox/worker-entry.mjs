@@ -1,9 +1,13 @@
 // The Piscina worker file for `mode: worker` tools. It imports the tool module
 // (once per path), builds the same ctx an isolate tool gets plus ctx.signal,
 // runs the tool and answers with a plain envelope: no Error object crosses the
-// thread boundary. Progress, log and denial events go out through the
-// MessagePort the host passes in the task, since a Piscina task answers once.
+// thread boundary. Progress, log and denial events go out, and the host's
+// abort comes in, on the pool's BroadcastChannel (named in the task, one per
+// thread, messages tagged with the callId), since a Piscina task answers once.
+// Not a MessagePort per task: a port transferred per call grew both threads'
+// memory without bound (about 6 KB a call, until the worker hit its heap limit).
 import { pathToFileURL } from 'node:url';
+import { BroadcastChannel } from 'node:worker_threads';
 import { createScopedFs } from './scoped-fs.mjs';
 import { createScopedFetch } from './scoped-fetch.mjs';
 
@@ -13,22 +17,38 @@ const LOG_LEVELS = new Set(['debug', 'info', 'warn', 'error']);
 
 /** Tool modules by entry path: imported once per worker thread. */
 const tools = new Map();
+/** This thread's end of each pool channel, by name, and the abort of each call running here. */
+const channels = new Map();
+const runningCalls = new Map();
+
+function channelNamed(name) {
+  let channel = channels.get(name);
+  if (channel === undefined) {
+    channel = new BroadcastChannel(name);
+    channel.onmessage = (event) => {
+      const message = event.data;
+      if (message !== null && typeof message === 'object' && message.type === 'abort') runningCalls.get(message.callId)?.abort();
+    };
+    // An idle pool thread must not be kept alive by its channel.
+    channel.unref();
+    channels.set(name, channel);
+  }
+  return channel;
+}
 
 /**
  * Runs one call.
  * @param {{ entryPath: string, callId: string, args: unknown, roots: Array<{path: string, access: 'read'|'read_write'}>,
  *           protectedPaths?: string[], hiddenPaths?: string[],
- *           networkAllow: string[], maxOutputBytes: number, port: import('node:worker_threads').MessagePort }} task
+ *           networkAllow: string[], maxOutputBytes: number, eventChannel: string }} task
  */
 export default async function runTask(task) {
-  const { port } = task;
+  const channel = channelNamed(task.eventChannel);
   const abort = new AbortController();
-  port.on('message', (message) => {
-    if (message !== null && typeof message === 'object' && message.type === 'abort') abort.abort();
-  });
+  runningCalls.set(task.callId, abort);
   const post = (message) => {
     try {
-      port.postMessage(message);
+      channel.postMessage({ ...message, callId: task.callId });
     } catch {
       // The host side is gone; the call has ended.
     }
@@ -57,11 +77,11 @@ export default async function runTask(task) {
     }
     return { ok: true, json };
   } finally {
+    runningCalls.delete(task.callId);
     abort.abort();
     // The last event: the host waits for it so no progress or log is lost (the
     // answer travels on Piscina's own channel and may arrive first).
     post({ type: 'end' });
-    port.close();
   }
 }
 

@@ -2,7 +2,8 @@
 // tool) with a heap limit per thread, a bounded queue, and a timeout or cancel
 // that aborts the task: Piscina terminates that thread and starts a fresh one.
 // Results come back as plain envelopes from sandbox/worker-entry.mjs.
-import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import { randomUUID } from 'node:crypto';
+import { BroadcastChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { ErrorDetails, RunCode } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -37,6 +38,19 @@ export function createWorkerRunner(spec: RunSpec, deps: { logger: Logger }): Run
     resourceLimits: { maxOldGenerationSizeMb: Math.max(8, spec.memoryMb) },
   });
   pool.on('error', (error: unknown) => logger.warn({ err: error }, 'worker pool error'));
+  // One channel per pool carries every call's events (tagged with its callId)
+  // and the host's aborts; a MessagePort transferred per call leaked memory in
+  // both threads (see sandbox/worker-entry.mjs).
+  const eventChannel = `toolhost-worker-events-${randomUUID()}`;
+  const events = new BroadcastChannel(eventChannel);
+  const listeners = new Map<string, (message: Record<string, unknown>) => void>();
+  events.onmessage = (event: unknown) => {
+    const message = (event as { data?: unknown }).data;
+    if (typeof message !== 'object' || message === null) return;
+    const record = message as Record<string, unknown>;
+    if (typeof record['callId'] === 'string') listeners.get(record['callId'])?.(record);
+  };
+  events.unref();
   let closed = false;
 
   async function run(job: Job, options: RunOptions): Promise<RunOutcome> {
@@ -48,10 +62,9 @@ export function createWorkerRunner(spec: RunSpec, deps: { logger: Logger }): Run
     // First recorded reason wins: a deadline and a cancel can race.
     let stopReason: 'timeout' | 'cancelled' | undefined;
     const controller = new AbortController();
-    const { port1, port2 } = new MessageChannel();
     const stop = (reason: 'timeout' | 'cancelled'): void => {
       stopReason ??= reason;
-      safePost(port1, { type: 'abort' });
+      safePost(events, { type: 'abort', callId: job.callId });
       controller.abort();
     };
     const timer = setTimeout(() => stop('timeout'), options.timeoutMs);
@@ -61,7 +74,7 @@ export function createWorkerRunner(spec: RunSpec, deps: { logger: Logger }): Run
     const ended = new Promise<void>((resolve) => {
       markEnded = resolve;
     });
-    port1.on('message', (message: unknown) => {
+    listeners.set(job.callId, (message) => {
       if (isEndEvent(message)) markEnded();
       else forwardEvent(message, options, logger, job.callId);
     });
@@ -77,9 +90,9 @@ export function createWorkerRunner(spec: RunSpec, deps: { logger: Logger }): Run
           hiddenPaths: [...(spec.hiddenPaths ?? [])],
           networkAllow: [...spec.networkAllow],
           maxOutputBytes: spec.maxOutputBytes,
-          port: port2,
+          eventChannel,
         },
-        { signal: controller.signal, transferList: [port2] },
+        { signal: controller.signal },
       );
       // The worker posts `end` after its last event: wait for it so none is lost.
       await Promise.race([ended, delay(EVENT_DRAIN_MS)]);
@@ -95,7 +108,7 @@ export function createWorkerRunner(spec: RunSpec, deps: { logger: Logger }): Run
     } finally {
       clearTimeout(timer);
       options.signal.removeEventListener('abort', onAbort);
-      port1.close();
+      listeners.delete(job.callId);
     }
   }
 
@@ -103,6 +116,7 @@ export function createWorkerRunner(spec: RunSpec, deps: { logger: Logger }): Run
     if (closed) return;
     closed = true;
     await pool.destroy();
+    events.close();
   }
 
   return { mode: 'worker', run, close };
@@ -182,9 +196,9 @@ function isEndEvent(message: unknown): boolean {
   return typeof message === 'object' && message !== null && (message as Record<string, unknown>)['type'] === 'end';
 }
 
-function safePost(port: MessagePort, message: unknown): void {
+function safePost(channel: BroadcastChannel, message: unknown): void {
   try {
-    port.postMessage(message);
+    channel.postMessage(message);
   } catch {
     // Already closed.
   }
