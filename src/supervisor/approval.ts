@@ -7,6 +7,7 @@ import type { ToolView } from '../policy/types.js';
 import type { ApprovalPrompt, CallRequest, ElicitAnswer } from './types.js';
 import { throwIfCancelled } from './session-limits.js';
 import type { PolicyOutcome } from './policy.js';
+import { linkSignals } from './link-signals.js';
 import { escapeForPrompt } from './prompt-text.js';
 import type { RequestStateSigner } from './request-state.js';
 
@@ -105,7 +106,8 @@ async function elicitWithTimeout(elicit: Elicit, input: ApprovalInput): Promise<
   const { request, view } = input;
   throwIfCancelled(request.signal);
   const timeout = new AbortController();
-  const signal = AbortSignal.any([request.signal, timeout.signal]);
+  const linked = linkSignals([request.signal, timeout.signal]);
+  const signal = linked.signal;
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
   const stopped = new Promise<'timeout' | 'cancelled'>((resolve) => {
@@ -133,5 +135,6 @@ async function elicitWithTimeout(elicit: Elicit, input: ApprovalInput): Promise<
   } finally {
     clearTimeout(timer);
     if (onAbort) request.signal.removeEventListener('abort', onAbort);
+    linked.unlink();
   }
 }

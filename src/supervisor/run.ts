@@ -8,6 +8,7 @@ import type { Logger } from '../log.js';
 import type { Runner } from '../runner/runner.js';
 import type { ProgressEvent, RunOutcome, RunOutput } from '../runner/wire.js';
 import type { CallContext } from './call-context.js';
+import { linkSignals } from './link-signals.js';
 import { redactJson, type Redactor } from './redact.js';
 
 export interface RunInput {
@@ -27,7 +28,8 @@ export async function runTool(input: RunInput): Promise<RunOutput> {
   const { ctx, runner, timeoutMs } = input;
   const requestSignal = ctx.request.signal;
   const backstop = new AbortController();
-  const signal = AbortSignal.any([requestSignal, backstop.signal]);
+  const linked = linkSignals([requestSignal, backstop.signal]);
+  const signal = linked.signal;
   const onCancel = (): void => void ctx.terminate('cancelled');
   requestSignal.addEventListener('abort', onCancel, { once: true });
   let timer: NodeJS.Timeout | undefined;
@@ -57,6 +59,7 @@ export async function runTool(input: RunInput): Promise<RunOutput> {
   } finally {
     clearTimeout(timer);
     requestSignal.removeEventListener('abort', onCancel);
+    linked.unlink();
   }
 }
 

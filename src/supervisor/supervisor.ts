@@ -13,6 +13,7 @@ import { CallContext } from './call-context.js';
 import { checkExposure } from './exposure.js';
 import { checkIdempotency, readIdempotencyKey, serializeForReplay, type ReplayedResult } from './idempotency.js';
 import { beginJournal, closeJournal, type CallEnd, type CallJournal } from './journal-entry.js';
+import { linkSignals } from './link-signals.js';
 import { lookupTool, peekTool } from './lookup.js';
 import { decidePolicy, journalDecisionOf, type PolicyOutcome } from './policy.js';
 import type { Redactor } from './redact.js';
@@ -84,10 +85,13 @@ class CallSupervisor implements Supervisor {
       return Promise.resolve({ kind: 'error', callId: randomUUID(), error: new HostError('cancelled', 'The host is shutting down.', {}) });
     }
     // Host shutdown cancels every call, as a client cancel would.
-    const signal = AbortSignal.any([request.signal, this.#shutdown.signal]);
-    const call = this.#call({ ...request, signal });
+    const linked = linkSignals([request.signal, this.#shutdown.signal]);
+    const call = this.#call({ ...request, signal: linked.signal });
     this.#inflight.add(call);
-    void call.finally(() => this.#inflight.delete(call));
+    void call.finally(() => {
+      this.#inflight.delete(call);
+      linked.unlink();
+    });
     return call;
   }
 
