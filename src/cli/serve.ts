@@ -2,6 +2,7 @@
 // to the SDK through the boundary transport, and shuts down on stdin EOF or
 // SIGTERM: in-flight calls cancelled, every child killed, the journal closed,
 // exit 0 within a few seconds. stdout carries protocol messages only.
+import { onCatastrophe } from '../runner/catastrophe.js';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -101,13 +102,15 @@ export async function run(argv: readonly string[]): Promise<number> {
         });
   logger.info({ tools: host.supervisor.listTools().length, maxMessageBytes }, 'serving MCP on stdio');
 
-  const reason = await Promise.race([signals, inputEnded]);
+  // V8 lost control of an isolate: stop serving and exit 1 (isolated-vm's advice).
+  const catastrophe = new Promise<StopReason>((resolve) => onCatastrophe(() => resolve('catastrophe')));
+  const reason = await Promise.race([signals, inputEnded, catastrophe]);
   logger.info({ reason, inFlight: server.inFlightCount }, 'shutting down');
   writeEventLoopStats();
   // A stuck close must not keep the host alive: the deadline exits regardless.
   setTimeout(() => {
     logger.warn('shutdown deadline reached; exiting');
-    process.exit(0);
+    process.exit(reason === 'catastrophe' ? 1 : 0);
   }, SHUTDOWN_DEADLINE_MS).unref();
   process.off('SIGHUP', reload);
   watcher?.close();
@@ -115,7 +118,7 @@ export async function run(argv: readonly string[]): Promise<number> {
   // Closing a host closes its supervisor: children killed, journal closed.
   await hosts.close();
   await server.close().catch((error: unknown) => logger.warn({ err: String(error) }, 'server close failed'));
-  return 0;
+  return reason === 'catastrophe' ? 1 : 0;
 }
 
 /** Parses `--max-message-bytes`: a positive integer number of bytes. */
@@ -149,7 +152,7 @@ async function buildHost(flags: ReturnType<typeof hostFlagsFrom>, logger: Logger
   }
 }
 
-type StopReason = 'eof' | 'SIGTERM' | 'SIGINT';
+type StopReason = 'eof' | 'SIGTERM' | 'SIGINT' | 'catastrophe';
 
 /** Resolves on the first SIGTERM or SIGINT. */
 function waitForSignal(): Promise<StopReason> {

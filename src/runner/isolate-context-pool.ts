@@ -6,6 +6,7 @@
 // once per isolate as a Script: each context runs it afresh (its own
 // closures, nothing shared but immutable code), while V8 compiles the
 // prelude's functions once instead of once per context.
+import { reportCatastrophe } from './catastrophe.js';
 import ivm from 'isolated-vm';
 import type { Logger } from '../log.js';
 import type { HostDisposeReason } from './isolate-errors.js';
@@ -98,6 +99,7 @@ export class IsolateGeneration {
         // V8 lost control of this isolate; isolated-vm quarantines it. Nothing in it is trusted again.
         this.logger.fatal({ tool: sources.toolName, message }, 'isolated-vm catastrophic error');
         this.retired = true;
+        reportCatastrophe(message);
       },
     });
   }
