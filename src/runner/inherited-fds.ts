@@ -25,21 +25,19 @@ export async function listInheritableDescriptors(): Promise<number[]> {
   } catch {
     return [];
   }
-  // All at once: read one after another, a host's few dozen descriptors took
-  // 10-20 ms before every one-shot spawn on a busy machine.
-  const found = await Promise.all(entries.map((entry) => inheritableOrUndefined(Number(entry))));
-  return found.filter((fd): fd is number => fd !== undefined);
-}
-
-async function inheritableOrUndefined(fd: number): Promise<number | undefined> {
-  if (!Number.isInteger(fd) || fd <= 2) return undefined;
-  try {
-    const info = await readFile(`/proc/self/fdinfo/${fd}`, 'latin1');
-    const flags = /^flags:\s*([0-7]+)/m.exec(info)?.[1];
-    return flags !== undefined && (Number.parseInt(flags, 8) & O_CLOEXEC) === 0 ? fd : undefined;
-  } catch {
-    return undefined; // closed meanwhile (the readdir's own descriptor, for one)
+  const inheritable: number[] = [];
+  for (const entry of entries) {
+    const fd = Number(entry);
+    if (!Number.isInteger(fd) || fd <= 2) continue;
+    try {
+      const info = await readFile(`/proc/self/fdinfo/${fd}`, 'latin1');
+      const flags = /^flags:\s*([0-7]+)/m.exec(info)?.[1];
+      if (flags !== undefined && (Number.parseInt(flags, 8) & O_CLOEXEC) === 0) inheritable.push(fd);
+    } catch {
+      // closed meanwhile (the readdir's own descriptor, for one)
+    }
   }
+  return inheritable;
 }
 
 // Linux's O_CLOEXEC as shown in /proc/PID/fdinfo (octal 02000000).
