@@ -70,6 +70,11 @@ return (kind, a, b, c) => (kind === 'run' ? runtime.run(a, b, c) : runtime.settl
  */
 export const SPARE_CONTEXTS = 2;
 
+/** Calls between two looks at an isolate's heap. */
+export const HEAP_CHECK_EVERY_CALLS = 16;
+/** Share of the memory limit above which an isolate is replaced between calls. */
+export const HEAP_REPLACE_FRACTION = 0.5;
+
 /** Time a retired isolate gets to answer a probe before it is judged stuck in a loop. */
 export const WEDGE_PROBE_MS = 200;
 /** Bound on building the prelude's runtime (it only defines functions). */
@@ -86,6 +91,8 @@ export class IsolateGeneration {
   private preludeScript: Promise<ivm.Script> | undefined;
   private compileQueue: Promise<void> = Promise.resolve();
   private compiling = false;
+  private callsSinceHeapCheck = 0;
+  private readonly memoryLimitMb: number;
   private readonly releasesAfterCompile: ivm.Module[] = [];
 
   constructor(
@@ -93,8 +100,9 @@ export class IsolateGeneration {
     private readonly logger: Logger,
   ) {
     this.preludeClosure = toPreludeClosure(sources.preludeSource);
+    this.memoryLimitMb = Math.max(8, sources.memoryMb);
     this.isolate = new ivm.Isolate({
-      memoryLimit: Math.max(8, sources.memoryMb),
+      memoryLimit: this.memoryLimitMb,
       onCatastrophicError: (message: string) => {
         // V8 lost control of this isolate; isolated-vm quarantines it. Nothing in it is trusted again.
         this.logger.fatal({ tool: sources.toolName, message }, 'isolated-vm catastrophic error');
@@ -124,6 +132,21 @@ export class IsolateGeneration {
       });
       this.spares.push(spare);
     }
+  }
+
+  /**
+   * Whether released contexts have filled half the heap. V8 collects a
+   * released context only in a late full collection, and isolated-vm's limit
+   * can trip first: with a 16 MB limit an echo tool failed one innocent call in
+   * about 140 with memory_limit. A crowded isolate is replaced between calls
+   * instead (checked every HEAP_CHECK_EVERY_CALLS calls, off the call path).
+   */
+  async isCrowdedByGarbage(): Promise<boolean> {
+    this.callsSinceHeapCheck += 1;
+    if (this.callsSinceHeapCheck < HEAP_CHECK_EVERY_CALLS || !this.isUsable) return false;
+    this.callsSinceHeapCheck = 0;
+    const stats = await this.isolate.getHeapStatistics();
+    return this.isUsable && stats.used_heap_size > HEAP_REPLACE_FRACTION * this.memoryLimitMb * 1024 * 1024;
   }
 
   /** Stops handing out contexts; disposes now if idle, else once stuck calls are proven stuck. */

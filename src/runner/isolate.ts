@@ -153,10 +153,15 @@ export function createIsolateRunner(spec: RunSpec, deps: { logger: Logger }): Ru
     }
     // Prepare the next context after this call has its answer, off its path.
     if (!closed) {
+      const finished = gen;
       setImmediate(() => {
-        void currentGeneration()
-          .then((next) => next.refill())
-          .catch(() => {});
+        void (async () => {
+          if (finished !== undefined && (await finished.isCrowdedByGarbage())) {
+            logger.debug({ tool: spec.name }, 'isolate heap full of released contexts; starting a fresh isolate');
+            finished.retire();
+          }
+          (await currentGeneration()).refill();
+        })().catch(() => {});
       });
     }
     return finish(outcome);

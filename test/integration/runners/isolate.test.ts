@@ -50,6 +50,17 @@ describe('isolate runner: normal calls', () => {
     }
   });
 
+  it('never charges an innocent call for the garbage of earlier contexts (a small heap, many calls)', async () => {
+    // Released contexts are collected late; with a 16 MB limit one call in ~140 used to fail with memory_limit.
+    const runner = isolateRunner('echo.mjs', { memoryMb: 16 });
+    const codes: string[] = [];
+    for (let index = 0; index < 600; index += 1) {
+      const outcome = await runner.run({ callId: `g${index}`, args: { index } }, recordingOptions());
+      if (!outcome.ok) codes.push(outcome.code);
+    }
+    expect(codes).toEqual([]);
+  });
+
   it('runs concurrent calls side by side', async () => {
     const runner = isolateRunner('echo.mjs');
     const outcomes = await Promise.all(
