@@ -91,16 +91,31 @@ try {
     results.scale[count] = { startupMs: round(scaled.startupMs), toolsListMs: round(listMs), idleRssMb: rssMb(scaled.pid) };
     await scaled.close();
   }
+  // RSS swings by tens of MB with garbage collection (the host's and each
+  // isolate's), so it is sampled every tenth of the run: growth compares the
+  // median of the last three samples with the median of the first three.
   const leak = await host();
   await timeCalls(leak.client, 'echo_isolate', ECHO, 1000, 0);
-  const rssAfterWarm = rssMb(leak.pid);
-  await timeCalls(leak.client, 'echo_isolate', ECHO, LEAK_CALLS, 0);
-  const rssAfterMany = rssMb(leak.pid);
+  const rssSamples = [rssMb(leak.pid)];
+  for (let i = 0; i < 10; i++) {
+    await timeCalls(leak.client, 'echo_isolate', ECHO, LEAK_CALLS / 10, 0);
+    rssSamples.push(rssMb(leak.pid));
+  }
   await leak.close();
-  results.rss = { afterWarmupMb: rssAfterWarm, afterCallsMb: rssAfterMany, calls: LEAK_CALLS, growthMb: round(rssAfterMany - rssAfterWarm) };
+  const median3 = (values) => [...values].sort((a, b) => a - b)[1];
+  const rssAfterWarm = rssSamples[0];
+  const rssAfterMany = rssSamples[rssSamples.length - 1];
+  results.rss = {
+    afterWarmupMb: rssAfterWarm,
+    afterCallsMb: rssAfterMany,
+    samplesMb: rssSamples,
+    calls: LEAK_CALLS,
+    growthMb: round(median3(rssSamples.slice(-3)) - median3(rssSamples.slice(0, 3))),
+  };
   log('Scale');
   log(table(['manifests', 'start-up ms', 'tools/list ms', 'idle RSS MB'], Object.entries(results.scale).map(([k, v]) => [k, v.startupMs, v.toolsListMs, v.idleRssMb])));
-  log(`RSS after 1000 warm-up calls ${rssAfterWarm} MB, after ${LEAK_CALLS} more ${rssAfterMany} MB (growth ${results.rss.growthMb} MB)\n`);
+  log(`RSS after 1000 warm-up calls, then every ${LEAK_CALLS / 10} calls (MB): ${rssSamples.join(' ')}`);
+  log(`growth (median of the last 3 samples - median of the first 3): ${results.rss.growthMb} MB; target: none\n`);
 
   // 5. Artifact spill.
   const spill = await host();
