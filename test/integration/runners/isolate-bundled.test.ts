@@ -8,9 +8,9 @@ import { fileURLToPath } from 'node:url';
 import { createIsolateRunner } from '../../../src/runner/isolate.js';
 import { createWorkerRunner } from '../../../src/runner/worker.js';
 import type { Runner, RunSpec, WorkspaceRoot } from '../../../src/runner/runner.js';
-import type { RunOutcome } from '../../../src/runner/wire.js';
 import { createSilentLogger } from '../../../src/log.js';
 import { makeTempDir, recordingOptions, root } from './isolate-spec.js';
+import { jsonOf } from '../../helpers/run-outcomes.js';
 
 const MANIFESTS = fileURLToPath(new URL('../../../manifests/', import.meta.url));
 const logger = createSilentLogger();
@@ -39,12 +39,6 @@ function bundled(file: string, mode: 'isolate' | 'worker', roots: WorkspaceRoot[
   const runner = mode === 'isolate' ? createIsolateRunner(spec, { logger }) : createWorkerRunner(spec, { logger });
   runners.push(runner);
   return runner;
-}
-
-function jsonOf(outcome: RunOutcome): unknown {
-  expect(outcome).toMatchObject({ ok: true });
-  if (!outcome.ok || outcome.output.type !== 'json') throw new Error('expected a JSON output');
-  return JSON.parse(outcome.output.json);
 }
 
 beforeAll(async () => {

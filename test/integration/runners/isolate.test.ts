@@ -7,6 +7,7 @@ import type { Runner, RunSpec } from '../../../src/runner/runner.js';
 import type { RunOutcome } from '../../../src/runner/wire.js';
 import { createSilentLogger } from '../../../src/log.js';
 import { makeSpec, makeTempDir, recordingOptions, root } from './isolate-spec.js';
+import { failureOf, jsonOf } from '../../helpers/run-outcomes.js';
 
 const logger = createSilentLogger();
 const runners: Runner[] = [];
@@ -15,18 +16,6 @@ function isolateRunner(file: string, overrides: Partial<Omit<RunSpec, 'mode'>> =
   const runner = createIsolateRunner(makeSpec('isolate', file, overrides), { logger });
   runners.push(runner);
   return runner;
-}
-
-function jsonOf(outcome: RunOutcome): unknown {
-  expect(outcome.ok).toBe(true);
-  if (!outcome.ok || outcome.output.type !== 'json') throw new Error('expected a JSON output');
-  return JSON.parse(outcome.output.json);
-}
-
-function failureOf(outcome: RunOutcome): { code: string; details: Record<string, unknown> } {
-  expect(outcome.ok).toBe(false);
-  if (outcome.ok) throw new Error('expected a failure');
-  return { code: outcome.code, details: outcome.details };
 }
 
 afterEach(async () => {

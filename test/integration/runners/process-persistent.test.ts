@@ -4,9 +4,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createProcessRunner } from '../../../src/runner/process.js';
 import { createSilentLogger } from '../../../src/log.js';
 import type { Runner, RunSpec } from '../../../src/runner/runner.js';
-import type { ProgressEvent, RunOutcome } from '../../../src/runner/wire.js';
+import type { ProgressEvent } from '../../../src/runner/wire.js';
 import { findMarkedProcesses, pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 import { job, newMarker, nodeFixture, processSpec, removeWorkdirs, runOptions } from './process-spec.js';
+import { failureOf, jsonTextOf } from '../../helpers/run-outcomes.js';
 
 let marker = newMarker();
 let runner: Runner | undefined;
@@ -18,18 +19,8 @@ function startPool(overrides: Partial<RunSpec> = {}): Runner {
   return runner;
 }
 
-function failure(outcome: RunOutcome): { code: string; details: Record<string, unknown> } {
-  if (outcome.ok) throw new Error(`expected a failure, got ${JSON.stringify(outcome.output)}`);
-  return { code: outcome.code, details: outcome.details };
-}
-
-function jsonOf(outcome: RunOutcome): string {
-  if (!outcome.ok || outcome.output.type !== 'json') throw new Error(`expected json output, got ${JSON.stringify(outcome)}`);
-  return outcome.output.json;
-}
-
 async function echo(pool: Runner, value: unknown): Promise<{ value: unknown; instance: string }> {
-  return JSON.parse(jsonOf(await pool.run(job({ op: 'echo', value }), runOptions()))) as { value: unknown; instance: string };
+  return JSON.parse(jsonTextOf(await pool.run(job({ op: 'echo', value }), runOptions()))) as { value: unknown; instance: string };
 }
 
 async function waitForGrandchild(): Promise<ReturnType<typeof findMarkedProcesses>> {
@@ -61,21 +52,21 @@ describe('process runner, persistent pool', () => {
     const pool = startPool();
     const events: ProgressEvent[] = [];
     const outcome = await pool.run(job({ op: 'progress' }), runOptions({ onProgress: (event) => events.push(event) }));
-    expect(JSON.parse(jsonOf(outcome))).toMatchObject({ done: true });
+    expect(JSON.parse(jsonTextOf(outcome))).toMatchObject({ done: true });
     expect(events).toEqual([{ progress: 1, total: 2, message: 'half' }, { progress: 2, total: 2 }]);
   });
 
   it('turns an error envelope into tool_error and keeps the process', async () => {
     const pool = startPool();
     const before = await echo(pool, 0);
-    expect(failure(await pool.run(job({ op: 'error' }), runOptions()))).toEqual({ code: 'tool_error', details: { message: 'bad input' } });
+    expect(failureOf(await pool.run(job({ op: 'error' }), runOptions()))).toEqual({ code: 'tool_error', details: { message: 'bad input' } });
     expect((await echo(pool, 1)).instance).toBe(before.instance);
   });
 
   it('kills and replaces a process that prints a non-JSON line; the call fails invalid_output', async () => {
     const pool = startPool();
     const before = await echo(pool, 0);
-    expect(failure(await pool.run(job({ op: 'garbage' }), runOptions()))).toEqual({ code: 'invalid_output', details: { reason: 'not_json' } });
+    expect(failureOf(await pool.run(job({ op: 'garbage' }), runOptions()))).toEqual({ code: 'invalid_output', details: { reason: 'not_json' } });
     const after = await echo(pool, 1);
     expect(after.value).toBe(1);
     expect(after.instance).not.toBe(before.instance);
@@ -85,7 +76,7 @@ describe('process runner, persistent pool', () => {
     const pool = startPool();
     const before = await echo(pool, 0);
     const outcome = await pool.run(job({ op: 'unknown-id' }), runOptions());
-    expect(JSON.parse(jsonOf(outcome))).toEqual({ instance: before.instance });
+    expect(JSON.parse(jsonTextOf(outcome))).toEqual({ instance: before.instance });
   });
 
   it('replaces a timed-out process and kills the grandchild it left in another session', async () => {
@@ -94,7 +85,7 @@ describe('process runner, persistent pool', () => {
     const pending = pool.run(job({ op: 'hang-with-grandchild' }), runOptions({ timeoutMs: 2000 }));
     const grandchild = await waitForGrandchild();
     expect(grandchild).toHaveLength(1);
-    expect(failure(await pending)).toEqual({ code: 'timeout', details: { timeoutMs: 2000 } });
+    expect(failureOf(await pending)).toEqual({ code: 'timeout', details: { timeoutMs: 2000 } });
     expect(
       await pollUntil(() => {
         const left = findMarkedProcesses(marker).filter((candidate) => candidate.cmdline === '/bin/sleep 1003');
@@ -113,13 +104,13 @@ describe('process runner, persistent pool', () => {
     // Readiness: the call is in the process once its grandchild exists.
     expect(await waitForGrandchild()).toHaveLength(1);
     controller.abort();
-    expect(failure(await pending)).toEqual({ code: 'cancelled', details: {} });
+    expect(failureOf(await pending)).toEqual({ code: 'cancelled', details: {} });
     expect((await echo(pool, 1)).instance).not.toBe(before.instance);
   });
 
   it('reports a process that dies during a call as tool_crashed, then starts a new one', async () => {
     const pool = startPool();
-    const { code, details } = failure(await pool.run(job({ op: 'crash' }), runOptions()));
+    const { code, details } = failureOf(await pool.run(job({ op: 'crash' }), runOptions()));
     expect(code).toBe('tool_crashed');
     expect(details['exitCode']).toBe(128 + 11);
     // It died before its first answer: no eager respawn (a tool that cannot start must not loop).
@@ -130,7 +121,7 @@ describe('process runner, persistent pool', () => {
   it('replaces at once a process that crashes after it has been answering', async () => {
     const pool = startPool();
     const before = await echo(pool, 0);
-    expect(failure(await pool.run(job({ op: 'crash' }), runOptions())).code).toBe('tool_crashed');
+    expect(failureOf(await pool.run(job({ op: 'crash' }), runOptions())).code).toBe('tool_crashed');
     // The replacement starts without waiting for the next call.
     const replacement = await pollUntil(() => {
       const found = findMarkedProcesses(marker).filter((candidate) => candidate.cmdline.startsWith(process.execPath));
@@ -142,7 +133,7 @@ describe('process runner, persistent pool', () => {
 
   it('kills a process whose line grows past maxOutputBytes: output_limit', async () => {
     const pool = startPool({ maxOutputBytes: 64 * 1024 });
-    expect(failure(await pool.run(job({ op: 'long-line', bytes: 1024 * 1024 }), runOptions()))).toEqual({
+    expect(failureOf(await pool.run(job({ op: 'long-line', bytes: 1024 * 1024 }), runOptions()))).toEqual({
       code: 'output_limit',
       details: { maxOutputBytes: 64 * 1024 },
     });
@@ -151,9 +142,9 @@ describe('process runner, persistent pool', () => {
 
   it('hands duplicate-key and 100,000-deep results on as raw JSON text', async () => {
     const pool = startPool({ maxOutputBytes: 1 << 20 });
-    expect(jsonOf(await pool.run(job({ op: 'raw-result', raw: '{"a":1,"a":2}' }), runOptions()))).toBe('{"a":1,"a":2}');
+    expect(jsonTextOf(await pool.run(job({ op: 'raw-result', raw: '{"a":1,"a":2}' }), runOptions()))).toBe('{"a":1,"a":2}');
     const deep = '['.repeat(100_000) + ']'.repeat(100_000);
-    expect(jsonOf(await pool.run(job({ op: 'raw-result', raw: deep }), runOptions()))).toBe(deep);
+    expect(jsonTextOf(await pool.run(job({ op: 'raw-result', raw: deep }), runOptions()))).toBe(deep);
     expect((await echo(pool, 3)).value).toBe(3);
   });
 
@@ -168,11 +159,11 @@ describe('process runner, persistent pool', () => {
   it('times out a call still waiting in the queue without touching the busy process', async () => {
     const pool = startPool({ poolSize: 1 });
     const busy = pool.run(job({ op: 'hang' }), runOptions({ timeoutMs: 3000 }));
-    expect(failure(await pool.run(job({ op: 'echo', value: 1 }), runOptions({ timeoutMs: 100 })))).toEqual({
+    expect(failureOf(await pool.run(job({ op: 'echo', value: 1 }), runOptions({ timeoutMs: 100 })))).toEqual({
       code: 'timeout',
       details: { timeoutMs: 100 },
     });
-    expect(failure(await busy).code).toBe('timeout');
+    expect(failureOf(await busy).code).toBe('timeout');
     expect((await echo(pool, 4)).value).toBe(4);
   });
 
@@ -181,8 +172,8 @@ describe('process runner, persistent pool', () => {
     await echo(pool, 0);
     const pending = pool.run(job({ op: 'hang' }), runOptions());
     await pool.close();
-    expect(failure(await pending).code).toBe('cancelled');
+    expect(failureOf(await pending).code).toBe('cancelled');
     expect(findMarkedProcesses(marker)).toEqual([]);
-    expect(failure(await pool.run(job({ op: 'echo', value: 1 }), runOptions())).code).toBe('cancelled');
+    expect(failureOf(await pool.run(job({ op: 'echo', value: 1 }), runOptions())).code).toBe('cancelled');
   });
 });

@@ -7,10 +7,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createProcessRunner } from '../../../src/runner/process.js';
 import { createSilentLogger } from '../../../src/log.js';
 import type { Runner, RunSpec } from '../../../src/runner/runner.js';
-import type { RunOutcome } from '../../../src/runner/wire.js';
 import { SANDBOX_DEFAULT_PATH } from '../../../src/runner/sandbox-argv.js';
 import { findMarkedProcesses, pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 import { FIXTURES_DIR, job, newMarker, newWorkdir, removeWorkdirs, nodeFixture, processSpec, runOptions } from './process-spec.js';
+import { failureOf, jsonTextOf } from '../../helpers/run-outcomes.js';
 
 let marker = newMarker();
 let runner: Runner | undefined;
@@ -20,20 +20,10 @@ function start(overrides: Partial<RunSpec>): Runner {
   return runner;
 }
 
-function failure(outcome: RunOutcome): { code: string; details: Record<string, unknown> } {
-  if (outcome.ok) throw new Error(`expected a failure, got ${JSON.stringify(outcome.output)}`);
-  return { code: outcome.code, details: outcome.details };
-}
-
-function jsonOf(outcome: RunOutcome): string {
-  if (!outcome.ok || outcome.output.type !== 'json') throw new Error(`expected json output, got ${JSON.stringify(outcome)}`);
-  return outcome.output.json;
-}
-
 // The next normal call on the same runner works: the failure left nothing broken.
 async function expectNextCallWorks(target: Runner): Promise<void> {
   const outcome = await target.run(job({ mode: 'echo', n: 1 }), runOptions());
-  expect(JSON.parse(jsonOf(outcome))).toMatchObject({ received: { mode: 'echo', n: 1 } });
+  expect(JSON.parse(jsonTextOf(outcome))).toMatchObject({ received: { mode: 'echo', n: 1 } });
 }
 
 afterEach(async () => {
@@ -49,12 +39,12 @@ describe('process runner, one-shot', () => {
     const workdir = newWorkdir();
     const tool = start({ roots: [{ path: workdir, access: 'read' }] });
     const outcome = await tool.run(job({ mode: 'echo', value: 'héllo' }), runOptions());
-    expect(JSON.parse(jsonOf(outcome))).toEqual({ received: { mode: 'echo', value: 'héllo' }, cwd: workdir });
+    expect(JSON.parse(jsonTextOf(outcome))).toEqual({ received: { mode: 'echo', value: 'héllo' }, cwd: workdir });
   });
 
   it('runs in a fresh private directory, removed afterwards, when the tool has no root', async () => {
     const tool = start({ roots: [] });
-    const { cwd } = JSON.parse(jsonOf(await tool.run(job({ mode: 'echo' }), runOptions()))) as { cwd: string };
+    const { cwd } = JSON.parse(jsonTextOf(await tool.run(job({ mode: 'echo' }), runOptions()))) as { cwd: string };
     expect(cwd).toContain('toolhost-proc-');
     expect(existsSync(cwd)).toBe(false);
   });
@@ -69,7 +59,7 @@ describe('process runner, one-shot', () => {
   it('times out `sleep 1000` and kills it', async () => {
     const tool = start({ command: ['/bin/sh', '-c', 'exec /bin/sleep 1000', marker] });
     const outcome = await tool.run(job({}), runOptions({ timeoutMs: 300 }));
-    expect(failure(outcome)).toEqual({ code: 'timeout', details: { timeoutMs: 300 } });
+    expect(failureOf(outcome)).toEqual({ code: 'timeout', details: { timeoutMs: 300 } });
     expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
   });
 
@@ -88,7 +78,7 @@ describe('process runner, one-shot', () => {
     expect(sessionOf(grandchild[0]?.pid ?? 0)).not.toBe(sessionOf(wrapper?.pid ?? 0));
 
     const outcome = await pending;
-    expect(failure(outcome)).toEqual({ code: 'timeout', details: { timeoutMs: 3000 } });
+    expect(failureOf(outcome)).toEqual({ code: 'timeout', details: { timeoutMs: 3000 } });
     expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
     await expectNextCallWorksWith(marker);
   });
@@ -98,7 +88,7 @@ describe('process runner, one-shot', () => {
     const script = "trap 'echo term > ./got-term; exit 0' TERM; echo ready > ./ready; while :; do /bin/sleep 0.05; done";
     const tool = start({ command: ['/bin/sh', '-c', script, marker], roots: [{ path: workdir, access: 'read_write' }] });
     const outcome = await tool.run(job({}), runOptions({ timeoutMs: 3000 }));
-    expect(failure(outcome)).toEqual({ code: 'timeout', details: { timeoutMs: 3000 } });
+    expect(failureOf(outcome)).toEqual({ code: 'timeout', details: { timeoutMs: 3000 } });
     expect(existsSync(join(workdir, 'ready'))).toBe(true);
     expect(readFileSync(join(workdir, 'got-term'), 'utf8')).toBe('term\n');
   });
@@ -106,7 +96,7 @@ describe('process runner, one-shot', () => {
   it('stops a stdout flood at the cap without buffering it all', async () => {
     const maxOutputBytes = 1 << 20;
     const tool = start({ command: ['/usr/bin/yes', marker], maxOutputBytes });
-    const { code, details } = failure(await tool.run(job({}), runOptions()));
+    const { code, details } = failureOf(await tool.run(job({}), runOptions()));
     expect(code).toBe('output_limit');
     expect(details['maxOutputBytes']).toBe(maxOutputBytes);
     // Counting stops at the first chunk past the cap (a pipe chunk is at most 64 KiB).
@@ -116,7 +106,7 @@ describe('process runner, one-shot', () => {
 
   it('counts stderr against the same cap', async () => {
     const tool = start({ maxOutputBytes: 256 * 1024 });
-    const { code, details } = failure(await tool.run(job({ mode: 'flood-stderr' }), runOptions()));
+    const { code, details } = failureOf(await tool.run(job({ mode: 'flood-stderr' }), runOptions()));
     expect(code).toBe('output_limit');
     expect(details['maxOutputBytes']).toBe(256 * 1024);
     await expectNextCallWorks(runner as Runner);
@@ -124,7 +114,7 @@ describe('process runner, one-shot', () => {
 
   it('refuses stdout that is not UTF-8 as invalid_output', async () => {
     const tool = start({});
-    expect(failure(await tool.run(job({ mode: 'invalid-utf8' }), runOptions()))).toEqual({
+    expect(failureOf(await tool.run(job({ mode: 'invalid-utf8' }), runOptions()))).toEqual({
       code: 'invalid_output',
       details: { reason: 'invalid_utf8', bytes: 5 },
     });
@@ -133,13 +123,13 @@ describe('process runner, one-shot', () => {
 
   it('passes duplicate-key JSON through as text for the supervisor to refuse', async () => {
     const tool = start({});
-    expect(jsonOf(await tool.run(job({ mode: 'duplicate-keys' }), runOptions()))).toBe('{"a":1,"a":2}');
+    expect(jsonTextOf(await tool.run(job({ mode: 'duplicate-keys' }), runOptions()))).toBe('{"a":1,"a":2}');
     await expectNextCallWorks(tool);
   });
 
   it('passes JSON nested 100,000 deep through as text without overflowing the stack', async () => {
     const tool = start({});
-    const json = jsonOf(await tool.run(job({ mode: 'deep' }), runOptions()));
+    const json = jsonTextOf(await tool.run(job({ mode: 'deep' }), runOptions()));
     expect(json.length).toBe(200_000);
     expect(json.startsWith('[[[[')).toBe(true);
     await expectNextCallWorks(tool);
@@ -147,7 +137,7 @@ describe('process runner, one-shot', () => {
 
   it('reports a non-zero exit as tool_error with a bounded stderr tail', async () => {
     const tool = start({});
-    const { code, details } = failure(await tool.run(job({ mode: 'fail' }), runOptions()));
+    const { code, details } = failureOf(await tool.run(job({ mode: 'fail' }), runOptions()));
     expect(code).toBe('tool_error');
     expect(details['exitCode']).toBe(3);
     const tail = details['stderrTail'];
@@ -159,7 +149,7 @@ describe('process runner, one-shot', () => {
 
   it('reports a crash by signal as tool_crashed', async () => {
     const tool = start({});
-    const { code, details } = failure(await tool.run(job({ mode: 'segv' }), runOptions()));
+    const { code, details } = failureOf(await tool.run(job({ mode: 'segv' }), runOptions()));
     expect(code).toBe('tool_crashed');
     expect(details['signal']).toBe('SIGSEGV');
     await expectNextCallWorks(tool);
@@ -173,7 +163,7 @@ describe('process runner, one-shot', () => {
     await pollUntil(() => ({ done: existsSync(join(workdir, 'ready')), value: undefined }), 10_000);
     expect(await waitForGrandchild(marker)).toHaveLength(1);
     controller.abort();
-    expect(failure(await pending)).toEqual({ code: 'cancelled', details: {} });
+    expect(failureOf(await pending)).toEqual({ code: 'cancelled', details: {} });
     expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
   });
 
@@ -190,13 +180,13 @@ describe('process runner, one-shot', () => {
     const tool = start({ command: ['/bin/sh', '-c', 'exec /bin/sleep 1000', marker] });
     const controller = new AbortController();
     controller.abort();
-    expect(failure(await tool.run(job({}), runOptions({ signal: controller.signal }))).code).toBe('cancelled');
+    expect(failureOf(await tool.run(job({}), runOptions({ signal: controller.signal }))).code).toBe('cancelled');
     expect(findMarkedProcesses(marker)).toEqual([]);
   });
 
   it('kills background jobs the tool leaves behind when it exits', async () => {
     const tool = start({});
-    expect(JSON.parse(jsonOf(await tool.run(job({ mode: 'background-then-exit' }), runOptions())))).toEqual({ ok: true });
+    expect(JSON.parse(jsonTextOf(await tool.run(job({ mode: 'background-then-exit' }), runOptions())))).toEqual({ ok: true });
     expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
   });
 
@@ -205,7 +195,7 @@ describe('process runner, one-shot', () => {
     process.env['TOOLHOST_TEST_SECRET_TOKEN'] = secret;
     try {
       const tool = start({ env: { TOOLHOST_TEST_MARKER: marker, LANG: 'C.UTF-8' } });
-      const json = jsonOf(await tool.run(job({ mode: 'env' }), runOptions()));
+      const json = jsonTextOf(await tool.run(job({ mode: 'env' }), runOptions()));
       expect(json).not.toContain(secret);
       const env = JSON.parse(json) as Record<string, string>;
       expect(env['TOOLHOST_TEST_SECRET_TOKEN']).toBeUndefined();
@@ -222,18 +212,18 @@ describe('process runner, one-shot', () => {
 
   it('gives the tool only file descriptors 0, 1 and 2', async () => {
     const tool = start({ command: ['/usr/bin/python3', join(FIXTURES_DIR, 'list-fds.py'), marker] });
-    expect(JSON.parse(jsonOf(await tool.run(job({}), runOptions())))).toEqual([0, 1, 2]);
+    expect(JSON.parse(jsonTextOf(await tool.run(job({}), runOptions())))).toEqual([0, 1, 2]);
   });
 
   it('runs the tool inside the namespace sandbox when the manifest asks for it', async () => {
     const workdir = newWorkdir();
     const tool = start({ isolation: 'namespace', roots: [{ path: workdir, access: 'read' }] });
-    expect(JSON.parse(jsonOf(await tool.run(job({ mode: 'echo' }), runOptions())))).toEqual({ received: { mode: 'echo' }, cwd: workdir });
+    expect(JSON.parse(jsonTextOf(await tool.run(job({ mode: 'echo' }), runOptions())))).toEqual({ received: { mode: 'echo' }, cwd: workdir });
   });
 
   it('fails closed with sandbox_unavailable when bubblewrap is missing, and starts nothing', async () => {
     runner = createProcessRunner(processSpec(marker, {}), { logger: createSilentLogger(), bwrapPath: `/nonexistent/${marker}/bwrap` });
-    const { code, details } = failure(await runner.run(job({ mode: 'echo' }), runOptions()));
+    const { code, details } = failureOf(await runner.run(job({ mode: 'echo' }), runOptions()));
     expect(code).toBe('sandbox_unavailable');
     expect(typeof details['reason']).toBe('string');
     expect(findMarkedProcesses(marker)).toEqual([]);
