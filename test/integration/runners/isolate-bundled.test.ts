@@ -35,6 +35,8 @@ function bundled(file: string, mode: 'isolate' | 'worker', roots: WorkspaceRoot[
     roots,
     networkAllow: [],
     maxOutputBytes: 1024 * 1024,
+    protectedPaths: [],
+    hiddenPaths: [],
   };
   const runner = mode === 'isolate' ? createIsolateRunner(spec, { logger }) : createWorkerRunner(spec, { logger });
   runners.push(runner);

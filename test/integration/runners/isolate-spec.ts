@@ -32,6 +32,8 @@ export function makeSpec(
     roots: [],
     networkAllow: [],
     maxOutputBytes: 1024 * 1024,
+    protectedPaths: [],
+    hiddenPaths: [],
     ...overrides,
   } satisfies RunSpec);
 }

@@ -47,6 +47,8 @@ export function processSpec(marker: string, overrides: Partial<RunSpec>): RunSpe
     roots: [],
     networkAllow: [],
     maxOutputBytes: 1 << 20,
+    protectedPaths: [],
+    hiddenPaths: [],
     ...overrides,
   };
 }

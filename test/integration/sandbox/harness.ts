@@ -41,6 +41,8 @@ export function probeSpec(marker: string, overrides: Partial<RunSpec> = {}): Run
     roots: [],
     networkAllow: [],
     maxOutputBytes: 1 << 20,
+    protectedPaths: [],
+    hiddenPaths: [],
     ...overrides,
   };
 }

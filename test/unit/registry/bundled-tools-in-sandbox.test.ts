@@ -52,6 +52,8 @@ function runSpecOf(manifest: Manifest): RunSpec {
     roots: manifest.roots.map((root) => ({ path: root.path, access: root.access })),
     networkAllow: manifest.networkAllow,
     maxOutputBytes: 1024 * 1024,
+    protectedPaths: [],
+    hiddenPaths: [],
   };
 }
 

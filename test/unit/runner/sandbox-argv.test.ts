@@ -23,7 +23,7 @@ function spec(overrides: Partial<RunSpec> = {}): RunSpec {
   return {
     name: 'argv_test', mode: 'process', manifestDir: MANIFEST_DIR, command: ['/bin/sh', '-c', 'true'], memoryMb: 64,
     stdout: 'text', isolation: 'namespace', persistent: false, poolSize: 1, env: { LANG: 'C.UTF-8' },
-    roots: [{ path: READ_ROOT, access: 'read' }, { path: WRITE_ROOT, access: 'read_write' }], networkAllow: [], maxOutputBytes: 1024,
+    roots: [{ path: READ_ROOT, access: 'read' }, { path: WRITE_ROOT, access: 'read_write' }], networkAllow: [], maxOutputBytes: 1024, protectedPaths: [], hiddenPaths: [],
     ...overrides,
   };
 }
