@@ -48,7 +48,8 @@ function inspect(...args: string[]): Promise<{ code: number | null; json: Record
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
     child.on('error', reject);
-    child.on('exit', (code) => {
+    // 'close', not 'exit': the last stdout bytes may still be unread when the process exits.
+    child.on('close', (code) => {
       try {
         resolve({ code, json: JSON.parse(stdout) as Record<string, unknown>, stderr });
       } catch {
