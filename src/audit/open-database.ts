@@ -21,7 +21,11 @@ export function openJournalDatabase(file: string, logger: Logger): Database.Data
     throw toJournalError(error, file);
   }
   try {
-    checkSchema(db, file);
+    // One read transaction: the version, the application id and the table count
+    // must come from one snapshot, or a host starting beside another that is
+    // migrating the new file sees its tables before its application id and
+    // calls the journal foreign.
+    retryWhileBusy(() => db.transaction(() => checkSchema(db, file))());
     const check = db.pragma('quick_check(1)', { simple: true });
     if (check !== 'ok') {
       throw new JournalError('journal_corrupt', damagedMessage(file, String(check)), { file, check: String(check) });
@@ -31,7 +35,7 @@ export function openJournalDatabase(file: string, logger: Logger): Database.Data
     // so power loss can lose the last records. Write-ahead records need more:
     // Journal.begin() commits them with FULL (see durably()), and that fsync
     // also makes every earlier record in the WAL durable.
-    db.pragma('journal_mode = WAL');
+    retryWhileBusy(() => db.pragma('journal_mode = WAL'));
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
     migrate(db);
@@ -41,6 +45,28 @@ export function openJournalDatabase(file: string, logger: Logger): Database.Data
   }
   logger.debug({ file }, 'journal opened');
   return db;
+}
+
+/**
+ * Runs `operation`, retrying for up to BUSY_TIMEOUT_MS while another host holds
+ * the lock it needs. SQLite's busy handler does not cover every case: two
+ * connections opening a new file together can both hold a shared lock and
+ * want an exclusive one (the switch to WAL), and SQLite then answers one of
+ * them SQLITE_BUSY at once instead of waiting, to avoid a deadlock.
+ */
+function retryWhileBusy<T>(operation: () => T): T {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return operation();
+    } catch (error) {
+      const code = (error as { code?: unknown })?.code;
+      if (typeof code !== 'string' || !code.startsWith('SQLITE_BUSY') || Date.now() > deadline) throw error;
+      // Opening is synchronous; a short blocking pause, growing, lets the other host finish.
+      Atomics.wait(pause, 0, 0, Math.min(5 * attempt, 50));
+    }
+  }
 }
 
 /** Maps an SQLite or file-system failure to a JournalError that says what to do. */
