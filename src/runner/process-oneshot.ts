@@ -8,40 +8,29 @@ import type { Job, RunOptions, RunOutcome } from './wire.js';
 import { DEFAULT_GRACE_MS, killProcessGroup } from './kill.js';
 import { ByteBudget, ChunkCollector, TailBuffer, decodeUtf8Strict } from './output-cap.js';
 import { classifyFailedExit, elapsedMs, failRun, toTimerDelayMs, type TerminationReason } from './process-outcome.js';
-import { resolveSandboxArgv } from './process-sandbox.js';
-import { openWorkdir, spawnTool } from './process-spawn.js';
+import type { OneShotSandboxes } from './oneshot-sandboxes.js';
+import type { SpawnedTool } from './process-spawn.js';
+import { START_LINE } from './sandbox-argv.js';
 
 export interface OneShotDeps {
   readonly logger: Logger;
   readonly graceMs?: number;
-  readonly bwrapPath?: string;
 }
 
-/** Runs one call of a one-shot process tool; never throws for tool failures. */
-export async function runOneShot(spec: RunSpec, job: Job, options: RunOptions, deps: OneShotDeps): Promise<RunOutcome> {
+/** Runs one call of a one-shot process tool in a sandbox of its own; never throws for tool failures. */
+export async function runOneShot(spec: RunSpec, job: Job, options: RunOptions, deps: OneShotDeps, sandboxes: OneShotSandboxes): Promise<RunOutcome> {
   const startedMs = performance.now();
   if (options.signal.aborted) return failRun('cancelled', {}, startedMs);
-  const workdir = await openWorkdir(spec);
+  const started = await sandboxes.take(options.timeoutMs);
+  if (!started.ok) return failRun('sandbox_unavailable', { reason: started.reason }, startedMs);
   try {
-    const sandbox = await resolveSandboxArgv(spec, { cwd: workdir.cwd, timeoutMs: options.timeoutMs, ...bwrapOf(deps) });
-    if (!sandbox.ok) return failRun('sandbox_unavailable', { reason: sandbox.reason }, startedMs);
-    if (options.signal.aborted) return failRun('cancelled', {}, startedMs);
-    return await superviseOneShot(spec, job, options, deps, sandbox.argv, workdir.cwd, startedMs);
+    return await superviseOneShot(spec, job, options, deps, started.sandbox.tool, startedMs);
   } finally {
-    await workdir.dispose();
+    await started.sandbox.workdir.dispose();
   }
 }
 
-async function superviseOneShot(
-  spec: RunSpec,
-  job: Job,
-  options: RunOptions,
-  deps: OneShotDeps,
-  argv: readonly string[],
-  cwd: string,
-  startedMs: number,
-): Promise<RunOutcome> {
-  const tool = spawnTool(argv, spec.env, cwd);
+async function superviseOneShot(spec: RunSpec, job: Job, options: RunOptions, deps: OneShotDeps, tool: SpawnedTool, startedMs: number): Promise<RunOutcome> {
   const budget = new ByteBudget(spec.maxOutputBytes);
   const stdout = new ChunkCollector();
   const stderrTail = new TailBuffer();
@@ -60,21 +49,23 @@ async function superviseOneShot(
     if (reason !== undefined) return;
     if (!budget.spend(chunk.length)) {
       // Stop reading at once: a flood must not be buffered while the kill lands.
-      tool.child.stdout.destroy();
-      tool.child.stderr.destroy();
+      tool.stdout.destroy();
+      tool.stderr.destroy();
       terminate('output_limit', true);
       return;
     }
     if (isStdout) stdout.push(chunk);
     else stderrTail.push(chunk);
   };
-  tool.child.stdout.on('data', (chunk: Buffer) => onOutput(chunk, true));
-  tool.child.stderr.on('data', (chunk: Buffer) => onOutput(chunk, false));
+  tool.stdout.on('data', (chunk: Buffer) => onOutput(chunk, true));
+  tool.stderr.on('data', (chunk: Buffer) => onOutput(chunk, false));
 
   const timer = setTimeout(() => terminate('timeout'), toTimerDelayMs(options.timeoutMs - elapsedMs(startedMs)));
   const onAbort = (): void => terminate('cancelled');
   options.signal.addEventListener('abort', onAbort, { once: true });
-  tool.child.stdin.end(JSON.stringify(job.args));
+  if (options.signal.aborted) onAbort();
+  // Open the sandbox's start gate; the tool then reads its arguments.
+  tool.stdin.end(`${START_LINE}${JSON.stringify(job.args)}`);
 
   try {
     const exit = await tool.ended;
@@ -109,8 +100,4 @@ function reasonDetails(reason: TerminationReason, spec: RunSpec, options: RunOpt
     default:
       return {};
   }
-}
-
-function bwrapOf(deps: OneShotDeps): { bwrapPath?: string } {
-  return deps.bwrapPath !== undefined ? { bwrapPath: deps.bwrapPath } : {};
 }

@@ -13,6 +13,7 @@ import { ByteBudget, TailBuffer } from './output-cap.js';
 import { elapsedMs, failRun, toTimerDelayMs, type TerminationReason } from './process-outcome.js';
 import { resolveSandboxArgv } from './process-sandbox.js';
 import { openWorkdir, spawnTool, type SpawnedTool, type ToolExit, type Workdir } from './process-spawn.js';
+import { START_LINE } from './sandbox-argv.js';
 
 export interface ProcessPoolDeps {
   readonly logger: Logger;
@@ -25,6 +26,8 @@ export class ProcessPool {
   private readonly slots = new Set<Slot>();
   private readonly queue: PendingCall[] = [];
   private startingCount = 0;
+  /** Slots being started: close() waits for them, since they may spawn after it began. */
+  private readonly startingSlots = new Set<Promise<void>>();
   private isClosed = false;
   // At least one process, whatever the spec says: a pool of none would only queue.
   private readonly poolSize: number;
@@ -54,6 +57,7 @@ export class ProcessPool {
   async close(): Promise<void> {
     this.isClosed = true;
     for (const call of this.queue.splice(0)) settle(call, failRun('cancelled', {}, call.startedMs));
+    await Promise.all([...this.startingSlots]);
     const slots = [...this.slots];
     for (const slot of slots) this.retire(slot, 'cancelled', {});
     await Promise.all(slots.map((slot) => slot.gone));
@@ -68,13 +72,13 @@ export class ProcessPool {
     }
     // The first waiting call warms the whole pool.
     const wanted = this.queue.length === 0 ? 0 : this.poolSize - this.slots.size - this.startingCount;
-    for (let i = 0; i < wanted; i++) void this.startSlot();
+    for (let i = 0; i < wanted; i++) this.startSlotTracked();
   }
 
   private dispatch(slot: Slot, call: PendingCall): void {
     slot.call = call;
     slot.budget = new ByteBudget(this.spec.maxOutputBytes);
-    slot.tool.child.stdin.write(encodeRequest(call.job.callId, call.job.args));
+    slot.tool.stdin.write(encodeRequest(call.job.callId, call.job.args));
   }
 
   private expire(call: PendingCall, reason: 'timeout' | 'cancelled'): void {
@@ -87,6 +91,11 @@ export class ProcessPool {
     }
     const slot = [...this.slots].find((candidate) => candidate.call === call);
     if (slot !== undefined) this.retire(slot, reason, reason === 'timeout' ? { timeoutMs: call.options.timeoutMs } : {});
+  }
+
+  private startSlotTracked(): void {
+    const starting = this.startSlot().finally(() => this.startingSlots.delete(starting));
+    this.startingSlots.add(starting);
   }
 
   private async startSlot(): Promise<void> {
@@ -103,7 +112,11 @@ export class ProcessPool {
         if (!sandbox.ok) this.failQueued('sandbox_unavailable', { reason: sandbox.reason });
         return;
       }
-      this.slots.add(this.watch(spawnTool(sandbox.argv, this.spec.env, workdir.cwd), workdir));
+      const slot = this.watch(await spawnTool(sandbox.argv, this.spec.env, workdir.cwd, this.deps.logger), workdir);
+      this.slots.add(slot);
+      // Closed while it was starting: close() is waiting for it too (see startingSlots).
+      if (this.isClosed) this.retire(slot, 'cancelled', {}, true);
+      else slot.tool.stdin.write(START_LINE);
     } catch (error) {
       await workdir?.dispose();
       this.deps.logger.error({ tool: this.spec.name, err: error }, 'persistent process could not start');
@@ -132,7 +145,7 @@ export class ProcessPool {
       killing: undefined,
       answeredCount: 0,
     };
-    tool.child.stdout.on('data', (chunk: Buffer) => {
+    tool.stdout.on('data', (chunk: Buffer) => {
       if (slot.isRetiring) return;
       if (slot.budget?.spend(chunk.length) === false) return this.retireForOutput(slot);
       const complete = lines.push(chunk);
@@ -142,7 +155,7 @@ export class ProcessPool {
         this.handleEnvelope(slot, parseEnvelope(line));
       }
     });
-    tool.child.stderr.on('data', (chunk: Buffer) => {
+    tool.stderr.on('data', (chunk: Buffer) => {
       slot.stderrTail.push(chunk);
       if (!slot.isRetiring && slot.budget?.spend(chunk.length) === false) this.retireForOutput(slot);
     });
@@ -193,8 +206,8 @@ export class ProcessPool {
     slot.isRetiring = true;
     slot.reason = { reason, details };
     if (now) {
-      slot.tool.child.stdout.destroy();
-      slot.tool.child.stderr.destroy();
+      slot.tool.stdout.destroy();
+      slot.tool.stderr.destroy();
     }
     if (slot.tool.pid === undefined) return;
     slot.killing = killProcessGroup(slot.tool.pid, now ? 0 : (this.deps.graceMs ?? DEFAULT_GRACE_MS), {
@@ -219,7 +232,7 @@ export class ProcessPool {
     // Replace at once a process we killed or one that had been answering, so the pool
     // stays warm; one that died before its first answer only on demand (no respawn loop).
     const isWorthReplacing = slot.reason !== undefined || slot.answeredCount > 0;
-    if (isWorthReplacing && this.slots.size + this.startingCount < this.poolSize) void this.startSlot();
+    if (isWorthReplacing && this.slots.size + this.startingCount < this.poolSize) this.startSlotTracked();
     this.pump();
   }
 

@@ -3,10 +3,8 @@
 // both isolation modes: when the namespace's init dies the kernel kills
 // everything in it, the only thing that reaches descendants that left the
 // process group (setsid, double fork). Fail closed: no working sandbox, no run.
-import { access, constants } from 'node:fs/promises';
 import { isHostError } from '../errors.js';
 import type { RunSpec } from './runner.js';
-import { CLOSE_INHERITED_FDS_ARGV, listInheritableDescriptors } from './inherited-fds.js';
 import { buildSandboxArgv } from './sandbox-argv.js';
 import { probeSandbox } from './sandbox-probe.js';
 
@@ -38,21 +36,6 @@ export async function resolveSandboxArgv(spec: RunSpec, request: SandboxArgvRequ
     }
     throw error;
   }
-  const closer = await descriptorCloser();
-  if (!closer.ok) return closer;
-  return { ok: true, argv: [...prefix, ...closer.argv, ...command] };
-}
-
-// Only pay for the closer when the host really holds inheritable descriptors;
-// when it does and the closer cannot run, refuse rather than leak them.
-async function descriptorCloser(): Promise<SandboxArgv> {
-  const inheritable = await listInheritableDescriptors();
-  if (inheritable.length === 0) return { ok: true, argv: [] };
-  const interpreter = CLOSE_INHERITED_FDS_ARGV[0] ?? '';
-  try {
-    await access(interpreter, constants.X_OK);
-  } catch {
-    return { ok: false, reason: `the host holds ${inheritable.length} inheritable descriptor(s) and ${interpreter}, which closes them in the sandbox, is missing` };
-  }
-  return { ok: true, argv: CLOSE_INHERITED_FDS_ARGV };
+  // No descriptor closer: tools are started by the spawner, which closed the host's inheritable ones.
+  return { ok: true, argv: [...prefix, ...command] };
 }

@@ -5,6 +5,7 @@ import type { RunSpec, Runner } from './runner.js';
 import type { Job, RunOptions, RunOutcome } from './wire.js';
 import { runOneShot } from './process-oneshot.js';
 import { ProcessPool } from './process-pool.js';
+import { OneShotSandboxes } from './oneshot-sandboxes.js';
 import { failRun } from './process-outcome.js';
 
 export interface ProcessRunnerDeps {
@@ -13,6 +14,8 @@ export interface ProcessRunnerDeps {
   readonly graceMs?: number;
   /** A specific bubblewrap binary; default `bwrap` on PATH. */
   readonly bwrapPath?: string;
+  /** One-shot tools: how long the sandbox prepared for the next call may wait unused. */
+  readonly preparedIdleMs?: number;
 }
 
 /** Builds the runner for one `mode: process` tool. */
@@ -35,6 +38,7 @@ export function createProcessRunner(spec: RunSpec, deps: ProcessRunnerDeps): Run
     };
   }
   let isClosed = false;
+  const sandboxes = new OneShotSandboxes(spec, runnerDeps);
   const running = new Map<AbortController, Promise<RunOutcome>>();
   return {
     mode: 'process',
@@ -47,7 +51,7 @@ export function createProcessRunner(spec: RunSpec, deps: ProcessRunnerDeps): Run
       const forwardAbort = (): void => controller.abort();
       if (options.signal.aborted) controller.abort();
       else options.signal.addEventListener('abort', forwardAbort, { once: true });
-      const outcome = guard(job, runOneShot(spec, job, { ...options, signal: controller.signal }, runnerDeps), startedMs);
+      const outcome = guard(job, runOneShot(spec, job, { ...options, signal: controller.signal }, runnerDeps, sandboxes), startedMs);
       running.set(controller, outcome);
       try {
         return await outcome;
@@ -59,8 +63,8 @@ export function createProcessRunner(spec: RunSpec, deps: ProcessRunnerDeps): Run
     async close(): Promise<void> {
       isClosed = true;
       for (const controller of running.keys()) controller.abort();
-      // Settle only once every process is gone.
-      await Promise.allSettled(running.values());
+      // Settle only once every process is gone, the prepared sandbox too.
+      await Promise.allSettled([...running.values(), sandboxes.close()]);
     },
   };
 }

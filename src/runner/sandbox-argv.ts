@@ -34,6 +34,14 @@ export interface SandboxArgvOptions {
 
 /** PATH inside the sandbox when spec.env has none: execvp's fallback would omit /usr/local/bin. */
 export const SANDBOX_DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin';
+/**
+ * The sandbox waits, fully set up, until the host writes START_LINE on its stdin, then
+ * execs the tool, which reads the rest of stdin. A sandbox can so be started before its
+ * call (off the call's path) without any tool code running early. `read` takes stdin one
+ * byte at a time up to the newline; at end of input without one the tool never runs.
+ */
+export const START_LINE = '\n';
+const START_GATE_SCRIPT = 'read -r start && exec "$@"';
 /** Where the sandbox sees its pids cgroup's `cgroup.procs` (namespace mode). */
 export const SANDBOX_CGROUP_PROCS_PATH = '/run/toolhost/cgroup.procs';
 export const SANDBOX_HOSTNAME = 'toolhost-sandbox';
@@ -41,7 +49,7 @@ export const SANDBOX_HOSTNAME = 'toolhost-sandbox';
 export const PRIVATE_TMPFS_MAX_BYTES = 256 * 1024 * 1024;
 
 /**
- * The argv prefix to put before spec.command: `bwrap …flags… -- [sh -c <join cgroup>] prlimit …limits… --`.
+ * The argv prefix to put before spec.command: `bwrap …flags… -- prlimit …limits… -- sh -c <[join cgroup,] start gate>`.
  * Throws `sandbox_unavailable` when bubblewrap or prlimit cannot be found: never a run without isolation.
  * Creates the call's pids cgroup (when the host has one) as a side effect; empty ones are swept later.
  */
@@ -83,13 +91,12 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
   argv.push('--chdir', opts.cwd, '--clearenv');
   for (const [name, value] of Object.entries(env)) argv.push('--setenv', name, value);
   argv.push('--');
-  if (cgroup !== undefined) {
-    // Join the cgroup before exec'ing the tool; if joining fails the tool never starts (fail closed).
-    argv.push(shellPath(), '-c', 'echo 0 > "$0" && exec "$@"', isolated ? SANDBOX_CGROUP_PROCS_PATH : cgroup.procsPath);
-  }
   // RLIMIT_NPROC only means "per sandbox" inside a user namespace, and never binds root.
   const nprocApplies = isolated && features.userNamespace && process.getuid?.() !== 0;
   argv.push(...buildPrlimitArgv(prlimit, limits, nprocApplies));
+  // Then the start gate (and the cgroup join): if joining fails the tool never starts (fail closed).
+  if (cgroup !== undefined) argv.push(shellPath(), '-c', `echo 0 > "$0" && ${START_GATE_SCRIPT}`, isolated ? SANDBOX_CGROUP_PROCS_PATH : cgroup.procsPath);
+  else argv.push(shellPath(), '-c', START_GATE_SCRIPT, 'toolhost-gate');
   return argv;
 }
 

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { probePidsCgroup } from './pids-cgroup.js';
+import { runToCompletion } from './process-spawn.js';
 import type { RunSpec } from './runner.js';
 import { buildSandboxArgv } from './sandbox-argv.js';
 import { findBwrap, findExecutable, findPrlimit } from './sandbox-binaries.js';
@@ -122,8 +123,8 @@ async function checkNamespaceSandbox(bwrapPath: string | undefined): Promise<Doc
       roots: [{ path: dir, access: 'read' }], networkAllow: [], maxOutputBytes: 4096, protectedPaths: [], hiddenPaths: [],
     };
     const argv = buildSandboxArgv(spec, { cwd: dir, timeoutMs: 10_000, ...(bwrapPath === undefined ? {} : { bwrapPath }) });
-    const [file, ...args] = [...argv, ...(spec.command ?? [])];
-    const out = await run(file ?? 'bwrap', args);
+    // Through the spawner and the start gate, exactly as a call would run.
+    const out = await runToCompletion([...argv, ...(spec.command ?? [])], spec.env, dir, '', 15_000);
     if (out.stdout.trim() === '42') return { name: 'namespace-sandbox', status: 'ok', detail: 'python3 runs inside the namespace sandbox, with its install prefix read-only', facts: { works: true } };
     return { name: 'namespace-sandbox', status: 'fail', detail: `python3 does not run inside the namespace sandbox: ${out.stderr.slice(0, 300) || 'no output'}`, facts: { works: false } };
   } catch (error) {

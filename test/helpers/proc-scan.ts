@@ -33,6 +33,42 @@ export async function waitForNoMarkedProcesses(marker: string, deadlineMs = 5000
   }, deadlineMs);
 }
 
+/**
+ * Polls until no process of a finished call carries `marker`. A one-shot tool's
+ * runner keeps the next call's sandbox prepared, waiting at its start gate (the
+ * shell that reads one line before exec'ing the tool): that shell and the
+ * bubblewrap processes above it are not the call's and are left out. Whatever
+ * the tool started, or a gate shell that already ran the tool, still counts.
+ */
+export async function waitForNoCallProcesses(marker: string, deadlineMs = 5000): Promise<MarkedProcess[]> {
+  return pollUntil(() => {
+    const remaining = withoutPreparedSandboxes(findMarkedProcesses(marker));
+    return { done: remaining.length === 0, value: remaining };
+  }, deadlineMs);
+}
+
+// The gate script ends the shell's -c argument (see START_GATE_SCRIPT in sandbox-argv.ts).
+const GATE_SCRIPT_END = 'read -r start && exec "$@"';
+
+function withoutPreparedSandboxes(processes: readonly MarkedProcess[]): MarkedProcess[] {
+  const prepared = new Set<number>();
+  for (const candidate of processes) {
+    const argv = (readProcFile(candidate.pid, 'cmdline') ?? '').split('\0');
+    if (argv[1] !== '-c' || !(argv[2] ?? '').endsWith(GATE_SCRIPT_END)) continue;
+    prepared.add(candidate.pid);
+    // Its bubblewrap parents (the namespace's init and the outer bwrap).
+    for (let pid = parentOf(candidate.pid); pid !== undefined && readProcFile(pid, 'comm')?.trim() === 'bwrap'; pid = parentOf(pid)) prepared.add(pid);
+  }
+  return processes.filter((process) => !prepared.has(process.pid));
+}
+
+function parentOf(pid: number): number | undefined {
+  const stat = readProcFile(pid, 'stat');
+  if (stat === undefined) return undefined;
+  const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  return Number.isInteger(ppid) && ppid > 1 ? ppid : undefined;
+}
+
 /** Polls until at least `count` processes carry `marker` (a readiness signal from /proc). */
 export async function waitForMarkedProcesses(marker: string, count: number, deadlineMs = 10_000): Promise<MarkedProcess[]> {
   return pollUntil(() => {

@@ -8,7 +8,7 @@ import { createProcessRunner } from '../../../src/runner/process.js';
 import { createSilentLogger } from '../../../src/log.js';
 import type { Runner, RunSpec } from '../../../src/runner/runner.js';
 import { SANDBOX_DEFAULT_PATH } from '../../../src/runner/sandbox-argv.js';
-import { findMarkedProcesses, pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
+import { findMarkedProcesses, pollUntil, waitForNoCallProcesses, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 import { FIXTURES_DIR, job, newMarker, newWorkdir, removeWorkdirs, nodeFixture, processSpec, runOptions } from './process-spec.js';
 import { failureOf, jsonTextOf } from '../../helpers/run-outcomes.js';
 
@@ -60,7 +60,7 @@ describe('process runner, one-shot', () => {
     const tool = start({ command: ['/bin/sh', '-c', 'exec /bin/sleep 1000', marker] });
     const outcome = await tool.run(job({}), runOptions({ timeoutMs: 300 }));
     expect(failureOf(outcome)).toEqual({ code: 'timeout', details: { timeoutMs: 300 } });
-    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+    expect(await waitForNoCallProcesses(marker)).toEqual([]);
   });
 
   it('kills a TERM-trapping shell and its setsid double-forked grandchild on timeout', async () => {
@@ -79,7 +79,7 @@ describe('process runner, one-shot', () => {
 
     const outcome = await pending;
     expect(failureOf(outcome)).toEqual({ code: 'timeout', details: { timeoutMs: 3000 } });
-    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+    expect(await waitForNoCallProcesses(marker)).toEqual([]);
     await expectNextCallWorksWith(marker);
   });
 
@@ -164,7 +164,7 @@ describe('process runner, one-shot', () => {
     expect(await waitForGrandchild(marker)).toHaveLength(1);
     controller.abort();
     expect(failureOf(await pending)).toEqual({ code: 'cancelled', details: {} });
-    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+    expect(await waitForNoCallProcesses(marker)).toEqual([]);
   });
 
   it('leaves no listener on a long-lived signal shared by many calls', async () => {
@@ -187,7 +187,7 @@ describe('process runner, one-shot', () => {
   it('kills background jobs the tool leaves behind when it exits', async () => {
     const tool = start({});
     expect(JSON.parse(jsonTextOf(await tool.run(job({ mode: 'background-then-exit' }), runOptions())))).toEqual({ ok: true });
-    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+    expect(await waitForNoCallProcesses(marker)).toEqual([]);
   });
 
   it('hides the host environment: only the spec env reaches the tool', async () => {

@@ -1,11 +1,11 @@
 // Runs real bubblewrap argvs from buildSandboxArgv, tags every process with a
 // marker in its environment, and proves with /proc scans that none survive.
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runToCompletion } from '../../../src/runner/process-spawn.js';
 import type { RunSpec } from '../../../src/runner/runner.js';
 import { buildSandboxArgv, type SandboxArgvOptions } from '../../../src/runner/sandbox-argv.js';
 
@@ -55,27 +55,18 @@ export interface SandboxRun {
 }
 
 /**
- * Spawns `[...buildSandboxArgv(spec, opts), ...spec.command]` the way the runner does:
- * its own process group, three pipes, and spec.env as bubblewrap's whole environment.
+ * Runs `[...buildSandboxArgv(spec, opts), ...spec.command]` the way the runner does:
+ * through the spawner, its own process group, three pipes, and spec.env as bubblewrap's whole environment.
  */
 export function runSandboxed(spec: RunSpec, opts: SandboxArgvOptions, stdin = ''): Promise<SandboxRun> {
   return runPrefix(buildSandboxArgv(spec, opts), spec, stdin);
 }
 
-/** Runs an already built prefix followed by spec.command. */
-export function runPrefix(prefix: readonly string[], spec: RunSpec, stdin = ''): Promise<SandboxRun> {
-  const [file, ...args] = [...prefix, ...(spec.command ?? [])];
-  return new Promise((resolve, reject) => {
-    const child = spawn(file ?? 'bwrap', args, { env: { ...spec.env }, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.once('error', reject);
-    child.once('close', (exitCode, signal) => resolve({ exitCode, signal, stdout, stderr }));
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(stdin);
-  });
+/** Runs an already built prefix followed by spec.command, through the spawner and the start gate. */
+export async function runPrefix(prefix: readonly string[], spec: RunSpec, stdin = ''): Promise<SandboxRun> {
+  const run = await runToCompletion([...prefix, ...(spec.command ?? [])], spec.env, '/', stdin, 120_000);
+  if (run.exit.kind === 'spawn_failed') throw new Error(`spawn failed: ${run.exit.errorCode}`);
+  return { exitCode: run.exit.exitCode, signal: run.exit.signal, stdout: run.stdout, stderr: run.stderr };
 }
 
 export type ProbeResult = { ok: unknown } | { error: string };

@@ -1,9 +1,9 @@
 // A bounded storm of 100 sleepers (every fifth setsid'd, out of the process
 // group) dies entirely when the sandbox's process group is SIGKILLed: the pid
 // namespace takes every descendant with it, in both isolation modes.
-import { spawn } from 'node:child_process';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildSandboxArgv } from '../../../src/runner/sandbox-argv.js';
+import { spawnTool } from '../../../src/runner/process-spawn.js';
+import { buildSandboxArgv, START_LINE } from '../../../src/runner/sandbox-argv.js';
 import { findMarkedPids, makeTempDir, MARKER_VARIABLE, newMarker, probeSpec, STORM_SH, waitForNoMarkedProcesses } from './harness.js';
 
 describe.each(['namespace', 'none'] as const)('isolation %s: a storm of 100 sleepers', (isolation) => {
@@ -29,22 +29,22 @@ describe.each(['namespace', 'none'] as const)('isolation %s: a storm of 100 slee
     });
     // Room for the storm: the default process limit is below 100 on purpose.
     const argv = [...buildSandboxArgv(spec, { cwd: workspace.path, limits: { processes: 150 } }), ...(spec.command ?? [])];
-    const child = spawn(argv[0] ?? 'bwrap', argv.slice(1), { env: { ...spec.env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    const exited = new Promise((resolve) => child.once('close', resolve));
+    const tool = await spawnTool(argv, spec.env, workspace.path);
     let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    tool.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     await new Promise<void>((resolve, reject) => {
       let stdout = '';
-      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      tool.stdout.setEncoding('utf8').on('data', (chunk: string) => {
         stdout += chunk;
         if (stdout.includes('ready\n')) resolve();
       });
-      child.once('close', () => reject(new Error(`the storm ended before it was ready: ${stderr}`)));
+      void tool.ended.then(() => reject(new Error(`the storm ended before it was ready: ${stderr}`)));
+      tool.stdin.end(START_LINE);
     });
     // bubblewrap, its init, the shell and 100 sleepers carry the marker.
     expect(findMarkedPids(marker).length).toBeGreaterThanOrEqual(100);
-    process.kill(-(child.pid ?? 0), 'SIGKILL');
-    await exited;
+    process.kill(-(tool.pid ?? 0), 'SIGKILL');
+    await tool.ended;
     expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
   });
 });

@@ -40,12 +40,17 @@ function pairsOf(bwrap: string[], flag: string): string[] {
 }
 
 describe('buildSandboxArgv', () => {
-  it('starts with bubblewrap and ends with prlimit\'s --', () => {
+  it('starts with bubblewrap, then prlimit, and ends with the start gate', () => {
     for (const isolation of ['none', 'namespace'] as const) {
       const argv = buildSandboxArgv(spec({ isolation }), { cwd: WRITE_ROOT });
       expect(argv[0]).toMatch(/(^|\/)bwrap$/);
-      expect(argv.at(-1)).toBe('--');
-      expect(argv.some((arg) => /(^|\/)prlimit$/.test(arg))).toBe(true);
+      const prlimitAt = argv.findIndex((arg) => /(^|\/)prlimit$/.test(arg));
+      expect(prlimitAt).toBeGreaterThan(argv.indexOf('--'));
+      // The gate is the last thing before the tool: a shell that reads one line, then execs "$@".
+      const gateAt = argv.indexOf('-c');
+      expect(gateAt).toBeGreaterThan(prlimitAt);
+      expect(argv[gateAt + 1]).toMatch(/read -r start && exec "\$@"$/);
+      expect(argv).toHaveLength(gateAt + 3);
     }
   });
 

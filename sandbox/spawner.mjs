@@ -1,0 +1,98 @@
+// The spawner: a small Node process the host starts once and asks, over its
+// IPC channel, to start every process tool. Why a separate process:
+// child_process.spawn() forks its caller, and fork() copies the caller's page
+// tables first: several milliseconds for the ~150 MB host, during which the
+// host's event loop stalls and every other call waits. Forking from this
+// ~40 MB process is cheaper and stalls nothing but the spawner.
+//
+// The tool's three pipe ends go back to the host as handles on the IPC
+// channel, so the host reads and writes them directly, with no copy through
+// here. This process holds no secrets: each request carries the tool's whole
+// environment, and it starts with the host's inheritable descriptors closed.
+//
+// Protocol (JSON over the IPC channel), host → spawner:
+//   { type: 'spawn', id, file, args, cwd, env }
+// spawner → host:
+//   { type: 'ready' }                                once listening
+//   { type: 'spawned', id, pid }                     then three of:
+//   { type: 'stdio', id, fd: 0 | 1 | 2 } + handle    (the pipe ends, in order)
+//   { type: 'failed', id, errorCode }                the spawn itself failed
+//   { type: 'exit', id, exitCode, signal }           the tool's leader exited
+import { spawn } from 'node:child_process';
+import { closeSync } from 'node:fs';
+import { listInheritableDescriptors } from './inherited-fds.mjs';
+
+/** Process-group leaders still alive, by pid: killed if the host goes away. */
+const liveGroups = new Set();
+
+closeInheritedDescriptors();
+
+// The host decides when this process ends: by closing the channel (its exit,
+// however it died). A terminal's Ctrl-C or a group SIGTERM reaches the host,
+// which then shuts its calls down through us; we must outlive that.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => undefined);
+
+process.on('disconnect', () => {
+  // The host is gone: nothing may outlive it. (bubblewrap's --die-with-parent
+  // would also fire when we exit; this is the explicit, immediate path.)
+  for (const pid of liveGroups) killGroup(pid);
+  process.exit(0);
+});
+
+process.on('message', (message) => {
+  if (message === null || typeof message !== 'object' || message.type !== 'spawn') return;
+  startTool(message);
+});
+
+process.send({ type: 'ready' });
+
+function startTool({ id, file, args, cwd, env }) {
+  let child;
+  try {
+    child = spawn(file, args, { cwd, env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+  } catch (error) {
+    process.send({ type: 'failed', id, errorCode: error?.code ?? 'spawn_error' });
+    return;
+  }
+  const pid = child.pid;
+  if (pid === undefined) {
+    child.once('error', (error) => process.send({ type: 'failed', id, errorCode: error?.code ?? 'spawn_error' }));
+    return;
+  }
+  liveGroups.add(pid);
+  // Not one byte may be read here: the host reads these pipes. child_process
+  // starts reading the output pipes at once; stop that before the loop turns.
+  child.stdout._handle?.readStop();
+  child.stderr._handle?.readStop();
+  child.once('exit', (exitCode, signal) => {
+    liveGroups.delete(pid);
+    process.send({ type: 'exit', id, exitCode, signal });
+  });
+  process.send({ type: 'spawned', id, pid });
+  // Sent without keepOpen: our copy of each descriptor is closed once it is across.
+  process.send({ type: 'stdio', id, fd: 0 }, child.stdin);
+  process.send({ type: 'stdio', id, fd: 1 }, child.stdout);
+  process.send({ type: 'stdio', id, fd: 2 }, child.stderr);
+}
+
+function killGroup(pid) {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+// Descriptors the host inherited from its own parent reach this process too,
+// and would reach every tool: close them once here, so no tool needs a closer.
+function closeInheritedDescriptors() {
+  const channelFd = Number(process.env.NODE_CHANNEL_FD);
+  for (const fd of listInheritableDescriptors()) {
+    if (fd === channelFd) continue;
+    try {
+      closeSync(fd);
+    } catch {
+      // closed meanwhile
+    }
+  }
+}
