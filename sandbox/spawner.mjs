@@ -14,8 +14,8 @@
 //   { type: 'spawn', id, file, args, cwd, env }
 // spawner → host:
 //   { type: 'ready' }                                once listening
-//   { type: 'spawned', id, pid }                     then three of:
-//   { type: 'stdio', id, fd: 0 | 1 | 2 } + handle    (the pipe ends, in order)
+//   { type: 'spawned', id, pid }                     then four of:
+//   { type: 'stdio', id, fd: 0 | 1 | 2 | 3 } + handle  (the pipe ends, in order)
 //   { type: 'failed', id, errorCode }                the spawn itself failed
 //   { type: 'exit', id, exitCode, signal }           the tool's leader exited
 import { spawn } from 'node:child_process';
@@ -49,7 +49,9 @@ process.send({ type: 'ready' });
 function startTool({ id, file, args, cwd, env }) {
   let child;
   try {
-    child = spawn(file, args, { cwd, env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    // fd 3 is bubblewrap's --json-status-fd: it reports the exit code there
+    // itself, so the host learns it without waiting for this process's loop.
+    child = spawn(file, args, { cwd, env, detached: true, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
   } catch (error) {
     process.send({ type: 'failed', id, errorCode: error?.code ?? 'spawn_error' });
     return;
@@ -62,17 +64,14 @@ function startTool({ id, file, args, cwd, env }) {
   liveGroups.add(pid);
   // Not one byte may be read here: the host reads these pipes. child_process
   // starts reading the output pipes at once; stop that before the loop turns.
-  child.stdout._handle?.readStop();
-  child.stderr._handle?.readStop();
+  for (const stream of child.stdio.slice(1)) stream._handle?.readStop();
   child.once('exit', (exitCode, signal) => {
     liveGroups.delete(pid);
     process.send({ type: 'exit', id, exitCode, signal });
   });
   process.send({ type: 'spawned', id, pid });
   // Sent without keepOpen: our copy of each descriptor is closed once it is across.
-  process.send({ type: 'stdio', id, fd: 0 }, child.stdin);
-  process.send({ type: 'stdio', id, fd: 1 }, child.stdout);
-  process.send({ type: 'stdio', id, fd: 2 }, child.stderr);
+  child.stdio.forEach((stream, fd) => process.send({ type: 'stdio', id, fd }, stream));
 }
 
 function killGroup(pid) {

@@ -68,17 +68,39 @@ export function rssMb(pid) {
 }
 
 /** Pids whose command line carries `marker`. */
-export function findMarked(marker) {
-  const pids = [];
+/**
+ * Pids of live processes whose argv contains `marker`. With `skipPrepared`, a
+ * one-shot tool's sandbox prepared for the next call (a shell waiting at its
+ * start gate, and the bubblewrap processes above it) is not counted.
+ */
+export function findMarked(marker, { skipPrepared = false } = {}) {
+  const found = new Map();
   for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) pids.push(Number(entry));
-    } catch {
-      // exited while scanning
-    }
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    const argv = readProc(entry, 'cmdline').split('\0');
+    if (argv.join(' ').includes(marker)) found.set(Number(entry), argv);
   }
-  return pids.filter((pid) => pid !== process.pid);
+  if (!skipPrepared) return [...found.keys()];
+  const prepared = new Set();
+  for (const [pid, argv] of found) {
+    if (argv[1] !== '-c' || !(argv[2] ?? '').endsWith('read -r start && exec "$@"')) continue;
+    prepared.add(pid);
+    for (let parent = parentOf(pid); parent > 1 && readProc(parent, 'comm').trim() === 'bwrap'; parent = parentOf(parent)) prepared.add(parent);
+  }
+  return [...found.keys()].filter((pid) => !prepared.has(pid));
+}
+
+function parentOf(pid) {
+  const stat = readProc(pid, 'stat');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1] ?? 0);
+}
+
+function readProc(pid, name) {
+  try {
+    return readFileSync(`/proc/${pid}/${name}`, 'latin1');
+  } catch {
+    return ''; // exited while scanning
+  }
 }
 
 export function round(value, digits = 2) {

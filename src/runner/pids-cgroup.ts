@@ -3,8 +3,10 @@
 // root user, also inside a user namespace bubblewrap maps to host root), so a
 // host running as root needs `pids.max`. The sandbox joins its cgroup itself,
 // before the tool starts (see sandbox-argv.ts); this module creates the cgroup
-// synchronously and sweeps empty ones, since nothing else removes them.
+// synchronously and removes empty ones, since nothing else does: its own off
+// the event loop, other hosts' leftovers once at first use and at exit.
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import { readFile, rmdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 
 export interface PidsCgroup {
@@ -29,11 +31,16 @@ export function probePidsCgroup(): PidsCgroupSupport {
 export function createPidsCgroup(maxProcesses: number): PidsCgroup | undefined {
   const support = probePidsCgroup();
   if (!support.ok) return undefined;
-  sweepPidsCgroupsSoon(support.baseDir);
-  installExitSweep();
+  if (!exitSweepInstalled) {
+    // First use: clear what earlier hosts left, once; from then on only our own.
+    installExitSweep();
+    sweepPidsCgroups();
+  }
   const dir = join(support.baseDir, `${process.pid}-${Date.now().toString(36)}-${(sequence += 1)}`);
   mkdirSync(dir);
   writeFileSync(join(dir, 'pids.max'), String(maxProcesses));
+  ownCgroups.add(dir);
+  sweepOwnSoon();
   return { dir, procsPath: join(dir, 'cgroup.procs'), version: support.version };
 }
 
@@ -66,8 +73,10 @@ const SWEEP_INTERVAL_MS = 1000;
 
 let cachedSupport: PidsCgroupSupport | undefined;
 let sequence = 0;
-let lastSweepMs = 0;
 let exitSweepInstalled = false;
+/** Cgroups this host made that are not removed yet. */
+const ownCgroups = new Set<string>();
+let ownSweepTimer: NodeJS.Timeout | undefined;
 
 function isRemovable(dir: string, name: string, hostExiting: boolean): boolean {
   const current = readNumber(join(dir, 'pids.current'));
@@ -84,11 +93,53 @@ function isRemovable(dir: string, name: string, hostExiting: boolean): boolean {
   }
 }
 
-function sweepPidsCgroupsSoon(baseDir: string): void {
-  const now = Date.now();
-  if (now - lastSweepMs < SWEEP_INTERVAL_MS || baseDir === '') return;
-  lastSweepMs = now;
-  sweepPidsCgroups();
+// This host's cgroups are removed off the event loop, a second after the last
+// was made and again while any remain: a synchronous pass over every cgroup
+// stalled the host for milliseconds each second under a stream of one-shot calls.
+function sweepOwnSoon(): void {
+  if (ownSweepTimer !== undefined) return;
+  ownSweepTimer = setTimeout(() => {
+    void sweepOwn().finally(() => {
+      ownSweepTimer = undefined;
+      if (ownCgroups.size > 0) sweepOwnSoon();
+    });
+  }, SWEEP_INTERVAL_MS);
+  ownSweepTimer.unref();
+}
+
+async function sweepOwn(): Promise<void> {
+  for (const dir of [...ownCgroups]) {
+    if (!(await isOwnRemovable(dir))) continue;
+    try {
+      await rmdir(dir);
+      ownCgroups.delete(dir);
+    } catch (error) {
+      // EBUSY: a process joined meanwhile; ENOENT: swept already.
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') ownCgroups.delete(dir);
+    }
+  }
+}
+
+async function isOwnRemovable(dir: string): Promise<boolean> {
+  const [current, peak] = await Promise.all([readNumberAsync(join(dir, 'pids.current')), readNumberAsync(join(dir, 'pids.peak'))]);
+  if (current === undefined) return true; // gone: rmdir answers ENOENT and forgets it
+  if (current !== 0) return false;
+  if (peak !== undefined && peak > 0) return true;
+  try {
+    return Date.now() - (await stat(dir)).mtimeMs > ABANDONED_AFTER_MS;
+  } catch {
+    return true;
+  }
+}
+
+async function readNumberAsync(path: string): Promise<number | undefined> {
+  try {
+    const text = (await readFile(path, 'utf8')).trim();
+    const value = Number.parseInt(text, 10);
+    return Number.isFinite(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function installExitSweep(): void {

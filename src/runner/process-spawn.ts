@@ -4,7 +4,7 @@
 // tool. Not execa either: we stream both pipes through our own byte counters
 // and kill through kill.ts, so execa's buffering, maxBuffer and exit cleanup
 // would be bypassed, and it costs about 3 ms per spawn.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, rmdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
@@ -12,6 +12,7 @@ import type { Logger } from '../log.js';
 import type { RunSpec } from './runner.js';
 import { killProcessGroupNow, trackProcessGroup, untrackProcessGroup } from './kill.js';
 import { START_LINE } from './sandbox-argv.js';
+import { readSandboxExitCode } from './sandbox-status.js';
 import { spawnThroughSpawner, type SpawnerExit } from './spawner-client.js';
 
 /** Where a process tool runs; `dispose` removes a private directory made for it. */
@@ -40,7 +41,17 @@ export async function openWorkdir(spec: RunSpec): Promise<Workdir> {
   const firstRoot = spec.roots[0];
   if (firstRoot !== undefined) return { cwd: firstRoot.path, dispose: async () => undefined };
   const cwd = await mkdtemp(join(tmpdir(), 'toolhost-proc-'));
-  return { cwd, dispose: () => rm(cwd, { recursive: true, force: true, maxRetries: 2 }) };
+  return { cwd, dispose: () => removeWorkdir(cwd) };
+}
+
+// Most tools leave their private directory empty: one rmdir, instead of the
+// several round trips to the thread pool a recursive rm makes, on every call's path.
+async function removeWorkdir(cwd: string): Promise<void> {
+  try {
+    await rmdir(cwd);
+  } catch {
+    await rm(cwd, { recursive: true, force: true, maxRetries: 2 });
+  }
 }
 
 /**
@@ -54,8 +65,13 @@ export async function spawnTool(argv: readonly string[], env: Readonly<Record<st
   // The whole environment, copied: never the host's (a secret there must stay invisible).
   const started = await spawnThroughSpawner({ file, args, cwd, env: { ...env } }, logger);
   if (!started.ok) return failedSpawn(started.errorCode);
-  const { pid, stdin, stdout, stderr, exited } = started.process;
+  const { pid, stdin, stdout, stderr, status } = started.process;
   trackProcessGroup(pid);
+  // bubblewrap's own report comes first; the spawner's covers a bubblewrap that was killed.
+  const exited = Promise.race([
+    readSandboxExitCode(status).then((exitCode) => (exitCode === undefined ? started.process.exited : { kind: 'exited' as const, exitCode, signal: null })),
+    started.process.exited,
+  ]);
   const closed = (stream: Readable) => new Promise<void>((resolve) => (stream.closed ? resolve() : stream.once('close', () => resolve())));
   // Settles once the leader has exited and both output pipes are closed (all output read).
   const ended = Promise.all([exited, closed(stdout), closed(stderr)]).then(([exit]) => {

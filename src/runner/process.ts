@@ -16,6 +16,8 @@ export interface ProcessRunnerDeps {
   readonly bwrapPath?: string;
   /** One-shot tools: how long the sandbox prepared for the next call may wait unused. */
   readonly preparedIdleMs?: number;
+  /** One-shot tools: how many sandboxes to keep prepared for the next calls. */
+  readonly preparedAhead?: number;
 }
 
 /** Builds the runner for one `mode: process` tool. */

@@ -42,6 +42,8 @@ export const SANDBOX_DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin';
  */
 export const START_LINE = '\n';
 const START_GATE_SCRIPT = 'read -r start && exec "$@"';
+/** bubblewrap's --json-status-fd: never visible to the tool, which bubblewrap starts without it. */
+export const SANDBOX_STATUS_FD = 3;
 /** Where the sandbox sees its pids cgroup's `cgroup.procs` (namespace mode). */
 export const SANDBOX_CGROUP_PROCS_PATH = '/run/toolhost/cgroup.procs';
 export const SANDBOX_HOSTNAME = 'toolhost-sandbox';
@@ -72,6 +74,8 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
   // cgroup v2 refuses to move a process to a cgroup outside its cgroup namespace: keep the host's then.
   const unshareCgroup = cgroup?.version !== 2;
   const argv = [bwrap, ...(isolated ? namespaceFlags(spec, features, unshareCgroup) : []), '--unshare-pid', '--die-with-parent', '--new-session'];
+  // bubblewrap writes the tool's exit code there (the spawner gives every process an fd 3 pipe).
+  argv.push('--json-status-fd', String(SANDBOX_STATUS_FD));
 
   if (isolated) {
     // tmpfs pages are host memory that RLIMIT_AS does not count: cap /tmp and /dev/shm.

@@ -6,6 +6,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 import type { Logger } from '../log.js';
+import { killProcessGroupNow } from './kill.js';
 
 /** How a spawned process's leader ended, or why it never started. */
 export type SpawnerExit =
@@ -26,7 +27,9 @@ export interface SpawnerProcess {
   readonly stdin: Socket;
   readonly stdout: Socket;
   readonly stderr: Socket;
-  /** Settles when the leader has exited (not when the pipes close). */
+  /** fd 3 of the leader: bubblewrap's --json-status-fd (see sandbox-status.ts). */
+  readonly status: Socket;
+  /** Settles when the spawner has seen the leader exit (not when the pipes close). */
   readonly exited: Promise<SpawnerExit>;
 }
 
@@ -181,21 +184,23 @@ class Spawner {
   }
 
   private deliverWhenComplete(entry: PendingSpawn): void {
-    const [stdin, stdout, stderr] = entry.stdio;
-    if (entry.isDelivered || entry.pid === undefined || stdin === undefined || stdout === undefined || stderr === undefined) return;
+    const [stdin, stdout, stderr, status] = entry.stdio;
+    if (entry.isDelivered || entry.pid === undefined || stdin === undefined || stdout === undefined || stderr === undefined || status === undefined) return;
     entry.isDelivered = true;
     // The host only writes to the tool's stdin: do not buffer what the tool might write back into it.
     stdin.pause();
     stdin.on('error', () => undefined);
-    entry.resolve({ ok: true, process: { pid: entry.pid, stdin, stdout, stderr, exited: entry.exited } });
+    entry.resolve({ ok: true, process: { pid: entry.pid, stdin, stdout, stderr, status, exited: entry.exited } });
   }
 
   private onGone(code: number | null, signal: NodeJS.Signals | null): void {
     if (this.isGone) return;
     this.isGone = true;
     if (this.pending.size > 0) this.logger?.error({ code, signal, running: this.pending.size }, 'spawner process ended; its tools died with it');
-    // --die-with-parent took every sandbox down with the spawner.
+    // --die-with-parent takes every sandbox down with the spawner; a process
+    // group it left behind all the same is killed here.
     for (const entry of this.pending.values()) {
+      if (entry.pid !== undefined) killProcessGroupNow(entry.pid);
       entry.onExit({ kind: 'exited', exitCode: null, signal: 'SIGKILL' });
       if (!entry.isDelivered) entry.resolve({ ok: false, errorCode: 'spawner_exited' });
     }

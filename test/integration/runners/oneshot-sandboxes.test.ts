@@ -1,0 +1,130 @@
+// One-shot tools get the next call's sandbox started while the current call
+// runs. Proven here: no tool code runs before its call (the start gate), each
+// call still has a sandbox of its own, a prepared sandbox that died or was
+// built for another timeout is not used, and none outlives close() or its idle time.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createSilentLogger } from '../../../src/log.js';
+import { createProcessRunner, type ProcessRunnerDeps } from '../../../src/runner/process.js';
+import type { Runner, RunSpec } from '../../../src/runner/runner.js';
+import { findMarkedProcesses, pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
+import { jsonTextOf } from '../../helpers/run-outcomes.js';
+import { job, newMarker, newWorkdir, processSpec, removeWorkdirs, runOptions } from './process-spec.js';
+
+let marker = newMarker();
+let runner: Runner | undefined;
+
+afterEach(async () => {
+  await runner?.close();
+  runner = undefined;
+  // After close() nothing at all: no call's process and no prepared sandbox.
+  expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+  marker = newMarker();
+  removeWorkdirs();
+});
+
+function start(overrides: Partial<RunSpec>, deps: Partial<ProcessRunnerDeps> = {}): Runner {
+  runner = createProcessRunner(processSpec(marker, overrides), { logger: createSilentLogger(), ...deps });
+  return runner;
+}
+
+/** The shells waiting at a start gate with this test's marker: one per prepared sandbox. */
+function gateShells(): number[] {
+  return findMarkedProcesses(marker)
+    .filter((found) => /^\S*(sh|dash) -c .*read -r start && exec "\$@"/.test(found.cmdline))
+    .map((found) => found.pid);
+}
+
+async function waitForPreparedSandbox(): Promise<number[]> {
+  return pollUntil(() => {
+    const shells = gateShells();
+    return { done: shells.length > 0, value: shells };
+  }, 10_000);
+}
+
+// Appends one line to ./started at its very start, then echoes its arguments.
+const COUNTING_TOOL = ['/bin/sh', '-c', 'echo started >> ./started; exec cat', 'marker-arg'];
+
+function startedCount(workdir: string): number {
+  try {
+    return readFileSync(join(workdir, 'started'), 'utf8').split('\n').filter(Boolean).length;
+  } catch {
+    return 0;
+  }
+}
+
+describe('one-shot sandboxes prepared ahead', () => {
+  it('runs no tool code before its call: the prepared sandbox waits at its start gate', async () => {
+    const workdir = newWorkdir();
+    const tool = start({ command: [...COUNTING_TOOL, marker], roots: [{ path: workdir, access: 'read_write' }] });
+    expect(jsonTextOf(await tool.run(job({ call: 1 }), runOptions()))).toBe('{"call":1}');
+    expect(await waitForPreparedSandbox()).toHaveLength(1);
+    // Give a sandbox that did not wait every chance to show it.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(startedCount(workdir)).toBe(1);
+    // The tool reads exactly its arguments: the start line stays with the gate.
+    expect(jsonTextOf(await tool.run(job({ call: 2 }), runOptions()))).toBe('{"call":2}');
+    expect(startedCount(workdir)).toBe(2);
+  });
+
+  it('still gives every call a sandbox of its own: private workdir, /tmp and pid namespace', async () => {
+    const script = 'cat > /dev/null; [ -e /tmp/seen ] && echo reused; echo x > /tmp/seen; printf "%s %s" "$(pwd)" "$$"';
+    const tool = start({ command: ['/bin/sh', '-c', script, marker], stdout: 'text', isolation: 'namespace' });
+    const outputs: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const outcome = await tool.run(job({}), runOptions());
+      if (!outcome.ok || outcome.output.type !== 'text') throw new Error(`expected text output: ${JSON.stringify(outcome)}`);
+      outputs.push(Buffer.from(outcome.output.bytes).toString('utf8'));
+    }
+    for (const output of outputs) expect(output).not.toContain('reused');
+    // A fresh private directory each time; the gate shell's pid inside a new namespace is small.
+    expect(new Set(outputs.map((output) => output.split(' ')[0])).size).toBe(3);
+  });
+
+  it('does not use a prepared sandbox that died while waiting', async () => {
+    const tool = start({ command: ['/bin/sh', '-c', 'exec cat', marker] });
+    expect(jsonTextOf(await tool.run(job({ call: 1 }), runOptions()))).toBe('{"call":1}');
+    const [shell] = await waitForPreparedSandbox();
+    process.kill(shell ?? 0, 'SIGKILL');
+    // The whole sandbox ends with its shell; its exit then reaches the host through the spawner.
+    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(jsonTextOf(await tool.run(job({ call: 2 }), runOptions()))).toBe('{"call":2}');
+  });
+
+  it('builds a new sandbox when the call\'s timeout differs, with the CPU limit from that timeout', async () => {
+    const script = 'cat > /dev/null; grep "Max cpu time" /proc/self/limits';
+    const tool = start({ command: ['/bin/sh', '-c', script, marker], stdout: 'text' });
+    const cpuLimit = async (timeoutMs: number): Promise<string> => {
+      const outcome = await tool.run(job({}), runOptions({ timeoutMs }));
+      if (!outcome.ok || outcome.output.type !== 'text') throw new Error(`expected text output: ${JSON.stringify(outcome)}`);
+      return Buffer.from(outcome.output.bytes).toString('utf8').split(/\s+/).slice(3, 5).join(' ');
+    };
+    // CPU seconds: the timeout rounded up plus a 2 s margin; the hard limit one more.
+    expect(await cpuLimit(5000)).toBe('7 8');
+    expect(await cpuLimit(20_000)).toBe('22 23');
+    expect(await cpuLimit(20_000)).toBe('22 23');
+    // Only one sandbox waits at a time: the one for 5000 ms was stopped.
+    expect(await waitForPreparedSandbox()).toHaveLength(1);
+  });
+
+  it('stops a prepared sandbox that waited longer than its idle time', async () => {
+    const tool = start({ command: ['/bin/sh', '-c', 'exec cat', marker] }, { preparedIdleMs: 200 });
+    expect(jsonTextOf(await tool.run(job({}), runOptions()))).toBe('{}');
+    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+    // And the next call starts one afresh.
+    expect(jsonTextOf(await tool.run(job({ again: true }), runOptions()))).toBe('{"again":true}');
+  });
+
+  it('answers cancelled and leaves nothing when closed while a call waits for its sandbox', async () => {
+    const tool = start({ command: ['/bin/sh', '-c', 'exec /bin/sleep 1000', marker] });
+    const pending = tool.run(job({}), runOptions());
+    await runner?.close();
+    runner = undefined;
+    const outcome = await pending;
+    expect(outcome.ok).toBe(false);
+    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+  });
+});
+

@@ -1,0 +1,111 @@
+// The spawner process: it, not the host, forks every process tool; the pipes
+// it hands over arrive whole even when the tool writes before the host holds
+// them; a spawner that dies takes its tools along and is replaced; it ignores
+// the terminal's and a group's signals (the host decides when it ends).
+import { readFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createSilentLogger } from '../../../src/log.js';
+import { createProcessRunner } from '../../../src/runner/process.js';
+import { spawnTool } from '../../../src/runner/process-spawn.js';
+import { buildSandboxArgv, START_LINE } from '../../../src/runner/sandbox-argv.js';
+import { spawnerPid } from '../../../src/runner/spawner-client.js';
+import type { Runner } from '../../../src/runner/runner.js';
+import { findMarkedProcesses, waitForMarkedProcesses, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
+import { job, newMarker, processSpec, runOptions } from './process-spec.js';
+
+let marker = newMarker();
+let runner: Runner | undefined;
+
+afterEach(async () => {
+  await runner?.close();
+  runner = undefined;
+  expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+  marker = newMarker();
+});
+
+function parentOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+}
+
+function sleeper(): Promise<Awaited<ReturnType<typeof spawnTool>>> {
+  return spawnTool(['/bin/sh', '-c', 'exec /bin/sleep 1000', marker], { TOOLHOST_TEST_MARKER: marker }, '/');
+}
+
+describe('spawner process', () => {
+  it('forks the sandbox of a call, so the host itself never forks for a process tool', async () => {
+    runner = createProcessRunner(processSpec(marker, { command: ['/bin/sh', '-c', 'cat; exec /bin/sleep 1000', marker] }), { logger: createSilentLogger() });
+    const pending = runner.run(job({ hello: 1 }), runOptions({ timeoutMs: 5000 }));
+    const [wrapper] = (await waitForMarkedProcesses(marker, 1)).filter((found) => found.cmdline.startsWith('/usr/bin/bwrap'));
+    expect(wrapper).toBeDefined();
+    const spawner = spawnerPid();
+    expect(spawner).toBeDefined();
+    expect(spawner).not.toBe(process.pid);
+    expect(parentOf(wrapper?.pid ?? 0)).toBe(spawner);
+    // close() cancels the running call and stops the prepared sandbox.
+    await runner.close();
+    runner = undefined;
+    expect((await pending).ok).toBe(false);
+  });
+
+  it('hands over every byte a tool writes before the host holds its pipes', async () => {
+    for (let i = 0; i < 10; i++) {
+      // No start gate here: the tool writes the moment it starts.
+      const tool = await spawnTool(['/bin/sh', '-c', 'head -c 1000000 /dev/zero; head -c 70000 /dev/zero >&2'], {}, '/');
+      let stdoutBytes = 0;
+      let stderrBytes = 0;
+      tool.stdout.on('data', (chunk: Buffer) => (stdoutBytes += chunk.length));
+      tool.stderr.on('data', (chunk: Buffer) => (stderrBytes += chunk.length));
+      tool.stdin.end();
+      expect(await tool.ended).toEqual({ kind: 'exited', exitCode: 0, signal: null });
+      expect([stdoutBytes, stderrBytes]).toEqual([1_000_000, 70_000]);
+    }
+  });
+
+  it('takes its tools along when it is killed, and a new spawner serves the next tool', async () => {
+    // A real sandbox: bubblewrap dies with its parent, the spawner.
+    const spec = processSpec(marker, { command: ['/bin/sh', '-c', 'exec /bin/sleep 1000', marker] });
+    const tool = await spawnTool([...buildSandboxArgv(spec, { cwd: '/tmp' }), ...(spec.command ?? [])], spec.env, '/tmp');
+    tool.stdin.write(START_LINE);
+    await waitForMarkedProcesses(marker, 3);
+    expect(findMarkedProcesses(marker).length).toBeGreaterThan(0);
+    const first = spawnerPid();
+    process.kill(first ?? 0, 'SIGKILL');
+    expect(await tool.ended).toEqual({ kind: 'exited', exitCode: null, signal: 'SIGKILL' });
+    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+
+    const echo = await spawnTool(['/bin/cat'], {}, '/');
+    let text = '';
+    echo.stdout.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+    echo.stdin.end('still here');
+    expect(await echo.ended).toEqual({ kind: 'exited', exitCode: 0, signal: null });
+    expect(text).toBe('still here');
+    expect(spawnerPid()).toBeDefined();
+    expect(spawnerPid()).not.toBe(first);
+  });
+
+  it('ignores SIGINT, SIGTERM and SIGHUP: a Ctrl-C to the terminal leaves the host in charge of its tools', async () => {
+    const tool = await sleeper();
+    const pid = spawnerPid() ?? 0;
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.kill(pid, signal);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(spawnerPid()).toBe(pid);
+    expect(findMarkedProcesses(marker).length).toBeGreaterThan(0);
+    process.kill(-(tool.pid ?? 0), 'SIGKILL');
+    expect((await tool.ended).kind).toBe('exited');
+  });
+
+  it('gives the tool the environment it was asked for and nothing of the host\'s', async () => {
+    process.env['TOOLHOST_SPAWNER_TEST_SECRET'] = 'do-not-leak';
+    try {
+      runner = createProcessRunner(processSpec(marker, { command: ['/bin/sh', '-c', 'env; cat > /dev/null', marker], stdout: 'text' }), { logger: createSilentLogger() });
+      const outcome = await runner.run(job({}), runOptions());
+      if (!outcome.ok || outcome.output.type !== 'text') throw new Error(`expected text output: ${JSON.stringify(outcome)}`);
+      const env = Buffer.from(outcome.output.bytes).toString('utf8');
+      expect(env).toContain(`TOOLHOST_TEST_MARKER=${marker}`);
+      expect(env).not.toContain('do-not-leak');
+    } finally {
+      delete process.env['TOOLHOST_SPAWNER_TEST_SECRET'];
+    }
+  });
+});
