@@ -3,13 +3,27 @@
 // shutdown. It measures how long anything (a spawn, a sync parse) blocked the
 // thread that serves every call. Only the bench sets the variable.
 import { writeFileSync } from 'node:fs';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { createHistogram, monitorEventLoopDelay, type RecordableHistogram } from 'node:perf_hooks';
 
 export interface EventLoopStats {
   readonly maxMs: number;
   readonly p99Ms: number;
   readonly p50Ms: number;
   readonly meanMs: number;
+  /**
+   * Each synchronous stretch of the host's work to start a sandbox (building its
+   * command line and cgroup; handing the request to the spawner): the part of a
+   * spawn that can block this thread. The fork itself happens in the spawner process.
+   */
+  readonly sandboxStartWork: { readonly count: number; readonly p50Ms: number; readonly p99Ms: number; readonly maxMs: number };
+}
+
+// In microseconds; undefined unless the bench asked for stats.
+let sandboxStartWork: RecordableHistogram | undefined;
+
+/** Records `ms` of synchronous host work spent starting one sandbox (a no-op unless stats are on). */
+export function recordSandboxStartWork(ms: number): void {
+  sandboxStartWork?.record(Math.max(1, Math.round(ms * 1000)));
 }
 
 /** Starts sampling when the env asks for it; the returned function writes the stats (call it on shutdown). */
@@ -19,9 +33,14 @@ export function startEventLoopStats(env: NodeJS.ProcessEnv = process.env): () =>
   // 1 ms resolution: the bench's target is "no stall over 1 ms".
   const histogram = monitorEventLoopDelay({ resolution: 1 });
   histogram.enable();
+  const startWork = createHistogram();
+  sandboxStartWork = startWork;
   // SIGUSR2 starts the measurement over: the bench sends it after warm-up, so
   // start-up (config parsing, the first isolate) is not counted as a stall.
-  process.on('SIGUSR2', () => histogram.reset());
+  process.on('SIGUSR2', () => {
+    histogram.reset();
+    startWork.reset();
+  });
   return () => {
     histogram.disable();
     const ms = (ns: number) => ns / 1e6;
@@ -32,6 +51,12 @@ export function startEventLoopStats(env: NodeJS.ProcessEnv = process.env): () =>
       p99Ms: round(Math.max(0, ms(histogram.percentile(99)) - 1)),
       p50Ms: round(Math.max(0, ms(histogram.percentile(50)) - 1)),
       meanMs: round(Math.max(0, ms(histogram.mean) - 1)),
+      sandboxStartWork: {
+        count: startWork.count,
+        p50Ms: startWork.count === 0 ? 0 : round(startWork.percentile(50) / 1000),
+        p99Ms: startWork.count === 0 ? 0 : round(startWork.percentile(99) / 1000),
+        maxMs: startWork.count === 0 ? 0 : round(startWork.max / 1000),
+      },
     };
     writeFileSync(file, JSON.stringify(stats));
   };

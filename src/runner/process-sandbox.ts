@@ -3,6 +3,7 @@
 // both isolation modes: when the namespace's init dies the kernel kills
 // everything in it, the only thing that reaches descendants that left the
 // process group (setsid, double fork). Fail closed: no working sandbox, no run.
+import { recordSandboxStartWork } from '../diagnostics/event-loop.js';
 import { isHostError } from '../errors.js';
 import type { RunSpec } from './runner.js';
 import { buildSandboxArgv } from './sandbox-argv.js';
@@ -27,6 +28,7 @@ export async function resolveSandboxArgv(spec: RunSpec, request: SandboxArgvRequ
   const probe = await probeSandbox(bwrap);
   if (!probe.ok) return { ok: false, reason: probe.reason };
   let prefix: string[];
+  const workStartedMs = performance.now();
   try {
     prefix = buildSandboxArgv(spec, { cwd: request.cwd, ...bwrap, ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}) });
   } catch (error) {
@@ -35,6 +37,8 @@ export async function resolveSandboxArgv(spec: RunSpec, request: SandboxArgvRequ
       return { ok: false, reason: typeof reason === 'string' ? reason : 'the sandbox cannot be built' };
     }
     throw error;
+  } finally {
+    recordSandboxStartWork(performance.now() - workStartedMs);
   }
   // No descriptor closer: tools are started by the spawner, which closed the host's inheritable ones.
   return { ok: true, argv: [...prefix, ...command] };

@@ -5,6 +5,7 @@
 // (kill.ts), since signalling by pid needs no help from the spawner.
 import { fork, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
+import { recordSandboxStartWork } from '../diagnostics/event-loop.js';
 import type { Logger } from '../log.js';
 import { killProcessGroupNow } from './kill.js';
 
@@ -130,7 +131,9 @@ class Spawner {
       this.pending.set(id, { resolve, pid: undefined, stdio: [], exited, onExit, isDelivered: false });
     });
     this.updateRef();
+    const sendStartedMs = performance.now();
     this.child.send({ type: 'spawn', id, file: request.file, args: request.args, cwd: request.cwd, env: request.env });
+    recordSandboxStartWork(performance.now() - sendStartedMs);
     return result;
   }
 
