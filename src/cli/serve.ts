@@ -3,6 +3,7 @@
 // SIGTERM: in-flight calls cancelled, every child killed, the journal closed,
 // exit 0 within a few seconds. stdout carries protocol messages only.
 import { onCatastrophe } from '../runner/catastrophe.js';
+import { startSpawner } from '../runner/spawner-client.js';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -61,6 +62,7 @@ export async function run(argv: readonly string[]): Promise<number> {
   const signals = waitForSignal().then((reason) => (signalled = reason));
   const host = await buildHost(flags, logger);
   if (!host) return 1;
+  if ([...host.config.tools.values()].some((view) => view.runSpec?.mode === 'process')) startSpawner(logger);
   if (signalled) {
     await host.close();
     return 0;

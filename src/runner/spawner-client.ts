@@ -42,6 +42,15 @@ export function spawnThroughSpawner(request: SpawnerRequest, logger?: Logger): P
   return spawner.spawn(request);
 }
 
+/**
+ * Starts this host's spawner now rather than on the first process call (which
+ * would otherwise wait for a Node process to boot). Forking the host costs a
+ * few milliseconds of its event loop: done once, at start-up.
+ */
+export function startSpawner(logger?: Logger): void {
+  spawner ??= new Spawner(logger);
+}
+
 /** The spawner's pid, when one is running (for tests and diagnostics). */
 export function spawnerPid(): number | undefined {
   return spawner?.pid;
@@ -127,12 +136,25 @@ class Spawner {
     const exited = new Promise<SpawnerExit>((resolve) => {
       onExit = resolve;
     });
+    let resolveFailed: (result: SpawnerResult) => void = () => undefined;
     const result = new Promise<SpawnerResult>((resolve) => {
+      resolveFailed = resolve;
       this.pending.set(id, { resolve, pid: undefined, stdio: [], exited, onExit, isDelivered: false });
     });
     this.updateRef();
     const sendStartedMs = performance.now();
-    this.child.send({ type: 'spawn', id, file: request.file, args: request.args, cwd: request.cwd, env: request.env });
+    // A channel that closed meanwhile (the spawner died) fails this request; onGone settles the rest.
+    const failSend = (error: Error | null): void => {
+      if (error === null || !this.pending.has(id)) return;
+      this.pending.delete(id);
+      this.logger?.warn({ err: error }, 'could not reach the spawner');
+      resolveFailed({ ok: false, errorCode: 'spawner_unavailable' });
+    };
+    try {
+      this.child.send({ type: 'spawn', id, file: request.file, args: request.args, cwd: request.cwd, env: request.env }, failSend);
+    } catch (error) {
+      failSend(error instanceof Error ? error : new Error(String(error)));
+    }
     recordSandboxStartWork(performance.now() - sendStartedMs);
     return result;
   }

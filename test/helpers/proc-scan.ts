@@ -69,6 +69,22 @@ function parentOf(pid: number): number | undefined {
   return Number.isInteger(ppid) && ppid > 1 ? ppid : undefined;
 }
 
+/** Live children of `parentPid` (from /proc), for finding a host's spawner process. */
+export function findChildProcesses(parentPid: number): MarkedProcess[] {
+  const found: MarkedProcess[] = [];
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || isZombie(pid) || parentOf(pid) !== parentPid) continue;
+    found.push({ pid, cmdline: (readProcFile(pid, 'cmdline') ?? '').replaceAll('\0', ' ').trim() });
+  }
+  return found;
+}
+
+/** True while `pid` is a live (non-zombie) process. */
+export function isAlive(pid: number): boolean {
+  return !isZombie(pid);
+}
+
 /** Polls until at least `count` processes carry `marker` (a readiness signal from /proc). */
 export async function waitForMarkedProcesses(marker: string, count: number, deadlineMs = 10_000): Promise<MarkedProcess[]> {
   return pollUntil(() => {
