@@ -12,12 +12,14 @@
 //
 // Protocol (JSON over the IPC channel), host → spawner:
 //   { type: 'spawn', id, file, args, cwd, env }
+//   { type: 'memory', id }                           (diagnostics)
 // spawner → host:
 //   { type: 'ready' }                                once listening
 //   { type: 'spawned', id, pid }                     then four of:
 //   { type: 'stdio', id, fd: 0 | 1 | 2 | 3 } + handle  (the pipe ends, in order)
 //   { type: 'failed', id, errorCode }                the spawn itself failed
 //   { type: 'exit', id, exitCode, signal }           the tool's leader exited
+//   { type: 'memory', id, usage, liveGroups }        process.memoryUsage() and live tools
 import { spawn } from 'node:child_process';
 import { closeSync } from 'node:fs';
 import { listInheritableDescriptors } from './inherited-fds.mjs';
@@ -40,8 +42,10 @@ process.on('disconnect', () => {
 });
 
 process.on('message', (message) => {
-  if (message === null || typeof message !== 'object' || message.type !== 'spawn') return;
-  startTool(message);
+  if (message === null || typeof message !== 'object') return;
+  if (message.type === 'spawn') startTool(message);
+  // For the soak script and tests: this process's memory, to show it stays flat.
+  else if (message.type === 'memory') process.send({ type: 'memory', id: message.id, usage: process.memoryUsage(), liveGroups: liveGroups.size });
 });
 
 process.send({ type: 'ready' });

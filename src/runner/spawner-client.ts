@@ -51,14 +51,26 @@ export function startSpawner(logger?: Logger): void {
   spawner ??= new Spawner(logger);
 }
 
+/** The spawner's process.memoryUsage() and how many tools it tracks, or undefined without a running spawner. */
+export function spawnerMemory(): Promise<SpawnerMemory | undefined> {
+  return spawner?.memory() ?? Promise.resolve(undefined);
+}
+
+export interface SpawnerMemory {
+  readonly usage: NodeJS.MemoryUsage;
+  readonly liveGroups: number;
+}
+
 /** The spawner's pid, when one is running (for tests and diagnostics). */
 export function spawnerPid(): number | undefined {
   return spawner?.pid;
 }
 
 const SPAWNER_URL = new URL('../../sandbox/spawner.mjs', import.meta.url);
-// The spawner keeps no data: a small heap keeps its fork() cheap.
-const SPAWNER_EXEC_ARGV = ['--max-old-space-size=64'];
+// The spawner keeps no data: a small heap keeps its fork() cheap. With V8's
+// default young generation its heap grew to 44 MB over 4000 spawns (all
+// garbage, RSS 84 MB); with a 1 MB semi-space it stays at 14 MB (RSS 57 MB).
+const SPAWNER_EXEC_ARGV = ['--max-old-space-size=64', '--max-semi-space-size=1'];
 
 let spawner: Spawner | undefined;
 
@@ -84,6 +96,7 @@ interface SpawnerMessage {
 class Spawner {
   private readonly child: ChildProcess;
   private readonly pending = new Map<number, PendingSpawn>();
+  private readonly memoryRequests = new Map<number, (memory: SpawnerMemory | undefined) => void>();
   private readonly ready: Promise<boolean>;
   private nextId = 1;
   private isGone = false;
@@ -172,8 +185,30 @@ class Spawner {
     return this.spawn(request);
   }
 
+  /** Asks the spawner for its memory (diagnostics); undefined when it is gone. */
+  async memory(): Promise<SpawnerMemory | undefined> {
+    if (!(await this.ready) || this.isGone) return undefined;
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      this.memoryRequests.set(id, resolve);
+      this.updateRef();
+      this.child.send({ type: 'memory', id }, (error) => {
+        if (error === null) return;
+        this.memoryRequests.delete(id);
+        this.updateRef();
+        resolve(undefined);
+      });
+    });
+  }
+
   private onMessage(message: SpawnerMessage, handle: unknown): void {
     const id = typeof message.id === 'number' ? message.id : -1;
+    if (message.type === 'memory') {
+      this.memoryRequests.get(id)?.(message as unknown as SpawnerMemory);
+      this.memoryRequests.delete(id);
+      this.updateRef();
+      return;
+    }
     const entry = this.pending.get(id);
     if (entry === undefined) {
       // A handle for a request we no longer track: never leave its descriptor open.
@@ -230,13 +265,15 @@ class Spawner {
       if (!entry.isDelivered) entry.resolve({ ok: false, errorCode: 'spawner_exited' });
     }
     this.pending.clear();
+    for (const resolve of this.memoryRequests.values()) resolve(undefined);
+    this.memoryRequests.clear();
   }
 
   // The channel keeps the host's event loop alive only while a tool is running,
   // so an idle host can still exit when its work is done.
   private updateRef(): void {
     if (this.isGone) return;
-    if (this.pending.size > 0 || this.waitingCount > 0) {
+    if (this.pending.size > 0 || this.waitingCount > 0 || this.memoryRequests.size > 0) {
       this.child.ref();
       this.child.channel?.ref();
     } else {

@@ -8,7 +8,7 @@ import { createSilentLogger } from '../../../src/log.js';
 import { createProcessRunner } from '../../../src/runner/process.js';
 import { spawnTool } from '../../../src/runner/process-spawn.js';
 import { buildSandboxArgv, START_LINE } from '../../../src/runner/sandbox-argv.js';
-import { spawnerPid } from '../../../src/runner/spawner-client.js';
+import { spawnerMemory, spawnerPid } from '../../../src/runner/spawner-client.js';
 import type { Runner } from '../../../src/runner/runner.js';
 import { findMarkedProcesses, waitForMarkedProcesses, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 import { job, newMarker, processSpec, runOptions } from './process-spec.js';
@@ -82,6 +82,15 @@ describe('spawner process', () => {
     expect(text).toBe('still here');
     expect(spawnerPid()).toBeDefined();
     expect(spawnerPid()).not.toBe(first);
+  });
+
+  it('forgets every tool once it has ended (it reports its memory and live tools)', async () => {
+    const tools = await Promise.all(Array.from({ length: 20 }, () => spawnTool(['/bin/sh', '-c', 'exit 0'], {}, '/')));
+    for (const tool of tools) tool.stdin.end();
+    await Promise.all(tools.map((tool) => tool.ended));
+    const memory = await spawnerMemory();
+    expect(memory?.liveGroups).toBe(0);
+    expect(memory?.usage.rss).toBeGreaterThan(0);
   });
 
   it('ignores SIGINT, SIGTERM and SIGHUP: a Ctrl-C to the terminal leaves the host in charge of its tools', async () => {
