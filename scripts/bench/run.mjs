@@ -191,6 +191,10 @@ try {
   // the spawner's), measured inside the host:
   const work = beside.sandboxStartWork;
   if (work) log(`host's synchronous work per sandbox start (${work.count} stretches): p50 ${work.p50Ms} ms, p99 ${work.p99Ms} ms, max ${work.maxMs} ms; fork() runs in the spawner process`);
+  for (const [name, window] of [['alone', alone], ['beside spawns', beside]]) {
+    const gc = window.gcPauses;
+    if (gc) log(`host's garbage-collection pauses, ${name}: ${gc.count}, p50 ${gc.p50Ms} ms, p99 ${gc.p99Ms} ms, max ${gc.maxMs} ms`);
+  }
 
   writeFileSync(join(ROOT, 'bench-results.json'), `${JSON.stringify(results, null, 2)}\n`);
   log('\nwrote bench-results.json');

@@ -3,7 +3,7 @@
 // shutdown. It measures how long anything (a spawn, a sync parse) blocked the
 // thread that serves every call. Only the bench sets the variable.
 import { writeFileSync } from 'node:fs';
-import { createHistogram, monitorEventLoopDelay, type RecordableHistogram } from 'node:perf_hooks';
+import { createHistogram, monitorEventLoopDelay, PerformanceObserver, type RecordableHistogram } from 'node:perf_hooks';
 
 export interface EventLoopStats {
   readonly maxMs: number;
@@ -15,7 +15,16 @@ export interface EventLoopStats {
    * command line and cgroup; handing the request to the spawner): the part of a
    * spawn that can block this thread. The fork itself happens in the spawner process.
    */
-  readonly sandboxStartWork: { readonly count: number; readonly p50Ms: number; readonly p99Ms: number; readonly maxMs: number };
+  readonly sandboxStartWork: Summary;
+  /** The host's garbage-collection pauses: they stall the loop whatever it was doing. */
+  readonly gcPauses: Summary;
+}
+
+interface Summary {
+  readonly count: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly maxMs: number;
 }
 
 // In microseconds; undefined unless the bench asked for stats.
@@ -35,14 +44,21 @@ export function startEventLoopStats(env: NodeJS.ProcessEnv = process.env): () =>
   histogram.enable();
   const startWork = createHistogram();
   sandboxStartWork = startWork;
+  const gcPauses = createHistogram();
+  const gcObserver = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) gcPauses.record(Math.max(1, Math.round(entry.duration * 1000)));
+  });
+  gcObserver.observe({ entryTypes: ['gc'] });
   // SIGUSR2 starts the measurement over: the bench sends it after warm-up, so
   // start-up (config parsing, the first isolate) is not counted as a stall.
   process.on('SIGUSR2', () => {
     histogram.reset();
     startWork.reset();
+    gcPauses.reset();
   });
   return () => {
     histogram.disable();
+    gcObserver.disconnect();
     const ms = (ns: number) => ns / 1e6;
     const round = (value: number) => Math.round(value * 100) / 100;
     // The histogram counts the sampling interval itself; subtract it to get the stall.
@@ -51,13 +67,16 @@ export function startEventLoopStats(env: NodeJS.ProcessEnv = process.env): () =>
       p99Ms: round(Math.max(0, ms(histogram.percentile(99)) - 1)),
       p50Ms: round(Math.max(0, ms(histogram.percentile(50)) - 1)),
       meanMs: round(Math.max(0, ms(histogram.mean) - 1)),
-      sandboxStartWork: {
-        count: startWork.count,
-        p50Ms: startWork.count === 0 ? 0 : round(startWork.percentile(50) / 1000),
-        p99Ms: startWork.count === 0 ? 0 : round(startWork.percentile(99) / 1000),
-        maxMs: startWork.count === 0 ? 0 : round(startWork.max / 1000),
-      },
+      sandboxStartWork: summarize(startWork),
+      gcPauses: summarize(gcPauses),
     };
     writeFileSync(file, JSON.stringify(stats));
   };
+}
+
+// A histogram of microseconds as milliseconds.
+function summarize(histogram: RecordableHistogram): Summary {
+  const round = (microseconds: number) => Math.round(microseconds / 10) / 100;
+  if (histogram.count === 0) return { count: 0, p50Ms: 0, p99Ms: 0, maxMs: 0 };
+  return { count: histogram.count, p50Ms: round(histogram.percentile(50)), p99Ms: round(histogram.percentile(99)), maxMs: round(histogram.max) };
 }
