@@ -25,6 +25,8 @@ export interface OneShotSandboxesDeps {
   readonly preparedIdleMs?: number;
   /** How many sandboxes to keep prepared; default PREPARED_AHEAD. */
   readonly preparedAhead?: number;
+  /** How many tools of this host keep sandboxes prepared; default MAX_TOOLS_PREPARED. */
+  readonly maxToolsPrepared?: number;
 }
 
 /** Prepared sandboxes unused this long are stopped (their processes and cgroups freed). */
@@ -37,6 +39,17 @@ export const PREPARED_IDLE_MS = 60_000;
  * isolation none it takes about 5 ms and a second one only competed for the CPU.
  */
 export const PREPARED_AHEAD = { none: 1, namespace: 2 } as const;
+
+/**
+ * Tools of one host that keep sandboxes prepared at a time: each prepared
+ * sandbox is two or three idle processes, a cgroup and perhaps a mount
+ * namespace, so a host whose agent touched fifty tools once must not keep
+ * fifty of them. The tool used least recently gives its up first.
+ */
+export const MAX_TOOLS_PREPARED = 8;
+
+// This host's tools with prepared sandboxes, least recently used first (Map order).
+const toolsWithPrepared = new Map<OneShotSandboxes, true>();
 
 interface Prepared {
   readonly timeoutMs: number;
@@ -85,8 +98,7 @@ export class OneShotSandboxes {
   /** Stops the prepared sandboxes; later calls to take() prepare none. */
   async close(): Promise<void> {
     this.isClosed = true;
-    clearTimeout(this.idleTimer);
-    for (const prepared of this.prepared.splice(0)) this.stop(prepared);
+    this.stopPrepared();
     await Promise.all([...this.stopping]);
   }
 
@@ -94,11 +106,23 @@ export class OneShotSandboxes {
     if (this.isClosed) return;
     while (this.prepared.length < this.ahead) this.prepared.push(this.prepare(timeoutMs));
     clearTimeout(this.idleTimer);
-    this.idleTimer = setTimeout(() => {
-      for (const prepared of this.prepared.splice(0)) this.stop(prepared);
-    }, this.deps.preparedIdleMs ?? PREPARED_IDLE_MS);
+    this.idleTimer = setTimeout(() => this.stopPrepared(), this.deps.preparedIdleMs ?? PREPARED_IDLE_MS);
     // An idle host may exit with sandboxes prepared: they die with the spawner.
     this.idleTimer.unref();
+    // Most recently used last; beyond the cap, the least recently used tool stops its own.
+    toolsWithPrepared.delete(this);
+    toolsWithPrepared.set(this, true);
+    const maxTools = this.deps.maxToolsPrepared ?? MAX_TOOLS_PREPARED;
+    for (const tool of toolsWithPrepared.keys()) {
+      if (toolsWithPrepared.size <= maxTools) break;
+      tool.stopPrepared();
+    }
+  }
+
+  private stopPrepared(): void {
+    clearTimeout(this.idleTimer);
+    toolsWithPrepared.delete(this);
+    for (const prepared of this.prepared.splice(0)) this.stop(prepared);
   }
 
   private prepare(timeoutMs: number): Prepared {

@@ -18,6 +18,8 @@ export interface ProcessRunnerDeps {
   readonly preparedIdleMs?: number;
   /** One-shot tools: how many sandboxes to keep prepared for the next calls. */
   readonly preparedAhead?: number;
+  /** One-shot tools: how many tools of this host keep sandboxes prepared at a time. */
+  readonly maxToolsPrepared?: number;
 }
 
 /** Builds the runner for one `mode: process` tool. */

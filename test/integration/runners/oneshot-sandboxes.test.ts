@@ -117,6 +117,30 @@ describe('one-shot sandboxes prepared ahead', () => {
     expect(jsonTextOf(await tool.run(job({ again: true }), runOptions()))).toBe('{"again":true}');
   });
 
+  it('keeps sandboxes prepared for a bounded number of tools, the least recently used giving up first', async () => {
+    const runners: Runner[] = ['first', 'second', 'third', 'fourth'].map((name) =>
+      createProcessRunner(processSpec(marker, { name, command: ['/bin/sh', '-c', 'exec cat', marker, name] }), { logger: createSilentLogger(), maxToolsPrepared: 3 }),
+    );
+    try {
+      for (const tool of runners) expect(jsonTextOf(await tool.run(job({}), runOptions()))).toBe('{}');
+      const preparedFor = async (): Promise<string[]> => {
+        const shells = await pollUntil(() => {
+          const found = findMarkedProcesses(marker).filter((candidate) => /^\S*(sh|dash) -c .*read -r start && exec "\$@"/.test(candidate.cmdline));
+          return { done: found.length === 3, value: found };
+        }, 10_000);
+        return shells.map((shell) => shell.cmdline.split(' ').at(-1) ?? '').sort();
+      };
+      expect(await preparedFor()).toEqual(['fourth', 'second', 'third']);
+      // Using the first tool again makes the second the least recently used.
+      const [first] = runners;
+      if (first === undefined) throw new Error('no runner');
+      expect(jsonTextOf(await first.run(job({}), runOptions()))).toBe('{}');
+      expect(await preparedFor()).toEqual(['first', 'fourth', 'third']);
+    } finally {
+      await Promise.all(runners.map((tool) => tool.close()));
+    }
+  });
+
   it('answers cancelled and leaves nothing when closed while a call waits for its sandbox', async () => {
     const tool = start({ command: ['/bin/sh', '-c', 'exec /bin/sleep 1000', marker] });
     const pending = tool.run(job({}), runOptions());
