@@ -37,6 +37,11 @@ export interface HostOptions {
   readonly now?: () => number;
   /** Names this session in the journal; default a random UUID. */
   readonly sessionId?: string;
+  /**
+   * One-shot process tools start the next call's sandbox while a call runs; false for a
+   * host that serves a single call (`toolhost call`), where it would be wasted. Default true.
+   */
+  readonly prepareSandboxes?: boolean;
 }
 
 export interface Host {
@@ -74,7 +79,8 @@ export async function createHost(options: HostOptions): Promise<Host> {
     journal.close();
     throw error;
   }
-  const runners = new RunnerCache((spec) => createRunner(spec, { logger }));
+  const runnerDeps = { logger, ...(options.prepareSandboxes === false ? { preparedAhead: 0 } : {}) };
+  const runners = new RunnerCache((spec) => createRunner(spec, runnerDeps));
   const redact = createRedactor({
     secretValues: config.secretValues(),
     // Paths inside the workspace may be shown, as given or with symlinks resolved.

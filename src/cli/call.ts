@@ -46,7 +46,7 @@ export async function run(argv: readonly string[]): Promise<number> {
 
   let host;
   try {
-    host = await createHost({ ...flags, logger });
+    host = await createHost({ ...flags, logger, prepareSandboxes: false });
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     for (const problem of error.problems) process.stderr.write(`${formatProblem(problem)}\n`);

@@ -8,6 +8,8 @@ import { createWorkerRunner } from './worker.js';
 
 export interface CreateRunnerDeps {
   readonly logger: Logger;
+  /** One-shot process tools: sandboxes to keep prepared (0: none); default by isolation. */
+  readonly preparedAhead?: number;
 }
 
 /** The runner for one tool, by `spec.mode`. */

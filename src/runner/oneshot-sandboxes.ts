@@ -70,7 +70,7 @@ export class OneShotSandboxes {
     private readonly spec: RunSpec,
     private readonly deps: OneShotSandboxesDeps,
   ) {
-    this.ahead = Math.max(1, Math.floor(deps.preparedAhead ?? PREPARED_AHEAD[spec.isolation === 'namespace' ? 'namespace' : 'none']));
+    this.ahead = Math.max(0, Math.floor(deps.preparedAhead ?? PREPARED_AHEAD[spec.isolation === 'namespace' ? 'namespace' : 'none']));
   }
 
   /**
@@ -103,7 +103,7 @@ export class OneShotSandboxes {
   }
 
   private topUp(timeoutMs: number): void {
-    if (this.isClosed) return;
+    if (this.isClosed || this.ahead === 0) return;
     while (this.prepared.length < this.ahead) this.prepared.push(this.prepare(timeoutMs));
     clearTimeout(this.idleTimer);
     this.idleTimer = setTimeout(() => this.stopPrepared(), this.deps.preparedIdleMs ?? PREPARED_IDLE_MS);

@@ -16,7 +16,7 @@ export interface ProcessRunnerDeps {
   readonly bwrapPath?: string;
   /** One-shot tools: how long the sandbox prepared for the next call may wait unused. */
   readonly preparedIdleMs?: number;
-  /** One-shot tools: how many sandboxes to keep prepared for the next calls. */
+  /** One-shot tools: how many sandboxes to keep prepared for the next calls (0: none). */
   readonly preparedAhead?: number;
   /** One-shot tools: how many tools of this host keep sandboxes prepared at a time. */
   readonly maxToolsPrepared?: number;

@@ -141,6 +141,13 @@ describe('one-shot sandboxes prepared ahead', () => {
     }
   });
 
+  it('prepares none when asked for none (a host serving one call, `toolhost call`)', async () => {
+    const tool = start({ command: ['/bin/sh', '-c', 'exec cat', marker] }, { preparedAhead: 0 });
+    expect(jsonTextOf(await tool.run(job({ only: 1 }), runOptions()))).toBe('{"only":1}');
+    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+    expect(jsonTextOf(await tool.run(job({ only: 2 }), runOptions()))).toBe('{"only":2}');
+  });
+
   it('answers cancelled and leaves nothing when closed while a call waits for its sandbox', async () => {
     const tool = start({ command: ['/bin/sh', '-c', 'exec /bin/sleep 1000', marker] });
     const pending = tool.run(job({}), runOptions());
