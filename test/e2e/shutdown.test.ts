@@ -27,29 +27,45 @@ async function exitWithin(child: RawHost, ms: number) {
   return Promise.race([waitForExit(child), new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), ms))]);
 }
 
+/** A raw host, initialized, with a `sleeper` call running (its processes seen in /proc). */
+async function startSleeperCall(hostDirs: HostDirs) {
+  const child = spawnRawHost(hostDirs);
+  host = child;
+  const output = collectOutput(child);
+  const send = (message: unknown) => child.stdin.write(`${JSON.stringify(message)}\n`);
+  send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+  await until(() => output.lines.length > 0, 'the initialize answer');
+  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  // serve starts its spawner with the host when it has process tools, before any call needs it.
+  const spawners = await pollUntil(() => ({ done: findSpawners(child).length > 0, value: findSpawners(child) }), 5_000);
+  const marker = `${hostDirs.marker}-running`;
+  send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'sleeper', arguments: { marker } } });
+  expect((await waitForMarkedProcesses(marker, 2)).length).toBe(2);
+  return { child, output, spawners };
+}
+
+function findSpawners(child: RawHost) {
+  return findChildProcesses(child.pid ?? 0).filter((found) => found.cmdline.includes('sandbox/spawner.mjs'));
+}
+
+async function expectGone(pid: number | undefined): Promise<void> {
+  expect(await pollUntil(() => ({ done: !isAlive(pid ?? 0), value: isAlive(pid ?? 0) }), 5_000)).toBe(false);
+}
+
 describe.each(['stdin EOF', 'SIGTERM'] as const)('on %s', (how) => {
   it('cancels the running call, kills its process tree, answers it and exits 0', async () => {
     dirs = makeHostDirs();
-    host = spawnRawHost(dirs);
-    const output = collectOutput(host);
-    const child = host;
-    const send = (message: unknown) => child.stdin.write(`${JSON.stringify(message)}\n`);
-    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
-    await until(() => output.lines.length > 0, 'the initialize answer');
-    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-    const marker = `${dirs.marker}-running`;
-    send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'sleeper', arguments: { marker } } });
-    expect((await waitForMarkedProcesses(marker, 2)).length).toBe(2);
-    // The spawner that started the tool is the host's child; it must end with the host too.
-    const spawners = findChildProcesses(child.pid ?? 0).filter((found) => found.cmdline.includes('sandbox/spawner.mjs'));
+    const { child, output, spawners } = await startSleeperCall(dirs);
+    // One spawner, the host's child, which started the tool: it must end with the host too.
     expect(spawners).toHaveLength(1);
+    expect(findSpawners(child)).toEqual(spawners);
 
     if (how === 'stdin EOF') child.stdin.end();
     else child.kill('SIGTERM');
 
     expect(await exitWithin(child, EXIT_DEADLINE_MS)).toEqual({ code: 0, signal: null });
     expect(await waitForNoMarkedProcesses(dirs.marker, 5_000)).toEqual([]);
-    expect(await pollUntil(() => ({ done: !isAlive(spawners[0]?.pid ?? 0), value: isAlive(spawners[0]?.pid ?? 0) }), 5_000)).toBe(false);
+    await expectGone(spawners[0]?.pid);
     const answer = output.lines.map((line) => JSON.parse(line) as { id?: unknown; result?: { isError?: boolean; _meta?: Record<string, { code?: string }> } }).find((message) => message.id === 2);
     expect(answer?.result?.isError).toBe(true);
     expect(answer?.result?._meta?.['toolhost/error']?.code).toBe('cancelled');
@@ -57,28 +73,15 @@ describe.each(['stdin EOF', 'SIGTERM'] as const)('on %s', (how) => {
 });
 
 describe('on SIGKILL', () => {
-  it('starts its spawner with the host; killed, takes the spawner and the running tool along', async () => {
+  it('takes its spawner and the running tool along', async () => {
     dirs = makeHostDirs();
-    host = spawnRawHost(dirs);
-    const output = collectOutput(host);
-    const child = host;
-    const send = (message: unknown) => child.stdin.write(`${JSON.stringify(message)}\n`);
-    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
-    await until(() => output.lines.length > 0, 'the initialize answer');
-    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-    // Started with the host (it has process tools), before any call needs it.
-    const findSpawners = () => findChildProcesses(child.pid ?? 0).filter((found) => found.cmdline.includes('sandbox/spawner.mjs'));
-    const [spawner] = await pollUntil(() => ({ done: findSpawners().length > 0, value: findSpawners() }), 5_000);
-    expect(spawner).toBeDefined();
-    const marker = `${dirs.marker}-running`;
-    send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'sleeper', arguments: { marker } } });
-    expect((await waitForMarkedProcesses(marker, 2)).length).toBe(2);
-    expect(findSpawners()).toEqual([spawner]);
+    const { child, spawners } = await startSleeperCall(dirs);
+    expect(spawners).toHaveLength(1);
 
     child.kill('SIGKILL');
     await waitForExit(child);
     expect(await waitForNoMarkedProcesses(dirs.marker, 5_000)).toEqual([]);
-    expect(await pollUntil(() => ({ done: !isAlive(spawner?.pid ?? 0), value: isAlive(spawner?.pid ?? 0) }), 5_000)).toBe(false);
+    await expectGone(spawners[0]?.pid);
   });
 });
 

@@ -4,34 +4,24 @@
 // built for another timeout is not used, and none outlives close() or its idle time.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createSilentLogger } from '../../../src/log.js';
 import { createProcessRunner, type ProcessRunnerDeps } from '../../../src/runner/process.js';
 import type { Runner, RunSpec } from '../../../src/runner/runner.js';
 import { findMarkedProcesses, pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 import { jsonTextOf } from '../../helpers/run-outcomes.js';
-import { job, newMarker, newWorkdir, processSpec, removeWorkdirs, runOptions } from './process-spec.js';
+import { job, newWorkdir, processSpec, runOptions, useRunnerTest } from './process-spec.js';
 
-let marker = newMarker();
-let runner: Runner | undefined;
-
-afterEach(async () => {
-  await runner?.close();
-  runner = undefined;
-  // After close() nothing at all: no call's process and no prepared sandbox.
-  expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
-  marker = newMarker();
-  removeWorkdirs();
-});
+const t = useRunnerTest();
 
 function start(overrides: Partial<RunSpec>, deps: Partial<ProcessRunnerDeps> = {}): Runner {
-  runner = createProcessRunner(processSpec(marker, overrides), { logger: createSilentLogger(), ...deps });
-  return runner;
+  t.runner = createProcessRunner(processSpec(t.marker, overrides), { logger: createSilentLogger(), ...deps });
+  return t.runner;
 }
 
 /** The shells waiting at a start gate with this test's marker: one per prepared sandbox. */
 function gateShells(): number[] {
-  return findMarkedProcesses(marker)
+  return findMarkedProcesses(t.marker)
     .filter((found) => /^\S*(sh|dash) -c .*read -r start && exec "\$@"/.test(found.cmdline))
     .map((found) => found.pid);
 }
@@ -57,7 +47,7 @@ function startedCount(workdir: string): number {
 describe('one-shot sandboxes prepared ahead', () => {
   it('runs no tool code before its call: the prepared sandbox waits at its start gate', async () => {
     const workdir = newWorkdir();
-    const tool = start({ command: [...COUNTING_TOOL, marker], roots: [{ path: workdir, access: 'read_write' }] });
+    const tool = start({ command: [...COUNTING_TOOL, t.marker], roots: [{ path: workdir, access: 'read_write' }] });
     expect(jsonTextOf(await tool.run(job({ call: 1 }), runOptions()))).toBe('{"call":1}');
     expect(await waitForPreparedSandbox()).toHaveLength(1);
     // Give a sandbox that did not wait every chance to show it.
@@ -70,7 +60,7 @@ describe('one-shot sandboxes prepared ahead', () => {
 
   it('still gives every call a sandbox of its own: private workdir, /tmp and pid namespace', async () => {
     const script = 'cat > /dev/null; [ -e /tmp/seen ] && echo reused; echo x > /tmp/seen; printf "%s %s" "$(pwd)" "$$"';
-    const tool = start({ command: ['/bin/sh', '-c', script, marker], stdout: 'text', isolation: 'namespace' });
+    const tool = start({ command: ['/bin/sh', '-c', script, t.marker], stdout: 'text', isolation: 'namespace' });
     const outputs: string[] = [];
     for (let i = 0; i < 3; i++) {
       const outcome = await tool.run(job({}), runOptions());
@@ -83,19 +73,19 @@ describe('one-shot sandboxes prepared ahead', () => {
   });
 
   it('does not use a prepared sandbox that died while waiting', async () => {
-    const tool = start({ command: ['/bin/sh', '-c', 'exec cat', marker] });
+    const tool = start({ command: ['/bin/sh', '-c', 'exec cat', t.marker] });
     expect(jsonTextOf(await tool.run(job({ call: 1 }), runOptions()))).toBe('{"call":1}');
     const [shell] = await waitForPreparedSandbox();
     process.kill(shell ?? 0, 'SIGKILL');
     // The whole sandbox ends with its shell; its exit then reaches the host through the spawner.
-    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+    expect(await waitForNoMarkedProcesses(t.marker)).toEqual([]);
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(jsonTextOf(await tool.run(job({ call: 2 }), runOptions()))).toBe('{"call":2}');
   });
 
   it('builds a new sandbox when the call\'s timeout differs, with the CPU limit from that timeout', async () => {
     const script = 'cat > /dev/null; grep "Max cpu time" /proc/self/limits';
-    const tool = start({ command: ['/bin/sh', '-c', script, marker], stdout: 'text' });
+    const tool = start({ command: ['/bin/sh', '-c', script, t.marker], stdout: 'text' });
     const cpuLimit = async (timeoutMs: number): Promise<string> => {
       const outcome = await tool.run(job({}), runOptions({ timeoutMs }));
       if (!outcome.ok || outcome.output.type !== 'text') throw new Error(`expected text output: ${JSON.stringify(outcome)}`);
@@ -110,22 +100,22 @@ describe('one-shot sandboxes prepared ahead', () => {
   });
 
   it('stops a prepared sandbox that waited longer than its idle time', async () => {
-    const tool = start({ command: ['/bin/sh', '-c', 'exec cat', marker] }, { preparedIdleMs: 200 });
+    const tool = start({ command: ['/bin/sh', '-c', 'exec cat', t.marker] }, { preparedIdleMs: 200 });
     expect(jsonTextOf(await tool.run(job({}), runOptions()))).toBe('{}');
-    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+    expect(await waitForNoMarkedProcesses(t.marker)).toEqual([]);
     // And the next call starts one afresh.
     expect(jsonTextOf(await tool.run(job({ again: true }), runOptions()))).toBe('{"again":true}');
   });
 
   it('keeps sandboxes prepared for a bounded number of tools, the least recently used giving up first', async () => {
     const runners: Runner[] = ['first', 'second', 'third', 'fourth'].map((name) =>
-      createProcessRunner(processSpec(marker, { name, command: ['/bin/sh', '-c', 'exec cat', marker, name] }), { logger: createSilentLogger(), maxToolsPrepared: 3 }),
+      createProcessRunner(processSpec(t.marker, { name, command: ['/bin/sh', '-c', 'exec cat', t.marker, name] }), { logger: createSilentLogger(), maxToolsPrepared: 3 }),
     );
     try {
       for (const tool of runners) expect(jsonTextOf(await tool.run(job({}), runOptions()))).toBe('{}');
       const preparedFor = async (): Promise<string[]> => {
         const shells = await pollUntil(() => {
-          const found = findMarkedProcesses(marker).filter((candidate) => /^\S*(sh|dash) -c .*read -r start && exec "\$@"/.test(candidate.cmdline));
+          const found = findMarkedProcesses(t.marker).filter((candidate) => /^\S*(sh|dash) -c .*read -r start && exec "\$@"/.test(candidate.cmdline));
           return { done: found.length === 3, value: found };
         }, 10_000);
         return shells.map((shell) => shell.cmdline.split(' ').at(-1) ?? '').sort();
@@ -142,20 +132,20 @@ describe('one-shot sandboxes prepared ahead', () => {
   });
 
   it('prepares none when asked for none (a host serving one call, `toolhost call`)', async () => {
-    const tool = start({ command: ['/bin/sh', '-c', 'exec cat', marker] }, { preparedAhead: 0 });
+    const tool = start({ command: ['/bin/sh', '-c', 'exec cat', t.marker] }, { preparedAhead: 0 });
     expect(jsonTextOf(await tool.run(job({ only: 1 }), runOptions()))).toBe('{"only":1}');
-    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+    expect(await waitForNoMarkedProcesses(t.marker)).toEqual([]);
     expect(jsonTextOf(await tool.run(job({ only: 2 }), runOptions()))).toBe('{"only":2}');
   });
 
   it('answers cancelled and leaves nothing when closed while a call waits for its sandbox', async () => {
-    const tool = start({ command: ['/bin/sh', '-c', 'exec /bin/sleep 1000', marker] });
+    const tool = start({ command: ['/bin/sh', '-c', 'exec /bin/sleep 1000', t.marker] });
     const pending = tool.run(job({}), runOptions());
-    await runner?.close();
-    runner = undefined;
+    await t.runner?.close();
+    t.runner = undefined;
     const outcome = await pending;
     expect(outcome.ok).toBe(false);
-    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+    expect(await waitForNoMarkedProcesses(t.marker)).toEqual([]);
   });
 });
 

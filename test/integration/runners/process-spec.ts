@@ -5,7 +5,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { RunSpec } from '../../../src/runner/runner.js';
+import { afterEach, expect } from 'vitest';
+import type { Runner, RunSpec } from '../../../src/runner/runner.js';
+import { waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 import type { RunOptions } from '../../../src/runner/wire.js';
 
 export const FIXTURES_DIR = fileURLToPath(new URL('../../fixtures/tools/process/', import.meta.url));
@@ -61,4 +63,26 @@ let callCount = 0;
 export function job(args: Record<string, unknown>): { callId: string; args: Record<string, unknown> } {
   callCount++;
   return { callId: `call-${callCount}-${randomUUID()}`, args };
+}
+
+/** The runner under test and the marker its processes carry, fresh for each test. */
+export interface RunnerTest {
+  marker: string;
+  runner: Runner | undefined;
+}
+
+/**
+ * The state of one file's runner tests; after each test the runner is closed
+ * and no process carrying the marker may be left, workdirs included.
+ */
+export function useRunnerTest(): RunnerTest {
+  const state: RunnerTest = { marker: newMarker(), runner: undefined };
+  afterEach(async () => {
+    await state.runner?.close();
+    state.runner = undefined;
+    expect(await waitForNoMarkedProcesses(state.marker)).toEqual([]);
+    state.marker = newMarker();
+    removeWorkdirs();
+  });
+  return state;
 }

@@ -3,7 +3,7 @@
 // them; a spawner that dies takes its tools along and is replaced; it ignores
 // the terminal's and a group's signals (the host decides when it ends).
 import { readFileSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createSilentLogger } from '../../../src/log.js';
 import { createProcessRunner } from '../../../src/runner/process.js';
 import { spawnTool } from '../../../src/runner/process-spawn.js';
@@ -11,17 +11,9 @@ import { buildSandboxArgv, START_LINE } from '../../../src/runner/sandbox-argv.j
 import { spawnerMemory, spawnerPid } from '../../../src/runner/spawner-client.js';
 import type { Runner } from '../../../src/runner/runner.js';
 import { findMarkedProcesses, waitForMarkedProcesses, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
-import { job, newMarker, processSpec, runOptions } from './process-spec.js';
+import { job, processSpec, runOptions, useRunnerTest } from './process-spec.js';
 
-let marker = newMarker();
-let runner: Runner | undefined;
-
-afterEach(async () => {
-  await runner?.close();
-  runner = undefined;
-  expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
-  marker = newMarker();
-});
+const t = useRunnerTest();
 
 function parentOf(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
@@ -29,22 +21,22 @@ function parentOf(pid: number): number {
 }
 
 function sleeper(): Promise<Awaited<ReturnType<typeof spawnTool>>> {
-  return spawnTool(['/bin/sh', '-c', 'exec /bin/sleep 1000', marker], { TOOLHOST_TEST_MARKER: marker }, '/');
+  return spawnTool(['/bin/sh', '-c', 'exec /bin/sleep 1000', t.marker], { TOOLHOST_TEST_MARKER: t.marker }, '/');
 }
 
 describe('spawner process', () => {
   it('forks the sandbox of a call, so the host itself never forks for a process tool', async () => {
-    runner = createProcessRunner(processSpec(marker, { command: ['/bin/sh', '-c', 'cat; exec /bin/sleep 1000', marker] }), { logger: createSilentLogger() });
-    const pending = runner.run(job({ hello: 1 }), runOptions({ timeoutMs: 5000 }));
-    const [wrapper] = (await waitForMarkedProcesses(marker, 1)).filter((found) => found.cmdline.startsWith('/usr/bin/bwrap'));
+    t.runner = createProcessRunner(processSpec(t.marker, { command: ['/bin/sh', '-c', 'cat; exec /bin/sleep 1000', t.marker] }), { logger: createSilentLogger() });
+    const pending = t.runner.run(job({ hello: 1 }), runOptions({ timeoutMs: 5000 }));
+    const [wrapper] = (await waitForMarkedProcesses(t.marker, 1)).filter((found) => found.cmdline.startsWith('/usr/bin/bwrap'));
     expect(wrapper).toBeDefined();
     const spawner = spawnerPid();
     expect(spawner).toBeDefined();
     expect(spawner).not.toBe(process.pid);
     expect(parentOf(wrapper?.pid ?? 0)).toBe(spawner);
     // close() cancels the running call and stops the prepared sandbox.
-    await runner.close();
-    runner = undefined;
+    await t.runner.close();
+    t.runner = undefined;
     expect((await pending).ok).toBe(false);
   });
 
@@ -64,15 +56,15 @@ describe('spawner process', () => {
 
   it('takes its tools along when it is killed, and a new spawner serves the next tool', async () => {
     // A real sandbox: bubblewrap dies with its parent, the spawner.
-    const spec = processSpec(marker, { command: ['/bin/sh', '-c', 'exec /bin/sleep 1000', marker] });
+    const spec = processSpec(t.marker, { command: ['/bin/sh', '-c', 'exec /bin/sleep 1000', t.marker] });
     const tool = await spawnTool([...buildSandboxArgv(spec, { cwd: '/tmp' }), ...(spec.command ?? [])], spec.env, '/tmp');
     tool.stdin.write(START_LINE);
-    await waitForMarkedProcesses(marker, 3);
-    expect(findMarkedProcesses(marker).length).toBeGreaterThan(0);
+    await waitForMarkedProcesses(t.marker, 3);
+    expect(findMarkedProcesses(t.marker).length).toBeGreaterThan(0);
     const first = spawnerPid();
     process.kill(first ?? 0, 'SIGKILL');
     expect(await tool.ended).toEqual({ kind: 'exited', exitCode: null, signal: 'SIGKILL' });
-    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+    expect(await waitForNoMarkedProcesses(t.marker)).toEqual([]);
 
     const echo = await spawnTool(['/bin/cat'], {}, '/');
     let text = '';
@@ -99,7 +91,7 @@ describe('spawner process', () => {
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.kill(pid, signal);
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(spawnerPid()).toBe(pid);
-    expect(findMarkedProcesses(marker).length).toBeGreaterThan(0);
+    expect(findMarkedProcesses(t.marker).length).toBeGreaterThan(0);
     process.kill(-(tool.pid ?? 0), 'SIGKILL');
     expect((await tool.ended).kind).toBe('exited');
   });
@@ -107,11 +99,11 @@ describe('spawner process', () => {
   it('gives the tool the environment it was asked for and nothing of the host\'s', async () => {
     process.env['TOOLHOST_SPAWNER_TEST_SECRET'] = 'do-not-leak';
     try {
-      runner = createProcessRunner(processSpec(marker, { command: ['/bin/sh', '-c', 'env; cat > /dev/null', marker], stdout: 'text' }), { logger: createSilentLogger() });
-      const outcome = await runner.run(job({}), runOptions());
+      t.runner = createProcessRunner(processSpec(t.marker, { command: ['/bin/sh', '-c', 'env; cat > /dev/null', t.marker], stdout: 'text' }), { logger: createSilentLogger() });
+      const outcome = await t.runner.run(job({}), runOptions());
       if (!outcome.ok || outcome.output.type !== 'text') throw new Error(`expected text output: ${JSON.stringify(outcome)}`);
       const env = Buffer.from(outcome.output.bytes).toString('utf8');
-      expect(env).toContain(`TOOLHOST_TEST_MARKER=${marker}`);
+      expect(env).toContain(`TOOLHOST_TEST_MARKER=${t.marker}`);
       expect(env).not.toContain('do-not-leak');
     } finally {
       delete process.env['TOOLHOST_SPAWNER_TEST_SECRET'];
