@@ -22,12 +22,28 @@ export function findExecutable(name: string, searchPath: string = process.env['P
 /** bubblewrap: the explicit path if given (a test seam), else `bwrap` on PATH or in the usual places. */
 export function findBwrap(bwrapPath?: string): string | undefined {
   if (bwrapPath !== undefined) return isExecutableFile(bwrapPath) ? bwrapPath : undefined;
-  return findExecutable('bwrap', `${process.env['PATH'] ?? ''}${delimiter}${DEFAULT_SEARCH_PATH}`);
+  return findHostProgram('bwrap');
 }
 
 /** prlimit from util-linux. */
 export function findPrlimit(): string | undefined {
-  return findExecutable('prlimit', `${process.env['PATH'] ?? ''}${delimiter}${DEFAULT_SEARCH_PATH}`);
+  return findHostProgram('prlimit');
+}
+
+// Every sandbox start looked both programs up again: a stat and an access per PATH
+// entry, the largest part of building an argv. A program found stays found (per
+// PATH); if it is removed later, its spawn fails and the call fails closed. One not
+// found is looked for again, so installing it needs no restart.
+const found = new Map<string, string>();
+
+function findHostProgram(name: string): string | undefined {
+  const searchPath = `${process.env['PATH'] ?? ''}${delimiter}${DEFAULT_SEARCH_PATH}`;
+  const key = `${name}\0${searchPath}`;
+  const cached = found.get(key);
+  if (cached !== undefined) return cached;
+  const path = findExecutable(name, searchPath);
+  if (path !== undefined) found.set(key, path);
+  return path;
 }
 
 /** Whether this bubblewrap knows `flag` (read from its --help once per binary). */
