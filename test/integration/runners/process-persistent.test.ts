@@ -1,22 +1,21 @@
 // Persistent process pool (NDJSON) against hostile fixtures. Every process is
 // tagged with the test's marker; after each test a /proc scan proves none remains.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createProcessRunner } from '../../../src/runner/process.js';
 import { createSilentLogger } from '../../../src/log.js';
 import type { Runner, RunSpec } from '../../../src/runner/runner.js';
 import type { ProgressEvent } from '../../../src/runner/wire.js';
 import { findMarkedProcesses, pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
-import { job, newMarker, nodeFixture, processSpec, removeWorkdirs, runOptions } from './process-spec.js';
+import { job, nodeFixture, processSpec, runOptions, useRunnerTest } from './process-spec.js';
 import { failureOf, jsonTextOf } from '../../helpers/run-outcomes.js';
 
-let marker = newMarker();
-let runner: Runner | undefined;
+const t = useRunnerTest();
 
 function startPool(overrides: Partial<RunSpec> = {}): Runner {
-  runner = createProcessRunner(processSpec(marker, { command: nodeFixture('persistent.mjs', marker), persistent: true, poolSize: 1, ...overrides }), {
+  t.runner = createProcessRunner(processSpec(t.marker, { command: nodeFixture('persistent.mjs', t.marker), persistent: true, poolSize: 1, ...overrides }), {
     logger: createSilentLogger(),
   });
-  return runner;
+  return t.runner;
 }
 
 async function echo(pool: Runner, value: unknown): Promise<{ value: unknown; instance: string }> {
@@ -25,18 +24,10 @@ async function echo(pool: Runner, value: unknown): Promise<{ value: unknown; ins
 
 async function waitForGrandchild(): Promise<ReturnType<typeof findMarkedProcesses>> {
   return pollUntil(() => {
-    const found = findMarkedProcesses(marker).filter((candidate) => candidate.cmdline === '/bin/sleep 1003');
+    const found = findMarkedProcesses(t.marker).filter((candidate) => candidate.cmdline === '/bin/sleep 1003');
     return { done: found.length > 0, value: found };
   }, 10_000);
 }
-
-afterEach(async () => {
-  await runner?.close();
-  runner = undefined;
-  expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
-  marker = newMarker();
-  removeWorkdirs();
-});
 
 describe('process runner, persistent pool', () => {
   it('answers calls from a warm process that stays alive between them', async () => {
@@ -88,7 +79,7 @@ describe('process runner, persistent pool', () => {
     expect(failureOf(await pending)).toEqual({ code: 'timeout', details: { timeoutMs: 2000 } });
     expect(
       await pollUntil(() => {
-        const left = findMarkedProcesses(marker).filter((candidate) => candidate.cmdline === '/bin/sleep 1003');
+        const left = findMarkedProcesses(t.marker).filter((candidate) => candidate.cmdline === '/bin/sleep 1003');
         return { done: left.length === 0, value: left };
       }, 5000),
     ).toEqual([]);
@@ -114,7 +105,7 @@ describe('process runner, persistent pool', () => {
     expect(code).toBe('tool_crashed');
     expect(details['exitCode']).toBe(128 + 11);
     // It died before its first answer: no eager respawn (a tool that cannot start must not loop).
-    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+    expect(await waitForNoMarkedProcesses(t.marker)).toEqual([]);
     expect((await echo(pool, 'again')).value).toBe('again');
   });
 
@@ -124,7 +115,7 @@ describe('process runner, persistent pool', () => {
     expect(failureOf(await pool.run(job({ op: 'crash' }), runOptions())).code).toBe('tool_crashed');
     // The replacement starts without waiting for the next call.
     const replacement = await pollUntil(() => {
-      const found = findMarkedProcesses(marker).filter((candidate) => candidate.cmdline.startsWith(process.execPath));
+      const found = findMarkedProcesses(t.marker).filter((candidate) => candidate.cmdline.startsWith(process.execPath));
       return { done: found.length === 1, value: found };
     }, 10_000);
     expect(replacement).toHaveLength(1);
@@ -153,7 +144,7 @@ describe('process runner, persistent pool', () => {
     const answers = await Promise.all([0, 1, 2, 3, 4, 5].map((value) => echo(pool, value)));
     expect(answers.map((answer) => answer.value)).toEqual([0, 1, 2, 3, 4, 5]);
     expect(new Set(answers.map((answer) => answer.instance)).size).toBeLessThanOrEqual(2);
-    expect(findMarkedProcesses(marker).filter((found) => found.cmdline.startsWith(process.execPath)).length).toBe(2);
+    expect(findMarkedProcesses(t.marker).filter((found) => found.cmdline.startsWith(process.execPath)).length).toBe(2);
   });
 
   it('times out a call still waiting in the queue without touching the busy process', async () => {
@@ -173,7 +164,7 @@ describe('process runner, persistent pool', () => {
     const pending = pool.run(job({ op: 'hang' }), runOptions());
     await pool.close();
     expect(failureOf(await pending).code).toBe('cancelled');
-    expect(findMarkedProcesses(marker)).toEqual([]);
+    expect(findMarkedProcesses(t.marker)).toEqual([]);
     expect(failureOf(await pool.run(job({ op: 'echo', value: 1 }), runOptions())).code).toBe('cancelled');
   });
 });

@@ -3,21 +3,20 @@
 import { getEventListeners } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createProcessRunner } from '../../../src/runner/process.js';
 import { createSilentLogger } from '../../../src/log.js';
 import type { Runner, RunSpec } from '../../../src/runner/runner.js';
 import { SANDBOX_DEFAULT_PATH } from '../../../src/runner/sandbox-argv.js';
 import { findMarkedProcesses, pollUntil, waitForNoCallProcesses, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
-import { FIXTURES_DIR, job, newMarker, newWorkdir, removeWorkdirs, nodeFixture, processSpec, runOptions } from './process-spec.js';
+import { FIXTURES_DIR, job, newWorkdir, nodeFixture, processSpec, runOptions, useRunnerTest } from './process-spec.js';
 import { failureOf, jsonTextOf } from '../../helpers/run-outcomes.js';
 
-let marker = newMarker();
-let runner: Runner | undefined;
+const t = useRunnerTest();
 
 function start(overrides: Partial<RunSpec>): Runner {
-  runner = createProcessRunner(processSpec(marker, overrides), { logger: createSilentLogger() });
-  return runner;
+  t.runner = createProcessRunner(processSpec(t.marker, overrides), { logger: createSilentLogger() });
+  return t.runner;
 }
 
 // The next normal call on the same runner works: the failure left nothing broken.
@@ -25,14 +24,6 @@ async function expectNextCallWorks(target: Runner): Promise<void> {
   const outcome = await target.run(job({ mode: 'echo', n: 1 }), runOptions());
   expect(JSON.parse(jsonTextOf(outcome))).toMatchObject({ received: { mode: 'echo', n: 1 } });
 }
-
-afterEach(async () => {
-  await runner?.close();
-  runner = undefined;
-  expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
-  marker = newMarker();
-  removeWorkdirs();
-});
 
 describe('process runner, one-shot', () => {
   it('passes the arguments on stdin and returns stdout as JSON text, in the first root', async () => {
@@ -57,36 +48,36 @@ describe('process runner, one-shot', () => {
   });
 
   it('times out `sleep 1000` and kills it', async () => {
-    const tool = start({ command: ['/bin/sh', '-c', 'exec /bin/sleep 1000', marker] });
+    const tool = start({ command: ['/bin/sh', '-c', 'exec /bin/sleep 1000', t.marker] });
     const outcome = await tool.run(job({}), runOptions({ timeoutMs: 300 }));
     expect(failureOf(outcome)).toEqual({ code: 'timeout', details: { timeoutMs: 300 } });
-    expect(await waitForNoCallProcesses(marker)).toEqual([]);
+    expect(await waitForNoCallProcesses(t.marker)).toEqual([]);
   });
 
   it('kills a TERM-trapping shell and its setsid double-forked grandchild on timeout', async () => {
     const workdir = newWorkdir();
-    const tool = start({ command: ['/bin/sh', join(FIXTURES_DIR, 'trap-term-grandchild.sh'), marker], roots: [{ path: workdir, access: 'read_write' }] });
+    const tool = start({ command: ['/bin/sh', join(FIXTURES_DIR, 'trap-term-grandchild.sh'), t.marker], roots: [{ path: workdir, access: 'read_write' }] });
     const pending = tool.run(job({}), runOptions({ timeoutMs: 3000 }));
     // Readiness: the fixture writes ./ready after its grandchild has left the session.
     await pollUntil(() => ({ done: existsSync(join(workdir, 'ready')), value: undefined }), 10_000);
-    expect(readFileSync(join(workdir, 'ready'), 'utf8')).toBe(`ready ${marker}\n`);
-    const grandchild = await waitForGrandchild(marker);
+    expect(readFileSync(join(workdir, 'ready'), 'utf8')).toBe(`ready ${t.marker}\n`);
+    const grandchild = await waitForGrandchild(t.marker);
     expect(grandchild).toHaveLength(1);
     // The grandchild is in another session and process group than the tool's wrapper.
-    const wrapper = findMarkedProcesses(marker).find((found) => found.cmdline.startsWith('/usr/bin/bwrap'));
+    const wrapper = findMarkedProcesses(t.marker).find((found) => found.cmdline.startsWith('/usr/bin/bwrap'));
     expect(wrapper).toBeDefined();
     expect(sessionOf(grandchild[0]?.pid ?? 0)).not.toBe(sessionOf(wrapper?.pid ?? 0));
 
     const outcome = await pending;
     expect(failureOf(outcome)).toEqual({ code: 'timeout', details: { timeoutMs: 3000 } });
-    expect(await waitForNoCallProcesses(marker)).toEqual([]);
-    await expectNextCallWorksWith(marker);
+    expect(await waitForNoCallProcesses(t.marker)).toEqual([]);
+    await expectNextCallWorksWith(t.marker);
   });
 
   it('gives the tool SIGTERM and its grace before the kill on timeout', async () => {
     const workdir = newWorkdir();
     const script = "trap 'echo term > ./got-term; exit 0' TERM; echo ready > ./ready; while :; do /bin/sleep 0.05; done";
-    const tool = start({ command: ['/bin/sh', '-c', script, marker], roots: [{ path: workdir, access: 'read_write' }] });
+    const tool = start({ command: ['/bin/sh', '-c', script, t.marker], roots: [{ path: workdir, access: 'read_write' }] });
     const outcome = await tool.run(job({}), runOptions({ timeoutMs: 3000 }));
     expect(failureOf(outcome)).toEqual({ code: 'timeout', details: { timeoutMs: 3000 } });
     expect(existsSync(join(workdir, 'ready'))).toBe(true);
@@ -95,7 +86,7 @@ describe('process runner, one-shot', () => {
 
   it('stops a stdout flood at the cap without buffering it all', async () => {
     const maxOutputBytes = 1 << 20;
-    const tool = start({ command: ['/usr/bin/yes', marker], maxOutputBytes });
+    const tool = start({ command: ['/usr/bin/yes', t.marker], maxOutputBytes });
     const { code, details } = failureOf(await tool.run(job({}), runOptions()));
     expect(code).toBe('output_limit');
     expect(details['maxOutputBytes']).toBe(maxOutputBytes);
@@ -109,7 +100,7 @@ describe('process runner, one-shot', () => {
     const { code, details } = failureOf(await tool.run(job({ mode: 'flood-stderr' }), runOptions()));
     expect(code).toBe('output_limit');
     expect(details['maxOutputBytes']).toBe(256 * 1024);
-    await expectNextCallWorks(runner as Runner);
+    await expectNextCallWorks(t.runner as Runner);
   });
 
   it('refuses stdout that is not UTF-8 as invalid_output', async () => {
@@ -157,14 +148,14 @@ describe('process runner, one-shot', () => {
 
   it('cancels through the AbortSignal and kills the whole tree', async () => {
     const workdir = newWorkdir();
-    const tool = start({ command: ['/bin/sh', join(FIXTURES_DIR, 'trap-term-grandchild.sh'), marker], roots: [{ path: workdir, access: 'read_write' }] });
+    const tool = start({ command: ['/bin/sh', join(FIXTURES_DIR, 'trap-term-grandchild.sh'), t.marker], roots: [{ path: workdir, access: 'read_write' }] });
     const controller = new AbortController();
     const pending = tool.run(job({}), runOptions({ signal: controller.signal }));
     await pollUntil(() => ({ done: existsSync(join(workdir, 'ready')), value: undefined }), 10_000);
-    expect(await waitForGrandchild(marker)).toHaveLength(1);
+    expect(await waitForGrandchild(t.marker)).toHaveLength(1);
     controller.abort();
     expect(failureOf(await pending)).toEqual({ code: 'cancelled', details: {} });
-    expect(await waitForNoCallProcesses(marker)).toEqual([]);
+    expect(await waitForNoCallProcesses(t.marker)).toEqual([]);
   });
 
   it('leaves no listener on a long-lived signal shared by many calls', async () => {
@@ -177,29 +168,29 @@ describe('process runner, one-shot', () => {
   });
 
   it('answers cancelled without spawning when the signal is already aborted', async () => {
-    const tool = start({ command: ['/bin/sh', '-c', 'exec /bin/sleep 1000', marker] });
+    const tool = start({ command: ['/bin/sh', '-c', 'exec /bin/sleep 1000', t.marker] });
     const controller = new AbortController();
     controller.abort();
     expect(failureOf(await tool.run(job({}), runOptions({ signal: controller.signal }))).code).toBe('cancelled');
-    expect(findMarkedProcesses(marker)).toEqual([]);
+    expect(findMarkedProcesses(t.marker)).toEqual([]);
   });
 
   it('kills background jobs the tool leaves behind when it exits', async () => {
     const tool = start({});
     expect(JSON.parse(jsonTextOf(await tool.run(job({ mode: 'background-then-exit' }), runOptions())))).toEqual({ ok: true });
-    expect(await waitForNoCallProcesses(marker)).toEqual([]);
+    expect(await waitForNoCallProcesses(t.marker)).toEqual([]);
   });
 
   it('hides the host environment: only the spec env reaches the tool', async () => {
-    const secret = `secret-${marker}`;
+    const secret = `secret-${t.marker}`;
     process.env['TOOLHOST_TEST_SECRET_TOKEN'] = secret;
     try {
-      const tool = start({ env: { TOOLHOST_TEST_MARKER: marker, LANG: 'C.UTF-8' } });
+      const tool = start({ env: { TOOLHOST_TEST_MARKER: t.marker, LANG: 'C.UTF-8' } });
       const json = jsonTextOf(await tool.run(job({ mode: 'env' }), runOptions()));
       expect(json).not.toContain(secret);
       const env = JSON.parse(json) as Record<string, string>;
       expect(env['TOOLHOST_TEST_SECRET_TOKEN']).toBeUndefined();
-      expect(env['TOOLHOST_TEST_MARKER']).toBe(marker);
+      expect(env['TOOLHOST_TEST_MARKER']).toBe(t.marker);
       expect(env['LANG']).toBe('C.UTF-8');
       // The sandbox adds a default PATH when the spec has none, and the shell that joins
       // the pids cgroup may export PWD (the working directory); nothing else from the host.
@@ -211,7 +202,7 @@ describe('process runner, one-shot', () => {
   });
 
   it('gives the tool only file descriptors 0, 1 and 2', async () => {
-    const tool = start({ command: ['/usr/bin/python3', join(FIXTURES_DIR, 'list-fds.py'), marker] });
+    const tool = start({ command: ['/usr/bin/python3', join(FIXTURES_DIR, 'list-fds.py'), t.marker] });
     expect(JSON.parse(jsonTextOf(await tool.run(job({}), runOptions())))).toEqual([0, 1, 2]);
   });
 
@@ -222,11 +213,11 @@ describe('process runner, one-shot', () => {
   });
 
   it('fails closed with sandbox_unavailable when bubblewrap is missing, and starts nothing', async () => {
-    runner = createProcessRunner(processSpec(marker, {}), { logger: createSilentLogger(), bwrapPath: `/nonexistent/${marker}/bwrap` });
-    const { code, details } = failureOf(await runner.run(job({ mode: 'echo' }), runOptions()));
+    t.runner = createProcessRunner(processSpec(t.marker, {}), { logger: createSilentLogger(), bwrapPath: `/nonexistent/${t.marker}/bwrap` });
+    const { code, details } = failureOf(await t.runner.run(job({ mode: 'echo' }), runOptions()));
     expect(code).toBe('sandbox_unavailable');
     expect(typeof details['reason']).toBe('string');
-    expect(findMarkedProcesses(marker)).toEqual([]);
+    expect(findMarkedProcesses(t.marker)).toEqual([]);
   });
 });
 
