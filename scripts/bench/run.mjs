@@ -193,7 +193,8 @@ try {
   if (work) log(`host's synchronous work per sandbox start (${work.count} stretches): p50 ${work.p50Ms} ms, p99 ${work.p99Ms} ms, max ${work.maxMs} ms; fork() runs in the spawner process`);
   for (const [name, window] of [['alone', alone], ['beside spawns', beside]]) {
     const gc = window.gcPauses;
-    if (gc) log(`host's garbage-collection pauses, ${name}: ${gc.count}, p50 ${gc.p50Ms} ms, p99 ${gc.p99Ms} ms, max ${gc.maxMs} ms`);
+    const kinds = Object.entries(gc?.byKind ?? {}).map(([kind, pauses]) => `${pauses.count} ${kind} (max ${pauses.maxMs} ms)`).join(', ');
+    if (gc) log(`host's garbage-collection pauses, ${name}: ${gc.count}, p50 ${gc.p50Ms} ms, p99 ${gc.p99Ms} ms, max ${gc.maxMs} ms: ${kinds}`);
   }
 
   writeFileSync(join(ROOT, 'bench-results.json'), `${JSON.stringify(results, null, 2)}\n`);

@@ -3,7 +3,7 @@
 // shutdown. It measures how long anything (a spawn, a sync parse) blocked the
 // thread that serves every call. Only the bench sets the variable.
 import { writeFileSync } from 'node:fs';
-import { createHistogram, monitorEventLoopDelay, PerformanceObserver, type RecordableHistogram } from 'node:perf_hooks';
+import { constants, createHistogram, monitorEventLoopDelay, PerformanceObserver, type RecordableHistogram } from 'node:perf_hooks';
 
 export interface EventLoopStats {
   readonly maxMs: number;
@@ -17,7 +17,7 @@ export interface EventLoopStats {
    */
   readonly sandboxStartWork: Summary;
   /** The host's garbage-collection pauses: they stall the loop whatever it was doing. */
-  readonly gcPauses: Summary;
+  readonly gcPauses: Summary & { readonly byKind: Readonly<Record<string, Summary>> };
 }
 
 interface Summary {
@@ -26,6 +26,14 @@ interface Summary {
   readonly p99Ms: number;
   readonly maxMs: number;
 }
+
+// perf_hooks.constants.NODE_PERFORMANCE_GC_*: what kind of collection paused the loop.
+const GC_KINDS: Readonly<Record<number, string>> = {
+  [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
+  [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
+  [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weak_callbacks',
+};
 
 // In microseconds; undefined unless the bench asked for stats.
 let sandboxStartWork: RecordableHistogram | undefined;
@@ -45,8 +53,16 @@ export function startEventLoopStats(env: NodeJS.ProcessEnv = process.env): () =>
   const startWork = createHistogram();
   sandboxStartWork = startWork;
   const gcPauses = createHistogram();
+  const gcByKind = new Map<string, RecordableHistogram>();
   const gcObserver = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) gcPauses.record(Math.max(1, Math.round(entry.duration * 1000)));
+    for (const entry of list.getEntries()) {
+      const microseconds = Math.max(1, Math.round(entry.duration * 1000));
+      gcPauses.record(microseconds);
+      const kind = GC_KINDS[(entry as { detail?: { kind?: number } }).detail?.kind ?? 0] ?? 'other';
+      let histogram = gcByKind.get(kind);
+      if (histogram === undefined) gcByKind.set(kind, (histogram = createHistogram()));
+      histogram.record(microseconds);
+    }
   });
   gcObserver.observe({ entryTypes: ['gc'] });
   // SIGUSR2 starts the measurement over: the bench sends it after warm-up, so
@@ -55,6 +71,7 @@ export function startEventLoopStats(env: NodeJS.ProcessEnv = process.env): () =>
     histogram.reset();
     startWork.reset();
     gcPauses.reset();
+    gcByKind.clear();
   });
   return () => {
     histogram.disable();
@@ -68,7 +85,7 @@ export function startEventLoopStats(env: NodeJS.ProcessEnv = process.env): () =>
       p50Ms: round(Math.max(0, ms(histogram.percentile(50)) - 1)),
       meanMs: round(Math.max(0, ms(histogram.mean) - 1)),
       sandboxStartWork: summarize(startWork),
-      gcPauses: summarize(gcPauses),
+      gcPauses: { ...summarize(gcPauses), byKind: Object.fromEntries([...gcByKind].map(([kind, histogram]) => [kind, summarize(histogram)])) },
     };
     writeFileSync(file, JSON.stringify(stats));
   };
