@@ -1,7 +1,9 @@
 // npm run bench: toolhost against a plain MCP SDK server, measured in one run
 // on this machine, reported as ratios to that baseline (absolute times on
 // shared machines are noisy; ratios in one run are not). Writes
-// bench-results.json. `--quick` runs fewer iterations (a smoke run).
+// bench-results.json (or --out FILE). `--quick` runs fewer iterations;
+// `--smoke` runs every section with a handful (the test suite checks the bench
+// still works this way, not its numbers).
 import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,10 +11,14 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ROOT, callOk, connect, findMarked, hostArgs, round, rssMb, summarize, throughput, timeCalls } from './lib.mjs';
 
-const quick = process.argv.includes('--quick');
-const N = quick ? 60 : 400;
-const KILLS = quick ? 20 : 200;
-const LEAK_CALLS = quick ? 1000 : 10_000;
+const smoke = process.argv.includes('--smoke');
+const quick = smoke || process.argv.includes('--quick');
+const N = smoke ? 5 : quick ? 60 : 400;
+const KILLS = smoke ? 3 : quick ? 20 : 200;
+const LEAK_CALLS = smoke ? 100 : quick ? 1000 : 10_000;
+const SPILL_MB = smoke ? [1, 2] : [10, 100];
+const outAt = process.argv.indexOf('--out');
+const OUT_FILE = outAt > 0 && process.argv[outAt + 1] ? process.argv[outAt + 1] : join(ROOT, 'bench-results.json');
 const MODES = ['isolate', 'worker', 'process', 'persistent', 'namespace'];
 const ECHO = { text: 'hello' };
 
@@ -31,11 +37,11 @@ writeFileSync(policy, readFileSync(join(ROOT, 'scripts/bench/policy.yaml'), 'utf
 const base = { manifests: join(ROOT, 'scripts/bench/manifests'), policy, workspace };
 let stateCount = 0;
 const host = (extra = {}, env = {}) => connect(process.execPath, hostArgs({ ...base, state: join(scratch, `state-${stateCount++}`), ...extra }), env);
-const results = { machine: { node: process.version, cpus: (await import('node:os')).cpus().length }, quick };
+const results = { machine: { node: process.version, cpus: (await import('node:os')).cpus().length }, quick, smoke };
 const log = (line) => process.stdout.write(`${line}\n`);
 
 try {
-  log(`toolhost bench${quick ? ' (quick)' : ''}: ${N} calls per mode, ${KILLS} kills, ${LEAK_CALLS} calls for the leak check\n`);
+  log(`toolhost bench${smoke ? ' (smoke)' : quick ? ' (quick)' : ''}: ${N} calls per mode, ${KILLS} kills, ${LEAK_CALLS} calls for the leak check\n`);
 
   // 1. Latency, sequential, through the real SDK client over stdio.
   const baseline = await connect(process.execPath, [join(ROOT, 'scripts/bench/baseline-server.mjs')]);
@@ -107,7 +113,7 @@ try {
   // isolate's), so it is sampled every tenth of the run: growth compares the
   // median of the last three samples with the median of the first three.
   const leak = await host();
-  await timeCalls(leak.client, 'echo_isolate', ECHO, 1000, 0);
+  await timeCalls(leak.client, 'echo_isolate', ECHO, Math.min(1000, LEAK_CALLS), 0);
   const rssSamples = [rssMb(leak.pid)];
   for (let i = 0; i < 10; i++) {
     await timeCalls(leak.client, 'echo_isolate', ECHO, LEAK_CALLS / 10, 0);
@@ -132,7 +138,7 @@ try {
   // 5. Artifact spill.
   const spill = await host();
   results.spill = {};
-  for (const mb of [10, 100]) {
+  for (const mb of SPILL_MB) {
     const bytes = mb * 1024 * 1024;
     const start = performance.now();
     const result = await callOk(spill.client, 'big_result', { bytes });
@@ -148,7 +154,7 @@ try {
   // against a control window of isolate calls alone. Each host is warmed up
   // first and then told (SIGUSR2) to start its measurement over, so start-up
   // and the first isolate are not counted.
-  const windowMs = quick ? 2000 : 5000;
+  const windowMs = smoke ? 300 : quick ? 2000 : 5000;
   const measureLoop = async (name, withSpawns) => {
     const statsFile = join(scratch, `event-loop-${name}.json`);
     const measured = await host({}, { TOOLHOST_EVENT_LOOP_STATS: statsFile });
@@ -197,8 +203,8 @@ try {
     if (gc) log(`host's garbage-collection pauses, ${name}: ${gc.count}, p50 ${gc.p50Ms} ms, p99 ${gc.p99Ms} ms, max ${gc.maxMs} ms: ${kinds}`);
   }
 
-  writeFileSync(join(ROOT, 'bench-results.json'), `${JSON.stringify(results, null, 2)}\n`);
-  log('\nwrote bench-results.json');
+  writeFileSync(OUT_FILE, `${JSON.stringify(results, null, 2)}\n`);
+  log(`\nwrote ${OUT_FILE}`);
 } finally {
   rmSync(scratch, { recursive: true, force: true });
 }

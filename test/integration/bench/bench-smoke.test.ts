@@ -1,0 +1,53 @@
+// `npm run bench` must keep working (the README's first screen names it): its
+// smoke mode runs every section with a handful of calls. The numbers are not
+// checked here (speed is the bench's to report, never a test's), only that
+// every section ran, and that the kill section left no process behind.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT, ensureBuilt } from '../../helpers/mcp-clients.js';
+
+beforeAll(() => ensureBuilt(), 300_000);
+
+const scratch = mkdtempSync(join(tmpdir(), 'toolhost-bench-smoke-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+interface Summary {
+  readonly n: number;
+  readonly p50: number;
+}
+
+function runBench(out: string): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--no-node-snapshot', 'scripts/bench/run.mjs', '--smoke', '--out', out], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.once('close', (code) => resolve({ code, output }));
+  });
+}
+
+describe('npm run bench --smoke', () => {
+  it('runs every section and writes the results', async () => {
+    const out = join(scratch, 'results.json');
+    const run = await runBench(out);
+    expect(run.code, run.output).toBe(0);
+    const results = JSON.parse(readFileSync(out, 'utf8')) as Record<string, any>;
+    for (const target of ['baseline', 'isolate', 'worker', 'process', 'persistent', 'namespace', 'rawSpawn', 'rawBwrap']) {
+      const summary = results['latency'][target] as Summary;
+      expect(summary.n, target).toBeGreaterThan(0);
+      expect(summary.p50, target).toBeGreaterThan(0);
+    }
+    expect(Object.keys(results['throughput'])).toEqual(['baseline', 'isolate', 'worker', 'process', 'persistent', 'namespace']);
+    expect(results['kill']).toMatchObject({ orphans: 0, leftAfterClose: 0 });
+    expect(Object.keys(results['scale'])).toEqual(['10', '100', '1000']);
+    expect(results['rss'].samplesMb).toHaveLength(11);
+    expect(Object.keys(results['spill'])).toEqual(['1MB', '2MB']);
+    const beside = results['eventLoop'].besideSpawns;
+    expect(beside.spawns).toBeGreaterThan(0);
+    // Measured inside the host: it saw sandboxes start, so the measurement is wired.
+    expect(beside.sandboxStartWork.count).toBeGreaterThan(0);
+  }, 600_000);
+});
