@@ -20,7 +20,8 @@ export async function connect(command, args, env = {}) {
 }
 
 export function hostArgs({ manifests, policy, workspace, state }) {
-  return ['--no-node-snapshot', 'dist/src/cli/main.js', 'serve', '--manifests', manifests, '--policy', policy, '--workspace', workspace, '--state', state];
+  // The flags bin/toolhost.js runs the host with (its shebang), without its re-exec.
+  return ['--no-node-snapshot', '--max-semi-space-size=4', 'dist/src/cli/main.js', 'serve', '--manifests', manifests, '--policy', policy, '--workspace', workspace, '--state', state];
 }
 
 /** Times `count` sequential calls after `warmup` unmeasured ones; returns durations in ms. */
