@@ -30,8 +30,9 @@ const liveGroups = new Set();
 closeInheritedDescriptors();
 
 // The host decides when this process ends: by closing the channel (its exit,
-// however it died). A terminal's Ctrl-C or a group SIGTERM reaches the host,
-// which then shuts its calls down through us; we must outlive that.
+// however it died). A terminal's Ctrl-C or a group SIGTERM reaches the host
+// too, which then cancels its calls and answers them; dying first would kill
+// their sandboxes (--die-with-parent) under the host's feet.
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => undefined);
 
 process.on('disconnect', () => {
