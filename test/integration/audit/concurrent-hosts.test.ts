@@ -1,41 +1,21 @@
 // Two host processes writing to one state folder at the same time: every
 // record lands and the database stays intact.
-import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { journalPathOf } from '../../../src/audit/state-dir.js';
-import { makeTempParent } from '../../unit/audit/journal-fixtures.js';
-import { assertJournalBuilt, processesTaggedWith, spawnFixtureHost, type FixtureHost } from './journal-processes.js';
+import { spawnFixtureHost, useJournalProcessTest } from './journal-processes.js';
 
 const RECORDS_PER_HOST = 500;
 
-let temp: ReturnType<typeof makeTempParent>;
-let marker: string;
-const hosts: FixtureHost[] = [];
-
-beforeAll(() => assertJournalBuilt());
-
-beforeEach(() => {
-  temp = makeTempParent();
-  marker = `toolhost-audit-test-${randomUUID()}`;
-});
-
-afterEach(async () => {
-  for (const host of hosts.splice(0)) {
-    if (host.child.exitCode === null && host.child.signalCode === null) host.child.kill('SIGKILL');
-    await host.exited;
-  }
-  expect(processesTaggedWith(marker)).toEqual([]);
-  temp.remove();
-});
+const t = useJournalProcessTest();
 
 describe('two hosts on one state folder', () => {
   it(`both write ${RECORDS_PER_HOST} calls concurrently without loss or damage`, async () => {
     const pair = [
-      spawnFixtureHost('write-many', temp.stateDir, marker, String(RECORDS_PER_HOST)),
-      spawnFixtureHost('write-many', temp.stateDir, marker, String(RECORDS_PER_HOST)),
+      spawnFixtureHost('write-many', t.temp.stateDir, t.marker, String(RECORDS_PER_HOST)),
+      spawnFixtureHost('write-many', t.temp.stateDir, t.marker, String(RECORDS_PER_HOST)),
     ];
-    hosts.push(...pair);
+    t.hosts.push(...pair);
     await Promise.all(pair.map((host) => host.ready));
     // Both hosts have opened (and migrated) the journal; release them together.
     for (const host of pair) host.child.stdin?.end('go\n');
@@ -46,7 +26,7 @@ describe('two hosts on one state folder', () => {
     ]);
     expect(pair.map((host) => host.lines)).toEqual([[{ done: RECORDS_PER_HOST }], [{ done: RECORDS_PER_HOST }]]);
 
-    const db = new Database(journalPathOf(temp.stateDir), { readonly: true });
+    const db = new Database(journalPathOf(t.temp.stateDir), { readonly: true });
     try {
       expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
       const counts = db.prepare(`SELECT host_id, status, count(*) AS n FROM calls GROUP BY host_id, status`).all();

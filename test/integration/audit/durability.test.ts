@@ -4,38 +4,23 @@
 // across a host crash, not a power loss), which keeps them off the disk's
 // flush latency. The README's performance section documents the trade-off.
 import { spawnSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Journal } from '../../../src/audit/journal.js';
-import { makeTempParent } from '../../unit/audit/journal-fixtures.js';
-import { assertJournalBuilt, processesTaggedWith } from './journal-processes.js';
+import { useJournalProcessTest } from './journal-processes.js';
 
 const FIXTURE = fileURLToPath(new URL('../../fixtures/audit/journal-fsync.mjs', import.meta.url));
 
-let temp: ReturnType<typeof makeTempParent>;
-let marker: string;
-
-beforeAll(() => assertJournalBuilt());
-
-beforeEach(() => {
-  temp = makeTempParent();
-  marker = `toolhost-audit-test-${randomUUID()}`;
-});
-
-afterEach(() => {
-  expect(processesTaggedWith(marker)).toEqual([]);
-  temp.remove();
-});
+const t = useJournalProcessTest();
 
 /** Runs the fixture under strace; returns the number of fsync/fdatasync calls between each step mark and the next. */
 function fsyncsPerStep(): Record<string, number> {
-  const trace = join(temp.parent, 'trace.txt');
+  const trace = join(t.temp.parent, 'trace.txt');
   const run = spawnSync(
     'strace',
-    ['-f', '-qq', '-e', 'trace=fsync,fdatasync,write', '-e', 'signal=none', '-o', trace, process.execPath, FIXTURE, temp.stateDir, marker],
+    ['-f', '-qq', '-e', 'trace=fsync,fdatasync,write', '-e', 'signal=none', '-o', trace, process.execPath, FIXTURE, t.temp.stateDir, t.marker],
     { encoding: 'utf8', timeout: 60_000 },
   );
   expect(run.status, run.stderr).toBe(0);
@@ -63,7 +48,7 @@ describe('journal durability', () => {
     // A begin that fails leaves the connection in NORMAL mode: the next record costs no fsync.
     expect(counts['after-failure']).toBe(0);
 
-    const journal = Journal.open(temp.stateDir, { asHost: false });
+    const journal = Journal.open(t.temp.stateDir, { asHost: false });
     expect(journal.get('write-call')).toMatchObject({ status: 'completed', sideEffect: 'write' });
     expect(journal.get('read-call-2')).toMatchObject({ status: 'completed', sideEffect: 'read_only' });
     journal.close();

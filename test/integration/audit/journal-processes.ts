@@ -2,9 +2,13 @@
 // host (which imports the built journal from dist/), read its readiness line,
 // wait for exit, and prove no tagged process is left.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { readdirSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
+import { afterEach, beforeAll, beforeEach, expect } from 'vitest';
+import { findMarkedProcesses } from '../../helpers/proc-scan.js';
+import { makeTempParent } from '../../unit/audit/journal-fixtures.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const FIXTURE = fileURLToPath(new URL('../../fixtures/audit/journal-host.mjs', import.meta.url));
@@ -57,18 +61,32 @@ export function spawnFixtureHost(mode: string, stateDir: string, marker: string,
   return { child, ready, lines, exited };
 }
 
-/** Pids of live processes whose command line contains the marker. */
-export function processesTaggedWith(marker: string): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      const state = readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]?.[0];
-      if (cmdline.includes(marker) && state !== 'Z') pids.push(Number(entry));
-    } catch {
-      // The process ended while we looked.
+/** One test's state folder, marker and fixture hosts. */
+export interface JournalProcessTest {
+  temp: ReturnType<typeof makeTempParent>;
+  marker: string;
+  readonly hosts: FixtureHost[];
+}
+
+/**
+ * Per-test state for tests that run fixture processes on a journal: a fresh
+ * state folder and marker before each test; after it, every host is killed and
+ * awaited, no process with the marker may be left, and the folder goes.
+ */
+export function useJournalProcessTest(): JournalProcessTest {
+  const state = { hosts: [] } as unknown as JournalProcessTest;
+  beforeAll(() => assertJournalBuilt());
+  beforeEach(() => {
+    state.temp = makeTempParent();
+    state.marker = `toolhost-audit-test-${randomUUID()}`;
+  });
+  afterEach(async () => {
+    for (const host of state.hosts.splice(0)) {
+      if (host.child.exitCode === null && host.child.signalCode === null) host.child.kill('SIGKILL');
+      await host.exited;
     }
-  }
-  return pids;
+    expect(findMarkedProcesses(state.marker)).toEqual([]);
+    state.temp.remove();
+  });
+  return state;
 }

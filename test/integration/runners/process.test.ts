@@ -8,8 +8,8 @@ import { createProcessRunner } from '../../../src/runner/process.js';
 import { createSilentLogger } from '../../../src/log.js';
 import type { Runner, RunSpec } from '../../../src/runner/runner.js';
 import { SANDBOX_DEFAULT_PATH } from '../../../src/runner/sandbox-argv.js';
-import { findMarkedProcesses, pollUntil, waitForNoCallProcesses, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
-import { FIXTURES_DIR, job, newWorkdir, nodeFixture, processSpec, runOptions, useRunnerTest } from './process-spec.js';
+import { findMarkedProcesses, pollUntil, waitForNoCallProcesses } from '../../helpers/proc-scan.js';
+import { FIXTURES_DIR, job, newWorkdir, processSpec, runOptions, useRunnerTest } from './process-spec.js';
 import { failureOf, jsonTextOf } from '../../helpers/run-outcomes.js';
 
 const t = useRunnerTest();

@@ -9,7 +9,6 @@ import { createProcessRunner } from '../../../src/runner/process.js';
 import { spawnTool } from '../../../src/runner/process-spawn.js';
 import { buildSandboxArgv, START_LINE } from '../../../src/runner/sandbox-argv.js';
 import { spawnerMemory, spawnerPid } from '../../../src/runner/spawner-client.js';
-import type { Runner } from '../../../src/runner/runner.js';
 import { findMarkedProcesses, waitForMarkedProcesses, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 import { job, processSpec, runOptions, useRunnerTest } from './process-spec.js';
 

@@ -1,11 +1,12 @@
 // Runs real bubblewrap argvs from buildSandboxArgv, tags every process with a
 // marker in its environment, and proves with /proc scans that none survive.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runToCompletion } from '../../../src/runner/process-spawn.js';
+import { findMarkedProcesses, waitForNoMarkedProcesses as waitForNone } from '../../helpers/proc-scan.js';
 import type { RunSpec } from '../../../src/runner/runner.js';
 import { buildSandboxArgv, type SandboxArgvOptions } from '../../../src/runner/sandbox-argv.js';
 
@@ -80,40 +81,18 @@ export async function runProbe(spec: RunSpec, opts: SandboxArgvOptions, ops: rea
 
 /** Pids of live processes whose environment or command line carries `marker` (this process excluded). */
 export function findMarkedPids(marker: string): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    const pid = Number(name);
-    if (!Number.isInteger(pid) || pid === process.pid) continue;
-    try {
-      const status = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      // A zombie is already dead; only its parent's wait() is missing.
-      if (/^\d+ \(.*\) Z /s.test(status)) continue;
-      const environ = readFileSync(`/proc/${pid}/environ`, 'latin1');
-      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'latin1');
-      if (environ.includes(marker) || cmdline.includes(marker)) pids.push(pid);
-    } catch {
-      // The process exited while we looked.
-    }
-  }
-  return pids;
+  return findMarkedProcesses(marker).map((found) => found.pid);
 }
 
 /** Polls until no process carries `marker` (bounded); returns the survivors, SIGKILLed, if any. */
 export async function waitForNoMarkedProcesses(marker: string, deadlineMs = 10_000): Promise<number[]> {
-  const giveUpAt = Date.now() + deadlineMs;
-  for (;;) {
-    const pids = findMarkedPids(marker);
-    if (pids.length === 0) return [];
-    if (Date.now() > giveUpAt) {
-      for (const pid of pids) {
-        try {
-          process.kill(pid, 'SIGKILL');
-        } catch {
-          // already gone
-        }
-      }
-      return pids;
+  const survivors = (await waitForNone(marker, deadlineMs)).map((found) => found.pid);
+  for (const pid of survivors) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
     }
-    await new Promise((resolve) => setTimeout(resolve, 50));
   }
+  return survivors;
 }

@@ -1,7 +1,8 @@
 // Builds real hosts (real runners, real SQLite) on temporary folders around the
 // fixture manifests of test/fixtures/supervisor, with a generated organisation
 // policy that makes the fixtures first party.
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -122,27 +123,7 @@ export function textOf(outcome: CallOutcome): string {
   return block.text;
 }
 
-/** Pids of live processes whose environment carries SUPERVISOR_TEST_MARKER=marker. */
-export function processesWithMarker(marker: string): number[] {
-  const needle = `SUPERVISOR_TEST_MARKER=${marker}`;
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/environ`, 'latin1').split('\0').includes(needle)) pids.push(Number(entry));
-    } catch {
-      // gone meanwhile, or not ours to read
-    }
-  }
-  return pids;
-}
-
-/** Polls until no process carries the marker, or the deadline passes; returns the survivors. */
+/** Polls until no process carries the marker (in its environment or argv), or the deadline passes; returns the survivors' pids. */
 export async function waitForNoProcesses(marker: string, deadlineMs = 5000): Promise<number[]> {
-  const until = Date.now() + deadlineMs;
-  for (;;) {
-    const left = processesWithMarker(marker);
-    if (left.length === 0 || Date.now() > until) return left;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  return (await waitForNoMarkedProcesses(marker, deadlineMs)).map((found) => found.pid);
 }
