@@ -134,3 +134,16 @@ function killQuietly(pid: number): void {
     // already gone
   }
 }
+
+/** Counts the notifications/tools/list_changed the client receives; read the count with the returned function. */
+export async function countToolListChanges(client: HostClient): Promise<() => number> {
+  let changes = 0;
+  const raw = client.raw as { setNotificationHandler: (...args: unknown[]) => void };
+  if (client.kind === 'v1-legacy') {
+    const { ToolListChangedNotificationSchema } = await import('@modelcontextprotocol/sdk/types.js');
+    raw.setNotificationHandler(ToolListChangedNotificationSchema, () => void changes++);
+  } else {
+    raw.setNotificationHandler('notifications/tools/list_changed', () => void changes++);
+  }
+  return () => changes;
+}

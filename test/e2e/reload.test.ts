@@ -8,13 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/mcp-clients.js';
-import { FIXTURE_MANIFESTS, makeHostDirs, startClient, stopClient, until, type HostClient, type HostDirs } from './host-session.js';
+import { FIXTURE_MANIFESTS, countToolListChanges, makeHostDirs, startClient, stopClient, until, type HostClient, type HostDirs } from './host-session.js';
 
 describe.each(['v1-legacy', 'v2-legacy'] as const)('reload on SIGHUP (--no-watch) with a %s client', (kind) => {
   let dirs: HostDirs;
   let client: HostClient;
   let manifests: string;
-  let changes = 0;
+  let changes: () => number = () => 0;
 
   beforeAll(async () => {
     await ensureBuilt();
@@ -22,13 +22,7 @@ describe.each(['v1-legacy', 'v2-legacy'] as const)('reload on SIGHUP (--no-watch
     for (const file of ['echo.yaml', 'echo.js']) cpSync(join(FIXTURE_MANIFESTS, file), join(manifests, file));
     dirs = makeHostDirs({ manifests: [manifests], extraArgs: ['--no-watch'] });
     client = await startClient(dirs, { kind });
-    const raw = client.raw as { setNotificationHandler: (...args: unknown[]) => void };
-    if (kind === 'v1-legacy') {
-      const { ToolListChangedNotificationSchema } = await import('@modelcontextprotocol/sdk/types.js');
-      raw.setNotificationHandler(ToolListChangedNotificationSchema, () => void changes++);
-    } else {
-      raw.setNotificationHandler('notifications/tools/list_changed', () => void changes++);
-    }
+    changes = await countToolListChanges(client);
   }, 300_000);
   afterAll(async () => {
     await stopClient(client, dirs);
@@ -38,22 +32,22 @@ describe.each(['v1-legacy', 'v2-legacy'] as const)('reload on SIGHUP (--no-watch
 
   it('a new manifest is listed after SIGHUP and notifications/tools/list_changed, not before', async () => {
     expect((await client.listTools()).tools.map((tool) => tool['name'])).toEqual(['echo']);
-    const before = changes;
+    const before = changes();
     writeFileSync(join(manifests, 'echo_again.yaml'), 'name: echo_again\ndescription: Echo, added while serving.\nsideEffect: read_only\ntimeoutMs: 5000\nsandbox:\n  mode: isolate\nentry: ./echo.js\ninput: { type: object }\n');
     expect((await client.listTools()).tools.map((tool) => tool['name'])).toEqual(['echo']);
     process.kill(client.pid!, 'SIGHUP');
-    await until(() => changes > before, 'notifications/tools/list_changed', 15_000);
+    await until(() => changes() > before, 'notifications/tools/list_changed', 15_000);
     expect((await client.listTools()).tools.map((tool) => tool['name'])).toEqual(['echo', 'echo_again']);
     const result = await client.callTool({ name: 'echo_again', arguments: { x: 1 } });
     expect(result['structuredContent']).toEqual({ echo: { x: 1 } });
   });
 
   it('a policy that denies a tool, added to the workspace, takes it off the list', async () => {
-    const before = changes;
+    const before = changes();
     mkdirSync(join(dirs.workspace, 'policies'), { recursive: true });
     writeFileSync(join(dirs.workspace, 'policies/deny.yaml'), 'kind: Policy\nname: deny-again\ntools:\n  deny: ["echo_again"]\n');
     process.kill(client.pid!, 'SIGHUP');
-    await until(() => changes > before, 'notifications/tools/list_changed', 15_000);
+    await until(() => changes() > before, 'notifications/tools/list_changed', 15_000);
     expect((await client.listTools()).tools.map((tool) => tool['name'])).toEqual(['echo']);
   });
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/mcp-clients.js';
-import { E2E_POLICY, FIXTURE_MANIFESTS, errorOf, makeHostDirs, startClient, stopClient, until, type HostClient, type HostDirs } from './host-session.js';
+import { E2E_POLICY, FIXTURE_MANIFESTS, countToolListChanges, errorOf, makeHostDirs, startClient, stopClient, until, type HostClient, type HostDirs } from './host-session.js';
 
 // Waits in the workspace (its working directory) until the test releases it, then names its version.
 const GATE_PY = `import json, os, sys, time
@@ -45,13 +45,13 @@ describe.each(['v1-legacy', 'v2-legacy', 'v2-modern'] as const)('reload by watch
   let manifests: string;
   let logDir: string;
   let logFile: string;
-  let changes = 0;
+  let changes: () => number = () => 0;
 
   const names = async (): Promise<string[]> => (await client.listTools()).tools.map((tool) => String(tool['name']));
   const descriptionOf = async (name: string): Promise<unknown> => (await client.listTools()).tools.find((tool) => tool['name'] === name)?.['description'];
   const nextChange = async (what: string): Promise<void> => {
-    const before = changes;
-    await until(() => changes > before, `notifications/tools/list_changed after ${what}`, 15_000);
+    const before = changes();
+    await until(() => changes() > before, `notifications/tools/list_changed after ${what}`, 15_000);
   };
 
   beforeAll(async () => {
@@ -64,13 +64,7 @@ describe.each(['v1-legacy', 'v2-legacy', 'v2-modern'] as const)('reload by watch
     writeFileSync(join(manifests, 'gate.py'), GATE_PY);
     dirs = makeHostDirs({ manifests: [manifests], extraArgs: ['--log-file', logFile] });
     client = await startClient(dirs, { kind });
-    const raw = client.raw as { setNotificationHandler: (...args: unknown[]) => void };
-    if (kind === 'v1-legacy') {
-      const { ToolListChangedNotificationSchema } = await import('@modelcontextprotocol/sdk/types.js');
-      raw.setNotificationHandler(ToolListChangedNotificationSchema, () => void changes++);
-    } else {
-      raw.setNotificationHandler('notifications/tools/list_changed', () => void changes++);
-    }
+    changes = await countToolListChanges(client);
     // The 2026-07-28 era delivers change notifications only on a subscriptions/listen stream.
     if (kind === 'v2-modern') {
       const subscription = await (client.raw as { listen: (filter: Record<string, unknown>) => Promise<{ honoredFilter: unknown }> }).listen({ toolsListChanged: true });
@@ -102,7 +96,7 @@ describe.each(['v1-legacy', 'v2-legacy', 'v2-modern'] as const)('reload by watch
   });
 
   it('an invalid manifest is refused: no notification, the old tools still served, the reason logged', async () => {
-    const before = changes;
+    const before = changes();
     writeFileSync(join(manifests, 'broken.yaml'), 'name: broken\nunknownKey: true\n');
     const logged = (): boolean => existsSync(logFile) && readFileSync(logFile, 'utf8').split('\n').some((line) => line.includes('configuration problem') && line.includes('broken.yaml'));
     await until(logged, 'the refused reload in the log file', 15_000);
@@ -112,7 +106,7 @@ describe.each(['v1-legacy', 'v2-legacy', 'v2-modern'] as const)('reload by watch
     expect(problem).toMatchObject({ msg: 'configuration problem', line: expect.any(Number), reason: expect.any(String) });
     expect(await names()).toEqual(['echo', 'echo_again', 'gate']);
     expect((await client.callTool({ name: 'echo', arguments: { text: 'still' } }))['structuredContent']).toEqual({ echo: { text: 'still' } });
-    expect(changes).toBe(before);
+    expect(changes()).toBe(before);
     // Fixing it reloads again.
     const changed = nextChange('removing broken.yaml');
     unlinkSync(join(manifests, 'broken.yaml'));

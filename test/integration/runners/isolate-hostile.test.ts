@@ -1,33 +1,23 @@
 // isolate runner against hostile tools: every case asserts the code, and that
 // the next normal call on the same runner still works.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createIsolateRunner } from '../../../src/runner/isolate.js';
-import type { Runner, RunSpec } from '../../../src/runner/runner.js';
+import type { Runner } from '../../../src/runner/runner.js';
 import { createSilentLogger } from '../../../src/log.js';
-import { makeSpec, makeTempDir, recordingOptions, root } from './isolate-spec.js';
+import { makeSpec, makeTempDir, recordingOptions, root, useIsolateRunners } from './isolate-spec.js';
 import { failureOf, jsonOf } from '../../helpers/run-outcomes.js';
 
 const logger = createSilentLogger();
-const runners: Runner[] = [];
-
-function isolateRunner(file: string, overrides: Partial<Omit<RunSpec, 'mode'>> = {}): Runner {
-  const runner = createIsolateRunner(makeSpec('isolate', file, overrides), { logger });
-  runners.push(runner);
-  return runner;
-}
+const isolateRunner = useIsolateRunners();
 
 /** Recovery is proven on the same runner (same isolate generation or its rebuild) with a normal call. */
 async function expectRecovers(runner: Runner, args: Record<string, unknown>, expected: unknown): Promise<void> {
   expect(jsonOf(await runner.run({ callId: 'after', args }, recordingOptions()))).toEqual(expected);
 }
-
-afterEach(async () => {
-  await Promise.all(runners.splice(0).map((runner) => runner.close()));
-});
 
 describe('isolate runner: time', () => {
   it('stops a synchronous infinite loop with timeout, and the next call works', async () => {

@@ -3,7 +3,10 @@ import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { RunSpec, SandboxMode, WorkspaceRoot } from '../../../src/runner/runner.js';
+import { afterEach } from 'vitest';
+import { createSilentLogger } from '../../../src/log.js';
+import { createIsolateRunner } from '../../../src/runner/isolate.js';
+import type { Runner, RunSpec, SandboxMode, WorkspaceRoot } from '../../../src/runner/runner.js';
 import type { ProgressEvent, RunOptions, SandboxDenial, ToolLogLevel } from '../../../src/runner/wire.js';
 
 const FIXTURES = fileURLToPath(new URL('../../fixtures/tools/', import.meta.url));
@@ -72,4 +75,23 @@ export async function makeTempDir(prefix: string): Promise<{ dir: string; cleanu
 
 export function root(dir: string, access: WorkspaceRoot['access']): WorkspaceRoot {
   return { path: dir, access };
+}
+
+/** Returns `track`: every runner passed to it is closed after each test. */
+export function useRunnerCleanup(): <R extends Runner>(runner: R) => R {
+  const runners: Runner[] = [];
+  afterEach(async () => {
+    await Promise.all(runners.splice(0).map((runner) => runner.close()));
+  });
+  return (runner) => {
+    runners.push(runner);
+    return runner;
+  };
+}
+
+/** An isolate runner for a fixture file, closed after each test. */
+export function useIsolateRunners(): (file: string, overrides?: Partial<Omit<RunSpec, 'mode'>>) => Runner {
+  const track = useRunnerCleanup();
+  const logger = createSilentLogger();
+  return (file, overrides = {}) => track(createIsolateRunner(makeSpec('isolate', file, overrides), { logger }));
 }

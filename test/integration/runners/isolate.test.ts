@@ -1,26 +1,13 @@
 // isolate runner: normal calls, ctx plumbing and result checks.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { createIsolateRunner } from '../../../src/runner/isolate.js';
-import type { Runner, RunSpec } from '../../../src/runner/runner.js';
+import type { Runner } from '../../../src/runner/runner.js';
 import type { RunOutcome } from '../../../src/runner/wire.js';
-import { createSilentLogger } from '../../../src/log.js';
-import { makeSpec, makeTempDir, recordingOptions, root } from './isolate-spec.js';
+import { makeTempDir, recordingOptions, root, useIsolateRunners } from './isolate-spec.js';
 import { failureOf, jsonOf } from '../../helpers/run-outcomes.js';
 
-const logger = createSilentLogger();
-const runners: Runner[] = [];
-
-function isolateRunner(file: string, overrides: Partial<Omit<RunSpec, 'mode'>> = {}): Runner {
-  const runner = createIsolateRunner(makeSpec('isolate', file, overrides), { logger });
-  runners.push(runner);
-  return runner;
-}
-
-afterEach(async () => {
-  await Promise.all(runners.splice(0).map((runner) => runner.close()));
-});
+const isolateRunner = useIsolateRunners();
 
 describe('isolate runner: normal calls', () => {
   it('calls the default export with a copy of the arguments and the call id', async () => {

@@ -44,29 +44,18 @@ afterEach(async () => {
 });
 
 describe('process runner in a whole host', () => {
-  it('leaves no tool process behind when the host itself is killed with SIGKILL', async () => {
-    const child = startHost('hang', newWorkdir(), ['ignore', 'pipe', 'pipe']);
+  // Readiness in both: the tool's double-forked, setsid'd grandchild is running.
+  it.each([
+    { what: 'tool process', mode: 'hang', grandchild: '/bin/sleep 1001' },
+    { what: 'persistent pool process', mode: 'persistent-hang', grandchild: '/bin/sleep 1003' },
+  ] as const)('leaves no $what behind when the host itself is killed with SIGKILL', async ({ mode, grandchild }) => {
+    const child = startHost(mode, newWorkdir(), ['ignore', 'pipe', 'pipe']);
     expect(await readLine(child)).toBe('running');
-    // Readiness: the tool's double-forked, setsid'd grandchild is running.
-    const grandchild = await pollUntil(() => {
-      const found = findMarkedProcesses(marker).filter((candidate) => candidate.cmdline === '/bin/sleep 1001');
-      return { done: found.length > 0, value: found };
+    const found = await pollUntil(() => {
+      const matching = findMarkedProcesses(marker).filter((candidate) => candidate.cmdline === grandchild);
+      return { done: matching.length > 0, value: matching };
     }, 10_000);
-    expect(grandchild).toHaveLength(1);
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGKILL');
-    await exited;
-    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
-  });
-
-  it('leaves no persistent pool process behind when the host is killed with SIGKILL', async () => {
-    const child = startHost('persistent-hang', newWorkdir(), ['ignore', 'pipe', 'pipe']);
-    expect(await readLine(child)).toBe('running');
-    const grandchild = await pollUntil(() => {
-      const found = findMarkedProcesses(marker).filter((candidate) => candidate.cmdline === '/bin/sleep 1003');
-      return { done: found.length > 0, value: found };
-    }, 10_000);
-    expect(grandchild).toHaveLength(1);
+    expect(found).toHaveLength(1);
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGKILL');
     await exited;

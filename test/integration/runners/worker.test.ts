@@ -1,6 +1,6 @@
 // worker runner: normal calls, ctx, and hostile tools (busy loop, exit, heap
 // growth). Every hostile case asserts the code and that the next call works.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -8,26 +8,20 @@ import path from 'node:path';
 import { createWorkerRunner } from '../../../src/runner/worker.js';
 import type { Runner, RunSpec } from '../../../src/runner/runner.js';
 import { createSilentLogger } from '../../../src/log.js';
-import { makeSpec, makeTempDir, recordingOptions, root } from './isolate-spec.js';
+import { makeSpec, makeTempDir, recordingOptions, root, useRunnerCleanup } from './isolate-spec.js';
 import { failureOf, jsonOf } from '../../helpers/run-outcomes.js';
 
 const logger = createSilentLogger();
-const runners: Runner[] = [];
+const track = useRunnerCleanup();
 
 function workerRunner(overrides: Partial<Omit<RunSpec, 'mode'>> = {}): Runner {
-  const runner = createWorkerRunner(makeSpec('worker', 'switch.mjs', { memoryMb: 64, ...overrides }), { logger });
-  runners.push(runner);
-  return runner;
+  return track(createWorkerRunner(makeSpec('worker', 'switch.mjs', { memoryMb: 64, ...overrides }), { logger }));
 }
 
 async function expectRecovers(runner: Runner, value: number): Promise<void> {
   const outcome = await runner.run({ callId: 'after', args: { mode: 'echo', value } }, recordingOptions());
   expect(jsonOf(outcome)).toEqual({ echo: value, callId: 'after', hasSignal: true });
 }
-
-afterEach(async () => {
-  await Promise.all(runners.splice(0).map((runner) => runner.close()));
-});
 
 describe('worker runner: normal calls', () => {
   it('runs the tool with its arguments, the call id and ctx.signal', async () => {
