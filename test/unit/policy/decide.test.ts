@@ -1,15 +1,14 @@
 // decide() is pure: the view decides, an exclusion always denies, and the shadow
 // decision travels beside the enforced one.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { decide, decideWithShadow } from '../../../src/policy/decide.js';
-import { makeWorkspace, manifestYaml, policyYaml, type TestWorkspace } from './workspace.js';
+import { manifestYaml, policyYaml, useTestWorkspaces } from './workspace.js';
 
-let workspace: TestWorkspace | undefined;
-afterEach(() => workspace?.cleanup());
+const workspaces = useTestWorkspaces();
 
 describe('decide', () => {
   it('returns the same decision for any arguments, and never mutates the view', () => {
-    workspace = makeWorkspace({
+    const workspace = workspaces.make({
       manifests: {
         'a.yaml': manifestYaml('reader'),
         'd.yaml': manifestYaml('deleter', { sideEffect: 'destructive' }),

@@ -1,18 +1,11 @@
 // One test per merge rule of SPEC section 4: the tightest value wins, never the
 // order of files, and a repository file cannot loosen the organisation's.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { POLICY_DEFAULTS } from '../../../src/policy/defaults.js';
-import { lineOf, makeWorkspace, manifestYaml, policyYaml, type TestWorkspace, type WorkspaceFiles } from './workspace.js';
+import { lineOf, manifestYaml, policyYaml, useTestWorkspaces } from './workspace.js';
 
-let workspace: TestWorkspace | undefined;
-afterEach(() => workspace?.cleanup());
-
-function load(files: WorkspaceFiles, env: NodeJS.ProcessEnv = {}) {
-  workspace = makeWorkspace(files);
-  const config = workspace.load(env);
-  expect(config.problems).toEqual([]);
-  return config;
-}
+const workspaces = useTestWorkspaces();
+const load = workspaces.load;
 
 function view(config: ReturnType<typeof load>, name: string) {
   const found = config.tools.get(name);
@@ -51,7 +44,7 @@ describe('tools.deny: a match in any layer denies', () => {
     });
     expect(view(config, 'shell_run')).toMatchObject({
       listed: false,
-      decision: { effect: 'deny', code: 'policy_denied', rule: `${workspace?.orgFiles[0]}:${lineOf(org, 'deny')} tools.deny` },
+      decision: { effect: 'deny', code: 'policy_denied', rule: `${workspaces.current()?.orgFiles[0]}:${lineOf(org, 'deny')} tools.deny` },
     });
     expect(view(config, 'net_get')).toMatchObject({
       listed: false,
@@ -72,7 +65,7 @@ describe('tools.allow: layers intersect', () => {
     expect(view(config, 'read_a').listed).toBe(true);
     expect(view(config, 'write_b')).toMatchObject({
       listed: false,
-      decision: { effect: 'deny', code: 'policy_denied', rule: `${workspace?.orgFiles[0]}:${lineOf(org, 'allow')} tools.allow` },
+      decision: { effect: 'deny', code: 'policy_denied', rule: `${workspaces.current()?.orgFiles[0]}:${lineOf(org, 'allow')} tools.allow` },
     });
   });
 
@@ -112,7 +105,7 @@ describe('sideEffects.requireApproval: union', () => {
     });
     expect(view(config, 'remote').decision).toEqual({
       effect: 'ask',
-      rule: `${workspace?.orgFiles[0]}:${lineOf(org, '- remote_mutation')} sideEffects.requireApproval`,
+      rule: `${workspaces.current()?.orgFiles[0]}:${lineOf(org, '- remote_mutation')} sideEffects.requireApproval`,
       reason: 'remote_mutation calls need approval',
     });
     // Layers set the key, so the default [destructive] no longer applies.
@@ -141,7 +134,7 @@ describe('strict: any layer makes it strict', () => {
     });
     expect(view(config, 'unclassified')).toMatchObject({
       listed: false,
-      decision: { effect: 'deny', code: 'unclassified_tool', rule: `${workspace?.orgFiles[0]}:${lineOf(org, 'strict')} strict` },
+      decision: { effect: 'deny', code: 'unclassified_tool', rule: `${workspaces.current()?.orgFiles[0]}:${lineOf(org, 'strict')} strict` },
     });
   });
 
@@ -160,7 +153,7 @@ describe('limits: the smallest value wins', () => {
       organisation: { [ORG]: org },
       repository: { 'loosen.yaml': policyYaml('loosen', 'limits:\n  maxTimeoutMs: 600000\n  maxConcurrency: 64') },
     });
-    const orgFile = workspace?.orgFiles[0];
+    const orgFile = workspaces.current()?.orgFiles[0];
     expect(config.policy.enforced.limits.maxTimeoutMs).toMatchObject({ value: 20_000, source: { layer: 'organisation', rule: `${orgFile}:${lineOf(org, 'maxTimeoutMs')} limits.maxTimeoutMs` } });
     expect(config.session.maxConcurrency).toBe(2);
     expect(view(config, 'a')).toMatchObject({ listed: false, exclusion: { rule: `${orgFile}:${lineOf(org, 'maxTimeoutMs')} limits.maxTimeoutMs` } });
@@ -219,7 +212,7 @@ describe('workspace.allowedRoots: a root must lie inside the allowed roots of ev
       organisation: { [ORG]: org },
       repository: { 'repo.yaml': policyYaml('repo', 'workspace:\n  allowedRoots: ["/"]') },
     });
-    expect(view(config, 'all_files').exclusion?.rule).toBe(`${workspace?.orgFiles[0]}:${lineOf(org, 'allowedRoots')} workspace.allowedRoots`);
+    expect(view(config, 'all_files').exclusion?.rule).toBe(`${workspaces.current()?.orgFiles[0]}:${lineOf(org, 'allowedRoots')} workspace.allowedRoots`);
   });
 });
 
@@ -234,7 +227,7 @@ describe('network.allow: layers intersect', () => {
     });
     expect(view(config, 'github').listed).toBe(true);
     expect(view(config, 'github').runSpec?.networkAllow).toEqual(['api.github.com']);
-    expect(view(config, 'example')).toMatchObject({ listed: false, exclusion: { rule: `${workspace?.orgFiles[0]}:${lineOf(org, 'allow')} network.allow` } });
+    expect(view(config, 'example')).toMatchObject({ listed: false, exclusion: { rule: `${workspaces.current()?.orgFiles[0]}:${lineOf(org, 'allow')} network.allow` } });
   });
 });
 
@@ -257,7 +250,7 @@ describe('env: allow intersects, secrets accumulate', () => {
     );
     expect(view(config, 'ok_env').runSpec?.env).toEqual({ PATH: '/usr/bin', LANG: 'C.UTF-8' });
     expect(view(config, 'home_env').exclusion?.rule).toBe(`policies/repo.yaml:${lineOf(repo, 'allow')} env.allow`);
-    expect(view(config, 'token_env').exclusion?.rule).toBe(`${workspace?.orgFiles[0]}:${lineOf(org, 'secrets')} env.secrets`);
+    expect(view(config, 'token_env').exclusion?.rule).toBe(`${workspaces.current()?.orgFiles[0]}:${lineOf(org, 'secrets')} env.secrets`);
     expect(view(config, 'deploy_env').exclusion?.rule).toBe(`policies/repo.yaml:${lineOf(repo, 'secrets')} env.secrets`);
     expect(config.session.secretNames).toEqual(['*_TOKEN', 'DEPLOY_*']);
     expect(config.secretValues()).toEqual(['tok-123456', 'x']);
@@ -275,7 +268,7 @@ describe('trust.firstParty: first party only if every layer that sets it says so
     expect(view(config, 'internal_tool')).toMatchObject({ trust: 'first_party', listed: true, allowedModes: ['isolate', 'worker', 'process', 'process_namespace'] });
     expect(view(config, 'top_tool')).toMatchObject({ trust: 'community', listed: false });
     expect(config.policy.assessments.get('top_tool')?.checks.find((check) => check.key === 'trust.firstParty')?.rule).toBe(
-      `${workspace?.orgFiles[0]}:${lineOf(org, 'firstParty')} trust.firstParty`,
+      `${workspaces.current()?.orgFiles[0]}:${lineOf(org, 'firstParty')} trust.firstParty`,
     );
   });
 
@@ -313,7 +306,7 @@ describe('onUnknownTool and onInvalidArguments: the tightest value wins', () => 
   });
 
   it('two layers rewriting to different tools is a problem in both files', () => {
-    workspace = makeWorkspace({
+    const workspace = workspaces.make({
       manifests: { 'a.yaml': manifestYaml('a'), 'b.yaml': manifestYaml('b') },
       organisation: { [ORG]: policyYaml('org', 'onUnknownTool: {rewrite: a}') },
       repository: { 'repo.yaml': policyYaml('repo', 'onUnknownTool: {rewrite: b}') },
@@ -326,7 +319,7 @@ describe('onUnknownTool and onInvalidArguments: the tightest value wins', () => 
   });
 
   it('a rewrite to a tool that is not loaded is a problem', () => {
-    workspace = makeWorkspace({ manifests: { 'a.yaml': manifestYaml('a') }, repository: { 'repo.yaml': policyYaml('repo', 'onUnknownTool: {rewrite: nowhere}') } });
+    const workspace = workspaces.make({ manifests: { 'a.yaml': manifestYaml('a') }, repository: { 'repo.yaml': policyYaml('repo', 'onUnknownTool: {rewrite: nowhere}') } });
     expect(workspace.load().problems).toMatchObject([{ file: 'policies/repo.yaml', line: 3, col: 16 }]);
   });
 });
@@ -338,7 +331,7 @@ describe('never by order', () => {
     const manifests = { 'a.yaml': manifestYaml('alpha', { timeoutMs: 6000 }), 'b.yaml': manifestYaml('beta'), 'd.yaml': manifestYaml('adelete', { sideEffect: 'destructive' }) };
     const first = load({ manifests, organisation: { '1.yaml': strictOne, '2.yaml': looseOne } });
     const firstViews = [...first.tools.values()].map((v) => [v.manifest.name, v.listed, v.decision.effect]);
-    workspace?.cleanup();
+    workspaces.current()?.cleanup();
     const second = load({ manifests, organisation: { '1.yaml': looseOne, '2.yaml': strictOne } });
     const secondViews = [...second.tools.values()].map((v) => [v.manifest.name, v.listed, v.decision.effect]);
     expect(firstViews).toEqual([

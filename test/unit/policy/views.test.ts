@@ -3,20 +3,13 @@
 // by class, strict mode, approval, limits, the RunSpec and shadow mode.
 import { symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MAX_OUTPUT_BYTES } from '../../../src/policy/defaults.js';
 import { decide, decideWithShadow } from '../../../src/policy/decide.js';
-import { lineOf, makeWorkspace, manifestYaml, policyYaml, type ManifestOptions, type TestWorkspace, type WorkspaceFiles } from './workspace.js';
+import { lineOf, manifestYaml, policyYaml, type ManifestOptions, useTestWorkspaces } from './workspace.js';
 
-let workspace: TestWorkspace | undefined;
-afterEach(() => workspace?.cleanup());
-
-function load(files: WorkspaceFiles, env: NodeJS.ProcessEnv = {}) {
-  workspace = makeWorkspace(files);
-  const config = workspace.load(env);
-  expect(config.problems).toEqual([]);
-  return config;
-}
+const workspaces = useTestWorkspaces();
+const load = workspaces.load;
 
 const REPO = policyYaml(
   'repo',
@@ -83,7 +76,7 @@ describe('exclusion: a tool that conflicts with the policy as declared', () => {
   });
 
   it('a root that is a symlink out of the allowed roots is excluded (the resolved path counts)', () => {
-    workspace = makeWorkspace({ manifests: { 'l.yaml': manifestYaml('linked', { roots: [{ path: '${WORKSPACE}/escape', access: 'read' }] }) } });
+    const workspace = workspaces.make({ manifests: { 'l.yaml': manifestYaml('linked', { roots: [{ path: '${WORKSPACE}/escape', access: 'read' }] }) } });
     symlinkSync('/etc', join(workspace.dir, 'escape'));
     const config = workspace.load();
     expect(config.problems).toEqual([]);
@@ -166,7 +159,7 @@ describe('effective limits and RunSpec', () => {
     );
     const spec = config.tools.get('proc')?.runSpec;
     expect(spec?.env).toEqual({ PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' });
-    expect(spec?.roots).toEqual([{ path: workspace?.dir, access: 'read_write' }]);
+    expect(spec?.roots).toEqual([{ path: workspaces.current()?.dir, access: 'read_write' }]);
     expect(spec?.command).toEqual(['python3', '-c', 'print(1)']);
     expect(config.secretValues()).toEqual(['k-999999']);
   });
@@ -186,7 +179,7 @@ describe('shadow mode', () => {
       manifests: { 'd.yaml': manifestYaml('deleter', { sideEffect: 'destructive' }), 'r.yaml': manifestYaml('reader') },
       organisation: { 'trial.yaml': shadow },
     });
-    const orgFile = workspace?.orgFiles[0];
+    const orgFile = workspaces.current()?.orgFiles[0];
     const deleter = config.tools.get('deleter');
     expect(deleter).toMatchObject({
       listed: true,
@@ -208,7 +201,7 @@ describe('shadow mode', () => {
     expect(config.tools.get('deleter')?.shadowDecision).toEqual({
       effect: 'deny',
       code: 'policy_denied',
-      rule: `${workspace?.orgFiles[0]}:${lineOf(shadow, 'deny:')} sideEffects.deny`,
+      rule: `${workspaces.current()?.orgFiles[0]}:${lineOf(shadow, 'deny:')} sideEffects.deny`,
       reason: 'destructive tools are denied',
     });
     expect(config.tools.get('reader')?.shadowDecision).toBeUndefined();

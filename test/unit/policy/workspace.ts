@@ -3,6 +3,7 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { afterEach, expect } from 'vitest';
 import { loadHostConfig, type HostConfig } from '../../../src/config/load-host-config.js';
 
 export interface WorkspaceFiles {
@@ -107,4 +108,32 @@ export function lineOf(yaml: string, needle: string): number {
   const index = yaml.split('\n').findIndex((line) => line.includes(needle));
   if (index < 0) throw new Error(`"${needle}" not in YAML`);
   return index + 1;
+}
+
+/** The test workspaces of one file: each removed after its test. */
+export interface TestWorkspaces {
+  /** Writes the files; the workspace is this test's current one. */
+  make(files: WorkspaceFiles): TestWorkspace;
+  /** make() and load, expecting no configuration problem. */
+  load(files: WorkspaceFiles, env?: NodeJS.ProcessEnv): HostConfig;
+  /** This test's workspace, once made. */
+  current(): TestWorkspace | undefined;
+}
+
+export function useTestWorkspaces(): TestWorkspaces {
+  let workspace: TestWorkspace | undefined;
+  afterEach(() => {
+    workspace?.cleanup();
+    workspace = undefined;
+  });
+  const make = (files: WorkspaceFiles): TestWorkspace => (workspace = makeWorkspace(files));
+  return {
+    make,
+    load(files, env = {}) {
+      const config = make(files).load(env);
+      expect(config.problems).toEqual([]);
+      return config;
+    },
+    current: () => workspace,
+  };
 }
