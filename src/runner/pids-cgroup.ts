@@ -78,19 +78,25 @@ let exitSweepInstalled = false;
 const ownCgroups = new Set<string>();
 let ownSweepTimer: NodeJS.Timeout | undefined;
 
+/** Empty, and either used (a peak above zero) or left unjoined too long: finished. */
+function isFinished(current: number | undefined, peak: number | undefined, ageMs: number): boolean {
+  return current === 0 && ((peak !== undefined && peak > 0) || ageMs > ABANDONED_AFTER_MS);
+}
+
 function isRemovable(dir: string, name: string, hostExiting: boolean): boolean {
   const current = readNumber(join(dir, 'pids.current'));
   if (current !== 0) return false;
-  const peak = readNumber(join(dir, 'pids.peak'));
-  if (peak !== undefined && peak > 0) return true;
+  let ageMs = 0;
+  try {
+    ageMs = Date.now() - statSync(dir).mtimeMs;
+  } catch {
+    // gone meanwhile: rmdir will say so
+  }
+  if (isFinished(current, readNumber(join(dir, 'pids.peak')), ageMs)) return true;
+  // Empty and unused: removable only when its host is gone (or is this one, exiting).
   const ownerPid = Number.parseInt(name.split('-')[0] ?? '', 10);
   if (hostExiting && ownerPid === process.pid) return true;
-  if (Number.isInteger(ownerPid) && ownerPid > 0 && ownerPid !== process.pid && !existsSync(`/proc/${ownerPid}`)) return true;
-  try {
-    return Date.now() - statSync(dir).mtimeMs > ABANDONED_AFTER_MS;
-  } catch {
-    return false;
-  }
+  return Number.isInteger(ownerPid) && ownerPid > 0 && ownerPid !== process.pid && !existsSync(`/proc/${ownerPid}`);
 }
 
 // This host's cgroups are removed off the event loop, a second after the last
@@ -121,25 +127,10 @@ async function sweepOwn(): Promise<void> {
 }
 
 async function isOwnRemovable(dir: string): Promise<boolean> {
-  const [current, peak] = await Promise.all([readNumberAsync(join(dir, 'pids.current')), readNumberAsync(join(dir, 'pids.peak'))]);
-  if (current === undefined) return true; // gone: rmdir answers ENOENT and forgets it
-  if (current !== 0) return false;
-  if (peak !== undefined && peak > 0) return true;
-  try {
-    return Date.now() - (await stat(dir)).mtimeMs > ABANDONED_AFTER_MS;
-  } catch {
-    return true;
-  }
-}
-
-async function readNumberAsync(path: string): Promise<number | undefined> {
-  try {
-    const text = (await readFile(path, 'utf8')).trim();
-    const value = Number.parseInt(text, 10);
-    return Number.isFinite(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
+  const read = (name: string) => readFile(join(dir, name), 'utf8').then(parseCount, () => undefined);
+  const [current, peak, ageMs] = await Promise.all([read('pids.current'), read('pids.peak'), stat(dir).then((found) => Date.now() - found.mtimeMs, () => 0)]);
+  // Gone already: rmdir answers ENOENT and the cgroup is forgotten.
+  return current === undefined || isFinished(current, peak, ageMs);
 }
 
 function installExitSweep(): void {
@@ -212,9 +203,12 @@ function unescapeMountinfo(value: string): string {
 }
 
 function readNumber(path: string): number | undefined {
-  const text = readText(path).trim();
-  if (text === '' || text === 'max') return undefined;
-  const value = Number.parseInt(text, 10);
+  return parseCount(readText(path));
+}
+
+// A pids.* file: a count, or `max` (no limit) read as undefined.
+function parseCount(text: string): number | undefined {
+  const value = Number.parseInt(text.trim(), 10);
   return Number.isFinite(value) ? value : undefined;
 }
 

@@ -207,8 +207,11 @@ function sandboxEnv(env: Readonly<Record<string, string>>): Record<string, strin
   return out;
 }
 
+// Resolved once: /bin/sh does not move under a running host, and this ran at every sandbox start.
+let shell: string | undefined;
 function shellPath(): string {
-  return realpathSync('/bin/sh');
+  shell ??= realpathSync('/bin/sh');
+  return shell;
 }
 
 function entryKind(path: string): 'dir' | 'symlink' | 'file' | undefined {

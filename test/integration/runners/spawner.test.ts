@@ -104,6 +104,9 @@ describe('spawner process', () => {
       const env = Buffer.from(outcome.output.bytes).toString('utf8');
       expect(env).toContain(`TOOLHOST_TEST_MARKER=${t.marker}`);
       expect(env).not.toContain('do-not-leak');
+      // The spawner itself holds nothing of the host's environment but PATH (Node adds its IPC channel's).
+      const spawnerEnv = readFileSync(`/proc/${spawnerPid() ?? 0}/environ`, 'latin1').split('\0').filter(Boolean);
+      expect(spawnerEnv.map((entry) => entry.split('=')[0]).filter((name) => !name?.startsWith('NODE_CHANNEL_'))).toEqual(['PATH']);
     } finally {
       delete process.env['TOOLHOST_SPAWNER_TEST_SECRET'];
     }
