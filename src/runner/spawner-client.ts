@@ -37,9 +37,15 @@ export interface SpawnerProcess {
 export type SpawnerResult = { readonly ok: true; readonly process: SpawnerProcess } | { readonly ok: false; readonly errorCode: string };
 
 /** Starts `request` through this host's spawner (started on first use). */
-export function spawnThroughSpawner(request: SpawnerRequest, logger?: Logger): Promise<SpawnerResult> {
-  spawner ??= new Spawner(logger);
-  return spawner.spawn(request);
+export async function spawnThroughSpawner(request: SpawnerRequest, logger?: Logger): Promise<SpawnerResult> {
+  // A spawner that died (killed, out of memory) is replaced: once per request, so
+  // one that cannot start at all fails the call instead of looping.
+  for (let attempt = 0; attempt < 2; attempt++) {
+    if (spawner === undefined || spawner.isGone) spawner = new Spawner(logger);
+    const result = await spawner.spawn(request);
+    if (result !== undefined) return result;
+  }
+  return { ok: false, errorCode: 'spawner_unavailable' };
 }
 
 /**
@@ -99,7 +105,7 @@ class Spawner {
   private readonly memoryRequests = new Map<number, (memory: SpawnerMemory | undefined) => void>();
   private readonly ready: Promise<boolean>;
   private nextId = 1;
-  private isGone = false;
+  private hasEnded = false;
   /** Requests waiting for the spawner to be ready (they too keep the host alive). */
   private waitingCount = 0;
 
@@ -133,17 +139,23 @@ class Spawner {
     this.updateRef();
   }
 
+  /** Exited or failed to start: the next request gets a new spawner. */
+  get isGone(): boolean {
+    return this.hasEnded;
+  }
+
   get pid(): number | undefined {
     return this.isGone ? undefined : this.child.pid;
   }
 
-  async spawn(request: SpawnerRequest): Promise<SpawnerResult> {
+  /** Starts `request`; undefined when this spawner never became ready or is gone. */
+  async spawn(request: SpawnerRequest): Promise<SpawnerResult | undefined> {
     this.waitingCount++;
     this.updateRef();
     const isReady = await this.ready;
     this.waitingCount--;
     this.updateRef();
-    if (!isReady || this.isGone) return this.restartFor(request);
+    if (!isReady || this.isGone) return undefined;
     const id = this.nextId++;
     let onExit: (exit: SpawnerExit) => void = () => undefined;
     const exited = new Promise<SpawnerExit>((resolve) => {
@@ -170,19 +182,6 @@ class Spawner {
     }
     recordSandboxStartWork(performance.now() - sendStartedMs);
     return result;
-  }
-
-  // A spawner that died (killed, out of memory) is replaced for the next request.
-  private restartFor(request: SpawnerRequest): Promise<SpawnerResult> {
-    if (spawner === this) spawner = new Spawner(this.logger);
-    const next = spawner as Spawner;
-    if (next === this) return Promise.resolve({ ok: false, errorCode: 'spawner_unavailable' });
-    return next.spawnOnce(request);
-  }
-
-  private async spawnOnce(request: SpawnerRequest): Promise<SpawnerResult> {
-    if (!(await this.ready) || this.isGone) return { ok: false, errorCode: 'spawner_unavailable' };
-    return this.spawn(request);
   }
 
   /** Asks the spawner for its memory (diagnostics); undefined when it is gone. */
@@ -254,8 +253,8 @@ class Spawner {
   }
 
   private onGone(code: number | null, signal: NodeJS.Signals | null): void {
-    if (this.isGone) return;
-    this.isGone = true;
+    if (this.hasEnded) return;
+    this.hasEnded = true;
     if (this.pending.size > 0) this.logger?.error({ code, signal, running: this.pending.size }, 'spawner process ended; its tools died with it');
     // --die-with-parent takes every sandbox down with the spawner; a process
     // group it left behind all the same is killed here.
