@@ -9,10 +9,8 @@ import type { Runner, RunSpec } from './runner.js';
 import type { Job, RunOptions, RunOutcome } from './wire.js';
 import { createCtxHost, MAX_CTX_EVENTS, MAX_PENDING_CTX_CALLS, type CtxHost } from './ctx-host.js';
 import { IsolateGeneration, type ContextSources, type PreparedContext } from './isolate-context-pool.js';
-import { classifyIsolateError, isIvmFailure, isToolMemoryError, type ClassifiedFailure } from './isolate-errors.js';
-
-/** Longest tool error message passed on, in characters. */
-export const MAX_TOOL_MESSAGE_CHARS = 1000;
+import { classifyIsolateError, isIvmFailure, isToolMemoryError } from './isolate-errors.js';
+import { failure, MAX_TOOL_MESSAGE_CHARS, parseToolEnvelope, toRunOutcome, type Outcome } from './tool-envelope.js';
 
 const PRELUDE_URL = new URL('../../sandbox/isolate-prelude.mjs', import.meta.url);
 
@@ -177,8 +175,6 @@ export function createIsolateRunner(spec: RunSpec, deps: { logger: Logger }): Ru
   return { mode: 'isolate', run, close };
 }
 
-type Outcome = { readonly ok: true; readonly json: string } | ({ readonly ok: false } & ClassifiedFailure);
-
 async function execute(prepared: PreparedContext, job: Job, timeoutMs: number, spec: RunSpec): Promise<Outcome> {
   if ('loadError' in prepared.tool) {
     return failure('tool_error', prepared.tool.loadError.slice(0, MAX_TOOL_MESSAGE_CHARS), { reason: 'load_failed' });
@@ -203,58 +199,16 @@ async function execute(prepared: PreparedContext, job: Job, timeoutMs: number, s
     ['run', module.namespace.derefInto(), new ivm.ExternalCopy(job.args).copyInto({ release: true }), job.callId],
     { timeout: evalTimeoutMs, result: { copy: true, promise: true } },
   );
-  return parseEnvelope(envelope, spec);
-}
-
-/** Reads the prelude's answer, which is data from inside the isolate and so untrusted. */
-function parseEnvelope(envelope: unknown, spec: RunSpec): Outcome {
-  if (typeof envelope !== 'object' || envelope === null) {
-    return failure('internal', 'The isolate returned a malformed result.', { reason: 'bad_envelope' });
-  }
-  const record = envelope as Record<string, unknown>;
-  if (record['ok'] === true && typeof record['json'] === 'string') {
-    const json = record['json'];
-    const bytes = Buffer.byteLength(json, 'utf8');
-    if (bytes > spec.maxOutputBytes) {
-      return failure('output_limit', 'The tool result exceeds the output limit.', { maxBytes: spec.maxOutputBytes, bytes });
-    }
-    return { ok: true, json };
-  }
-  const code = record['code'];
-  const message = typeof record['message'] === 'string' ? record['message'].slice(0, MAX_TOOL_MESSAGE_CHARS) : '';
-  const name = typeof record['name'] === 'string' ? record['name'] : undefined;
-  if (code === 'tool_error') {
-    if (isToolMemoryError(name, message)) {
-      return failure('memory_limit', 'The tool exceeded its memory limit.', { memoryMb: spec.memoryMb });
-    }
-    const errorCode = record['errorCode'];
-    return failure('tool_error', message === '' ? 'The tool failed.' : message, {
-      ...(typeof errorCode === 'string' ? { errorCode } : {}),
-      ...(typeof record['reason'] === 'string' ? { reason: record['reason'] } : {}),
-    });
-  }
-  if (code === 'invalid_output') {
-    return failure('invalid_output', 'The tool returned a value that is not JSON.', {
-      reason: typeof record['reason'] === 'string' ? record['reason'] : 'not_serializable',
-    });
-  }
-  if (code === 'output_limit') {
-    return failure('output_limit', 'The tool result exceeds the output limit.', { maxBytes: spec.maxOutputBytes });
-  }
-  return failure('internal', 'The isolate returned a malformed result.', { reason: 'bad_envelope' });
+  return parseToolEnvelope(envelope, {
+    source: 'isolate',
+    maxOutputBytes: spec.maxOutputBytes,
+    checkOutputBytes: true,
+    memoryLimit: { memoryMb: spec.memoryMb, isMemoryError: isToolMemoryError },
+  });
 }
 
 function isScriptTimeout(outcome: Outcome): boolean {
   return !outcome.ok && outcome.code === 'timeout';
-}
-
-function failure(code: ClassifiedFailure['code'], message: string, details: ClassifiedFailure['details']): Outcome {
-  return { ok: false, code, message, details };
-}
-
-function toRunOutcome(outcome: Outcome, durationMs: number): RunOutcome {
-  if (outcome.ok) return { ok: true, output: { type: 'json', json: outcome.json }, durationMs };
-  return { ok: false, code: outcome.code, message: outcome.message, details: outcome.details, durationMs };
 }
 
 async function readSources(spec: RunSpec): Promise<ContextSources> {

@@ -5,17 +5,15 @@
 import { randomUUID } from 'node:crypto';
 import { BroadcastChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import type { ErrorDetails, RunCode } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Runner, RunSpec } from './runner.js';
 import type { Job, RunOptions, RunOutcome, ToolLogLevel } from './wire.js';
+import { failure, parseToolEnvelope, toRunOutcome, type Outcome } from './tool-envelope.js';
 
 /** Calls that may wait for a free thread; more are refused rather than queued without bound. */
 export const WORKER_MAX_QUEUE = 64;
 /** How long an idle thread beyond the first is kept. */
 export const WORKER_IDLE_TIMEOUT_MS = 30_000;
-/** Longest tool error message passed on, in characters. */
-export const MAX_TOOL_MESSAGE_CHARS = 1000;
 /** How long a finished call waits for its last progress/log events to drain. */
 const EVENT_DRAIN_MS = 1000;
 
@@ -96,7 +94,7 @@ export function createWorkerRunner(spec: RunSpec, deps: { logger: Logger }): Run
       );
       // The worker posts `end` after its last event: wait for it so none is lost.
       await Promise.race([ended, delay(EVENT_DRAIN_MS)]);
-      return finish(parseEnvelope(envelope, spec));
+      return finish(parseToolEnvelope(envelope, { source: 'worker', maxOutputBytes: spec.maxOutputBytes, checkOutputBytes: false }));
     } catch (error) {
       if (stopReason === 'timeout') {
         return finish(failure('timeout', 'The tool ran past its time limit.', { timeoutMs: options.timeoutMs }));
@@ -122,10 +120,6 @@ export function createWorkerRunner(spec: RunSpec, deps: { logger: Logger }): Run
   return { mode: 'worker', run, close };
 }
 
-type Outcome =
-  | { readonly ok: true; readonly json: string }
-  | { readonly ok: false; readonly code: RunCode; readonly message: string; readonly details: ErrorDetails };
-
 /** Maps a rejection from `pool.run` (other than our own abort) to a run code. */
 export function classifyWorkerError(error: unknown, facts: { memoryMb: number; closed: boolean }): Outcome {
   const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
@@ -144,31 +138,6 @@ export function classifyWorkerError(error: unknown, facts: { memoryMb: number; c
   }
   // Anything else that kills the thread (an uncaught exception from a timer, say) is a crash.
   return failure('tool_crashed', 'The tool crashed its worker thread.', { reason: 'worker_error' });
-}
-
-/** Reads the worker's answer: plain data, but checked rather than trusted. */
-function parseEnvelope(envelope: unknown, spec: RunSpec): Outcome {
-  if (typeof envelope !== 'object' || envelope === null) {
-    return failure('internal', 'The worker returned a malformed result.', { reason: 'bad_envelope' });
-  }
-  const record = envelope as Record<string, unknown>;
-  if (record['ok'] === true && typeof record['json'] === 'string') return { ok: true, json: record['json'] };
-  const message = typeof record['message'] === 'string' ? record['message'].slice(0, MAX_TOOL_MESSAGE_CHARS) : '';
-  switch (record['code']) {
-    case 'tool_error':
-      return failure('tool_error', message === '' ? 'The tool failed.' : message, {
-        ...(typeof record['errorCode'] === 'string' ? { errorCode: record['errorCode'] } : {}),
-        ...(typeof record['reason'] === 'string' ? { reason: record['reason'] } : {}),
-      });
-    case 'invalid_output':
-      return failure('invalid_output', 'The tool returned a value that is not JSON.', {
-        reason: typeof record['reason'] === 'string' ? record['reason'] : 'not_serializable',
-      });
-    case 'output_limit':
-      return failure('output_limit', 'The tool result exceeds the output limit.', { maxBytes: spec.maxOutputBytes });
-    default:
-      return failure('internal', 'The worker returned a malformed result.', { reason: 'bad_envelope' });
-  }
 }
 
 function forwardEvent(message: unknown, options: RunOptions, logger: Logger, callId: string): void {
@@ -206,13 +175,4 @@ function safePost(channel: BroadcastChannel, message: unknown): void {
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
-}
-
-function failure(code: RunCode, message: string, details: ErrorDetails): Outcome {
-  return { ok: false, code, message, details };
-}
-
-function toRunOutcome(outcome: Outcome, durationMs: number): RunOutcome {
-  if (outcome.ok) return { ok: true, output: { type: 'json', json: outcome.json }, durationMs };
-  return { ok: false, code: outcome.code, message: outcome.message, details: outcome.details, durationMs };
 }

@@ -1,0 +1,68 @@
+// The answer the isolate prelude and the worker entry both give for one call:
+// `{ ok: true, json }` or `{ ok: false, code, message, name?, errorCode?, reason? }`.
+// It comes from inside the sandbox, so it is checked field by field, never trusted.
+import type { ErrorDetails, RunCode } from '../errors.js';
+import type { RunOutcome } from './wire.js';
+
+/** Longest tool error message passed on, in characters. */
+export const MAX_TOOL_MESSAGE_CHARS = 1000;
+
+/** A call's result before its duration is known. */
+export type Outcome =
+  | { readonly ok: true; readonly json: string }
+  | { readonly ok: false; readonly code: RunCode; readonly message: string; readonly details: ErrorDetails };
+
+export function failure(code: RunCode, message: string, details: ErrorDetails): Outcome {
+  return { ok: false, code, message, details };
+}
+
+export function toRunOutcome(outcome: Outcome, durationMs: number): RunOutcome {
+  if (outcome.ok) return { ok: true, output: { type: 'json', json: outcome.json }, durationMs };
+  return { ok: false, code: outcome.code, message: outcome.message, details: outcome.details, durationMs };
+}
+
+/** What differs between the two runners reading an envelope. */
+export interface EnvelopeRules {
+  /** Named in the `internal` message of a malformed envelope: "The isolate returned …". */
+  readonly source: 'isolate' | 'worker';
+  readonly maxOutputBytes: number;
+  /** Count a successful result's UTF-8 bytes here (the isolate prelude can only count characters). */
+  readonly checkOutputBytes: boolean;
+  /** A tool error that is really the sandbox's heap limit (isolated-vm reports it as a thrown error). */
+  readonly memoryLimit?: { readonly memoryMb: number; readonly isMemoryError: (name: string | undefined, message: string) => boolean };
+}
+
+export function parseToolEnvelope(envelope: unknown, rules: EnvelopeRules): Outcome {
+  const malformed = (): Outcome => failure('internal', `The ${rules.source} returned a malformed result.`, { reason: 'bad_envelope' });
+  if (typeof envelope !== 'object' || envelope === null) return malformed();
+  const record = envelope as Record<string, unknown>;
+  if (record['ok'] === true && typeof record['json'] === 'string') {
+    const json = record['json'];
+    if (rules.checkOutputBytes) {
+      const bytes = Buffer.byteLength(json, 'utf8');
+      if (bytes > rules.maxOutputBytes) return failure('output_limit', 'The tool result exceeds the output limit.', { maxBytes: rules.maxOutputBytes, bytes });
+    }
+    return { ok: true, json };
+  }
+  const message = typeof record['message'] === 'string' ? record['message'].slice(0, MAX_TOOL_MESSAGE_CHARS) : '';
+  switch (record['code']) {
+    case 'tool_error': {
+      const name = typeof record['name'] === 'string' ? record['name'] : undefined;
+      if (rules.memoryLimit?.isMemoryError(name, message)) {
+        return failure('memory_limit', 'The tool exceeded its memory limit.', { memoryMb: rules.memoryLimit.memoryMb });
+      }
+      return failure('tool_error', message === '' ? 'The tool failed.' : message, {
+        ...(typeof record['errorCode'] === 'string' ? { errorCode: record['errorCode'] } : {}),
+        ...(typeof record['reason'] === 'string' ? { reason: record['reason'] } : {}),
+      });
+    }
+    case 'invalid_output':
+      return failure('invalid_output', 'The tool returned a value that is not JSON.', {
+        reason: typeof record['reason'] === 'string' ? record['reason'] : 'not_serializable',
+      });
+    case 'output_limit':
+      return failure('output_limit', 'The tool result exceeds the output limit.', { maxBytes: rules.maxOutputBytes });
+    default:
+      return malformed();
+  }
+}

@@ -1,0 +1,43 @@
+// The answer an isolate or worker tool's sandbox gives is untrusted data: every
+// malformed or hostile shape becomes a clear failure, never a crash or a pass.
+import { describe, expect, it } from 'vitest';
+import { parseToolEnvelope, type EnvelopeRules } from '../../../src/runner/tool-envelope.js';
+
+const isolate: EnvelopeRules = { source: 'isolate', maxOutputBytes: 8, checkOutputBytes: true, memoryLimit: { memoryMb: 16, isMemoryError: (name) => name === 'RangeError' } };
+const worker: EnvelopeRules = { source: 'worker', maxOutputBytes: 8, checkOutputBytes: false };
+
+describe('parseToolEnvelope', () => {
+  it('passes a JSON text through, and counts its UTF-8 bytes where the sandbox could only count characters', () => {
+    expect(parseToolEnvelope({ ok: true, json: '"ab"' }, isolate)).toEqual({ ok: true, json: '"ab"' });
+    // 6 characters, 10 bytes.
+    expect(parseToolEnvelope({ ok: true, json: '"éééé"' }, isolate)).toMatchObject({ ok: false, code: 'output_limit', details: { maxBytes: 8, bytes: 10 } });
+    expect(parseToolEnvelope({ ok: true, json: '"éééé"' }, worker)).toEqual({ ok: true, json: '"éééé"' });
+  });
+
+  it('refuses what is not an envelope, naming the sandbox', () => {
+    for (const envelope of [null, 'ok', 42, { ok: true, json: 7 }, { ok: 'true', json: '1' }, { code: 'root_shell' }, {}]) {
+      expect(parseToolEnvelope(envelope, worker)).toEqual({ ok: false, code: 'internal', message: 'The worker returned a malformed result.', details: { reason: 'bad_envelope' } });
+    }
+    expect(parseToolEnvelope(undefined, isolate)).toMatchObject({ code: 'internal', message: 'The isolate returned a malformed result.' });
+  });
+
+  it('bounds a tool error message and keeps only string details', () => {
+    const outcome = parseToolEnvelope({ code: 'tool_error', message: 'x'.repeat(5000), errorCode: { evil: true }, reason: 'r' }, worker);
+    expect(outcome).toMatchObject({ ok: false, code: 'tool_error', details: { reason: 'r' } });
+    if (outcome.ok) throw new Error('expected a failure');
+    expect(outcome.message).toHaveLength(1000);
+    expect(outcome.details).not.toHaveProperty('errorCode');
+    expect(parseToolEnvelope({ code: 'tool_error', message: 42 }, worker)).toMatchObject({ message: 'The tool failed.' });
+  });
+
+  it('reports the heap limit as memory_limit only where the sandbox has one', () => {
+    expect(parseToolEnvelope({ code: 'tool_error', name: 'RangeError', message: 'heap' }, isolate)).toMatchObject({ code: 'memory_limit', details: { memoryMb: 16 } });
+    expect(parseToolEnvelope({ code: 'tool_error', name: 'RangeError', message: 'heap' }, worker)).toMatchObject({ code: 'tool_error' });
+  });
+
+  it('maps the sandbox-side codes for output it refused', () => {
+    expect(parseToolEnvelope({ code: 'invalid_output', reason: 'bigint' }, worker)).toMatchObject({ code: 'invalid_output', details: { reason: 'bigint' } });
+    expect(parseToolEnvelope({ code: 'invalid_output' }, worker)).toMatchObject({ details: { reason: 'not_serializable' } });
+    expect(parseToolEnvelope({ code: 'output_limit' }, worker)).toMatchObject({ code: 'output_limit', details: { maxBytes: 8 } });
+  });
+});
