@@ -8,7 +8,7 @@ import { Journal } from './audit/journal.js';
 import { loadHostConfig, type HostConfig } from './config/load-host-config.js';
 import { ConfigError } from './config/problem.js';
 import type { Logger } from './log.js';
-import { createRunner } from './runner/create-runner.js';
+import { createRunner } from './runner/index.js';
 import { createRedactor } from './supervisor/redact.js';
 import { DEFAULT_REQUEST_STATE_TTL_MS, RequestStateSigner } from './supervisor/request-state.js';
 import { RunnerCache } from './supervisor/runner-cache.js';

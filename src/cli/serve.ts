@@ -2,8 +2,8 @@
 // to the SDK through the boundary transport, and shuts down on stdin EOF or
 // SIGTERM: in-flight calls cancelled, every child killed, the journal closed,
 // exit 0 within a few seconds. stdout carries protocol messages only.
-import { onCatastrophe } from '../runner/catastrophe.js';
-import { startSpawner } from '../runner/spawner-client.js';
+import { onCatastrophe } from '../runner/isolate/catastrophe.js';
+import { startSpawner } from '../runner/process/spawner-client.js';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';

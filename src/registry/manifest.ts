@@ -1,7 +1,7 @@
 // The Manifest type: one tool's YAML after schema validation and
 // normalization (defaults applied, paths resolved). Frozen once loaded.
 import type { ValidateFunction } from 'ajv';
-import type { RootAccess, SandboxMode } from '../runner/runner.js';
+import type { RootAccess, SandboxMode } from '../runner/types.js';
 import type { YamlSource } from '../config/yaml-source.js';
 
 export const SIDE_EFFECTS = ['read_only', 'local_mutation', 'remote_mutation', 'destructive'] as const;

@@ -5,7 +5,7 @@
 // makes sure a runner that never answers cannot hold a call (or a slot) forever.
 import { HostError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { Runner } from '../runner/runner.js';
+import type { Runner } from '../runner/types.js';
 import type { ProgressEvent, RunOutcome, RunOutput } from '../runner/wire.js';
 import type { CallContext } from './call-context.js';
 import { linkSignals } from './link-signals.js';

@@ -1,6 +1,6 @@
 // One runner per tool, created on its first call (so a host with many tools
 // does not start pools it never uses) and closed together when the host closes.
-import type { Runner, RunSpec } from '../runner/runner.js';
+import type { Runner, RunSpec } from '../runner/types.js';
 import type { ToolView } from '../policy/types.js';
 
 export type RunnerFactory = (spec: RunSpec) => Runner;

@@ -5,8 +5,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach } from 'vitest';
 import { createSilentLogger } from '../../../src/log.js';
-import { createIsolateRunner } from '../../../src/runner/isolate.js';
-import type { Runner, RunSpec, SandboxMode, WorkspaceRoot } from '../../../src/runner/runner.js';
+import { createIsolateRunner } from '../../../src/runner/isolate/isolate-runner.js';
+import type { Runner, RunSpec, SandboxMode, WorkspaceRoot } from '../../../src/runner/types.js';
 import type { ProgressEvent, RunOptions, SandboxDenial, ToolLogLevel } from '../../../src/runner/wire.js';
 
 const FIXTURES = fileURLToPath(new URL('../../fixtures/tools/', import.meta.url));

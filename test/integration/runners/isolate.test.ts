@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Runner } from '../../../src/runner/runner.js';
+import type { Runner } from '../../../src/runner/types.js';
 import type { RunOutcome } from '../../../src/runner/wire.js';
 import { makeTempDir, recordingOptions, root, useIsolateRunners } from './isolate-spec.js';
 import { failureOf, jsonOf } from '../../helpers/run-outcomes.js';

@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { countTrackedProcessGroups, killProcessGroup, trackProcessGroup } from '../../../src/runner/kill.js';
+import { countTrackedProcessGroups, killProcessGroup, trackProcessGroup } from '../../../src/runner/process/kill.js';
 import { pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 import { newMarker, newWorkdir, removeWorkdirs } from './process-spec.js';
 
@@ -67,7 +67,7 @@ describe('killProcessGroup', () => {
   });
 
   it('sweeps every tracked group with SIGKILL when the host exits', async () => {
-    const killUrl = pathToFileURL(fileURLToPath(new URL('../../../dist/src/runner/kill.js', import.meta.url))).href;
+    const killUrl = pathToFileURL(fileURLToPath(new URL('../../../dist/src/runner/process/kill.js', import.meta.url))).href;
     if (!existsSync(new URL(killUrl))) throw new Error('dist/ is missing: run `npm run build` first');
     const script = `
       import { spawn } from 'node:child_process';

@@ -1,9 +1,9 @@
 // Persistent process pool (NDJSON) against hostile fixtures. Every process is
 // tagged with the test's marker; after each test a /proc scan proves none remains.
 import { describe, expect, it } from 'vitest';
-import { createProcessRunner } from '../../../src/runner/process.js';
+import { createProcessRunner } from '../../../src/runner/process/process-runner.js';
 import { createSilentLogger } from '../../../src/log.js';
-import type { Runner, RunSpec } from '../../../src/runner/runner.js';
+import type { Runner, RunSpec } from '../../../src/runner/types.js';
 import type { ProgressEvent } from '../../../src/runner/wire.js';
 import { findMarkedProcesses, pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 import { job, nodeFixture, processSpec, runOptions, useRunnerTest } from './process-spec.js';

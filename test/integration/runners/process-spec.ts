@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, expect } from 'vitest';
-import type { Runner, RunSpec } from '../../../src/runner/runner.js';
+import type { Runner, RunSpec } from '../../../src/runner/types.js';
 import { waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 import type { RunOptions } from '../../../src/runner/wire.js';
 

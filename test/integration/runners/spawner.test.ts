@@ -5,10 +5,10 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createSilentLogger } from '../../../src/log.js';
-import { createProcessRunner } from '../../../src/runner/process.js';
-import { spawnTool } from '../../../src/runner/process-spawn.js';
-import { buildSandboxArgv, START_LINE } from '../../../src/runner/sandbox-argv.js';
-import { spawnerMemory, spawnerPid } from '../../../src/runner/spawner-client.js';
+import { createProcessRunner } from '../../../src/runner/process/process-runner.js';
+import { spawnTool } from '../../../src/runner/process/spawn.js';
+import { buildSandboxArgv, START_LINE } from '../../../src/runner/bwrap/argv.js';
+import { spawnerMemory, spawnerPid } from '../../../src/runner/process/spawner-client.js';
 import { findMarkedProcesses, waitForMarkedProcesses, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 import { job, processSpec, runOptions, useRunnerTest } from './process-spec.js';
 

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { buildDoctorReport, run as runDoctor } from '../../../src/cli/doctor.js';
 import { isHostError } from '../../../src/errors.js';
-import { buildSandboxArgv } from '../../../src/runner/sandbox-argv.js';
-import { clearSandboxProbeCache, probeSandbox } from '../../../src/runner/sandbox-probe.js';
+import { buildSandboxArgv } from '../../../src/runner/bwrap/argv.js';
+import { clearSandboxProbeCache, probeSandbox } from '../../../src/runner/bwrap/probe.js';
 import { FIXTURES_DIR, newMarker, probeSpec } from './harness.js';
 
 const MISSING_BWRAP = '/nonexistent/toolhost-test/bwrap';

@@ -4,7 +4,7 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { PRIVATE_TMPFS_MAX_BYTES } from '../../../src/runner/sandbox-argv.js';
+import { PRIVATE_TMPFS_MAX_BYTES } from '../../../src/runner/bwrap/argv.js';
 import { makeTempDir, newMarker, PROBE_PY, probeSpec, runProbe, waitForNoMarkedProcesses } from './harness.js';
 
 describe('namespace sandbox: filesystem', () => {

@@ -5,10 +5,10 @@ import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runToCompletion } from '../../../src/runner/process-spawn.js';
+import { runToCompletion } from '../../../src/runner/process/spawn.js';
 import { findMarkedProcesses, waitForNoMarkedProcesses as waitForNone } from '../../helpers/proc-scan.js';
-import type { RunSpec } from '../../../src/runner/runner.js';
-import { buildSandboxArgv, type SandboxArgvOptions } from '../../../src/runner/sandbox-argv.js';
+import type { RunSpec } from '../../../src/runner/types.js';
+import { buildSandboxArgv, type SandboxArgvOptions } from '../../../src/runner/bwrap/argv.js';
 
 export const FIXTURES_DIR = realpathSync(fileURLToPath(new URL('../../fixtures/tools/sandbox/', import.meta.url)));
 export const PROBE_PY = join(FIXTURES_DIR, 'probe.py');

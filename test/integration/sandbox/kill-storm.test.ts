@@ -2,8 +2,8 @@
 // group) dies entirely when the sandbox's process group is SIGKILLed: the pid
 // namespace takes every descendant with it, in both isolation modes.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { spawnTool } from '../../../src/runner/process-spawn.js';
-import { buildSandboxArgv, START_LINE } from '../../../src/runner/sandbox-argv.js';
+import { spawnTool } from '../../../src/runner/process/spawn.js';
+import { buildSandboxArgv, START_LINE } from '../../../src/runner/bwrap/argv.js';
 import { findMarkedPids, makeTempDir, MARKER_VARIABLE, newMarker, probeSpec, STORM_SH, waitForNoMarkedProcesses } from './harness.js';
 
 describe.each(['namespace', 'none'] as const)('isolation %s: a storm of 100 sleepers', (isolation) => {

@@ -5,7 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SANDBOX_DEFAULT_PATH } from '../../../src/runner/sandbox-argv.js';
+import { SANDBOX_DEFAULT_PATH } from '../../../src/runner/bwrap/argv.js';
 import { makeTempDir, MARKER_VARIABLE, newMarker, PROBE_PY, probeSpec, runProbe, waitForNoMarkedProcesses } from './harness.js';
 
 const SECRET_NAME = 'TOOLHOST_TEST_SECRET_TOKEN';

@@ -4,8 +4,8 @@
 import { existsSync, readFileSync, rmdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { probePidsCgroup, sweepPidsCgroups } from '../../../src/runner/pids-cgroup.js';
-import { buildSandboxArgv } from '../../../src/runner/sandbox-argv.js';
+import { probePidsCgroup, sweepPidsCgroups } from '../../../src/runner/bwrap/pids-cgroup.js';
+import { buildSandboxArgv } from '../../../src/runner/bwrap/argv.js';
 import { makeTempDir, MARKER_VARIABLE, newMarker, probeSpec, runPrefix, runProbe, runSandboxed, waitForNoMarkedProcesses } from './harness.js';
 
 describe.each(['namespace', 'none'] as const)('isolation %s: resource limits', (isolation) => {

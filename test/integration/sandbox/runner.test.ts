@@ -5,8 +5,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSilentLogger } from '../../../src/log.js';
-import { createProcessRunner } from '../../../src/runner/process.js';
-import type { RunSpec } from '../../../src/runner/runner.js';
+import { createProcessRunner } from '../../../src/runner/process/process-runner.js';
+import type { RunSpec } from '../../../src/runner/types.js';
 import type { RunOutcome } from '../../../src/runner/wire.js';
 import { makeTempDir, MARKER_VARIABLE, newMarker, probeSpec, STORM_SH, waitForNoMarkedProcesses, type ProbeResult } from './harness.js';
 

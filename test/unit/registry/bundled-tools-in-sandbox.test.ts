@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSilentLogger } from '../../../src/log.js';
 import { loadManifests } from '../../../src/registry/load-manifests.js';
 import type { Manifest } from '../../../src/registry/manifest.js';
-import { createRunner } from '../../../src/runner/create-runner.js';
-import type { RunSpec } from '../../../src/runner/runner.js';
+import { createRunner } from '../../../src/runner/index.js';
+import type { RunSpec } from '../../../src/runner/types.js';
 import type { RunOutcome } from '../../../src/runner/wire.js';
 import { waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 

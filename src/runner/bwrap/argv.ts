@@ -1,0 +1,228 @@
+// The bubblewrap command line in front of every process tool (SPEC section 3).
+// Both isolation modes get a pid namespace (killing bwrap kills every
+// descendant, setsid'd or not), --die-with-parent, a new session (no TIOCSTI
+// terminal injection), an environment of exactly spec.env, and resource limits
+// (prlimit, plus a pids cgroup joined before the tool starts). `namespace` adds
+// ipc/uts/cgroup/user namespaces, no network unless networkAllow is non-empty,
+// a read-only view of the system directories, the roots at their host paths
+// with their access, the manifest folder read-only, the host's own manifests,
+// policies and state read-only or hidden (sandbox-guard.ts), a private /tmp,
+// and no /root, /home or secret files from /etc.
+import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import { HostError } from '../../errors.js';
+import { createPidsCgroup } from './pids-cgroup.js';
+import { buildPrlimitArgv, computeSandboxLimits, type SandboxLimitOverrides } from './rlimits.js';
+import type { RunSpec } from '../types.js';
+import { bwrapSupports, findBwrap, findPrlimit } from './binaries.js';
+import { isPathInside, resolveCommandMounts } from './command.js';
+import { detectSandboxFeatures } from './features.js';
+import { guardHostFiles, type SandboxBinds } from './guard.js';
+
+export interface SandboxArgvOptions {
+  /** Absolute working directory of the tool (the first root, or a fresh private directory). */
+  readonly cwd: string;
+  /** namespace: a host directory to show as /tmp (read-write); default a fresh tmpfs. Ignored by isolation none. */
+  readonly privateTmp?: string;
+  /** The call's timeout: the CPU limit is it, rounded up to seconds, plus a margin. Absent (a persistent process): DEFAULT_CPU_SECONDS. */
+  readonly timeoutMs?: number;
+  /** Limits other than address space (which always comes from spec.memoryMb). */
+  readonly limits?: SandboxLimitOverrides;
+  /** A specific bubblewrap binary (a seam for tests and odd installs); default `bwrap` on PATH. */
+  readonly bwrapPath?: string;
+}
+
+/** PATH inside the sandbox when spec.env has none: execvp's fallback would omit /usr/local/bin. */
+export const SANDBOX_DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin';
+/**
+ * The sandbox waits, fully set up, until the host writes START_LINE on its stdin, then
+ * execs the tool, which reads the rest of stdin. A sandbox can so be started before its
+ * call (off the call's path) without any tool code running early. `read` takes stdin one
+ * byte at a time up to the newline; at end of input without one the tool never runs.
+ */
+export const START_LINE = '\n';
+const START_GATE_SCRIPT = 'read -r start && exec "$@"';
+/** bubblewrap's --json-status-fd: never visible to the tool, which bubblewrap starts without it. */
+export const SANDBOX_STATUS_FD = 3;
+/** Where the sandbox sees its pids cgroup's `cgroup.procs` (namespace mode). */
+export const SANDBOX_CGROUP_PROCS_PATH = '/run/toolhost/cgroup.procs';
+export const SANDBOX_HOSTNAME = 'toolhost-sandbox';
+/** Size cap of the private /tmp and /dev/shm tmpfs mounts (namespace mode). */
+export const PRIVATE_TMPFS_MAX_BYTES = 256 * 1024 * 1024;
+
+/**
+ * The argv prefix to put before spec.command: `bwrap …flags… -- prlimit …limits… -- sh -c <[join cgroup,] start gate>`.
+ * Throws `sandbox_unavailable` when bubblewrap or prlimit cannot be found: never a run without isolation.
+ * Creates the call's pids cgroup (when the host has one) as a side effect; empty ones are swept later.
+ */
+export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): string[] {
+  const program = spec.command?.[0];
+  if (program === undefined || program === '') throw new TypeError(`tool ${spec.name} has no command`);
+  if (!isAbsolute(opts.cwd)) throw new TypeError(`cwd must be absolute: ${opts.cwd}`);
+  const bwrap = findBwrap(opts.bwrapPath);
+  if (bwrap === undefined) throw unavailable('bubblewrap is not installed', 'install bubblewrap: apt-get install bubblewrap');
+  const prlimit = findPrlimit();
+  if (prlimit === undefined) throw unavailable('prlimit is not installed', 'install util-linux: apt-get install util-linux');
+
+  const env = sandboxEnv(spec.env);
+  const limits = computeSandboxLimits(spec, opts.timeoutMs, opts.limits);
+  const isolated = spec.isolation === 'namespace';
+  const features = detectSandboxFeatures(bwrap);
+  // Everything that can throw comes before the cgroup is made, so a failure leaves none behind.
+  const mounts = isolated ? pathMounts(spec, opts.cwd, env['PATH'] ?? SANDBOX_DEFAULT_PATH) : [];
+  const cgroup = createPidsCgroup(limits.processes);
+  // cgroup v2 refuses to move a process to a cgroup outside its cgroup namespace: keep the host's then.
+  const unshareCgroup = cgroup?.version !== 2;
+  const argv = [bwrap, ...(isolated ? namespaceFlags(spec, features, unshareCgroup) : []), '--unshare-pid', '--die-with-parent', '--new-session'];
+  // bubblewrap writes the tool's exit code there (the spawner gives every process an fd 3 pipe).
+  argv.push('--json-status-fd', String(SANDBOX_STATUS_FD));
+
+  if (isolated) {
+    // tmpfs pages are host memory that RLIMIT_AS does not count: cap /tmp and /dev/shm.
+    const tmpfsSize = bwrapSupports(bwrap, '--size') ? ['--size', String(PRIVATE_TMPFS_MAX_BYTES)] : [];
+    // bubblewrap covers /proc/sys and /proc/sysrq-trigger only when it cannot write them, and
+    // a root-mapped user passes test_perm on global sysctls: the whole /proc goes read-only.
+    argv.push(...systemMounts(), '--proc', '/proc', '--remount-ro', '/proc', '--dev', '/dev', ...tmpfsSize, '--tmpfs', '/dev/shm');
+    argv.push(...(opts.privateTmp !== undefined ? ['--bind', opts.privateTmp, '/tmp'] : [...tmpfsSize, '--tmpfs', '/tmp']));
+    argv.push(...mounts);
+    if (cgroup !== undefined) argv.push('--bind', cgroup.procsPath, SANDBOX_CGROUP_PROCS_PATH);
+    // The root is bwrap's own tmpfs: read-only, so stray writes fail instead of vanishing.
+    argv.push('--remount-ro', '/');
+  } else {
+    // isolation none: the host filesystem as it is; new /proc for the new pid namespace.
+    argv.push('--dev-bind', '/', '/', '--proc', '/proc', '--dev', '/dev');
+  }
+  argv.push('--chdir', opts.cwd, '--clearenv');
+  for (const [name, value] of Object.entries(env)) argv.push('--setenv', name, value);
+  argv.push('--');
+  // RLIMIT_NPROC only means "per sandbox" inside a user namespace, and never binds root.
+  const nprocApplies = isolated && features.userNamespace && process.getuid?.() !== 0;
+  argv.push(...buildPrlimitArgv(prlimit, limits, nprocApplies));
+  // Then the start gate (and the cgroup join): if joining fails the tool never starts (fail closed).
+  if (cgroup !== undefined) argv.push(shellPath(), '-c', `echo 0 > "$0" && ${START_GATE_SCRIPT}`, isolated ? SANDBOX_CGROUP_PROCS_PATH : cgroup.procsPath);
+  else argv.push(shellPath(), '-c', START_GATE_SCRIPT, 'toolhost-gate');
+  return argv;
+}
+
+/** Directories (or /usr-merge symlinks) the namespace sandbox shows read-only from the host. */
+export const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'] as const;
+
+/**
+ * Files from /etc a program commonly needs (loader, TLS roots, name resolution, users, time zone,
+ * locale). /etc is not bound whole: it holds /etc/shadow, SSH host keys and other secrets.
+ */
+export const ETC_ALLOWLIST = [
+  'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'alternatives', 'ssl', 'ca-certificates', 'ca-certificates.conf',
+  'pki', 'crypto-policies', 'resolv.conf', 'hosts', 'host.conf', 'gai.conf', 'nsswitch.conf', 'passwd', 'group',
+  'localtime', 'timezone', 'os-release', 'debian_version', 'mime.types', 'protocols', 'services', 'locale.alias',
+  'locale.conf', 'magic', 'magic.mime', 'inputrc', 'terminfo', 'fonts', 'python3', 'python3.11', 'python3.12',
+] as const;
+
+/** Private-key folders inside allowlisted /etc folders, hidden under an empty tmpfs. */
+export const ETC_MASKED = ['/etc/ssl/private', '/etc/pki/tls/private'] as const;
+
+function namespaceFlags(spec: RunSpec, features: ReturnType<typeof detectSandboxFeatures>, unshareCgroup: boolean): string[] {
+  const flags: string[] = [];
+  if (features.userNamespace) {
+    // Root in a user namespace has no capability on the host; no nested namespaces to attack the kernel with.
+    flags.push('--unshare-user');
+    if (features.disableUserns) flags.push('--disable-userns');
+  }
+  if (process.getuid?.() === 0) flags.push('--cap-drop', 'ALL');
+  flags.push('--unshare-ipc', '--unshare-uts', ...(unshareCgroup ? ['--unshare-cgroup-try'] : []), '--hostname', SANDBOX_HOSTNAME);
+  // Network is all or nothing here: per-host filtering of process tools is not enforced.
+  if (spec.networkAllow.length === 0) flags.push('--unshare-net');
+  return flags;
+}
+
+function systemMounts(): string[] {
+  systemMountsCache ??= computeSystemMounts();
+  return systemMountsCache;
+}
+
+let systemMountsCache: string[] | undefined;
+
+function computeSystemMounts(): string[] {
+  const argv: string[] = [];
+  for (const dir of SYSTEM_DIRS) {
+    const kind = entryKind(dir);
+    if (kind === 'symlink') argv.push('--symlink', readlinkSync(dir), dir);
+    else if (kind === 'dir') argv.push('--ro-bind', dir, dir);
+  }
+  for (const name of ETC_ALLOWLIST) {
+    const path = `/etc/${name}`;
+    if (entryKind(path) !== undefined) argv.push('--ro-bind-try', path, path);
+  }
+  for (const path of ETC_MASKED) {
+    if (entryKind(path) === 'dir') argv.push('--tmpfs', path);
+  }
+  return argv;
+}
+
+// The command's install prefix, the manifest folder, the roots and cwd, at their host paths.
+function pathMounts(spec: RunSpec, cwd: string, searchPath: string): string[] {
+  const binds: SandboxBinds = new Map();
+  const manifestDir = realpathSync(spec.manifestDir);
+  for (const root of spec.roots) binds.set(root.path, root.access === 'read_write' ? 'rw' : 'ro');
+  // The tool's own code is never writable, even inside a read-write root.
+  binds.set(manifestDir, 'ro');
+  const covered = (path: string) => [...binds.keys()].some((dir) => isPathInside(path, dir));
+  if (!covered(cwd)) binds.set(cwd, 'rw');
+  const guards = guardHostFiles(spec, binds);
+
+  const visible = [...SYSTEM_DIRS.filter((dir) => entryKind(dir) !== undefined), ...binds.keys()];
+  const program = spec.command?.[0] ?? '';
+  const command = resolveCommandMounts(program.includes('/') ? resolve(cwd, program) : program, searchPath, cwd, visible);
+  const argv: string[] = [];
+  for (const dir of command.readOnlyBinds) argv.push('--ro-bind', dir, dir);
+  for (const link of command.symlinks) argv.push('--symlink', link.target, link.path);
+  // Shallow first, so a deeper bind (a read-only manifest folder inside a read-write root) wins.
+  const ordered = [...binds.entries()].sort(([a], [b]) => a.split('/').length - b.split('/').length || a.localeCompare(b));
+  for (const [path, access] of ordered) argv.push(access === 'rw' ? '--bind' : '--ro-bind', path, path);
+  argv.push(...guards);
+  // A root declared at / or /etc would show the secrets the allowlist leaves out: mask them again.
+  for (const secret of SECRET_PATHS) {
+    if (!ordered.some(([path]) => isPathInside(secret, path))) continue;
+    const kind = entryKind(secret);
+    if (kind === 'dir') argv.push('--tmpfs', secret);
+    else if (kind === 'file') argv.push('--ro-bind', '/dev/null', secret);
+  }
+  return argv;
+}
+
+/** Never visible in the namespace sandbox, even inside a declared root. */
+export const SECRET_PATHS = [
+  '/etc/shadow', '/etc/shadow-', '/etc/gshadow', '/etc/gshadow-', '/etc/ssh', '/etc/ssl/private', '/etc/sudoers', '/etc/sudoers.d',
+] as const;
+
+function sandboxEnv(env: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (name === '' || name.includes('=') || name.includes('\0') || value.includes('\0')) {
+      throw new TypeError(`invalid environment entry for the sandbox: ${JSON.stringify(name)}`);
+    }
+    out[name] = value;
+  }
+  out['PATH'] ??= SANDBOX_DEFAULT_PATH;
+  return out;
+}
+
+// Resolved once: /bin/sh does not move under a running host, and this ran at every sandbox start.
+let shell: string | undefined;
+function shellPath(): string {
+  shell ??= realpathSync('/bin/sh');
+  return shell;
+}
+
+function entryKind(path: string): 'dir' | 'symlink' | 'file' | undefined {
+  try {
+    const stat = lstatSync(path);
+    return stat.isSymbolicLink() ? 'symlink' : stat.isDirectory() ? 'dir' : 'file';
+  } catch {
+    return undefined;
+  }
+}
+
+function unavailable(what: string, fix: string): HostError {
+  return new HostError('sandbox_unavailable', 'The OS sandbox for process tools is not available on this host.', { reason: `${what}: ${fix}` });
+}

@@ -1,0 +1,147 @@
+// The facts `toolhost doctor` reports about the OS sandbox: each check says what
+// works, what does not, and what to do about it. Every check really runs the
+// thing (bubblewrap, prlimit, python3 inside the namespace sandbox).
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { probePidsCgroup } from './pids-cgroup.js';
+import { runToCompletion } from '../process/spawn.js';
+import type { RunSpec } from '../types.js';
+import { buildSandboxArgv } from './argv.js';
+import { findBwrap, findExecutable, findPrlimit } from './binaries.js';
+import { detectSandboxFeatures, explainNamespaceFailure } from './features.js';
+import { INSTALL_BUBBLEWRAP, probeSandbox, readBwrapVersion, tryNamespaces } from './probe.js';
+
+export type CheckStatus = 'ok' | 'warn' | 'fail';
+
+/** One line of the doctor's report; `facts` are stable, machine-readable values. */
+export interface DoctorCheck {
+  readonly name: string;
+  readonly status: CheckStatus;
+  /** One sentence: what works, or what does not, why, and what to do. */
+  readonly detail: string;
+  readonly facts: Readonly<Record<string, string | number | boolean | null>>;
+}
+
+export interface SandboxCheckOptions {
+  readonly bwrapPath?: string;
+}
+
+/** Every OS-sandbox check, in report order. */
+export async function runSandboxChecks(options: SandboxCheckOptions = {}): Promise<DoctorCheck[]> {
+  const bwrap = findBwrap(options.bwrapPath);
+  const checks: DoctorCheck[] = [await checkBubblewrap(options.bwrapPath)];
+  checks.push(bwrap === undefined ? skipped('user-namespace', NO_BWRAP) : checkUserNamespace(bwrap));
+  checks.push(bwrap === undefined ? skipped('network-namespace', NO_BWRAP) : await checkNetworkNamespace(bwrap));
+  checks.push(await checkPrlimit());
+  checks.push(checkPidsLimit(bwrap));
+  const python = await checkPython();
+  checks.push(python);
+  if (bwrap === undefined) checks.push(skipped('namespace-sandbox', NO_BWRAP));
+  else if (python.status !== 'ok') checks.push(skipped('namespace-sandbox', 'python3 is missing'));
+  else checks.push(await checkNamespaceSandbox(options.bwrapPath));
+  return checks;
+}
+
+async function checkBubblewrap(bwrapPath: string | undefined): Promise<DoctorCheck> {
+  const path = findBwrap(bwrapPath) ?? null;
+  const version = path === null ? undefined : await readBwrapVersion(path);
+  const probe = await probeSandbox(bwrapPath === undefined ? {} : { bwrapPath });
+  const facts = { path, version: version ?? null, namespacesUsable: probe.ok };
+  if (probe.ok) return { name: 'bubblewrap', status: 'ok', detail: `${path ?? 'bwrap'} ${probe.version}: pid, ipc, uts, net and mount namespaces can be created`, facts };
+  return { name: 'bubblewrap', status: 'fail', detail: `process tools cannot run: ${probe.reason}`, facts };
+}
+
+function checkUserNamespace(bwrap: string): DoctorCheck {
+  const features = detectSandboxFeatures(bwrap);
+  const facts = { usable: features.userNamespace, disableNested: features.disableUserns };
+  if (features.userNamespace) {
+    const nested = features.disableUserns ? 'nested user namespaces are blocked (--disable-userns)' : 'bubblewrap < 0.8 cannot block nested user namespaces';
+    return { name: 'user-namespace', status: features.disableUserns ? 'ok' : 'warn', detail: `root in the sandbox has no capability on the host; ${nested}`, facts };
+  }
+  const asRoot = process.getuid?.() === 0;
+  return {
+    name: 'user-namespace',
+    // Root can build the other namespaces without one; anyone else cannot use bubblewrap at all.
+    status: asRoot ? 'warn' : 'fail',
+    detail: `${features.userNamespaceProblem ?? 'user namespaces are unavailable'}${asRoot ? '; as root the sandbox still runs, with capabilities dropped' : ''}`,
+    facts,
+  };
+}
+
+async function checkNetworkNamespace(bwrap: string): Promise<DoctorCheck> {
+  const result = await tryNamespaces(bwrap, ['--unshare-net', '--die-with-parent']);
+  if (result.ok) return { name: 'network-namespace', status: 'ok', detail: 'process tools without network.allow get no network at all', facts: { usable: true } };
+  return { name: 'network-namespace', status: 'fail', detail: explainNamespaceFailure(result.stderr), facts: { usable: false } };
+}
+
+async function checkPrlimit(): Promise<DoctorCheck> {
+  const path = findPrlimit() ?? null;
+  if (path === null) {
+    return { name: 'prlimit', status: 'fail', detail: 'no resource limits without prlimit: install util-linux (apt-get install util-linux)', facts: { path, version: null } };
+  }
+  const out = await run(path, ['--version']);
+  const version = /(\d+\.\d+(?:\.\d+)?)/.exec(out.stdout)?.[1] ?? null;
+  return { name: 'prlimit', status: 'ok', detail: `${path}: address space, CPU seconds, file size and open files are limited`, facts: { path, version } };
+}
+
+function checkPidsLimit(bwrap: string | undefined): DoctorCheck {
+  const cgroup = probePidsCgroup();
+  if (cgroup.ok) {
+    return { name: 'pids-limit', status: 'ok', detail: `each sandbox gets its own pids cgroup under ${cgroup.baseDir} (pids.max)`, facts: { mechanism: 'cgroup', cgroupVersion: cgroup.version, baseDir: cgroup.baseDir } };
+  }
+  const asRoot = process.getuid?.() === 0;
+  const userns = bwrap !== undefined && detectSandboxFeatures(bwrap).userNamespace;
+  if (!asRoot && userns) {
+    return { name: 'pids-limit', status: 'warn', detail: `namespace sandboxes count processes with RLIMIT_NPROC in their user namespace; isolation none has no process limit (${cgroup.reason})`, facts: { mechanism: 'rlimit', cgroupVersion: null, baseDir: null } };
+  }
+  return {
+    name: 'pids-limit',
+    status: 'warn',
+    detail: `no process-count limit: ${asRoot ? 'the kernel does not apply RLIMIT_NPROC to root, and ' : ''}${cgroup.reason}`,
+    facts: { mechanism: 'none', cgroupVersion: null, baseDir: null },
+  };
+}
+
+async function checkPython(): Promise<DoctorCheck> {
+  const path = findExecutable('python3') ?? null;
+  if (path === null) return { name: 'python3', status: 'fail', detail: 'the bundled Python tool needs python3 on PATH: apt-get install python3', facts: { path, version: null } };
+  const out = await run(path, ['--version']);
+  const version = /(\d+\.\d+\.\d+)/.exec(`${out.stdout}${out.stderr}`)?.[1] ?? null;
+  if (version === null) return { name: 'python3', status: 'fail', detail: `${path} --version failed: ${out.stderr.slice(0, 200)}`, facts: { path, version } };
+  return { name: 'python3', status: 'ok', detail: `${path} (Python ${version})`, facts: { path, version } };
+}
+
+// End to end: python3 through the real argv of an isolation: namespace tool.
+async function checkNamespaceSandbox(bwrapPath: string | undefined): Promise<DoctorCheck> {
+  const dir = mkdtempSync(join(tmpdir(), 'toolhost-doctor-'));
+  try {
+    const spec: RunSpec = {
+      name: 'doctor', mode: 'process', manifestDir: dir, command: ['python3', '-c', 'print(6 * 7)'], memoryMb: 512,
+      stdout: 'text', isolation: 'namespace', persistent: false, poolSize: 1, env: { PATH: process.env['PATH'] ?? '' },
+      roots: [{ path: dir, access: 'read' }], networkAllow: [], maxOutputBytes: 4096, protectedPaths: [], hiddenPaths: [],
+    };
+    const argv = buildSandboxArgv(spec, { cwd: dir, timeoutMs: 10_000, ...(bwrapPath === undefined ? {} : { bwrapPath }) });
+    // Through the spawner and the start gate, exactly as a call would run.
+    const out = await runToCompletion([...argv, ...(spec.command ?? [])], spec.env, dir, '', 15_000);
+    if (out.stdout.trim() === '42') return { name: 'namespace-sandbox', status: 'ok', detail: 'python3 runs inside the namespace sandbox, with its install prefix read-only', facts: { works: true } };
+    return { name: 'namespace-sandbox', status: 'fail', detail: `python3 does not run inside the namespace sandbox: ${out.stderr.slice(0, 300) || 'no output'}`, facts: { works: false } };
+  } catch (error) {
+    return { name: 'namespace-sandbox', status: 'fail', detail: `the namespace sandbox cannot be built: ${error instanceof Error ? error.message : String(error)}`, facts: { works: false } };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const NO_BWRAP = `bubblewrap is missing (${INSTALL_BUBBLEWRAP})`;
+
+function skipped(name: string, why: string): DoctorCheck {
+  return { name, status: 'fail', detail: `not checked: ${why}`, facts: {} };
+}
+
+function run(file: string, args: readonly string[]): Promise<{ stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(file, [...args], { timeout: 15_000, encoding: 'utf8', maxBuffer: 256 * 1024 }, (_error, stdout, stderr) => resolve({ stdout, stderr }));
+  });
+}

@@ -1,0 +1,72 @@
+// What this machine's bubblewrap can do, learned by running it once (cached per
+// binary). Synchronous on purpose: buildSandboxArgv is synchronous, and these
+// checks take a few milliseconds once per host process.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { bwrapSupports } from './binaries.js';
+
+export interface SandboxFeatures {
+  /** `--unshare-user` works: root in the sandbox has no capability on the host. */
+  readonly userNamespace: boolean;
+  /** `--disable-userns` exists (bubblewrap 0.8+): the tool cannot make nested user namespaces. */
+  readonly disableUserns: boolean;
+  /** Why a user namespace cannot be made, when it cannot. */
+  readonly userNamespaceProblem?: string;
+}
+
+/** Runs `bwrap --unshare-user … true` once per binary and reports what works. */
+export function detectSandboxFeatures(bwrapPath: string): SandboxFeatures {
+  let features = cache.get(bwrapPath);
+  if (features === undefined) {
+    features = detect(bwrapPath);
+    cache.set(bwrapPath, features);
+  }
+  return features;
+}
+
+/** The outcome of running `bwrap <args> true` with an empty environment: exit 0, or stderr. */
+export function tryBwrap(bwrapPath: string, args: readonly string[]): { ok: true } | { ok: false; stderr: string } {
+  try {
+    execFileSync(bwrapPath, [...args, '--', 'true'], { env: {}, timeout: 10_000, stdio: ['ignore', 'ignore', 'pipe'] });
+    return { ok: true };
+  } catch (error) {
+    const stderr = (error as { stderr?: unknown }).stderr;
+    const text = Buffer.isBuffer(stderr) ? stderr.toString('utf8') : error instanceof Error ? error.message : String(error);
+    return { ok: false, stderr: text.trim().slice(0, 500) };
+  }
+}
+
+/** Advice for a failed namespace creation, from bubblewrap's stderr and the sysctls that gate it. */
+export function explainNamespaceFailure(stderr: string): string {
+  const maxUserNamespaces = readSysctl('/proc/sys/user/max_user_namespaces');
+  if (maxUserNamespaces === '0') return `user namespaces are disabled (user.max_user_namespaces=0): sysctl -w user.max_user_namespaces=15000 (${stderr})`;
+  if (readSysctl('/proc/sys/kernel/unprivileged_userns_clone') === '0') {
+    return `unprivileged user namespaces are disabled: sysctl -w kernel.unprivileged_userns_clone=1 (${stderr})`;
+  }
+  if (readSysctl('/proc/sys/kernel/apparmor_restrict_unprivileged_userns') === '1') {
+    return `AppArmor restricts unprivileged user namespaces: sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 or add an AppArmor profile for bwrap (${stderr})`;
+  }
+  if (/permission|not permitted/i.test(stderr)) {
+    return `the kernel refused to create namespaces (in a container: run it with --privileged or a seccomp profile that allows unshare/clone namespaces) (${stderr})`;
+  }
+  return `bubblewrap could not create the sandbox (${stderr})`;
+}
+
+const cache = new Map<string, SandboxFeatures>();
+
+const USERNS_PROBE = ['--unshare-user', '--unshare-pid', '--die-with-parent', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev'];
+
+function detect(bwrapPath: string): SandboxFeatures {
+  const disableUserns = bwrapSupports(bwrapPath, '--disable-userns');
+  const probe = tryBwrap(bwrapPath, USERNS_PROBE);
+  if (probe.ok) return { userNamespace: true, disableUserns };
+  return { userNamespace: false, disableUserns, userNamespaceProblem: explainNamespaceFailure(probe.stderr) };
+}
+
+function readSysctl(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+}

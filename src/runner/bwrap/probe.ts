@@ -1,0 +1,78 @@
+// Fail closed: before a process tool runs, prove that bubblewrap exists and can
+// really create the namespaces the sandbox uses. The runner maps ok:false to
+// `sandbox_unavailable` with the reason, which always says what to do.
+import { execFile } from 'node:child_process';
+import { findBwrap, findPrlimit } from './binaries.js';
+import { explainNamespaceFailure } from './features.js';
+
+export type SandboxProbe = { readonly ok: true; readonly version: string } | { readonly ok: false; readonly reason: string };
+
+export interface SandboxProbeOptions {
+  /** Probe this bubblewrap instead of `bwrap` on PATH (a seam for tests and odd installs). */
+  readonly bwrapPath?: string;
+}
+
+/** Whether process tools can run sandboxed here (cached per bubblewrap path). */
+export function probeSandbox(options: SandboxProbeOptions = {}): Promise<SandboxProbe> {
+  const key = options.bwrapPath ?? '';
+  let probe = cache.get(key);
+  if (probe === undefined) {
+    probe = runProbe(options.bwrapPath);
+    cache.set(key, probe);
+  }
+  return probe;
+}
+
+/** Forgets cached probes (after installing bubblewrap, and in tests). */
+export function clearSandboxProbeCache(): void {
+  cache.clear();
+}
+
+/** `bwrap --version` → "0.8.0", or undefined when it cannot run. */
+export async function readBwrapVersion(bwrapPath: string): Promise<string | undefined> {
+  const result = await run(bwrapPath, ['--version']);
+  if (!result.ok) return undefined;
+  return /(\d+\.\d+(?:\.\d+)?)/.exec(result.stdout)?.[1] ?? (result.stdout.trim() || undefined);
+}
+
+/** Runs `bwrap <flags> -- true` with an empty environment; ok:false carries bubblewrap's stderr. */
+export async function tryNamespaces(bwrapPath: string, flags: readonly string[]): Promise<{ ok: true } | { ok: false; stderr: string }> {
+  const result = await run(bwrapPath, [...flags, '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--', 'true']);
+  return result.ok ? { ok: true } : { ok: false, stderr: result.stderr };
+}
+
+/** The namespaces every process tool needs (isolation none needs the pid namespace; namespace needs all). */
+export const REQUIRED_NAMESPACE_FLAGS = [
+  '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-net', '--die-with-parent', '--new-session',
+] as const;
+
+export const INSTALL_BUBBLEWRAP = 'install bubblewrap: apt-get install bubblewrap (Fedora: dnf install bubblewrap)';
+
+const cache = new Map<string, Promise<SandboxProbe>>();
+
+async function runProbe(bwrapPath: string | undefined): Promise<SandboxProbe> {
+  const bwrap = findBwrap(bwrapPath);
+  if (bwrap === undefined) {
+    const where = bwrapPath === undefined ? 'bwrap is not on PATH' : `no executable bubblewrap at ${bwrapPath}`;
+    return { ok: false, reason: `${where}: ${INSTALL_BUBBLEWRAP}` };
+  }
+  const version = await readBwrapVersion(bwrap);
+  if (version === undefined) return { ok: false, reason: `${bwrap} --version failed: reinstall bubblewrap (${INSTALL_BUBBLEWRAP})` };
+  if (findPrlimit() === undefined) return { ok: false, reason: 'prlimit is not on PATH (resource limits): install util-linux: apt-get install util-linux' };
+  // No --unshare-user here: root and a setuid bubblewrap need none, and an unprivileged
+  // bubblewrap implies it; buildSandboxArgv adds it only where it works.
+  const namespaces = await tryNamespaces(bwrap, REQUIRED_NAMESPACE_FLAGS);
+  if (!namespaces.ok) return { ok: false, reason: explainNamespaceFailure(namespaces.stderr) };
+  return { ok: true, version };
+}
+
+type RunResult = { ok: true; stdout: string } | { ok: false; stderr: string };
+
+function run(file: string, args: readonly string[]): Promise<RunResult> {
+  return new Promise((resolve) => {
+    execFile(file, [...args], { env: {}, timeout: 10_000, encoding: 'utf8', maxBuffer: 64 * 1024 }, (error, stdout, stderr) => {
+      if (error === null) resolve({ ok: true, stdout });
+      else resolve({ ok: false, stderr: (stderr.trim() || error.message).slice(0, 500) });
+    });
+  });
+}

@@ -1,0 +1,25 @@
+// Picks the runner for a tool's sandbox mode. The supervisor's runner cache
+// calls this once per tool, on the tool's first call.
+import type { Logger } from '../log.js';
+import { createIsolateRunner } from './isolate/isolate-runner.js';
+import { createProcessRunner } from './process/process-runner.js';
+import type { Runner, RunSpec } from './types.js';
+import { createWorkerRunner } from './worker/worker-runner.js';
+
+export interface CreateRunnerDeps {
+  readonly logger: Logger;
+  /** One-shot process tools: sandboxes to keep prepared (0: none); default by isolation. */
+  readonly preparedAhead?: number;
+}
+
+/** The runner for one tool, by `spec.mode`. */
+export function createRunner(spec: RunSpec, deps: CreateRunnerDeps): Runner {
+  switch (spec.mode) {
+    case 'isolate':
+      return createIsolateRunner(spec, deps);
+    case 'worker':
+      return createWorkerRunner(spec, deps);
+    case 'process':
+      return createProcessRunner(spec, deps);
+  }
+}

@@ -1,0 +1,157 @@
+// The persistent-process wire: newline-delimited JSON envelopes.
+//   in:  {"id","args"}
+//   out: {"id","result"} | {"id","error":{"message"}} | {"id","progress":{progress,total,message}}
+// A `result` is handed on as its raw JSON text (the supervisor checks depth and
+// duplicate keys on the exact bytes), so nothing here walks a value recursively.
+import type { ProgressEvent } from '../wire.js';
+import { decodeUtf8Strict } from './output-cap.js';
+
+/** One parsed line from a persistent tool. */
+export type Envelope =
+  | { readonly kind: 'result'; readonly id: string; readonly resultJson: string }
+  | { readonly kind: 'error'; readonly id: string; readonly message: string }
+  | { readonly kind: 'progress'; readonly id: string; readonly progress: ProgressEvent }
+  | { readonly kind: 'blank' }
+  | { readonly kind: 'invalid'; readonly reason: InvalidLineReason };
+
+export type InvalidLineReason = 'invalid_utf8' | 'not_json' | 'not_an_envelope' | 'duplicate_envelope_key';
+
+/** Longest tool error message kept from an `error` envelope. */
+export const MAX_ERROR_MESSAGE_CHARS = 2048;
+
+/** Splits a byte stream into lines, refusing any line longer than `maxLineBytes`. */
+export class LineSplitter {
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+
+  constructor(private readonly maxLineBytes: number) {}
+
+  /** Returns the complete lines in `chunk` (without the newline), or 'overflow'. */
+  push(chunk: Buffer): Buffer[] | 'overflow' {
+    const lines: Buffer[] = [];
+    let start = 0;
+    for (let newline = chunk.indexOf(0x0a, start); newline !== -1; newline = chunk.indexOf(0x0a, start)) {
+      const piece = chunk.subarray(start, newline);
+      if (this.pendingBytes + piece.length > this.maxLineBytes) return 'overflow';
+      lines.push(this.pendingBytes === 0 ? piece : Buffer.concat([...this.pending, piece]));
+      this.pending = [];
+      this.pendingBytes = 0;
+      start = newline + 1;
+    }
+    const rest = chunk.subarray(start);
+    if (rest.length > 0) {
+      this.pending.push(rest);
+      this.pendingBytes += rest.length;
+      if (this.pendingBytes > this.maxLineBytes) return 'overflow';
+    }
+    return lines;
+  }
+}
+
+/** Encodes one request line for a persistent tool. */
+export function encodeRequest(id: string, args: unknown): string {
+  return `${JSON.stringify({ id, args })}\n`;
+}
+
+/** Parses one output line of a persistent tool. */
+export function parseEnvelope(line: Buffer): Envelope {
+  const text = decodeUtf8Strict(line);
+  if (text === undefined) return { kind: 'invalid', reason: 'invalid_utf8' };
+  if (text.trim() === '') return { kind: 'blank' };
+  let parsed: unknown;
+  try {
+    // V8's JSON.parse is iterative: a 100,000-deep value does not overflow the stack.
+    parsed = JSON.parse(text);
+  } catch {
+    return { kind: 'invalid', reason: 'not_json' };
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    return { kind: 'invalid', reason: 'not_an_envelope' };
+  }
+  const members = splitTopLevelMembers(text);
+  if (members === 'duplicate') return { kind: 'invalid', reason: 'duplicate_envelope_key' };
+  const envelope = parsed as Record<string, unknown>;
+  const id = envelope['id'];
+  if (typeof id !== 'string' && typeof id !== 'number') return { kind: 'invalid', reason: 'not_an_envelope' };
+  const idText = String(id);
+  const resultJson = members.get('result');
+  if (resultJson !== undefined) return { kind: 'result', id: idText, resultJson };
+  if ('error' in envelope) return { kind: 'error', id: idText, message: readErrorMessage(envelope['error']) };
+  const progress = readProgress(envelope['progress']);
+  if (progress !== undefined) return { kind: 'progress', id: idText, progress };
+  return { kind: 'invalid', reason: 'not_an_envelope' };
+}
+
+/**
+ * Raw text of each top-level member of a JSON object that JSON.parse has
+ * already accepted. Iterative: it only counts brackets outside strings.
+ */
+export function splitTopLevelMembers(objectText: string): Map<string, string> | 'duplicate' {
+  const members = new Map<string, string>();
+  let index = skipWhitespace(objectText, objectText.indexOf('{') + 1);
+  while (index < objectText.length && objectText[index] !== '}') {
+    const keyEnd = findStringEnd(objectText, index);
+    const key = JSON.parse(objectText.slice(index, keyEnd)) as string;
+    index = skipWhitespace(objectText, keyEnd);
+    index = skipWhitespace(objectText, index + 1); // past ':'
+    const valueStart = index;
+    let depth = 0;
+    while (index < objectText.length) {
+      const char = objectText[index];
+      if (char === '"') {
+        index = findStringEnd(objectText, index);
+        continue;
+      }
+      if (char === '{' || char === '[') depth++;
+      else if (char === '}' || char === ']') {
+        if (depth === 0) break;
+        depth--;
+      } else if (char === ',' && depth === 0) break;
+      index++;
+    }
+    if (members.has(key)) return 'duplicate';
+    members.set(key, objectText.slice(valueStart, index).trimEnd());
+    if (objectText[index] === ',') index = skipWhitespace(objectText, index + 1);
+  }
+  return members;
+}
+
+// Index just past the closing quote of the string that opens at `start`.
+function findStringEnd(text: string, start: number): number {
+  let index = start + 1;
+  while (index < text.length) {
+    const char = text[index];
+    if (char === '\\') index += 2;
+    else if (char === '"') return index + 1;
+    else index++;
+  }
+  return index;
+}
+
+function skipWhitespace(text: string, start: number): number {
+  let index = start;
+  while (index < text.length && ' \t\r\n'.includes(text[index] ?? '')) index++;
+  return index;
+}
+
+function readErrorMessage(error: unknown): string {
+  const message =
+    typeof error === 'object' && error !== null && 'message' in error && typeof error.message === 'string'
+      ? error.message
+      : 'The tool reported an error.';
+  return message.length > MAX_ERROR_MESSAGE_CHARS ? message.slice(0, MAX_ERROR_MESSAGE_CHARS) : message;
+}
+
+function readProgress(value: unknown): ProgressEvent | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const record = value as Record<string, unknown>;
+  const progress = record['progress'];
+  if (typeof progress !== 'number' || !Number.isFinite(progress)) return undefined;
+  const total = record['total'];
+  const message = record['message'];
+  return {
+    progress,
+    ...(typeof total === 'number' && Number.isFinite(total) ? { total } : {}),
+    ...(typeof message === 'string' ? { message: message.slice(0, MAX_ERROR_MESSAGE_CHARS) } : {}),
+  };
+}

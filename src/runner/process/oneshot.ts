@@ -1,0 +1,103 @@
+// One-shot process tools: arguments as JSON on stdin, the answer on stdout.
+// Output is counted as it streams; timeout, cancel and the output cap kill the
+// whole pid namespace through the process group; the call settles only after
+// the wrapper has exited and the pipes are closed, so no process outlives it.
+import type { Logger } from '../../log.js';
+import type { RunSpec } from '../types.js';
+import type { Job, RunOptions, RunOutcome } from '../wire.js';
+import { DEFAULT_GRACE_MS, killProcessGroup } from './kill.js';
+import { ByteBudget, ChunkCollector, TailBuffer, decodeUtf8Strict } from './output-cap.js';
+import { classifyFailedExit, elapsedMs, failRun, toTimerDelayMs, type TerminationReason } from './process-outcome.js';
+import type { OneShotSandboxes } from './oneshot-sandboxes.js';
+import type { SpawnedTool } from './spawn.js';
+import { START_LINE } from '../bwrap/argv.js';
+
+export interface OneShotDeps {
+  readonly logger: Logger;
+  readonly graceMs?: number;
+}
+
+/** Runs one call of a one-shot process tool in a sandbox of its own; never throws for tool failures. */
+export async function runOneShot(spec: RunSpec, job: Job, options: RunOptions, deps: OneShotDeps, sandboxes: OneShotSandboxes): Promise<RunOutcome> {
+  const startedMs = performance.now();
+  if (options.signal.aborted) return failRun('cancelled', {}, startedMs);
+  const started = await sandboxes.take(options.timeoutMs);
+  if (!started.ok) return failRun('sandbox_unavailable', { reason: started.reason }, startedMs);
+  try {
+    return await superviseOneShot(spec, job, options, deps, started.sandbox.tool, startedMs);
+  } finally {
+    await started.sandbox.workdir.dispose();
+  }
+}
+
+async function superviseOneShot(spec: RunSpec, job: Job, options: RunOptions, deps: OneShotDeps, tool: SpawnedTool, startedMs: number): Promise<RunOutcome> {
+  const budget = new ByteBudget(spec.maxOutputBytes);
+  const stdout = new ChunkCollector();
+  const stderrTail = new TailBuffer();
+  let reason: TerminationReason | undefined;
+  let killing: Promise<void> | undefined;
+
+  const terminate = (why: TerminationReason, now = false): void => {
+    reason ??= why;
+    if (tool.pid === undefined || killing !== undefined) return;
+    killing = killProcessGroup(tool.pid, now ? 0 : (deps.graceMs ?? DEFAULT_GRACE_MS), {
+      exited: tool.ended,
+      spareLeaderFromTerm: !now,
+    });
+  };
+  const onOutput = (chunk: Buffer, isStdout: boolean): void => {
+    if (reason !== undefined) return;
+    if (!budget.spend(chunk.length)) {
+      // Stop reading at once: a flood must not be buffered while the kill lands.
+      tool.stdout.destroy();
+      tool.stderr.destroy();
+      terminate('output_limit', true);
+      return;
+    }
+    if (isStdout) stdout.push(chunk);
+    else stderrTail.push(chunk);
+  };
+  tool.stdout.on('data', (chunk: Buffer) => onOutput(chunk, true));
+  tool.stderr.on('data', (chunk: Buffer) => onOutput(chunk, false));
+
+  const timer = setTimeout(() => terminate('timeout'), toTimerDelayMs(options.timeoutMs - elapsedMs(startedMs)));
+  const onAbort = (): void => terminate('cancelled');
+  options.signal.addEventListener('abort', onAbort, { once: true });
+  if (options.signal.aborted) onAbort();
+  // Open the sandbox's start gate; the tool then reads its arguments.
+  tool.stdin.end(`${START_LINE}${JSON.stringify(job.args)}`);
+
+  try {
+    const exit = await tool.ended;
+    if (killing !== undefined) await killing;
+    if (reason !== undefined) return failRun(reason, reasonDetails(reason, spec, options, budget), startedMs);
+    if (exit.kind === 'exited' && exit.exitCode === 0) return succeed(spec, stdout.concat(), startedMs);
+    const outcome = classifyFailedExit(exit, stderrTail.toText(), startedMs);
+    deps.logger.debug({ tool: spec.name, callId: job.callId, code: outcome.ok ? undefined : outcome.code }, 'process tool failed');
+    return outcome;
+  } finally {
+    clearTimeout(timer);
+    options.signal.removeEventListener('abort', onAbort);
+  }
+}
+
+function succeed(spec: RunSpec, bytes: Buffer, startedMs: number): RunOutcome {
+  if (spec.stdout === 'text') {
+    return { ok: true, output: { type: 'text', bytes: new Uint8Array(bytes) }, durationMs: elapsedMs(startedMs) };
+  }
+  // The supervisor does the strict JSON checks on this exact text; here only UTF-8.
+  const json = decodeUtf8Strict(bytes);
+  if (json === undefined) return failRun('invalid_output', { reason: 'invalid_utf8', bytes: bytes.length }, startedMs);
+  return { ok: true, output: { type: 'json', json }, durationMs: elapsedMs(startedMs) };
+}
+
+function reasonDetails(reason: TerminationReason, spec: RunSpec, options: RunOptions, budget: ByteBudget): Record<string, unknown> {
+  switch (reason) {
+    case 'timeout':
+      return { timeoutMs: options.timeoutMs };
+    case 'output_limit':
+      return { maxOutputBytes: spec.maxOutputBytes, bytesSeen: budget.totalBytes };
+    default:
+      return {};
+  }
+}

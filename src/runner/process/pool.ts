@@ -1,0 +1,273 @@
+// Persistent process tools: a warm pool of `poolSize` long-lived processes
+// speaking NDJSON (see ndjson.ts), one call at a time per process and a FIFO
+// queue when all are busy. A process that is killed (timeout, cancel, output
+// cap, a line that is not JSON) or crashes after answering is replaced at
+// once; one that dies before its first answer only on demand, so a tool that
+// cannot start does not respawn in a loop.
+import type { Logger } from '../../log.js';
+import type { RunSpec } from '../types.js';
+import type { Job, RunOptions, RunOutcome } from '../wire.js';
+import { DEFAULT_GRACE_MS, killProcessGroup } from './kill.js';
+import { LineSplitter, encodeRequest, parseEnvelope, type Envelope } from './ndjson.js';
+import { ByteBudget, TailBuffer } from './output-cap.js';
+import { elapsedMs, failRun, toTimerDelayMs, type TerminationReason } from './process-outcome.js';
+import { resolveSandboxArgv } from './process-sandbox.js';
+import { openWorkdir, spawnTool, type SpawnedTool, type ToolExit, type Workdir } from './spawn.js';
+import { START_LINE } from '../bwrap/argv.js';
+
+export interface ProcessPoolDeps {
+  readonly logger: Logger;
+  readonly graceMs?: number;
+  readonly bwrapPath?: string;
+}
+
+/** A pool of persistent processes for one tool. */
+export class ProcessPool {
+  private readonly slots = new Set<Slot>();
+  private readonly queue: PendingCall[] = [];
+  private startingCount = 0;
+  /** Slots being started: close() waits for them, since they may spawn after it began. */
+  private readonly startingSlots = new Set<Promise<void>>();
+  private isClosed = false;
+  // At least one process, whatever the spec says: a pool of none would only queue.
+  private readonly poolSize: number;
+
+  constructor(
+    private readonly spec: RunSpec,
+    private readonly deps: ProcessPoolDeps,
+  ) {
+    this.poolSize = Number.isFinite(spec.poolSize) ? Math.max(1, Math.floor(spec.poolSize)) : 1;
+  }
+
+  /** Queues one call; settles once it has an answer or its process is gone. */
+  run(job: Job, options: RunOptions): Promise<RunOutcome> {
+    const startedMs = performance.now();
+    if (options.signal.aborted || this.isClosed) return Promise.resolve(failRun('cancelled', {}, startedMs));
+    return new Promise<RunOutcome>((resolve) => {
+      const call: PendingCall = { job, options, startedMs, resolve, isSettled: false, timer: undefined, onAbort: () => this.expire(call, 'cancelled') };
+      // The deadline covers the wait in the queue too: it is the call's wall-clock budget.
+      call.timer = setTimeout(() => this.expire(call, 'timeout'), toTimerDelayMs(options.timeoutMs));
+      options.signal.addEventListener('abort', call.onAbort, { once: true });
+      this.queue.push(call);
+      this.pump();
+    });
+  }
+
+  /** Fails queued calls, kills every process and waits until they are gone. */
+  async close(): Promise<void> {
+    this.isClosed = true;
+    for (const call of this.queue.splice(0)) settle(call, failRun('cancelled', {}, call.startedMs));
+    await Promise.all([...this.startingSlots]);
+    const slots = [...this.slots];
+    for (const slot of slots) this.retire(slot, 'cancelled', {});
+    await Promise.all(slots.map((slot) => slot.gone));
+  }
+
+  private pump(): void {
+    while (this.queue.length > 0) {
+      const idle = [...this.slots].find((slot) => slot.call === undefined && !slot.isRetiring);
+      if (idle === undefined) break;
+      const call = this.queue.shift();
+      if (call !== undefined) this.dispatch(idle, call);
+    }
+    // The first waiting call warms the whole pool.
+    const wanted = this.queue.length === 0 ? 0 : this.poolSize - this.slots.size - this.startingCount;
+    for (let i = 0; i < wanted; i++) this.startSlotTracked();
+  }
+
+  private dispatch(slot: Slot, call: PendingCall): void {
+    slot.call = call;
+    slot.budget = new ByteBudget(this.spec.maxOutputBytes);
+    slot.tool.stdin.write(encodeRequest(call.job.callId, call.job.args));
+  }
+
+  private expire(call: PendingCall, reason: 'timeout' | 'cancelled'): void {
+    if (call.isSettled) return;
+    const queuedAt = this.queue.indexOf(call);
+    if (queuedAt !== -1) {
+      this.queue.splice(queuedAt, 1);
+      settle(call, failRun(reason, reason === 'timeout' ? { timeoutMs: call.options.timeoutMs } : {}, call.startedMs));
+      return;
+    }
+    const slot = [...this.slots].find((candidate) => candidate.call === call);
+    if (slot !== undefined) this.retire(slot, reason, reason === 'timeout' ? { timeoutMs: call.options.timeoutMs } : {});
+  }
+
+  private startSlotTracked(): void {
+    const starting = this.startSlot().finally(() => this.startingSlots.delete(starting));
+    this.startingSlots.add(starting);
+  }
+
+  private async startSlot(): Promise<void> {
+    this.startingCount++;
+    let workdir: Workdir | undefined;
+    try {
+      workdir = await openWorkdir(this.spec);
+      const sandbox = await resolveSandboxArgv(this.spec, {
+        cwd: workdir.cwd,
+        ...(this.deps.bwrapPath !== undefined ? { bwrapPath: this.deps.bwrapPath } : {}),
+      });
+      if (!sandbox.ok || this.isClosed) {
+        await workdir.dispose();
+        if (!sandbox.ok) this.failQueued('sandbox_unavailable', { reason: sandbox.reason });
+        return;
+      }
+      const slot = this.watch(await spawnTool(sandbox.argv, this.spec.env, workdir.cwd, this.deps.logger), workdir);
+      this.slots.add(slot);
+      // Closed while it was starting: close() is waiting for it too (see startingSlots).
+      if (this.isClosed) this.retire(slot, 'cancelled', {}, true);
+      else slot.tool.stdin.write(START_LINE);
+    } catch (error) {
+      await workdir?.dispose();
+      this.deps.logger.error({ tool: this.spec.name, err: error }, 'persistent process could not start');
+      this.failQueued('internal', { reason: 'spawn_setup_failed' });
+    } finally {
+      this.startingCount--;
+    }
+    this.pump();
+  }
+
+  private watch(tool: SpawnedTool, workdir: Workdir): Slot {
+    const lines = new LineSplitter(this.spec.maxOutputBytes);
+    const slot: Slot = {
+      tool,
+      isRetiring: false,
+      call: undefined,
+      budget: undefined,
+      stderrTail: new TailBuffer(),
+      reason: undefined,
+      gone: tool.ended.then(async (exit) => {
+        await slot.killing;
+        this.slots.delete(slot);
+        await workdir.dispose();
+        this.onSlotEnded(slot, exit);
+      }),
+      killing: undefined,
+      answeredCount: 0,
+    };
+    tool.stdout.on('data', (chunk: Buffer) => {
+      if (slot.isRetiring) return;
+      if (slot.budget?.spend(chunk.length) === false) return this.retireForOutput(slot);
+      const complete = lines.push(chunk);
+      if (complete === 'overflow') return this.retireForOutput(slot);
+      for (const line of complete) {
+        if (slot.isRetiring) return;
+        this.handleEnvelope(slot, parseEnvelope(line));
+      }
+    });
+    tool.stderr.on('data', (chunk: Buffer) => {
+      slot.stderrTail.push(chunk);
+      if (!slot.isRetiring && slot.budget?.spend(chunk.length) === false) this.retireForOutput(slot);
+    });
+    return slot;
+  }
+
+  private handleEnvelope(slot: Slot, envelope: Envelope): void {
+    if (envelope.kind === 'blank') return;
+    if (envelope.kind === 'invalid') {
+      this.deps.logger.warn({ tool: this.spec.name, reason: envelope.reason }, 'persistent process wrote an invalid line; replacing it');
+      this.retire(slot, 'invalid_output', { reason: envelope.reason }, true);
+      return;
+    }
+    const call = slot.call;
+    if (call === undefined || envelope.id !== call.job.callId) {
+      this.deps.logger.warn({ tool: this.spec.name, kind: envelope.kind }, 'persistent process answered an unknown id; ignored');
+      return;
+    }
+    if (envelope.kind === 'progress') {
+      call.options.onProgress?.(envelope.progress);
+      return;
+    }
+    slot.call = undefined;
+    slot.budget = undefined;
+    slot.answeredCount++;
+    slot.stderrTail.clear();
+    settle(call, envelope.kind === 'result' ? this.succeed(envelope.resultJson, call) : failRun('tool_error', { message: envelope.message }, call.startedMs));
+    this.pump();
+  }
+
+  private succeed(resultJson: string, call: PendingCall): RunOutcome {
+    const durationMs = elapsedMs(call.startedMs);
+    // A `stdout: text` tool answers with a JSON string: hand on its text as bytes.
+    if (this.spec.stdout === 'text' && resultJson.startsWith('"')) {
+      const text = JSON.parse(resultJson) as string;
+      return { ok: true, output: { type: 'text', bytes: new TextEncoder().encode(text) }, durationMs };
+    }
+    return { ok: true, output: { type: 'json', json: resultJson }, durationMs };
+  }
+
+  private retireForOutput(slot: Slot): void {
+    this.retire(slot, 'output_limit', { maxOutputBytes: this.spec.maxOutputBytes }, true);
+  }
+
+  // Kills the slot's whole pid namespace; its call (if any) settles once the process is gone.
+  private retire(slot: Slot, reason: TerminationReason, details: Record<string, unknown>, now = false): void {
+    if (slot.isRetiring) return;
+    slot.isRetiring = true;
+    slot.reason = { reason, details };
+    if (now) {
+      slot.tool.stdout.destroy();
+      slot.tool.stderr.destroy();
+    }
+    if (slot.tool.pid === undefined) return;
+    slot.killing = killProcessGroup(slot.tool.pid, now ? 0 : (this.deps.graceMs ?? DEFAULT_GRACE_MS), {
+      exited: slot.tool.ended,
+      spareLeaderFromTerm: !now,
+    });
+  }
+
+  private onSlotEnded(slot: Slot, exit: ToolExit): void {
+    const call = slot.call;
+    if (call !== undefined) {
+      if (slot.reason !== undefined) {
+        settle(call, failRun(slot.reason.reason, slot.reason.details, call.startedMs));
+      } else if (exit.kind === 'spawn_failed') {
+        settle(call, failRun('sandbox_unavailable', { reason: 'spawn_failed', errno: exit.errorCode }, call.startedMs));
+      } else {
+        // A persistent process that ends during a call crashed, whatever its exit code.
+        settle(call, failRun('tool_crashed', { exitCode: exit.exitCode, signal: exit.signal, stderrTail: slot.stderrTail.toText() }, call.startedMs));
+      }
+    }
+    if (this.isClosed) return;
+    // Replace at once a process we killed or one that had been answering, so the pool
+    // stays warm; one that died before its first answer only on demand (no respawn loop).
+    const isWorthReplacing = slot.reason !== undefined || slot.answeredCount > 0;
+    if (isWorthReplacing && this.slots.size + this.startingCount < this.poolSize) this.startSlotTracked();
+    this.pump();
+  }
+
+  private failQueued(code: 'sandbox_unavailable' | 'internal', details: Record<string, unknown>): void {
+    for (const call of this.queue.splice(0)) settle(call, failRun(code, details, call.startedMs));
+  }
+}
+
+interface PendingCall {
+  readonly job: Job;
+  readonly options: RunOptions;
+  readonly startedMs: number;
+  readonly resolve: (outcome: RunOutcome) => void;
+  isSettled: boolean;
+  timer: NodeJS.Timeout | undefined;
+  readonly onAbort: () => void;
+}
+
+interface Slot {
+  readonly tool: SpawnedTool;
+  readonly stderrTail: TailBuffer;
+  /** Settles when the process is gone and its workdir removed. */
+  readonly gone: Promise<void>;
+  call: PendingCall | undefined;
+  budget: ByteBudget | undefined;
+  isRetiring: boolean;
+  reason: { reason: TerminationReason; details: Record<string, unknown> } | undefined;
+  killing: Promise<void> | undefined;
+  answeredCount: number;
+}
+
+function settle(call: PendingCall, outcome: RunOutcome): void {
+  if (call.isSettled) return;
+  call.isSettled = true;
+  clearTimeout(call.timer);
+  call.options.signal.removeEventListener('abort', call.onAbort);
+  call.resolve(outcome);
+}

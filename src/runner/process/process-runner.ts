@@ -1,0 +1,74 @@
+// The process runner (SPEC section 3): one-shot or persistent, every process in
+// its own process group and pid namespace, output byte-capped, env allowlisted.
+import type { Logger } from '../../log.js';
+import type { RunSpec, Runner } from '../types.js';
+import type { Job, RunOptions, RunOutcome } from '../wire.js';
+import { runOneShot } from './oneshot.js';
+import { ProcessPool } from './pool.js';
+import { OneShotSandboxes } from './oneshot-sandboxes.js';
+import { failRun } from './process-outcome.js';
+
+export interface ProcessRunnerDeps {
+  readonly logger: Logger;
+  /** SIGTERM→SIGKILL grace in ms; default 250, at most 1000. */
+  readonly graceMs?: number;
+  /** A specific bubblewrap binary; default `bwrap` on PATH. */
+  readonly bwrapPath?: string;
+  /** One-shot tools: how long the sandbox prepared for the next call may wait unused. */
+  readonly preparedIdleMs?: number;
+  /** One-shot tools: how many sandboxes to keep prepared for the next calls (0: none). */
+  readonly preparedAhead?: number;
+  /** One-shot tools: how many tools of this host keep sandboxes prepared at a time. */
+  readonly maxToolsPrepared?: number;
+}
+
+/** Builds the runner for one `mode: process` tool. */
+export function createProcessRunner(spec: RunSpec, deps: ProcessRunnerDeps): Runner {
+  const logger = deps.logger.child({ tool: spec.name, runner: 'process' });
+  const runnerDeps = { ...deps, logger };
+  const guard = (job: Job, outcome: Promise<RunOutcome>, startedMs: number): Promise<RunOutcome> =>
+    // run() never throws: anything unexpected is the host's bug, reported as `internal`.
+    outcome.catch((error: unknown) => {
+      logger.error({ callId: job.callId, err: error }, 'process runner failed');
+      return failRun('internal', {}, startedMs);
+    });
+
+  if (spec.persistent) {
+    const pool = new ProcessPool(spec, runnerDeps);
+    return {
+      mode: 'process',
+      run: (job, options) => guard(job, Promise.resolve().then(() => pool.run(job, options)), performance.now()),
+      close: () => pool.close(),
+    };
+  }
+  let isClosed = false;
+  const sandboxes = new OneShotSandboxes(spec, runnerDeps);
+  const running = new Map<AbortController, Promise<RunOutcome>>();
+  return {
+    mode: 'process',
+    async run(job: Job, options: RunOptions): Promise<RunOutcome> {
+      const startedMs = performance.now();
+      if (isClosed) return failRun('cancelled', {}, startedMs);
+      // close() must reach one-shot calls too: it aborts them like a client cancel.
+      // (Linked by hand: AbortSignal.any keeps composites alive on a long-lived signal.)
+      const controller = new AbortController();
+      const forwardAbort = (): void => controller.abort();
+      if (options.signal.aborted) controller.abort();
+      else options.signal.addEventListener('abort', forwardAbort, { once: true });
+      const outcome = guard(job, runOneShot(spec, job, { ...options, signal: controller.signal }, runnerDeps, sandboxes), startedMs);
+      running.set(controller, outcome);
+      try {
+        return await outcome;
+      } finally {
+        running.delete(controller);
+        options.signal.removeEventListener('abort', forwardAbort);
+      }
+    },
+    async close(): Promise<void> {
+      isClosed = true;
+      for (const controller of running.keys()) controller.abort();
+      // Settle only once every process is gone, the prepared sandbox too.
+      await Promise.allSettled([...running.values(), sandboxes.close()]);
+    },
+  };
+}

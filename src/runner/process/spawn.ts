@@ -1,0 +1,122 @@
+// Starting one process tool: its working directory, its environment and its
+// descriptors. The fork happens in the spawner process (spawner-client.ts), not
+// here: fork() from the host would stall its event loop for milliseconds per
+// tool. Not execa either: we stream both pipes through our own byte counters
+// and kill through kill.ts, so execa's buffering, maxBuffer and exit cleanup
+// would be bypassed, and it costs about 3 ms per spawn.
+import { mkdtemp, rm, rmdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough, type Readable, type Writable } from 'node:stream';
+import type { Logger } from '../../log.js';
+import type { RunSpec } from '../types.js';
+import { killProcessGroupNow, trackProcessGroup, untrackProcessGroup } from './kill.js';
+import { START_LINE } from '../bwrap/argv.js';
+import { readSandboxExitCode } from '../bwrap/status.js';
+import { spawnThroughSpawner, type SpawnerExit } from './spawner-client.js';
+
+/** Where a process tool runs; `dispose` removes a private directory made for it. */
+export interface Workdir {
+  readonly cwd: string;
+  dispose(): Promise<void>;
+}
+
+/** How a spawned tool ended: exit code or signal of the wrapper, or a spawn error. */
+export type ToolExit = SpawnerExit;
+
+export interface SpawnedTool {
+  /** Process-group id (the wrapper's pid); undefined when the spawn failed. */
+  readonly pid: number | undefined;
+  readonly stdin: Writable;
+  readonly stdout: Readable;
+  readonly stderr: Readable;
+  /** Settles when the wrapper has exited (its output may still be unread). */
+  readonly exited: Promise<ToolExit>;
+  /** Settles when the wrapper has exited and both output pipes are closed. */
+  readonly ended: Promise<ToolExit>;
+}
+
+/** The first workspace root, or a fresh private directory when the tool has none. */
+export async function openWorkdir(spec: RunSpec): Promise<Workdir> {
+  const firstRoot = spec.roots[0];
+  if (firstRoot !== undefined) return { cwd: firstRoot.path, dispose: async () => undefined };
+  const cwd = await mkdtemp(join(tmpdir(), 'toolhost-proc-'));
+  return { cwd, dispose: () => removeWorkdir(cwd) };
+}
+
+// Most tools leave their private directory empty: one rmdir, instead of the
+// several round trips to the thread pool a recursive rm makes, on every call's path.
+async function removeWorkdir(cwd: string): Promise<void> {
+  try {
+    await rmdir(cwd);
+  } catch {
+    await rm(cwd, { recursive: true, force: true, maxRetries: 2 });
+  }
+}
+
+/**
+ * Spawns `argv` in its own process group with exactly three pipes and `env` as
+ * its whole environment. A failed spawn gives a tool with no pid, empty output
+ * and `ended` = spawn_failed.
+ */
+export async function spawnTool(argv: readonly string[], env: Readonly<Record<string, string>>, cwd: string, logger?: Logger): Promise<SpawnedTool> {
+  const [file, ...args] = argv;
+  if (file === undefined) throw new TypeError('spawnTool needs a non-empty argv');
+  // The whole environment, copied: never the host's (a secret there must stay invisible).
+  const started = await spawnThroughSpawner({ file, args, cwd, env: { ...env } }, logger);
+  if (!started.ok) return failedSpawn(started.errorCode);
+  const { pid, stdin, stdout, stderr, status } = started.process;
+  trackProcessGroup(pid);
+  // bubblewrap's own report comes first; the spawner's covers a bubblewrap that was killed.
+  const exited = Promise.race([
+    readSandboxExitCode(status).then((exitCode) => (exitCode === undefined ? started.process.exited : { kind: 'exited' as const, exitCode, signal: null })),
+    started.process.exited,
+  ]);
+  const closed = (stream: Readable) => new Promise<void>((resolve) => (stream.closed ? resolve() : stream.once('close', () => resolve())));
+  // Settles once the leader has exited and both output pipes are closed (all output read).
+  const ended = Promise.all([exited, closed(stdout), closed(stderr)]).then(([exit]) => {
+    untrackProcessGroup(pid);
+    stdin.destroy();
+    return exit;
+  });
+  // A tool that exits without reading its input must not crash the host with EPIPE.
+  stdin.on('error', () => undefined);
+  stdout.on('error', () => undefined);
+  stderr.on('error', () => undefined);
+  return { pid, stdin, stdout, stderr, exited, ended };
+}
+
+function failedSpawn(errorCode: string): SpawnedTool {
+  const empty = (): PassThrough => new PassThrough().end();
+  const failed = Promise.resolve<ToolExit>({ kind: 'spawn_failed', errorCode });
+  return { pid: undefined, stdin: new PassThrough(), stdout: empty(), stderr: empty(), exited: failed, ended: failed };
+}
+
+/** What `runToCompletion` saw: how the leader ended and all it wrote (as UTF-8). */
+export interface CompletedRun {
+  readonly exit: ToolExit;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * Spawns a sandbox argv (which waits at its start gate), opens the gate with
+ * `input` behind START_LINE and collects everything it writes. For short checks
+ * (`toolhost doctor`), not calls: no output cap, and SIGKILL after `timeoutMs`.
+ */
+export async function runToCompletion(argv: readonly string[], env: Readonly<Record<string, string>>, cwd: string, input: string, timeoutMs: number): Promise<CompletedRun> {
+  const tool = await spawnTool(argv, env, cwd);
+  let stdout = '';
+  let stderr = '';
+  tool.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  tool.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const timer = setTimeout(() => {
+    if (tool.pid !== undefined) killProcessGroupNow(tool.pid);
+  }, timeoutMs);
+  tool.stdin.end(`${START_LINE}${input}`);
+  try {
+    return { exit: await tool.ended, stdout, stderr };
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,283 @@
+// The host's side of the spawner process (sandbox/spawner.mjs): one per host,
+// started on first use, asked over its IPC channel to start each process tool.
+// The tool's pipe ends come back as sockets the host reads and writes
+// directly; the host still tracks and kills each process group itself
+// (kill.ts), since signalling by pid needs no help from the spawner.
+import { fork, type ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
+import { recordSandboxStartWork } from '../../diagnostics/event-loop.js';
+import type { Logger } from '../../log.js';
+import { killProcessGroupNow } from './kill.js';
+
+/** How a spawned process's leader ended, or why it never started. */
+export type SpawnerExit =
+  | { readonly kind: 'exited'; readonly exitCode: number | null; readonly signal: NodeJS.Signals | null }
+  | { readonly kind: 'spawn_failed'; readonly errorCode: string };
+
+export interface SpawnerRequest {
+  readonly file: string;
+  readonly args: readonly string[];
+  readonly cwd: string;
+  /** The whole environment of the new process. */
+  readonly env: Readonly<Record<string, string>>;
+}
+
+/** A started process: its leader's pid (its own process group) and its pipes. */
+export interface SpawnerProcess {
+  readonly pid: number;
+  readonly stdin: Socket;
+  readonly stdout: Socket;
+  readonly stderr: Socket;
+  /** fd 3 of the leader: bubblewrap's --json-status-fd (see sandbox-status.ts). */
+  readonly status: Socket;
+  /** Settles when the spawner has seen the leader exit (not when the pipes close). */
+  readonly exited: Promise<SpawnerExit>;
+}
+
+export type SpawnerResult = { readonly ok: true; readonly process: SpawnerProcess } | { readonly ok: false; readonly errorCode: string };
+
+/** Starts `request` through this host's spawner (started on first use). */
+export async function spawnThroughSpawner(request: SpawnerRequest, logger?: Logger): Promise<SpawnerResult> {
+  // A spawner that died (killed, out of memory) is replaced: once per request, so
+  // one that cannot start at all fails the call instead of looping.
+  for (let attempt = 0; attempt < 2; attempt++) {
+    if (spawner === undefined || spawner.isGone) spawner = new Spawner(logger);
+    const result = await spawner.spawn(request);
+    if (result !== undefined) return result;
+  }
+  return { ok: false, errorCode: 'spawner_unavailable' };
+}
+
+/**
+ * Starts this host's spawner now rather than on the first process call (which
+ * would otherwise wait for a Node process to boot). Forking the host costs a
+ * few milliseconds of its event loop: done once, at start-up.
+ */
+export function startSpawner(logger?: Logger): void {
+  spawner ??= new Spawner(logger);
+}
+
+/** The spawner's process.memoryUsage() and how many tools it tracks, or undefined without a running spawner. */
+export function spawnerMemory(): Promise<SpawnerMemory | undefined> {
+  return spawner?.memory() ?? Promise.resolve(undefined);
+}
+
+export interface SpawnerMemory {
+  readonly usage: NodeJS.MemoryUsage;
+  readonly liveGroups: number;
+}
+
+/** The spawner's pid, when one is running (for tests and diagnostics). */
+export function spawnerPid(): number | undefined {
+  return spawner?.pid;
+}
+
+const SPAWNER_URL = new URL('../../../sandbox/spawner.mjs', import.meta.url);
+// The spawner keeps no data: a small heap keeps its fork() cheap. With V8's
+// default young generation its heap grew to 44 MB over 4000 spawns (all
+// garbage, RSS 84 MB); with a 1 MB semi-space it stays at 14 MB (RSS 57 MB).
+const SPAWNER_EXEC_ARGV = ['--max-old-space-size=64', '--max-semi-space-size=1'];
+
+let spawner: Spawner | undefined;
+
+interface PendingSpawn {
+  readonly resolve: (result: SpawnerResult) => void;
+  pid: number | undefined;
+  readonly stdio: (Socket | undefined)[];
+  readonly exited: Promise<SpawnerExit>;
+  readonly onExit: (exit: SpawnerExit) => void;
+  isDelivered: boolean;
+}
+
+interface SpawnerMessage {
+  readonly type?: unknown;
+  readonly id?: unknown;
+  readonly pid?: unknown;
+  readonly fd?: unknown;
+  readonly errorCode?: unknown;
+  readonly exitCode?: unknown;
+  readonly signal?: unknown;
+}
+
+class Spawner {
+  private readonly child: ChildProcess;
+  private readonly pending = new Map<number, PendingSpawn>();
+  private readonly memoryRequests = new Map<number, (memory: SpawnerMemory | undefined) => void>();
+  private readonly ready: Promise<boolean>;
+  private nextId = 1;
+  private hasEnded = false;
+  /** Requests waiting for the spawner to be ready (they too keep the host alive). */
+  private waitingCount = 0;
+
+  constructor(private readonly logger: Logger | undefined) {
+    this.child = fork(SPAWNER_URL, [], {
+      execArgv: SPAWNER_EXEC_ARGV,
+      // Its own environment is not the tools': each request carries theirs.
+      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      serialization: 'json',
+    });
+    // Its stderr is only diagnostics: it must not keep the host's event loop alive.
+    (this.child.stderr as Socket | null)?.unref();
+    this.child.stderr?.setEncoding('utf8');
+    this.child.stderr?.on('data', (text: string) => this.logger?.warn({ spawner: text.trim().slice(0, 2000) }, 'spawner wrote to stderr'));
+    this.ready = new Promise<boolean>((resolve) => {
+      this.child.on('message', (message: SpawnerMessage, handle: unknown) => {
+        if (message.type === 'ready') resolve(true);
+        else this.onMessage(message, handle);
+      });
+      this.child.once('exit', (code, signal) => {
+        resolve(false);
+        this.onGone(code, signal);
+      });
+      this.child.once('error', (error) => {
+        this.logger?.error({ err: error }, 'spawner process failed');
+        resolve(false);
+        this.onGone(null, null);
+      });
+    });
+    this.updateRef();
+  }
+
+  /** Exited or failed to start: the next request gets a new spawner. */
+  get isGone(): boolean {
+    return this.hasEnded;
+  }
+
+  get pid(): number | undefined {
+    return this.isGone ? undefined : this.child.pid;
+  }
+
+  /** Starts `request`; undefined when this spawner never became ready or is gone. */
+  async spawn(request: SpawnerRequest): Promise<SpawnerResult | undefined> {
+    this.waitingCount++;
+    this.updateRef();
+    const isReady = await this.ready;
+    this.waitingCount--;
+    this.updateRef();
+    if (!isReady || this.isGone) return undefined;
+    const id = this.nextId++;
+    let onExit: (exit: SpawnerExit) => void = () => undefined;
+    const exited = new Promise<SpawnerExit>((resolve) => {
+      onExit = resolve;
+    });
+    let resolveFailed: (result: SpawnerResult) => void = () => undefined;
+    const result = new Promise<SpawnerResult>((resolve) => {
+      resolveFailed = resolve;
+      this.pending.set(id, { resolve, pid: undefined, stdio: [], exited, onExit, isDelivered: false });
+    });
+    this.updateRef();
+    const sendStartedMs = performance.now();
+    // A channel that closed meanwhile (the spawner died) fails this request; onGone settles the rest.
+    const failSend = (error: Error | null): void => {
+      if (error === null || !this.pending.has(id)) return;
+      this.pending.delete(id);
+      this.logger?.warn({ err: error }, 'could not reach the spawner');
+      resolveFailed({ ok: false, errorCode: 'spawner_unavailable' });
+    };
+    try {
+      this.child.send({ type: 'spawn', id, file: request.file, args: request.args, cwd: request.cwd, env: request.env }, failSend);
+    } catch (error) {
+      failSend(error instanceof Error ? error : new Error(String(error)));
+    }
+    recordSandboxStartWork(performance.now() - sendStartedMs);
+    return result;
+  }
+
+  /** Asks the spawner for its memory (diagnostics); undefined when it is gone. */
+  async memory(): Promise<SpawnerMemory | undefined> {
+    if (!(await this.ready) || this.isGone) return undefined;
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      this.memoryRequests.set(id, resolve);
+      this.updateRef();
+      this.child.send({ type: 'memory', id }, (error) => {
+        if (error === null) return;
+        this.memoryRequests.delete(id);
+        this.updateRef();
+        resolve(undefined);
+      });
+    });
+  }
+
+  private onMessage(message: SpawnerMessage, handle: unknown): void {
+    const id = typeof message.id === 'number' ? message.id : -1;
+    if (message.type === 'memory') {
+      this.memoryRequests.get(id)?.(message as unknown as SpawnerMemory);
+      this.memoryRequests.delete(id);
+      this.updateRef();
+      return;
+    }
+    const entry = this.pending.get(id);
+    if (entry === undefined) {
+      // A handle for a request we no longer track: never leave its descriptor open.
+      (handle as Socket | undefined)?.destroy();
+      return;
+    }
+    switch (message.type) {
+      case 'spawned':
+        entry.pid = typeof message.pid === 'number' ? message.pid : undefined;
+        break;
+      case 'stdio':
+        if (typeof message.fd === 'number' && handle !== undefined) entry.stdio[message.fd] = handle as Socket;
+        this.deliverWhenComplete(entry);
+        break;
+      case 'failed':
+        this.pending.delete(id);
+        entry.resolve({ ok: false, errorCode: typeof message.errorCode === 'string' ? message.errorCode : 'spawn_error' });
+        break;
+      case 'exit':
+        this.pending.delete(id);
+        entry.onExit({
+          kind: 'exited',
+          exitCode: typeof message.exitCode === 'number' ? message.exitCode : null,
+          signal: typeof message.signal === 'string' ? (message.signal as NodeJS.Signals) : null,
+        });
+        // Exited before all its pipes came across (they still will, and are then destroyed above).
+        if (!entry.isDelivered) entry.resolve({ ok: false, errorCode: 'exited_before_handover' });
+        break;
+      default:
+        break;
+    }
+    this.updateRef();
+  }
+
+  private deliverWhenComplete(entry: PendingSpawn): void {
+    const [stdin, stdout, stderr, status] = entry.stdio;
+    if (entry.isDelivered || entry.pid === undefined || stdin === undefined || stdout === undefined || stderr === undefined || status === undefined) return;
+    entry.isDelivered = true;
+    // The host only writes to the tool's stdin: do not buffer what the tool might write back into it.
+    stdin.pause();
+    stdin.on('error', () => undefined);
+    entry.resolve({ ok: true, process: { pid: entry.pid, stdin, stdout, stderr, status, exited: entry.exited } });
+  }
+
+  private onGone(code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.hasEnded) return;
+    this.hasEnded = true;
+    if (this.pending.size > 0) this.logger?.error({ code, signal, running: this.pending.size }, 'spawner process ended; its tools died with it');
+    // --die-with-parent takes every sandbox down with the spawner; a process
+    // group it left behind all the same is killed here.
+    for (const entry of this.pending.values()) {
+      if (entry.pid !== undefined) killProcessGroupNow(entry.pid);
+      entry.onExit({ kind: 'exited', exitCode: null, signal: 'SIGKILL' });
+      if (!entry.isDelivered) entry.resolve({ ok: false, errorCode: 'spawner_exited' });
+    }
+    this.pending.clear();
+    for (const resolve of this.memoryRequests.values()) resolve(undefined);
+    this.memoryRequests.clear();
+  }
+
+  // The channel keeps the host's event loop alive only while a tool is running,
+  // so an idle host can still exit when its work is done.
+  private updateRef(): void {
+    if (this.isGone) return;
+    if (this.pending.size > 0 || this.waitingCount > 0 || this.memoryRequests.size > 0) {
+      this.child.ref();
+      this.child.channel?.ref();
+    } else {
+      this.child.unref();
+      this.child.channel?.unref();
+    }
+  }
+}

@@ -1,0 +1,178 @@
+// worker runner: trusted first-party JavaScript in a Piscina pool (one pool per
+// tool) with a heap limit per thread, a bounded queue, and a timeout or cancel
+// that aborts the task: Piscina terminates that thread and starts a fresh one.
+// Results come back as plain envelopes from sandbox/worker-entry.mjs.
+import { randomUUID } from 'node:crypto';
+import { BroadcastChannel } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+import type { Logger } from '../../log.js';
+import type { Runner, RunSpec } from '../types.js';
+import type { Job, RunOptions, RunOutcome, ToolLogLevel } from '../wire.js';
+import { failure, parseToolEnvelope, toRunOutcome, type Outcome } from '../tool-envelope.js';
+
+/** Calls that may wait for a free thread; more are refused rather than queued without bound. */
+export const WORKER_MAX_QUEUE = 64;
+/** How long an idle thread beyond the first is kept. */
+export const WORKER_IDLE_TIMEOUT_MS = 30_000;
+/** How long a finished call waits for its last progress/log events to drain. */
+const EVENT_DRAIN_MS = 1000;
+
+const WORKER_ENTRY_URL = new URL('../../../sandbox/worker-entry.mjs', import.meta.url);
+const LOG_LEVELS: ReadonlySet<string> = new Set(['debug', 'info', 'warn', 'error']);
+
+/** Builds the runner for one `mode: worker` tool. */
+export function createWorkerRunner(spec: RunSpec, deps: { logger: Logger }): Runner {
+  const logger = deps.logger.child({ runner: 'worker', tool: spec.name });
+  if (spec.entryPath === undefined) throw new Error(`worker tool ${spec.name} has no entry`);
+  const entryPath = spec.entryPath;
+  const pool = new Piscina({
+    filename: WORKER_ENTRY_URL.href,
+    minThreads: 1,
+    maxThreads: Math.max(1, spec.poolSize),
+    idleTimeout: WORKER_IDLE_TIMEOUT_MS,
+    maxQueue: WORKER_MAX_QUEUE,
+    // Only the names the manifest and policy allow, never the host's whole environment.
+    env: { ...spec.env },
+    resourceLimits: { maxOldGenerationSizeMb: Math.max(8, spec.memoryMb) },
+  });
+  pool.on('error', (error: unknown) => logger.warn({ err: error }, 'worker pool error'));
+  // One channel per pool carries every call's events (tagged with its callId)
+  // and the host's aborts; a MessagePort transferred per call leaked memory in
+  // both threads (see sandbox/worker-entry.mjs).
+  const eventChannel = `toolhost-worker-events-${randomUUID()}`;
+  const events = new BroadcastChannel(eventChannel);
+  const listeners = new Map<string, (message: Record<string, unknown>) => void>();
+  events.onmessage = (event: unknown) => {
+    const message = (event as { data?: unknown }).data;
+    if (typeof message !== 'object' || message === null) return;
+    const record = message as Record<string, unknown>;
+    if (typeof record['callId'] === 'string') listeners.get(record['callId'])?.(record);
+  };
+  events.unref();
+  let closed = false;
+
+  async function run(job: Job, options: RunOptions): Promise<RunOutcome> {
+    const startedMs = performance.now();
+    const finish = (outcome: Outcome): RunOutcome => toRunOutcome(outcome, performance.now() - startedMs);
+    if (closed) return finish(failure('cancelled', 'The host is shutting down.', { reason: 'runner_closed' }));
+    if (options.signal.aborted) return finish(failure('cancelled', 'The call was cancelled.', {}));
+
+    // First recorded reason wins: a deadline and a cancel can race.
+    let stopReason: 'timeout' | 'cancelled' | undefined;
+    const controller = new AbortController();
+    const stop = (reason: 'timeout' | 'cancelled'): void => {
+      stopReason ??= reason;
+      safePost(events, { type: 'abort', callId: job.callId });
+      controller.abort();
+    };
+    const timer = setTimeout(() => stop('timeout'), options.timeoutMs);
+    const onAbort = (): void => stop('cancelled');
+    options.signal.addEventListener('abort', onAbort, { once: true });
+    let markEnded: () => void = () => {};
+    const ended = new Promise<void>((resolve) => {
+      markEnded = resolve;
+    });
+    listeners.set(job.callId, (message) => {
+      if (isEndEvent(message)) markEnded();
+      else forwardEvent(message, options, logger, job.callId);
+    });
+
+    try {
+      const envelope: unknown = await pool.run(
+        {
+          entryPath,
+          callId: job.callId,
+          args: job.args,
+          roots: spec.roots.map((root) => ({ path: root.path, access: root.access })),
+          protectedPaths: [...(spec.protectedPaths ?? [])],
+          hiddenPaths: [...(spec.hiddenPaths ?? [])],
+          networkAllow: [...spec.networkAllow],
+          maxOutputBytes: spec.maxOutputBytes,
+          eventChannel,
+        },
+        { signal: controller.signal },
+      );
+      // The worker posts `end` after its last event: wait for it so none is lost.
+      await Promise.race([ended, delay(EVENT_DRAIN_MS)]);
+      return finish(parseToolEnvelope(envelope, { source: 'worker', maxOutputBytes: spec.maxOutputBytes, checkOutputBytes: false }));
+    } catch (error) {
+      if (stopReason === 'timeout') {
+        return finish(failure('timeout', 'The tool ran past its time limit.', { timeoutMs: options.timeoutMs }));
+      }
+      if (stopReason === 'cancelled') return finish(failure('cancelled', 'The call was cancelled.', {}));
+      const classified = classifyWorkerError(error, { memoryMb: spec.memoryMb, closed });
+      if (!classified.ok && classified.code === 'internal') logger.error({ err: error, callId: job.callId }, 'worker runner failed');
+      return finish(classified);
+    } finally {
+      clearTimeout(timer);
+      options.signal.removeEventListener('abort', onAbort);
+      listeners.delete(job.callId);
+    }
+  }
+
+  async function close(): Promise<void> {
+    if (closed) return;
+    closed = true;
+    await pool.destroy();
+    events.close();
+  }
+
+  return { mode: 'worker', run, close };
+}
+
+/** Maps a rejection from `pool.run` (other than our own abort) to a run code. */
+export function classifyWorkerError(error: unknown, facts: { memoryMb: number; closed: boolean }): Outcome {
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  const message = error instanceof Error ? error.message : '';
+  if (code === 'ERR_WORKER_OUT_OF_MEMORY') {
+    return failure('memory_limit', 'The tool exceeded its memory limit.', { memoryMb: facts.memoryMb });
+  }
+  if (facts.closed) return failure('cancelled', 'The host is shutting down.', { reason: 'runner_closed' });
+  // Piscina reports a thread that exited mid-task only in this message.
+  const exited = /^worker exited with code: (-?\d+)$/.exec(message);
+  if (exited) {
+    return failure('tool_crashed', 'The tool ended its worker thread.', { exitCode: Number(exited[1]) });
+  }
+  if (message === 'Task queue is at limit') {
+    return failure('internal', 'The worker pool is overloaded.', { reason: 'queue_full', maxQueue: WORKER_MAX_QUEUE });
+  }
+  // Anything else that kills the thread (an uncaught exception from a timer, say) is a crash.
+  return failure('tool_crashed', 'The tool crashed its worker thread.', { reason: 'worker_error' });
+}
+
+function forwardEvent(message: unknown, options: RunOptions, logger: Logger, callId: string): void {
+  if (typeof message !== 'object' || message === null) return;
+  const event = message as Record<string, unknown>;
+  if (event['type'] === 'progress' && typeof event['progress'] === 'number') {
+    options.onProgress?.({
+      progress: event['progress'],
+      ...(typeof event['total'] === 'number' ? { total: event['total'] } : {}),
+      ...(typeof event['message'] === 'string' ? { message: event['message'] } : {}),
+    });
+  } else if (event['type'] === 'log' && typeof event['message'] === 'string') {
+    const level = (typeof event['level'] === 'string' && LOG_LEVELS.has(event['level']) ? event['level'] : 'info') as ToolLogLevel;
+    if (options.onLog) options.onLog(level, event['message']);
+    else logger.debug({ callId, level }, event['message']);
+  } else if (event['type'] === 'denied' && typeof event['denial'] === 'object' && event['denial'] !== null) {
+    const denial = event['denial'] as Record<string, unknown>;
+    const parsed = { op: String(denial['op']), target: String(denial['target']), reason: String(denial['reason']) };
+    logger.info({ callId, denial: parsed }, 'sandbox refused a ctx call');
+    options.onDenied?.(parsed);
+  }
+}
+
+function isEndEvent(message: unknown): boolean {
+  return typeof message === 'object' && message !== null && (message as Record<string, unknown>)['type'] === 'end';
+}
+
+function safePost(channel: BroadcastChannel, message: unknown): void {
+  try {
+    channel.postMessage(message);
+  } catch {
+    // Already closed.
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

@@ -1,0 +1,208 @@
+// The shape of the bubblewrap command line: which flags each isolation mode
+// gets, what is bound where and with which access, and the limits prlimit applies.
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { computeSandboxLimits, CPU_MARGIN_SECONDS, DEFAULT_CPU_SECONDS, DEFAULT_PROCESSES } from '../../../../src/runner/bwrap/rlimits.js';
+import { sweepPidsCgroups } from '../../../../src/runner/bwrap/pids-cgroup.js';
+import type { RunSpec } from '../../../../src/runner/types.js';
+import { buildSandboxArgv, SANDBOX_DEFAULT_PATH } from '../../../../src/runner/bwrap/argv.js';
+
+const MANIFEST_DIR = realpathSync(fileURLToPath(new URL('../../../fixtures/tools/sandbox/', import.meta.url)));
+const READ_ROOT = realpathSync(fileURLToPath(new URL('../../../fixtures/', import.meta.url)));
+const WRITE_ROOT = realpathSync(fileURLToPath(new URL('../../../unit/', import.meta.url)));
+
+// Every argv built here made a pids cgroup that no sandbox joins: remove them.
+afterAll(() => {
+  sweepPidsCgroups({ hostExiting: true });
+});
+
+function spec(overrides: Partial<RunSpec> = {}): RunSpec {
+  return {
+    name: 'argv_test', mode: 'process', manifestDir: MANIFEST_DIR, command: ['/bin/sh', '-c', 'true'], memoryMb: 64,
+    stdout: 'text', isolation: 'namespace', persistent: false, poolSize: 1, env: { LANG: 'C.UTF-8' },
+    roots: [{ path: READ_ROOT, access: 'read' }, { path: WRITE_ROOT, access: 'read_write' }], networkAllow: [], maxOutputBytes: 1024, protectedPaths: [], hiddenPaths: [],
+    ...overrides,
+  };
+}
+
+/** The bwrap part (up to its `--`) and what runs after it. */
+function split(argv: string[]): { bwrap: string[]; inner: string[] } {
+  const end = argv.indexOf('--');
+  return { bwrap: argv.slice(0, end), inner: argv.slice(end + 1) };
+}
+
+/** Every `flag a b` triple of the bwrap part, as "a b". */
+function pairsOf(bwrap: string[], flag: string): string[] {
+  return bwrap.flatMap((arg, index) => (arg === flag ? [`${bwrap[index + 1] ?? ''} ${bwrap[index + 2] ?? ''}`] : []));
+}
+
+describe('buildSandboxArgv', () => {
+  it('starts with bubblewrap, then prlimit, and ends with the start gate', () => {
+    for (const isolation of ['none', 'namespace'] as const) {
+      const argv = buildSandboxArgv(spec({ isolation }), { cwd: WRITE_ROOT });
+      expect(argv[0]).toMatch(/(^|\/)bwrap$/);
+      const prlimitAt = argv.findIndex((arg) => /(^|\/)prlimit$/.test(arg));
+      expect(prlimitAt).toBeGreaterThan(argv.indexOf('--'));
+      // The gate is the last thing before the tool: a shell that reads one line, then execs "$@".
+      const gateAt = argv.indexOf('-c');
+      expect(gateAt).toBeGreaterThan(prlimitAt);
+      expect(argv[gateAt + 1]).toMatch(/read -r start && exec "\$@"$/);
+      expect(argv).toHaveLength(gateAt + 3);
+    }
+  });
+
+  it('gives both modes a pid namespace, a new session, death with the parent, /proc, /dev and a clean env', () => {
+    for (const isolation of ['none', 'namespace'] as const) {
+      const { bwrap } = split(buildSandboxArgv(spec({ isolation }), { cwd: WRITE_ROOT }));
+      for (const flag of ['--unshare-pid', '--die-with-parent', '--new-session', '--clearenv']) expect(bwrap).toContain(flag);
+      expect(pairsOf(bwrap, '--proc')).toHaveLength(1);
+      expect(bwrap[bwrap.indexOf('--proc') + 1]).toBe('/proc');
+      expect(bwrap[bwrap.indexOf('--dev') + 1]).toBe('/dev');
+      expect(bwrap[bwrap.indexOf('--chdir') + 1]).toBe(WRITE_ROOT);
+    }
+  });
+
+  it('isolation none shares the host filesystem and network', () => {
+    const { bwrap } = split(buildSandboxArgv(spec({ isolation: 'none' }), { cwd: WRITE_ROOT }));
+    expect(pairsOf(bwrap, '--dev-bind')).toEqual(['/ /']);
+    expect(bwrap).not.toContain('--unshare-net');
+    expect(bwrap).not.toContain('--tmpfs');
+  });
+
+  it('isolation namespace unshares ipc, uts and net, drops capabilities and remounts / read-only', () => {
+    const { bwrap } = split(buildSandboxArgv(spec(), { cwd: WRITE_ROOT }));
+    for (const flag of ['--unshare-ipc', '--unshare-uts', '--unshare-net', '--unshare-cgroup-try', '--remount-ro']) expect(bwrap).toContain(flag);
+    expect(pairsOf(bwrap, '--dev-bind')).toEqual([]);
+    const remounted = bwrap.flatMap((arg, index) => (arg === '--remount-ro' ? [bwrap[index + 1]] : []));
+    expect(remounted).toEqual(['/proc', '/']);
+    if (process.getuid?.() === 0) expect(bwrap[bwrap.indexOf('--cap-drop') + 1]).toBe('ALL');
+  });
+
+  it('shares the network only when networkAllow is non-empty', () => {
+    const { bwrap } = split(buildSandboxArgv(spec({ networkAllow: ['api.github.com'] }), { cwd: WRITE_ROOT }));
+    expect(bwrap).not.toContain('--unshare-net');
+  });
+
+  it('binds roots with their access, the manifest folder read-only, and never /, /etc, /root or /home whole', () => {
+    const { bwrap } = split(buildSandboxArgv(spec(), { cwd: WRITE_ROOT }));
+    const readOnly = pairsOf(bwrap, '--ro-bind');
+    const readWrite = pairsOf(bwrap, '--bind');
+    expect(readOnly).toContain(`${READ_ROOT} ${READ_ROOT}`);
+    expect(readOnly).toContain(`${MANIFEST_DIR} ${MANIFEST_DIR}`);
+    expect(readWrite).toContain(`${WRITE_ROOT} ${WRITE_ROOT}`);
+    // The manifest folder (inside the read root) is bound after it, so it stays read-only.
+    expect(bwrap.lastIndexOf(MANIFEST_DIR)).toBeGreaterThan(bwrap.lastIndexOf(READ_ROOT));
+    const bound = [...readOnly, ...readWrite, ...pairsOf(bwrap, '--ro-bind-try')].map((pair) => pair.split(' ')[0]);
+    for (const path of ['/', '/etc', '/root', '/home', '/etc/shadow', '/etc/gshadow', '/var']) expect(bound).not.toContain(path);
+    expect(bound).toContain('/etc/passwd');
+  });
+
+  it('gives a private tmpfs /tmp, or the caller\'s private directory as /tmp', () => {
+    const tmpfs = split(buildSandboxArgv(spec(), { cwd: WRITE_ROOT })).bwrap;
+    const mounts = tmpfs.flatMap((arg, index) => (arg === '--tmpfs' ? [tmpfs[index + 1]] : []));
+    expect(mounts).toEqual(expect.arrayContaining(['/tmp', '/dev/shm']));
+    // Both are size-capped: tmpfs pages are host memory that RLIMIT_AS does not count.
+    expect(tmpfs.filter((arg) => arg === '--size')).toHaveLength(2);
+    const own = split(buildSandboxArgv(spec(), { cwd: WRITE_ROOT, privateTmp: READ_ROOT })).bwrap;
+    expect(pairsOf(own, '--bind')).toContain(`${READ_ROOT} /tmp`);
+  });
+
+  it('sets exactly spec.env, plus a fixed PATH when spec.env has none', () => {
+    const { bwrap } = split(buildSandboxArgv(spec({ env: { LANG: 'C.UTF-8', TZ: 'UTC' } }), { cwd: WRITE_ROOT }));
+    expect(pairsOf(bwrap, '--setenv')).toEqual(['LANG C.UTF-8', 'TZ UTC', `PATH ${SANDBOX_DEFAULT_PATH}`]);
+    const withPath = split(buildSandboxArgv(spec({ env: { PATH: '/usr/bin' } }), { cwd: WRITE_ROOT })).bwrap;
+    expect(pairsOf(withPath, '--setenv')).toEqual(['PATH /usr/bin']);
+  });
+
+  it('refuses an environment name bubblewrap would mangle', () => {
+    expect(() => buildSandboxArgv(spec({ env: { 'A=B': 'x' } }), { cwd: WRITE_ROOT })).toThrow(TypeError);
+  });
+
+  it('applies address space, CPU, file size and open-file limits with prlimit', () => {
+    const argv = buildSandboxArgv(spec({ memoryMb: 64 }), { cwd: WRITE_ROOT, timeoutMs: 2500, limits: { fileSizeBytes: 4096, openFiles: 32 } });
+    const prlimit = argv.slice(argv.findIndex((arg) => /(^|\/)prlimit$/.test(arg)));
+    expect(prlimit.slice(1)).toEqual(expect.arrayContaining([`--as=${64 * 1024 * 1024}`, `--cpu=${3 + CPU_MARGIN_SECONDS}:${4 + CPU_MARGIN_SECONDS}`, '--fsize=4096', '--nofile=32']));
+  });
+});
+
+describe('computeSandboxLimits', () => {
+  it('rounds the timeout up to seconds and adds the margin; no timeout means the default budget', () => {
+    expect(computeSandboxLimits({ memoryMb: 1 }, 1).cpuSeconds).toBe(1 + CPU_MARGIN_SECONDS);
+    expect(computeSandboxLimits({ memoryMb: 1 }, 1000).cpuSeconds).toBe(1 + CPU_MARGIN_SECONDS);
+    expect(computeSandboxLimits({ memoryMb: 1 }, 1001).cpuSeconds).toBe(2 + CPU_MARGIN_SECONDS);
+    expect(computeSandboxLimits({ memoryMb: 1 }, undefined).cpuSeconds).toBe(DEFAULT_CPU_SECONDS);
+    expect(computeSandboxLimits({ memoryMb: 1 }, undefined).processes).toBe(DEFAULT_PROCESSES);
+  });
+
+  it('refuses a non-positive memory limit', () => {
+    expect(() => computeSandboxLimits({ memoryMb: 0 }, 1000)).toThrow(RangeError);
+  });
+});
+
+describe('buildSandboxArgv: the command\'s interpreter', () => {
+  let home: string;
+
+  beforeAll(() => {
+    // A fake version manager laid out like pyenv: shims/<tool> execs `<manager> exec <tool>`.
+    home = realpathSync(mkdtempSync(join(tmpdir(), 'toolhost-argv-home-')));
+    const manager = join(home, '.fakeenv');
+    mkdirSync(join(manager, 'shims'), { recursive: true });
+    mkdirSync(join(manager, 'libexec'));
+    mkdirSync(join(manager, 'versions', '1.0', 'bin'), { recursive: true });
+    mkdirSync(join(home, '.cargo', 'bin'), { recursive: true });
+    writeExecutable(join(manager, 'versions', '1.0', 'bin', 'faketool'), '#!/bin/sh\necho real\n');
+    writeExecutable(join(manager, 'libexec', 'fakeenv'), `#!/bin/sh\n[ "$1" = which ] && echo "${manager}/versions/1.0/bin/$2"\n`);
+    writeExecutable(
+      join(manager, 'shims', 'faketool'),
+      `#!/usr/bin/env bash\nprogram="\${0##*/}"\nexport FAKEENV_ROOT="${manager}"\nexec "${manager}/libexec/fakeenv" exec "$program" "$@"\n`,
+    );
+    writeExecutable(join(home, '.cargo', 'bin', 'cargotool'), '#!/bin/sh\necho cargo\n');
+  });
+
+  afterAll(() => {
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('binds a version manager\'s real install read-only and turns the shim into a symlink to it', () => {
+    const manager = join(home, '.fakeenv');
+    const argv = buildSandboxArgv(spec({ command: ['faketool'], env: { PATH: `${manager}/shims:/usr/bin:/bin` } }), { cwd: WRITE_ROOT });
+    const { bwrap } = split(argv);
+    expect(pairsOf(bwrap, '--ro-bind')).toContain(`${manager}/versions/1.0 ${manager}/versions/1.0`);
+    expect(pairsOf(bwrap, '--symlink')).toContain(`${manager}/versions/1.0/bin/faketool ${manager}/shims/faketool`);
+    // Never the home or the manager's root: only the selected version.
+    const bound = [...pairsOf(bwrap, '--ro-bind'), ...pairsOf(bwrap, '--bind')].map((pair) => pair.split(' ')[0]);
+    expect(bound).not.toContain(home);
+    expect(bound).not.toContain(manager);
+  });
+
+  it('binds only the binary when its prefix is a home folder that may hold credentials', () => {
+    const tool = join(home, '.cargo', 'bin', 'cargotool');
+    const { bwrap } = split(buildSandboxArgv(spec({ command: ['cargotool'], env: { PATH: `${home}/.cargo/bin:/usr/bin` } }), { cwd: WRITE_ROOT }));
+    expect(pairsOf(bwrap, '--ro-bind')).toContain(`${tool} ${tool}`);
+    const bound = pairsOf(bwrap, '--ro-bind').map((pair) => pair.split(' ')[0]);
+    expect(bound).not.toContain(join(home, '.cargo'));
+  });
+
+  it('adds nothing for a command in the system directories', () => {
+    const plain = split(buildSandboxArgv(spec({ command: ['sh'], env: { PATH: '/usr/bin:/bin' } }), { cwd: WRITE_ROOT })).bwrap;
+    expect(pairsOf(plain, '--symlink').filter((pair) => !/^usr\//.test(pair))).toEqual([]);
+  });
+});
+
+function writeExecutable(path: string, text: string): void {
+  writeFileSync(path, text);
+  chmodSync(path, 0o755);
+}
+
+describe('buildSandboxArgv: secrets under a broad root', () => {
+  it('masks /etc/shadow and SSH host keys even when a root covers /etc', () => {
+    const { bwrap } = split(buildSandboxArgv(spec({ roots: [{ path: '/etc', access: 'read' }] }), { cwd: WRITE_ROOT }));
+    expect(pairsOf(bwrap, '--ro-bind')).toContain('/dev/null /etc/shadow');
+    const afterRoot = bwrap.slice(bwrap.lastIndexOf('/etc') - 1);
+    expect(afterRoot.join(' ')).toContain('/dev/null /etc/shadow');
+    if (existsSync('/etc/ssh')) expect(bwrap[bwrap.lastIndexOf('/etc/ssh') - 1]).toBe('--tmpfs');
+  });
+});

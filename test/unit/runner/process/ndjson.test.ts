@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { LineSplitter, encodeRequest, parseEnvelope, splitTopLevelMembers } from '../../../../src/runner/process/ndjson.js';
+
+const line = (text: string): Buffer => Buffer.from(text, 'utf8');
+
+describe('parseEnvelope', () => {
+  it.each([
+    ['{"id":"a","result":{"x":[1,2]}}', { kind: 'result', id: 'a', resultJson: '{"x":[1,2]}' }],
+    ['{"id":7,"result":"s,}]"}', { kind: 'result', id: '7', resultJson: '"s,}]"' }],
+    ['{ "result" : [ 1 , {"y":"\\"}"} ] , "id":"b" }', { kind: 'result', id: 'b', resultJson: '[ 1 , {"y":"\\"}"} ]' }],
+    ['{"id":"a","result":null}', { kind: 'result', id: 'a', resultJson: 'null' }],
+    ['{"id":"a","error":{"message":"nope"}}', { kind: 'error', id: 'a', message: 'nope' }],
+    ['{"id":"a","error":"nope"}', { kind: 'error', id: 'a', message: 'The tool reported an error.' }],
+    ['{"id":"a","progress":{"progress":1,"total":4,"message":"m"}}', { kind: 'progress', id: 'a', progress: { progress: 1, total: 4, message: 'm' } }],
+    ['{"id":"a","progress":{"progress":1}}', { kind: 'progress', id: 'a', progress: { progress: 1 } }],
+    ['   ', { kind: 'blank' }],
+    ['not json', { kind: 'invalid', reason: 'not_json' }],
+    ['[1,2]', { kind: 'invalid', reason: 'not_an_envelope' }],
+    ['{"result":1}', { kind: 'invalid', reason: 'not_an_envelope' }],
+    ['{"id":"a"}', { kind: 'invalid', reason: 'not_an_envelope' }],
+    ['{"id":"a","progress":{"progress":"x"}}', { kind: 'invalid', reason: 'not_an_envelope' }],
+    ['{"id":"a","id":"b","result":1}', { kind: 'invalid', reason: 'duplicate_envelope_key' }],
+  ])('%s', (text, expected) => {
+    expect(parseEnvelope(line(text))).toEqual(expected);
+  });
+
+  it('refuses a line that is not UTF-8', () => {
+    expect(parseEnvelope(Buffer.from([0x7b, 0xff, 0x7d]))).toEqual({ kind: 'invalid', reason: 'invalid_utf8' });
+  });
+
+  it('keeps a duplicate-key result as its exact text', () => {
+    expect(parseEnvelope(line('{"id":"a","result":{"k":1,"k":2}}'))).toEqual({ kind: 'result', id: 'a', resultJson: '{"k":1,"k":2}' });
+  });
+
+  it('hands on a result nested 100,000 deep without recursion', () => {
+    const deep = '['.repeat(100_000) + ']'.repeat(100_000);
+    const envelope = parseEnvelope(line(`{"id":"a","result":${deep}}`));
+    expect(envelope).toEqual({ kind: 'result', id: 'a', resultJson: deep });
+  });
+
+  it('bounds an error message', () => {
+    const envelope = parseEnvelope(line(JSON.stringify({ id: 'a', error: { message: 'x'.repeat(10_000) } })));
+    expect(envelope.kind === 'error' ? envelope.message.length : 0).toBe(2048);
+  });
+});
+
+describe('splitTopLevelMembers', () => {
+  it('returns each member as raw text', () => {
+    expect(splitTopLevelMembers('{"a":1,"b":{"c":[true]},"d":"}"}')).toEqual(
+      new Map([
+        ['a', '1'],
+        ['b', '{"c":[true]}'],
+        ['d', '"}"'],
+      ]),
+    );
+  });
+
+  it('sees an escaped key as the same key', () => {
+    expect(splitTopLevelMembers('{"a":1,"\\u0061":2}')).toBe('duplicate');
+  });
+});
+
+describe('LineSplitter', () => {
+  it('joins lines across chunks and keeps the partial tail', () => {
+    const splitter = new LineSplitter(100);
+    expect(splitter.push(line('ab')).toString()).toBe('');
+    expect((splitter.push(line('c\nde\nf')) as Buffer[]).map(String)).toEqual(['abc', 'de']);
+    expect((splitter.push(line('\n')) as Buffer[]).map(String)).toEqual(['f']);
+  });
+
+  it('reports overflow for a line longer than the cap, with or without its newline', () => {
+    expect(new LineSplitter(4).push(line('12345\n'))).toBe('overflow');
+    const splitter = new LineSplitter(4);
+    expect(splitter.push(line('123'))).toEqual([]);
+    expect(splitter.push(line('45'))).toBe('overflow');
+  });
+});
+
+describe('encodeRequest', () => {
+  it('writes one line', () => {
+    expect(encodeRequest('c1', { a: 'x\ny' })).toBe('{"id":"c1","args":{"a":"x\\ny"}}\n');
+  });
+});
