@@ -22,9 +22,10 @@ export const STANDARD_DRAFTS: Readonly<Record<string, Draft>> = {
   'http://json-schema.org/draft-07/schema#': 'draft-07',
 };
 
-/** Compiles tool schemas: strict mode, no allErrors (arguments are untrusted), nothing loaded from outside. */
+/** Compiles tool schemas: no allErrors (arguments are untrusted), nothing loaded from outside. */
 export interface ToolSchemaCompiler {
-  compile(schema: Readonly<Record<string, unknown>>, draft: Draft): ValidateFunction;
+  /** `relaxed`: an upstream server's schema, compiled without any strict-mode rule. */
+  compile(schema: Readonly<Record<string, unknown>>, draft: Draft, options?: { readonly relaxed?: boolean }): ValidateFunction;
 }
 
 // CommonJS default exports seen through NodeNext: the class is `.default`.
@@ -34,8 +35,17 @@ const AjvDraft07 = AjvDraft07Module.default;
 const addFormats = addFormatsModule.default;
 type AjvCore = AjvCoreModule.default;
 
+// Tool schemas are valid JSON Schema 2020-12 written by others (upstream servers
+// above all): what the draft leaves open is not refused. `x-` extension keywords
+// (`x-mcp-header`), unknown formats (annotations in 2020-12) and a `required`
+// name absent from `properties` compile; a misspelt standard keyword in a
+// manifest (`maxLenght`) still does not, as it is a typo, not an extension.
+// Upstream schemas get no strict mode at all (`relaxed`): they are not ours to
+// fix. What is unsafe is refused for both: references outside the schema and
+// depth (schema-checks.ts), and a schema that does not compile.
 const TOOL_SCHEMA_OPTIONS: Options = {
   strict: true,
+  strictRequired: false,
   allowUnionTypes: true,
   allErrors: false,
   // No loadSchema: a reference Ajv cannot resolve locally fails compilation, it is never fetched.
@@ -56,28 +66,48 @@ const TOOL_SCHEMA_OPTIONS: Options = {
  */
 export function createToolSchemaCompiler(): ToolSchemaCompiler {
   const compiled = new Map<string, ValidateFunction>();
-  const instances = new Map<Draft, AjvCore>();
-  const instanceFor = (draft: Draft): AjvCore => {
-    let ajv = instances.get(draft);
+  const instances = new Map<string, AjvCore>();
+  const instanceFor = (draft: Draft, relaxed: boolean): AjvCore => {
+    const instanceKey = `${draft}${relaxed ? ' relaxed' : ''}`;
+    let ajv = instances.get(instanceKey);
     if (!ajv) {
-      ajv =
-        draft === '2020-12' ? new Ajv2020(TOOL_SCHEMA_OPTIONS) : draft === '2019-09' ? new Ajv2019(TOOL_SCHEMA_OPTIONS) : new AjvDraft07(TOOL_SCHEMA_OPTIONS);
+      const options: Options = relaxed ? { ...TOOL_SCHEMA_OPTIONS, strict: false } : TOOL_SCHEMA_OPTIONS;
+      ajv = draft === '2020-12' ? new Ajv2020(options) : draft === '2019-09' ? new Ajv2019(options) : new AjvDraft07(options);
       addFormats(ajv);
-      instances.set(draft, ajv);
+      instances.set(instanceKey, ajv);
     }
     return ajv;
   };
   return {
-    compile: (schema, draft) => {
-      const key = `${draft}\n${JSON.stringify(schema)}`;
+    compile: (schema, draft, options = {}) => {
+      const relaxed = options.relaxed === true;
+      const key = `${draft}${relaxed ? ' relaxed' : ''}\n${JSON.stringify(schema)}`;
       let validate = compiled.get(key);
       if (validate === undefined) {
-        validate = instanceFor(draft).compile(schema);
+        const ajv = instanceFor(draft, relaxed);
+        if (!relaxed) allowExtensions(ajv, schema);
+        validate = ajv.compile(schema);
         compiled.set(key, validate);
       }
       return validate;
     },
   };
+}
+
+// Registers the schema's `x-` keywords (as annotations) and unknown formats (as
+// always valid, their 2020-12 default) on a strict instance, so strict mode is
+// left with what it is good at: misspelt standard keywords.
+function allowExtensions(ajv: AjvCore, schema: unknown): void {
+  const visit = (node: unknown): void => {
+    if (typeof node !== 'object' || node === null) return;
+    if (Array.isArray(node)) return node.forEach(visit);
+    for (const [key, value] of Object.entries(node)) {
+      if (key.startsWith('x-') && !ajv.getKeyword(key)) ajv.addKeyword(key);
+      if (key === 'format' && typeof value === 'string' && !ajv.formats[value]) ajv.addFormat(value, true);
+      visit(value);
+    }
+  };
+  visit(schema);
 }
 
 /** The Ajv instance for our own config files: all errors at once is fine for trusted input. */

@@ -13,6 +13,8 @@ import { compareProblems, normalizeManifest, type CheckedParts } from './normali
 import { resolveCommandElement, resolveEntry, resolveRoot } from './manifest-paths.js';
 import { problemsFromShapeErrors } from './schema-errors.js';
 import { checkToolSchema } from './schema-checks.js';
+import { isServerManifestData, loadServerManifest } from './load-server-manifest.js';
+import type { ServerManifest } from './server-manifest.js';
 
 /** A manifest file larger than this is refused unread. */
 export const MAX_MANIFEST_BYTES = 1024 * 1024;
@@ -29,6 +31,8 @@ export interface LoadManifestsOptions {
 export interface LoadManifestsResult {
   /** Manifests without any problem, in file order. */
   readonly manifests: Manifest[];
+  /** `kind: Server` manifests without any problem (SPEC section 2.1), in file order. */
+  readonly servers: ServerManifest[];
   /** Every problem found, sorted by file, line and column. */
   readonly problems: Problem[];
 }
@@ -40,6 +44,7 @@ export function loadManifests(options: LoadManifestsOptions): LoadManifestsResul
   const compiler = createToolSchemaCompiler();
   const problems: Problem[] = [];
   const named: NamedFile[] = [];
+  const servers: ServerManifest[] = [];
   const seenFiles = new Set<string>();
   for (const dir of options.dirs) {
     const absolute = resolve(cwd, dir);
@@ -55,13 +60,14 @@ export function loadManifests(options: LoadManifestsOptions): LoadManifestsResul
       seenFiles.add(key);
       const result = loadManifestFile(file, { cwd, workspace, compiler });
       if (!result.ok) problems.push(...result.problems);
-      if (result.source) named.push({ source: result.source, manifest: result.ok ? result.manifest : undefined });
+      if (result.ok && result.server) servers.push(result.server);
+      else if (result.source && !isServerManifestData(result.source.data)) named.push({ source: result.source, manifest: result.ok ? result.manifest : undefined });
     }
   }
 
   const manifests = dropDuplicateNames(named, problems);
   problems.sort(compareProblems);
-  return { manifests, problems };
+  return { manifests, servers: dropDuplicateServers(servers, problems), problems };
 }
 
 export interface LoadFileContext {
@@ -73,7 +79,8 @@ export interface LoadFileContext {
 
 /** `source` is set whenever the YAML parsed, so duplicate names are found even in files with other problems. */
 export type LoadFileResult =
-  | { readonly ok: true; readonly manifest: Manifest; readonly source: YamlSource }
+  | { readonly ok: true; readonly manifest: Manifest; readonly source: YamlSource; readonly server?: undefined }
+  | { readonly ok: true; readonly server: ServerManifest; readonly source: YamlSource; readonly manifest?: undefined }
   | { readonly ok: false; readonly problems: Problem[]; readonly source?: YamlSource };
 
 /** Loads one manifest file (absolute path) with every problem it has. */
@@ -84,6 +91,10 @@ export function loadManifestFile(file: string, context: LoadFileContext): LoadFi
   const parsed = readYamlFile(file, displayFile);
   if (!parsed.ok) return { ok: false, problems: parsed.problems };
   const source = parsed.source;
+  if (isServerManifestData(source.data)) {
+    const loaded = loadServerManifest(source, { file, displayFile, dir: realOrResolved(dirname(file)), workspace: context.workspace });
+    return loaded.ok ? { ok: true, server: loaded.server, source } : { ok: false, problems: loaded.problems.sort(compareProblems), source };
+  }
   const problems = problemsFromShapeErrors(source, checkManifestShape(source.data));
   if (!isRecord(source.data)) return { ok: false, problems, source };
 
@@ -193,6 +204,18 @@ function dropDuplicateNames(named: readonly NamedFile[], problems: Problem[]): M
     }
   }
   return named.flatMap((entry) => (entry.manifest && !clashing.has(entry) ? [entry.manifest] : []));
+}
+
+// Two servers of one name would list the same <name>__<tool> names: neither is loaded.
+function dropDuplicateServers(servers: readonly ServerManifest[], problems: Problem[]): ServerManifest[] {
+  const clashing = new Set<ServerManifest>();
+  for (const server of servers) {
+    const others = servers.filter((other) => other !== server && other.name === server.name);
+    if (others.length === 0) continue;
+    clashing.add(server);
+    problems.push(server.source.problemAt(['name'], `duplicate server name "${server.name}": also declared in ${others.map((other) => other.displayFile).join(', ')}`));
+  }
+  return servers.filter((server) => !clashing.has(server));
 }
 
 // A manifest is a page of YAML; a huge file is a mistake or an attack, not a tool.

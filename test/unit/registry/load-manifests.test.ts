@@ -187,7 +187,7 @@ describe('loadManifests refuses paths that escape through a symlink', () => {
     const { dir } = makeToolFolder();
     execFileSync('mkfifo', [join(dir, 'pipe.yaml')]);
     symlinkSync(join(dir, 'pipe.yaml'), join(dir, 'link.yml'));
-    expect(loadManifests({ dirs: [dir], workspace: temp, cwd: temp })).toEqual({ manifests: [], problems: [] });
+    expect(loadManifests({ dirs: [dir], workspace: temp, cwd: temp })).toEqual({ manifests: [], servers: [], problems: [] });
   });
 
   it('refuses a manifest larger than 1 MiB unread', () => {

@@ -85,9 +85,16 @@ describe('checkToolSchema', () => {
     expect(check('input:\n  type: object\n  properties:\n    a: { $ref: "#/$defs/missing" }\n')).toEqual([expect.stringMatching(/^1:1 input schema does not compile: /)]);
   });
 
-  it('compiles in strict mode: unknown formats and keywords are errors', () => {
-    expect(check('input:\n  type: object\n  properties:\n    a: { type: string, format: colour, maxLength: 9 }\n')).toEqual([expect.stringContaining('input schema does not compile: unknown format "colour"')]);
-    expect(check('input:\n  type: object\n  x-extension: true\n')).toEqual([expect.stringContaining('input schema does not compile: strict mode: unknown keyword: "x-extension"')]);
+  it('refuses a misspelt standard keyword (strict mode), not what 2020-12 leaves open', () => {
+    expect(check('input:\n  type: object\n  properties:\n    a: { type: string, maxLenght: 9 }\n')).toEqual([expect.stringContaining('input schema does not compile: strict mode: unknown keyword: "maxLenght"')]);
+  });
+
+  // Valid 2020-12 that Ajv's strict mode calls style errors: unknown formats are annotations,
+  // x- keywords are extensions (the 2026-07-28 x-mcp-header), required names need no property.
+  it('accepts unknown formats, x- keywords and required names absent from properties', () => {
+    expect(check('input:\n  type: object\n  properties:\n    a: { type: string, format: colour, maxLength: 9 }\n')).toBe(true);
+    expect(check('input:\n  type: object\n  x-extension: true\n  properties:\n    a: { type: string, x-mcp-header: Region }\n')).toBe(true);
+    expect(check('input:\n  type: object\n  required: [a, b]\n  properties:\n    a: { type: string }\n')).toBe(true);
   });
 
   it('counts depth over every nested value, at the 64 level boundary', () => {
