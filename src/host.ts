@@ -5,7 +5,9 @@ import { randomUUID } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { ArtifactStore } from './audit/artifacts.js';
 import { Journal } from './audit/journal.js';
-import { loadHostConfig, type HostConfig } from './config/load-host-config.js';
+import type { HostConfig } from './config/load-host-config.js';
+import { loadHostConfigWithServers } from './host-servers.js';
+import { UpstreamServers } from './runner/upstream/upstream-servers.js';
 import { ConfigError } from './config/problem.js';
 import type { Logger } from './log.js';
 import { createRunner } from './runner/index.js';
@@ -58,7 +60,7 @@ export const DEFAULT_APPROVAL_TIMEOUT_MS = 120_000;
 /** Builds a host; throws ConfigError (every problem listed) when manifests or policies do not load. */
 export async function createHost(options: HostOptions): Promise<Host> {
   const { logger } = options;
-  const config = loadHostConfig({
+  const config = await loadHostConfigWithServers({
     manifestDirs: options.manifestDirs,
     policyFiles: options.policyFiles,
     workspace: options.workspace,
@@ -66,9 +68,14 @@ export async function createHost(options: HostOptions): Promise<Host> {
     ...(options.logFile !== undefined ? { logFile: options.logFile } : {}),
     ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
     ...(options.env !== undefined ? { env: options.env } : {}),
-  });
+  }, { logger });
   // Exclusions are not fatal: `serve` logs them, `validate` reports them.
   if (config.problems.length > 0) throw new ConfigError(config.problems);
+  // A server that cannot start is not fatal for serve: it starts without that server's tools, and says why.
+  for (const server of config.servers) {
+    if (server.unavailable !== undefined) logger.warn({ server: server.server, file: server.displayFile, reason: server.unavailable }, 'upstream server not available: serving without its tools');
+    for (const tool of server.tools) if (tool.excluded !== undefined) logger.info({ server: server.server, tool: tool.upstream, reason: tool.excluded }, 'upstream tool not offered');
+  }
 
   const sessionId = options.sessionId ?? randomUUID();
   const journal = Journal.open(options.stateDir, { logger, sessionId });
@@ -79,7 +86,8 @@ export async function createHost(options: HostOptions): Promise<Host> {
     journal.close();
     throw error;
   }
-  const runnerDeps = { logger, ...(options.prepareSandboxes === false ? { preparedAhead: 0 } : {}) };
+  const upstream = new UpstreamServers({ logger });
+  const runnerDeps = { logger, upstream, ...(options.prepareSandboxes === false ? { preparedAhead: 0 } : {}) };
   const runners = new RunnerCache((spec) => createRunner(spec, runnerDeps));
   const redact = createRedactor({
     secretValues: config.secretValues(),
@@ -96,7 +104,10 @@ export async function createHost(options: HostOptions): Promise<Host> {
     sessionId,
     logger,
     approvalTimeoutMs: options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS,
-    onClose: () => journal.close(),
+    onClose: async () => {
+      await upstream.close();
+      journal.close();
+    },
   });
   return { supervisor, config, sessionId, close: () => supervisor.close() };
 }

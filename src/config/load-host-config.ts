@@ -13,6 +13,10 @@ import { buildToolView } from '../policy/views.js';
 import type { ToolAssessment } from '../policy/assess-tool.js';
 import type { Problem } from './problem.js';
 import { protectedPathsOf } from './protected-paths.js';
+import { createToolSchemaCompiler } from '../registry/ajv.js';
+import type { Manifest } from '../registry/manifest.js';
+import { buildServerTools, probeManifestOf, type ServerListing, type ServerReport } from '../registry/server-tools.js';
+import type { RunSpec } from '../runner/types.js';
 
 export interface LoadHostConfigOptions {
   readonly manifestDirs: readonly string[];
@@ -27,6 +31,11 @@ export interface LoadHostConfigOptions {
   readonly stateDir?: string;
   /** The host's log file, when it has one: no tool may write it. */
   readonly logFile?: string;
+  /**
+   * What each upstream server (by name) listed, read by starting it (host-servers.ts).
+   * A server without a listing offers no tool and is reported as not started.
+   */
+  readonly serverListings?: ReadonlyMap<string, ServerListing>;
 }
 
 /** The policy in force with provenance, for `explain`. */
@@ -54,6 +63,10 @@ export interface HostConfig {
   /** What shadow-mode organisation files would exclude: reported, never enforced. */
   readonly shadowExclusions: readonly Problem[];
   readonly policy: HostPolicy;
+  /** Every `kind: Server` manifest: its tools (offered and excluded, with reasons) or why it did not start. */
+  readonly servers: readonly ServerReport[];
+  /** How to start each server (by name) to read its listing; absent when the policy refuses it (see servers). */
+  readonly serverProbes: ReadonlyMap<string, RunSpec>;
   /** Values of host environment variables whose names match env.secrets (non-empty, longest first). */
   secretValues(): string[];
 }
@@ -74,7 +87,25 @@ export function loadHostConfig(options: LoadHostConfigOptions): HostConfig {
   const problems: Problem[] = [...loadedManifests.problems, ...loadedPolicies.problems, ...enforced.problems];
   if (withShadow) problems.push(...withShadow.problems.filter((problem) => !problems.some((known) => sameProblem(known, problem))));
 
-  const manifests = [...loadedManifests.manifests].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const servers: ServerReport[] = [];
+  const serverManifests: Manifest[] = [];
+  const probeManifests: Manifest[] = [];
+  const compiler = createToolSchemaCompiler();
+  const toolNames = new Set(loadedManifests.manifests.map((manifest) => manifest.name));
+  for (const server of loadedManifests.servers) {
+    probeManifests.push(probeManifestOf(server, compiler));
+    const listing = options.serverListings?.get(server.name) ?? { ok: false as const, reason: 'not started' };
+    const built = buildServerTools(server, listing, compiler);
+    // A listed name that a tool manifest already uses is the server tool's problem, never "last one wins".
+    const clashing = new Set(built.manifests.filter((manifest) => toolNames.has(manifest.name)).map((manifest) => manifest.name));
+    serverManifests.push(...built.manifests.filter((manifest) => !clashing.has(manifest.name)));
+    servers.push({
+      ...built.report,
+      tools: built.report.tools.map((tool) => (tool.listed !== undefined && clashing.has(tool.listed) && tool.excluded === undefined ? { ...tool, excluded: `the listed name ${tool.listed} is also a tool manifest's` } : tool)),
+    });
+  }
+
+  const manifests = [...loadedManifests.manifests, ...serverManifests].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const tools = new Map<string, ToolView>();
   const assessments = new Map<string, ToolAssessment>();
   const exclusions: Problem[] = [];
@@ -96,6 +127,14 @@ export function loadHostConfig(options: LoadHostConfigOptions): HostConfig {
     shadowExclusions.push(...built.shadowExclusions);
   }
 
+  const serverProbes = new Map<string, RunSpec>();
+  for (const probe of probeManifests) {
+    const built = buildToolView(probe, layers, workspace, env, guarded);
+    const server = probe.upstream?.server ?? probe.name;
+    if (built.view.runSpec) serverProbes.set(server, built.view.runSpec);
+    else exclusions.push(...built.exclusions);
+  }
+
   const policy = enforced.policy;
   problems.push(...rewriteProblems(policy, loadedPolicies.files, tools));
   const session: SessionPolicy = Object.freeze({
@@ -114,6 +153,8 @@ export function loadHostConfig(options: LoadHostConfigOptions): HostConfig {
     exclusions,
     shadowExclusions,
     policy: { files: loadedPolicies.files, enforced: policy, ...(withShadow ? { withShadow: withShadow.policy } : {}), assessments },
+    servers,
+    serverProbes,
     secretValues: () => secretValuesOf(session.secretNames, env),
   };
 }

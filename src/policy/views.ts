@@ -92,6 +92,17 @@ function buildRunSpec(manifest: Manifest, assessment: ToolAssessment, policy: Me
     maxOutputBytes: MAX_OUTPUT_BYTES,
     protectedPaths: [...guarded.protectedPaths],
     hiddenPaths: [...guarded.hiddenPaths],
+    ...(manifest.upstream ? upstreamRunSpec(manifest, manifest.upstream) : {}),
+  };
+}
+
+// An upstream tool runs in its server's instance for its class: read_only tools in one whose
+// roots are all read-only (when the server has a writable root at all), the others as declared.
+function upstreamRunSpec(manifest: Manifest, upstream: NonNullable<Manifest['upstream']>): Pick<RunSpec, 'upstream' | 'readOnlyPaths'> {
+  const profile = manifest.sideEffect === 'read_only' && upstream.hasWritableRoot ? 'read_only' : 'declared';
+  return {
+    upstream: { server: upstream.server, tool: upstream.tool, profile, startupTimeoutMs: upstream.startupTimeoutMs },
+    readOnlyPaths: [...upstream.readOnlyPaths],
   };
 }
 

@@ -26,7 +26,8 @@ export function renderOutcome(outcome: CallOutcome, session: Pick<SessionPolicy,
   switch (outcome.kind) {
     case 'result':
       return {
-        content: outcome.content.map((block) => ({ ...block })),
+        // Upstream resource blocks carry text or blob, as the SDK's union requires; checked in upstream-result.ts.
+        content: outcome.content.map((block) => ({ ...block })) as CallToolResult['content'],
         ...(outcome.structuredContent !== undefined ? { structuredContent: { ...outcome.structuredContent } } : {}),
       };
     case 'input_required':

@@ -31,6 +31,22 @@ export interface ManifestSandbox {
   readonly env: readonly string[];
 }
 
+/** Where an upstream server's tool came from (SPEC section 2.1). */
+export interface ManifestUpstream {
+  readonly server: string;
+  /** The tool's name as the server lists it. */
+  readonly tool: string;
+  /** The `tools:` key that classified it; undefined when none matched. */
+  readonly entry?: string;
+  /** The server's own annotations: shown as unverified hints, never trusted. */
+  readonly hints?: Readonly<Record<string, unknown>>;
+  readonly startupTimeoutMs: number;
+  /** node_modules folders the server's command resolves packages from, shown read-only. */
+  readonly readOnlyPaths: readonly string[];
+  /** True when the server has a read_write root: its read_only tools then get an instance of their own. */
+  readonly hasWritableRoot: boolean;
+}
+
 export interface Manifest {
   readonly name: string;
   readonly description: string;
@@ -63,4 +79,6 @@ export interface Manifest {
   readonly dir: string;
   /** Positions of keys in the file, for explain and validate. */
   readonly source: YamlSource;
+  /** Set for a tool of an upstream server; `file` is then the server manifest. */
+  readonly upstream?: ManifestUpstream;
 }

@@ -46,6 +46,35 @@ function draftOf(schema: Readonly<Record<string, unknown>>): Draft {
   return typeof declared === 'string' ? (STANDARD_DRAFTS[declared] ?? '2020-12') : '2020-12';
 }
 
+/**
+ * Checks and compiles an upstream server's schema (SPEC section 2.1): only what is
+ * unsafe is refused (not an object schema, deeper than 64, a reference or $id
+ * outside itself, a non-standard $schema, does not compile); Ajv's strict-mode
+ * style rules do not apply to other people's valid 2020-12.
+ */
+export function checkUpstreamSchema(schema: unknown, key: 'input' | 'output', compiler: ToolSchemaCompiler): { ok: true; validate: ValidateFunction } | { ok: false; reason: string } {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return { ok: false, reason: `${key} schema is not an object` };
+  const record = schema as Record<string, unknown>;
+  if (record['type'] !== 'object') return { ok: false, reason: `${key} schema is not an object schema (type: ${showValue(record['type'])})` };
+  if (findTooDeep(record, [], 1)) return { ok: false, reason: `${key} schema nests deeper than ${MAX_SCHEMA_DEPTH} levels` };
+  let outside: string | undefined;
+  walkSubschemas(record, [], (node) => {
+    for (const keyword of ['$ref', '$dynamicRef', '$recursiveRef', '$id'] as const) {
+      const value = node[keyword];
+      if (outside === undefined && value !== undefined && (typeof value !== 'string' || !value.startsWith('#'))) outside = `${keyword} ${showValue(value)}`;
+    }
+    const declared = node['$schema'];
+    if (outside === undefined && declared !== undefined && (typeof declared !== 'string' || !(declared in STANDARD_DRAFTS))) outside = `$schema ${showValue(declared)}`;
+  });
+  if (outside !== undefined) return { ok: false, reason: `${key} schema refers outside itself or to a non-standard draft (${outside}); nothing is fetched` };
+  try {
+    return { ok: true, validate: compiler.compile(record, draftOf(record), { relaxed: true }) };
+  } catch (error) {
+    const message = error instanceof Error ? (error.message.split('\n')[0] ?? error.message) : String(error);
+    return { ok: false, reason: `${key} schema does not compile: ${message.slice(0, 200)}` };
+  }
+}
+
 function checkSubschema(source: YamlSource, key: string, node: Readonly<Record<string, unknown>>, path: YamlPath): Problem[] {
   const problems: Problem[] = [];
   const at = (keyword: string, reason: string, where: 'key' | 'value' = 'value'): void => {
@@ -112,8 +141,9 @@ export function walkSubschemas(schema: Readonly<Record<string, unknown>>, path: 
   }
 }
 
+/** The path of the first value nested deeper than MAX_SCHEMA_DEPTH, or undefined. */
 // The path of the first value nested deeper than the limit (objects and arrays both count).
-function findTooDeep(value: unknown, path: YamlPath, depth: number): YamlPath | undefined {
+export function findTooDeep(value: unknown, path: YamlPath, depth: number): YamlPath | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   if (depth > MAX_SCHEMA_DEPTH) return path;
   const entries: [string | number, unknown][] = Array.isArray(value) ? value.map((item, index) => [index, item]) : Object.entries(value);

@@ -5,15 +5,23 @@ import { createIsolateRunner } from './isolate/isolate-runner.js';
 import { createProcessRunner } from './process/process-runner.js';
 import type { Runner, RunSpec } from './types.js';
 import { createWorkerRunner } from './worker/worker-runner.js';
+import { createUpstreamRunner } from './upstream/upstream-runner.js';
+import type { UpstreamServers } from './upstream/upstream-servers.js';
 
 export interface CreateRunnerDeps {
   readonly logger: Logger;
   /** One-shot process tools: sandboxes to keep prepared (0: none); default by isolation. */
   readonly preparedAhead?: number;
+  /** The host's upstream MCP servers; needed by tools that have `spec.upstream`. */
+  readonly upstream?: UpstreamServers;
 }
 
 /** The runner for one tool, by `spec.mode`. */
 export function createRunner(spec: RunSpec, deps: CreateRunnerDeps): Runner {
+  if (spec.upstream !== undefined) {
+    if (deps.upstream === undefined) throw new Error(`tool ${spec.name} belongs to an upstream server but the host has none`);
+    return createUpstreamRunner({ ...spec, upstream: spec.upstream }, { logger: deps.logger, upstream: deps.upstream });
+  }
   switch (spec.mode) {
     case 'isolate':
       return createIsolateRunner(spec, deps);

@@ -11,6 +11,20 @@ export interface WorkspaceRoot {
   readonly access: RootAccess;
 }
 
+/** The upstream server a tool belongs to (SPEC section 2.1); its command is the server's. */
+export interface UpstreamRef {
+  /** The server's name (`fs` of `fs__read_file`). */
+  readonly server: string;
+  /** The tool's name as the server lists it. */
+  readonly tool: string;
+  /**
+   * Which instance serves it: `read_only` tools one whose roots are all read-only,
+   * the others one with the declared access (SPEC section 2.1).
+   */
+  readonly profile: 'read_only' | 'declared';
+  readonly startupTimeoutMs: number;
+}
+
 /** Everything a runner needs to know about one tool; plain data, frozen. */
 export interface RunSpec {
   readonly name: string;
@@ -48,6 +62,10 @@ export interface RunSpec {
    * artifacts). The namespace sandbox hides them under an empty tmpfs.
    */
   readonly hiddenPaths: readonly string[];
+  /** Host folders shown read-only at their paths in the namespace sandbox (an upstream server's node_modules). */
+  readonly readOnlyPaths?: readonly string[];
+  /** Set for a tool of an upstream MCP server: the runner calls it there. */
+  readonly upstream?: UpstreamRef;
 }
 
 export interface Runner {

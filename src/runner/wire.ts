@@ -8,7 +8,9 @@ export type RunOutput =
   /** A JSON value, serialized. Not yet checked for depth or duplicate keys. */
   | { readonly type: 'json'; readonly json: string }
   /** Raw bytes of a `stdout: text` process tool. Not yet checked for UTF-8. */
-  | { readonly type: 'text'; readonly bytes: Uint8Array };
+  | { readonly type: 'text'; readonly bytes: Uint8Array }
+  /** An upstream MCP server's CallToolResult (SPEC section 2.1), bounded in bytes, its blocks not yet checked. */
+  | { readonly type: 'mcp'; readonly result: Readonly<Record<string, unknown>> };
 
 /** The one outcome type of every runner: runners never throw for tool failures. */
 export type RunOutcome =

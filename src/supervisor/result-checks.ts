@@ -12,7 +12,7 @@ import { MAX_RESULT_DEPTH, parseStrictJson } from './strict-json.js';
 export type CheckedResult = { readonly type: 'json'; readonly value: unknown } | { readonly type: 'text'; readonly text: string };
 
 /** Checks a runner's output against SPEC section 5 step 9 and the output schema. */
-export function checkResult(output: RunOutput, manifest: Manifest): CheckedResult {
+export function checkResult(output: Exclude<RunOutput, { type: 'mcp' }>, manifest: Manifest): CheckedResult {
   const checked = output.type === 'json' ? checkJson(output.json, manifest.name) : checkText(output.bytes, manifest.name);
   checkOutputSchema(checked, manifest);
   return checked;

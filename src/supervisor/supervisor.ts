@@ -20,6 +20,7 @@ import type { Redactor } from './redact.js';
 import type { RequestStateSigner } from './request-state.js';
 import { checkResult } from './result-checks.js';
 import { shapeResult, type ArtifactSink } from './result-shape.js';
+import { shapeUpstreamResult } from './upstream-result.js';
 import { runTool } from './run.js';
 import type { RunnerCache } from './runner-cache.js';
 import { enterSession, SessionLimits, slotKindFor, type ReleaseSlot } from './session-limits.js';
@@ -47,6 +48,8 @@ export interface SupervisorDeps {
   readonly approvalTimeoutMs: number;
   /** How long close() waits for in-flight calls to stop after cancelling them. */
   readonly closeGraceMs?: number;
+  /** Upstream tools: remembers the resource links a server returned, so resources/read may forward them. */
+  readonly onResourceLink?: (view: ToolView) => (uri: string) => void;
   /** Releases what the host built around the supervisor (the journal), after runners are closed. */
   readonly onClose?: () => Promise<void> | void;
 }
@@ -159,13 +162,11 @@ class CallSupervisor implements Supervisor {
       });
 
       ctx.enter('result-checks');
-      const checked = checkResult(output, view.manifest);
-      const shaped = await shapeResult(checked, {
-        tool: view.manifest.name,
-        redact: this.#deps.redact,
-        maxResultBytes: view.limits.maxResultBytes,
-        artifacts: this.#deps.artifacts,
-      });
+      const shapeOptions = { tool: view.manifest.name, redact: this.#deps.redact, maxResultBytes: view.limits.maxResultBytes, artifacts: this.#deps.artifacts };
+      const shaped =
+        output.type === 'mcp'
+          ? await shapeUpstreamResult(output.result, view.manifest, { ...shapeOptions, ...(this.#deps.onResourceLink ? { onResourceLink: this.#deps.onResourceLink(view) } : {}) })
+          : await shapeResult(checkResult(output, view.manifest), shapeOptions);
       const result = { content: shaped.content, ...(shaped.structuredContent ? { structuredContent: shaped.structuredContent } : {}) };
       end = { kind: 'result', payloadHash: sha256Hex(shaped.payload), payloadBytes: shaped.payloadBytes, replay: serializeForReplay(result) };
       return { kind: 'result', callId: ctx.callId, ...result };

@@ -63,6 +63,12 @@ export type ContentBlock =
       readonly mimeType: string;
       readonly size?: number;
       readonly description?: string;
+    }
+  /** Passed on from an upstream server after its checks (upstream-result.ts). */
+  | { readonly type: 'image' | 'audio'; readonly data: string; readonly mimeType: string }
+  | {
+      readonly type: 'resource';
+      readonly resource: { readonly uri: string; readonly mimeType?: string; readonly text?: string; readonly blob?: string };
     };
 
 export type CallOutcome =

@@ -166,6 +166,7 @@ function pathMounts(spec: RunSpec, cwd: string, searchPath: string): string[] {
   for (const root of spec.roots) binds.set(root.path, root.access === 'read_write' ? 'rw' : 'ro');
   // The tool's own code is never writable, even inside a read-write root.
   binds.set(manifestDir, 'ro');
+  for (const path of spec.readOnlyPaths ?? []) if (!binds.has(path)) binds.set(path, 'ro');
   const covered = (path: string) => [...binds.keys()].some((dir) => isPathInside(path, dir));
   if (!covered(cwd)) binds.set(cwd, 'rw');
   const guards = guardHostFiles(spec, binds);

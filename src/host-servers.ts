@@ -1,0 +1,15 @@
+// The host configuration with its upstream servers' tools (SPEC section 2.1):
+// a first load finds the `kind: Server` manifests and how each may start, the
+// servers are started in their sandboxes and listed, and the second load turns
+// the listings into tools. serve, validate and list all come through here.
+import { loadHostConfig, type HostConfig, type LoadHostConfigOptions } from './config/load-host-config.js';
+import type { Logger } from './log.js';
+import { listUpstreamServers } from './runner/upstream/discover.js';
+
+/** loadHostConfig, with each upstream server started once to read its tools. */
+export async function loadHostConfigWithServers(options: LoadHostConfigOptions, deps: { readonly logger: Logger }): Promise<HostConfig> {
+  const first = loadHostConfig(options);
+  if (first.serverProbes.size === 0 || first.problems.length > 0) return first;
+  const serverListings = await listUpstreamServers(first.serverProbes, deps);
+  return loadHostConfig({ ...options, serverListings });
+}

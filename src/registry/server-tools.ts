@@ -1,0 +1,189 @@
+// An upstream server's listing → tool manifests (SPEC section 2.1). Each
+// upstream tool takes its class from the server manifest's `tools:` entries
+// (never from the server's annotations, which are kept as hints only), gets
+// the listed name <server>__<tool>, and its schemas pass the upstream checks.
+// Tools that are hidden, do not fit the name rules, collide or carry an unsafe
+// schema are excluded, each with its reason for `validate` and `list`. Pure.
+import { existsSync, realpathSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { ToolSchemaCompiler } from './ajv.js';
+import type { Manifest, ManifestRoot } from './manifest.js';
+import { checkUpstreamSchema } from './schema-checks.js';
+import { listedToolName, matchToolEntry, type ServerManifest } from './server-manifest.js';
+
+/** What a server listed, or why it could not be read. */
+export type ServerListing =
+  | { readonly ok: true; readonly tools: readonly ListedUpstreamTool[]; readonly truncated: boolean }
+  | { readonly ok: false; readonly reason: string };
+
+export interface ListedUpstreamTool {
+  readonly name: string;
+  readonly description?: unknown;
+  readonly inputSchema?: unknown;
+  readonly outputSchema?: unknown;
+  readonly annotations?: unknown;
+}
+
+/** One upstream tool as validate and list report it. */
+export interface ServerToolReport {
+  readonly upstream: string;
+  /** The listed name; absent when the tool is excluded for its name. */
+  readonly listed?: string;
+  /** The `tools:` key that classified it. */
+  readonly entry?: string;
+  readonly sideEffect?: string;
+  /** Why the tool is not offered; absent when it is. */
+  readonly excluded?: string;
+  /** The server's own annotations: unverified. */
+  readonly hints?: Readonly<Record<string, unknown>>;
+}
+
+export interface ServerReport {
+  readonly server: string;
+  readonly displayFile: string;
+  /** Set when the server could not be started or listed. */
+  readonly unavailable?: string;
+  readonly truncated: boolean;
+  readonly tools: readonly ServerToolReport[];
+}
+
+export interface ServerTools {
+  readonly manifests: readonly Manifest[];
+  readonly report: ServerReport;
+}
+
+/** Longest upstream description kept. */
+export const MAX_UPSTREAM_DESCRIPTION_CHARS = 4096;
+
+/** Builds the manifests of one server's offered tools and the report of all of them. */
+export function buildServerTools(server: ServerManifest, listing: ServerListing, compiler: ToolSchemaCompiler): ServerTools {
+  if (!listing.ok) return { manifests: [], report: { server: server.name, displayFile: server.displayFile, unavailable: listing.reason, truncated: false, tools: [] } };
+  const byListedName = new Map<string, string[]>();
+  for (const tool of listing.tools) {
+    const listed = listedToolName(server.name, tool.name);
+    if (listed !== undefined) byListedName.set(listed, [...(byListedName.get(listed) ?? []), tool.name]);
+  }
+  const readOnlyPaths = nodeModulesAbove(server.dir);
+  const manifests: Manifest[] = [];
+  const reports: ServerToolReport[] = [];
+  for (const tool of listing.tools) {
+    const entry = matchToolEntry(server.tools, tool.name);
+    const hints = isRecord(tool.annotations) ? boundedHints(tool.annotations) : undefined;
+    const base = { upstream: tool.name.slice(0, 200), ...(entry ? { entry: entry.pattern } : {}), ...(entry?.sideEffect ? { sideEffect: entry.sideEffect } : {}), ...(hints ? { hints } : {}) };
+    const listed = listedToolName(server.name, tool.name);
+    if (entry?.hidden) {
+      reports.push({ ...base, excluded: 'hidden by its tools: entry' });
+      continue;
+    }
+    if (listed === undefined) {
+      reports.push({ ...base, excluded: `the name does not fit ^[a-z][a-z0-9_]{0,63}$ as ${server.name}__<name>` });
+      continue;
+    }
+    const clashing = byListedName.get(listed) ?? [];
+    if (clashing.length > 1) {
+      reports.push({ ...base, listed, excluded: `the listed name ${listed} collides with ${clashing.filter((name) => name !== tool.name).join(', ') || 'another tool'}` });
+      continue;
+    }
+    const input = checkUpstreamSchema(tool.inputSchema ?? { type: 'object' }, 'input', compiler);
+    if (!input.ok) {
+      reports.push({ ...base, listed, excluded: input.reason });
+      continue;
+    }
+    const output = tool.outputSchema === undefined ? undefined : checkUpstreamSchema(tool.outputSchema, 'output', compiler);
+    if (output && !output.ok) {
+      reports.push({ ...base, listed, excluded: output.reason });
+      continue;
+    }
+    const sideEffect = entry?.sideEffect;
+    const readOnly = sideEffect === 'read_only';
+    // The class is enforced by the sandbox: a read_only tool's instance sees every root read-only.
+    const roots: ManifestRoot[] = server.roots.map((root) => (readOnly ? { ...root, access: 'read' as const } : root));
+    const manifest: Manifest = {
+      name: listed,
+      description: typeof tool.description === 'string' && tool.description !== '' ? tool.description.slice(0, MAX_UPSTREAM_DESCRIPTION_CHARS) : `${tool.name} (from the ${server.name} server)`,
+      ...(sideEffect !== undefined ? { sideEffect } : {}),
+      idempotent: entry?.idempotent ?? readOnly,
+      concurrencySafe: (entry?.concurrencySafe ?? false) && readOnly,
+      timeoutMs: Math.min(entry?.timeoutMs ?? server.timeoutMs, server.timeoutMs),
+      sandbox: {
+        mode: 'process',
+        ...(server.memoryMb !== undefined ? { memoryMb: server.memoryMb } : {}),
+        command: server.command,
+        stdout: 'json',
+        isolation: server.isolation,
+        persistent: true,
+        poolSize: 1,
+        env: server.env,
+      },
+      roots,
+      networkAllow: server.networkAllow,
+      ...(server.maxResultBytes !== undefined ? { maxResultBytes: server.maxResultBytes } : {}),
+      format: 'json',
+      approval: entry?.approval ?? 'auto',
+      input: tool.inputSchema as Record<string, unknown>,
+      ...(output ? { output: tool.outputSchema as Record<string, unknown> } : {}),
+      validateInput: input.validate,
+      ...(output ? { validateOutput: output.validate } : {}),
+      file: server.file,
+      displayFile: server.displayFile,
+      dir: server.dir,
+      source: server.source,
+      upstream: {
+        server: server.name,
+        tool: tool.name,
+        ...(entry ? { entry: entry.pattern } : {}),
+        ...(hints ? { hints } : {}),
+        startupTimeoutMs: server.startupTimeoutMs,
+        readOnlyPaths,
+        hasWritableRoot: server.roots.some((root) => root.access === 'read_write'),
+      },
+    };
+    manifests.push(Object.freeze(manifest));
+    reports.push({ ...base, listed, ...(sideEffect === undefined ? {} : {}) });
+  }
+  return { manifests, report: { server: server.name, displayFile: server.displayFile, truncated: listing.truncated, tools: reports } };
+}
+
+// The standard hint keys only, as booleans or a short title: the rest of a server's annotations is not shown.
+function boundedHints(annotations: Record<string, unknown>): Record<string, unknown> | undefined {
+  const hints: Record<string, unknown> = {};
+  for (const key of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const) if (typeof annotations[key] === 'boolean') hints[key] = annotations[key];
+  if (typeof annotations['title'] === 'string') hints['title'] = annotations['title'].slice(0, 120);
+  return Object.keys(hints).length > 0 ? hints : undefined;
+}
+
+// Node resolves a bare import from the manifest folder through every node_modules above
+// it: those folders (and only they, not their parents) are shown read-only to the server.
+function nodeModulesAbove(dir: string): string[] {
+  const found: string[] = [];
+  for (let at = dir; ; at = dirname(at)) {
+    const candidate = join(at, 'node_modules');
+    try {
+      if (existsSync(candidate) && statSync(candidate).isDirectory()) found.push(realpathSync(candidate));
+    } catch {
+      // unreadable: not shown
+    }
+    if (dirname(at) === at) break;
+  }
+  return found;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The name under which a server's start-up probe is assessed by the policy (never listed). */
+export function probeNameOf(server: string): string {
+  return `${server}__`;
+}
+
+/**
+ * A stand-in manifest for starting the server to read its listing: read_only, so
+ * the probe instance sees every root read-only and no tool code runs with write
+ * access before the tools are classified.
+ */
+export function probeManifestOf(server: ServerManifest, compiler: ToolSchemaCompiler): Manifest {
+  const probe = buildServerTools({ ...server, tools: [] }, { ok: true, tools: [{ name: 'probe', inputSchema: { type: 'object' } }], truncated: false }, compiler).manifests[0];
+  if (!probe) throw new Error(`internal: no probe manifest for server ${server.name}`);
+  return Object.freeze({ ...probe, name: probeNameOf(server.name), sideEffect: 'read_only', roots: server.roots.map((root) => ({ ...root, access: 'read' as const })) });
+}

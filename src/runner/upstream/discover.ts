@@ -1,0 +1,36 @@
+// Reads what each upstream server offers (SPEC section 2.1): starts it in its
+// sandbox (the read-only probe profile), completes the handshake and reads
+// tools/list within startupTimeoutMs, then stops it. A server that cannot is a
+// listing failure naming why; the caller decides whether that is fatal.
+import type { Logger } from '../../log.js';
+import type { RunSpec } from '../types.js';
+import { ServerInstance, type UpstreamTool } from './server-instance.js';
+import { DEFAULT_MAX_UPSTREAM_MESSAGE_BYTES } from './upstream-servers.js';
+
+export type Listing = { readonly ok: true; readonly tools: readonly UpstreamTool[]; readonly truncated: boolean } | { readonly ok: false; readonly reason: string };
+
+export interface DiscoverDeps {
+  readonly logger: Logger;
+  readonly bwrapPath?: string;
+}
+
+/** The listing of every server in `probes` (by server name), read in parallel. */
+export async function listUpstreamServers(probes: ReadonlyMap<string, RunSpec>, deps: DiscoverDeps): Promise<Map<string, Listing>> {
+  const entries = await Promise.all([...probes].map(async ([server, spec]) => [server, await listOne(spec, deps)] as const));
+  return new Map(entries);
+}
+
+/** Starts one server, reads its tools and stops it. */
+export async function listOne(spec: RunSpec, deps: DiscoverDeps): Promise<Listing> {
+  const startupTimeoutMs = spec.upstream?.startupTimeoutMs ?? 20_000;
+  const startedAt = performance.now();
+  const started = await ServerInstance.start({ run: spec, startupTimeoutMs, maxMessageBytes: DEFAULT_MAX_UPSTREAM_MESSAGE_BYTES }, deps);
+  if (!started.ok) return { ok: false, reason: `the server did not start: ${started.reason}` };
+  try {
+    const leftMs = Math.max(1, startupTimeoutMs - (performance.now() - startedAt));
+    const listed = await started.instance.listTools(leftMs);
+    return listed.ok ? listed : { ok: false, reason: listed.reason };
+  } finally {
+    await started.instance.killAndWait();
+  }
+}

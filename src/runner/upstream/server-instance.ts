@@ -1,0 +1,247 @@
+// One running upstream MCP server (SPEC section 2.1): a persistent process in
+// the namespace sandbox (same argv, spawner, pids cgroup and rlimits as
+// process tools), and the host as its MCP client (SDK v2) over the pipes. The
+// server's words are bounded before they are parsed (pipe-transport.ts); its
+// requests to the client are refused except roots/list; when it dies, every
+// call in flight on it fails `tool_crashed`.
+import { Client } from '@modelcontextprotocol/client';
+import type { Logger } from '../../log.js';
+import type { RunSpec } from '../types.js';
+import type { RunOptions } from '../wire.js';
+import { DEFAULT_GRACE_MS, killProcessGroup } from '../process/kill.js';
+import { TailBuffer } from '../process/output-cap.js';
+import { resolveSandboxArgv } from '../process/process-sandbox.js';
+import { openWorkdir, spawnTool, type SpawnedTool, type ToolExit } from '../process/spawn.js';
+import { START_LINE } from '../bwrap/argv.js';
+import { PipeClientTransport, type PipeFault } from './pipe-transport.js';
+
+/** The server's spec: a RunSpec whose command is the server's, plus its start-up budget. */
+export interface InstanceSpec {
+  readonly run: RunSpec;
+  readonly startupTimeoutMs: number;
+  /** Largest JSON-RPC message the server may send, in bytes. */
+  readonly maxMessageBytes: number;
+}
+
+export interface InstanceDeps {
+  readonly logger: Logger;
+  readonly graceMs?: number;
+  readonly bwrapPath?: string;
+}
+
+/** Why an instance ended, as facts for the calls that were running on it. */
+export interface InstanceEnd {
+  readonly reason: 'exited' | 'killed' | PipeFault;
+  readonly exitCode?: number | null;
+  readonly signal?: string | null;
+  readonly stderrTail: string;
+}
+
+export type StartResult = { readonly ok: true; readonly instance: ServerInstance } | { readonly ok: false; readonly reason: string };
+
+/** A tool as the server lists it (unchecked beyond being an object with a string name). */
+export interface UpstreamTool {
+  readonly name: string;
+  readonly description?: string;
+  readonly inputSchema?: unknown;
+  readonly outputSchema?: unknown;
+  readonly annotations?: unknown;
+}
+
+export type ListResult = { readonly ok: true; readonly tools: readonly UpstreamTool[]; readonly truncated: boolean } | { readonly ok: false; readonly reason: string };
+
+/** At most this many tools are read from one server (a listing of 10,000 is cut, and says so). */
+export const MAX_UPSTREAM_TOOLS = 512;
+const MAX_LIST_PAGES = 32;
+
+export class ServerInstance {
+  /** Settles once the process is gone; never rejects. */
+  readonly gone: Promise<InstanceEnd>;
+  /** Called when the server says its tool list changed. */
+  onToolsChanged: (() => void) | undefined;
+  #end: InstanceEnd | undefined;
+  #killing: InstanceEnd['reason'] | undefined;
+  readonly #stderr = new TailBuffer();
+
+  private constructor(
+    private readonly spec: InstanceSpec,
+    private readonly deps: InstanceDeps,
+    private readonly process: SpawnedTool,
+    readonly client: Client,
+    ended: Promise<ToolExit>,
+  ) {
+    process.stderr.on('data', (chunk: Buffer) => this.#stderr.push(chunk));
+    this.gone = ended.then((exit) => {
+      this.#end = {
+        reason: this.#killing ?? 'exited',
+        ...(exit.kind === 'spawn_failed' ? {} : { exitCode: exit.exitCode, signal: exit.signal }),
+        stderrTail: this.#stderr.toText(),
+      };
+      void client.close().catch(() => undefined);
+      return this.#end;
+    });
+  }
+
+  /** Starts the server in its sandbox and completes the MCP handshake within startupTimeoutMs. */
+  static async start(spec: InstanceSpec, deps: InstanceDeps): Promise<StartResult> {
+    const workdir = await openWorkdir(spec.run);
+    const sandbox = await resolveSandboxArgv(spec.run, { cwd: workdir.cwd, ...(deps.bwrapPath !== undefined ? { bwrapPath: deps.bwrapPath } : {}) });
+    if (!sandbox.ok) {
+      await workdir.dispose();
+      return { ok: false, reason: sandbox.reason };
+    }
+    const process = await spawnTool(sandbox.argv, spec.run.env, workdir.cwd, deps.logger);
+    const ended = process.ended.then(async (exit) => {
+      await workdir.dispose();
+      return exit;
+    });
+    if (process.pid === undefined) {
+      await ended;
+      return { ok: false, reason: 'the server process could not be spawned' };
+    }
+    process.stdin.write(START_LINE);
+    let instance: ServerInstance | undefined;
+    const transport = new PipeClientTransport(process.stdout, process.stdin, spec.maxMessageBytes, (fault) => {
+      deps.logger.warn({ server: spec.run.name, fault }, 'upstream server broke the protocol; killing it');
+      instance?.kill(fault);
+    });
+    // No sampling, no elicitation: requests for them are answered "method not found".
+    const client = new Client({ name: 'toolhost', version: '1.0.0' }, { capabilities: { roots: { listChanged: false } } });
+    instance = new ServerInstance(spec, deps, process, client, ended);
+    const self = instance;
+    client.setRequestHandler('roots/list', async () => ({
+      roots: spec.run.roots.map((root) => ({ uri: `file://${root.path}`, name: root.path })),
+    }));
+    client.setNotificationHandler('notifications/tools/list_changed', () => self.onToolsChanged?.());
+    client.setNotificationHandler('notifications/message', (notification) => {
+      const params = notification.params as { level?: unknown; data?: unknown };
+      deps.logger.info({ server: spec.run.name, level: String(params.level).slice(0, 16), data: JSON.stringify(params.data ?? null).slice(0, 1024) }, 'upstream server log');
+    });
+    const started = await withDeadline(client.connect(transport), spec.startupTimeoutMs, self.gone);
+    if (started !== 'ok') {
+      const end = await self.killAndWait('killed');
+      const tail = end.stderrTail.trim().split('\n').slice(-3).join(' | ').slice(0, 400);
+      const why =
+        started === 'timeout' ? `it did not complete the MCP handshake within ${spec.startupTimeoutMs} ms` : started === 'gone' ? 'it exited during start-up' : `the handshake failed (${started})`;
+      return { ok: false, reason: `${why}${tail ? `; stderr: ${tail}` : ''}` };
+    }
+    return { ok: true, instance: self };
+  }
+
+  /** True until the process is gone or being killed. */
+  get isAlive(): boolean {
+    return this.#end === undefined && this.#killing === undefined;
+  }
+
+  /** Reads the server's tools, page by page, at most MAX_UPSTREAM_TOOLS of them. */
+  async listTools(timeoutMs: number): Promise<ListResult> {
+    const tools: UpstreamTool[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_LIST_PAGES; page++) {
+      let result: { tools?: unknown; nextCursor?: unknown };
+      try {
+        result = (await this.client.request({ method: 'tools/list', params: cursor !== undefined ? { cursor } : {} }, { timeout: timeoutMs })) as never;
+      } catch (error) {
+        return { ok: false, reason: `tools/list failed: ${errorText(error)}` };
+      }
+      const listed = Array.isArray(result.tools) ? (result.tools as unknown[]) : [];
+      for (const tool of listed) {
+        if (tools.length >= MAX_UPSTREAM_TOOLS) return { ok: true, tools, truncated: true };
+        if (typeof tool === 'object' && tool !== null && typeof (tool as { name?: unknown }).name === 'string') tools.push(tool as UpstreamTool);
+      }
+      if (typeof result.nextCursor !== 'string' || result.nextCursor === '') return { ok: true, tools, truncated: false };
+      cursor = result.nextCursor.slice(0, 1024);
+    }
+    return { ok: true, tools, truncated: true };
+  }
+
+  /**
+   * Calls one tool. Resolves with the raw result, or a failure: `timeout`/`cancelled`
+   * (sent upstream as notifications/cancelled; a server that then does not answer a
+   * ping within the grace is killed), `crashed` when the process went away, or
+   * `protocol` when the answer was not a valid result.
+   */
+  async callTool(name: string, args: Readonly<Record<string, unknown>>, options: RunOptions): Promise<CallAnswer> {
+    if (!this.isAlive) return { kind: 'crashed', end: this.#end ?? (await this.gone) };
+    const controller = new AbortController();
+    let stopped: 'timeout' | 'cancelled' | undefined;
+    const stop = (reason: 'timeout' | 'cancelled'): void => {
+      stopped ??= reason;
+      controller.abort();
+    };
+    const onAbort = (): void => stop('cancelled');
+    if (options.signal.aborted) return { kind: 'cancelled' };
+    options.signal.addEventListener('abort', onAbort, { once: true });
+    const timer = setTimeout(() => stop('timeout'), Math.max(1, Math.min(options.timeoutMs, 2 ** 31 - 1)));
+    const request = this.client
+      .request(
+        { method: 'tools/call', params: { name, arguments: args } },
+        {
+          signal: controller.signal,
+          // Our own timer decides; the SDK's default of 60 s must not cut a longer budget.
+          timeout: 2 ** 31 - 1,
+          ...(options.onProgress ? { onprogress: (progress: { progress: number; total?: number; message?: string }) => options.onProgress?.(progress) } : {}),
+        },
+      )
+      .then((result): CallAnswer => ({ kind: 'result', result }))
+      .catch((error: unknown): CallAnswer => (stopped ? { kind: stopped } : { kind: 'protocol', message: errorText(error) }));
+    const crashed = this.gone.then((end): CallAnswer => ({ kind: 'crashed', end }));
+    try {
+      const answer = await Promise.race([request, crashed]);
+      if (answer.kind === 'timeout' || answer.kind === 'cancelled') void this.#checkSettled();
+      return answer;
+    } finally {
+      clearTimeout(timer);
+      options.signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** Kills the whole sandbox (pid namespace); calls in flight fail `tool_crashed`. */
+  kill(reason: InstanceEnd['reason'] = 'killed'): void {
+    if (this.#killing !== undefined || this.#end !== undefined) return;
+    this.#killing = reason;
+    if (this.process.pid !== undefined) void killProcessGroup(this.process.pid, this.deps.graceMs ?? DEFAULT_GRACE_MS, { exited: this.process.exited });
+  }
+
+  /** Kills and waits until the process is gone. */
+  async killAndWait(reason: InstanceEnd['reason'] = 'killed'): Promise<InstanceEnd> {
+    this.kill(reason);
+    return this.gone;
+  }
+
+  // After a cancel, the server must still answer within the grace; one stuck in the
+  // cancelled work is killed (and replaced on the next call).
+  async #checkSettled(): Promise<void> {
+    const graceMs = Math.max(this.deps.graceMs ?? DEFAULT_GRACE_MS, 250);
+    try {
+      await this.client.request({ method: 'ping' }, { timeout: graceMs });
+    } catch {
+      if (this.isAlive) {
+        this.deps.logger.warn({ server: this.spec.run.name, graceMs }, 'upstream server did not settle after a cancel; killing it');
+        this.kill('killed');
+      }
+    }
+  }
+}
+
+export type CallAnswer =
+  | { readonly kind: 'result'; readonly result: unknown }
+  | { readonly kind: 'timeout' }
+  | { readonly kind: 'cancelled' }
+  | { readonly kind: 'crashed'; readonly end: InstanceEnd }
+  | { readonly kind: 'protocol'; readonly message: string };
+
+async function withDeadline(work: Promise<void>, timeoutMs: number, gone: Promise<unknown>): Promise<'ok' | 'timeout' | 'gone' | string> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
+  try {
+    return await Promise.race([work.then(() => 'ok' as const, (error: unknown) => errorText(error)), deadline, gone.then(() => 'gone' as const)]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function errorText(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.replace(/\s+/g, ' ').slice(0, 300);
+}

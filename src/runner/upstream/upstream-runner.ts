@@ -1,0 +1,79 @@
+// The runner of one upstream tool: the call goes to its server profile's
+// running instance (started on demand), and the answer becomes a RunOutcome.
+// The server's isError is the tool's own failure (`tool_error`, its text
+// bounded here and redacted by the supervisor); a process that died is
+// `tool_crashed`; a server that cannot start is `sandbox_unavailable` naming why.
+import type { Logger } from '../../log.js';
+import { failRun } from '../process/process-outcome.js';
+import type { Runner, RunSpec, UpstreamRef } from '../types.js';
+import type { Job, RunOptions, RunOutcome } from '../wire.js';
+import type { UpstreamServers } from './upstream-servers.js';
+
+/** Longest upstream error text kept for the model (before redaction). */
+export const MAX_UPSTREAM_ERROR_CHARS = 2048;
+
+export interface UpstreamRunnerDeps {
+  readonly logger: Logger;
+  readonly upstream: UpstreamServers;
+}
+
+/** Builds the runner for one tool of an upstream server. */
+export function createUpstreamRunner(spec: RunSpec & { readonly upstream: UpstreamRef }, deps: UpstreamRunnerDeps): Runner {
+  const slot = deps.upstream.slotFor(spec);
+  const logger = deps.logger.child({ tool: spec.name, runner: 'upstream' });
+  return {
+    mode: 'process',
+    async run(job: Job, options: RunOptions): Promise<RunOutcome> {
+      const startedMs = performance.now();
+      try {
+        const acquired = await slot.acquire();
+        if (!acquired.ok) {
+          return failRun('sandbox_unavailable', { reason: acquired.reason, server: spec.upstream.server, retryAfterMs: acquired.retryAfterMs }, startedMs, `The upstream server ${spec.upstream.server} is not available: ${acquired.reason}`.slice(0, 600));
+        }
+        const answer = await acquired.instance.callTool(spec.upstream.tool, job.args, options);
+        switch (answer.kind) {
+          case 'result':
+            return toOutcome(answer.result, startedMs);
+          case 'timeout':
+            return failRun('timeout', { timeoutMs: options.timeoutMs }, startedMs);
+          case 'cancelled':
+            return failRun('cancelled', {}, startedMs);
+          case 'crashed':
+            return failRun('tool_crashed', { reason: answer.end.reason, exitCode: answer.end.exitCode ?? null, signal: answer.end.signal ?? null, stderrTail: answer.end.stderrTail }, startedMs);
+          case 'protocol':
+            return failRun('invalid_output', { reason: 'upstream_protocol', message: answer.message }, startedMs);
+        }
+      } catch (error) {
+        logger.error({ callId: job.callId, err: error }, 'upstream runner failed');
+        return failRun('internal', {}, startedMs);
+      }
+    },
+    // The server's instances belong to the host's UpstreamServers, closed with it.
+    close: async () => undefined,
+  };
+}
+
+function toOutcome(result: unknown, startedMs: number): RunOutcome {
+  if (typeof result !== 'object' || result === null || Array.isArray(result)) {
+    return failRun('invalid_output', { reason: 'upstream_result_not_object' }, startedMs);
+  }
+  const record = result as Record<string, unknown>;
+  if (record['isError'] === true) {
+    const text = errorTextOf(record['content']);
+    return failRun('tool_error', { upstreamError: true }, startedMs, text === '' ? 'The upstream tool reported an error.' : text);
+  }
+  return { ok: true, output: { type: 'mcp', result: record }, durationMs: Math.round(performance.now() - startedMs) };
+}
+
+// The text blocks of an error result, joined and bounded: that is what the model may read.
+function errorTextOf(content: unknown): string {
+  if (!Array.isArray(content)) return '';
+  let text = '';
+  for (const block of content) {
+    if (typeof block !== 'object' || block === null) continue;
+    const value = (block as Record<string, unknown>)['text'];
+    if ((block as Record<string, unknown>)['type'] === 'text' && typeof value === 'string') text += (text ? '\n' : '') + value.slice(0, MAX_UPSTREAM_ERROR_CHARS);
+    if (text.length >= MAX_UPSTREAM_ERROR_CHARS) break;
+  }
+  return text.slice(0, MAX_UPSTREAM_ERROR_CHARS);
+}

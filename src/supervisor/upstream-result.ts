@@ -1,0 +1,187 @@
+// Result checks and shape for an upstream server's CallToolResult (SPEC
+// section 2.1): its content blocks are checked (known types only; base64 that
+// decodes; a MIME type from the allowlist), redacted, and counted against
+// maxResultBytes in order; a block that does not fit is stored whole as an
+// artifact and replaced by a resource_link to it. structuredContent is checked
+// against the server's output schema and redacted; it is dropped when the
+// content had to be spilled. Any malformed part is `invalid_output`.
+import { HostError } from '../errors.js';
+import type { Manifest } from '../registry/manifest.js';
+import type { ContentBlock } from './types.js';
+import { redactJson, type Redactor } from './redact.js';
+import { cutUtf8, type ArtifactSink, type ShapedResult, TEXT_MIME } from './result-shape.js';
+import { describeError } from './validate-args.js';
+import { MAX_RESULT_DEPTH } from './strict-json.js';
+
+export interface UpstreamShapeOptions {
+  readonly redact: Redactor;
+  readonly maxResultBytes: number;
+  readonly artifacts: ArtifactSink;
+  /** Records a resource_link URI the server returned (readable through resources/read). */
+  readonly onResourceLink?: (uri: string) => void;
+}
+
+/** At most this many content blocks are passed on. */
+export const MAX_UPSTREAM_BLOCKS = 256;
+
+/** MIME types of image and audio blocks passed on (SPEC section 5.1's allowlist). */
+export const MEDIA_MIME_TYPES: Readonly<Record<'image' | 'audio', readonly string[]>> = {
+  image: ['image/png', 'image/jpeg', 'image/gif', 'image/webp'],
+  audio: ['audio/wav', 'audio/x-wav', 'audio/mpeg', 'audio/ogg'],
+};
+
+/** Checks, redacts and bounds an upstream result. */
+export async function shapeUpstreamResult(result: Readonly<Record<string, unknown>>, manifest: Manifest, options: UpstreamShapeOptions): Promise<ShapedResult> {
+  const tool = manifest.name;
+  const rawContent = result['content'] ?? [];
+  if (!Array.isArray(rawContent)) throw invalid(tool, 'content_not_array', {});
+  if (rawContent.length > MAX_UPSTREAM_BLOCKS) throw invalid(tool, 'too_many_blocks', { blocks: rawContent.length, limit: MAX_UPSTREAM_BLOCKS });
+
+  let remaining = options.maxResultBytes;
+  let spilled = false;
+  const content: ContentBlock[] = [];
+  const payloadParts: string[] = [];
+  for (const [index, raw] of rawContent.entries()) {
+    const block = checkBlock(raw, index, tool, options.redact);
+    const bytes = blockBytes(block);
+    payloadParts.push(block.type === 'text' ? block.text : JSON.stringify(block));
+    if (bytes <= remaining) {
+      remaining -= bytes;
+      content.push(block);
+      if (block.type === 'resource_link') options.onResourceLink?.(block.uri);
+      continue;
+    }
+    spilled = true;
+    content.push(...(await spill(block, bytes, remaining, tool, options)));
+    remaining = 0;
+  }
+
+  const structured = checkStructured(result['structuredContent'], manifest, options.redact);
+  const structuredJson = structured === undefined ? undefined : JSON.stringify(structured);
+  const keepStructured = structured !== undefined && !spilled && Buffer.byteLength(structuredJson ?? '') <= options.maxResultBytes;
+  if (manifest.output && !keepStructured) {
+    // The tool advertises an output schema, so clients require structuredContent on success.
+    throw new HostError('output_limit', `The result of ${tool} is larger than the limit of ${options.maxResultBytes} bytes.`, {
+      limit: options.maxResultBytes,
+      ...(structured === undefined ? { reason: 'no_structured_content' } : {}),
+    });
+  }
+  const payload = structuredJson ?? payloadParts.join('\n');
+  return {
+    content,
+    ...(keepStructured ? { structuredContent: structured as Record<string, unknown> } : {}),
+    payload,
+    payloadBytes: Buffer.byteLength(payload),
+  };
+}
+
+type Block = ContentBlock & { readonly type: 'text' | 'image' | 'audio' | 'resource' | 'resource_link' };
+
+function checkBlock(raw: unknown, index: number, tool: string, redact: Redactor): Block {
+  if (!isRecord(raw)) throw invalid(tool, 'block_not_object', { index });
+  const type = raw['type'];
+  switch (type) {
+    case 'text': {
+      const text = raw['text'];
+      if (typeof text !== 'string') throw invalid(tool, 'text_not_string', { index });
+      return { type: 'text', text: redact(text) };
+    }
+    case 'image':
+    case 'audio': {
+      const { data, mimeType } = raw;
+      if (typeof mimeType !== 'string' || !MEDIA_MIME_TYPES[type].includes(mimeType.toLowerCase())) throw invalid(tool, 'mime_type_not_allowed', { index, mimeType: String(mimeType).slice(0, 100) });
+      if (typeof data !== 'string' || !isBase64(data)) throw invalid(tool, 'invalid_base64', { index });
+      return { type, data, mimeType };
+    }
+    case 'resource': {
+      const resource = raw['resource'];
+      if (!isRecord(resource) || typeof resource['uri'] !== 'string') throw invalid(tool, 'resource_without_uri', { index });
+      const mimeType = typeof resource['mimeType'] === 'string' ? resource['mimeType'].slice(0, 200) : undefined;
+      if (typeof resource['text'] === 'string') return { type: 'resource', resource: { uri: redact(resource['uri']), ...(mimeType ? { mimeType } : {}), text: redact(resource['text']) } };
+      if (typeof resource['blob'] === 'string' && isBase64(resource['blob'])) return { type: 'resource', resource: { uri: redact(resource['uri']), ...(mimeType ? { mimeType } : {}), blob: resource['blob'] } };
+      throw invalid(tool, 'resource_without_text_or_blob', { index });
+    }
+    case 'resource_link': {
+      const { uri, name } = raw;
+      if (typeof uri !== 'string' || typeof name !== 'string' || uri.length > 4096) throw invalid(tool, 'resource_link_malformed', { index });
+      const mimeType = typeof raw['mimeType'] === 'string' ? raw['mimeType'].slice(0, 200) : 'application/octet-stream';
+      const description = typeof raw['description'] === 'string' ? { description: redact(raw['description'].slice(0, 2048)) } : {};
+      return { type: 'resource_link', uri, name: redact(name.slice(0, 256)), mimeType, ...description };
+    }
+    default:
+      throw invalid(tool, 'unknown_content_type', { index, type: String(type).slice(0, 40) });
+  }
+}
+
+function blockBytes(block: Block): number {
+  switch (block.type) {
+    case 'text':
+      return Buffer.byteLength(block.text);
+    case 'image':
+    case 'audio':
+      return block.data.length;
+    case 'resource':
+      return Buffer.byteLength(block.resource.text ?? block.resource.blob ?? '');
+    case 'resource_link':
+      return Buffer.byteLength(block.uri) + Buffer.byteLength(block.name);
+  }
+}
+
+// The whole block goes to the artifact store; the caller gets a preview (text) and a link.
+async function spill(block: Block, bytes: number, remaining: number, tool: string, options: UpstreamShapeOptions): Promise<ContentBlock[]> {
+  const stored =
+    block.type === 'text'
+      ? { bytes: Buffer.from(block.text, 'utf8'), mimeType: TEXT_MIME }
+      : block.type === 'image' || block.type === 'audio'
+        ? { bytes: Buffer.from(block.data, 'base64'), mimeType: block.mimeType }
+        : block.type === 'resource'
+          ? block.resource.text !== undefined
+            ? { bytes: Buffer.from(block.resource.text, 'utf8'), mimeType: block.resource.mimeType ?? TEXT_MIME }
+            : { bytes: Buffer.from(block.resource.blob ?? '', 'base64'), mimeType: block.resource.mimeType ?? 'application/octet-stream' }
+          : { bytes: Buffer.from(JSON.stringify(block), 'utf8'), mimeType: 'application/json' };
+  const artifact = await options.artifacts.put(stored.bytes, stored.mimeType);
+  const link: ContentBlock = {
+    type: 'resource_link',
+    uri: artifact.uri,
+    name: `${tool} ${block.type}`,
+    mimeType: stored.mimeType,
+    size: artifact.size,
+    description: `This ${block.type} block (${bytes} bytes) did not fit in the limit of ${options.maxResultBytes} bytes; it is stored whole here.`,
+  };
+  const preview = block.type === 'text' && remaining > 0 ? [{ type: 'text' as const, text: cutUtf8(block.text, remaining) }] : [];
+  return [...preview, link];
+}
+
+function checkStructured(value: unknown, manifest: Manifest, redact: Redactor): unknown {
+  if (value === undefined || value === null) return undefined;
+  if (!isRecord(value)) throw invalid(manifest.name, 'structured_content_not_object', {});
+  if (depthOf(value, 0) > MAX_RESULT_DEPTH) throw invalid(manifest.name, 'too_deep', { maxDepth: MAX_RESULT_DEPTH });
+  const validate = manifest.validateOutput;
+  if (validate && manifest.output && !validate(value)) {
+    const first = validate.errors?.[0];
+    const details = first ? describeError(first, manifest.output) : {};
+    throw new HostError('invalid_output', `The result of ${manifest.name} does not match its output schema.`, { reason: 'output_schema', ...details });
+  }
+  return redactJson(value, redact);
+}
+
+function depthOf(value: unknown, depth: number): number {
+  if (typeof value !== 'object' || value === null || depth > MAX_RESULT_DEPTH) return depth;
+  let max = depth + 1;
+  for (const child of Object.values(value)) max = Math.max(max, depthOf(child, depth + 1));
+  return max;
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+function isBase64(text: string): boolean {
+  return text.length % 4 === 0 && BASE64.test(text);
+}
+
+function invalid(tool: string, reason: string, details: Record<string, unknown>): HostError {
+  return new HostError('invalid_output', `The upstream result of ${tool} is malformed (${reason}).`, { reason, ...details });
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
