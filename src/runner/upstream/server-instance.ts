@@ -61,6 +61,7 @@ export class ServerInstance {
   onToolsChanged: (() => void) | undefined;
   #end: InstanceEnd | undefined;
   #killing: InstanceEnd['reason'] | undefined;
+  #isStdoutClosed = false;
   readonly #stderr = new TailBuffer();
 
   private constructor(
@@ -71,6 +72,8 @@ export class ServerInstance {
     ended: Promise<ToolExit>,
   ) {
     process.stderr.on('data', (chunk: Buffer) => this.#stderr.push(chunk));
+    process.stdout.once('end', () => (this.#isStdoutClosed = true));
+    process.stdout.once('close', () => (this.#isStdoutClosed = true));
     this.gone = ended.then((exit) => {
       this.#end = {
         reason: this.#killing ?? 'exited',
@@ -184,7 +187,12 @@ export class ServerInstance {
         },
       )
       .then((result): CallAnswer => ({ kind: 'result', result }))
-      .catch((error: unknown): CallAnswer => (stopped ? { kind: stopped } : { kind: 'protocol', message: errorText(error) }));
+      .catch(async (error: unknown): Promise<CallAnswer> => {
+        if (stopped) return { kind: stopped };
+        // "Connection closed" is the process going away (killed, crashed, or broke the protocol).
+        if (this.#isStdoutClosed || !this.isAlive) return { kind: 'crashed', end: await this.gone };
+        return { kind: 'protocol', message: errorText(error) };
+      });
     const crashed = this.gone.then((end): CallAnswer => ({ kind: 'crashed', end }));
     try {
       const answer = await Promise.race([request, crashed]);

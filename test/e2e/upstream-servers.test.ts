@@ -1,0 +1,171 @@
+// Upstream MCP servers under the supervisor, end to end (SPEC section 2.1):
+// the REAL reference servers from npm (@modelcontextprotocol/server-filesystem
+// and server-everything) run by the built `toolhost serve`, driven by SDK v1
+// and v2 clients over real pipes. Classification, strict refusal, hidden tools,
+// the OS refusing writes the class does not allow, image content, the
+// server's environment, cancellation, a SIGKILLed server and cleanup.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLIENT_KINDS, REPO_ROOT, connectStdioClient, ensureBuilt, type ClientKind } from '../helpers/mcp-clients.js';
+import { findMarkedProcesses, pollUntil } from '../helpers/proc-scan.js';
+import { MARKER_ENV, errorOf, makeHostDirs, stopClient, type HostClient, type HostDirs } from './host-session.js';
+
+beforeAll(() => ensureBuilt(), 300_000);
+
+const FIXTURES = join(REPO_ROOT, 'test/e2e/fixtures/upstream');
+// Node servers reserve over 1 GiB of address space: the policy raises the built-in 256 MiB maximum.
+const POLICY = `kind: Policy
+name: e2e_upstream
+limits:
+  maxMemoryMb: 2048
+`;
+const SECRET = 'hunter2-upstream-secret-value';
+
+const FS_LISTED = ['fs__edit_file', 'fs__list_allowed_directories', 'fs__list_directory', 'fs__list_directory_with_sizes', 'fs__read_text_file', 'fs__write_file', 'fs__create_directory'].sort();
+
+function textOf(result: Record<string, unknown>): string {
+  return (result['content'] as Array<{ type: string; text?: string }>).map((block) => block.text ?? '').join('\n');
+}
+
+/** Host pids of the server's node process (its cmdline names the launcher and this test's workspace). */
+function serverPids(dirs: HostDirs, launcher: string): number[] {
+  return findMarkedProcesses(dirs.workspace)
+    .filter((entry) => entry.cmdline.startsWith('node ') && entry.cmdline.includes(launcher))
+    .map((entry) => entry.pid);
+}
+
+describe.each(CLIENT_KINDS)('%s client, real upstream servers', (kind: ClientKind) => {
+  let dirs: HostDirs;
+  let client: HostClient;
+
+  beforeAll(async () => {
+    dirs = makeHostDirs({ manifests: [FIXTURES], policy: POLICY });
+    writeFileSync(join(dirs.workspace, 'notes.txt'), 'first line\nsecond line\n');
+    client = await connect(dirs, kind);
+  }, 120_000);
+  afterAll(async () => {
+    await stopClient(client, dirs);
+    // No server process (matched by the workspace in its cmdline) outlives the host.
+    expect(findMarkedProcesses(dirs.workspace)).toEqual([]);
+    dirs.cleanup();
+  }, 60_000);
+
+  it('lists each classified tool as <server>__<tool>; unclassified and hidden tools are not listed', async () => {
+    const { tools } = await client.listTools();
+    const names = tools.map((tool) => String(tool['name']));
+    expect(names.filter((name) => name.startsWith('fs__')).sort()).toEqual(FS_LISTED);
+    expect(names).toEqual(expect.arrayContaining(['ev__echo', 'ev__get_env', 'ev__get_tiny_image', 'ev__trigger_long_running_operation']));
+    // hidden (move_file, the "*" rest, toggle-*) and unclassified under strict (get_file_info, get-sum) never appear.
+    for (const absent of ['fs__move_file', 'fs__search_files', 'fs__get_file_info', 'ev__get_sum', 'ev__toggle_simulated_logging', 'ev__trigger_sampling_request']) expect(names).not.toContain(absent);
+    const byName = new Map(tools.map((tool) => [tool['name'], tool]));
+    // Annotations come from the manifest's class, not from the server.
+    expect(byName.get('fs__read_text_file')?.['annotations']).toMatchObject({ readOnlyHint: true, destructiveHint: false });
+    expect(byName.get('fs__write_file')?.['annotations']).toMatchObject({ readOnlyHint: false });
+  });
+
+  it('refuses an unclassified tool under strict, and a hidden one as unknown', async () => {
+    expect(errorOf(await client.callTool({ name: 'ev__get_sum', arguments: { a: 1, b: 2 } }))).toMatchObject({ code: 'unclassified_tool' });
+    await expect(client.callTool({ name: 'fs__move_file', arguments: { source: 'a', destination: 'b' } })).rejects.toMatchObject({ code: -32602 });
+  });
+
+  it('reads and writes inside the workspace', async () => {
+    const read = await client.callTool({ name: 'fs__read_text_file', arguments: { path: join(dirs.workspace, 'notes.txt') } });
+    expect(read['isError']).toBeFalsy();
+    expect(textOf(read)).toContain('second line');
+    const wrote = await client.callTool({ name: 'fs__write_file', arguments: { path: join(dirs.workspace, `out-${kind}.txt`), content: 'written' } });
+    expect(wrote['isError']).toBeFalsy();
+    expect(readFileSync(join(dirs.workspace, `out-${kind}.txt`), 'utf8')).toBe('written');
+  });
+
+  it('a write through a read_only tool fails in the operating system (its instance has read-only roots)', async () => {
+    const result = await client.callTool({ name: 'fs__edit_file', arguments: { path: join(dirs.workspace, 'notes.txt'), edits: [{ oldText: 'first', newText: 'FIRST' }] } });
+    expect(errorOf(result)).toMatchObject({ code: 'tool_error' });
+    expect(textOf(result)).toMatch(/EROFS|read-only/i);
+    expect(readFileSync(join(dirs.workspace, 'notes.txt'), 'utf8')).toBe('first line\nsecond line\n');
+  });
+
+  it('a write outside the workspace fails although the server itself allows /', async () => {
+    const outside = join(dirs.root, `outside-${kind}.txt`);
+    const result = await client.callTool({ name: 'fs__write_file', arguments: { path: outside, content: 'escaped' } });
+    expect(errorOf(result)).toMatchObject({ code: 'tool_error' });
+    expect(existsSync(outside)).toBe(false);
+  });
+
+  it('passes image content on intact (the same bytes the server sends a direct client)', async () => {
+    const result = await client.callTool({ name: 'ev__get_tiny_image', arguments: {} });
+    expect(result['isError']).toBeFalsy();
+    const image = (result['content'] as Array<Record<string, unknown>>).find((block) => block['type'] === 'image');
+    expect(image?.['mimeType']).toBe('image/png');
+    expect(image?.['data']).toBe(await directTinyImage());
+    expect(Buffer.from(String(image?.['data']), 'base64').subarray(1, 4).toString('latin1')).toBe('PNG');
+  });
+
+  it("the server's environment holds nothing of the host's", async () => {
+    const result = await client.callTool({ name: 'ev__get_env', arguments: {} });
+    expect(result['isError']).toBeFalsy();
+    const env = JSON.parse(textOf(result)) as Record<string, string>;
+    // PATH (the sandbox's default) and PWD (set by the start-gate shell); nothing inherited.
+    expect(Object.keys(env).sort()).toEqual(['PATH', 'PWD']);
+    expect(textOf(result)).not.toContain(dirs.marker);
+    expect(textOf(result)).not.toContain(SECRET);
+  });
+
+  it('a cancelled call is answered at once and the server goes on serving', async () => {
+    const controller = new AbortController();
+    let progressed!: () => void;
+    const firstProgress = new Promise<void>((resolve) => (progressed = resolve));
+    const call = client.callTool(
+      { name: 'ev__trigger_long_running_operation', arguments: { duration: 60, steps: 60 } },
+      { signal: controller.signal, onprogress: () => progressed(), timeout: 120_000 },
+    );
+    await firstProgress;
+    controller.abort();
+    await expect(call).rejects.toThrow();
+    const echo = await client.callTool({ name: 'ev__echo', arguments: { message: 'after cancel' } });
+    expect(textOf(echo)).toContain('after cancel');
+  }, 60_000);
+
+  it('a server SIGKILLed mid-call: the call fails tool_crashed and the next call gets a fresh server', async () => {
+    let progressed!: () => void;
+    const firstProgress = new Promise<void>((resolve) => (progressed = resolve));
+    const call = client.callTool({ name: 'ev__trigger_long_running_operation', arguments: { duration: 60, steps: 60 } }, { onprogress: () => progressed(), timeout: 120_000 });
+    await firstProgress;
+    const pids = serverPids(dirs, 'everything.mjs');
+    expect(pids.length).toBe(1);
+    process.kill(pids[0]!, 'SIGKILL');
+    expect(errorOf(await call)).toMatchObject({ code: 'tool_crashed' });
+    const echo = await client.callTool({ name: 'ev__echo', arguments: { message: 'fresh' } });
+    expect(textOf(echo)).toContain('fresh');
+    const fresh = await pollUntil(() => {
+      const now = serverPids(dirs, 'everything.mjs');
+      return { done: now.length === 1, value: now };
+    }, 10_000);
+    expect(fresh[0]).not.toBe(pids[0]);
+  }, 60_000);
+});
+
+// The host's environment holds the marker and a secret-named variable; neither may reach the server.
+function connect(dirs: HostDirs, kind: ClientKind): Promise<HostClient> {
+  return connectStdioClient({ args: dirs.args, env: { [MARKER_ENV]: dirs.marker, UPSTREAM_API_TOKEN: SECRET } }, { kind });
+}
+
+let tinyImage: Promise<string> | undefined;
+// The image as the everything server sends it to an SDK client that talks to it directly.
+function directTinyImage(): Promise<string> {
+  tinyImage ??= (async () => {
+    const transport = new StdioClientTransport({ command: process.execPath, args: [join(FIXTURES, 'everything.mjs')], stderr: 'ignore' });
+    const client = new Client({ name: 'direct', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      const result = await client.callTool({ name: 'get-tiny-image', arguments: {} });
+      const image = (result.content as Array<Record<string, unknown>>).find((block) => block['type'] === 'image');
+      return String(image?.['data']);
+    } finally {
+      await client.close();
+    }
+  })();
+  return tinyImage;
+}
