@@ -50,6 +50,8 @@ export interface Host {
   readonly supervisor: Supervisor;
   readonly config: HostConfig;
   readonly sessionId: string;
+  /** Subscribes to an upstream server's notifications/tools/list_changed (serve reloads); returns the unsubscribe. */
+  onUpstreamToolsChanged(listener: (server: string) => void): () => void;
   /** Cancels in-flight calls, closes runners and the journal. Idempotent. */
   close(): Promise<void>;
 }
@@ -109,7 +111,7 @@ export async function createHost(options: HostOptions): Promise<Host> {
       journal.close();
     },
   });
-  return { supervisor, config, sessionId, close: () => supervisor.close() };
+  return { supervisor, config, sessionId, onUpstreamToolsChanged: (listener) => upstream.onToolsChanged(listener), close: () => supervisor.close() };
 }
 
 function realpathOr(path: string): string {

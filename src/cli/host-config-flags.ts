@@ -3,11 +3,19 @@
 import { loadHostConfig, type HostConfig } from '../config/load-host-config.js';
 import { formatProblem, type Problem } from '../config/problem.js';
 import { hostFlagsFrom } from './args.js';
+import { loadHostConfigWithServers } from '../host-servers.js';
+import { createSilentLogger } from '../log.js';
 
 /** The configuration for the host flags in `values`. */
 export function loadConfigFromFlags(values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): HostConfig {
   const flags = hostFlagsFrom(values);
   return loadHostConfig({ manifestDirs: flags.manifestDirs, policyFiles: flags.policyFiles, workspace: flags.workspace, env });
+}
+
+/** The configuration for the host flags in `values`, with each upstream server started once to read its tools. */
+export function loadConfigWithServersFromFlags(values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): Promise<HostConfig> {
+  const flags = hostFlagsFrom(values);
+  return loadHostConfigWithServers({ manifestDirs: flags.manifestDirs, policyFiles: flags.policyFiles, workspace: flags.workspace, env }, { logger: createSilentLogger() });
 }
 
 /** Writes `file:line:col: reason` lines to stderr, one per problem. */

@@ -2,7 +2,8 @@
 // policy's decision. A table on a terminal, tab-separated columns in a pipe,
 // or the documented JSON array with --json.
 import { HOST_FLAGS_HELP, parseCommandArgs } from './args.js';
-import { loadConfigFromFlags, printProblems } from './host-config-flags.js';
+import { loadConfigWithServersFromFlags, printProblems } from './host-config-flags.js';
+import { formatServerReports, serverProblems } from './server-report.js';
 import { formatTable } from './table.js';
 import { sandboxLabel, summarizeTool, type ToolSummary } from './tool-summary.js';
 
@@ -14,7 +15,7 @@ Excluded and denied tools are shown too (LISTED no).
 
   --json   a JSON array, one object per tool (fields documented in the README:
            name, file, sideEffect, mode, isolation, trust, listed, excluded,
-           decision, code, rule, reason, shadow, limits)
+           decision, code, rule, reason, shadow, limits, upstream)
 
 Exit status: 0, or 1 when a manifest or policy file has a problem (printed on
 stderr; the tools that did load are still listed), 2 bad usage.
@@ -30,15 +31,18 @@ export async function run(argv: readonly string[]): Promise<number> {
     process.stdout.write(HELP);
     return 0;
   }
-  const config = loadConfigFromFlags(values);
+  const config = await loadConfigWithServersFromFlags(values);
+  const unavailable = serverProblems(config.servers);
   printProblems(config.problems);
+  printProblems(unavailable);
   const summaries = [...config.tools.values()].map(summarizeTool);
   if (values.json) {
     process.stdout.write(`${JSON.stringify(summaries, null, 2)}\n`);
   } else {
     process.stdout.write(formatTable(HEADERS, summaries.map(toRow), process.stdout.isTTY === true));
+    if (config.servers.length > 0) process.stdout.write(`\n${formatServerReports(config.servers)}`);
   }
-  return config.problems.length > 0 ? 1 : 0;
+  return config.problems.length + unavailable.length > 0 ? 1 : 0;
 }
 
 function toRow(summary: ToolSummary): string[] {

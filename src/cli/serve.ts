@@ -60,7 +60,17 @@ export async function run(argv: readonly string[]): Promise<number> {
   // Listen before the (slow) host build: a SIGTERM during startup still ends cleanly.
   let signalled: StopReason | undefined;
   const signals = waitForSignal().then((reason) => (signalled = reason));
-  const host = await buildHost(flags, logger);
+  // An upstream server's tools/list_changed reloads like a manifest change (its tools are listed again).
+  let onUpstreamChange = (): void => undefined;
+  const build = async (): Promise<Host | undefined> => {
+    const built = await buildHost(flags, logger);
+    built?.onUpstreamToolsChanged((server) => {
+      logger.info({ server }, 'upstream server changed its tools: reloading');
+      onUpstreamChange();
+    });
+    return built;
+  };
+  const host = await build();
   if (!host) return 1;
   if ([...host.config.tools.values()].some((view) => view.runSpec?.mode === 'process')) startSpawner(logger);
   if (signalled) {
@@ -77,11 +87,12 @@ export async function run(argv: readonly string[]): Promise<number> {
     registerMethods: CUSTOM_METHODS,
   });
   const hosts = new HostReloader<Host, Supervisor>(host, {
-    build: () => buildHost(flags, logger),
+    build,
     swap: (next) => server.replaceSupervisor(next),
     whenIdle: (supervisor) => server.whenIdle(supervisor),
     logger,
   });
+  onUpstreamChange = () => hosts.reload();
   const reload = (): void => {
     logger.info('SIGHUP: reloading manifests and policies');
     hosts.reload();

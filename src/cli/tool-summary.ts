@@ -23,6 +23,8 @@ export interface ToolSummary {
   /** What a shadow-mode organisation file would decide, when stricter; else null. */
   readonly shadow: { readonly decision: 'ask' | 'deny'; readonly code: string | null; readonly rule: string; readonly reason: string } | null;
   readonly limits: { readonly timeoutMs: number; readonly maxResultBytes: number; readonly memoryMb: number };
+  /** A tool of an upstream server: the server, the tool's own name, the tools: entry, and the server's unverified hints; else null. */
+  readonly upstream: { readonly server: string; readonly tool: string; readonly entry: string | null; readonly hints: Readonly<Record<string, unknown>> | null } | null;
 }
 
 /** The fields of a summary, in output order (the README documents each). */
@@ -41,6 +43,7 @@ export const TOOL_SUMMARY_FIELDS = [
   'reason',
   'shadow',
   'limits',
+  'upstream',
 ] as const satisfies readonly (keyof ToolSummary)[];
 
 /** The summary of one tool view. */
@@ -63,6 +66,9 @@ export function summarizeTool(view: ToolView): ToolSummary {
         ? { decision: shadow.decision, code: shadow.code, rule: shadow.rule, reason: shadow.reason }
         : null,
     limits: { timeoutMs: view.limits.timeoutMs, maxResultBytes: view.limits.maxResultBytes, memoryMb: view.limits.memoryMb },
+    upstream: manifest.upstream
+      ? { server: manifest.upstream.server, tool: manifest.upstream.tool, entry: manifest.upstream.entry ?? null, hints: manifest.upstream.hints ?? null }
+      : null,
   };
 }
 

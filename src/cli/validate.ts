@@ -3,7 +3,8 @@
 // loads and no tool conflicts with the policy; 1 with `file:line:col: reason`
 // lines on stderr; 2 on bad usage.
 import { HOST_FLAGS_HELP, parseCommandArgs } from './args.js';
-import { loadConfigFromFlags, printProblems } from './host-config-flags.js';
+import { loadConfigWithServersFromFlags, printProblems } from './host-config-flags.js';
+import { formatServerReports, serverProblems } from './server-report.js';
 
 const HELP = `Usage: toolhost validate [host flags]
 
@@ -12,6 +13,9 @@ tool against the policy in force. Prints one \`file:line:col: reason\` line on
 stderr per problem: invalid YAML, unknown keys, bad values, and tools the policy
 excludes (limits above the policy's, a sandbox mode their trust may not use,
 roots, env names or network hosts the policy does not allow), naming the rule.
+Upstream servers (kind: Server) are started in their sandboxes to read their
+tools; each tool is shown with its listed name, class and tools: entry, and a
+server that cannot start within startupTimeoutMs is a problem.
 What shadow-mode organisation files would exclude is printed as a warning.
 
 Exit status: 0 all good, 1 a problem or an exclusion, 2 bad usage.
@@ -25,11 +29,15 @@ export async function run(argv: readonly string[]): Promise<number> {
     process.stdout.write(HELP);
     return 0;
   }
-  const config = loadConfigFromFlags(values);
+  const config = await loadConfigWithServersFromFlags(values);
+  const unavailable = serverProblems(config.servers);
   printProblems(config.problems);
+  printProblems(unavailable);
   printProblems(config.exclusions);
   printProblems(config.shadowExclusions);
-  const failures = config.problems.length + config.exclusions.length;
+  // Upstream servers were started to read their tools: what each offers, and what not and why.
+  process.stdout.write(formatServerReports(config.servers));
+  const failures = config.problems.length + unavailable.length + config.exclusions.length;
   const views = [...config.tools.values()];
   const listed = views.filter((view) => view.listed).length;
   const summary = `${count(views.length, 'tool')} (${listed} listed), ${count(config.policy.files.length, 'policy file')}`;

@@ -179,6 +179,8 @@ export class ServerInstance {
     const request = this.client
       .request(
         { method: 'tools/call', params: { name, arguments: args } },
+        // The result's shape is checked by the supervisor (upstream-result.ts), with stable reasons.
+        ANY_RESULT,
         {
           signal: controller.signal,
           // Our own timer decides; the SDK's default of 60 s must not cut a longer budget.
@@ -196,7 +198,9 @@ export class ServerInstance {
     const crashed = this.gone.then((end): CallAnswer => ({ kind: 'crashed', end }));
     try {
       const answer = await Promise.race([request, crashed]);
-      if (answer.kind === 'timeout' || answer.kind === 'cancelled') void this.#checkSettled();
+      // Answered only once the server is known to have settled (or is being killed), so the
+      // next call never lands on a server still stuck in the cancelled work.
+      if (answer.kind === 'timeout' || answer.kind === 'cancelled') await this.#checkSettled();
       return answer;
     } finally {
       clearTimeout(timer);
@@ -231,6 +235,10 @@ export class ServerInstance {
     }
   }
 }
+
+// A Standard Schema that accepts any value: the SDK's own result schema would reject
+// malformed content with an unstable message before our checks can name it.
+const ANY_RESULT = { '~standard': { version: 1 as const, vendor: 'toolhost', validate: (value: unknown) => ({ value }) } };
 
 export type CallAnswer =
   | { readonly kind: 'result'; readonly result: unknown }

@@ -1,0 +1,36 @@
+// How validate and list show upstream servers (SPEC section 2.1): per server,
+// each tool with its listed name, class and the `tools:` entry it came from,
+// the server's own annotations as unverified hints, and every excluded tool
+// with its reason; or why the server could not be started.
+import type { Problem } from '../config/problem.js';
+import type { ServerReport } from '../registry/server-tools.js';
+
+/** Lines for people, one block per server. */
+export function formatServerReports(reports: readonly ServerReport[]): string {
+  let out = '';
+  for (const report of reports) {
+    out += `server ${report.server} (${report.displayFile})`;
+    if (report.unavailable !== undefined) {
+      out += `: not available: ${report.unavailable}\n`;
+      continue;
+    }
+    out += `: ${report.tools.filter((tool) => tool.excluded === undefined).length} of ${report.tools.length} tools offered${report.truncated ? ' (listing cut: the server lists too many tools)' : ''}\n`;
+    for (const tool of report.tools) {
+      const name = tool.listed ?? `(${tool.upstream})`;
+      const origin = tool.entry !== undefined ? `tools: "${tool.entry}"` : 'no tools: entry';
+      const hints = tool.hints ? `; server hints (unverified): ${JSON.stringify(tool.hints)}` : '';
+      out +=
+        tool.excluded !== undefined
+          ? `  ${name}  excluded: ${tool.excluded}${hints}\n`
+          : `  ${name}  ${tool.sideEffect ?? 'unclassified'} (${origin})${hints}\n`;
+    }
+  }
+  return out;
+}
+
+/** A server that could not be started is a load problem naming its manifest (validate fails on it). */
+export function serverProblems(reports: readonly ServerReport[]): Problem[] {
+  return reports.flatMap((report) =>
+    report.unavailable !== undefined ? [{ file: report.displayFile, line: 1, col: 1, reason: `server "${report.server}" is not available: ${report.unavailable}` }] : [],
+  );
+}

@@ -1,0 +1,156 @@
+// Hostile upstream servers (test/fixtures/servers/hostile.mjs): every fault of
+// SPEC section 2.1 is a stable outcome with its code and details, bounded in
+// memory, and the host and the server's other tools go on.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findMarkedProcesses, pollUntil } from '../../../helpers/proc-scan.js';
+import { closeAllHosts, errorOf, resultOf, startHost, textOf, type TestHost } from '../../supervisor/harness.js';
+
+const SERVERS = fileURLToPath(new URL('../../../fixtures/servers', import.meta.url));
+const POLICY = 'limits:\n  maxMemoryMb: 2048';
+
+let host: TestHost;
+
+beforeAll(async () => {
+  host = await startHost({ host: { manifestDirs: [SERVERS] }, policy: POLICY, env: { HOSTILE_TEST_SECRET_TOKEN: 'sekrit-value-123' } });
+}, 120_000);
+afterAll(async () => {
+  const workspace = host.workspace;
+  await closeAllHosts();
+  // Every server process (its cmdline holds the workspace) is gone with the host.
+  expect(await pollUntil(() => ({ done: findMarkedProcesses(workspace).length === 0, value: findMarkedProcesses(workspace) }), 10_000)).toEqual([]);
+}, 60_000);
+
+function reportOf(server: string) {
+  const report = host.config.servers.find((candidate) => candidate.server === server);
+  if (!report) throw new Error(`no report for ${server}`);
+  return report;
+}
+
+describe('loading hostile servers', () => {
+  it('a server that never completes the handshake is reported as not available, naming the timeout', () => {
+    expect(reportOf('neverstarts').unavailable).toMatch(/within 1500 ms/);
+    expect([...host.config.tools.keys()].some((name) => name.startsWith('neverstarts__'))).toBe(false);
+  });
+
+  it('a server that exits at start-up is reported with its stderr', () => {
+    expect(reportOf('exits').unavailable).toContain('hostile server: refusing to start');
+  });
+
+  it('a lying listing: external $ref, too deep, odd and colliding names are excluded with reasons; valid 2020-12 loads', () => {
+    const byName = new Map(reportOf('lyinglist').tools.map((tool) => [tool.upstream, tool]));
+    expect(byName.get('fine')).toMatchObject({ listed: 'lyinglist__fine' });
+    expect(byName.get('fine')?.excluded).toBeUndefined();
+    expect(byName.get('external_ref')?.excluded).toMatch(/refers outside itself/);
+    expect(byName.get('too_deep')?.excluded).toMatch(/deeper than 64/);
+    expect(byName.get('Odd Name!')).toMatchObject({ listed: 'lyinglist__odd_name_' });
+    expect(byName.get('a-b')?.excluded).toMatch(/collides with a_b/);
+    expect(byName.get('a_b')?.excluded).toMatch(/collides with a-b/);
+    expect(byName.get('x'.repeat(80))?.excluded).toMatch(/does not fit/);
+    // x-mcp-header, an unknown format and a required name without a property: valid 2020-12.
+    expect(byName.get('conformance')?.excluded).toBeUndefined();
+    expect(host.config.tools.get('lyinglist__conformance')?.listed).toBe(true);
+  });
+
+  it('a listing of 10,000 tools is cut at a bound, and says so', () => {
+    const report = reportOf('manytools');
+    expect(report.truncated).toBe(true);
+    expect(report.tools.length).toBe(512);
+  });
+});
+
+describe('calling hostile servers', () => {
+  it('passes a good result on, and redacts host paths and secrets in an upstream error (tool_error)', async () => {
+    expect(textOf(await host.call('faults__ok'))).toBe('ok');
+    const error = errorOf(await host.call('faults__upstream_error'));
+    expect(error.code).toBe('tool_error');
+    expect(error.message).toContain('it failed');
+  });
+
+  it('a line that is not JSON-RPC kills the server: tool_crashed, and the next call works', async () => {
+    const error = errorOf(await host.call('faults__garbage'));
+    expect(error.code).toBe('tool_crashed');
+    expect(error.details).toMatchObject({ reason: 'not_json' });
+    expect(textOf(await host.call('faults__ok'))).toBe('ok');
+  });
+
+  it('a stdout flood without a newline is cut at the message bound: tool_crashed, bounded', async () => {
+    const error = errorOf(await host.call('faults__flood_stdout'));
+    expect(error.code).toBe('tool_crashed');
+    expect(error.details).toMatchObject({ reason: 'message_too_large' });
+    expect(textOf(await host.call('faults__ok'))).toBe('ok');
+  });
+
+  it('a stderr flood is drained into a bounded tail and the call still answers', async () => {
+    expect(textOf(await host.call('faults__flood_stderr'))).toBe('after the flood');
+  });
+
+  it('sampling and elicitation requests are refused; roots/list is answered with the workspace roots', async () => {
+    const asked = JSON.parse(textOf(await host.call('faults__ask_client'))) as Record<string, unknown>;
+    expect(asked).toEqual({ sampling: { error: -32601 }, elicit: { error: -32601 } });
+    const roots = JSON.parse(textOf(await host.call('faults__roots'))) as { result: { roots: Array<{ uri: string }> } };
+    expect(roots.result.roots.map((root) => root.uri)).toEqual([`file://${host.workspace}`]);
+  });
+
+  it('huge content is spilled to an artifact with a bounded preview', async () => {
+    const result = resultOf(await host.call('faults__huge_text'));
+    const [preview, link] = result.content;
+    expect(preview).toMatchObject({ type: 'text' });
+    expect(Buffer.byteLength((preview as { text: string }).text)).toBeLessThanOrEqual(1024);
+    expect(link).toMatchObject({ type: 'resource_link', mimeType: 'text/plain; charset=utf-8' });
+    const stored = await host.supervisor.readArtifact((link as { uri: string }).uri);
+    expect(stored?.bytes.byteLength).toBe(200_000);
+  });
+
+  it.each([
+    ['faults__bad_base64', 'invalid_base64'],
+    ['faults__bad_mime', 'mime_type_not_allowed'],
+    ['faults__unknown_block', 'unknown_content_type'],
+    ['faults__structured_bad', 'output_schema'],
+  ])('malformed content from %s is invalid_output (%s)', async (tool, reason) => {
+    const error = errorOf(await host.call(tool));
+    expect(error.code).toBe('invalid_output');
+    expect(error.details).toMatchObject({ reason });
+  });
+
+  it('structuredContent that matches the output schema is passed on', async () => {
+    expect(resultOf(await host.call('faults__structured_ok')).structuredContent).toEqual({ n: 1 });
+  });
+
+  it('a timeout cancels upstream (the server saw notifications/cancelled); a server that does not settle is killed and replaced', async () => {
+    const error = errorOf(await host.call('faults__hang'));
+    expect(error.code).toBe('timeout');
+    const log = join(host.workspace, 'upstream.log');
+    const seen = await pollUntil(() => {
+      const text = existsSync(log) ? readFileSync(log, 'utf8') : '';
+      return { done: /cancelled \d+/.test(text), value: text };
+    }, 10_000);
+    expect(seen).toMatch(/hang (\d+)\ncancelled \1/);
+    // The hung server answers no ping: it is killed, and the next call gets a fresh one.
+    expect(textOf(await host.call('faults__ok'))).toBe('ok');
+  });
+
+  it("the server's tools/list_changed reaches the host (serve reloads on it)", async () => {
+    const changed: string[] = [];
+    const unsubscribe = host.onUpstreamToolsChanged((server) => changed.push(server));
+    expect(textOf(await host.call('faults__change'))).toBe('changed');
+    expect(await pollUntil(() => ({ done: changed.length > 0, value: changed }), 10_000)).toEqual(['faults']);
+    unsubscribe();
+  });
+
+  it('a server that exits mid-call is tool_crashed; one that then keeps failing to start is sandbox_unavailable, with backoff', async () => {
+    writeFileSync(join(host.workspace, 'refuse-start'), '');
+    const crashed = errorOf(await host.call('faults__exit_now'));
+    expect(crashed.code).toBe('tool_crashed');
+    expect(crashed.details).toMatchObject({ exitCode: 9 });
+    const first = errorOf(await host.call('faults__ok'));
+    expect(first.code).toBe('sandbox_unavailable');
+    expect(String(first.details['reason'])).toContain('refusing to start');
+    // Within the backoff the server is not started again: the same reason, at once.
+    const second = errorOf(await host.call('faults__ok'));
+    expect(second.code).toBe('sandbox_unavailable');
+    expect(second.details['retryAfterMs']).toBeGreaterThan(0);
+  });
+});
