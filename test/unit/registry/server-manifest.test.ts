@@ -1,0 +1,117 @@
+// kind: Server manifests (SPEC section 2.1): problems at file:line:col like tool
+// manifests, entry matching (exact beats glob, longer glob beats shorter),
+// listed names, and the listing → tools step with its exclusions.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createToolSchemaCompiler } from '../../../src/registry/ajv.js';
+import { loadManifests } from '../../../src/registry/load-manifests.js';
+import { listedToolName, matchToolEntry, type ServerToolEntry } from '../../../src/registry/server-manifest.js';
+import { buildServerTools } from '../../../src/registry/server-tools.js';
+
+const temp = mkdtempSync(join(tmpdir(), 'toolhost-server-manifest-'));
+afterAll(() => rmSync(temp, { recursive: true, force: true }));
+
+function load(yaml: string) {
+  const dir = mkdtempSync(join(temp, 'm-'));
+  writeFileSync(join(dir, 'server.mjs'), '');
+  writeFileSync(join(dir, 'srv.yaml'), yaml);
+  mkdirSync(join(dir, 'ws'));
+  return loadManifests({ dirs: [dir], workspace: join(dir, 'ws'), cwd: dir });
+}
+
+const GOOD = `kind: Server
+name: fs
+description: A server.
+command: ["node", "./server.mjs", "\${WORKSPACE}"]
+workspace:
+  roots: [{ path: "\${WORKSPACE}", access: read_write }]
+timeoutMs: 1000
+tools:
+  read_file: { sideEffect: read_only }
+  "*": { hidden: true }
+`;
+
+describe('loading kind: Server manifests', () => {
+  it('loads a good one beside tool manifests, ${WORKSPACE} substituted in arguments', () => {
+    const loaded = load(GOOD);
+    expect(loaded.problems).toEqual([]);
+    expect(loaded.manifests).toEqual([]);
+    expect(loaded.servers).toHaveLength(1);
+    const [server] = loaded.servers;
+    expect(server?.command[2]).toMatch(/\/ws$/);
+    expect(server?.isolation).toBe('namespace');
+    expect(server?.tools.map((entry) => entry.pattern)).toEqual(['read_file', '*']);
+  });
+
+  it.each([
+    ['an unknown key', GOOD.replace('timeoutMs: 1000', 'timeoutMs: 1000\nretries: 3'), 10, 1, 'unknown key "retries"'],
+    ['a bad server name', GOOD.replace('name: fs', 'name: Fs_1'), 2, 7, 'name'],
+    ['an unknown entry key', GOOD.replace('read_file: { sideEffect: read_only }', 'read_file: { sideEffect: read_only, trusted: true }'), 9, 39, 'unknown key "tools.read_file.trusted"'],
+    ['an unknown class', GOOD.replace('sideEffect: read_only', 'sideEffect: harmless'), 9, 28, 'sideEffect'],
+    ['a command outside the folder', GOOD.replace('./server.mjs', '../server.mjs'), 4, 19, 'resolves outside the manifest folder'],
+    ['a program with a slash', GOOD.replace('"node"', '"/usr/bin/node"'), 4, 11, 'must be a program name found on PATH'],
+  ])('refuses %s with file:line:col', (_what, yaml, line, col, reason) => {
+    const { problems, servers } = load(yaml);
+    expect(servers).toEqual([]);
+    expect(problems).toEqual([expect.objectContaining({ file: 'srv.yaml', line, col, reason: expect.stringContaining(reason) })]);
+  });
+});
+
+describe('matchToolEntry', () => {
+  const entry = (pattern: string): ServerToolEntry => ({ pattern, hidden: false });
+  const entries = [entry('*'), entry('read_*'), entry('read_text_*'), entry('read_text_file'), entry('*_file')];
+  it.each([
+    ['read_text_file', 'read_text_file'],
+    ['read_text_blob', 'read_text_*'],
+    ['read_media', 'read_*'],
+    ['write_file', '*_file'],
+    ['move', '*'],
+  ])('%s takes %s', (name, pattern) => {
+    expect(matchToolEntry(entries, name)?.pattern).toBe(pattern);
+  });
+  it('matches nothing without a catch-all', () => {
+    expect(matchToolEntry([entry('read_*')], 'write')).toBeUndefined();
+  });
+});
+
+describe('listedToolName', () => {
+  it.each([
+    ['read_file', 'fs__read_file'],
+    ['get-tiny-image', 'fs__get_tiny_image'],
+    ['Odd Name!', 'fs__odd_name_'],
+    ['x'.repeat(60), `fs__${'x'.repeat(60)}`],
+    ['x'.repeat(61), undefined],
+    ['', undefined],
+  ])('%s → %s', (tool, listed) => {
+    expect(listedToolName('fs', tool)).toBe(listed);
+  });
+});
+
+describe('buildServerTools', () => {
+  const [server] = load(GOOD).servers;
+  if (!server) throw new Error('no server');
+  it('classifies from the entries, never from the hints, and gives read_only tools read-only roots', () => {
+    const built = buildServerTools(
+      { ...server, tools: [{ pattern: 'read_file', sideEffect: 'read_only', hidden: false }, { pattern: 'write_*', sideEffect: 'local_mutation', hidden: false }, { pattern: 'secret', hidden: true }] },
+      {
+        ok: true,
+        truncated: false,
+        tools: [
+          { name: 'read_file', inputSchema: { type: 'object' }, annotations: { readOnlyHint: false, destructiveHint: true } },
+          { name: 'write_file', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } },
+          { name: 'secret', inputSchema: { type: 'object' } },
+          { name: 'other', inputSchema: { type: 'object' } },
+        ],
+      },
+      createToolSchemaCompiler(),
+    );
+    const byName = new Map(built.manifests.map((manifest) => [manifest.name, manifest]));
+    expect(byName.get('fs__read_file')).toMatchObject({ sideEffect: 'read_only', roots: [{ access: 'read' }], upstream: { tool: 'read_file', entry: 'read_file', hints: { readOnlyHint: false } } });
+    expect(byName.get('fs__write_file')).toMatchObject({ sideEffect: 'local_mutation', roots: [{ access: 'read_write' }] });
+    expect(byName.get('fs__other')?.sideEffect).toBeUndefined();
+    expect(byName.has('fs__secret')).toBe(false);
+    expect(built.report.tools.find((tool) => tool.upstream === 'secret')?.excluded).toMatch(/hidden/);
+  });
+});
