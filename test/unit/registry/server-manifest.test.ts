@@ -46,7 +46,7 @@ describe('loading kind: Server manifests', () => {
   });
 
   it.each([
-    ['an unknown key', GOOD.replace('timeoutMs: 1000', 'timeoutMs: 1000\nretries: 3'), 10, 1, 'unknown key "retries"'],
+    ['an unknown key', GOOD.replace('timeoutMs: 1000', 'timeoutMs: 1000\nretries: 3'), 8, 1, 'unknown key "retries"'],
     ['a bad server name', GOOD.replace('name: fs', 'name: Fs_1'), 2, 7, 'name'],
     ['an unknown entry key', GOOD.replace('read_file: { sideEffect: read_only }', 'read_file: { sideEffect: read_only, trusted: true }'), 9, 39, 'unknown key "tools.read_file.trusted"'],
     ['an unknown class', GOOD.replace('sideEffect: read_only', 'sideEffect: harmless'), 9, 28, 'sideEffect'],
