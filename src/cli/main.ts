@@ -20,6 +20,7 @@ const COMMANDS: Record<string, { summary: string }> = {
   parse: { summary: "parse a model's emitted call", },
   fuzz: { summary: "fuzz a tool's argument checks from its input schema", },
   doctor: { summary: 'which sandboxes this machine supports, and why not' },
+  import: { summary: 'a kind: Server manifest from a running MCP server (classes suggested, unverified)' },
 };
 
 function usage(): string {

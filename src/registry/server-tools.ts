@@ -152,9 +152,10 @@ function boundedHints(annotations: Record<string, unknown>): Record<string, unkn
   return Object.keys(hints).length > 0 ? hints : undefined;
 }
 
+/** The node_modules folders Node would search from `dir` (real paths), nearest first. */
 // Node resolves a bare import from the manifest folder through every node_modules above
 // it: those folders (and only they, not their parents) are shown read-only to the server.
-function nodeModulesAbove(dir: string): string[] {
+export function nodeModulesAbove(dir: string): string[] {
   const found: string[] = [];
   for (let at = dir; ; at = dirname(at)) {
     const candidate = join(at, 'node_modules');
