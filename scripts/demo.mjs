@@ -41,7 +41,7 @@ createWorkspace(workspace);
 
 console.log(bold('toolhost demo: a scripted agent session over MCP stdio'));
 say(dim(`workspace: ${workspace}`));
-say(dim(`command:   toolhost serve --manifests manifests --manifests scripts/demo/manifests --workspace <workspace> --state <state> --log-file <log>`));
+say(dim(`command:   toolhost serve --manifests manifests --manifests scripts/demo/manifests --manifests examples/servers --policy examples/servers-policy.yaml --workspace <workspace> --state <state> --log-file <log>`));
 
 /** The scripted user: declines the first approval, approves the next ones. */
 let approvalsAsked = 0;
@@ -63,6 +63,9 @@ const transport = new StdioClientTransport({
     'serve',
     '--manifests', join(REPO, 'manifests'),
     '--manifests', join(REPO, 'scripts/demo/manifests'),
+    // An upstream MCP server (the reference filesystem server, an npm dependency) under the supervisor.
+    '--manifests', join(REPO, 'examples/servers'),
+    '--policy', join(REPO, 'examples/servers-policy.yaml'),
     '--workspace', workspace,
     '--state', stateDir,
     '--log-file', logFile,
@@ -88,8 +91,20 @@ async function walkSession() {
       .filter(([, on]) => on)
       .map(([hint]) => hint.replace(/Hint$/, ''))
       .join(', ');
-    say(`${tool.name.padEnd(14)} ${dim(hints || '-')}`);
+    say(`${tool.name.padEnd(30)} ${dim(hints || '-')}`);
   }
+
+  step('An MCP server you already use, sandboxed: fs__list_directory (the reference filesystem server)');
+  const listing = await call('fs__list_directory', { path: workspace });
+  say(clip(listing.content.find((block) => block.type === 'text')?.text ?? ''));
+
+  step('Its write_file is local_mutation and runs with the workspace writable: fs__write_file notes/todo.md');
+  await call('fs__write_file', { path: join(workspace, 'notes/todo.md'), content: '- review the stock report\n' });
+  say(`notes/todo.md on disk: ${existsSync(join(workspace, 'notes/todo.md'))}`);
+
+  step('A write outside the workspace is refused (and outside the sandbox the path does not even exist): fs__write_file ../outside.txt');
+  await call('fs__write_file', { path: join(dirname(workspace), 'outside.txt'), content: 'escaped' });
+  say(`outside.txt on disk: ${existsSync(join(dirname(workspace), 'outside.txt'))}`);
 
   step('Read a file: read_file README.md');
   const readme = await call('read_file', { path: 'README.md' });
