@@ -71,6 +71,44 @@ try {
   log(`one-shot process: ${processOverhead} ms over (baseline round trip + raw spawn); target ≤ 2 ms`);
   log(`(a bare bubblewrap pid namespace costs ${results.rawBwrapOverRawSpawnMs} ms over a raw spawn; toolhost starts the next call's sandbox while the current one runs)\n`);
 
+  // 2b. An upstream MCP server (the reference filesystem server, examples/servers/fs.yaml)
+  // through toolhost against the same server called directly by an SDK client, in this
+  // run, in interleaved batches; and its start-up (host ready: the server listed once in
+  // its sandbox; first call: the serving instance started on demand).
+  const fsArgs = { path: workspace };
+  const upstreamPolicy = join(scratch, 'upstream-policy.yaml');
+  writeFileSync(upstreamPolicy, readFileSync(policy, 'utf8').replace('maxMemoryMb: 512', 'maxMemoryMb: 2048'));
+  const direct = await connect(process.execPath, [join(ROOT, 'examples/servers/filesystem.mjs'), workspace]);
+  const directFirstStart = performance.now();
+  await callOk(direct.client, 'list_allowed_directories', {});
+  const directFirstCallMs = performance.now() - directFirstStart;
+  const viaHost = await connect(process.execPath, hostArgs({ manifests: join(ROOT, 'examples/servers'), policy: upstreamPolicy, workspace, state: join(scratch, `state-${stateCount++}`) }));
+  const hostFirstStart = performance.now();
+  await callOk(viaHost.client, 'fs__list_allowed_directories', {});
+  const hostFirstCallMs = performance.now() - hostFirstStart;
+  const directTimes = [];
+  const hostTimes = [];
+  const batch = smoke ? 5 : 20;
+  for (let done = 0; done < N; done += batch) {
+    directTimes.push(...(await timeCalls(direct.client, 'list_directory', fsArgs, batch, done === 0 ? 10 : 0)));
+    hostTimes.push(...(await timeCalls(viaHost.client, 'fs__list_directory', fsArgs, batch, done === 0 ? 10 : 0)));
+  }
+  await Promise.all([direct.close(), viaHost.close()]);
+  const directSummary = summarize(directTimes);
+  const hostSummary = summarize(hostTimes);
+  results.upstream = {
+    direct: directSummary,
+    throughToolhost: hostSummary,
+    p50Ratio: round(hostSummary.p50 / directSummary.p50),
+    startup: { directConnectMs: round(direct.startupMs), directFirstCallMs: round(directFirstCallMs), hostReadyMs: round(viaHost.startupMs), hostFirstCallMs: round(hostFirstCallMs) },
+  };
+  log('Upstream MCP server (server-filesystem list_directory), sequential, interleaved batches (ms)');
+  log(table(['target', 'p50', 'p99', 'p50 ratio'], [
+    ['the server, direct SDK client', directSummary.p50, directSummary.p99, 1],
+    ['the same server through toolhost', hostSummary.p50, hostSummary.p99, results.upstream.p50Ratio],
+  ]));
+  log(`start-up: direct connect ${results.upstream.startup.directConnectMs} ms (first call ${results.upstream.startup.directFirstCallMs} ms); toolhost ready ${results.upstream.startup.hostReadyMs} ms (the server listed in its sandbox), first call ${results.upstream.startup.hostFirstCallMs} ms (the serving instance started)\n`);
+
   // 3. Kill latency: deadline to the whole tree gone, with orphans counted.
   const killer = await host();
   const kills = [];
