@@ -106,6 +106,17 @@ export async function createHost(options: HostOptions): Promise<Host> {
     sessionId,
     logger,
     approvalTimeoutMs: options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS,
+    onResourceLink: (view) => (uri) => {
+      const spec = view.runSpec;
+      if (spec?.upstream) upstream.rememberLink({ ...spec, upstream: spec.upstream }, uri);
+    },
+    readUpstreamResource: async (uri) => {
+      const read = await upstream.readResource(uri);
+      if (!read) return undefined;
+      // What a server hands back is redacted like its results when it is text.
+      const isText = read.mimeType.startsWith('text/') || read.mimeType.includes('json');
+      return isText ? { mimeType: read.mimeType, bytes: Buffer.from(redact(Buffer.from(read.bytes).toString('utf8')), 'utf8') } : read;
+    },
     onClose: async () => {
       await upstream.close();
       journal.close();

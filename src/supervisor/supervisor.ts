@@ -50,6 +50,8 @@ export interface SupervisorDeps {
   readonly closeGraceMs?: number;
   /** Upstream tools: remembers the resource links a server returned, so resources/read may forward them. */
   readonly onResourceLink?: (view: ToolView) => (uri: string) => void;
+  /** resources/read of a link an upstream server returned (forwarded to that server only). */
+  readonly readUpstreamResource?: (uri: string) => Promise<{ readonly mimeType: string; readonly bytes: Uint8Array } | undefined>;
   /** Releases what the host built around the supervisor (the journal), after runners are closed. */
   readonly onClose?: () => Promise<void> | void;
 }
@@ -80,7 +82,7 @@ class CallSupervisor implements Supervisor {
   }
 
   async readArtifact(uri: string): Promise<{ readonly mimeType: string; readonly bytes: Uint8Array } | undefined> {
-    return this.#deps.artifacts.get(uri);
+    return this.#deps.artifacts.get(uri) ?? (await this.#deps.readUpstreamResource?.(uri));
   }
 
   callTool(request: CallRequest): Promise<CallOutcome> {

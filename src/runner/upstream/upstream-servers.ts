@@ -12,8 +12,15 @@ export interface UpstreamServersOptions extends SlotDeps {
   readonly maxMessageBytes?: number;
 }
 
+/** At most this many resource-link URIs are remembered (oldest forgotten first). */
+export const MAX_REMEMBERED_LINKS = 10_000;
+/** Largest resource a server may return through resources/read, in bytes of its content. */
+export const MAX_UPSTREAM_RESOURCE_BYTES = 16 * 1024 * 1024;
+
 export class UpstreamServers {
   readonly #slots = new Map<string, ServerSlot>();
+  /** Resource-link URI → the slot whose server returned it: only those are forwarded. */
+  readonly #links = new Map<string, ServerSlot>();
   readonly #listeners = new Set<(server: string) => void>();
   #isClosed = false;
 
@@ -40,6 +47,37 @@ export class UpstreamServers {
       this.#slots.set(key, slot);
     }
     return slot;
+  }
+
+  /** Remembers that `spec`'s server returned a resource link to `uri`. */
+  rememberLink(spec: RunSpec & { readonly upstream: UpstreamRef }, uri: string): void {
+    this.#links.delete(uri);
+    this.#links.set(uri, this.slotFor(spec));
+    if (this.#links.size > MAX_REMEMBERED_LINKS) this.#links.delete(this.#links.keys().next().value as string);
+  }
+
+  /**
+   * resources/read of a URI an upstream server returned as a resource link, forwarded to
+   * that server only; undefined for any other URI (never forwarded anywhere).
+   */
+  async readResource(uri: string): Promise<{ mimeType: string; bytes: Uint8Array } | undefined> {
+    const slot = this.#links.get(uri);
+    if (!slot) return undefined;
+    const acquired = await slot.acquire();
+    if (!acquired.ok) return undefined;
+    let result: unknown;
+    try {
+      result = await acquired.instance.client.request({ method: 'resources/read', params: { uri } }, { timeout: 30_000 });
+    } catch {
+      return undefined;
+    }
+    const first = (result as { contents?: unknown }).contents;
+    const content = Array.isArray(first) ? (first[0] as Record<string, unknown> | undefined) : undefined;
+    if (!content) return undefined;
+    const mimeType = typeof content['mimeType'] === 'string' ? content['mimeType'].slice(0, 200) : 'application/octet-stream';
+    const bytes = typeof content['text'] === 'string' ? Buffer.from(content['text'], 'utf8') : typeof content['blob'] === 'string' ? Buffer.from(content['blob'], 'base64') : undefined;
+    if (!bytes || bytes.byteLength > MAX_UPSTREAM_RESOURCE_BYTES) return undefined;
+    return { mimeType, bytes };
   }
 
   /** Subscribes to upstream `tools/list_changed`; returns the unsubscribe. */

@@ -132,6 +132,16 @@ describe('calling hostile servers', () => {
     expect(textOf(await host.call('faults__ok'))).toBe('ok');
   });
 
+  it('a resource link it returned is readable through the host, forwarded to that server only', async () => {
+    const [link] = resultOf(await host.call('faults__link')).content;
+    expect(link).toMatchObject({ type: 'resource_link', uri: 'hostile://doc/1' });
+    const read = await host.supervisor.readArtifact('hostile://doc/1');
+    expect(Buffer.from(read?.bytes ?? []).toString('utf8')).toBe('the doc at hostile://doc/1');
+    // A URI the server never returned is not forwarded at all.
+    expect(await host.supervisor.readArtifact('hostile://doc/2')).toBeUndefined();
+    expect(readFileSync(join(host.workspace, 'upstream.log'), 'utf8')).not.toContain('hostile://doc/2');
+  });
+
   it("the server's tools/list_changed reaches the host (serve reloads on it)", async () => {
     const changed: string[] = [];
     const unsubscribe = host.onUpstreamToolsChanged((server) => changed.push(server));
