@@ -1,12 +1,11 @@
 // Loads one `kind: Server` manifest (SPEC section 2.1) from its parsed YAML:
-// schemas/server-manifest.schema.json → command and root paths → a frozen
+// schemas/manifest.schema.json ($defs/server) → command and root paths → a frozen
 // ServerManifest. Problems carry file:line:col like tool manifests'.
-import { readFileSync } from 'node:fs';
 import type { ValidateFunction } from 'ajv';
 import type { Problem } from '../config/problem.js';
-import { schemaPath } from '../config/package-files.js';
 import type { YamlSource } from '../config/yaml-source.js';
 import { createConfigAjv } from './ajv.js';
+import { readServerManifestSchema } from './manifest-schema.js';
 import type { ManifestRoot, SideEffect } from './manifest.js';
 import { resolveCommandElement, resolveRoot, WORKSPACE_VARIABLE } from './manifest-paths.js';
 import { problemsFromShapeErrors } from './schema-errors.js';
@@ -32,7 +31,7 @@ let compiled: ValidateFunction | undefined;
 
 /** Checks and normalizes one server manifest; every problem at once. */
 export function loadServerManifest(source: YamlSource, place: ServerPlace): ServerLoadResult {
-  compiled ??= createConfigAjv().compile(JSON.parse(readFileSync(schemaPath('server-manifest.schema.json'), 'utf8')) as Record<string, unknown>);
+  compiled ??= createConfigAjv().compile(readServerManifestSchema());
   const problems = compiled(source.data) ? [] : problemsFromShapeErrors(source, [...(compiled.errors ?? [])]);
   const data = source.data as Record<string, unknown>;
 

@@ -11,9 +11,28 @@ export function manifestSchemaPath(): string {
   return schemaPath('manifest.schema.json');
 }
 
-/** The parsed manifest schema (plain JSON). */
+/**
+ * The tool-manifest schema (plain JSON): the `else` branch of schemas/manifest.schema.json,
+ * whose `then` branch is the `kind: Server` schema (editors see both kinds in one file).
+ */
 export function readManifestSchema(): Record<string, unknown> {
+  return branchOf(readWholeSchema(), (whole) => whole['else']);
+}
+
+/** The `kind: Server` manifest schema (SPEC section 2.1): `$defs.server` of the same file. */
+export function readServerManifestSchema(): Record<string, unknown> {
+  return branchOf(readWholeSchema(), (whole) => (isRecord(whole['$defs']) ? whole['$defs']['server'] : undefined));
+}
+
+function readWholeSchema(): Record<string, unknown> {
   return JSON.parse(readFileSync(manifestSchemaPath(), 'utf8')) as Record<string, unknown>;
+}
+
+// A branch compiled on its own keeps the file's draft.
+function branchOf(whole: Record<string, unknown>, pick: (whole: Record<string, unknown>) => unknown): Record<string, unknown> {
+  const branch = pick(whole);
+  if (!isRecord(branch)) throw new Error(`${manifestSchemaPath()} lacks a manifest branch`);
+  return { $schema: whole['$schema'], ...branch };
 }
 
 // The schema is a constant of the package, so reading and compiling it once per process is safe.

@@ -15,7 +15,8 @@ type SchemaNode = Record<string, unknown>;
 
 describe('README reference', () => {
   it('Manifest reference: every key of manifest.schema.json, and nothing else', () => {
-    const schema = readSchema('manifest.schema.json');
+    // The tool-manifest branch; the kind: Server branch is documented in "Sandbox an MCP server you already use".
+    const schema = readSchema('manifest.schema.json')['else'] as SchemaNode;
     // input and output hold JSON Schemas written by tool authors: their insides are not manifest keys.
     expect(sorted(tableKeys(section('Manifest reference')))).toEqual(sorted(schemaKeys(schema, schema, '', ['input', 'output'])));
   });
