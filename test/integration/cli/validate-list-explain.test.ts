@@ -121,6 +121,7 @@ describe('toolhost list', () => {
       reason: 'destructive calls need approval',
       shadow: null,
       limits: { timeoutMs: 10000, maxResultBytes: 1048576, memoryMb: 256 },
+      upstream: null,
     });
     expect(tools.find((tool) => tool['name'] === 'json_format')).toMatchObject({ trust: 'community', listed: true, decision: 'allow', rule: null });
   });
