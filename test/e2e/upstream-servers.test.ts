@@ -11,7 +11,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_KINDS, REPO_ROOT, connectStdioClient, ensureBuilt, type ClientKind } from '../helpers/mcp-clients.js';
 import { findMarkedProcesses, pollUntil } from '../helpers/proc-scan.js';
-import { MARKER_ENV, errorOf, makeHostDirs, stopClient, type HostClient, type HostDirs } from './host-session.js';
+import { MARKER_ENV, countToolListChanges, errorOf, makeHostDirs, stopClient, type HostClient, type HostDirs } from './host-session.js';
 
 beforeAll(() => ensureBuilt(), 300_000);
 
@@ -169,3 +169,27 @@ function directTinyImage(): Promise<string> {
   })();
   return tinyImage;
 }
+
+describe('an upstream tools/list_changed through serve', () => {
+  const HOSTILE = join(REPO_ROOT, 'test/fixtures/servers');
+  let dirs: HostDirs;
+  let client: HostClient;
+  beforeAll(async () => {
+    dirs = makeHostDirs({ manifests: [HOSTILE], policy: POLICY });
+    client = await connect(dirs, 'v2-legacy');
+  }, 120_000);
+  afterAll(async () => {
+    await stopClient(client, dirs);
+    dirs.cleanup();
+  }, 60_000);
+
+  it('reloads that server\'s tools (classified by the same entries) and sends the host\'s own list_changed', async () => {
+    const changes = await countToolListChanges(client);
+    const before = (await client.listTools()).tools.map((tool) => tool['name']);
+    expect(before).not.toContain('faults__added_later');
+    expect(textOf(await client.callTool({ name: 'faults__change', arguments: {} }))).toBe('changed');
+    await pollUntil(() => ({ done: changes() > 0, value: changes() }), 60_000);
+    const after = (await client.listTools()).tools.map((tool) => tool['name']);
+    expect(after).toContain('faults__added_later');
+  }, 90_000);
+});
