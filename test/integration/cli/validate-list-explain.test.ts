@@ -182,6 +182,17 @@ describe('toolhost explain', () => {
       rule: `policies/repository.yaml:${lineOf('policies/repository.yaml', 'maxCallsPerSession')} limits.maxCallsPerSession`,
     });
     expect(explanation.keys.find((row) => row.key === 'onInvalidArguments')).toMatchObject({ layer: 'organisation' });
+    expect(explanation.keys.find((row) => row.key === 'limits.maxConsecutiveFailures')).toMatchObject({
+      layer: 'organisation',
+      line: lineOf('policies/org/acme-baseline.yaml', 'maxConsecutiveFailures: 20'),
+    });
+  });
+
+  it('shows limits.maxConsecutiveFailures with its built-in default when no file sets it', async () => {
+    const { code, stdout } = await toolhost('explain', 'read_file', '--json');
+    expect(code).toBe(0);
+    const explanation = JSON.parse(stdout) as { keys: { key: string; layer: string; value?: unknown; rule: string }[] };
+    expect(explanation.keys.find((row) => row.key === 'limits.maxConsecutiveFailures')).toMatchObject({ layer: 'built-in', rule: '(built-in) limits.maxConsecutiveFailures' });
   });
 
   it('shows the shadow decision of a shadow-mode organisation file', async () => {

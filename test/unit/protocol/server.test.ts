@@ -28,7 +28,7 @@ const TOOLS: ToolDeclaration[] = [
 /** A supervisor double that scripts one behaviour per tool name and records every request. */
 class ScriptedSupervisor implements Supervisor {
   readonly requests: CallRequest[] = [];
-  readonly session = { maxCallsPerSession: 100, maxConcurrency: 4, onUnknownTool: 'protocol_error', onInvalidArguments: 'error_result', secretNames: [] } as const;
+  readonly session = { maxCallsPerSession: 100, maxConcurrency: 4, maxConsecutiveFailures: 20, onUnknownTool: 'protocol_error', onInvalidArguments: 'error_result', secretNames: [] } as const;
   closed = false;
   /** Resolves when a `wait` call has started (its progress was emitted). */
   waitStarted!: Promise<void>;
