@@ -16,12 +16,14 @@ const TOOLS: ToolDeclaration[] = [
     description: 'Echo the arguments back.',
     inputSchema: { type: 'object', properties: { text: { type: 'string' } } },
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    terminal: false,
   },
   {
     name: 'write_note',
     description: 'Needs approval.',
     inputSchema: { type: 'object' },
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    terminal: false,
   },
 ];
 
@@ -209,7 +211,7 @@ describe.each(CLIENT_KINDS)('with a %s client', (kind) => {
     const { client } = await startWithClient({ kind });
     const result = await client.callTool({ name: 'write_note', arguments: {} });
     expect(result['isError']).toBe(true);
-    expect((result['_meta'] as Record<string, unknown>)['toolhost/error']).toEqual({ code: 'approval_required' });
+    expect((result['_meta'] as Record<string, unknown>)['toolhost/error']).toEqual({ code: 'approval_required', recovery: 'stop' });
   });
 
   it.each([
@@ -225,7 +227,7 @@ describe.each(CLIENT_KINDS)('with a %s client', (kind) => {
     if (expected === 'written') {
       expect(result['content']).toEqual([{ type: 'text', text: 'written' }]);
     } else {
-      expect((result['_meta'] as Record<string, unknown>)['toolhost/error']).toEqual({ code: expected });
+      expect((result['_meta'] as Record<string, unknown>)['toolhost/error']).toEqual({ code: expected, recovery: 'stop' });
     }
     const kinds = supervisor.requests.map((request) => request.approval.kind);
     expect(kinds).toEqual(kind === 'v2-modern' ? ['input_required', 'input_required'] : ['elicitation']);
@@ -288,7 +290,7 @@ describe('shutdown', () => {
     await server.cancelInFlight(2_000);
     const result = await call;
     expect(result['isError']).toBe(true);
-    expect((result['_meta'] as Record<string, unknown>)['toolhost/error']).toEqual({ code: 'cancelled', reason: 'shutdown' });
+    expect((result['_meta'] as Record<string, unknown>)['toolhost/error']).toEqual({ code: 'cancelled', reason: 'shutdown', recovery: 'stop' });
   });
 });
 
