@@ -9,8 +9,12 @@ import type { OutputPart } from './output-parts.js';
 
 /** Pieces shorter than this (in characters) are too common to count as a leak on their own. */
 export const MIN_LEAK_CHARS = 8;
-/** Most pieces taken from one host-only value; the value is bounded already, this bounds the work. */
-const MAX_NEEDLES = 1024;
+/**
+ * Most pieces taken from one host-only value (the first ones met, depth first). Each
+ * piece is one byte search over every part, on the host's event loop: the parts are
+ * bounded by the runner's output cap, this bounds how many times they are scanned.
+ */
+export const MAX_LEAK_PIECES = 32;
 
 /** The index of the first part that holds the host-only value (or a specific piece of it), or undefined. */
 export function findHostOnlyLeak(hostOnly: unknown, parts: readonly OutputPart[]): number | undefined {
@@ -32,7 +36,7 @@ export function findHostOnlyLeak(hostOnly: unknown, parts: readonly OutputPart[]
 function piecesOf(value: unknown): string[] {
   const pieces: string[] = [];
   const visit = (item: unknown): void => {
-    if (pieces.length >= MAX_NEEDLES) return;
+    if (pieces.length >= MAX_LEAK_PIECES) return;
     if (typeof item === 'string' && item.length >= MIN_LEAK_CHARS) pieces.push(item);
     else if (typeof item === 'number' && String(item).length >= MIN_LEAK_CHARS) pieces.push(String(item));
     else if (Array.isArray(item)) item.forEach(visit);

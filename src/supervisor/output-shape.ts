@@ -33,6 +33,8 @@ export interface ShapedOutput {
 export async function shapeToolOutput(output: ToolOutput, options: OutputShapeOptions): Promise<ShapedOutput> {
   const { tool } = options;
   if (output.kind === 'host_only') {
+    // Sized before the leak scan: the scan's work grows with the value.
+    checkHostOnlySize(output.hostOnly, options);
     const leak = findHostOnlyLeak(output.hostOnly, output.parts);
     if (leak !== undefined) throw refuse(tool, 'host_only_leak', `part ${leak} shows the model the value meant for the application only`, { part: leak });
   }
@@ -42,16 +44,20 @@ export async function shapeToolOutput(output: ToolOutput, options: OutputShapeOp
   }
   if (output.kind !== 'host_only') return withPayload(content, undefined);
   const hostOnly = redactJson(output.hostOnly, options.redact);
-  const hostOnlyBytes = Buffer.byteLength(JSON.stringify(hostOnly) ?? 'null', 'utf8');
-  if (hostOnlyBytes > options.maxResultBytes) {
-    throw new HostError('output_limit', `The host-only value of ${tool} is larger than the limit of ${options.maxResultBytes} bytes.`, {
-      reason: 'host_only_too_large',
-      bytes: hostOnlyBytes,
-      limit: options.maxResultBytes,
-    });
-  }
+  checkHostOnlySize(hostOnly, options);
   const visible: readonly ContentBlock[] = content.length > 0 ? content : [{ type: 'text', text: `${tool} returned its result to the application only; it is not shown here.` }];
   return withPayload(visible, { [HOST_ONLY_META_KEY]: hostOnly });
+}
+
+/** A host-only value travels whole in `_meta`: it may not be larger than the result limit. */
+function checkHostOnlySize(value: unknown, options: OutputShapeOptions): void {
+  const bytes = Buffer.byteLength(JSON.stringify(value) ?? 'null', 'utf8');
+  if (bytes <= options.maxResultBytes) return;
+  throw new HostError('output_limit', `The host-only value of ${options.tool} is larger than the limit of ${options.maxResultBytes} bytes.`, {
+    reason: 'host_only_too_large',
+    bytes,
+    limit: options.maxResultBytes,
+  });
 }
 
 function withPayload(content: readonly ContentBlock[], meta: Readonly<Record<string, unknown>> | undefined): ShapedOutput {
