@@ -121,8 +121,10 @@ describe('toolhost list', () => {
       reason: 'destructive calls need approval',
       shadow: null,
       limits: { timeoutMs: 10000, maxResultBytes: 1048576, memoryMb: 256 },
+      terminal: false,
     });
     expect(tools.find((tool) => tool['name'] === 'json_format')).toMatchObject({ trust: 'community', listed: true, decision: 'allow', rule: null });
+    expect(tools.filter((tool) => tool['terminal'] === true).map((tool) => tool['name'])).toEqual(['finish']);
   });
 
   it('prints tab-separated columns with a header when stdout is not a terminal', async () => {
