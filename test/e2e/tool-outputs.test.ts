@@ -34,7 +34,8 @@ const call = (client: HostClient, name: string, args: Record<string, unknown> = 
 describe.each(CLIENT_KINDS)('tool outputs with a %s client', (kind) => {
   let dirs: HostDirs;
   let client: HostClient;
-  beforeAll(async () => ({ dirs, client } = await session(kind)), 60_000);
+  // onUnknownTool: error_result makes unknown_tool an error result, whose recovery a client can read.
+  beforeAll(async () => ({ dirs, client } = await session(kind, 'onUnknownTool: error_result\n')), 60_000);
   afterAll(async () => {
     await stopClient(client, dirs);
     dirs.cleanup();
@@ -128,8 +129,12 @@ describe.each(CLIENT_KINDS)('tool outputs with a %s client', (kind) => {
     }
   });
 
-  it('recovery: a timeout of a non-idempotent tool is stop, of an idempotent one retry', async () => {
+  it('recovery: a timeout of a non-idempotent tool is stop (its effect is unknown)', async () => {
     expect(errorOf(await call(client, 'stuck_writer'))).toMatchObject({ code: 'timeout', recovery: 'stop' });
+  });
+
+  it('recovery: an unknown tool (as an error result) is repair', async () => {
+    expect(errorOf(await call(client, 'no_such_tool'))).toMatchObject({ code: 'unknown_tool', recovery: 'repair' });
   });
 });
 
