@@ -23,6 +23,8 @@ export interface ToolSummary {
   /** What a shadow-mode organisation file would decide, when stricter; else null. */
   readonly shadow: { readonly decision: 'ask' | 'deny'; readonly code: string | null; readonly rule: string; readonly reason: string } | null;
   readonly limits: { readonly timeoutMs: number; readonly maxResultBytes: number; readonly memoryMb: number };
+  /** A success completes the agent's run (SPEC 5.2). */
+  readonly terminal: boolean;
   /** A tool of an upstream server: the server, the tool's own name, the tools: entry, and the server's unverified hints; else null. */
   readonly upstream: { readonly server: string; readonly tool: string; readonly entry: string | null; readonly hints: Readonly<Record<string, unknown>> | null } | null;
 }
@@ -43,6 +45,7 @@ export const TOOL_SUMMARY_FIELDS = [
   'reason',
   'shadow',
   'limits',
+  'terminal',
   'upstream',
 ] as const satisfies readonly (keyof ToolSummary)[];
 
@@ -66,6 +69,7 @@ export function summarizeTool(view: ToolView): ToolSummary {
         ? { decision: shadow.decision, code: shadow.code, rule: shadow.rule, reason: shadow.reason }
         : null,
     limits: { timeoutMs: view.limits.timeoutMs, maxResultBytes: view.limits.maxResultBytes, memoryMb: view.limits.memoryMb },
+    terminal: manifest.terminal,
     upstream: manifest.upstream
       ? { server: manifest.upstream.server, tool: manifest.upstream.tool, entry: manifest.upstream.entry ?? null, hints: manifest.upstream.hints ?? null }
       : null,

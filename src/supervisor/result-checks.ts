@@ -11,11 +11,19 @@ import { MAX_RESULT_DEPTH, parseStrictJson } from './strict-json.js';
 /** A result that passed the checks: a parsed JSON value, or text. */
 export type CheckedResult = { readonly type: 'json'; readonly value: unknown } | { readonly type: 'text'; readonly text: string };
 
+/** What tools other than upstream servers produce (an upstream result has its own checks: upstream-result.ts). */
+export type LocalOutput = Exclude<RunOutput, { type: 'mcp' }>;
+
 /** Checks a runner's output against SPEC section 5 step 9 and the output schema. */
-export function checkResult(output: Exclude<RunOutput, { type: 'mcp' }>, manifest: Manifest): CheckedResult {
-  const checked = output.type === 'json' ? checkJson(output.json, manifest.name) : checkText(output.bytes, manifest.name);
+export function checkResult(output: LocalOutput, manifest: Manifest): CheckedResult {
+  const checked = parseResult(output, manifest);
   checkOutputSchema(checked, manifest);
   return checked;
+}
+
+/** The usability checks alone (UTF-8, strict JSON): a tool output envelope is read before any schema applies. */
+export function parseResult(output: LocalOutput, manifest: Manifest): CheckedResult {
+  return output.type === 'json' ? checkJson(output.json, manifest.name) : checkText(output.bytes, manifest.name);
 }
 
 function checkJson(json: string, tool: string): CheckedResult {
@@ -45,7 +53,8 @@ function checkText(bytes: Uint8Array, tool: string): CheckedResult {
   }
 }
 
-function checkOutputSchema(checked: CheckedResult, manifest: Manifest): void {
+/** The manifest's output schema, when it declares one; `invalid_output` when the value does not match. */
+export function checkOutputSchema(checked: CheckedResult, manifest: Manifest): void {
   const validate = manifest.validateOutput;
   if (!validate || !manifest.output) return;
   const value = checked.type === 'json' ? checked.value : checked.text;

@@ -9,7 +9,9 @@ import { HostError } from '../errors.js';
 import type { Manifest } from '../registry/manifest.js';
 import type { ContentBlock } from './types.js';
 import { redactJson, type Redactor } from './redact.js';
-import { cutUtf8, type ArtifactSink, type ShapedResult, TEXT_MIME } from './result-shape.js';
+import type { StagedResult } from './output-stage.js';
+import { cutUtf8, type ArtifactSink, TEXT_MIME } from './result-shape.js';
+import { TERMINAL_META_KEY } from './tool-output.js';
 import { describeError } from './validate-args.js';
 import { MAX_RESULT_DEPTH } from './strict-json.js';
 
@@ -31,7 +33,7 @@ export const MEDIA_MIME_TYPES: Readonly<Record<'image' | 'audio', readonly strin
 };
 
 /** Checks, redacts and bounds an upstream result. */
-export async function shapeUpstreamResult(result: Readonly<Record<string, unknown>>, manifest: Manifest, options: UpstreamShapeOptions): Promise<ShapedResult> {
+export async function shapeUpstreamResult(result: Readonly<Record<string, unknown>>, manifest: Manifest, options: UpstreamShapeOptions): Promise<StagedResult> {
   const tool = manifest.name;
   const rawContent = result['content'] ?? [];
   if (!Array.isArray(rawContent)) throw invalid(tool, 'content_not_array', {});
@@ -72,6 +74,8 @@ export async function shapeUpstreamResult(result: Readonly<Record<string, unknow
     ...(keepStructured ? { structuredContent: structured as Record<string, unknown> } : {}),
     payload,
     payloadBytes: Buffer.byteLength(payload),
+    // A terminal tool's success carries the mark (SPEC 5.2), as staged results do.
+    ...(manifest.terminal ? { meta: { [TERMINAL_META_KEY]: true } } : {}),
   };
 }
 
@@ -97,8 +101,8 @@ function checkBlock(raw: unknown, index: number, tool: string, redact: Redactor)
       const resource = raw['resource'];
       if (!isRecord(resource) || typeof resource['uri'] !== 'string') throw invalid(tool, 'resource_without_uri', { index });
       const mimeType = typeof resource['mimeType'] === 'string' ? resource['mimeType'].slice(0, 200) : undefined;
-      if (typeof resource['text'] === 'string') return { type: 'resource', resource: { uri: redact(resource['uri']), ...(mimeType ? { mimeType } : {}), text: redact(resource['text']) } };
-      if (typeof resource['blob'] === 'string' && isBase64(resource['blob'])) return { type: 'resource', resource: { uri: redact(resource['uri']), ...(mimeType ? { mimeType } : {}), blob: resource['blob'] } };
+      if (typeof resource['text'] === 'string') return { type: 'resource', resource: { uri: redact(resource['uri']), mimeType: mimeType ?? TEXT_MIME, text: redact(resource['text']) } };
+      if (typeof resource['blob'] === 'string' && isBase64(resource['blob'])) return { type: 'resource', resource: { uri: redact(resource['uri']), mimeType: mimeType ?? 'application/octet-stream', blob: resource['blob'] } };
       throw invalid(tool, 'resource_without_text_or_blob', { index });
     }
     case 'resource_link': {
@@ -121,7 +125,7 @@ function blockBytes(block: Block): number {
     case 'audio':
       return block.data.length;
     case 'resource':
-      return Buffer.byteLength(block.resource.text ?? block.resource.blob ?? '');
+      return Buffer.byteLength('text' in block.resource ? block.resource.text : block.resource.blob);
     case 'resource_link':
       return Buffer.byteLength(block.uri) + Buffer.byteLength(block.name);
   }
@@ -135,9 +139,9 @@ async function spill(block: Block, bytes: number, remaining: number, tool: strin
       : block.type === 'image' || block.type === 'audio'
         ? { bytes: Buffer.from(block.data, 'base64'), mimeType: block.mimeType }
         : block.type === 'resource'
-          ? block.resource.text !== undefined
-            ? { bytes: Buffer.from(block.resource.text, 'utf8'), mimeType: block.resource.mimeType ?? TEXT_MIME }
-            : { bytes: Buffer.from(block.resource.blob ?? '', 'base64'), mimeType: block.resource.mimeType ?? 'application/octet-stream' }
+          ? 'text' in block.resource
+            ? { bytes: Buffer.from(block.resource.text, 'utf8'), mimeType: block.resource.mimeType }
+            : { bytes: Buffer.from(block.resource.blob, 'base64'), mimeType: block.resource.mimeType }
           : { bytes: Buffer.from(JSON.stringify(block), 'utf8'), mimeType: 'application/json' };
   const artifact = await options.artifacts.put(stored.bytes, stored.mimeType);
   const link: ContentBlock = {
