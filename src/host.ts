@@ -8,6 +8,7 @@ import { Journal } from './audit/journal.js';
 import type { HostConfig } from './config/load-host-config.js';
 import { loadHostConfigWithServers } from './host-servers.js';
 import { UpstreamServers } from './runner/upstream/upstream-servers.js';
+import { fingerprintListing } from './registry/server-tools.js';
 import { ConfigError } from './config/problem.js';
 import type { Logger } from './log.js';
 import { createRunner } from './runner/index.js';
@@ -96,7 +97,11 @@ export async function createHost(options: HostOptions): Promise<Host> {
     journal.close();
     throw error;
   }
-  const upstream = new UpstreamServers({ logger });
+  const upstream = new UpstreamServers({
+    logger,
+    fingerprint: fingerprintListing,
+    fingerprints: new Map(config.servers.flatMap((server) => (server.fingerprint !== undefined ? [[server.server, server.fingerprint] as const] : []))),
+  });
   const runnerDeps = { logger, upstream, ...(options.prepareSandboxes === false ? { preparedAhead: 0 } : {}) };
   const runners = new RunnerCache((spec) => createRunner(spec, runnerDeps));
   const redact = createRedactor({

@@ -4,6 +4,7 @@
 // the listed name <server>__<tool>, and its schemas pass the upstream checks.
 // Tools that are hidden, do not fit the name rules, collide or carry an unsafe
 // schema are excluded, each with its reason for `validate` and `list`. Pure.
+import { createHash } from 'node:crypto';
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { ToolSchemaCompiler } from './ajv.js';
@@ -45,6 +46,8 @@ export interface ServerReport {
   readonly unavailable?: string;
   readonly truncated: boolean;
   readonly tools: readonly ServerToolReport[];
+  /** What the listing was (fingerprintListing), to tell a real tools/list_changed from a repeat. */
+  readonly fingerprint?: string;
 }
 
 export interface ServerTools {
@@ -142,7 +145,13 @@ export function buildServerTools(server: ServerManifest, listing: ServerListing,
     manifests.push(Object.freeze(manifest));
     reports.push({ ...base, listed, ...(sideEffect === undefined ? {} : {}) });
   }
-  return { manifests, report: { server: server.name, displayFile: server.displayFile, truncated: listing.truncated, tools: reports } };
+  return { manifests, report: { server: server.name, displayFile: server.displayFile, truncated: listing.truncated, tools: reports, fingerprint: fingerprintListing(listing.tools) } };
+}
+
+/** A digest of a listing (names, descriptions, schemas, annotations; order ignored). */
+export function fingerprintListing(tools: readonly ListedUpstreamTool[]): string {
+  const sorted = [...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return createHash('sha256').update(JSON.stringify(sorted.map((tool) => [tool.name, tool.description, tool.inputSchema, tool.outputSchema, tool.annotations]))).digest('hex');
 }
 
 // The standard hint keys only, as booleans or a short title: the rest of a server's annotations is not shown.

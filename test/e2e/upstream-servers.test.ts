@@ -134,7 +134,7 @@ describe.each(CLIENT_KINDS)('%s client, real upstream servers', (kind: ClientKin
     const call = client.callTool({ name: 'ev__trigger_long_running_operation', arguments: { duration: 60, steps: 60 } }, { onprogress: () => progressed(), timeout: 120_000 });
     await firstProgress;
     const pids = serverPids(dirs, 'everything.mjs');
-    expect(pids.length).toBe(1);
+    expect(pids.length, JSON.stringify(findMarkedProcesses(dirs.workspace))).toBe(1);
     process.kill(pids[0]!, 'SIGKILL');
     expect(errorOf(await call)).toMatchObject({ code: 'tool_crashed' });
     const echo = await client.callTool({ name: 'ev__echo', arguments: { message: 'fresh' } });

@@ -3,6 +3,7 @@
 // profile, all killed when the host closes.
 import type { Logger } from '../../log.js';
 import type { RunSpec, UpstreamRef } from '../types.js';
+import type { UpstreamTool } from './server-instance.js';
 import { ServerSlot, type SlotDeps } from './server-slot.js';
 
 /** Largest JSON-RPC message an upstream server may send: a result is bounded before it is parsed. */
@@ -10,6 +11,14 @@ export const DEFAULT_MAX_UPSTREAM_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 export interface UpstreamServersOptions extends SlotDeps {
   readonly maxMessageBytes?: number;
+  /**
+   * Digest of each server's listing as loaded (by server name). A tools/list_changed whose
+   * new listing has the same digest is not a change (servers send one after start-up);
+   * only a real change reaches the listeners. Absent: every notification does.
+   */
+  readonly fingerprints?: ReadonlyMap<string, string>;
+  /** The digest function (registry/server-tools.ts fingerprintListing). */
+  readonly fingerprint?: (tools: readonly UpstreamTool[]) => string;
 }
 
 /** At most this many resource-link URIs are remembered (oldest forgotten first). */
@@ -41,9 +50,8 @@ export class UpstreamServers {
         this.options,
       );
       const server = spec.upstream.server;
-      slot.onToolsChanged = () => {
-        for (const listener of this.#listeners) listener(server);
-      };
+      const created = slot;
+      slot.onToolsChanged = () => void this.#toolsChanged(server, created, spec.upstream.startupTimeoutMs);
       this.#slots.set(key, slot);
     }
     return slot;
@@ -78,6 +86,22 @@ export class UpstreamServers {
     const bytes = typeof content['text'] === 'string' ? Buffer.from(content['text'], 'utf8') : typeof content['blob'] === 'string' ? Buffer.from(content['blob'], 'base64') : undefined;
     if (!bytes || bytes.byteLength > MAX_UPSTREAM_RESOURCE_BYTES) return undefined;
     return { mimeType, bytes };
+  }
+
+  // Lists the server again; tells the listeners only when the listing really differs from the loaded one.
+  async #toolsChanged(server: string, slot: ServerSlot, timeoutMs: number): Promise<void> {
+    const known = this.options.fingerprints?.get(server);
+    const fingerprint = this.options.fingerprint;
+    if (known !== undefined && fingerprint !== undefined) {
+      const acquired = await slot.acquire();
+      if (!acquired.ok) return;
+      const listed = await acquired.instance.listTools(timeoutMs);
+      if (listed.ok && fingerprint(listed.tools) === known) {
+        this.options.logger.debug({ server }, 'upstream tools/list_changed without a change; ignored');
+        return;
+      }
+    }
+    for (const listener of this.#listeners) listener(server);
   }
 
   /** Subscribes to upstream `tools/list_changed`; returns the unsubscribe. */
