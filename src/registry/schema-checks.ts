@@ -68,11 +68,29 @@ export function checkUpstreamSchema(schema: unknown, key: 'input' | 'output', co
   });
   if (outside !== undefined) return { ok: false, reason: `${key} schema refers outside itself or to a non-standard draft (${outside}); nothing is fetched` };
   try {
-    return { ok: true, validate: compiler.compile(record, draftOf(record), { relaxed: true }) };
+    return { ok: true, validate: compiler.compile(withoutUnboundedPatterns(record), draftOf(record), { relaxed: true }) };
   } catch (error) {
     const message = error instanceof Error ? (error.message.split('\n')[0] ?? error.message) : String(error);
     return { ok: false, reason: `${key} schema does not compile: ${message.slice(0, 200)}` };
   }
+}
+
+/**
+ * The copy of an upstream schema the host validates with: a `pattern` or `format` on a
+ * string without `maxLength` is left out. Such a schema is valid and is advertised as it
+ * is, but a regular expression of the server's against a string of the caller's, unbounded,
+ * would be work on the host's event loop that neither the host nor the caller controls
+ * (SPEC section 3.1). The server still checks its own arguments.
+ */
+export function withoutUnboundedPatterns(schema: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const copy = structuredClone(schema) as Record<string, unknown>;
+  walkSubschemas(copy, [], (node) => {
+    const mutable = node as Record<string, unknown>;
+    if (mutable['maxLength'] !== undefined) return;
+    if (mutable['pattern'] !== undefined) delete mutable['pattern'];
+    if (mutable['format'] !== undefined && !isNumeric(mutable['type'])) delete mutable['format'];
+  });
+  return copy;
 }
 
 function checkSubschema(source: YamlSource, key: string, node: Readonly<Record<string, unknown>>, path: YamlPath): Problem[] {

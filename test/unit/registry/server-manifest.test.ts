@@ -130,3 +130,15 @@ describe('schemas/manifest.schema.json covers both kinds (for editors)', () => {
     expect(validate({ ...tool, tools: {} })).toBe(false);
   });
 });
+
+describe('upstream schemas on the host', () => {
+  it("validates without a server's unbounded pattern (no regex of theirs on an unbounded string of the caller's)", async () => {
+    const { checkUpstreamSchema, withoutUnboundedPatterns } = await import('../../../src/registry/schema-checks.js');
+    const schema = { type: 'object', properties: { a: { type: 'string', pattern: '^(a+)+$' }, b: { type: 'string', pattern: '^b+$', maxLength: 8 } } };
+    expect(withoutUnboundedPatterns(schema)).toEqual({ type: 'object', properties: { a: { type: 'string' }, b: { type: 'string', pattern: '^b+$', maxLength: 8 } } });
+    const checked = checkUpstreamSchema(schema, 'input', createToolSchemaCompiler());
+    if (!checked.ok) throw new Error(checked.reason);
+    expect(checked.validate({ a: `${'a'.repeat(50_000)}!` })).toBe(true);
+    expect(checked.validate({ b: 'c' })).toBe(false);
+  });
+});
