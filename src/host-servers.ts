@@ -4,7 +4,8 @@
 // the listings into tools. serve, validate and list all come through here.
 import { loadHostConfig, type HostConfig, type LoadHostConfigOptions } from './config/load-host-config.js';
 import type { Logger } from './log.js';
-import { listUpstreamServers } from './runner/upstream/discover.js';
+import { listUpstreamServers, listUpstreamServersKeeping } from './runner/upstream/discover.js';
+import type { ServerInstance } from './runner/upstream/server-instance.js';
 
 /** loadHostConfig, with each upstream server started once to read its tools. */
 export async function loadHostConfigWithServers(options: LoadHostConfigOptions, deps: { readonly logger: Logger }): Promise<HostConfig> {
@@ -12,4 +13,18 @@ export async function loadHostConfigWithServers(options: LoadHostConfigOptions, 
   if (first.serverProbes.size === 0 || first.problems.length > 0) return first;
   const serverListings = await listUpstreamServers(first.serverProbes, deps);
   return loadHostConfig({ ...options, serverListings });
+}
+
+/**
+ * The same, keeping each server that listed running (by server name) so the host can
+ * serve its first calls with it instead of starting it again; the caller owns them.
+ */
+export async function loadHostConfigKeepingServers(
+  options: LoadHostConfigOptions,
+  deps: { readonly logger: Logger },
+): Promise<{ config: HostConfig; instances: Map<string, ServerInstance> }> {
+  const first = loadHostConfig(options);
+  if (first.serverProbes.size === 0 || first.problems.length > 0) return { config: first, instances: new Map() };
+  const { listings, instances } = await listUpstreamServersKeeping(first.serverProbes, deps, true);
+  return { config: loadHostConfig({ ...options, serverListings: listings }), instances };
 }

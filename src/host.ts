@@ -6,7 +6,8 @@ import { realpathSync } from 'node:fs';
 import { ArtifactStore } from './audit/artifacts.js';
 import { Journal } from './audit/journal.js';
 import type { HostConfig } from './config/load-host-config.js';
-import { loadHostConfigWithServers } from './host-servers.js';
+import { loadHostConfigKeepingServers } from './host-servers.js';
+import type { ServerInstance } from './runner/upstream/server-instance.js';
 import { UpstreamServers } from './runner/upstream/upstream-servers.js';
 import { fingerprintListing } from './registry/server-tools.js';
 import { ConfigError } from './config/problem.js';
@@ -70,7 +71,7 @@ export const DEFAULT_APPROVAL_TIMEOUT_MS = 120_000;
 /** Builds a host; throws ConfigError (every problem listed) when manifests or policies do not load. */
 export async function createHost(options: HostOptions): Promise<Host> {
   const { logger } = options;
-  const config = await loadHostConfigWithServers({
+  const { config, instances } = await loadHostConfigKeepingServers({
     manifestDirs: options.manifestDirs,
     policyFiles: options.policyFiles,
     workspace: options.workspace,
@@ -79,6 +80,17 @@ export async function createHost(options: HostOptions): Promise<Host> {
     ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
     ...(options.env !== undefined ? { env: options.env } : {}),
   }, { logger });
+  try {
+    return await buildHost(options, config, instances);
+  } catch (error) {
+    // The servers that listed are still running: nothing may outlive a host that did not start.
+    await Promise.allSettled([...instances.values()].map((instance) => instance.killAndWait()));
+    throw error;
+  }
+}
+
+async function buildHost(options: HostOptions, config: HostConfig, instances: ReadonlyMap<string, ServerInstance>): Promise<Host> {
+  const { logger } = options;
   // Exclusions are not fatal: `serve` logs them, `validate` reports them.
   if (config.problems.length > 0) throw new ConfigError(config.problems);
   // A server that cannot start is not fatal for serve: it starts without that server's tools, and says why.
@@ -102,6 +114,13 @@ export async function createHost(options: HostOptions): Promise<Host> {
     fingerprint: fingerprintListing,
     fingerprints: new Map(config.servers.flatMap((server) => (server.fingerprint !== undefined ? [[server.server, server.fingerprint] as const] : []))),
   });
+  // The instance that listed a server (its roots all read-only) serves the first calls of the
+  // profile it matches: the read_only one, or the only one of a server without writable roots.
+  for (const [server, instance] of instances) {
+    const upstreamOf = [...config.tools.values()].find((view) => view.manifest.upstream?.server === server)?.manifest.upstream;
+    if (upstreamOf) upstream.adopt(server, upstreamOf.hasWritableRoot ? 'read_only' : 'declared', instance);
+    else instance.kill();
+  }
   const runnerDeps = { logger, upstream, ...(options.prepareSandboxes === false ? { preparedAhead: 0 } : {}) };
   const runners = new RunnerCache((spec) => createRunner(spec, runnerDeps));
   const redact = createRedactor({

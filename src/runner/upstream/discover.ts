@@ -14,14 +14,33 @@ export interface DiscoverDeps {
   readonly bwrapPath?: string;
 }
 
-/** The listing of every server in `probes` (by server name), read in parallel. */
+/** The listing of every server in `probes` (by server name), read in parallel; the servers are stopped. */
 export async function listUpstreamServers(probes: ReadonlyMap<string, RunSpec>, deps: DiscoverDeps): Promise<Map<string, Listing>> {
-  const entries = await Promise.all([...probes].map(async ([server, spec]) => [server, await listOne(spec, deps)] as const));
-  return new Map(entries);
+  const { listings } = await listUpstreamServersKeeping(probes, deps, false);
+  return listings;
 }
 
-/** Starts one server, reads its tools and stops it. */
-export async function listOne(spec: RunSpec, deps: DiscoverDeps): Promise<Listing> {
+/**
+ * Like listUpstreamServers; with `keep`, each server that listed stays running and is
+ * returned, so a host can serve its first calls with it (the caller then owns it).
+ */
+export async function listUpstreamServersKeeping(
+  probes: ReadonlyMap<string, RunSpec>,
+  deps: DiscoverDeps,
+  keep: boolean,
+): Promise<{ listings: Map<string, Listing>; instances: Map<string, ServerInstance> }> {
+  const instances = new Map<string, ServerInstance>();
+  const entries = await Promise.all(
+    [...probes].map(async ([server, spec]) => {
+      const listing = await listOne(spec, deps, keep ? (instance) => instances.set(server, instance) : undefined);
+      return [server, listing] as const;
+    }),
+  );
+  return { listings: new Map(entries), instances };
+}
+
+/** Starts one server, reads its tools and stops it (or hands it to `keep` when it listed). */
+export async function listOne(spec: RunSpec, deps: DiscoverDeps, keep?: (instance: ServerInstance) => void): Promise<Listing> {
   const startupTimeoutMs = spec.upstream?.startupTimeoutMs ?? 20_000;
   const startedAt = performance.now();
   const started = await ServerInstance.start({ run: spec, startupTimeoutMs, maxMessageBytes: DEFAULT_MAX_UPSTREAM_MESSAGE_BYTES }, deps);
@@ -29,8 +48,14 @@ export async function listOne(spec: RunSpec, deps: DiscoverDeps): Promise<Listin
   try {
     const leftMs = Math.max(1, startupTimeoutMs - (performance.now() - startedAt));
     const listed = await started.instance.listTools(leftMs);
-    return listed.ok ? listed : { ok: false, reason: listed.reason };
-  } finally {
+    if (listed.ok && keep) {
+      keep(started.instance);
+      return listed;
+    }
     await started.instance.killAndWait();
+    return listed.ok ? listed : { ok: false, reason: listed.reason };
+  } catch (error) {
+    await started.instance.killAndWait();
+    throw error;
   }
 }

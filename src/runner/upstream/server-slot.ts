@@ -33,7 +33,11 @@ export class ServerSlot {
   constructor(
     readonly spec: InstanceSpec,
     private readonly deps: SlotDeps,
-  ) {}
+    /** An instance already running for this profile (the one that listed the server). */
+    initial?: ServerInstance,
+  ) {
+    if (initial) this.#use(initial);
+  }
 
   /** The running instance, started (or restarted) when needed. */
   async acquire(): Promise<Acquired> {
@@ -60,6 +64,14 @@ export class ServerSlot {
     if (this.#instance) await this.#instance.killAndWait();
   }
 
+  #use(instance: ServerInstance): void {
+    this.#instance = instance;
+    instance.onToolsChanged = () => this.onToolsChanged?.();
+    void instance.gone.then((end) => {
+      if (end.reason !== 'killed') this.deps.logger.warn({ server: this.spec.run.name, ...end }, 'upstream server ended; the next call starts a fresh one');
+    });
+  }
+
   async #start(): Promise<StartResult> {
     const logger = this.deps.logger;
     try {
@@ -76,11 +88,7 @@ export class ServerSlot {
         return { ok: false, reason: 'the host is shutting down' };
       }
       this.#failures = 0;
-      this.#instance = started.instance;
-      started.instance.onToolsChanged = () => this.onToolsChanged?.();
-      void started.instance.gone.then((end) => {
-        if (end.reason !== 'killed') logger.warn({ server: this.spec.run.name, ...end }, 'upstream server ended; the next call starts a fresh one');
-      });
+      this.#use(started.instance);
       return started;
     } finally {
       this.#starting = undefined;

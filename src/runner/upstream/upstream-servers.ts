@@ -3,7 +3,7 @@
 // profile, all killed when the host closes.
 import type { Logger } from '../../log.js';
 import type { RunSpec, UpstreamRef } from '../types.js';
-import type { UpstreamTool } from './server-instance.js';
+import type { ServerInstance, UpstreamTool } from './server-instance.js';
 import { ServerSlot, type SlotDeps } from './server-slot.js';
 
 /** Largest JSON-RPC message an upstream server may send: a result is bounded before it is parsed. */
@@ -31,6 +31,8 @@ export class UpstreamServers {
   /** Resource-link URI → the slot whose server returned it: only those are forwarded. */
   readonly #links = new Map<string, ServerSlot>();
   readonly #listeners = new Set<(server: string) => void>();
+  /** Instances started before any call (the listing's), by slot key, until their slot is made. */
+  readonly #adopted = new Map<string, ServerInstance>();
   #isClosed = false;
 
   constructor(private readonly options: UpstreamServersOptions) {}
@@ -48,13 +50,25 @@ export class UpstreamServers {
           maxMessageBytes: this.options.maxMessageBytes ?? DEFAULT_MAX_UPSTREAM_MESSAGE_BYTES,
         },
         this.options,
+        this.#adopted.get(key),
       );
+      this.#adopted.delete(key);
       const server = spec.upstream.server;
       const created = slot;
       slot.onToolsChanged = () => void this.#toolsChanged(server, created, spec.upstream.startupTimeoutMs);
       this.#slots.set(key, slot);
     }
     return slot;
+  }
+
+  /** Takes a running instance (the one that listed the server) to serve `profile`'s first calls. */
+  adopt(server: string, profile: UpstreamRef['profile'], instance: ServerInstance): void {
+    const key = `${server}:${profile}`;
+    if (this.#isClosed || this.#slots.has(key) || this.#adopted.has(key)) {
+      instance.kill();
+      return;
+    }
+    this.#adopted.set(key, instance);
   }
 
   /** Remembers that `spec`'s server returned a resource link to `uri`. */
@@ -118,7 +132,9 @@ export class UpstreamServers {
   async close(): Promise<void> {
     this.#isClosed = true;
     const slots = [...this.#slots.values()];
+    const adopted = [...this.#adopted.values()];
     this.#slots.clear();
-    await Promise.allSettled(slots.map((slot) => slot.close()));
+    this.#adopted.clear();
+    await Promise.allSettled([...slots.map((slot) => slot.close()), ...adopted.map((instance) => instance.killAndWait())]);
   }
 }
