@@ -74,7 +74,7 @@ try {
   // 2b. An upstream MCP server (the reference filesystem server, examples/servers/fs.yaml)
   // through toolhost against the same server called directly by an SDK client, in this
   // run, in interleaved batches; and its start-up (host ready: the server listed once in
-  // its sandbox; first call: the serving instance started on demand).
+  // its sandbox; first call: served by that same instance).
   const fsArgs = { path: workspace };
   const upstreamPolicy = join(scratch, 'upstream-policy.yaml');
   writeFileSync(upstreamPolicy, readFileSync(policy, 'utf8').replace('maxMemoryMb: 512', 'maxMemoryMb: 2048'));
@@ -107,7 +107,7 @@ try {
     ['the server, direct SDK client', directSummary.p50, directSummary.p99, 1],
     ['the same server through toolhost', hostSummary.p50, hostSummary.p99, results.upstream.p50Ratio],
   ]));
-  log(`start-up: direct connect ${results.upstream.startup.directConnectMs} ms (first call ${results.upstream.startup.directFirstCallMs} ms); toolhost ready ${results.upstream.startup.hostReadyMs} ms (the server listed in its sandbox), first call ${results.upstream.startup.hostFirstCallMs} ms (the serving instance started)\n`);
+  log(`start-up: direct connect ${results.upstream.startup.directConnectMs} ms (first call ${results.upstream.startup.directFirstCallMs} ms); toolhost ready ${results.upstream.startup.hostReadyMs} ms (the server listed in its sandbox), first call ${results.upstream.startup.hostFirstCallMs} ms (served by the instance that listed it)\n`);
 
   // 3. Kill latency: deadline to the whole tree gone, with orphans counted.
   const killer = await host();
