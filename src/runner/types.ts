@@ -30,6 +30,8 @@ export interface RunSpec {
   /** The environment the process gets: only names allowed by manifest and policy, never a secret. */
   readonly env: Readonly<Record<string, string>>;
   readonly roots: readonly WorkspaceRoot[];
+  /** The tool's class; a read_only tool's requests are held to GET, HEAD and OPTIONS. Undefined: unclassified. */
+  readonly sideEffect?: 'read_only' | 'local_mutation' | 'remote_mutation' | 'destructive';
   /** Hosts (host or host:port) the tool may reach. Empty: no network. */
   readonly networkAllow: readonly string[];
   /** Upper bound on bytes a runner buffers from the tool before it kills it (output_limit). */

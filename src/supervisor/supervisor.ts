@@ -17,6 +17,7 @@ import { linkSignals } from './link-signals.js';
 import { lookupTool, peekTool } from './lookup.js';
 import { decidePolicy, journalDecisionOf, type PolicyOutcome } from './policy.js';
 import type { Redactor } from './redact.js';
+import { redactError } from './redact-error.js';
 import type { RequestStateSigner } from './request-state.js';
 import { checkResult } from './result-checks.js';
 import { shapeResult, type ArtifactSink } from './result-shape.js';
@@ -210,10 +211,11 @@ class CallSupervisor implements Supervisor {
   }
 
   // The one place unknown throwables become `internal`; first termination reason wins.
+  // Every error is redacted here, as it leaves: details quote what tools wrote.
   #toHostError(ctx: CallContext, thrown: unknown): HostError {
     if (isHostError(thrown)) {
       const code = ctx.terminate(thrown.code);
-      if (code === thrown.code) return thrown;
+      if (code === thrown.code) return redactError(thrown, this.#deps.redact);
       return new HostError(code, code === 'cancelled' ? 'The call was cancelled.' : `The call ended with ${code}.`, {}, { cause: thrown });
     }
     ctx.terminate('internal');

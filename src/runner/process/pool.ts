@@ -182,7 +182,7 @@ export class ProcessPool {
     slot.budget = undefined;
     slot.answeredCount++;
     slot.stderrTail.clear();
-    settle(call, envelope.kind === 'result' ? this.succeed(envelope.resultJson, call) : failRun('tool_error', { message: envelope.message }, call.startedMs));
+    settle(call, envelope.kind === 'result' ? this.succeed(envelope.resultJson, call) : failRun('tool_error', { message: envelope.message }, call.startedMs, envelope.message));
     this.pump();
   }
 
