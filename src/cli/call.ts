@@ -83,7 +83,7 @@ export function printOutcome(outcome: CallOutcome): number {
       return 0;
     case 'error': {
       const { code, message, details } = outcome.error;
-      process.stdout.write(`${JSON.stringify({ callId: outcome.callId, isError: true, code, message, details }, null, 2)}\n`);
+      process.stdout.write(`${JSON.stringify({ callId: outcome.callId, isError: true, code, message, details, ...(outcome.content ? { content: outcome.content } : {}) }, null, 2)}\n`);
       process.stderr.write(`toolhost call: ${code}: ${message}\n`);
       return 1;
     }

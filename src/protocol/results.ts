@@ -4,7 +4,7 @@
 import { inputRequired, ProtocolError, type CallToolResult, type InputRequiredResult } from '@modelcontextprotocol/server';
 import { ERRORS, type ErrorInfo, type HostError } from '../errors.js';
 import type { SessionPolicy } from '../policy/types.js';
-import type { CallOutcome } from '../supervisor/types.js';
+import type { CallOutcome, ContentBlock } from '../supervisor/types.js';
 
 /** `_meta` key of an error result: `{code, ...details}`. */
 export const ERROR_META_KEY = 'toolhost/error';
@@ -39,16 +39,20 @@ export function renderOutcome(outcome: CallOutcome, session: Pick<SessionPolicy,
     case 'error': {
       const fault = toProtocolError(outcome.error, session);
       if (fault) throw fault;
-      return renderErrorResult(outcome.error);
+      return renderErrorResult(outcome.error, outcome.content);
     }
   }
 }
 
-/** An error as a tool result: isError, a first text block `code: <code>`, the facts in `_meta`, no structuredContent. */
-export function renderErrorResult(error: HostError): CallToolResult {
+/**
+ * An error as a tool result: isError, a first text block `code: <code>`, then any
+ * blocks the outcome carries (an output_limit's preview and resource_link), the
+ * facts in `_meta`, no structuredContent.
+ */
+export function renderErrorResult(error: HostError, extra: readonly ContentBlock[] = []): CallToolResult {
   return {
     isError: true,
-    content: [{ type: 'text', text: `code: ${error.code}\n${error.message}` }],
+    content: [{ type: 'text', text: `code: ${error.code}\n${error.message}` }, ...extra.map((block) => ({ ...block }))],
     _meta: { [ERROR_META_KEY]: { code: error.code, ...error.details } },
   };
 }

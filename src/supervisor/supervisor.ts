@@ -166,7 +166,13 @@ class CallSupervisor implements Supervisor {
         redact: this.#deps.redact,
         maxResultBytes: view.limits.maxResultBytes,
         artifacts: this.#deps.artifacts,
+        hasOutputSchema: view.manifest.output !== undefined,
       });
+      if (shaped.error) {
+        ctx.terminate(shaped.error.code);
+        end = { kind: 'error', error: shaped.error };
+        return { kind: 'error', callId: ctx.callId, error: shaped.error, content: shaped.content };
+      }
       const result = { content: shaped.content, ...(shaped.structuredContent ? { structuredContent: shaped.structuredContent } : {}) };
       end = { kind: 'result', payloadHash: sha256Hex(shaped.payload), payloadBytes: shaped.payloadBytes, replay: serializeForReplay(result) };
       return { kind: 'result', callId: ctx.callId, ...result };

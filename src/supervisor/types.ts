@@ -76,7 +76,13 @@ export type CallOutcome =
   /** Modern era: approval needed, ask the client to retry with this state. */
   | { readonly kind: 'input_required'; readonly callId: string; readonly requestState: string; readonly message: string }
   /** Any refusal or failure; the protocol layer renders it per ERRORS[code].surface. */
-  | { readonly kind: 'error'; readonly callId: string; readonly error: HostError };
+  | {
+      readonly kind: 'error';
+      readonly callId: string;
+      readonly error: HostError;
+      /** Blocks shown after the error's own text (an output_limit's preview and resource_link). */
+      readonly content?: readonly ContentBlock[];
+    };
 
 /** A tool as tools/list shows it: annotations derived from the enforced class and network. */
 export interface ToolDeclaration {
