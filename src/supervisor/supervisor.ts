@@ -122,16 +122,8 @@ class CallSupervisor implements Supervisor {
 
       ctx.enter('validate-args');
       const args = validateArgs(view.manifest, request.args);
-
-      ctx.enter('idempotency');
+      // A malformed key is the caller's mistake, refused before anyone is asked to approve.
       ctx.idempotencyKey = readIdempotencyKey(request.meta);
-      const replay = checkIdempotency(journal, view.manifest.name, ctx.idempotencyKey, ctx.argsHash);
-      if (replay) {
-        ctx.approval = 'not_needed';
-        const outcome = this.#replayed(ctx, replay);
-        end = { kind: 'result', payloadHash: sha256Hex(replay.serialized), payloadBytes: Buffer.byteLength(replay.serialized), replay: replay.serialized };
-        return outcome;
-      }
 
       ctx.enter('policy');
       const policy = decidePolicy(view, ctx.logger);
@@ -143,6 +135,16 @@ class CallSupervisor implements Supervisor {
       if (approval.status === 'input_required') {
         end = { kind: 'input_required' };
         return { kind: 'input_required', callId: ctx.callId, requestState: approval.requestState, message: approval.message };
+      }
+
+      // After policy and approval: a replay is an answer like any other, given only to a
+      // call the policy in force now allows (a tool that needs an approval since, gets asked).
+      ctx.enter('idempotency');
+      const replay = checkIdempotency(journal, view.manifest.name, ctx.idempotencyKey, ctx.argsHash);
+      if (replay) {
+        const outcome = this.#replayed(ctx, replay);
+        end = { kind: 'result', payloadHash: sha256Hex(replay.serialized), payloadBytes: Buffer.byteLength(replay.serialized), replay: replay.serialized };
+        return outcome;
       }
 
       ctx.enter('journal');
