@@ -6,11 +6,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderErrorResult } from '../../../src/protocol/results.js';
+import { BUILT_MAIN, ensureBuilt } from '../../helpers/mcp-clients.js';
 import { closeAllHosts, errorOf, resultOf, startHost, waitForNoProcesses, type TestHost } from './harness.js';
 
 const HARDENING = fileURLToPath(new URL('../../fixtures/hardening/manifests', import.meta.url));
@@ -129,4 +132,32 @@ describe('the read_only class holds on the network (ctx.fetch)', () => {
     expect(resultOf(await host.call('fetch_mutating', { url, method: 'DELETE' })).structuredContent).toEqual({ status: 200 });
     expect(seen).toEqual(['DELETE']);
   });
+});
+
+describe('interpreter resolution is not the workspace\'s to choose', () => {
+  // Each `toolhost call` is a fresh process, so the second resolves the command anew
+  // with the .python-version the first call's tool planted in the workspace.
+  const toolhost = (root: string, args: Record<string, unknown>): { version: string } => {
+    const flags = ['--manifests', HARDENING, '--workspace', join(root, 'ws'), '--state', join(root, 'state')];
+    const run = spawnSync(process.execPath, ['--no-node-snapshot', BUILT_MAIN, 'call', 'py_version', JSON.stringify(args), ...flags], { encoding: 'utf8', timeout: 60_000 });
+    expect(run.status, run.stderr).toBe(0);
+    return (JSON.parse(run.stdout) as { structuredContent: { version: string } }).structuredContent;
+  };
+
+  it('a .python-version written by a tool does not change the Python of later sandboxes', async () => {
+    await ensureBuilt();
+    const root = mkdtempSync(join(tmpdir(), 'toolhost-pyenv-'));
+    try {
+      mkdirSync(join(root, 'ws'));
+      const first = toolhost(root, {});
+      const versions = join(process.env['PYENV_ROOT'] ?? '/root/.pyenv', 'versions');
+      // Another installed version than the one running, when pyenv has one; else a name pyenv would refuse.
+      const other = (existsSync(versions) ? readdirSync(versions) : []).find((version) => version !== first.version && /^3\.\d+\.\d+$/.test(version)) ?? '3.0.0';
+      toolhost(root, { write: other });
+      expect(readFileSync(join(root, 'ws', '.python-version'), 'utf8').trim()).toBe(other);
+      expect(toolhost(root, {}).version).toBe(first.version);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
