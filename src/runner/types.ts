@@ -41,8 +41,8 @@ export interface RunSpec {
    * read_write root: every manifest folder, the workspace's policies/ folder, every
    * --policy file, the log file and the state folder. Absolute, symlinks resolved where
    * they exist. Empty: nothing beyond the roots' access is enforced. One that does not
-   * exist when a namespaced tool starts inside a read_write root is masked with an empty
-   * read-only folder (bubblewrap creates its mount point).
+   * exist when a namespaced tool starts is not masked (a mount point would create it on
+   * the host); if the tool creates it, the supervisor removes it and fails the call.
    */
   readonly protectedPaths: readonly string[];
   /**

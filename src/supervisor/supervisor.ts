@@ -21,6 +21,7 @@ import { redactError } from './redact-error.js';
 import type { RequestStateSigner } from './request-state.js';
 import { checkResult } from './result-checks.js';
 import { shapeResult, type ArtifactSink } from './result-shape.js';
+import { missingProtectedPaths, refuseCreatedProtectedPaths } from './protected-created.js';
 import { runTool } from './run.js';
 import type { RunnerCache } from './runner-cache.js';
 import { enterSession, SessionLimits, slotKindFor, type ReleaseSlot } from './session-limits.js';
@@ -152,6 +153,7 @@ class CallSupervisor implements Supervisor {
 
       ctx.enter('run');
       emitStarted(ctx);
+      const missing = missingProtectedPaths(view.runSpec);
       const output = await runTool({
         ctx,
         runner: this.#deps.runners.get(view),
@@ -159,7 +161,7 @@ class CallSupervisor implements Supervisor {
         timeoutMs: view.limits.timeoutMs,
         redact: this.#deps.redact,
         onProgress: forwardProgress(ctx, this.#deps.redact),
-      });
+      }).finally(() => refuseCreatedProtectedPaths(missing, view.manifest.name));
 
       ctx.enter('result-checks');
       const checked = checkResult(output, view.manifest);

@@ -5,7 +5,9 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_KINDS, ensureBuilt, type ClientKind } from '../helpers/mcp-clients.js';
-import { makeHostDirs, startClient, stopClient, type HostClient, type HostDirs } from './host-session.js';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { countToolListChanges, makeHostDirs, startClient, stopClient, type HostClient, type HostDirs } from './host-session.js';
 
 const HARDENING = fileURLToPath(new URL('../fixtures/hardening/manifests', import.meta.url));
 
@@ -55,5 +57,32 @@ describe.each(CLIENT_KINDS)('%s client', (kind: ClientKind) => {
     );
     expect(refused?.code).toBe(-32600);
     expect(refused?.data).toMatchObject({ code: 'malformed_request', reason: 'proto_key', key: '/params/arguments/__proto__' });
+  });
+});
+
+// The reload a tool call used to trigger: bubblewrap made a mount point for the missing
+// policies/ through the read_write bind, the watcher saw it appear and reloaded, and
+// the reload's fresh supervisor let a fourth call through maxCallsPerSession: 3.
+describe('a reload triggered by a tool call', () => {
+  let dirs: HostDirs;
+  let client: HostClient;
+
+  beforeAll(async () => {
+    dirs = makeHostDirs({ manifests: [HARDENING], policy: 'kind: Policy\nname: e2e\nlimits:\n  maxCallsPerSession: 3\n' });
+    client = await startClient(dirs, { kind: 'v2-legacy' });
+  });
+  afterAll(async () => {
+    await stopClient(client, dirs);
+    dirs.cleanup();
+  });
+
+  it('never happens: a namespaced read_write tool creates nothing on the host, and the session budget holds', async () => {
+    const changes = await countToolListChanges(client);
+    for (let call = 1; call <= 3; call++) expect((await client.callTool({ name: 'py_version', arguments: {} }))['isError']).toBeFalsy();
+    expect(existsSync(join(dirs.workspace, 'policies'))).toBe(false);
+    const fourth = await client.callTool({ name: 'py_version', arguments: {} });
+    expect(fourth['isError']).toBe(true);
+    expect((fourth['_meta'] as Record<string, Record<string, unknown>>)['toolhost/error']?.['code']).toBe('call_limit');
+    expect(changes()).toBe(0);
   });
 });

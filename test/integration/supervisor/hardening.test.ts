@@ -161,3 +161,20 @@ describe('interpreter resolution is not the workspace\'s to choose', () => {
     }
   }, 120_000);
 });
+
+describe('sandboxes create nothing on the host', () => {
+  it('the first call of a namespaced read_write tool leaves the missing policies/ missing', async () => {
+    const host = await leakyHost();
+    resultOf(await host.call('py_version', {}));
+    expect(existsSync(join(host.workspace, 'policies'))).toBe(false);
+  });
+
+  it('a tool that creates the missing policies/ is refused with policy_denied, and what it made is removed', async () => {
+    const host = await leakyHost();
+    const error = errorOf(await host.call('py_version', { plant: true }));
+    expect(error.code).toBe('policy_denied');
+    expect(error.details).toMatchObject({ reason: 'protected_path_created', paths: [join(host.workspace, 'policies')] });
+    expect(existsSync(join(host.workspace, 'policies'))).toBe(false);
+    resultOf(await host.call('py_version', {}));
+  });
+});
