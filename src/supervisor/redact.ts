@@ -29,6 +29,8 @@ export interface RedactorOptions {
   readonly hostRoots?: readonly string[];
   /** Whether a path exists on the host; default fs.existsSync (tests inject one). */
   readonly exists?: (path: string) => boolean;
+  /** Milliseconds clock of the lookup window; default performance.now (tests inject one). */
+  readonly now?: () => number;
 }
 
 export interface Redactor {
@@ -53,6 +55,9 @@ export function createRedactor(options: RedactorOptions): Redactor {
   const exists = options.exists ?? existsSync;
   const isUnder = (path: string, root: string): boolean => path === root || path.startsWith(root + sep);
   const isVisible = (path: string): boolean => roots.some((root) => isUnder(path, root));
+  // Looking a path up is a system call on the host's event loop, for text a tool controls:
+  // answers are kept briefly, and past a number of lookups per second a path is hidden unseen.
+  const lookups = new PathLookups(exists, options.now ?? (() => performance.now()));
 
   const redactSecrets = (text: string): string => {
     let out = text;
@@ -62,16 +67,10 @@ export function createRedactor(options: RedactorOptions): Redactor {
   const redact = (text: string): string => {
     let out = redactSecrets(text);
     out = redactStackLines(out);
-    // One lookup per distinct path per text, and a bounded number of them: beyond it, hide (fail closed).
-    const seen = new Map<string, boolean>();
     const isHostPath = (path: string): boolean => {
       if (isVisible(path)) return false;
       if (hostRoots.some((root) => isUnder(path, root))) return true;
-      const known = seen.get(path);
-      if (known !== undefined) return known;
-      const hidden = seen.size >= MAX_PATH_LOOKUPS || existsQuietly(exists, path.replace(/\/+$/, '') || '/');
-      seen.set(path, hidden);
-      return hidden;
+      return lookups.exists(path.replace(/\/+$/, '') || '/');
     };
     out = out.replace(FILE_URL, (match: string, path: string) => (isVisible(path) ? match : `file://${REDACTED_PATH}`));
     out = out.replace(ABSOLUTE_PATH, (match: string) => {
@@ -160,14 +159,41 @@ function isLowSurrogate(code: number): boolean {
   return code >= 0xdc00 && code <= 0xdfff;
 }
 
-/** Distinct path-like strings of one text looked up on the host; the rest are hidden. */
-const MAX_PATH_LOOKUPS = 1024;
+/** Paths looked up on the host per second and redactor; past it, a path is hidden without a look. */
+export const MAX_PATH_LOOKUPS_PER_SECOND = 1024;
+const LOOKUP_WINDOW_MS = 1000;
 
-function existsQuietly(exists: (path: string) => boolean, path: string): boolean {
-  try {
-    return exists(path);
-  } catch {
-    return true;
+// Whether paths exist, answered from a cache that lives for one window (a path created
+// since is seen in the next one) and from at most MAX_PATH_LOOKUPS_PER_SECOND lookups.
+class PathLookups {
+  private readonly answers = new Map<string, boolean>();
+  private windowStartMs = Number.NEGATIVE_INFINITY;
+  private lookedUp = 0;
+
+  constructor(
+    private readonly lookUp: (path: string) => boolean,
+    private readonly now: () => number,
+  ) {}
+
+  exists(path: string): boolean {
+    const now = this.now();
+    if (now - this.windowStartMs >= LOOKUP_WINDOW_MS) {
+      this.windowStartMs = now;
+      this.lookedUp = 0;
+      this.answers.clear();
+    }
+    const known = this.answers.get(path);
+    if (known !== undefined) return known;
+    if (this.lookedUp >= MAX_PATH_LOOKUPS_PER_SECOND) return true;
+    this.lookedUp++;
+    let found: boolean;
+    try {
+      found = this.lookUp(path);
+    } catch {
+      found = true;
+    }
+    this.answers.set(path, found);
+    return found;
   }
 }
 
