@@ -4,7 +4,7 @@
 import { inputRequired, ProtocolError, type CallToolResult, type InputRequiredResult } from '@modelcontextprotocol/server';
 import { ERRORS, type ErrorInfo, type HostError } from '../errors.js';
 import type { SessionPolicy } from '../policy/types.js';
-import type { CallOutcome, ContentBlock } from '../supervisor/types.js';
+import type { CallOutcome } from '../supervisor/types.js';
 
 /** `_meta` key of an error result: `{code, ...details}`. */
 export const ERROR_META_KEY = 'toolhost/error';
@@ -26,8 +26,9 @@ export function renderOutcome(outcome: CallOutcome, session: Pick<SessionPolicy,
   switch (outcome.kind) {
     case 'result':
       return {
-        content: outcome.content.map((block) => ({ ...block })),
+        content: outcome.content.map((block) => ({ ...block })) as CallToolResult['content'],
         ...(outcome.structuredContent !== undefined ? { structuredContent: { ...outcome.structuredContent } } : {}),
+        ...(outcome.meta !== undefined ? { _meta: { ...outcome.meta } } : {}),
       };
     case 'input_required':
       return inputRequired({
@@ -39,21 +40,20 @@ export function renderOutcome(outcome: CallOutcome, session: Pick<SessionPolicy,
     case 'error': {
       const fault = toProtocolError(outcome.error, session);
       if (fault) throw fault;
-      return renderErrorResult(outcome.error, outcome.content);
+      return renderErrorResult(outcome.error);
     }
   }
 }
 
 /**
- * An error as a tool result: isError, a first text block `code: <code>`, then any
- * blocks the outcome carries (an output_limit's preview and resource_link), the
- * facts in `_meta`, no structuredContent.
+ * An error as a tool result: isError, a first text block `code: <code>` (then a
+ * model_error's own parts), the facts and the recovery in `_meta`, no structuredContent.
  */
-export function renderErrorResult(error: HostError, extra: readonly ContentBlock[] = []): CallToolResult {
+export function renderErrorResult(error: HostError): CallToolResult {
   return {
     isError: true,
-    content: [{ type: 'text', text: `code: ${error.code}\n${error.message}` }, ...extra.map((block) => ({ ...block }))],
-    _meta: { [ERROR_META_KEY]: { code: error.code, ...error.details } },
+    content: [{ type: 'text', text: `code: ${error.code}\n${error.message}` }, ...(error.content.map((block) => ({ ...block })) as CallToolResult['content'])],
+    _meta: { [ERROR_META_KEY]: { code: error.code, ...error.details, recovery: error.recovery } },
   };
 }
 

@@ -27,7 +27,12 @@ export function redactError(error: HostError, redact: Redactor): HostError {
   for (const [key, value] of Object.entries(error.details)) {
     Object.defineProperty(details, redact(key), { value: redactDetail(key, value, redact), enumerable: true, writable: true, configurable: true });
   }
-  return new HostError(error.code, message, details, error.cause !== undefined ? { cause: error.cause } : undefined);
+  // The content blocks (a model_error's parts, an output_limit's preview) were redacted when shaped.
+  return new HostError(error.code, message, details, {
+    ...(error.cause !== undefined ? { cause: error.cause } : {}),
+    recovery: error.recovery,
+    content: error.content,
+  });
 }
 
 function redactDetail(key: string, value: unknown, redact: Redactor): unknown {

@@ -43,6 +43,11 @@ export interface Redactor {
   cut(text: string, maxChars: number, keep?: 'head' | 'tail'): string;
   /** Secret values only: for text whose slashes are not paths (JSON pointers). */
   secrets(text: string): string;
+  /**
+   * The values it replaces: binary parts cannot be redacted without corrupting them,
+   * so they are checked against these.
+   */
+  readonly secretValues?: readonly string[];
 }
 
 /** Builds the text redactor for one host (secret values are fixed at startup). */
@@ -84,7 +89,13 @@ export function createRedactor(options: RedactorOptions): Redactor {
     const redacted = redactEdgePieces(redact(text), secrets);
     return cutChars(redacted, maxChars, keep);
   };
-  return Object.assign(redact, { cut, secrets: redactSecrets });
+  return Object.assign(redact, { cut, secrets: redactSecrets, secretValues: Object.freeze(secrets) });
+}
+
+/** True when `bytes` hold the value of a secret (as UTF-8), which redaction cannot cut out of binary data. */
+export function bytesHoldSecret(bytes: Uint8Array, redact: Redactor): boolean {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return (redact.secretValues ?? []).some((secret) => buffer.includes(secret, 0, 'utf8'));
 }
 
 /** Applies `redact` to every string and key of a JSON value; returns a new value. */

@@ -19,8 +19,8 @@ export interface ShapedResult {
   /** Set when the payload was spilled to an artifact. */
   readonly artifact?: { readonly sha256: string; readonly uri: string; readonly size: number };
   /**
-   * Set when the answer is an error result: `content` then holds what follows the
-   * error's own text block (the preview and the resource_link).
+   * Set when the answer is an error result (a spilled result of a tool with an
+   * outputSchema): its `content` carries the preview and the resource_link.
    */
   readonly error?: HostError;
 }
@@ -56,31 +56,27 @@ export async function shapeResult(checked: CheckedResult, options: ShapeOptions)
   }
   const artifact = await options.artifacts.put(Buffer.from(payload, 'utf8'), mimeType);
   const preview = cutUtf8(payload, options.maxResultBytes);
+  const content: ContentBlock[] = [
+    { type: 'text', text: preview },
+    {
+      type: 'resource_link',
+      uri: artifact.uri,
+      name: `${options.tool} result`,
+      mimeType,
+      size: artifact.size,
+      description: `The full result (${payloadBytes} bytes) is larger than the limit of ${options.maxResultBytes} bytes; the text above is its beginning.`,
+    },
+  ];
   // A success without structuredContent would make SDK clients throw (SPEC section 5 step 9).
   const error = options.hasOutputSchema
-    ? new HostError('output_limit', `The result (${payloadBytes} bytes) is larger than the limit of ${options.maxResultBytes} bytes; it is stored whole at the resource_link below.`, {
-        bytes: payloadBytes,
-        limit: options.maxResultBytes,
-        uri: artifact.uri,
-      })
+    ? new HostError(
+        'output_limit',
+        `The result (${payloadBytes} bytes) is larger than the limit of ${options.maxResultBytes} bytes; it is stored whole at the resource_link below.`,
+        { bytes: payloadBytes, limit: options.maxResultBytes, uri: artifact.uri },
+        { content },
+      )
     : undefined;
-  return {
-    ...(error ? { error } : {}),
-    content: [
-      { type: 'text', text: preview },
-      {
-        type: 'resource_link',
-        uri: artifact.uri,
-        name: `${options.tool} result`,
-        mimeType,
-        size: artifact.size,
-        description: `The full result (${payloadBytes} bytes) is larger than the limit of ${options.maxResultBytes} bytes; the text above is its beginning.`,
-      },
-    ],
-    payload,
-    payloadBytes,
-    artifact,
-  };
+  return { ...(error ? { error } : {}), content, payload, payloadBytes, artifact };
 }
 
 /** The longest prefix of `text` whose UTF-8 encoding fits in `maxBytes`, never splitting a character. */
