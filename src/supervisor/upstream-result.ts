@@ -10,7 +10,7 @@ import type { Manifest } from '../registry/manifest.js';
 import type { ContentBlock } from './types.js';
 import { redactJson, type Redactor } from './redact.js';
 import type { StagedResult } from './output-stage.js';
-import { cutUtf8, type ArtifactSink, TEXT_MIME } from './result-shape.js';
+import { cutUtf8, JSON_MIME, type ArtifactSink, TEXT_MIME } from './result-shape.js';
 import { TERMINAL_META_KEY } from './tool-output.js';
 import { describeError } from './validate-args.js';
 import { MAX_RESULT_DEPTH } from './strict-json.js';
@@ -61,12 +61,25 @@ export async function shapeUpstreamResult(result: Readonly<Record<string, unknow
   const structured = checkStructured(result['structuredContent'], manifest, options.redact);
   const structuredJson = structured === undefined ? undefined : JSON.stringify(structured);
   const keepStructured = structured !== undefined && !spilled && Buffer.byteLength(structuredJson ?? '') <= options.maxResultBytes;
+  // A tool that declares an output schema must give structuredContent (MCP): the server broke that.
+  if (manifest.output && structured === undefined && !result['isError']) throw invalid(tool, 'no_structured_content', {});
   if (manifest.output && !keepStructured) {
-    // The tool advertises an output schema, so clients require structuredContent on success.
-    throw new HostError('output_limit', `The result of ${tool} is larger than the limit of ${options.maxResultBytes} bytes.`, {
-      limit: options.maxResultBytes,
-      ...(structured === undefined ? { reason: 'no_structured_content' } : {}),
-    });
+    // The tool advertises an output schema, so clients require structuredContent on success:
+    // an output_limit error result with what fitted and the link(s) to the whole (SPEC 5 step 9).
+    let errorContent: ContentBlock[] = content;
+    let uri = content.find((block): block is Extract<ContentBlock, { type: 'resource_link' }> => block.type === 'resource_link' && block.uri.startsWith('toolhost://artifacts/'))?.uri;
+    if (structuredJson !== undefined && (uri === undefined || !spilled)) {
+      const artifact = await options.artifacts.put(Buffer.from(structuredJson, 'utf8'), JSON_MIME);
+      uri = artifact.uri;
+      errorContent = [...content, { type: 'resource_link', uri: artifact.uri, name: `${tool} structuredContent`, mimeType: JSON_MIME, size: artifact.size }];
+    }
+    const bytes = Buffer.byteLength(structuredJson ?? payloadParts.join('\n'));
+    throw new HostError(
+      'output_limit',
+      `The result of ${tool} is larger than the limit of ${options.maxResultBytes} bytes; it is stored whole at the resource_link below.`,
+      { bytes, limit: options.maxResultBytes, ...(uri !== undefined ? { uri } : {}) },
+      { content: errorContent },
+    );
   }
   const payload = structuredJson ?? payloadParts.join('\n');
   return {

@@ -82,7 +82,15 @@ describe('shapeUpstreamResult', () => {
     const { artifacts } = sink();
     await expect(
       shapeUpstreamResult({ content: [{ type: 'text', text: 'x'.repeat(2000) }], structuredContent: { n: 1 } }, manifestWith({ type: 'object' }), { redact, maxResultBytes: 100, artifacts }),
-    ).rejects.toMatchObject({ code: 'output_limit', details: { limit: 100 } });
+    ).rejects.toMatchObject({ code: 'output_limit', details: { limit: 100, uri: expect.stringMatching(/^toolhost:\/\/artifacts\//) } });
+  });
+
+  it('a tool with an output schema that gives no structuredContent is invalid_output', async () => {
+    const { artifacts } = sink();
+    await expect(shapeUpstreamResult({ content: [{ type: 'text', text: 'x' }] }, manifestWith({ type: 'object' }), { redact, maxResultBytes: 100, artifacts })).rejects.toMatchObject({
+      code: 'invalid_output',
+      details: { reason: 'no_structured_content' },
+    });
   });
 
   it.each([
