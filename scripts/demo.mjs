@@ -106,7 +106,7 @@ async function walkSession() {
   await call('fs__write_file', { path: join(workspace, 'notes/todo.md'), content: '- review the stock report\n' });
   say(`notes/todo.md on disk: ${existsSync(join(workspace, 'notes/todo.md'))}`);
 
-  step('A write outside the workspace is refused (and outside the sandbox the path does not even exist): fs__write_file ../outside.txt');
+  step('A write outside the workspace is refused: fs__write_file ../outside.txt');
   await call('fs__write_file', { path: join(dirname(workspace), 'outside.txt'), content: 'escaped' });
   say(`outside.txt on disk: ${existsSync(join(dirname(workspace), 'outside.txt'))}`);
 
