@@ -18,6 +18,7 @@ import { bwrapSupports, findBwrap, findPrlimit } from './binaries.js';
 import { isPathInside, resolveCommandMounts } from './command.js';
 import { detectSandboxFeatures } from './features.js';
 import { guardHostFiles, type SandboxBinds } from './guard.js';
+import { seccompProgram } from './seccomp.js';
 
 export interface SandboxArgvOptions {
   /** Absolute working directory of the tool (the first root, or a fresh private directory). */
@@ -44,6 +45,8 @@ export const START_LINE = '\n';
 const START_GATE_SCRIPT = 'read -r start && exec "$@"';
 /** bubblewrap's --json-status-fd: never visible to the tool, which bubblewrap starts without it. */
 export const SANDBOX_STATUS_FD = 3;
+/** bubblewrap's --seccomp: the spawner writes the program into this descriptor (see sandboxFd4Input). */
+export const SANDBOX_SECCOMP_FD = 4;
 /** Where the sandbox sees its pids cgroup's `cgroup.procs` (namespace mode). */
 export const SANDBOX_CGROUP_PROCS_PATH = '/run/toolhost/cgroup.procs';
 export const SANDBOX_HOSTNAME = 'toolhost-sandbox';
@@ -68,6 +71,9 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
   const limits = computeSandboxLimits(spec, opts.timeoutMs, opts.limits);
   const isolated = spec.isolation === 'namespace';
   const features = detectSandboxFeatures(bwrap);
+  // A namespaced tool never runs without its seccomp filter (SPEC section 3.3).
+  const seccomp = isolated ? seccompProgram() : undefined;
+  if (seccomp?.ok === false) throw unavailable('no seccomp filter', seccomp.reason);
   // Everything that can throw comes before the cgroup is made, so a failure leaves none behind.
   const mounts = isolated ? pathMounts(spec, opts.cwd, env['PATH'] ?? SANDBOX_DEFAULT_PATH) : [];
   const cgroup = createPidsCgroup(limits.processes);
@@ -76,6 +82,8 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
   const argv = [bwrap, ...(isolated ? namespaceFlags(spec, features, unshareCgroup) : []), '--unshare-pid', '--die-with-parent', '--new-session'];
   // bubblewrap writes the tool's exit code there (the spawner gives every process an fd 3 pipe).
   argv.push('--json-status-fd', String(SANDBOX_STATUS_FD));
+  // bubblewrap installs it last, just before it execs the command (after its own mounts).
+  if (seccomp !== undefined) argv.push('--seccomp', String(SANDBOX_SECCOMP_FD));
 
   if (isolated) {
     // tmpfs pages are host memory that RLIMIT_AS does not count: cap /tmp and /dev/shm.
@@ -102,6 +110,21 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
   if (cgroup !== undefined) argv.push(shellPath(), '-c', `echo 0 > "$0" && ${START_GATE_SCRIPT}`, isolated ? SANDBOX_CGROUP_PROCS_PATH : cgroup.procsPath);
   else argv.push(shellPath(), '-c', START_GATE_SCRIPT, 'toolhost-gate');
   return argv;
+}
+
+/**
+ * What a process started with `argv` must read on fd 4: the seccomp program when
+ * the argv is bubblewrap's and asks for it there (`--seccomp 4` before `--`).
+ * spawnTool calls this, so every caller of buildSandboxArgv gets the filter.
+ */
+export function sandboxFd4Input(argv: readonly string[]): Uint8Array | undefined {
+  const end = argv.indexOf('--');
+  const flags = end === -1 ? argv : argv.slice(0, end);
+  const at = flags.indexOf('--seccomp');
+  if (at === -1 || flags[at + 1] !== String(SANDBOX_SECCOMP_FD)) return undefined;
+  const program = seccompProgram();
+  if (!program.ok) throw unavailable('no seccomp filter', program.reason);
+  return program.bytes;
 }
 
 /** Directories (or /usr-merge symlinks) the namespace sandbox shows read-only from the host. */

@@ -12,6 +12,7 @@ import { buildSandboxArgv } from './argv.js';
 import { findBwrap, findExecutable, findPrlimit } from './binaries.js';
 import { detectSandboxFeatures, explainNamespaceFailure } from './features.js';
 import { INSTALL_BUBBLEWRAP, probeSandbox, readBwrapVersion, tryNamespaces } from './probe.js';
+import { REFUSED_SYSCALLS_X86_64, seccompProgram } from './seccomp.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';
 
@@ -41,7 +42,33 @@ export async function runSandboxChecks(options: SandboxCheckOptions = {}): Promi
   if (bwrap === undefined) checks.push(skipped('namespace-sandbox', NO_BWRAP));
   else if (python.status !== 'ok') checks.push(skipped('namespace-sandbox', 'python3 is missing'));
   else checks.push(await checkNamespaceSandbox(options.bwrapPath));
+  checks.push(bwrap === undefined ? skipped('seccomp', NO_BWRAP) : await checkSeccomp(options.bwrapPath));
   return checks;
+}
+
+// In force, not only built: a namespaced sh reads its own Seccomp line (2 = filter mode).
+async function checkSeccomp(bwrapPath: string | undefined): Promise<DoctorCheck> {
+  const program = seccompProgram();
+  if (!program.ok) return { name: 'seccomp', status: 'fail', detail: program.reason, facts: { inForce: false, instructions: null } };
+  const facts = { instructions: program.instructions, architecture: 'x86_64', refusedSyscalls: Object.keys(REFUSED_SYSCALLS_X86_64).length + 2 };
+  const dir = mkdtempSync(join(tmpdir(), 'toolhost-doctor-'));
+  try {
+    const spec: RunSpec = {
+      name: 'doctor', mode: 'process', manifestDir: dir, command: ['/bin/sh', '-c', 'grep "^Seccomp" /proc/self/status'], memoryMb: 512,
+      stdout: 'text', isolation: 'namespace', persistent: false, poolSize: 1, env: {},
+      roots: [], networkAllow: [], maxOutputBytes: 4096, protectedPaths: [], hiddenPaths: [],
+    };
+    const argv = buildSandboxArgv(spec, { cwd: dir, timeoutMs: 10_000, ...(bwrapPath === undefined ? {} : { bwrapPath }) });
+    const out = await runToCompletion([...argv, ...(spec.command ?? [])], spec.env, dir, '', 15_000);
+    if (/^Seccomp:\s*2$/m.test(out.stdout)) {
+      return { name: 'seccomp', status: 'ok', detail: `a ${program.instructions}-instruction filter is in force in every namespaced process: keyrings, ptrace, bpf, perf, userfaultfd, modules, kexec, new namespaces, mounts and non-IP sockets answer EPERM`, facts: { inForce: true, ...facts } };
+    }
+    return { name: 'seccomp', status: 'fail', detail: `the seccomp filter is not in force in the namespace sandbox (namespaced tools fail with sandbox_unavailable): ${out.stderr.slice(0, 300) || out.stdout.slice(0, 300) || 'no output'}`, facts: { inForce: false, ...facts } };
+  } catch (error) {
+    return { name: 'seccomp', status: 'fail', detail: `the seccomp filter cannot be installed: ${error instanceof Error ? error.message : String(error)}`, facts: { inForce: false, ...facts } };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 async function checkBubblewrap(bwrapPath: string | undefined): Promise<DoctorCheck> {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { computeSandboxLimits, CPU_MARGIN_SECONDS, DEFAULT_CPU_SECONDS, DEFAULT_PROCESSES } from '../../../../src/runner/bwrap/rlimits.js';
 import { sweepPidsCgroups } from '../../../../src/runner/bwrap/pids-cgroup.js';
 import type { RunSpec } from '../../../../src/runner/types.js';
-import { buildSandboxArgv, SANDBOX_DEFAULT_PATH } from '../../../../src/runner/bwrap/argv.js';
+import { buildSandboxArgv, SANDBOX_DEFAULT_PATH, SANDBOX_SECCOMP_FD } from '../../../../src/runner/bwrap/argv.js';
 
 const MANIFEST_DIR = realpathSync(fileURLToPath(new URL('../../../fixtures/tools/sandbox/', import.meta.url)));
 const READ_ROOT = realpathSync(fileURLToPath(new URL('../../../fixtures/', import.meta.url)));
@@ -63,6 +63,11 @@ describe('buildSandboxArgv', () => {
       expect(bwrap[bwrap.indexOf('--dev') + 1]).toBe('/dev');
       expect(bwrap[bwrap.indexOf('--chdir') + 1]).toBe(WRITE_ROOT);
     }
+  });
+
+  it('asks for the seccomp filter on fd 4 in namespace mode only', () => {
+    expect(pairsOf(split(buildSandboxArgv(spec(), { cwd: WRITE_ROOT })).bwrap, '--seccomp')[0]?.split(' ')[0]).toBe(String(SANDBOX_SECCOMP_FD));
+    expect(split(buildSandboxArgv(spec({ isolation: 'none' }), { cwd: WRITE_ROOT })).bwrap).not.toContain('--seccomp');
   });
 
   it('isolation none shares the host filesystem and network', () => {
