@@ -89,6 +89,7 @@ function buildRunSpec(manifest: Manifest, assessment: ToolAssessment, policy: Me
     env: passedEnv(manifest.sandbox.env, policy, env),
     roots: manifest.roots.map((root) => ({ path: root.path, access: root.access })),
     networkAllow: [...manifest.networkAllow],
+    readOnly: manifest.sideEffect === 'read_only',
     maxOutputBytes: MAX_OUTPUT_BYTES,
     protectedPaths: [...guarded.protectedPaths],
     hiddenPaths: [...guarded.hiddenPaths],

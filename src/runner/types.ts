@@ -32,6 +32,11 @@ export interface RunSpec {
   readonly roots: readonly WorkspaceRoot[];
   /** Hosts (host or host:port) the tool may reach. Empty: no network. */
   readonly networkAllow: readonly string[];
+  /**
+   * The enforced class is read_only: its egress is held to GET, HEAD and OPTIONS where the
+   * method can be seen (plain HTTP through the proxy, ctx.fetch). Absent: false.
+   */
+  readonly readOnly?: boolean;
   /** Upper bound on bytes a runner buffers from the tool before it kills it (output_limit). */
   readonly maxOutputBytes: number;
   /**
