@@ -98,7 +98,7 @@ async function loadTool(entryPath) {
 function buildCtx(task, signal, post) {
   const onDenied = (denial) => post({ type: 'denied', denial });
   const fs = createScopedFs({ roots: task.roots, protectedPaths: task.protectedPaths ?? [], hiddenPaths: task.hiddenPaths ?? [], onDenied });
-  const scopedFetch = createScopedFetch({ allow: task.networkAllow, onDenied, signal });
+  const scopedFetch = createScopedFetch({ allow: task.networkAllow, readOnly: task.readOnly === true, onDenied, signal });
   return Object.freeze({
     callId: task.callId,
     signal,

@@ -9,7 +9,7 @@
 // name. Every attempt is reported; connections, concurrency and bytes are
 // bounded so a flood from a tool costs the host a fixed, small amount.
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { admitEgress, type EgressRules } from '../../../sandbox/egress-admission.mjs';
+import { admitEgress, isMethodAdmitted, type EgressRules } from '../../../sandbox/egress-admission.mjs';
 import type { EgressAttempt } from '../wire.js';
 
 export type { EgressAttempt } from '../wire.js';
@@ -153,13 +153,18 @@ export class EgressProxy {
       this.record(described, 'connection_limit');
       return refuseHttp(client, 'connection_limit');
     }
+    if (request.kind === 'http' && !isMethodAdmitted(this.options.rules.readOnly === true, request.method)) {
+      this.record(described, 'method_not_allowed');
+      return refuseHttp(client, 'method_not_allowed');
+    }
+    // A read_only tool's GET carries no body: what follows its head is never forwarded.
     if (request.kind === 'http' && this.options.rules.readOnly === true && request.hasBody) {
       this.record(described, 'body_not_allowed');
       return refuseHttp(client, 'body_not_allowed');
     }
     const admission = await admitEgress(this.options.rules, { host: request.host, port: request.port, ...(request.kind === 'http' ? { method: request.method } : {}) });
     if (!admission.ok) {
-      this.record({ ...described, host: admission.host ?? described.host }, admission.reason);
+      this.record({ ...described, host: admission.host ?? described.host }, admission.reason, admission.address);
       return refuseHttp(client, admission.reason);
     }
     if (this.isClosed || client.destroyed) return;

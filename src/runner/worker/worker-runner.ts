@@ -87,6 +87,7 @@ export function createWorkerRunner(spec: RunSpec, deps: { logger: Logger }): Run
           protectedPaths: [...(spec.protectedPaths ?? [])],
           hiddenPaths: [...(spec.hiddenPaths ?? [])],
           networkAllow: [...spec.networkAllow],
+          readOnly: spec.readOnly === true,
           maxOutputBytes: spec.maxOutputBytes,
           eventChannel,
         },
