@@ -56,9 +56,9 @@ export async function openEgressGrant(options: EgressGrantOptions): Promise<Egre
     rules: { allow: [...options.allow], readOnly: options.readOnly, ...(options.resolve === undefined ? {} : { resolve: options.resolve }) },
     limits,
     onAttempt: (attempt) => {
-      const level = attempt.admitted ? 'info' : 'warn';
-      options.logger[level]({ egress: attempt }, attempt.admitted ? 'egress admitted' : 'egress refused');
-      sink?.(attempt);
+      // A call's sink logs with its call id; between calls (a persistent process) the grant does.
+      if (sink !== undefined) return sink(attempt);
+      options.logger[attempt.admitted ? 'info' : 'warn']({ egress: attempt }, attempt.admitted ? 'egress admitted (no call)' : 'egress refused (no call)');
     },
     onLimit: (limit) => options.logger.warn({ egressLimit: limit, limits }, 'egress limit reached; further traffic of this call is cut'),
   });
