@@ -109,7 +109,7 @@ export class EgressProxy {
     // Two sockets per admitted connection: the cap counts client sockets only.
     const open = [...this.sockets].filter((socket) => (socket as TaggedSocket).isClient === true).length;
     (client as TaggedSocket).isClient = true;
-    if (open > this.options.limits.maxConcurrent) {
+    if (open >= this.options.limits.maxConcurrent) {
       this.record({ kind: 'malformed', host: '', port: null, method: null }, 'too_many_connections');
       return void refuseHttp(client, 'too_many_connections');
     }
@@ -260,8 +260,11 @@ export function parseRequestHead(head: string): RequestHead {
   const target = requestLine[2] ?? '';
   if (method === 'CONNECT') {
     const authority = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+):(\d{1,5})$/.exec(target);
-    if (authority === null) return { ok: false, reason: 'malformed_request' };
-    return { ok: true, kind: 'connect', host: authority[1] ?? '', port: Number(authority[2]) };
+    // Some clients (Python 3.11's http.client) send an IPv6 tunnel target without brackets: the port is the last part.
+    const bare = authority === null ? /^([0-9a-fA-F:.]*:[0-9a-fA-F:.]*):(\d{1,5})$/.exec(target) : null;
+    if (authority === null && bare === null) return { ok: false, reason: 'malformed_request' };
+    const host = authority?.[1] ?? `[${bare?.[1] ?? ''}]`;
+    return { ok: true, kind: 'connect', host, port: Number(authority?.[2] ?? bare?.[2]) };
   }
   const url = /^http:\/\/(\[[0-9a-fA-F:.]+\]|[^/:?#[\]@]+)(?::(\d{1,5}))?(\/[^\s]*)?$/i.exec(target);
   if (url === null) return { ok: false, reason: 'not_a_proxy_request' };

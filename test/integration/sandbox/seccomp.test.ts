@@ -51,21 +51,22 @@ describe('namespace sandbox: seccomp', () => {
   });
 
   it('still runs python3, node (threads, child processes) and sh', async () => {
-    const python = await runProbe(probeSpec(marker), { cwd: '/' }, [{ op: 'env' }]);
+    const cwd = probeSpec(marker).manifestDir;
+    const python = await runProbe(probeSpec(marker), { cwd }, [{ op: 'env' }]);
     expect(python[0]).toMatchObject({ ok: expect.any(Object) as object });
     // Node 20 starts libuv and V8 threads (glibc tries clone3 first, falls back to clone).
     const nodeScript = 'const { Worker } = require("worker_threads"); new Worker("1", { eval: true }).on("exit", () => console.log(require("child_process").execFileSync("/bin/sh", ["-c", "echo forked"]).toString().trim()))';
-    const node = await runSandboxed(probeSpec(marker, { command: [process.execPath, '-e', nodeScript], memoryMb: 4096 }), { cwd: '/' });
+    const node = await runSandboxed(probeSpec(marker, { command: [process.execPath, '-e', nodeScript], memoryMb: 4096 }), { cwd });
     expect({ exit: node.exitCode, out: node.stdout.trim() }).toEqual({ exit: 0, out: 'forked' });
-    const sh = await runSandboxed(probeSpec(marker, { command: ['/bin/sh', '-c', 'echo $((6 * 7)) | cat'] }), { cwd: '/' });
+    const sh = await runSandboxed(probeSpec(marker, { command: ['/bin/sh', '-c', 'echo $((6 * 7)) | cat'] }), { cwd });
     expect({ exit: sh.exitCode, out: sh.stdout.trim() }).toEqual({ exit: 0, out: '42' });
   });
 
   it('asks bubblewrap for the program on fd 4, which the tool never sees', async () => {
     const spec = probeSpec(marker);
-    const argv = buildSandboxArgv(spec, { cwd: '/' });
+    const argv = buildSandboxArgv(spec, { cwd: spec.manifestDir });
     expect(argv.slice(0, argv.indexOf('--')).join(' ')).toContain('--seccomp 4');
-    const [fds] = (await runProbe(spec, { cwd: '/' }, [{ op: 'list', path: '/proc/self/fd' }])) as ProbeResult[];
+    const [fds] = (await runProbe(spec, { cwd: spec.manifestDir }, [{ op: 'list', path: '/proc/self/fd' }])) as ProbeResult[];
     // 0-2, and the descriptor listdir itself holds open.
     expect((fds as { ok: string[] }).ok.map(Number).filter((fd) => fd > 3)).toEqual([]);
   });
