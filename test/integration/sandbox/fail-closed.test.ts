@@ -72,7 +72,7 @@ describe('toolhost doctor', () => {
   it('finds everything the bundled tools need on this machine', async () => {
     const report = await buildDoctorReport();
     expect(report.checks.map((check) => check.name)).toEqual([
-      'isolated-vm', 'bubblewrap', 'user-namespace', 'network-namespace', 'prlimit', 'pids-limit', 'python3', 'namespace-sandbox', 'seccomp',
+      'isolated-vm', 'bubblewrap', 'user-namespace', 'network-namespace', 'prlimit', 'pids-limit', 'python3', 'namespace-sandbox', 'seccomp', 'egress-bridge',
     ]);
     // Warnings (an older bubblewrap, no pids cgroup) are allowed; a failure is not.
     expect(report.checks.filter((check) => check.status === 'fail')).toEqual([]);
@@ -81,6 +81,7 @@ describe('toolhost doctor', () => {
     expect(byName.get('bubblewrap')?.facts).toMatchObject({ namespacesUsable: true, version: expect.stringMatching(/^\d+\.\d+/) });
     expect(byName.get('namespace-sandbox')).toMatchObject({ status: 'ok', facts: { works: true } });
     expect(byName.get('seccomp')).toMatchObject({ status: 'ok', facts: { inForce: true, architecture: 'x86_64' } });
+    expect(byName.get('egress-bridge')).toMatchObject({ status: 'ok', facts: { works: true } });
   });
 
   it('exits 1 with a stable --json report when bubblewrap is missing', async () => {
