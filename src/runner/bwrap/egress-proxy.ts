@@ -199,13 +199,25 @@ export class EgressProxy {
     };
     client.once('close', stop);
     upstream.once('close', () => (client.writableLength > 0 ? client.end() : client.destroy()));
-    upstream.on('data', (chunk: Buffer) => this.count(upstream, chunk.length, 'in') && client.write(chunk));
+    this.forward(upstream, client, 'in');
     if (clientToUpstream) {
       if (rest.length > 0 && this.count(upstream, rest.length, 'out')) upstream.write(rest);
-      client.on('data', (chunk: Buffer) => this.count(upstream, chunk.length, 'out') && upstream.write(chunk));
+      this.forward(client, upstream, 'out');
       client.once('end', () => upstream.end());
     }
     client.resume();
+  }
+
+  // With backpressure: a fast side never piles bytes up in the host while the other side is slow.
+  private forward(from: Socket, to: Socket, direction: 'in' | 'out'): void {
+    const upstream = direction === 'in' ? from : to;
+    from.on('data', (chunk: Buffer) => {
+      if (!this.count(upstream, chunk.length, direction)) return;
+      if (!to.write(chunk)) {
+        from.pause();
+        to.once('drain', () => from.resume());
+      }
+    });
   }
 
   private count(upstream: Socket, bytes: number, direction: 'in' | 'out'): boolean {
