@@ -13,7 +13,8 @@ import { openEgressGrant } from '../../../src/runner/bwrap/egress-grant.js';
 import { createProcessRunner } from '../../../src/runner/process/process-runner.js';
 import type { RunSpec } from '../../../src/runner/types.js';
 import type { EgressAttempt, RunOutcome } from '../../../src/runner/wire.js';
-import { newMarker, probeSpec, runSandboxed, waitForNoMarkedProcesses, type ProbeResult } from './harness.js';
+import { join } from 'node:path';
+import { FIXTURES_DIR, newMarker, probeSpec, runSandboxed, waitForNoMarkedProcesses, type ProbeResult } from './harness.js';
 
 interface Served {
   readonly server: HttpServer;
@@ -198,6 +199,33 @@ describe('egress proxy: a namespaced Python tool', () => {
     } finally {
       for (const socket of held) socket.destroy();
       await new Promise((resolve) => sink.close(resolve));
+    }
+  });
+});
+
+describe('egress proxy: a persistent namespaced tool', () => {
+  it('attributes each call its own attempts, on the same process', async () => {
+    const spec = egressSpec([`127.0.0.1:${allowed.port}`], {
+      command: ['python3', join(FIXTURES_DIR, 'fetch_persistent.py')],
+      persistent: true,
+      poolSize: 1,
+    });
+    const runner = createProcessRunner(spec, { logger: createSilentLogger() });
+    try {
+      const perCall: EgressAttempt[][] = [];
+      for (const url of [`http://127.0.0.1:${allowed.port}/one`, `http://127.0.0.1:${other.port}/two`, `http://127.0.0.1:${allowed.port}/three`]) {
+        const attempts: EgressAttempt[] = [];
+        const outcome = await runner.run({ callId: `p-${perCall.length}`, args: { url } }, { signal: new AbortController().signal, timeoutMs: 30_000, onEgress: (attempt) => attempts.push(attempt) });
+        expect(outcome.ok).toBe(true);
+        perCall.push(attempts);
+      }
+      expect(perCall.map((attempts) => attempts.map((attempt) => [attempt.port, attempt.admitted]))).toEqual([
+        [[allowed.port, true]],
+        [[other.port, false]],
+        [[allowed.port, true]],
+      ]);
+    } finally {
+      await runner.close();
     }
   });
 });
