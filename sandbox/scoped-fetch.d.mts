@@ -1,4 +1,5 @@
 // Types for sandbox/scoped-fetch.mjs (ctx.fetch of isolate and worker tools).
+import type { EgressAttempt } from '../src/runner/wire.js';
 
 export interface ScopedFetchDenial {
   readonly op: 'fetch';
@@ -7,15 +8,8 @@ export interface ScopedFetchDenial {
   readonly reason: string;
 }
 
-export interface ScopedFetchAttempt {
-  readonly kind: 'fetch';
-  readonly host: string;
-  readonly port: number | null;
-  readonly method: string | null;
-  readonly admitted: boolean;
-  readonly reason: string | null;
-  readonly address: string | null;
-}
+/** One ctx.fetch admission, in the runners' shape (wire.ts). */
+export type ScopedFetchAttempt = EgressAttempt & { readonly kind: 'fetch' };
 
 export interface ScopedFetchOptions {
   /** network.allow: `host` (port 443) or `host:port`. Empty: every request is refused. */
