@@ -1,11 +1,11 @@
 // A namespaced process tool's network attempts through a real host: counted in
 // the call's journal record and shown by `toolhost audit --json` (SPEC 3.2, 7).
 // The tool is read_only, so its POST through the proxy is refused.
-import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { run as runAudit } from '../../../src/cli/audit.js';
 import { PROBE_PY } from '../sandbox/harness.js';
 import { closeAllHosts, resultOf, startHost } from './harness.js';
@@ -34,6 +34,7 @@ afterAll(async () => {
 describe('egress in the journal', () => {
   it('counts admitted and refused attempts on the call record, and audit --json shows them', async () => {
     const root = mkdtempSync(join(tmpdir(), 'toolhost-egress-journal-'));
+    onTestFinished(() => rmSync(root, { recursive: true, force: true }));
     const tools = join(root, 'egress-tools');
     mkdirSync(tools, { recursive: true });
     copyFileSync(PROBE_PY, join(tools, 'probe.py'));
