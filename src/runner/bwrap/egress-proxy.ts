@@ -9,6 +9,7 @@
 // name. Every attempt is reported; connections, concurrency and bytes are
 // bounded so a flood from a tool costs the host a fixed, small amount.
 import { connect, createServer, type Server, type Socket } from 'node:net';
+import { lookup } from 'node:dns/promises';
 import { admitEgress, isMethodAdmitted, type EgressRules } from '../../../sandbox/egress-admission.mjs';
 import type { EgressAttempt } from '../wire.js';
 
@@ -66,7 +67,12 @@ export class EgressProxy {
   private limitsReported = new Set<string>();
   private isClosed = false;
 
+  private readonly rules: EgressRules;
+
   constructor(private readonly options: EgressProxyOptions) {
+    // getaddrinfo runs on libuv's thread pool (4 threads, shared with the host's file I/O):
+    // one process's lookups take at most MAX_LOOKUPS_IN_FLIGHT of them, however hard it floods.
+    this.rules = { ...options.rules, resolve: limitConcurrency(options.rules.resolve ?? resolveSystem, MAX_LOOKUPS_IN_FLIGHT) };
     this.server = createServer({ pauseOnConnect: false }, (client) => this.accept(client));
     this.server.maxConnections = options.limits.maxConcurrent * 2;
   }
@@ -162,7 +168,7 @@ export class EgressProxy {
       this.record(described, 'body_not_allowed');
       return refuseHttp(client, 'body_not_allowed');
     }
-    const admission = await admitEgress(this.options.rules, { host: request.host, port: request.port, ...(request.kind === 'http' ? { method: request.method } : {}) });
+    const admission = await admitEgress(this.rules, { host: request.host, port: request.port, ...(request.kind === 'http' ? { method: request.method } : {}) });
     if (!admission.ok) {
       this.record({ ...described, host: admission.host ?? described.host }, admission.reason, admission.address);
       return refuseHttp(client, admission.reason);
@@ -254,6 +260,31 @@ export class EgressProxy {
 }
 
 type TaggedSocket = Socket & { isClient?: boolean };
+
+/** Name lookups of one proxy running at once. */
+export const MAX_LOOKUPS_IN_FLIGHT = 2;
+
+async function resolveSystem(host: string): Promise<readonly string[]> {
+  const found = await lookup(host, { all: true, verbatim: true });
+  return found.map((entry) => entry.address);
+}
+
+function limitConcurrency<A, R>(run: (arg: A) => Promise<R>, limit: number): (arg: A) => Promise<R> {
+  let active = 0;
+  const waiting: Array<() => void> = [];
+  return async (arg) => {
+    // A finished run hands its slot straight to the next waiter, so `active` never passes the limit.
+    if (active >= limit) await new Promise<void>((resolve) => waiting.push(resolve));
+    else active++;
+    try {
+      return await run(arg);
+    } finally {
+      const next = waiting.shift();
+      if (next !== undefined) next();
+      else active--;
+    }
+  };
+}
 
 type RequestHead =
   | { readonly ok: true; readonly kind: 'connect'; readonly host: string; readonly port: number }
