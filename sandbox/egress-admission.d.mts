@@ -30,7 +30,7 @@ export interface EgressTarget {
 
 /** Stable refusal reasons, journaled and logged. */
 export type EgressRefusal =
-  | 'non_canonical_host' | 'bad_port' | 'method_not_allowed' | 'host_not_allowed' | 'name_not_resolved'
+  | 'non_canonical_host' | 'bad_port' | 'method_not_allowed_for_class' | 'host_not_allowed' | 'name_not_resolved'
   | `address_${Exclude<AddressClass, 'public' | 'invalid'>}`;
 
 export type Admission =

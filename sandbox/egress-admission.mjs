@@ -13,11 +13,12 @@
 // Plain ESM with no imports beyond node:, so sandbox/ code can load it as is.
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import { isMethodAllowedForClass, READ_ONLY_METHODS } from './egress-methods.mjs';
+
+export { READ_ONLY_METHODS };
 
 /** The port a bare allow entry (`host`, no port) admits. */
 export const DEFAULT_EGRESS_PORT = 443;
-/** Methods a read_only tool may send where the request can be seen. */
-export const READ_ONLY_METHODS = Object.freeze(['GET', 'HEAD', 'OPTIONS']);
 const MAX_HOST_CHARS = 253;
 
 /**
@@ -82,7 +83,8 @@ export function classifyAddress(address) {
  * @param {string} method
  */
 export function isMethodAdmitted(readOnly, method) {
-  return !readOnly || READ_ONLY_METHODS.includes(String(method).toUpperCase());
+  // One rule for ctx.fetch and the proxy: egress-methods.mjs.
+  return isMethodAllowedForClass(readOnly ? 'read_only' : undefined, method);
 }
 
 /**
@@ -97,7 +99,7 @@ export async function admitEgress(rules, target) {
   const port = target.port;
   if (host === undefined) return refuse('non_canonical_host');
   if (!Number.isInteger(port) || port < 1 || port > 65535) return refuse('bad_port', host);
-  if (target.method !== undefined && !isMethodAdmitted(rules.readOnly === true, target.method)) return refuse('method_not_allowed', host);
+  if (target.method !== undefined && !isMethodAdmitted(rules.readOnly === true, target.method)) return refuse('method_not_allowed_for_class', host);
   const entries = rules.allow.map(parseAllowEntry).filter((entry) => entry !== undefined);
   const entry = entries.find((candidate) => candidate.host === host && (candidate.port ?? DEFAULT_EGRESS_PORT) === port);
   if (entry === undefined) return refuse('host_not_allowed', host);

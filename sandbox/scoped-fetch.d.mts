@@ -14,8 +14,8 @@ export type ScopedFetchAttempt = EgressAttempt & { readonly kind: 'fetch' };
 export interface ScopedFetchOptions {
   /** network.allow: `host` (port 443) or `host:port`. Empty: every request is refused. */
   readonly allow: readonly string[];
-  /** A read_only tool: only GET, HEAD and OPTIONS. */
-  readonly readOnly?: boolean;
+  /** The tool's class: `read_only` may only send GET, HEAD and OPTIONS. Undefined: unclassified. */
+  readonly sideEffect?: string;
   /** Resolves names for admission (tests); default the system resolver. */
   readonly resolve?: (host: string) => Promise<readonly string[]>;
   readonly onDenied?: (denial: ScopedFetchDenial) => void;

@@ -1,13 +1,15 @@
 // ctx.fetch for isolate and worker tools: http(s) only, admitted by the same
 // rule as the egress proxy of namespaced processes (egress-admission.mjs:
 // allowed host:port, canonical spelling, no loopback, private, link-local or
-// metadata address unless named exactly, read-only methods), and connected to
+// metadata address unless named exactly, a read_only tool's methods held to
+// GET, HEAD and OPTIONS by egress-methods.mjs), and connected to
 // the very address that admission resolved (no second lookup to rebind).
 // Redirects are followed by hand so every hop is admitted again, and bodies
 // are counted as they arrive. Plain ESM, no imports from src/.
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { admitEgress, canonicalHost, parseAllowEntry as parseEgressEntry, DEFAULT_EGRESS_PORT } from './egress-admission.mjs';
+import { READ_ONLY_METHODS } from './egress-methods.mjs';
 
 /** Bytes of a response body kept at most; more fails the call with code `too_large`. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
@@ -26,21 +28,24 @@ const ALLOWED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'
  * @returns {import('./scoped-fetch.d.mts').ScopedFetch}
  */
 export function createScopedFetch(options) {
-  const rules = { allow: [...options.allow], readOnly: options.readOnly === true, ...(options.resolve ? { resolve: options.resolve } : {}) };
+  const rules = { allow: [...options.allow], readOnly: options.sideEffect === 'read_only', ...(options.resolve ? { resolve: options.resolve } : {}) };
   const onAttempt = options.onAttempt ?? (() => {});
   const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   const maxRequestBytes = options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
   const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
   const onDenied = options.onDenied ?? (() => {});
 
-  function deny(target, reason) {
+  function deny(target, reason, prefix) {
     const shown = String(target).slice(0, MAX_TARGET_CHARS);
     try {
       onDenied({ op: 'fetch', target: shown, reason });
     } catch {
       // A failing observer must not turn a refusal into an allow.
     }
-    return fetchError('policy_denied', `fetch refused for ${JSON.stringify(shown)}: ${REASON_TEXT[reason] ?? reason}`);
+    const why = REASON_TEXT[reason] ?? reason;
+    const error = fetchError('policy_denied', `fetch refused for ${JSON.stringify(shown)}: ${prefix ? `${prefix}: ` : ''}${why}`);
+    error.reason = reason;
+    return error;
   }
 
   function report(url, method, admission) {
@@ -77,7 +82,7 @@ export function createScopedFetch(options) {
     report(url, method, admission);
     if (admission.ok) return admission;
     const reason = isRedirect && admission.reason === 'host_not_allowed' ? 'redirect_host_not_allowed' : admission.reason;
-    throw deny(url.href, reason);
+    throw deny(url.href, reason, reason === 'method_not_allowed_for_class' ? `${method} is not allowed` : undefined);
   }
 
   return async function scopedFetch(rawUrl, init = {}) {
@@ -178,7 +183,6 @@ const REASON_TEXT = {
   credentials_in_url: 'URLs with credentials are not allowed',
   host_not_allowed: 'the host and port are not in network.allow (a bare host means port 443)',
   non_canonical_host: 'the host is not written canonically (an address in decimal, octal, hex or short form, percent-encoding, or a dotted IPv4 inside IPv6)',
-  method_not_allowed: 'a read_only tool may only use GET, HEAD and OPTIONS',
   name_not_resolved: 'the host name does not resolve',
   address_loopback: 'the host resolves to a loopback address (allow that exact address to reach it)',
   address_private: 'the host resolves to a private address (allow that exact address to reach it)',
@@ -191,6 +195,7 @@ const REASON_TEXT = {
   bad_port: 'the port is not valid',
   redirect_scheme_not_allowed: 'the redirect leads to a scheme other than http or https',
   redirect_host_not_allowed: 'the redirect leads to a host not in network.allow',
+  method_not_allowed_for_class: `a read_only tool may only send ${READ_ONLY_METHODS.join(', ')}`,
 };
 
 function normalizeHost(hostname) {

@@ -52,7 +52,7 @@ export interface EgressAttempt {
   readonly port: number | null;
   readonly method: string | null;
   readonly admitted: boolean;
-  /** A stable code when refused (host_not_allowed, address_loopback, method_not_allowed, …). */
+  /** A stable code when refused (host_not_allowed, address_loopback, method_not_allowed_for_class, …). */
   readonly reason: string | null;
   /** The address connected to, when admitted. */
   readonly address: string | null;

@@ -160,8 +160,8 @@ export class EgressProxy {
       return refuseHttp(client, 'connection_limit');
     }
     if (request.kind === 'http' && !isMethodAdmitted(this.options.rules.readOnly === true, request.method)) {
-      this.record(described, 'method_not_allowed');
-      return refuseHttp(client, 'method_not_allowed');
+      this.record(described, 'method_not_allowed_for_class');
+      return refuseHttp(client, 'method_not_allowed_for_class');
     }
     // A read_only tool's GET carries no body: what follows its head is never forwarded.
     if (request.kind === 'http' && this.options.rules.readOnly === true && request.hasBody) {

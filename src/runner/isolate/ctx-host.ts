@@ -54,7 +54,7 @@ export function createCtxHost(input: CtxHostInput): CtxHost {
   const fetchScoped: ScopedFetch = (url, init) => {
     abort ??= new AbortController();
     scopedFetch ??= createScopedFetch({
-      allow: spec.networkAllow, readOnly: spec.readOnly === true, onDenied, signal: abort.signal,
+      allow: spec.networkAllow, ...(spec.sideEffect !== undefined ? { sideEffect: spec.sideEffect } : {}), onDenied, signal: abort.signal,
       ...(options.onEgress === undefined ? {} : { onAttempt: options.onEgress }),
     });
     return scopedFetch(url, init);

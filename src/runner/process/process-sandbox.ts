@@ -48,7 +48,7 @@ export async function resolveSandboxArgv(spec: RunSpec, request: SandboxArgvRequ
     try {
       egress = await openEgressGrant({
         allow: spec.networkAllow,
-        readOnly: spec.readOnly === true,
+        readOnly: spec.sideEffect === 'read_only',
         logger: request.logger.child({ tool: spec.name }),
         ...(request.egress?.limits === undefined ? {} : { limits: request.egress.limits }),
         ...(request.egress?.resolve === undefined ? {} : { resolve: request.egress.resolve }),

@@ -247,7 +247,7 @@ describe('isolate runner: ctx.fetch', () => {
   });
 
   // localhost is allowed by name, yet resolves to loopback: the egress admission refuses it.
-  function fetchRunner(overrides: { readOnly?: boolean } = {}): Runner {
+  function fetchRunner(overrides: { sideEffect?: 'read_only' } = {}): Runner {
     return isolateRunner('fetch.mjs', { networkAllow: [`127.0.0.1:${port}`, `localhost:${port}`], ...overrides });
   }
 
@@ -276,16 +276,16 @@ describe('isolate runner: ctx.fetch', () => {
   ];
 
   it('holds a read_only tool to GET, HEAD and OPTIONS, and counts every attempt', async () => {
-    const runner = fetchRunner({ readOnly: true });
+    const runner = fetchRunner({ sideEffect: 'read_only' });
     const attempts: EgressAttempt[] = [];
     const options = { ...recordingOptions(), onEgress: (attempt: EgressAttempt) => attempts.push(attempt) };
     const post = await runner.run({ callId: 'post', args: { url: `http://127.0.0.1:${port}/hello`, init: { method: 'POST', body: 'x' }, catch: true } }, options);
     expect(jsonOf(post)).toEqual({ caught: { code: 'policy_denied' } });
-    expect(options.denials).toMatchObject([{ op: 'fetch', reason: 'method_not_allowed' }]);
+    expect(options.denials).toMatchObject([{ op: 'fetch', reason: 'method_not_allowed_for_class' }]);
     const get = await runner.run({ callId: 'get', args: { url: `http://127.0.0.1:${port}/hello` } }, options);
     expect(jsonOf(get)).toMatchObject({ status: 200 });
     expect(attempts.map((attempt) => [attempt.kind, attempt.method, attempt.admitted, attempt.reason])).toEqual([
-      ['fetch', 'POST', false, 'method_not_allowed'],
+      ['fetch', 'POST', false, 'method_not_allowed_for_class'],
       ['fetch', 'GET', true, null],
     ]);
   });

@@ -152,15 +152,15 @@ describe('egress proxy: a namespaced Python tool', () => {
 
   it('holds a read_only tool to GET, HEAD and OPTIONS on plain HTTP', async () => {
     allowed.requests.length = 0;
-    const spec = egressSpec([`127.0.0.1:${allowed.port}`], { readOnly: true });
+    const spec = egressSpec([`127.0.0.1:${allowed.port}`], { sideEffect: 'read_only' });
     const { results, attempts } = await callProbe(spec, [
       { op: 'http', url: `http://127.0.0.1:${allowed.port}/write`, method: 'POST', body: 'x' },
       { op: 'http', url: `http://127.0.0.1:${allowed.port}/delete`, method: 'DELETE' },
       { op: 'http', url: `http://127.0.0.1:${allowed.port}/read` },
     ]);
     expect(results).toEqual([
-      { error: 'HTTP403', refusal: 'method_not_allowed' },
-      { error: 'HTTP403', refusal: 'method_not_allowed' },
+      { error: 'HTTP403', refusal: 'method_not_allowed_for_class' },
+      { error: 'HTTP403', refusal: 'method_not_allowed_for_class' },
       { ok: { status: 200, body: 'allowed:GET:' } },
     ]);
     expect(allowed.requests).toEqual(['GET /read']);

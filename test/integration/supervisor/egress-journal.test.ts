@@ -73,7 +73,7 @@ describe('egress in the journal', () => {
     );
     expect(JSON.parse(outcome.content[0]?.type === 'text' ? outcome.content[0].text : 'null')).toEqual([
       { ok: { status: 200, body: 'ok' } },
-      { error: 'HTTP403', refusal: 'method_not_allowed' },
+      { error: 'HTTP403', refusal: 'method_not_allowed_for_class' },
       { error: 'tunnel_refused', message: expect.any(String) as string },
     ]);
     expect(seen).toEqual(['GET /read']);

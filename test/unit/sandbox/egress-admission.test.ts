@@ -100,7 +100,7 @@ describe('admitEgress', () => {
 
   it('holds a read_only tool to GET, HEAD and OPTIONS where the method is known', async () => {
     const readOnly = { ...rules, readOnly: true };
-    expect(await admitEgress(readOnly, { host: '127.0.0.1', port: 5000, method: 'POST' })).toMatchObject({ ok: false, reason: 'method_not_allowed' });
+    expect(await admitEgress(readOnly, { host: '127.0.0.1', port: 5000, method: 'POST' })).toMatchObject({ ok: false, reason: 'method_not_allowed_for_class' });
     expect(await admitEgress(readOnly, { host: '127.0.0.1', port: 5000, method: 'get' })).toMatchObject({ ok: true });
     // A tunnel's method cannot be seen: admitted by host and port alone.
     expect(await admitEgress(readOnly, { host: '127.0.0.1', port: 5000 })).toMatchObject({ ok: true });

@@ -66,7 +66,7 @@ afterAll(async () => {
 });
 
 // `SELF` stands for 127.0.0.1:<the test server's port>.
-function scoped(allow: string[], extra: { maxResponseBytes?: number; maxRequestBytes?: number; readOnly?: boolean; resolve?: (host: string) => Promise<string[]> } = {}) {
+function scoped(allow: string[], extra: { maxResponseBytes?: number; maxRequestBytes?: number; sideEffect?: string; resolve?: (host: string) => Promise<string[]> } = {}) {
   const denials: ScopedFetchDenial[] = [];
   const attempts: ScopedFetchAttempt[] = [];
   const entries = allow.map((entry) => entry.replace('SELF', `127.0.0.1:${port}`));
@@ -155,11 +155,11 @@ describe('createScopedFetch', () => {
 
 describe('createScopedFetch: admission', () => {
   it('holds a read_only tool to GET, HEAD and OPTIONS', async () => {
-    const { fetch, denials } = scoped(['SELF'], { readOnly: true });
+    const { fetch, denials } = scoped(['SELF'], { sideEffect: 'read_only' });
     seen.length = 0;
     await expect(fetch(`http://127.0.0.1:${port}/ok`, { method: 'POST', body: 'x' })).rejects.toMatchObject({ code: 'policy_denied' });
     await expect(fetch(`http://127.0.0.1:${port}/ok`, { method: 'DELETE' })).rejects.toMatchObject({ code: 'policy_denied' });
-    expect(denials.map((denial) => denial.reason)).toEqual(['method_not_allowed', 'method_not_allowed']);
+    expect(denials.map((denial) => denial.reason)).toEqual(['method_not_allowed_for_class', 'method_not_allowed_for_class']);
     expect((await fetch(`http://127.0.0.1:${port}/ok`, { method: 'HEAD' })).status).toBe(200);
     expect(seen.map((request) => request.method)).toEqual(['HEAD']);
   });
