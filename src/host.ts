@@ -119,8 +119,8 @@ async function buildHost(options: HostOptions, config: HostConfig, instances: Re
   // The instance that listed a server (its roots all read-only) serves the first calls of the
   // profile it matches: the read_only one, or the only one of a server without writable roots.
   for (const [server, instance] of instances) {
-    const upstreamOf = [...config.tools.values()].find((view) => view.manifest.upstream?.server === server)?.manifest.upstream;
-    if (upstreamOf) upstream.adopt(server, upstreamOf.hasWritableRoot ? 'read_only' : 'declared', instance);
+    const manifest = [...config.tools.values()].find((view) => view.manifest.upstream?.server === server)?.manifest;
+    if (manifest?.upstream) upstream.adopt(server, manifest.upstream.hasWritableRoot || manifest.networkAllow.length > 0 ? 'read_only' : 'declared', instance);
     else instance.kill();
   }
   const runnerDeps = { logger, upstream, ...(options.prepareSandboxes === false ? { preparedAhead: 0 } : {}) };

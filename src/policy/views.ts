@@ -98,9 +98,10 @@ function buildRunSpec(manifest: Manifest, assessment: ToolAssessment, policy: Me
 }
 
 // An upstream tool runs in its server's instance for its class: read_only tools in one whose
-// roots are all read-only (when the server has a writable root at all), the others as declared.
+// roots are all read-only and whose egress is held to the read-only methods (when the server
+// has a writable root or any network at all), the others in one with the declared access.
 function upstreamRunSpec(manifest: Manifest, upstream: NonNullable<Manifest['upstream']>): Pick<RunSpec, 'upstream' | 'readOnlyPaths'> {
-  const profile = manifest.sideEffect === 'read_only' && upstream.hasWritableRoot ? 'read_only' : 'declared';
+  const profile = manifest.sideEffect === 'read_only' && (upstream.hasWritableRoot || manifest.networkAllow.length > 0) ? 'read_only' : 'declared';
   return {
     upstream: { server: upstream.server, tool: upstream.tool, profile, startupTimeoutMs: upstream.startupTimeoutMs },
     readOnlyPaths: [...upstream.readOnlyPaths],

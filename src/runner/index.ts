@@ -4,6 +4,7 @@ import type { Logger } from '../log.js';
 import { createIsolateRunner } from './isolate/isolate-runner.js';
 import { createProcessRunner } from './process/process-runner.js';
 import type { Runner, RunSpec } from './types.js';
+import type { EgressSettings } from './process/process-sandbox.js';
 import { createWorkerRunner } from './worker/worker-runner.js';
 import { createUpstreamRunner } from './upstream/upstream-runner.js';
 import type { UpstreamServers } from './upstream/upstream-servers.js';
@@ -14,6 +15,8 @@ export interface CreateRunnerDeps {
   readonly preparedAhead?: number;
   /** The host's upstream MCP servers; needed by tools that have `spec.upstream`. */
   readonly upstream?: UpstreamServers;
+  /** Namespaced process tools with a network allow list: their egress proxies' limits and resolver. */
+  readonly egress?: EgressSettings;
 }
 
 /** The runner for one tool, by `spec.mode`. */

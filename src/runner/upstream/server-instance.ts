@@ -10,7 +10,7 @@ import type { RunSpec } from '../types.js';
 import type { RunOptions } from '../wire.js';
 import { DEFAULT_GRACE_MS, killProcessGroup } from '../process/kill.js';
 import { TailBuffer } from '../process/output-cap.js';
-import { resolveSandboxArgv } from '../process/process-sandbox.js';
+import { resolveSandboxArgv, withEgress, type EgressSettings } from '../process/process-sandbox.js';
 import { openWorkdir, spawnTool, type SpawnedTool, type ToolExit } from '../process/spawn.js';
 import { START_LINE } from '../bwrap/argv.js';
 import { PipeClientTransport, type PipeFault } from './pipe-transport.js';
@@ -27,6 +27,8 @@ export interface InstanceDeps {
   readonly logger: Logger;
   readonly graceMs?: number;
   readonly bwrapPath?: string;
+  /** The egress proxies' limits and resolver, for servers with a network allow list. */
+  readonly egress?: EgressSettings;
 }
 
 /** Why an instance ended, as facts for the calls that were running on it. */
@@ -87,12 +89,19 @@ export class ServerInstance {
 
   /** Starts the server in its sandbox and completes the MCP handshake within startupTimeoutMs. */
   static async start(spec: InstanceSpec, deps: InstanceDeps): Promise<StartResult> {
-    const workdir = await openWorkdir(spec.run);
-    const sandbox = await resolveSandboxArgv(spec.run, { cwd: workdir.cwd, ...(deps.bwrapPath !== undefined ? { bwrapPath: deps.bwrapPath } : {}) });
+    const opened = await openWorkdir(spec.run);
+    const sandbox = await resolveSandboxArgv(spec.run, {
+      cwd: opened.cwd,
+      logger: deps.logger,
+      ...(deps.bwrapPath !== undefined ? { bwrapPath: deps.bwrapPath } : {}),
+      ...(deps.egress !== undefined ? { egress: deps.egress } : {}),
+    });
     if (!sandbox.ok) {
-      await workdir.dispose();
+      await opened.dispose();
       return { ok: false, reason: sandbox.reason };
     }
+    // A server with a network allow list reaches out only through its own egress proxy, closed with it.
+    const workdir = withEgress(opened, sandbox.egress);
     const process = await spawnTool(sandbox.argv, spec.run.env, workdir.cwd, deps.logger);
     const ended = process.ended.then(async (exit) => {
       await workdir.dispose();

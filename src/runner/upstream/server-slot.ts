@@ -10,6 +10,7 @@ export interface SlotDeps {
   readonly logger: Logger;
   readonly graceMs?: number;
   readonly bwrapPath?: string;
+  readonly egress?: import('../process/process-sandbox.js').EgressSettings;
   /** Clock for backoff (tests); default Date.now. */
   readonly now?: () => number;
 }
