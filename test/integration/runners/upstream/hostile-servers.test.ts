@@ -9,7 +9,7 @@ import { findMarkedProcesses, pollUntil } from '../../../helpers/proc-scan.js';
 import { closeAllHosts, errorOf, resultOf, startHost, textOf, type TestHost } from '../../supervisor/harness.js';
 
 const SERVERS = fileURLToPath(new URL('../../../fixtures/servers', import.meta.url));
-const POLICY = 'limits:\n  maxMemoryMb: 2048';
+const POLICY = 'limits:\n  maxMemoryMb: 2048\nnetwork:\n  allow: ["example.invalid"]';
 
 let host: TestHost;
 
@@ -140,6 +140,13 @@ describe('calling hostile servers', () => {
     // A URI the server never returned is not forwarded at all.
     expect(await host.supervisor.readArtifact('hostile://doc/2')).toBeUndefined();
     expect(readFileSync(join(host.workspace, 'upstream.log'), 'utf8')).not.toContain('hostile://doc/2');
+  });
+
+  it('a server with a network allow list gets only the egress proxy, nothing of the host environment', async () => {
+    const env = JSON.parse(textOf(await host.call('net__env'))) as Record<string, string>;
+    expect(Object.keys(env).filter((name) => /proxy/i.test(name)).length).toBeGreaterThan(0);
+    expect(env['HOSTILE_TEST_SECRET_TOKEN']).toBeUndefined();
+    expect(JSON.stringify(env)).not.toContain('sekrit-value-123');
   });
 
   it("the server's tools/list_changed reaches the host (serve reloads on it)", async () => {
