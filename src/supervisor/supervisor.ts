@@ -37,7 +37,7 @@ export interface SupervisorConfig {
 export interface SupervisorDeps {
   readonly config: SupervisorConfig;
   readonly journal: CallJournal;
-  readonly artifacts: ArtifactSink & { get(uri: string): { mimeType: string; bytes: Uint8Array } | undefined };
+  readonly artifacts: ArtifactSink & { get(uri: string): Promise<{ mimeType: string; bytes: Uint8Array } | undefined> | { mimeType: string; bytes: Uint8Array } | undefined };
   readonly runners: RunnerCache;
   readonly signer: RequestStateSigner;
   readonly redact: Redactor;
@@ -54,6 +54,11 @@ export interface SupervisorDeps {
 /** Builds the supervisor the protocol layer and `toolhost call` drive. */
 export function createSupervisor(deps: SupervisorDeps): Supervisor {
   return new CallSupervisor(deps);
+}
+
+/** The journal end of a replayed call: the recorded result's hash and size. */
+function replayEnd(replay: ReplayedResult): CallEnd {
+  return { kind: 'result', payloadHash: sha256Hex(replay.serialized), payloadBytes: Buffer.byteLength(replay.serialized), replay: replay.serialized };
 }
 
 class CallSupervisor implements Supervisor {
@@ -124,12 +129,11 @@ class CallSupervisor implements Supervisor {
 
       ctx.enter('idempotency');
       ctx.idempotencyKey = readIdempotencyKey(request.meta);
-      const replay = checkIdempotency(journal, view.manifest.name, ctx.idempotencyKey, ctx.argsHash);
+      const replay = await checkIdempotency(journal, view.manifest.name, ctx.idempotencyKey, ctx.argsHash);
       if (replay) {
         ctx.approval = 'not_needed';
-        const outcome = this.#replayed(ctx, replay);
-        end = { kind: 'result', payloadHash: sha256Hex(replay.serialized), payloadBytes: Buffer.byteLength(replay.serialized), replay: replay.serialized };
-        return outcome;
+        end = replayEnd(replay);
+        return this.#replayed(ctx, replay);
       }
 
       ctx.enter('policy');
@@ -145,7 +149,12 @@ class CallSupervisor implements Supervisor {
       }
 
       ctx.enter('journal');
-      beginJournal(journal, ctx);
+      // Another host (or call) may have claimed the key since the check above: then its result, or a refusal.
+      const raced = await beginJournal(journal, ctx);
+      if (raced) {
+        end = replayEnd(raced);
+        return this.#replayed(ctx, raced);
+      }
 
       ctx.enter('run');
       emitStarted(ctx);
@@ -175,7 +184,7 @@ class CallSupervisor implements Supervisor {
       return { kind: 'error', callId: ctx.callId, error };
     } finally {
       release?.();
-      this.#finish(ctx, end);
+      await this.#finish(ctx, end);
     }
   }
 
@@ -222,11 +231,11 @@ class CallSupervisor implements Supervisor {
   }
 
   // Exactly one journal write per call, then the end event and the log line.
-  #finish(ctx: CallContext, end: CallEnd | undefined): void {
+  async #finish(ctx: CallContext, end: CallEnd | undefined): Promise<void> {
     const durationMs = Date.now() - ctx.startedAt;
     const closing: CallEnd = end ?? { kind: 'error', error: new HostError('internal', 'The call ended without an outcome.', {}) };
     try {
-      closeJournal(this.#deps.journal, ctx, closing);
+      await closeJournal(this.#deps.journal, ctx, closing);
     } catch (error) {
       ctx.logger.error({ err: error, stage: ctx.stage }, 'could not write the journal record of a call');
     }
