@@ -25,14 +25,19 @@ export function parseJournalUrl(text: string | undefined, stateDir: string, cwd 
   throw new JournalError('journal_url_invalid', `--journal takes sqlite:PATH or postgres://USER@HOST:PORT/DATABASE; got "${shorten(text)}".`, {});
 }
 
+// Not WHATWG URL: it rejects `postgres://user@/db?host=/run/postgresql` (a Unix
+// socket), which libpq and pg accept. Only what we must know is read here; pg parses the rest.
+const POSTGRES_URL = /^postgres(?:ql)?:\/\/(?:([^@/?#]*)@)?([^/?#]*)(\/[^?#]*)?(?:\?([^#]*))?$/;
+
 function parsePostgresUrl(text: string): JournalUrl {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
+  const match = POSTGRES_URL.exec(text);
+  if (match === null) {
     throw new JournalError('journal_url_invalid', 'The --journal PostgreSQL URL does not parse; write it as postgres://USER@HOST:PORT/DATABASE.', {});
   }
-  if (url.password !== '' || url.searchParams.has('password')) {
+  const [, userinfo = '', hostPort = '', path = '', query = ''] = match;
+  const params = new URLSearchParams(query);
+  const colon = userinfo.indexOf(':');
+  if ((colon >= 0 && colon < userinfo.length - 1) || params.has('password')) {
     // Never echo the URL: it holds the password.
     throw new JournalError(
       'journal_url_invalid',
@@ -40,10 +45,19 @@ function parsePostgresUrl(text: string): JournalUrl {
       { reason: 'password_in_url' },
     );
   }
-  const host = url.searchParams.get('host') ?? (url.hostname === '' ? '(local socket)' : decodeURIComponent(url.hostname));
-  const port = url.port === '' ? '' : `:${url.port}`;
-  const user = url.username === '' ? '' : `${decodeURIComponent(url.username)}@`;
-  return { kind: 'postgres', connectionString: text, display: `postgres://${user}${host}${port}${url.pathname}` };
+  const user = colon >= 0 ? userinfo.slice(0, colon) : userinfo;
+  const host = params.get('host') ?? (hostPort === '' ? '(local socket)' : safeDecode(hostPort));
+  const port = params.get('port');
+  const display = `postgres://${user === '' ? '' : `${safeDecode(user)}@`}${host}${port ? `:${port}` : ''}${path}`;
+  return { kind: 'postgres', connectionString: text, display };
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }
 
 function shorten(text: string): string {

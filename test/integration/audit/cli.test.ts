@@ -3,7 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { AuditJsonRecord } from '../../../src/audit/audit-format.js';
-import { Journal } from '../../../src/audit/journal.js';
+import { SqliteJournal as Journal } from '../../../src/audit/sqlite/sqlite-journal.js';
 import { callFinish, callStart, makeTempParent } from '../../unit/audit/journal-fixtures.js';
 import { assertJournalBuilt, REPO_ROOT } from './journal-processes.js';
 
