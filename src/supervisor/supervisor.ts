@@ -8,6 +8,7 @@ import { HostError, isHostError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { SessionPolicy, ToolView } from '../policy/types.js';
 import { obtainApproval, type ApprovalResult } from './approval.js';
+import { DEFAULT_APPROVAL_EXPIRY_MS } from './operator-approval.js';
 import { emitEnded, emitStarted, forwardProgress, logCallEnd } from './call-events.js';
 import { CallContext } from './call-context.js';
 import { checkExposure } from './exposure.js';
@@ -199,6 +200,15 @@ class CallSupervisor implements Supervisor {
         request: ctx.request,
         signer: this.#deps.signer,
         timeoutMs: this.#deps.approvalTimeoutMs,
+        operator: {
+          journal: this.#deps.journal,
+          by: this.session.approvalsBy ?? 'client',
+          expireAfterMs: this.session.approvalExpireAfterMs ?? DEFAULT_APPROVAL_EXPIRY_MS,
+          sessionId: this.#deps.sessionId,
+          callId: ctx.callId,
+          // The HTTP principal, once the transport passes one (SPEC section 6.1); stdio has none.
+          principal: null,
+        },
       });
       ctx.approval = approval.status === 'input_required' ? 'required' : approval.status;
       return approval;
