@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BUILT_MAIN, REPO_ROOT, connectStdioClient, type ClientKind } from '../helpers/mcp-clients.js';
+import { BUILT_MAIN, REPO_ROOT, connectStdioClient, type ClientKind, type ClientOptions } from '../helpers/mcp-clients.js';
 import { waitForNoMarkedProcesses } from '../helpers/proc-scan.js';
 import { E2E_POLICY, FIXTURE_MANIFESTS, MARKER_ENV, type HostClient, type RawHost } from './host-session.js';
 
@@ -19,7 +19,11 @@ export interface Fleet {
   /** serve args of host `name` on `journalUrl` (its own state folder). */
   argsFor(name: string, journalUrl: string, extra?: readonly string[]): string[];
   /** Connects a client to a new host process. */
-  start(name: string, journalUrl: string, options?: { env?: Record<string, string>; kind?: ClientKind; extra?: readonly string[] }): Promise<HostClient>;
+  start(
+    name: string,
+    journalUrl: string,
+    options?: { env?: Record<string, string>; kind?: ClientKind; extra?: readonly string[] } & Pick<ClientOptions, 'elicit' | 'elicitations'>,
+  ): Promise<HostClient>;
   /** A host with raw pipes (for SIGKILL tests). */
   spawnRaw(name: string, journalUrl: string, env?: Record<string, string>): RawHost;
   /** Runs the built CLI (audit, reconcile, approvals, approve) and returns its output. */
@@ -50,7 +54,11 @@ export function makeFleet(policy = E2E_POLICY): Fleet {
     async start(name, journalUrl, options = {}) {
       const client = await connectStdioClient(
         { args: argsFor(name, journalUrl, options.extra), env: { [MARKER_ENV]: marker, ...options.env } },
-        { kind: options.kind ?? 'v2-legacy' },
+        {
+          kind: options.kind ?? 'v2-legacy',
+          ...(options.elicit ? { elicit: options.elicit } : {}),
+          ...(options.elicitations ? { elicitations: options.elicitations } : {}),
+        },
       );
       clients.push(client);
       return client;
