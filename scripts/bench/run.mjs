@@ -9,6 +9,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, ex
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { benchJournal } from './journal.mjs';
 import { ROOT, callOk, connect, findMarked, hostArgs, round, rssMb, summarize, throughput, timeCalls } from './lib.mjs';
 
 const smoke = process.argv.includes('--smoke');
@@ -202,6 +203,9 @@ try {
     const kinds = Object.entries(gc?.byKind ?? {}).map(([kind, pauses]) => `${pauses.count} ${kind} (max ${pauses.maxMs} ms)`).join(', ');
     if (gc) log(`host's garbage-collection pauses, ${name}: ${gc.count}, p50 ${gc.p50Ms} ms, p99 ${gc.p99Ms} ms, max ${gc.maxMs} ms: ${kinds}`);
   }
+
+  // 7. The journal's cost per call on each store, and two hosts on one PostgreSQL.
+  results.journal = await benchJournal({ N, scratch, host, log });
 
   writeFileSync(OUT_FILE, `${JSON.stringify(results, null, 2)}\n`);
   log(`\nwrote ${OUT_FILE}`);
