@@ -95,6 +95,7 @@ export class PostgresStore implements Journal {
   #renewing: Promise<void> | undefined;
   #lastSweepMs = 0;
   #closed = false;
+  #sessionId: string | null = null;
 
   constructor(
     pool: pg.Pool,
@@ -112,6 +113,7 @@ export class PostgresStore implements Journal {
   /** Registers the host row and starts renewing its lease; recovers expired hosts either way. */
   async start(options: PostgresStoreOptions): Promise<void> {
     if (options.asHost !== false) {
+      this.#sessionId = options.sessionId ?? null;
       const id = randomUUID();
       await this.#run(SQL.insertHost, [id, process.pid, hostname(), options.sessionId ?? null, Date.now(), this.leaseMs]);
       this.hostId = id;
@@ -314,11 +316,18 @@ export class PostgresStore implements Journal {
   // The renewal must not overlap itself, and a failure (database away) only logs: the next tick retries.
   async #renewAndSweep(): Promise<void> {
     if (this.#renewing !== undefined || this.#closed || this.hostId === null) return;
-    const hostId = this.hostId;
+    const hostId: string = this.hostId;
     this.#renewing = (async () => {
       try {
         const renewed = await this.#run(SQL.renewLease, [hostId, this.leaseMs]);
-        if (renewed.rowCount === 0) this.#logger.error({ hostId }, 'journal: this host lost its lease (another host found it expired); its running calls were marked interrupted');
+        if (renewed.rowCount === 0) {
+          // Another host found our lease expired (we could not renew for longer than it) and
+          // interrupted our running calls. Later calls go under a new row, which a sweep can find.
+          const id = randomUUID();
+          await this.#run(SQL.insertHost, [id, process.pid, hostname(), this.#sessionId, Date.now(), this.leaseMs]);
+          this.hostId = id;
+          this.#logger.error({ lostHostId: hostId, hostId: id }, 'journal: this host lost its lease (another host found it expired) and its running calls were marked interrupted; continuing under a new host row');
+        }
         await this.expireLeases();
       } catch (error) {
         this.#logger.warn({ err: { message: (error as Error).message } }, 'journal: lease renewal failed; retrying');

@@ -69,6 +69,23 @@ describeStore('postgres', 'PostgreSQL store', (store) => {
     expect((await host.get(call.id))?.status).toBe('started');
   });
 
+  it('a live host whose lease another host expired carries on under a new host row', async () => {
+    const host = await store().open({ leaseMs: 300 });
+    const first = host.hostId;
+    const before = callStart();
+    await host.begin(before);
+    // As if the host had been cut off for longer than its lease: another host ends it.
+    await store().db!.sql(`UPDATE hosts SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [first]);
+    await store().open({ asHost: false });
+    expect((await host.get(before.id))?.status).toBe('interrupted');
+    for (let polls = 0; host.hostId === first && polls < 400; polls++) await new Promise((resolve) => setTimeout(resolve, 25));
+    expect(host.hostId).not.toBe(first);
+    const after = callStart();
+    await host.begin(after);
+    expect(await host.get(after.id)).toMatchObject({ status: 'started', hostId: host.hostId });
+    expect(await store().db!.sql(`SELECT end_reason FROM hosts WHERE id = $1`, [first])).toEqual([{ end_reason: 'expired' }]);
+  });
+
   it('refuses to serve artifact bytes that no longer match their hash', async () => {
     const journal = await store().open();
     const stored = await journal.putArtifact(new TextEncoder().encode('original'), 'text/plain');
