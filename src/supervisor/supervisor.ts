@@ -93,7 +93,7 @@ class CallSupervisor implements Supervisor {
   }
 
   async readArtifact(uri: string): Promise<{ readonly mimeType: string; readonly bytes: Uint8Array } | undefined> {
-    return this.#deps.artifacts.get(uri) ?? (await this.#deps.readUpstreamResource?.(uri));
+    return (await this.#deps.artifacts.get(uri)) ?? (await this.#deps.readUpstreamResource?.(uri));
   }
 
   callTool(request: CallRequest): Promise<CallOutcome> {
