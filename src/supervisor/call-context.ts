@@ -5,6 +5,8 @@ import { randomUUID } from 'node:crypto';
 import type { CallStart } from '../audit/call-record.js';
 import { hashArgs } from '../audit/hash.js';
 import type { ErrorCode } from '../errors.js';
+import { performance } from 'node:perf_hooks';
+import { recordStageTime, stageTimesOn } from '../diagnostics/stage-times.js';
 import type { Logger } from '../log.js';
 import type { ToolView } from '../policy/types.js';
 import type { Stage } from './stages.js';
@@ -28,6 +30,8 @@ export class CallContext {
   /** True once tool.started was sent: only then do tool.completed / tool.failed follow. */
   started = false;
   #termination: ErrorCode | undefined;
+  /** When the current stage began (performance.now), only while the bench records stage times. */
+  #stageStartedAt: number | undefined = stageTimesOn() ? performance.now() : undefined;
   logger: Logger;
 
   constructor(
@@ -41,7 +45,19 @@ export class CallContext {
 
   /** Marks the start of a stage (for logs and for the stage named with a failure). */
   enter(stage: Stage): void {
+    this.lap(this.stage);
     this.stage = stage;
+  }
+
+  /**
+   * Times what ran since the last mark as `stage`, without changing the stage
+   * the call's log line names (the bench's stage times; a no-op otherwise).
+   */
+  lap(stage: Stage): void {
+    if (this.#stageStartedAt === undefined) return;
+    const now = performance.now();
+    recordStageTime(this.toolName, stage, now - this.#stageStartedAt);
+    this.#stageStartedAt = now;
   }
 
   /** The tool name the journal records: the resolved tool, else the name asked for. */

@@ -23,6 +23,8 @@ export const STAGES = [
   'run',
   /** UTF-8, strict JSON, output schema, redaction, byte limit: result-checks.ts, result-shape.ts */
   'result-checks',
+  /** The journal record, the end event and the log line, from `finally`: supervisor.ts */
+  'finish',
 ] as const;
 
 export type Stage = (typeof STAGES)[number];

@@ -175,7 +175,9 @@ class CallSupervisor implements Supervisor {
       return { kind: 'error', callId: ctx.callId, error };
     } finally {
       release?.();
+      ctx.lap(ctx.stage);
       this.#finish(ctx, end);
+      ctx.lap('finish');
     }
   }
 
