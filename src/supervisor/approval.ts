@@ -6,7 +6,7 @@ import { HostError } from '../errors.js';
 import type { ToolView } from '../policy/types.js';
 import type { ApprovalPrompt, CallRequest, ElicitAnswer } from './types.js';
 import { throwIfCancelled } from './session-limits.js';
-import type { PolicyOutcome } from './policy.js';
+import type { CallDecision } from '../policy/decide.js';
 import { linkSignals } from './link-signals.js';
 import { escapeForPrompt } from './prompt-text.js';
 import type { RequestStateSigner } from './request-state.js';
@@ -22,7 +22,8 @@ export interface ApprovalInput {
   readonly view: ToolView;
   readonly args: Readonly<Record<string, unknown>>;
   readonly argsHash: string;
-  readonly policy: PolicyOutcome;
+  /** The call's policy decision; only `ask` needs an approval. */
+  readonly decision: CallDecision;
   readonly request: CallRequest;
   readonly signer: RequestStateSigner;
   /** How long an elicitation may take before it counts as a denial. */
@@ -35,9 +36,9 @@ const MAX_ARGS_CHARS = 600;
 
 /** Resolves when the call may run; throws approval_denied, approval_required or cancelled otherwise. */
 export async function obtainApproval(input: ApprovalInput): Promise<ApprovalResult> {
-  const { policy, request, view } = input;
-  if (policy.effect !== 'ask') return { status: 'not_needed' };
-  const rule = policy.rule;
+  const { decision, request, view } = input;
+  if (decision.effect !== 'ask') return { status: 'not_needed' };
+  const rule = decision.rule;
   const channel = request.approval;
   switch (channel.kind) {
     case 'none':
@@ -74,7 +75,7 @@ function answerInputRequired(input: ApprovalInput, rule: string | null): Approva
   const { request, view, argsHash, signer } = input;
   const tool = view.manifest.name;
   if (request.requestState === undefined) {
-    return { status: 'input_required', requestState: signer.issue(tool, argsHash), message: buildApprovalPrompt(view, input.args, input.policy.askReason) };
+    return { status: 'input_required', requestState: signer.issue(tool, argsHash), message: buildApprovalPrompt(view, input.args, input.decision.reason ?? undefined) };
   }
   const check = signer.verify(request.requestState, tool, argsHash);
   if (!check.ok) {
@@ -118,7 +119,7 @@ async function elicitWithTimeout(elicit: Elicit, input: ApprovalInput): Promise<
     onAbort = () => resolve('cancelled');
     request.signal.addEventListener('abort', onAbort, { once: true });
   });
-  const prompt: ApprovalPrompt = { message: buildApprovalPrompt(view, input.args, input.policy.askReason), tool: view.manifest.name, sideEffect: view.manifest.sideEffect ?? 'unclassified' };
+  const prompt: ApprovalPrompt = { message: buildApprovalPrompt(view, input.args, input.decision.reason ?? undefined), tool: view.manifest.name, sideEffect: view.manifest.sideEffect ?? 'unclassified' };
   try {
     const answered = Promise.resolve()
       .then(() => elicit(prompt, signal))
@@ -129,7 +130,7 @@ async function elicitWithTimeout(elicit: Elicit, input: ApprovalInput): Promise<
     const first = await Promise.race([answered, stopped]);
     if (first === 'cancelled') throw new HostError('cancelled', 'The call was cancelled while waiting for an approval.', {});
     if (first === 'timeout') {
-      throw new HostError('approval_denied', `No approval for ${view.manifest.name} arrived in time.`, { rule: input.policy.rule, reason: 'timeout', timeoutMs: input.timeoutMs });
+      throw new HostError('approval_denied', `No approval for ${view.manifest.name} arrived in time.`, { rule: input.decision.rule, reason: 'timeout', timeoutMs: input.timeoutMs });
     }
     return first.answer;
   } finally {

@@ -6,16 +6,16 @@ import { randomUUID } from 'node:crypto';
 import { sha256Hex } from '../audit/hash.js';
 import { HostError, isHostError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { decide, type CallDecision } from '../policy/decide.js';
 import type { SessionPolicy, ToolView } from '../policy/types.js';
 import { obtainApproval, type ApprovalResult } from './approval.js';
 import { emitEnded, emitStarted, forwardProgress, logCallEnd } from './call-events.js';
 import { CallContext } from './call-context.js';
-import { checkExposure } from './exposure.js';
 import { checkIdempotency, readIdempotencyKey, serializeForReplay, type ReplayedResult } from './idempotency.js';
 import { beginJournal, closeJournal, type CallEnd, type CallJournal } from './journal-entry.js';
 import { linkSignals } from './link-signals.js';
 import { lookupTool, peekTool } from './lookup.js';
-import { decidePolicy, journalDecisionOf, type PolicyOutcome } from './policy.js';
+import { checkExposure, notePolicy } from './policy.js';
 import type { Redactor } from './redact.js';
 import type { RequestStateSigner } from './request-state.js';
 import { checkResult } from './result-checks.js';
@@ -113,11 +113,12 @@ class CallSupervisor implements Supervisor {
       ctx.enter('lookup');
       const { view, rewrittenFrom } = lookupTool(config.tools, request.name, this.session.onUnknownTool);
       ctx.view = view;
-      ({ decision: ctx.decision, rule: ctx.rule } = journalDecisionOf(view));
+      const decision = decide(view);
+      ({ decision: ctx.decision, rule: ctx.rule } = decision.journal);
       if (rewrittenFrom !== undefined) ctx.logger.info({ requested: rewrittenFrom, tool: view.manifest.name }, 'unknown tool rewritten by policy');
 
       ctx.enter('exposure');
-      checkExposure(view, this.#deps.redact);
+      checkExposure(view.manifest.name, decision, this.#deps.redact);
 
       ctx.enter('validate-args');
       const args = validateArgs(view.manifest, request.args);
@@ -133,12 +134,10 @@ class CallSupervisor implements Supervisor {
       }
 
       ctx.enter('policy');
-      const policy = decidePolicy(view, ctx.logger);
-      ctx.decision = policy.journalDecision;
-      ctx.rule = policy.rule;
+      notePolicy(decision, ctx.logger);
 
       ctx.enter('approval');
-      const approval = await this.#approve(ctx, args, policy);
+      const approval = await this.#approve(ctx, args, decision);
       if (approval.status === 'input_required') {
         end = { kind: 'input_required' };
         return { kind: 'input_required', callId: ctx.callId, requestState: approval.requestState, message: approval.message };
@@ -181,14 +180,14 @@ class CallSupervisor implements Supervisor {
     }
   }
 
-  async #approve(ctx: CallContext, args: Readonly<Record<string, unknown>>, policy: PolicyOutcome): Promise<ApprovalResult> {
+  async #approve(ctx: CallContext, args: Readonly<Record<string, unknown>>, decision: CallDecision): Promise<ApprovalResult> {
     const view = ctx.view as ToolView;
     try {
       const approval = await obtainApproval({
         view,
         args,
         argsHash: ctx.argsHash,
-        policy,
+        decision,
         request: ctx.request,
         signer: this.#deps.signer,
         timeoutMs: this.#deps.approvalTimeoutMs,
