@@ -7,7 +7,7 @@ import type { ToolView } from '../policy/types.js';
 import type { ApprovalPrompt, CallRequest, ElicitAnswer } from './types.js';
 import { throwIfCancelled } from './session-limits.js';
 import type { CallDecision } from '../policy/decide.js';
-import { linkSignals } from './link-signals.js';
+import { CallControl } from './call-control.js';
 import { escapeForPrompt } from './prompt-text.js';
 import type { RequestStateSigner } from './request-state.js';
 
@@ -102,40 +102,27 @@ function denialReason(answer: unknown): string {
 type Elicit = (prompt: ApprovalPrompt, signal: AbortSignal) => Promise<ElicitAnswer>;
 
 // The channel gets a signal, but an answer that never comes must not hold the
-// call: the race settles on the timeout or the request's cancellation either way.
+// call: the race settles on the approval's own deadline or the request's
+// cancellation either way (one CallControl for the wait, its deadline the prompt's).
 async function elicitWithTimeout(elicit: Elicit, input: ApprovalInput): Promise<ElicitAnswer | undefined> {
   const { request, view } = input;
   throwIfCancelled(request.signal);
-  const timeout = new AbortController();
-  const linked = linkSignals([request.signal, timeout.signal]);
-  const signal = linked.signal;
-  let timer: NodeJS.Timeout | undefined;
-  let onAbort: (() => void) | undefined;
-  const stopped = new Promise<'timeout' | 'cancelled'>((resolve) => {
-    timer = setTimeout(() => {
-      timeout.abort();
-      resolve('timeout');
-    }, input.timeoutMs);
-    onAbort = () => resolve('cancelled');
-    request.signal.addEventListener('abort', onAbort, { once: true });
-  });
+  const waiting = new CallControl([request.signal], { timeoutMs: input.timeoutMs });
   const prompt: ApprovalPrompt = { message: buildApprovalPrompt(view, input.args, input.decision.reason ?? undefined), tool: view.manifest.name, sideEffect: view.manifest.sideEffect ?? 'unclassified' };
   try {
     const answered = Promise.resolve()
-      .then(() => elicit(prompt, signal))
+      .then(() => elicit(prompt, waiting.signal))
       .then(
-      (answer) => ({ answer }),
-      (error: unknown) => ({ answer: { error: error instanceof Error ? error.message : String(error) } as ElicitAnswer }),
-    );
-    const first = await Promise.race([answered, stopped]);
-    if (first === 'cancelled') throw new HostError('cancelled', 'The call was cancelled while waiting for an approval.', {});
+        (answer) => ({ answer }),
+        (error: unknown) => ({ answer: { error: error instanceof Error ? error.message : String(error) } as ElicitAnswer }),
+      );
+    const first = await Promise.race([answered, waiting.stopped]);
     if (first === 'timeout') {
       throw new HostError('approval_denied', `No approval for ${view.manifest.name} arrived in time.`, { rule: input.decision.rule, reason: 'timeout', timeoutMs: input.timeoutMs });
     }
+    if (typeof first === 'string') throw new HostError('cancelled', 'The call was cancelled while waiting for an approval.', {});
     return first.answer;
   } finally {
-    clearTimeout(timer);
-    if (onAbort) request.signal.removeEventListener('abort', onAbort);
-    linked.unlink();
+    waiting.dispose();
   }
 }

@@ -9,6 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { recordStageTime, stageTimesOn } from '../diagnostics/stage-times.js';
 import type { Logger } from '../log.js';
 import type { ToolView } from '../policy/types.js';
+import type { CallControl } from './call-control.js';
 import type { Stage } from './stages.js';
 import type { CallRequest } from './types.js';
 
@@ -29,13 +30,14 @@ export class CallContext {
   journaled = false;
   /** True once tool.started was sent: only then do tool.completed / tool.failed follow. */
   started = false;
-  #termination: ErrorCode | undefined;
   /** When the current stage began (performance.now), only while the bench records stage times. */
   #stageStartedAt: number | undefined = stageTimesOn() ? performance.now() : undefined;
   logger: Logger;
 
   constructor(
     readonly request: CallRequest,
+    /** The call's termination control: cancel, shutdown, deadline, the first reason. */
+    readonly control: CallControl,
     readonly sessionId: string,
     logger: Logger,
   ) {
@@ -67,12 +69,7 @@ export class CallContext {
 
   /** Records why the call ends; the first reason wins when two race (timeout and cancel). */
   terminate(code: ErrorCode): ErrorCode {
-    this.#termination ??= code;
-    return this.#termination;
-  }
-
-  get termination(): ErrorCode | undefined {
-    return this.#termination;
+    return this.control.settle(code);
   }
 
   /** The journal's start record with what is known now. */

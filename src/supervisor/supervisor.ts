@@ -13,7 +13,7 @@ import { emitEnded, emitStarted, forwardProgress, logCallEnd } from './call-even
 import { CallContext } from './call-context.js';
 import { checkIdempotency, readIdempotencyKey, serializeForReplay, type ReplayedResult } from './idempotency.js';
 import { beginJournal, closeJournal, type CallEnd, type CallJournal } from './journal-entry.js';
-import { linkSignals } from './link-signals.js';
+import { CallControl } from './call-control.js';
 import { lookupTool, peekTool } from './lookup.js';
 import { checkExposure, notePolicy } from './policy.js';
 import type { Redactor } from './redact.js';
@@ -84,13 +84,13 @@ class CallSupervisor implements Supervisor {
     if (this.#closing) {
       return Promise.resolve({ kind: 'error', callId: randomUUID(), error: new HostError('cancelled', 'The host is shutting down.', {}) });
     }
-    // Host shutdown cancels every call, as a client cancel would.
-    const linked = linkSignals([request.signal, this.#shutdown.signal]);
-    const call = this.#call({ ...request, signal: linked.signal });
+    // Host shutdown cancels every call, as a client cancel would; the run stage arms the deadline.
+    const control = new CallControl([request.signal, this.#shutdown.signal]);
+    const call = this.#call({ ...request, signal: control.signal }, control);
     this.#inflight.add(call);
     void call.finally(() => {
       this.#inflight.delete(call);
-      linked.unlink();
+      control.dispose();
     });
     return call;
   }
@@ -101,9 +101,9 @@ class CallSupervisor implements Supervisor {
   }
 
   // The stage table of SPEC section 5, in order.
-  async #call(request: CallRequest): Promise<CallOutcome> {
+  async #call(request: CallRequest, control: CallControl): Promise<CallOutcome> {
     const { config, journal } = this.#deps;
-    const ctx = new CallContext(request, this.#deps.sessionId, this.#deps.logger);
+    const ctx = new CallContext(request, control, this.#deps.sessionId, this.#deps.logger);
     let release: ReleaseSlot | undefined;
     let end: CallEnd | undefined;
     try {
@@ -215,7 +215,8 @@ class CallSupervisor implements Supervisor {
     if (isHostError(thrown)) {
       const code = ctx.terminate(thrown.code);
       if (code === thrown.code) return thrown;
-      return new HostError(code, code === 'cancelled' ? 'The call was cancelled.' : `The call ended with ${code}.`, {}, { cause: thrown });
+      const { message, details } = ctx.control.failure();
+      return new HostError(code, message, details, { cause: thrown });
     }
     ctx.terminate('internal');
     // Logged once, with the cause, by the end-of-call log line.

@@ -8,6 +8,7 @@ import { createSilentLogger } from '../../../src/log.js';
 import { createIsolateRunner } from '../../../src/runner/isolate/isolate-runner.js';
 import type { Runner, RunSpec, SandboxMode, WorkspaceRoot } from '../../../src/runner/types.js';
 import type { ProgressEvent, RunOptions, SandboxDenial, ToolLogLevel } from '../../../src/runner/wire.js';
+import { runOptions } from '../../helpers/run-options.js';
 
 const FIXTURES = fileURLToPath(new URL('../../fixtures/tools/', import.meta.url));
 
@@ -55,8 +56,7 @@ export function recordingOptions(timeoutMs = 5000): RecordingOptions {
   const logs: Array<{ level: ToolLogLevel; message: string }> = [];
   const denials: SandboxDenial[] = [];
   return {
-    signal: controller.signal,
-    timeoutMs,
+    ...runOptions({ signal: controller.signal, timeoutMs }),
     controller,
     progress,
     logs,

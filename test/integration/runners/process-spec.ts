@@ -8,7 +8,6 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, expect } from 'vitest';
 import type { Runner, RunSpec } from '../../../src/runner/types.js';
 import { waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
-import type { RunOptions } from '../../../src/runner/wire.js';
 
 export const FIXTURES_DIR = fileURLToPath(new URL('../../fixtures/tools/process/', import.meta.url));
 
@@ -55,9 +54,7 @@ export function processSpec(marker: string, overrides: Partial<RunSpec>): RunSpe
   };
 }
 
-export function runOptions(overrides: Partial<RunOptions> = {}): RunOptions {
-  return { signal: new AbortController().signal, timeoutMs: 20_000, ...overrides };
-}
+export { runOptions } from '../../helpers/run-options.js';
 
 let callCount = 0;
 export function job(args: Record<string, unknown>): { callId: string; args: Record<string, unknown> } {

@@ -16,6 +16,7 @@ import { createRunner } from '../../../src/runner/index.js';
 import type { RunSpec } from '../../../src/runner/types.js';
 import type { RunOutcome } from '../../../src/runner/wire.js';
 import { waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
+import { runOptions } from '../../helpers/run-options.js';
 
 const MARKER = `toolhost-bundled-sandbox-${randomUUID()}`;
 let workspace = '';
@@ -63,7 +64,7 @@ async function call(name: string, args: Record<string, unknown>, networkAllow?: 
   const spec = runSpecOf(manifest);
   const runner = createRunner(networkAllow ? { ...spec, networkAllow } : spec, { logger: createSilentLogger() });
   try {
-    return await runner.run({ callId: randomUUID(), args }, { signal: new AbortController().signal, timeoutMs: manifest.timeoutMs });
+    return await runner.run({ callId: randomUUID(), args }, runOptions({ timeoutMs: manifest.timeoutMs }));
   } finally {
     await runner.close();
   }
