@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { ArtifactStore } from './audit/artifacts.js';
 import { Journal } from './audit/journal.js';
-import { loadHostConfig, type HostConfig } from './config/load-host-config.js';
+import { loadHostConfig, type HostConfig } from './host-config.js';
 import { ConfigError } from './config/problem.js';
 import type { Logger } from './log.js';
 import { createRunner } from './runner/index.js';

@@ -1,7 +1,7 @@
 // `toolhost explain TOOL [JSON] [--json]`: which policy rules decide what for
 // TOOL, each with its layer, file and line; with arguments, whether they are
 // valid and what a call with them would meet.
-import type { HostConfig } from '../config/load-host-config.js';
+import type { HostConfig } from '../host-config.js';
 import type { ToolCheck } from '../policy/assess-tool.js';
 import { decide } from '../policy/decide.js';
 import { describePolicy, type KeyRow } from '../policy/describe-policy.js';
