@@ -46,10 +46,10 @@ export class CallControl implements RunControl {
     this.#abortReason = options.abortReason ?? 'cancelled';
     for (const source of sources) {
       if (source.aborted) {
-        this.stop(this.#abortReason);
+        this.#stop(this.#abortReason, source.reason);
         break;
       }
-      const onAbort = (): void => void this.stop(this.#abortReason);
+      const onAbort = (): void => void this.#stop(this.#abortReason, source.reason);
       source.addEventListener('abort', onAbort, { once: true });
       this.#links.push([source, onAbort]);
     }
@@ -85,10 +85,15 @@ export class CallControl implements RunControl {
   }
 
   stop(reason: ErrorCode): ErrorCode {
+    return this.#stop(reason, reason);
+  }
+
+  // The signal aborts with the source's own reason when a source aborted (as a linked signal would).
+  #stop(reason: ErrorCode, signalReason: unknown): ErrorCode {
     this.#reason ??= reason;
     if (this.#controller.signal.aborted) return this.#reason;
     this.#unlink();
-    this.#controller.abort(this.#reason);
+    this.#controller.abort(signalReason);
     this.#resolveStopped?.(this.#reason);
     const onStop = this.#onStop;
     this.#onStop = [];
