@@ -166,7 +166,9 @@ class CallSupervisor implements Supervisor {
         artifacts: this.#deps.artifacts,
       });
       const result = { content: shaped.content, ...(shaped.structuredContent ? { structuredContent: shaped.structuredContent } : {}) };
-      end = { kind: 'result', payloadHash: sha256Hex(shaped.payload), payloadBytes: shaped.payloadBytes, replay: serializeForReplay(result) };
+      // The replay copy is kept only for a call with an idempotency key (journal-entry.ts drops it otherwise).
+      const replayCopy = ctx.idempotencyKey === null ? null : serializeForReplay(result);
+      end = { kind: 'result', payloadHash: sha256Hex(shaped.payload), payloadBytes: shaped.payloadBytes, replay: replayCopy };
       return { kind: 'result', callId: ctx.callId, ...result };
     } catch (thrown) {
       const error = this.#toHostError(ctx, thrown);
