@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, expect } from 'vitest';
 import type { Runner, RunSpec } from '../../../src/runner/types.js';
 import { waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
+import { runSpec } from '../../helpers/run-spec.js';
 
 export const FIXTURES_DIR = fileURLToPath(new URL('../../fixtures/tools/process/', import.meta.url));
 
@@ -33,25 +34,16 @@ export function nodeFixture(name: string, marker: string): string[] {
 }
 
 export function processSpec(marker: string, overrides: Partial<RunSpec>): RunSpec {
-  return {
+  return runSpec({
     name: 'fixture_tool',
     mode: 'process',
     manifestDir: FIXTURES_DIR,
     command: nodeFixture('oneshot.mjs', marker),
     // Node reserves about 1 GiB of address space at startup (RLIMIT_AS comes from memoryMb).
     memoryMb: 2048,
-    stdout: 'json',
-    isolation: 'none',
-    persistent: false,
-    poolSize: 1,
     env: { TOOLHOST_TEST_MARKER: marker },
-    roots: [],
-    networkAllow: [],
-    maxOutputBytes: 1 << 20,
-    protectedPaths: [],
-    hiddenPaths: [],
     ...overrides,
-  };
+  });
 }
 
 export { runOptions } from '../../helpers/run-options.js';

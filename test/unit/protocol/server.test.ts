@@ -9,6 +9,7 @@ import { serveToolhost, type ToolhostServer } from '../../../src/protocol/server
 import { BoundaryStdioTransport, ProtocolOutput } from '../../../src/protocol/stdio.js';
 import type { CallOutcome, CallRequest, Supervisor, ToolDeclaration } from '../../../src/supervisor/types.js';
 import { CLIENT_KINDS, connectClient, createStreamPair, type ClientOptions, type TestClient } from '../../helpers/mcp-clients.js';
+import { until } from '../../helpers/wait.js';
 
 const TOOLS: ToolDeclaration[] = [
   {
@@ -129,14 +130,6 @@ async function startWithClient(options: ClientOptions, transport: { coalesceMs?:
   return harness as Required<Harness>;
 }
 
-/** Waits until `predicate` holds, polling; fails after `timeoutMs`. */
-async function until(predicate: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe.each(CLIENT_KINDS)('with a %s client', (kind) => {
   it('negotiates its era', async () => {
