@@ -4,7 +4,7 @@
 // unknown throwables become `internal` in the one outer catch.
 import { randomUUID } from 'node:crypto';
 import { sha256Hex } from '../audit/hash.js';
-import { HostError, isHostError } from '../errors.js';
+import { HostError, isHostError, withToolRecovery } from '../errors.js';
 import type { Logger } from '../log.js';
 import { decide, type CallDecision } from '../policy/decide.js';
 import type { SessionPolicy, ToolView } from '../policy/types.js';
@@ -18,10 +18,12 @@ import { lookupTool, peekTool } from './lookup.js';
 import { checkExposure, notePolicy } from './policy.js';
 import type { Redactor } from './redact.js';
 import type { RequestStateSigner } from './request-state.js';
-import { checkResult } from './result-checks.js';
-import { shapeResult, type ArtifactSink } from './result-shape.js';
+import { stageResult } from './output-stage.js';
+import type { ArtifactSink } from './result-shape.js';
 import { runTool } from './run.js';
 import type { RunnerCache } from './runner-cache.js';
+import { countOutcome } from './session-outcome.js';
+import type { SessionCounters } from './session-counters.js';
 import { enterSession, SessionLimits, slotKindFor, type ReleaseSlot } from './session-limits.js';
 import { declareTools } from './tool-declarations.js';
 import type { CallOutcome, CallRequest, Supervisor, ToolDeclaration } from './types.js';
@@ -41,7 +43,8 @@ export interface SupervisorDeps {
   readonly runners: RunnerCache;
   readonly signer: RequestStateSigner;
   readonly redact: Redactor;
-  readonly sessionId: string;
+  /** The session calls count against unless a request names its own; it outlives a reload. */
+  readonly session: SessionCounters;
   readonly logger: Logger;
   /** How long an elicitation may wait for the user before it counts as a denial. */
   readonly approvalTimeoutMs: number;
@@ -68,7 +71,7 @@ class CallSupervisor implements Supervisor {
   constructor(deps: SupervisorDeps) {
     this.#deps = deps;
     this.session = deps.config.session;
-    this.#limits = new SessionLimits(this.session.maxCallsPerSession, this.session.maxConcurrency);
+    this.#limits = new SessionLimits(this.session.maxCallsPerSession, this.session.maxConcurrency, this.session.maxConsecutiveFailures, deps.session);
     this.#declarations = Object.freeze(declareTools(deps.config.tools));
   }
 
@@ -103,12 +106,13 @@ class CallSupervisor implements Supervisor {
   // The stage table of SPEC section 5, in order.
   async #call(request: CallRequest, control: CallControl): Promise<CallOutcome> {
     const { config, journal } = this.#deps;
-    const ctx = new CallContext(request, control, this.#deps.sessionId, this.#deps.logger);
+    const counters = request.session ?? this.#deps.session;
+    const ctx = new CallContext(request, control, counters.id, this.#deps.logger);
     let release: ReleaseSlot | undefined;
     let end: CallEnd | undefined;
     try {
       ctx.enter('session-limits');
-      release = await enterSession(this.#limits, slotKindFor(peekTool(config.tools, request.name, this.session.onUnknownTool)), request.signal);
+      release = await enterSession(this.#limits, slotKindFor(peekTool(config.tools, request.name, this.session.onUnknownTool)), request.signal, counters);
 
       ctx.enter('lookup');
       const { view, rewrittenFrom } = lookupTool(config.tools, request.name, this.session.onUnknownTool);
@@ -158,25 +162,29 @@ class CallSupervisor implements Supervisor {
       });
 
       ctx.enter('result-checks');
-      const checked = checkResult(output, view.manifest);
-      const shaped = await shapeResult(checked, {
+      const shaped = await stageResult(output, view.manifest, {
         tool: view.manifest.name,
         redact: this.#deps.redact,
         maxResultBytes: view.limits.maxResultBytes,
         artifacts: this.#deps.artifacts,
       });
-      const result = { content: shaped.content, ...(shaped.structuredContent ? { structuredContent: shaped.structuredContent } : {}) };
+      const result = {
+        content: shaped.content,
+        ...(shaped.structuredContent ? { structuredContent: shaped.structuredContent } : {}),
+        ...(shaped.meta ? { meta: shaped.meta } : {}),
+      };
       // The replay copy is kept only for a call with an idempotency key (journal-entry.ts drops it otherwise).
       const replayCopy = ctx.idempotencyKey === null ? null : serializeForReplay(result);
       end = { kind: 'result', payloadHash: sha256Hex(shaped.payload), payloadBytes: shaped.payloadBytes, replay: replayCopy };
       return { kind: 'result', callId: ctx.callId, ...result };
     } catch (thrown) {
-      const error = this.#toHostError(ctx, thrown);
+      const error = withToolRecovery(this.#toHostError(ctx, thrown), ctx.view?.manifest);
       end = { kind: 'error', error };
       return { kind: 'error', callId: ctx.callId, error };
     } finally {
       release?.();
       ctx.lap(ctx.stage);
+      countOutcome(counters, ctx, end);
       this.#finish(ctx, end);
       ctx.lap('finish');
     }
@@ -209,6 +217,7 @@ class CallSupervisor implements Supervisor {
       callId: ctx.callId,
       content: replay.content,
       ...(replay.structuredContent ? { structuredContent: replay.structuredContent } : {}),
+      ...(replay.meta ? { meta: replay.meta } : {}),
     };
   }
 

@@ -11,6 +11,7 @@ import type { CallJournal } from '../../../src/supervisor/journal-entry.js';
 import { createRedactor } from '../../../src/supervisor/redact.js';
 import { RequestStateSigner } from '../../../src/supervisor/request-state.js';
 import { RunnerCache } from '../../../src/supervisor/runner-cache.js';
+import { SessionCounters } from '../../../src/supervisor/session-counters.js';
 import { createSupervisor } from '../../../src/supervisor/supervisor.js';
 import type { CallOutcome, CallRequest, Supervisor } from '../../../src/supervisor/types.js';
 import { manifestYaml, policyYaml, useTestWorkspaces } from '../policy/workspace.js';
@@ -76,7 +77,7 @@ function harness(behaviour: RunBehaviour, journalFaults: { finish?: Error } = {}
     runners: new RunnerCache(() => runner),
     signer: new RequestStateSigner({ ttlMs: 60_000 }),
     redact: createRedactor({ secretValues: [], visibleRoots: [workspace.dir] }),
-    sessionId: 'test-session',
+    session: new SessionCounters('test-session'),
     logger: createSilentLogger(),
     approvalTimeoutMs: 1_000,
   });
