@@ -24,6 +24,8 @@ export async function runOneShot(spec: RunSpec, job: Job, options: RunOptions, d
   if (options.control.reason !== undefined) return failRun(asTermination(options.control.reason), {}, startedMs);
   const started = await sandboxes.take(options.control.timeoutMs);
   if (!started.ok) return failRun('sandbox_unavailable', { reason: started.reason }, startedMs);
+  // The sandbox's network attempts from now on are this call's.
+  started.sandbox.egress?.attach(options.onEgress);
   try {
     return await superviseOneShot(spec, job, options, deps, started.sandbox.tool, startedMs);
   } finally {

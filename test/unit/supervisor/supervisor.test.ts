@@ -46,21 +46,29 @@ function harness(behaviour: RunBehaviour, journalFaults: { finish?: Error } = {}
   const starts: CallStart[] = [];
   const finishes: CallFinish[] = [];
   const journal: CallJournal = {
-    begin: (start) => {
+    begin: async (start) => {
       trace.push('journal.begin');
       starts.push(start);
+      return { kind: 'begun' };
     },
-    finish: (_id, finish) => {
+    finish: async (_id, finish) => {
       trace.push('journal.finish');
       finishes.push(finish);
       if (journalFaults.finish) throw journalFaults.finish;
     },
-    record: (start, finish) => {
+    record: async (start, finish) => {
       trace.push('journal.record');
       starts.push(start);
       finishes.push(finish);
     },
-    findByIdempotencyKey: () => undefined,
+    findByIdempotencyKey: async () => undefined,
+    // No tool here is approved by an operator.
+    createApproval: async () => {
+      throw new Error('no operator approvals in these tests');
+    },
+    spendApproval: async () => {
+      throw new Error('no operator approvals in these tests');
+    },
   };
   const runner: Runner = {
     mode: 'isolate',
