@@ -2,7 +2,7 @@
 // a first load finds the `kind: Server` manifests and how each may start, the
 // servers are started in their sandboxes and listed, and the second load turns
 // the listings into tools. serve, validate and list all come through here.
-import { loadHostConfig, type HostConfig, type LoadHostConfigOptions } from './config/load-host-config.js';
+import { loadHostConfig, type HostConfig, type LoadHostConfigOptions } from './host-config.js';
 import type { Logger } from './log.js';
 import { listUpstreamServers, listUpstreamServersKeeping } from './runner/upstream/discover.js';
 import type { ServerInstance } from './runner/upstream/server-instance.js';

@@ -6,7 +6,7 @@ import { realpathSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { openJournal } from './audit/open-journal.js';
-import type { HostConfig } from './config/load-host-config.js';
+import type { HostConfig } from './host-config.js';
 import { loadHostConfigKeepingServers } from './host-servers.js';
 import type { ServerInstance } from './runner/upstream/server-instance.js';
 import { UpstreamServers } from './runner/upstream/upstream-servers.js';

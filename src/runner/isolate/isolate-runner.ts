@@ -48,25 +48,13 @@ export function createIsolateRunner(spec: RunSpec, deps: { logger: Logger }): Ru
     const startedMs = performance.now();
     const finish = (outcome: Outcome): RunOutcome => toRunOutcome(outcome, performance.now() - startedMs);
     if (closed) return finish(failure('cancelled', 'The host is shutting down.', { reason: 'runner_closed' }));
-    if (options.signal.aborted) return finish(failure('cancelled', 'The call was cancelled.', {}));
+    const { control } = options;
+    if (control.reason !== undefined) return finish({ ok: false as const, ...control.failure() });
 
-    // The clock starts before a context is taken: an isolate left spinning by
-    // an earlier call's stray continuation must cost this call its deadline, not hang it.
-    // First recorded reason wins: a deadline and a cancel can race the tool's own result.
-    let stopReason: 'timeout' | 'cancelled' | undefined;
-    let timer: NodeJS.Timeout | undefined;
-    let onAbort: (() => void) | undefined;
-    const stopped = new Promise<Outcome>((resolve) => {
-      timer = setTimeout(() => {
-        stopReason ??= 'timeout';
-        resolve(failure('timeout', 'The tool ran past its time limit.', { timeoutMs: options.timeoutMs }));
-      }, options.timeoutMs);
-      onAbort = () => {
-        stopReason ??= 'cancelled';
-        resolve(failure('cancelled', 'The call was cancelled.', {}));
-      };
-      options.signal.addEventListener('abort', onAbort, { once: true });
-    });
+    // The call's control arms the deadline before a context is taken: an isolate
+    // left spinning by an earlier call's stray continuation must cost this call
+    // its deadline, not hang it. Its first reason wins over the tool's own result.
+    const stopped = control.stopped.then((): Outcome => ({ ok: false, ...control.failure() }));
 
     let callEnded = false;
     let gen: IsolateGeneration | undefined;
@@ -121,7 +109,7 @@ export function createIsolateRunner(spec: RunSpec, deps: { logger: Logger }): Ru
       });
       taken.binding.dispatch = ctxHost.dispatch;
       try {
-        return await execute(taken, job, options.timeoutMs, spec);
+        return await execute(taken, job, control.timeoutMs, spec);
       } catch (error) {
         return classify(error, current);
       }
@@ -132,14 +120,12 @@ export function createIsolateRunner(spec: RunSpec, deps: { logger: Logger }): Ru
       outcome = await Promise.race([execution, stopped]);
     } finally {
       callEnded = true;
-      clearTimeout(timer);
-      if (onAbort) options.signal.removeEventListener('abort', onAbort);
       ctxHost?.close();
       prepared?.release();
     }
 
     if (gen !== undefined) {
-      if (stopReason !== undefined || gen.isolate.isDisposed || isScriptTimeout(outcome)) {
+      if (control.reason !== undefined || gen.isolate.isDisposed || isScriptTimeout(outcome)) {
         // The stopped tool may still hold the isolate (a loop after an await, a
         // pending promise): this generation takes no more calls.
         gen.retire();

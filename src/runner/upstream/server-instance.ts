@@ -175,16 +175,16 @@ export class ServerInstance {
    */
   async callTool(name: string, args: Readonly<Record<string, unknown>>, options: RunOptions): Promise<CallAnswer> {
     if (!this.isAlive) return { kind: 'crashed', end: this.#end ?? (await this.gone) };
+    const { control } = options;
+    if (control.reason !== undefined) return { kind: control.reason === 'timeout' ? 'timeout' : 'cancelled' };
+    // The call's control owns the deadline and the cancel (STYLE 7); a stop aborts the request,
+    // which sends notifications/cancelled upstream.
     const controller = new AbortController();
     let stopped: 'timeout' | 'cancelled' | undefined;
-    const stop = (reason: 'timeout' | 'cancelled'): void => {
-      stopped ??= reason;
+    const unregister = control.onStop((reason) => {
+      stopped ??= reason === 'timeout' ? 'timeout' : 'cancelled';
       controller.abort();
-    };
-    const onAbort = (): void => stop('cancelled');
-    if (options.signal.aborted) return { kind: 'cancelled' };
-    options.signal.addEventListener('abort', onAbort, { once: true });
-    const timer = setTimeout(() => stop('timeout'), Math.max(1, Math.min(options.timeoutMs, 2 ** 31 - 1)));
+    });
     const request = this.client
       .request(
         { method: 'tools/call', params: { name, arguments: args } },
@@ -192,7 +192,7 @@ export class ServerInstance {
         ANY_RESULT,
         {
           signal: controller.signal,
-          // Our own timer decides; the SDK's default of 60 s must not cut a longer budget.
+          // The call's control decides; the SDK's default of 60 s must not cut a longer budget.
           timeout: 2 ** 31 - 1,
           ...(options.onProgress ? { onprogress: (progress: { progress: number; total?: number; message?: string }) => options.onProgress?.(progress) } : {}),
         },
@@ -212,8 +212,7 @@ export class ServerInstance {
       if (answer.kind === 'timeout' || answer.kind === 'cancelled') await this.#checkSettled();
       return answer;
     } finally {
-      clearTimeout(timer);
-      options.signal.removeEventListener('abort', onAbort);
+      unregister();
     }
   }
 

@@ -35,7 +35,7 @@ export function createUpstreamRunner(spec: RunSpec & { readonly upstream: Upstre
           case 'result':
             return toOutcome(answer.result, startedMs);
           case 'timeout':
-            return failRun('timeout', { timeoutMs: options.timeoutMs }, startedMs);
+            return failRun('timeout', { timeoutMs: options.control.timeoutMs }, startedMs);
           case 'cancelled':
             return failRun('cancelled', {}, startedMs);
           case 'crashed':
