@@ -61,6 +61,11 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX artifacts_by_expiry ON artifacts(expires_at);
   `,
+  // 2: who made the call (SPEC section 6.1): the authenticated principal over HTTP, NULL on stdio.
+  `
+  ALTER TABLE calls ADD COLUMN principal TEXT;
+  CREATE INDEX calls_by_principal ON calls(principal, started_at) WHERE principal IS NOT NULL;
+  `,
 ];
 
 /** The schema version this build writes. */

@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'nod
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Journal, JournalError } from '../../../src/audit/journal.js';
-import { SCHEMA_VERSION } from '../../../src/audit/migrations.js';
+import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from '../../../src/audit/migrations.js';
 import { journalPathOf } from '../../../src/audit/state-dir.js';
 import { callFinish, callStart, makeTempParent } from './journal-fixtures.js';
 
@@ -102,6 +102,31 @@ describe('Journal.open', () => {
 });
 
 describe('recording calls', () => {
+  it('keeps the principal of an HTTP call, and null for stdio', () => {
+    const journal = openJournal();
+    const overHttp = callStart({ principal: 'ci-bot' });
+    const overStdio = callStart();
+    journal.record(overHttp, callFinish());
+    journal.record(overStdio, callFinish());
+    expect(journal.get(overHttp.id)?.principal).toBe('ci-bot');
+    expect(journal.get(overStdio.id)?.principal).toBeNull();
+  });
+
+  it('migrates a version-1 journal: its calls stay, with no principal', () => {
+    mkdirSync(temp.stateDir, { recursive: true, mode: 0o700 });
+    const db = new Database(journalPathOf(temp.stateDir));
+    db.exec(MIGRATIONS[0]!);
+    db.pragma(`application_id = ${APPLICATION_ID}`);
+    db.pragma('user_version = 1');
+    db.prepare(`INSERT INTO hosts (id, pid, machine, started_at, ended_at, end_reason) VALUES ('old', 1, 'm', 1, 2, 'closed')`).run();
+    db.prepare(
+      `INSERT INTO calls (id, host_id, session_id, tool, args_hash, decision, status, started_at) VALUES ('old-call', 'old', 's', 't', 'h', 'allow', 'completed', 1)`,
+    ).run();
+    db.close();
+    const journal = openJournal();
+    expect(journal.get('old-call')).toMatchObject({ tool: 't', principal: null });
+  });
+
   it('begin writes a started record that finish completes', () => {
     const journal = openJournal({ sessionId: 'session-1' });
     const start = callStart({ idempotencyKey: 'k1' });
