@@ -74,7 +74,8 @@ export const POLICY_KEYS = [
   'onUnknownTool',
   'onInvalidArguments',
 ] as const;
-export type PolicyKey = (typeof POLICY_KEYS)[number] | 'mode' | 'kind' | 'name';
+// `principals` entries are never merged into one value (each only tightens): see principals.ts.
+export type PolicyKey = (typeof POLICY_KEYS)[number] | 'mode' | 'kind' | 'name' | 'principals';
 
 export type LimitKey = 'maxTimeoutMs' | 'maxResultBytes' | 'maxMemoryMb' | 'maxCallsPerSession' | 'maxConcurrency';
 export const LIMIT_KEYS: readonly LimitKey[] = ['maxTimeoutMs', 'maxResultBytes', 'maxMemoryMb', 'maxCallsPerSession', 'maxConcurrency'];
@@ -129,4 +130,5 @@ export interface PolicyDocument {
   readonly env?: { readonly allow?: readonly string[]; readonly secrets?: readonly string[] };
   readonly onUnknownTool?: OnUnknownTool;
   readonly onInvalidArguments?: InvalidArgumentsMode;
+  readonly principals?: Readonly<Record<string, { readonly tools?: { readonly allow?: readonly string[]; readonly deny?: readonly string[] } }>>;
 }

@@ -53,4 +53,6 @@ export interface SessionPolicy {
   readonly onInvalidArguments: 'error_result' | 'protocol_error';
   /** Globs over environment variable names whose values are never passed and always redacted. */
   readonly secretNames: readonly string[];
+  /** `principals:` entries of the enforced layers (HTTP callers only); absent or empty: none. */
+  readonly principalRules?: readonly import('./principals.js').PrincipalRule[];
 }

@@ -34,14 +34,17 @@ export class CallContext {
     readonly request: CallRequest,
     readonly sessionId: string,
     logger: Logger,
+    /** The authenticated principal (HTTP); null on stdio. */
+    readonly principal: string | null = null,
   ) {
     this.argsHash = safeHashArgs(request.args);
-    this.logger = logger.child({ callId: this.callId, tool: request.name });
+    this.logger = logger.child({ callId: this.callId, tool: request.name, ...(principal !== null ? { principal } : {}) });
   }
 
   /** Marks the start of a stage (for logs and for the stage named with a failure). */
   enter(stage: Stage): void {
     this.stage = stage;
+    this.request.trace?.enterStage(stage);
   }
 
   /** The tool name the journal records: the resolved tool, else the name asked for. */
@@ -64,6 +67,7 @@ export class CallContext {
     return {
       id: this.callId,
       sessionId: this.sessionId,
+      principal: this.principal,
       tool: this.toolName,
       argsHash: this.argsHash,
       sideEffect: this.view ? (this.view.manifest.sideEffect ?? 'unclassified') : null,

@@ -2,6 +2,7 @@
 // (it conflicts with the policy as declared) or denied by name or class is
 // refused here, naming the rule in details.rule and in the message.
 import { HostError } from '../errors.js';
+import { decideForPrincipal, type PrincipalRule } from '../policy/principals.js';
 import type { ToolView } from '../policy/types.js';
 import type { Redactor } from './redact.js';
 
@@ -24,6 +25,14 @@ export function checkExposure(view: ToolView, redact: Redactor): void {
     const what = code === 'unclassified_tool' ? 'is unclassified and refused' : 'is denied';
     throw new HostError(code, `The tool ${name} ${what} by policy rule ${rule}: ${oneLine(reason)}`, { rule, reason });
   }
+}
+
+/** Throws `policy_denied` when a `principals:` rule keeps this caller from this tool (SPEC section 6.1). */
+export function checkPrincipal(view: ToolView, principal: string | null, rules: readonly PrincipalRule[]): void {
+  const decision = decideForPrincipal(rules, view.manifest.name, principal);
+  if (decision.effect !== 'deny') return;
+  const { rule, reason } = decision;
+  throw new HostError('policy_denied', `The tool ${view.manifest.name} is denied by policy rule ${rule}: ${oneLine(reason)}`, { rule, reason, principal });
 }
 
 // Messages are one sentence: reasons written for people may span lines.

@@ -10,7 +10,8 @@ import type { SessionPolicy, ToolView } from '../policy/types.js';
 import { obtainApproval, type ApprovalResult } from './approval.js';
 import { emitEnded, emitStarted, forwardProgress, logCallEnd } from './call-events.js';
 import { CallContext } from './call-context.js';
-import { checkExposure } from './exposure.js';
+import { openCallSession, type CallSession } from './call-session.js';
+import { checkExposure, checkPrincipal } from './exposure.js';
 import { checkIdempotency, readIdempotencyKey, serializeForReplay, type ReplayedResult } from './idempotency.js';
 import { beginJournal, closeJournal, type CallEnd, type CallJournal } from './journal-entry.js';
 import { linkSignals } from './link-signals.js';
@@ -22,7 +23,8 @@ import { checkResult } from './result-checks.js';
 import { shapeResult, type ArtifactSink } from './result-shape.js';
 import { runTool } from './run.js';
 import type { RunnerCache } from './runner-cache.js';
-import { enterSession, SessionLimits, slotKindFor, type ReleaseSlot } from './session-limits.js';
+import { enterSession, slotKindFor, type ReleaseSlot } from './session-limits.js';
+import { decideForPrincipal } from '../policy/principals.js';
 import { declareTools } from './tool-declarations.js';
 import type { CallOutcome, CallRequest, Supervisor, ToolDeclaration } from './types.js';
 import { validateArgs } from './validate-args.js';
@@ -59,7 +61,8 @@ export function createSupervisor(deps: SupervisorDeps): Supervisor {
 class CallSupervisor implements Supervisor {
   readonly session: SessionPolicy;
   readonly #deps: SupervisorDeps;
-  readonly #limits: SessionLimits;
+  /** The supervisor's own session: stdio and `toolhost call`, where no caller brings one. */
+  readonly #session: CallSession;
   readonly #shutdown = new AbortController();
   readonly #inflight = new Set<Promise<CallOutcome>>();
   readonly #declarations: readonly ToolDeclaration[];
@@ -68,12 +71,18 @@ class CallSupervisor implements Supervisor {
   constructor(deps: SupervisorDeps) {
     this.#deps = deps;
     this.session = deps.config.session;
-    this.#limits = new SessionLimits(this.session.maxCallsPerSession, this.session.maxConcurrency);
+    this.#session = openCallSession(deps.sessionId, null, this.session);
     this.#declarations = Object.freeze(declareTools(deps.config.tools));
   }
 
-  listTools(): readonly ToolDeclaration[] {
-    return this.#declarations;
+  listTools(principal: string | null = null): readonly ToolDeclaration[] {
+    const rules = this.session.principalRules ?? [];
+    if (principal === null || rules.length === 0) return this.#declarations;
+    return this.#declarations.filter((tool) => decideForPrincipal(rules, tool.name, principal).effect === 'allow');
+  }
+
+  openSession(id: string, principal: string | null): CallSession {
+    return openCallSession(id, principal, this.session);
   }
 
   async readArtifact(uri: string): Promise<{ readonly mimeType: string; readonly bytes: Uint8Array } | undefined> {
@@ -103,12 +112,13 @@ class CallSupervisor implements Supervisor {
   // The stage table of SPEC section 5, in order.
   async #call(request: CallRequest): Promise<CallOutcome> {
     const { config, journal } = this.#deps;
-    const ctx = new CallContext(request, this.#deps.sessionId, this.#deps.logger);
+    const session = request.session ?? this.#session;
+    const ctx = new CallContext(request, session.id, this.#deps.logger, session.principal);
     let release: ReleaseSlot | undefined;
     let end: CallEnd | undefined;
     try {
       ctx.enter('session-limits');
-      release = await enterSession(this.#limits, slotKindFor(peekTool(config.tools, request.name, this.session.onUnknownTool)), request.signal);
+      release = await enterSession(session.limits, slotKindFor(peekTool(config.tools, request.name, this.session.onUnknownTool)), request.signal);
 
       ctx.enter('lookup');
       const { view, rewrittenFrom } = lookupTool(config.tools, request.name, this.session.onUnknownTool);
@@ -118,6 +128,7 @@ class CallSupervisor implements Supervisor {
 
       ctx.enter('exposure');
       checkExposure(view, this.#deps.redact);
+      checkPrincipal(view, session.principal, this.session.principalRules ?? []);
 
       ctx.enter('validate-args');
       const args = validateArgs(view.manifest, request.args);

@@ -41,6 +41,13 @@ export interface CallRequest {
    */
   readonly approvalAnswer?: ElicitAnswer;
   readonly onProgress?: (event: ProgressEvent) => void;
+  /**
+   * The caller's session (HTTP: the principal's); absent means the supervisor's own
+   * session (stdio, `toolhost call`).
+   */
+  readonly session?: import('./call-session.js').CallSession;
+  /** Stage spans and the call span (SPEC section 6.2); absent means none. */
+  readonly trace?: import('../telemetry/call-trace.js').CallTrace;
   /** Lifecycle events (tool.started, tool.completed, tool.failed) for the client's log stream. */
   readonly onEvent?: (event: LifecycleEvent) => void;
 }
@@ -94,8 +101,10 @@ export interface ToolDeclaration {
 
 /** What the protocol layer drives. Built by src/host.ts. */
 export interface Supervisor {
-  /** Listed tools in deterministic (name) order. */
-  listTools(): readonly ToolDeclaration[];
+  /** Listed tools in deterministic (name) order; with a principal, without the tools its `principals:` rules deny. */
+  listTools(principal?: string | null): readonly ToolDeclaration[];
+  /** A new session for `principal` (HTTP) under the limits in force now. */
+  openSession(id: string, principal: string | null): import('./call-session.js').CallSession;
   callTool(request: CallRequest): Promise<CallOutcome>;
   /** `toolhost://artifacts/<sha256>`; undefined when unknown or expired. */
   readArtifact(uri: string): Promise<{ readonly mimeType: string; readonly bytes: Uint8Array } | undefined>;
