@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { BUILT_MAIN } from '../helpers/mcp-clients.js';
 import { MARKER_ENV, type HostDirs, type RawHost, until, waitForExit, waitForNoMarkedProcesses } from './host-session.js';
@@ -83,4 +84,48 @@ function listeningUrl(stderr: string): string | undefined {
     }
   }
   return undefined;
+}
+
+export interface RawResponse {
+  readonly status: number;
+  readonly headers: Record<string, string | string[] | undefined>;
+  readonly body: string;
+}
+
+/** A POST with full control of the headers (Host included), as a hostile client sends it. */
+export function post(url: string, body: string, headers: Record<string, string>, options: { chunked?: boolean } = {}): Promise<RawResponse> {
+  return send(url, 'POST', body, { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, options);
+}
+
+export function get(url: string): Promise<RawResponse> {
+  return send(url, 'GET', undefined, {}, {});
+}
+
+function send(url: string, method: string, body: string | undefined, headers: Record<string, string>, options: { chunked?: boolean }): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const target = new URL(url);
+    const request = httpRequest(
+      { host: target.hostname, port: target.port, path: target.pathname, method, headers: { ...(body !== undefined && !options.chunked ? { 'content-length': String(Buffer.byteLength(body)) } : {}), ...headers } },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          text += chunk;
+          // An SSE answer stays open: the first event is all these tests read.
+          if (response.headers['content-type']?.startsWith('text/event-stream') && text.includes('\n\n')) response.destroy();
+        });
+        const done = () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: text });
+        response.on('end', done);
+        response.on('close', done);
+      },
+    );
+    // The host may answer (413) and close before the whole body is written.
+    request.on('error', (error: NodeJS.ErrnoException) => (error.code === 'EPIPE' || error.code === 'ECONNRESET' ? undefined : reject(error)));
+    if (body !== undefined) {
+      if (options.chunked) {
+        for (let at = 0; at < body.length; at += 8192) request.write(body.slice(at, at + 8192));
+      } else request.write(body);
+    }
+    request.end();
+  });
 }

@@ -6,11 +6,10 @@
 // tool by policy. Two principals keep separate call budgets; the journal and
 // `toolhost audit` name the principal of every call.
 import { spawnSync } from 'node:child_process';
-import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUILT_MAIN, CLIENT_KINDS, connectHttpClient, ensureBuilt, type TestClient } from '../helpers/mcp-clients.js';
 import { errorOf, makeHostDirs, type HostDirs } from './host-session.js';
-import { startHttpHost, writeTokenFile, type HttpHost } from './http-host.js';
+import { get, post, startHttpHost, writeTokenFile, type HttpHost } from './http-host.js';
 
 const POLICY = `kind: Policy
 name: http-e2e
@@ -196,47 +195,3 @@ describe('shutdown', () => {
     expect(exit).toEqual({ code: 0, signal: null });
   });
 });
-
-interface RawResponse {
-  readonly status: number;
-  readonly headers: Record<string, string | string[] | undefined>;
-  readonly body: string;
-}
-
-/** A POST with full control of the headers (Host included), as a hostile client sends it. */
-function post(url: string, body: string, headers: Record<string, string>, options: { chunked?: boolean } = {}): Promise<RawResponse> {
-  return send(url, 'POST', body, { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, options);
-}
-
-function get(url: string): Promise<RawResponse> {
-  return send(url, 'GET', undefined, {}, {});
-}
-
-function send(url: string, method: string, body: string | undefined, headers: Record<string, string>, options: { chunked?: boolean }): Promise<RawResponse> {
-  return new Promise((resolve, reject) => {
-    const target = new URL(url);
-    const request = httpRequest(
-      { host: target.hostname, port: target.port, path: target.pathname, method, headers: { ...(body !== undefined && !options.chunked ? { 'content-length': String(Buffer.byteLength(body)) } : {}), ...headers } },
-      (response) => {
-        let text = '';
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => {
-          text += chunk;
-          // An SSE answer stays open: the first event is all these tests read.
-          if (response.headers['content-type']?.startsWith('text/event-stream') && text.includes('\n\n')) response.destroy();
-        });
-        const done = () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: text });
-        response.on('end', done);
-        response.on('close', done);
-      },
-    );
-    // The host may answer (413) and close before the whole body is written.
-    request.on('error', (error: NodeJS.ErrnoException) => (error.code === 'EPIPE' || error.code === 'ECONNRESET' ? undefined : reject(error)));
-    if (body !== undefined) {
-      if (options.chunked) {
-        for (let at = 0; at < body.length; at += 8192) request.write(body.slice(at, at + 8192));
-      } else request.write(body);
-    }
-    request.end();
-  });
-}
