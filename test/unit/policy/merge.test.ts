@@ -27,6 +27,7 @@ describe('no policy file', () => {
       onUnknownTool: 'protocol_error',
       onInvalidArguments: 'error_result',
       secretNames: ['*_TOKEN', '*_KEY', '*SECRET*', '*PASSWORD*'],
+      principalRules: [],
     });
     expect(view(config, 'a').decision).toEqual({ effect: 'allow' });
     expect(view(config, 'd').decision).toMatchObject({ effect: 'ask', rule: '(built-in) sideEffects.requireApproval' });
