@@ -57,6 +57,8 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServer> 
       onerror: (error) => logger.debug({ err: error.message }, 'mcp http notice'),
     },
   );
+  // Modern clients learn of a reload on their subscriptions/listen stream; legacy ones by their session's server.
+  serving.onSupervisorReplaced(() => modern.notify.toolsChanged());
   const mcp = toNodeHandler(
     {
       fetch: async (request, handlerOptions) => {

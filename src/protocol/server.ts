@@ -80,6 +80,7 @@ export function serveToolhost(transport: Transport, options: ToolhostServerOptio
 export class ToolhostServing {
   readonly #state: ServingState;
   readonly #servers = new Set<Server>();
+  readonly #onReplaced = new Set<() => void>();
 
   constructor(private readonly options: ToolhostServerOptions) {
     this.#state = { supervisor: options.supervisor, inFlight: new Set(), idleWaiters: new Set() };
@@ -111,7 +112,13 @@ export class ToolhostServing {
   /** New calls go to `next`; every connected server instance sends tools/list_changed. */
   async replaceSupervisor(next: Supervisor): Promise<void> {
     this.#state.supervisor = next;
+    for (const listener of this.#onReplaced) listener();
     await Promise.allSettled([...this.#servers].map((server) => server.sendToolListChanged()));
+  }
+
+  /** Calls `listener` after each replaceSupervisor (HTTP: tell modern clients' listen streams). */
+  onSupervisorReplaced(listener: () => void): void {
+    this.#onReplaced.add(listener);
   }
 
   /** Resolves once no call is running on `supervisor`. */

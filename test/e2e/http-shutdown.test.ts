@@ -1,11 +1,12 @@
 // SIGTERM while a call runs over HTTP (SPEC sections 6 and 6.1): the running
 // call is cancelled and answered (`cancelled`), its sandboxed process tree is
 // killed, the journal is closed with the call's record, and the host exits 0.
+// SIGHUP reloads, and a legacy client over HTTP hears notifications/tools/list_changed.
 import { spawnSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BUILT_MAIN, connectHttpClient, ensureBuilt } from '../helpers/mcp-clients.js';
 import { waitForMarkedProcesses } from '../helpers/proc-scan.js';
-import { errorOf, makeHostDirs, type HostDirs } from './host-session.js';
+import { countToolListChanges, errorOf, makeHostDirs, type HostClient, type HostDirs, until } from './host-session.js';
 import { startHttpHost, writeTokenFile } from './http-host.js';
 
 let dirs: HostDirs | undefined;
@@ -36,5 +37,29 @@ describe('serve --http on SIGTERM', () => {
     const audit = spawnSync(process.execPath, ['--no-node-snapshot', BUILT_MAIN, 'audit', '--state', dirs.stateDir, '--json'], { encoding: 'utf8' });
     const records = JSON.parse(audit.stdout) as Array<{ tool: string; status: string; principal: string; errorCode: string }>;
     expect(records).toContainEqual(expect.objectContaining({ tool: 'sleeper', principal: 'ops', status: 'cancelled', errorCode: 'cancelled' }));
+  });
+});
+
+describe('serve --http on SIGHUP', () => {
+  it('reloads, and a legacy client hears tools/list_changed on its session stream', async () => {
+    await ensureBuilt();
+    dirs = makeHostDirs({ extraArgs: ['--no-watch'] });
+    const { file, tokens } = writeTokenFile(dirs, ['ops']);
+    const host = await startHttpHost(dirs, ['--auth-tokens', file]);
+    const client = await connectHttpClient(host.url, tokens['ops'], { kind: 'v1-legacy' });
+    try {
+      const changes = await countToolListChanges(client as HostClient);
+      await client.listTools();
+      // The client opens its standalone GET stream on its own schedule; a reload before that
+      // is not heard, so reload again (bounded) until one is.
+      for (let attempt = 0; attempt < 10 && changes() === 0; attempt++) {
+        host.process.kill('SIGHUP');
+        await until(() => changes() > 0, 'notifications/tools/list_changed', 1_500).catch(() => undefined);
+      }
+      expect(changes()).toBeGreaterThan(0);
+    } finally {
+      await client.close().catch(() => undefined);
+      expect(await host.stop()).toEqual({ code: 0, signal: null });
+    }
   });
 });
