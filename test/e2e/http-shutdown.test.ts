@@ -63,3 +63,35 @@ describe('serve --http on SIGHUP', () => {
     }
   });
 });
+
+describe('maxConcurrency per principal over HTTP', () => {
+  it("one principal's slots are its own: a full principal waits, another one runs", async () => {
+    await ensureBuilt();
+    dirs = makeHostDirs({ policy: 'kind: Policy\nname: one-slot\nlimits:\n  maxConcurrency: 1\n' });
+    const { file, tokens } = writeTokenFile(dirs, ['busy', 'idle']);
+    const host = await startHttpHost(dirs, ['--auth-tokens', file]);
+    const busy = await connectHttpClient(host.url, tokens['busy'], { kind: 'v1-legacy' });
+    const idle = await connectHttpClient(host.url, tokens['idle'], { kind: 'v2-modern' });
+    try {
+      const marker = `${dirs.marker}-slot`;
+      const cancel = new AbortController();
+      const holding = busy.callTool({ name: 'sleeper', arguments: { marker } }, { signal: cancel.signal }).catch((error: unknown) => error);
+      expect((await waitForMarkedProcesses(marker, 2)).length).toBe(2);
+      let queuedDone = false;
+      const queued = busy.callTool({ name: 'echo', arguments: { text: 'after the sleeper' } }).finally(() => (queuedDone = true));
+
+      // The other principal's call runs at once, while busy's only slot is held.
+      const other = await idle.callTool({ name: 'echo', arguments: { text: 'not queued' } });
+      expect(other['isError']).not.toBe(true);
+      expect(queuedDone).toBe(false);
+      expect((await waitForMarkedProcesses(marker, 2)).length).toBe(2);
+
+      cancel.abort();
+      await holding;
+      expect((await queued)['isError']).not.toBe(true);
+    } finally {
+      await Promise.allSettled([busy.close(), idle.close()]);
+      expect(await host.stop()).toEqual({ code: 0, signal: null });
+    }
+  });
+});
