@@ -13,7 +13,7 @@ import { createHost } from '../host.js';
 import { createLogger, type Logger } from '../log.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../protocol/boundary.js';
 import { CUSTOM_METHODS } from '../protocol/custom-methods.js';
-import { serveToolhost, ToolhostServing, type ToolhostServer, type ToolhostServerOptions } from '../protocol/server.js';
+import { serverHandleOf, serveToolhost, ToolhostServing, type ToolhostServer, type ToolhostServerOptions } from '../protocol/server.js';
 import { serveHttp } from '../protocol/http.js';
 import { AuthConfigError } from '../protocol/auth/auth-config-error.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
@@ -207,15 +207,7 @@ async function serveOverHttp(
   }
   // The one line a supervisor script or a test reads to learn the port (stderr, never stdout).
   logger.info({ url: `${listening.url}/mcp`, auth: authenticator.kind, tools: options.supervisor.listTools().length, maxMessageBytes }, 'serving MCP over HTTP');
-  return {
-    get inFlightCount() {
-      return serving.inFlightCount;
-    },
-    cancelInFlight: (timeoutMs) => serving.cancelInFlight(timeoutMs),
-    replaceSupervisor: (next) => serving.replaceSupervisor(next),
-    whenIdle: (supervisor) => serving.whenIdle(supervisor),
-    close: () => listening.close(),
-  };
+  return serverHandleOf(serving, () => listening.close());
 }
 
 /** The OpenTelemetry exporter, imported only when asked for (free when off). */

@@ -34,6 +34,8 @@ interface LegacySession {
 
 /** Most legacy MCP sessions open at once, over all principals: a bound on memory. */
 export const MAX_LEGACY_SESSIONS = 1024;
+/** Most open legacy sessions of one principal; opening one more closes its oldest, so no principal can fill the host. */
+export const MAX_LEGACY_SESSIONS_PER_PRINCIPAL = 32;
 
 /** The sessionful legacy leg: Mcp-Session-Id → transport + server, per principal. */
 export class LegacySessions {
@@ -61,6 +63,7 @@ export class LegacySessions {
     if (request.method !== 'POST' || !isInitialize(parsedBody)) {
       return jsonRpcError(400, -32000, 'Bad Request: send initialize first, or the Mcp-Session-Id of your session.');
     }
+    await this.#evictOldestBeyond(principal, MAX_LEGACY_SESSIONS_PER_PRINCIPAL - 1);
     if (this.#sessions.size >= MAX_LEGACY_SESSIONS) return jsonRpcError(503, -32000, 'Too many open sessions; close one (DELETE) and retry.');
     const session = await this.#open(principal);
     return session.transport.handleRequest(request, { parsedBody });
@@ -71,6 +74,15 @@ export class LegacySessions {
     const sessions = [...this.#sessions.values()];
     this.#sessions.clear();
     await Promise.allSettled(sessions.map((session) => session.server.close()));
+  }
+
+  // Map order is opening order: the first sessions of the principal are its oldest.
+  async #evictOldestBeyond(principal: string, keep: number): Promise<void> {
+    const own = [...this.#sessions].filter(([, session]) => session.principal === principal);
+    for (const [id, session] of own.slice(0, Math.max(0, own.length - keep))) {
+      this.#sessions.delete(id);
+      await session.server.close().catch(() => undefined);
+    }
   }
 
   async #open(principal: string): Promise<LegacySession> {

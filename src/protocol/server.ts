@@ -61,6 +61,11 @@ export function serveToolhost(transport: Transport, options: ToolhostServerOptio
     transport,
     onerror: (error) => options.logger.debug({ err: error.message }, 'mcp transport notice'),
   });
+  return serverHandleOf(serving, () => handle.close());
+}
+
+/** The ToolhostServer face of a serving (the stdio and HTTP fronts differ only in `close`). */
+export function serverHandleOf(serving: ToolhostServing, close: () => Promise<void>): ToolhostServer {
   return {
     get inFlightCount() {
       return serving.inFlightCount;
@@ -68,7 +73,7 @@ export function serveToolhost(transport: Transport, options: ToolhostServerOptio
     cancelInFlight: (timeoutMs) => serving.cancelInFlight(timeoutMs),
     replaceSupervisor: (next) => serving.replaceSupervisor(next),
     whenIdle: (supervisor) => serving.whenIdle(supervisor),
-    close: () => handle.close(),
+    close,
   };
 }
 

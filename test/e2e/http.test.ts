@@ -169,6 +169,19 @@ describe('principals', () => {
     expect(stolen.status).toBe(404);
   });
 
+  it("a principal opening more than 32 legacy sessions closes its own oldest, never another principal's", async () => {
+    const list = JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'tools/list' });
+    const open = async (principal: string) => String((await post(host.url, initialize(), { authorization: `Bearer ${tokens[principal]}` })).headers['mcp-session-id']);
+    const listWith = async (principal: string, sessionId: string) =>
+      (await post(host.url, list, { authorization: `Bearer ${tokens[principal]}`, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' })).status;
+    const bystander = await open('bob');
+    const sessions: string[] = [];
+    for (let i = 0; i < 33; i++) sessions.push(await open('alice'));
+    expect(await listWith('alice', sessions[0]!)).toBe(404);
+    expect(await listWith('alice', sessions[32]!)).toBe(200);
+    expect(await listWith('bob', bystander)).toBe(200);
+  });
+
   it('the journal names the principal of every call (toolhost audit --json)', () => {
     const audit = spawnSync(process.execPath, ['--no-node-snapshot', BUILT_MAIN, 'audit', '--state', dirs.stateDir, '--json'], { encoding: 'utf8' });
     expect(audit.status).toBe(0);
