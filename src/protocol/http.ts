@@ -124,9 +124,10 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServer> 
       else res.destroy();
     });
   });
-  // Bodies and headers are bounded; a slow client may not hold a socket forever.
+  // Bodies and headers are bounded, and so is the time to send them: a client trickling
+  // bytes may not hold a socket forever. Responses (SSE streams) are not limited by this.
   server.headersTimeout = 30_000;
-  server.requestTimeout = 0;
+  server.requestTimeout = 120_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {
