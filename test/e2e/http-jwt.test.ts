@@ -4,6 +4,8 @@
 // HMAC, a wrong audience or issuer, and one without `exp` are each 401 with an
 // `invalid_token` challenge pointing at the RFC 9728 metadata.
 import { writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair, SignJWT, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -112,3 +114,39 @@ async function hmacSigned(payload: JWTPayload): Promise<string> {
   const secret = JSON.stringify(await exportJWK(issuerKey));
   return `${input}.${createHmac('sha256', secret).update(input).digest('base64url')}`;
 }
+
+describe('a JWKS fetched by URL, behind a reverse proxy name', () => {
+  it('verifies against the remote key set and answers for --public-url', async () => {
+    const jwksDirs = makeHostDirs();
+    let fetched = 0;
+    const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
+    const jwks = JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: 'remote-1', alg: 'ES256', use: 'sig' }] });
+    const idp: Server = createServer((req, res) => {
+      fetched++;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(jwks);
+    });
+    await new Promise<void>((resolve) => idp.listen(0, '127.0.0.1', resolve));
+    const jwksUrl = `http://127.0.0.1:${(idp.address() as AddressInfo).port}/jwks`;
+    const publicUrl = 'https://tools.example.test/mcp';
+    const proxied = await startHttpHost(jwksDirs, ['--auth-issuer', ISSUER, '--auth-audience', AUDIENCE, '--auth-jwks', jwksUrl, '--public-url', publicUrl]);
+    try {
+      const token = await new SignJWT({ ...GOOD }).setProtectedHeader({ alg: 'ES256', kid: 'remote-1' }).setIssuedAt().setExpirationTime('5m').sign(privateKey);
+      const ok = await post(proxied.url, '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}', {
+        authorization: `Bearer ${token}`,
+        host: 'tools.example.test',
+      });
+      expect(ok.status).toBe(200);
+      expect(fetched).toBeGreaterThan(0);
+      const refused = await post(proxied.url, '{"jsonrpc":"2.0","id":1,"method":"ping"}', { authorization: `Bearer ${await sign(GOOD)}` });
+      expect(refused.status).toBe(401);
+      expect(String(refused.headers['www-authenticate'])).toContain('resource_metadata="https://tools.example.test/.well-known/oauth-protected-resource/mcp"');
+      const metadata = await get(`${proxied.base}/.well-known/oauth-protected-resource`);
+      expect(JSON.parse(metadata.body)).toMatchObject({ resource: publicUrl, authorization_servers: [ISSUER] });
+    } finally {
+      await proxied.stop();
+      idp.close();
+      jwksDirs.cleanup();
+    }
+  });
+});
