@@ -95,6 +95,16 @@ async function loadTool(entryPath) {
   return tool;
 }
 
+// ctx.output (SPEC 5.1): plain data envelopes, the same the isolate prelude
+// builds; the host checks them like any result.
+const output = Object.freeze({
+  rich: (parts) => ({ 'toolhost/output': { kind: 'rich', parts } }),
+  modelError: (parts) => ({ 'toolhost/output': { kind: 'model_error', parts } }),
+  hostOnly: (value, modelParts) => ({
+    'toolhost/output': modelParts === undefined ? { kind: 'host_only', hostOnly: value } : { kind: 'host_only', hostOnly: value, parts: modelParts },
+  }),
+});
+
 function buildCtx(task, signal, post) {
   const onDenied = (denial) => post({ type: 'denied', denial });
   const fs = createScopedFs({ roots: task.roots, protectedPaths: task.protectedPaths ?? [], hiddenPaths: task.hiddenPaths ?? [], onDenied });
@@ -102,6 +112,7 @@ function buildCtx(task, signal, post) {
   return Object.freeze({
     callId: task.callId,
     signal,
+    output,
     fs: Object.freeze({
       readText: (path) => fs.readText(path),
       writeText: (path, text) => fs.writeText(path, text),

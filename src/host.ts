@@ -12,6 +12,7 @@ import { createRunner } from './runner/index.js';
 import { createRedactor } from './supervisor/redact.js';
 import { DEFAULT_REQUEST_STATE_TTL_MS, RequestStateSigner } from './supervisor/request-state.js';
 import { RunnerCache } from './supervisor/runner-cache.js';
+import { SessionCounters } from './supervisor/session-counters.js';
 import { createSupervisor } from './supervisor/supervisor.js';
 import type { Supervisor } from './supervisor/types.js';
 
@@ -35,8 +36,14 @@ export interface HostOptions {
   readonly requestStateTtlMs?: number;
   /** Clock for approval-state expiry (tests). */
   readonly now?: () => number;
-  /** Names this session in the journal; default a random UUID. */
+  /** Names this session in the journal; default a random UUID. Ignored when `session` is given. */
   readonly sessionId?: string;
+  /**
+   * The session's counters (call budget, failure run, terminal: SPEC 5.2). `serve` builds
+   * one per connection and hands it to every host a reload builds, so the counts survive
+   * a reload; default a fresh session.
+   */
+  readonly session?: SessionCounters;
   /**
    * One-shot process tools start the next call's sandbox while a call runs; false for a
    * host that serves a single call (`toolhost call`), where it would be wasted. Default true.
@@ -72,7 +79,8 @@ export async function createHost(options: HostOptions): Promise<Host> {
   // Exclusions are not fatal: `serve` logs them, `validate` reports them.
   if (config.problems.length > 0) throw new ConfigError(config.problems);
 
-  const sessionId = options.sessionId ?? randomUUID();
+  const session = options.session ?? new SessionCounters(options.sessionId ?? randomUUID());
+  const sessionId = session.id;
   const journal = Journal.open(options.stateDir, { logger, sessionId });
   let artifacts: ArtifactStore;
   try {
@@ -95,7 +103,7 @@ export async function createHost(options: HostOptions): Promise<Host> {
     runners,
     signer: new RequestStateSigner({ ttlMs: options.requestStateTtlMs ?? DEFAULT_REQUEST_STATE_TTL_MS, ...(options.now ? { now: options.now } : {}) }),
     redact,
-    sessionId,
+    session,
     logger,
     approvalTimeoutMs: options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS,
     onClose: () => journal.close(),

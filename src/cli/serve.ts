@@ -17,6 +17,7 @@ import { serverHandleOf, serveToolhost, ToolhostServing, type ToolhostServer, ty
 import { serveHttp } from '../protocol/http.js';
 import { AuthConfigError } from '../protocol/auth/auth-config-error.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
+import { SessionCounters } from '../supervisor/session-counters.js';
 import type { Supervisor } from '../supervisor/types.js';
 import { BoundaryStdioTransport, ProtocolOutput } from '../protocol/stdio.js';
 import { HOST_FLAGS_HELP, hostFlagsFrom, parseCommandArgs, UsageError } from './args.js';
@@ -33,7 +34,8 @@ Reload: the manifest folders, the --policy files and the workspace's policies/
 are watched, and a change (or SIGHUP) reloads them; the client gets
 notifications/tools/list_changed, calls already running finish under the
 definitions they started with, and a configuration that does not load is
-reported (stderr and the log) while the previous one stays in force.
+reported (stderr and the log) while the previous one stays in force. The
+session's counters (call budget, failure run, terminal) carry over a reload.
 Ends on stdin EOF or SIGTERM: in-flight calls are cancelled, exit code 0.
 
   --max-message-bytes N   largest inbound message in bytes (default ${DEFAULT_MAX_MESSAGE_BYTES})
@@ -83,7 +85,9 @@ export async function run(argv: readonly string[]): Promise<number> {
   // Listen before the (slow) host build: a SIGTERM during startup still ends cleanly.
   let signalled: StopReason | undefined;
   const signals = waitForSignal().then((reason) => (signalled = reason));
-  const host = await buildHost(flags, logger);
+  // The connection's session: every host a reload builds counts against it (SPEC 5.2).
+  const session = new SessionCounters();
+  const host = await buildHost(flags, logger, session);
   if (!host) return 1;
   if ([...host.config.tools.values()].some((view) => view.runSpec?.mode === 'process')) startSpawner(logger);
   if (signalled) {
@@ -117,7 +121,7 @@ export async function run(argv: readonly string[]): Promise<number> {
     server = serveToolhost(transport, servingOptions);
   }
   const hosts = new HostReloader<Host, Supervisor>(host, {
-    build: () => buildHost(flags, logger),
+    build: () => buildHost(flags, logger, session),
     swap: (next) => server.replaceSupervisor(next),
     whenIdle: (supervisor) => server.whenIdle(supervisor),
     logger,
@@ -219,9 +223,10 @@ async function startTelemetry(flag: boolean, logger: Logger): Promise<Telemetry 
 }
 
 /** The host, or undefined after printing why the configuration does not load (createHost logs exclusions). */
-async function buildHost(flags: ReturnType<typeof hostFlagsFrom>, logger: Logger): Promise<Host | undefined> {
+async function buildHost(flags: ReturnType<typeof hostFlagsFrom>, logger: Logger, session: SessionCounters): Promise<Host | undefined> {
   try {
     return await createHost({
+      session,
       manifestDirs: flags.manifestDirs,
       policyFiles: flags.policyFiles,
       workspace: flags.workspace,

@@ -67,6 +67,7 @@ export const POLICY_KEYS = [
   'limits.maxMemoryMb',
   'limits.maxCallsPerSession',
   'limits.maxConcurrency',
+  'limits.maxConsecutiveFailures',
   'workspace.allowedRoots',
   'network.allow',
   'env.allow',
@@ -77,8 +78,8 @@ export const POLICY_KEYS = [
 // `principals` entries are never merged into one value (each only tightens): see principals.ts.
 export type PolicyKey = (typeof POLICY_KEYS)[number] | 'mode' | 'kind' | 'name' | 'principals';
 
-export type LimitKey = 'maxTimeoutMs' | 'maxResultBytes' | 'maxMemoryMb' | 'maxCallsPerSession' | 'maxConcurrency';
-export const LIMIT_KEYS: readonly LimitKey[] = ['maxTimeoutMs', 'maxResultBytes', 'maxMemoryMb', 'maxCallsPerSession', 'maxConcurrency'];
+export type LimitKey = 'maxTimeoutMs' | 'maxResultBytes' | 'maxMemoryMb' | 'maxCallsPerSession' | 'maxConcurrency' | 'maxConsecutiveFailures';
+export const LIMIT_KEYS: readonly LimitKey[] = ['maxTimeoutMs', 'maxResultBytes', 'maxMemoryMb', 'maxCallsPerSession', 'maxConcurrency', 'maxConsecutiveFailures'];
 
 export type InvalidArgumentsMode = 'error_result' | 'protocol_error';
 

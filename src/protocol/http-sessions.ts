@@ -19,7 +19,7 @@ export class PrincipalSessions {
   callerFor(principal: string): Caller {
     let caller = this.#callers.get(principal);
     if (!caller) {
-      caller = { principal, session: this.serving.supervisor.openSession(randomUUID(), principal) };
+      caller = { principal, session: this.serving.supervisor.openSession(principal) };
       this.#callers.set(principal, caller);
     }
     return caller;

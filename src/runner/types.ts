@@ -23,7 +23,8 @@ export interface RunSpec {
   readonly command?: readonly string[];
   /** Isolate heap, worker heap or process address space, in MiB. */
   readonly memoryMb: number;
-  readonly stdout: 'json' | 'text';
+  /** `output` is read as `json` by the runners; the supervisor reads the envelope. */
+  readonly stdout: 'json' | 'text' | 'output';
   readonly isolation: 'none' | 'namespace';
   readonly persistent: boolean;
   readonly poolSize: number;

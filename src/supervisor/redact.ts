@@ -16,7 +16,11 @@ export interface RedactorOptions {
   readonly visibleRoots: readonly string[];
 }
 
-export type Redactor = (text: string) => string;
+/**
+ * Redacts one text. `secretValues`, when present, are the values it replaces: binary
+ * parts cannot be redacted without corrupting them, so they are checked against these.
+ */
+export type Redactor = ((text: string) => string) & { readonly secretValues?: readonly string[] };
 
 /** Builds the text redactor for one host (secret values are fixed at startup). */
 export function createRedactor(options: RedactorOptions): Redactor {
@@ -25,7 +29,7 @@ export function createRedactor(options: RedactorOptions): Redactor {
   const roots = options.visibleRoots.map((root) => root.replace(/\/+$/, ''));
   const isVisible = (path: string): boolean => roots.some((root) => root !== '' && (path === root || path.startsWith(root + sep)));
 
-  return (text: string): string => {
+  const redact = (text: string): string => {
     let out = text;
     for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
     out = redactStackLines(out);
@@ -33,6 +37,13 @@ export function createRedactor(options: RedactorOptions): Redactor {
     out = out.replace(ABSOLUTE_PATH, (path: string) => (isVisible(path) ? path : REDACTED_PATH));
     return out;
   };
+  return Object.assign(redact, { secretValues: Object.freeze(secrets) });
+}
+
+/** True when `bytes` hold the value of a secret (as UTF-8), which redaction cannot cut out of binary data. */
+export function bytesHoldSecret(bytes: Uint8Array, redact: Redactor): boolean {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return (redact.secretValues ?? []).some((secret) => buffer.includes(secret, 0, 'utf8'));
 }
 
 /** Applies `redact` to every string and key of a JSON value; returns a new value. */

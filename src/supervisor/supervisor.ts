@@ -4,7 +4,7 @@
 // unknown throwables become `internal` in the one outer catch.
 import { randomUUID } from 'node:crypto';
 import { sha256Hex } from '../audit/hash.js';
-import { HostError, isHostError } from '../errors.js';
+import { HostError, isHostError, withToolRecovery } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { SessionPolicy, ToolView } from '../policy/types.js';
 import { obtainApproval, type ApprovalResult } from './approval.js';
@@ -19,11 +19,13 @@ import { lookupTool, peekTool } from './lookup.js';
 import { decidePolicy, journalDecisionOf, type PolicyOutcome } from './policy.js';
 import type { Redactor } from './redact.js';
 import type { RequestStateSigner } from './request-state.js';
-import { checkResult } from './result-checks.js';
-import { shapeResult, type ArtifactSink } from './result-shape.js';
+import { stageResult } from './output-stage.js';
+import type { ArtifactSink } from './result-shape.js';
 import { runTool } from './run.js';
 import type { RunnerCache } from './runner-cache.js';
-import { enterSession, slotKindFor, type ReleaseSlot } from './session-limits.js';
+import { countOutcome } from './session-outcome.js';
+import type { SessionCounters } from './session-counters.js';
+import { enterSession, SessionLimits, slotKindFor, type ReleaseSlot } from './session-limits.js';
 import { decideForPrincipal } from '../policy/principals.js';
 import { declareTools } from './tool-declarations.js';
 import type { CallOutcome, CallRequest, Supervisor, ToolDeclaration } from './types.js';
@@ -43,7 +45,8 @@ export interface SupervisorDeps {
   readonly runners: RunnerCache;
   readonly signer: RequestStateSigner;
   readonly redact: Redactor;
-  readonly sessionId: string;
+  /** The session calls count against unless a request names its own; it outlives a reload. */
+  readonly session: SessionCounters;
   readonly logger: Logger;
   /** How long an elicitation may wait for the user before it counts as a denial. */
   readonly approvalTimeoutMs: number;
@@ -61,8 +64,8 @@ export function createSupervisor(deps: SupervisorDeps): Supervisor {
 class CallSupervisor implements Supervisor {
   readonly session: SessionPolicy;
   readonly #deps: SupervisorDeps;
-  /** The supervisor's own session: stdio and `toolhost call`, where no caller brings one. */
-  readonly #session: CallSession;
+  /** Concurrency slots of the callers without their own (stdio, `toolhost call`). */
+  readonly #limits: SessionLimits;
   readonly #shutdown = new AbortController();
   readonly #inflight = new Set<Promise<CallOutcome>>();
   readonly #declarations: readonly ToolDeclaration[];
@@ -71,7 +74,7 @@ class CallSupervisor implements Supervisor {
   constructor(deps: SupervisorDeps) {
     this.#deps = deps;
     this.session = deps.config.session;
-    this.#session = openCallSession(deps.sessionId, null, this.session);
+    this.#limits = new SessionLimits(this.session.maxCallsPerSession, this.session.maxConcurrency, this.session.maxConsecutiveFailures, deps.session);
     this.#declarations = Object.freeze(declareTools(deps.config.tools));
   }
 
@@ -81,8 +84,8 @@ class CallSupervisor implements Supervisor {
     return this.#declarations.filter((tool) => decideForPrincipal(rules, tool.name, principal).effect === 'allow');
   }
 
-  openSession(id: string, principal: string | null): CallSession {
-    return openCallSession(id, principal, this.session);
+  openSession(principal: string): CallSession {
+    return openCallSession(principal, this.session);
   }
 
   async readArtifact(uri: string): Promise<{ readonly mimeType: string; readonly bytes: Uint8Array } | undefined> {
@@ -112,13 +115,13 @@ class CallSupervisor implements Supervisor {
   // The stage table of SPEC section 5, in order.
   async #call(request: CallRequest): Promise<CallOutcome> {
     const { config, journal } = this.#deps;
-    const session = request.session ?? this.#session;
-    const ctx = new CallContext(request, session.id, this.#deps.logger, session.principal);
+    const counters = request.caller?.counters ?? request.session ?? this.#deps.session;
+    const ctx = new CallContext(request, counters.id, this.#deps.logger, request.caller?.principal ?? null);
     let release: ReleaseSlot | undefined;
     let end: CallEnd | undefined;
     try {
       ctx.enter('session-limits');
-      release = await enterSession(session.limits, slotKindFor(peekTool(config.tools, request.name, this.session.onUnknownTool)), request.signal);
+      release = await enterSession(request.caller?.limits ?? this.#limits, slotKindFor(peekTool(config.tools, request.name, this.session.onUnknownTool)), request.signal, counters);
 
       ctx.enter('lookup');
       const { view, rewrittenFrom } = lookupTool(config.tools, request.name, this.session.onUnknownTool);
@@ -128,7 +131,7 @@ class CallSupervisor implements Supervisor {
 
       ctx.enter('exposure');
       checkExposure(view, this.#deps.redact);
-      checkPrincipal(view, session.principal, this.session.principalRules ?? []);
+      checkPrincipal(view, request.caller?.principal ?? null, this.session.principalRules ?? []);
 
       ctx.enter('validate-args');
       const args = validateArgs(view.manifest, request.args);
@@ -170,22 +173,26 @@ class CallSupervisor implements Supervisor {
       });
 
       ctx.enter('result-checks');
-      const checked = checkResult(output, view.manifest);
-      const shaped = await shapeResult(checked, {
+      const shaped = await stageResult(output, view.manifest, {
         tool: view.manifest.name,
         redact: this.#deps.redact,
         maxResultBytes: view.limits.maxResultBytes,
         artifacts: this.#deps.artifacts,
       });
-      const result = { content: shaped.content, ...(shaped.structuredContent ? { structuredContent: shaped.structuredContent } : {}) };
+      const result = {
+        content: shaped.content,
+        ...(shaped.structuredContent ? { structuredContent: shaped.structuredContent } : {}),
+        ...(shaped.meta ? { meta: shaped.meta } : {}),
+      };
       end = { kind: 'result', payloadHash: sha256Hex(shaped.payload), payloadBytes: shaped.payloadBytes, replay: serializeForReplay(result) };
       return { kind: 'result', callId: ctx.callId, ...result };
     } catch (thrown) {
-      const error = this.#toHostError(ctx, thrown);
+      const error = withToolRecovery(this.#toHostError(ctx, thrown), ctx.view?.manifest);
       end = { kind: 'error', error };
       return { kind: 'error', callId: ctx.callId, error };
     } finally {
       release?.();
+      countOutcome(counters, ctx, end);
       this.#finish(ctx, end);
     }
   }
@@ -217,6 +224,7 @@ class CallSupervisor implements Supervisor {
       callId: ctx.callId,
       content: replay.content,
       ...(replay.structuredContent ? { structuredContent: replay.structuredContent } : {}),
+      ...(replay.meta ? { meta: replay.meta } : {}),
     };
   }
 

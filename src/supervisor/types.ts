@@ -42,10 +42,12 @@ export interface CallRequest {
   readonly approvalAnswer?: ElicitAnswer;
   readonly onProgress?: (event: ProgressEvent) => void;
   /**
-   * The caller's session (HTTP: the principal's); absent means the supervisor's own
-   * session (stdio, `toolhost call`).
+   * The session this call counts against (budget, failure run, terminal: SPEC 5.2).
+   * Absent: the supervisor's own (the one its host was built with).
    */
-  readonly session?: import('./call-session.js').CallSession;
+  readonly session?: import('./session-counters.js').SessionCounters;
+  /** An HTTP caller (principal) with its own counters and slots; it overrides `session`. Absent on stdio. */
+  readonly caller?: import('./call-session.js').CallSession;
   /** Stage spans and the call span (SPEC section 6.2); absent means none. */
   readonly trace?: import('../telemetry/call-trace.js').CallTrace;
   /** Lifecycle events (tool.started, tool.completed, tool.failed) for the client's log stream. */
@@ -63,6 +65,14 @@ export interface LifecycleEvent {
 /** MCP content blocks the supervisor produces (plain data the SDK accepts as is). */
 export type ContentBlock =
   | { readonly type: 'text'; readonly text: string }
+  /** `data` is base64 that decodes; `mimeType` is on the allowlist (tool-output-parts.ts). */
+  | { readonly type: 'image' | 'audio'; readonly data: string; readonly mimeType: string }
+  | {
+      readonly type: 'resource';
+      readonly resource:
+        | { readonly uri: string; readonly mimeType: string; readonly text: string }
+        | { readonly uri: string; readonly mimeType: string; readonly blob: string };
+    }
   | {
       readonly type: 'resource_link';
       readonly uri: string;
@@ -79,6 +89,8 @@ export type CallOutcome =
       readonly content: readonly ContentBlock[];
       /** Only for object results within the byte limit. */
       readonly structuredContent?: Readonly<Record<string, unknown>>;
+      /** The result's `_meta`: `toolhost/hostOnly` (SPEC 5.1), `toolhost/terminal` (SPEC 5.2). */
+      readonly meta?: Readonly<Record<string, unknown>>;
     }
   /** Modern era: approval needed, ask the client to retry with this state. */
   | { readonly kind: 'input_required'; readonly callId: string; readonly requestState: string; readonly message: string }
@@ -97,6 +109,8 @@ export interface ToolDeclaration {
     readonly idempotentHint: boolean;
     readonly openWorldHint: boolean;
   };
+  /** A success of this tool completes the agent's run (SPEC 5.2); listed as `_meta["toolhost/terminal"]`. */
+  readonly terminal: boolean;
 }
 
 /** What the protocol layer drives. Built by src/host.ts. */
@@ -104,7 +118,7 @@ export interface Supervisor {
   /** Listed tools in deterministic (name) order; with a principal, without the tools its `principals:` rules deny. */
   listTools(principal?: string | null): readonly ToolDeclaration[];
   /** A new session for `principal` (HTTP) under the limits in force now. */
-  openSession(id: string, principal: string | null): import('./call-session.js').CallSession;
+  openSession(principal: string): import('./call-session.js').CallSession;
   callTool(request: CallRequest): Promise<CallOutcome>;
   /** `toolhost://artifacts/<sha256>`; undefined when unknown or expired. */
   readArtifact(uri: string): Promise<{ readonly mimeType: string; readonly bytes: Uint8Array } | undefined>;
