@@ -11,7 +11,8 @@ import { BroadcastChannel } from 'node:worker_threads';
 import { createScopedFs } from './scoped-fs.mjs';
 import { createScopedFetch } from './scoped-fetch.mjs';
 
-const MAX_MESSAGE_CHARS = 1000;
+// Generous: the host redacts the message, then cuts it to what the caller sees.
+const MAX_MESSAGE_CHARS = 8192;
 const MAX_EVENT_CHARS = 4000;
 const LOG_LEVELS = new Set(['debug', 'info', 'warn', 'error']);
 
@@ -108,7 +109,7 @@ const output = Object.freeze({
 function buildCtx(task, signal, post) {
   const onDenied = (denial) => post({ type: 'denied', denial });
   const fs = createScopedFs({ roots: task.roots, protectedPaths: task.protectedPaths ?? [], hiddenPaths: task.hiddenPaths ?? [], onDenied });
-  const scopedFetch = createScopedFetch({ allow: task.networkAllow, onDenied, signal });
+  const scopedFetch = createScopedFetch({ allow: task.networkAllow, sideEffect: task.sideEffect, onDenied, signal });
   return Object.freeze({
     callId: task.callId,
     signal,

@@ -129,9 +129,9 @@ async function walkSession() {
   await call('slow_report', { period: 'last-week' });
 
   step('A result larger than its limit (256 KiB) becomes an artifact: read_file logs/big.log');
-  // Sent with client.request, not callTool: callTool refuses a result without structuredContent
-  // from a tool that declares an outputSchema, and a spilled result has none (SPEC section 5 step 9).
-  const big = await call('read_file', { path: 'logs/big.log', maxLines: 20000 }, { raw: true });
+  // read_file advertises an outputSchema, so its spilled result is an output_limit error result
+  // carrying the preview and the link (SPEC section 5 step 9): callTool reads it like any other.
+  const big = await call('read_file', { path: 'logs/big.log', maxLines: 20000 });
   const link = big.content.find((block) => block.type === 'resource_link');
   if (link) {
     say(`resource_link: ${link.uri} (${link.mimeType}${link.size ? `, ${link.size} bytes` : ''})`);
@@ -152,10 +152,9 @@ async function walkSession() {
 }
 
 /** One tools/call, printed: the arguments, then the result or the error code and its facts. */
-async function call(name, args, { raw = false } = {}) {
+async function call(name, args) {
   say(dim(`→ tools/call ${name} ${JSON.stringify(args)}`));
-  const params = { name, arguments: args };
-  const result = raw ? await client.request({ method: 'tools/call', params }) : await client.callTool(params);
+  const result = await client.callTool({ name, arguments: args });
   if (result.isError) {
     const error = result._meta?.['toolhost/error'] ?? {};
     const facts = Object.entries(error)

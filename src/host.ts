@@ -3,6 +3,8 @@
 // supervisor, and hands each its dependencies. Two hosts fit in one process.
 import { randomUUID } from 'node:crypto';
 import { realpathSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { resolve } from 'node:path';
 import { ArtifactStore } from './audit/artifacts.js';
 import { Journal } from './audit/journal.js';
 import { loadHostConfig, type HostConfig } from './config/load-host-config.js';
@@ -95,6 +97,8 @@ export async function createHost(options: HostOptions): Promise<Host> {
     secretValues: config.secretValues(),
     // Paths inside the workspace may be shown, as given or with symlinks resolved.
     visibleRoots: [...new Set([config.workspace, options.workspace, realpathOr(options.workspace)])],
+    // Paths under these are hidden even when they do not exist (yet); elsewhere only existing paths are.
+    hostRoots: hostRootsOf(options),
   });
   const supervisor = createSupervisor({
     config,
@@ -121,6 +125,13 @@ export async function createHost(options: HostOptions): Promise<Host> {
 
 /** A call id no call has: reading it proves the journal answers without touching a record. */
 const READY_PROBE_ID = 'readyz-probe';
+
+// Folders of the host a tool's text may name: home, the state and manifest folders, the host's /tmp.
+function hostRootsOf(options: HostOptions): string[] {
+  const folders = [homedir(), '/root', '/home', tmpdir(), options.stateDir, ...options.manifestDirs];
+  const resolved = folders.map((folder) => resolve(options.cwd ?? process.cwd(), folder));
+  return [...new Set([...resolved, ...resolved.map(realpathOr)])];
+}
 
 function realpathOr(path: string): string {
   try {

@@ -45,6 +45,8 @@ async function stagePlain(parsed: ReturnType<typeof parseResult>, manifest: Mani
   }
   checkOutputSchema(parsed, manifest);
   const shaped = await shapeResult(parsed, options);
+  // Spilled, with an outputSchema: an output_limit error result carrying the preview and the link.
+  if (shaped.error) throw shaped.error;
   return {
     content: shaped.content,
     ...(shaped.structuredContent ? { structuredContent: shaped.structuredContent } : {}),

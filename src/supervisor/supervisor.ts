@@ -18,8 +18,10 @@ import { linkSignals } from './link-signals.js';
 import { lookupTool, peekTool } from './lookup.js';
 import { decidePolicy, journalDecisionOf, type PolicyOutcome } from './policy.js';
 import type { Redactor } from './redact.js';
+import { redactError } from './redact-error.js';
 import type { RequestStateSigner } from './request-state.js';
 import { stageResult } from './output-stage.js';
+import { missingProtectedPaths, refuseCreatedProtectedPaths } from './protected-created.js';
 import type { ArtifactSink } from './result-shape.js';
 import { runTool } from './run.js';
 import type { RunnerCache } from './runner-cache.js';
@@ -135,16 +137,8 @@ class CallSupervisor implements Supervisor {
 
       ctx.enter('validate-args');
       const args = validateArgs(view.manifest, request.args);
-
-      ctx.enter('idempotency');
+      // A malformed key is the caller's mistake, refused before anyone is asked to approve.
       ctx.idempotencyKey = readIdempotencyKey(request.meta);
-      const replay = checkIdempotency(journal, view.manifest.name, ctx.idempotencyKey, ctx.argsHash);
-      if (replay) {
-        ctx.approval = 'not_needed';
-        const outcome = this.#replayed(ctx, replay);
-        end = { kind: 'result', payloadHash: sha256Hex(replay.serialized), payloadBytes: Buffer.byteLength(replay.serialized), replay: replay.serialized };
-        return outcome;
-      }
 
       ctx.enter('policy');
       const policy = decidePolicy(view, ctx.logger);
@@ -158,11 +152,22 @@ class CallSupervisor implements Supervisor {
         return { kind: 'input_required', callId: ctx.callId, requestState: approval.requestState, message: approval.message };
       }
 
+      // After policy and approval: a replay is an answer like any other, given only to a
+      // call the policy in force now allows (a tool that needs an approval since, gets asked).
+      ctx.enter('idempotency');
+      const replay = checkIdempotency(journal, view.manifest.name, ctx.idempotencyKey, ctx.argsHash);
+      if (replay) {
+        const outcome = this.#replayed(ctx, replay);
+        end = { kind: 'result', payloadHash: sha256Hex(replay.serialized), payloadBytes: Buffer.byteLength(replay.serialized), replay: replay.serialized };
+        return outcome;
+      }
+
       ctx.enter('journal');
       beginJournal(journal, ctx);
 
       ctx.enter('run');
       emitStarted(ctx);
+      const missing = missingProtectedPaths(view.runSpec);
       const output = await runTool({
         ctx,
         runner: this.#deps.runners.get(view),
@@ -170,7 +175,7 @@ class CallSupervisor implements Supervisor {
         timeoutMs: view.limits.timeoutMs,
         redact: this.#deps.redact,
         onProgress: forwardProgress(ctx, this.#deps.redact),
-      });
+      }).finally(() => refuseCreatedProtectedPaths(missing, view.manifest.name));
 
       ctx.enter('result-checks');
       const shaped = await stageResult(output, view.manifest, {
@@ -178,6 +183,7 @@ class CallSupervisor implements Supervisor {
         redact: this.#deps.redact,
         maxResultBytes: view.limits.maxResultBytes,
         artifacts: this.#deps.artifacts,
+        hasOutputSchema: view.manifest.output !== undefined,
       });
       const result = {
         content: shaped.content,
@@ -229,10 +235,11 @@ class CallSupervisor implements Supervisor {
   }
 
   // The one place unknown throwables become `internal`; first termination reason wins.
+  // Every error is redacted here, as it leaves: details quote what tools wrote.
   #toHostError(ctx: CallContext, thrown: unknown): HostError {
     if (isHostError(thrown)) {
       const code = ctx.terminate(thrown.code);
-      if (code === thrown.code) return thrown;
+      if (code === thrown.code) return redactError(thrown, this.#deps.redact);
       return new HostError(code, code === 'cancelled' ? 'The call was cancelled.' : `The call ended with ${code}.`, {}, { cause: thrown });
     }
     ctx.terminate('internal');

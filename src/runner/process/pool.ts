@@ -14,6 +14,7 @@ import { elapsedMs, failRun, toTimerDelayMs, type TerminationReason } from './pr
 import { resolveSandboxArgv } from './process-sandbox.js';
 import { openWorkdir, spawnTool, type SpawnedTool, type ToolExit, type Workdir } from './spawn.js';
 import { START_LINE } from '../bwrap/argv.js';
+import { IgnoredOutputLog, MAX_UNSOLICITED_BYTES, newIdleBudget } from './unsolicited.js';
 
 export interface ProcessPoolDeps {
   readonly logger: Logger;
@@ -29,6 +30,7 @@ export class ProcessPool {
   /** Slots being started: close() waits for them, since they may spawn after it began. */
   private readonly startingSlots = new Set<Promise<void>>();
   private isClosed = false;
+  private readonly ignoredLog: IgnoredOutputLog;
   // At least one process, whatever the spec says: a pool of none would only queue.
   private readonly poolSize: number;
 
@@ -37,6 +39,7 @@ export class ProcessPool {
     private readonly deps: ProcessPoolDeps,
   ) {
     this.poolSize = Number.isFinite(spec.poolSize) ? Math.max(1, Math.floor(spec.poolSize)) : 1;
+    this.ignoredLog = new IgnoredOutputLog(deps.logger, spec.name);
   }
 
   /** Queues one call; settles once it has an answer or its process is gone. */
@@ -133,7 +136,7 @@ export class ProcessPool {
       tool,
       isRetiring: false,
       call: undefined,
-      budget: undefined,
+      budget: newIdleBudget(),
       stderrTail: new TailBuffer(),
       reason: undefined,
       gone: tool.ended.then(async (exit) => {
@@ -147,7 +150,7 @@ export class ProcessPool {
     };
     tool.stdout.on('data', (chunk: Buffer) => {
       if (slot.isRetiring) return;
-      if (slot.budget?.spend(chunk.length) === false) return this.retireForOutput(slot);
+      if (!slot.budget.spend(chunk.length)) return this.retireForOutput(slot);
       const complete = lines.push(chunk);
       if (complete === 'overflow') return this.retireForOutput(slot);
       for (const line of complete) {
@@ -157,7 +160,7 @@ export class ProcessPool {
     });
     tool.stderr.on('data', (chunk: Buffer) => {
       slot.stderrTail.push(chunk);
-      if (!slot.isRetiring && slot.budget?.spend(chunk.length) === false) this.retireForOutput(slot);
+      if (!slot.isRetiring && !slot.budget.spend(chunk.length)) this.retireForOutput(slot);
     });
     return slot;
   }
@@ -171,7 +174,7 @@ export class ProcessPool {
     }
     const call = slot.call;
     if (call === undefined || envelope.id !== call.job.callId) {
-      this.deps.logger.warn({ tool: this.spec.name, kind: envelope.kind }, 'persistent process answered an unknown id; ignored');
+      this.ignoredLog.note(envelope.kind);
       return;
     }
     if (envelope.kind === 'progress') {
@@ -179,10 +182,11 @@ export class ProcessPool {
       return;
     }
     slot.call = undefined;
-    slot.budget = undefined;
+    // Between calls the process gets a budget of its own (SPEC section 3.1).
+    slot.budget = newIdleBudget();
     slot.answeredCount++;
     slot.stderrTail.clear();
-    settle(call, envelope.kind === 'result' ? this.succeed(envelope.resultJson, call) : failRun('tool_error', { message: envelope.message }, call.startedMs));
+    settle(call, envelope.kind === 'result' ? this.succeed(envelope.resultJson, call) : failRun('tool_error', { message: envelope.message }, call.startedMs, envelope.message));
     this.pump();
   }
 
@@ -197,6 +201,10 @@ export class ProcessPool {
   }
 
   private retireForOutput(slot: Slot): void {
+    if (slot.call === undefined) {
+      // Nobody is waiting: it is replaced (onSlotEnded), and said once, not per line.
+      this.deps.logger.warn({ tool: this.spec.name, maxUnsolicitedBytes: MAX_UNSOLICITED_BYTES }, 'persistent process wrote too much between calls; replacing it');
+    }
     this.retire(slot, 'output_limit', { maxOutputBytes: this.spec.maxOutputBytes }, true);
   }
 
@@ -257,7 +265,8 @@ interface Slot {
   /** Settles when the process is gone and its workdir removed. */
   readonly gone: Promise<void>;
   call: PendingCall | undefined;
-  budget: ByteBudget | undefined;
+  /** The running call's output budget, or between calls the budget for unsolicited output. */
+  budget: ByteBudget;
   isRetiring: boolean;
   reason: { reason: TerminationReason; details: Record<string, unknown> } | undefined;
   killing: Promise<void> | undefined;
