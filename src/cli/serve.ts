@@ -21,11 +21,12 @@ import { SessionCounters } from '../supervisor/session-counters.js';
 import type { Supervisor } from '../supervisor/types.js';
 import { BoundaryStdioTransport, ProtocolOutput } from '../protocol/stdio.js';
 import { HOST_FLAGS_HELP, hostFlagsFrom, parseCommandArgs, UsageError } from './args.js';
+import { JOURNAL_FLAG, JOURNAL_FLAG_HELP, journalFlagFrom } from './journal-flag.js';
 import { HostReloader } from './serve-reload.js';
 import { buildAuthenticator, HTTP_FLAGS, HTTP_FLAGS_HELP, httpSettingsFrom, type HttpSettings } from './serve-http.js';
 import { watchConfig, type ConfigWatch } from './serve-watch.js';
 
-const HELP = `Usage: toolhost serve [host flags] [--max-message-bytes N] [--no-watch] [--otel] [--http HOST:PORT --auth-…]
+const HELP = `Usage: toolhost serve [host flags] [--journal URL] [--max-message-bytes N] [--no-watch] [--otel] [--http HOST:PORT --auth-…]
 
 Serves the tools over the Model Context Protocol on stdin/stdout (newline-delimited
 JSON-RPC), to legacy clients (initialize, 2025-11-25 and older) and modern ones
@@ -42,6 +43,7 @@ Ends on stdin EOF or SIGTERM: in-flight calls are cancelled, exit code 0.
   --no-watch              do not watch the files; reload on SIGHUP only
   --otel                  export a span per call and the duration metric over OTLP/HTTP
                           (also on when OTEL_EXPORTER_OTLP_ENDPOINT is set; SPEC section 6.2)
+${JOURNAL_FLAG_HELP}
 
 ${HTTP_FLAGS_HELP}
 
@@ -56,7 +58,7 @@ const SHUTDOWN_DEADLINE_MS = 4_000;
 export async function run(argv: readonly string[]): Promise<number> {
   const { values } = parseCommandArgs(
     argv,
-    { 'max-message-bytes': { type: 'string' }, 'no-watch': { type: 'boolean' }, otel: { type: 'boolean' }, ...HTTP_FLAGS },
+    { 'max-message-bytes': { type: 'string' }, 'no-watch': { type: 'boolean' }, otel: { type: 'boolean' }, ...JOURNAL_FLAG, ...HTTP_FLAGS },
     0,
   );
   if (values.help) {
@@ -64,7 +66,7 @@ export async function run(argv: readonly string[]): Promise<number> {
     return 0;
   }
   const maxMessageBytes = parseMaxMessageBytes(values['max-message-bytes']);
-  const flags = hostFlagsFrom(values);
+  const flags = { ...hostFlagsFrom(values), journalUrl: journalFlagFrom(values) };
   const http = httpSettingsFrom(values);
   const logger = createLogger(flags.logFile !== undefined ? { file: flags.logFile } : {});
   let authenticator;
@@ -223,7 +225,7 @@ async function startTelemetry(flag: boolean, logger: Logger): Promise<Telemetry 
 }
 
 /** The host, or undefined after printing why the configuration does not load (createHost logs exclusions). */
-async function buildHost(flags: ReturnType<typeof hostFlagsFrom>, logger: Logger, session: SessionCounters): Promise<Host | undefined> {
+async function buildHost(flags: ReturnType<typeof hostFlagsFrom> & { journalUrl: string | undefined }, logger: Logger, session: SessionCounters): Promise<Host | undefined> {
   try {
     return await createHost({
       session,
@@ -231,6 +233,7 @@ async function buildHost(flags: ReturnType<typeof hostFlagsFrom>, logger: Logger
       policyFiles: flags.policyFiles,
       workspace: flags.workspace,
       stateDir: flags.stateDir,
+      ...(flags.journalUrl !== undefined ? { journalUrl: flags.journalUrl } : {}),
       ...(flags.logFile !== undefined ? { logFile: flags.logFile } : {}),
       logger,
     });

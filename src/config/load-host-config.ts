@@ -107,6 +107,8 @@ export function loadHostConfig(options: LoadHostConfigOptions): HostConfig {
     onInvalidArguments: policy.onInvalidArguments.value,
     secretNames: Object.freeze(policy.envSecrets.items.map((item) => item.value)),
     principalRules: readPrincipalRules(loadedPolicies.files),
+    approvalsBy: policy.approvalsBy.value,
+    approvalExpireAfterMs: policy.approvalsExpireAfterMs.value,
   });
 
   return {

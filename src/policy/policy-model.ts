@@ -74,6 +74,8 @@ export const POLICY_KEYS = [
   'env.secrets',
   'onUnknownTool',
   'onInvalidArguments',
+  'approvals.by',
+  'approvals.expireAfterMs',
 ] as const;
 // `principals` entries are never merged into one value (each only tightens): see principals.ts.
 export type PolicyKey = (typeof POLICY_KEYS)[number] | 'mode' | 'kind' | 'name' | 'principals';
@@ -82,6 +84,9 @@ export type LimitKey = 'maxTimeoutMs' | 'maxResultBytes' | 'maxMemoryMb' | 'maxC
 export const LIMIT_KEYS: readonly LimitKey[] = ['maxTimeoutMs', 'maxResultBytes', 'maxMemoryMb', 'maxCallsPerSession', 'maxConcurrency', 'maxConsecutiveFailures'];
 
 export type InvalidArgumentsMode = 'error_result' | 'protocol_error';
+
+/** Who gives approvals (SPEC section 7.2): the client in-band, else an operator; or always an operator. */
+export type ApprovalsBy = 'client' | 'operator';
 
 /** The policy in force after layering (one per view: enforced, or with shadow files too). */
 export interface MergedPolicy {
@@ -100,6 +105,8 @@ export interface MergedPolicy {
   readonly envSecrets: UnionSetting<string>;
   readonly onUnknownTool: ScalarSetting<OnUnknownTool>;
   readonly onInvalidArguments: ScalarSetting<InvalidArgumentsMode>;
+  readonly approvalsBy: ScalarSetting<ApprovalsBy>;
+  readonly approvalsExpireAfterMs: ScalarSetting<number>;
 }
 
 /** One policy file after schema validation: every key it sets, with positions. */
@@ -132,4 +139,5 @@ export interface PolicyDocument {
   readonly onUnknownTool?: OnUnknownTool;
   readonly onInvalidArguments?: InvalidArgumentsMode;
   readonly principals?: Readonly<Record<string, { readonly tools?: { readonly allow?: readonly string[]; readonly deny?: readonly string[] } }>>;
+  readonly approvals?: { readonly by?: ApprovalsBy; readonly expireAfterMs?: number };
 }

@@ -57,4 +57,8 @@ export interface SessionPolicy {
   readonly secretNames: readonly string[];
   /** `principals:` entries of the enforced layers (HTTP callers only); absent or empty: none. */
   readonly principalRules?: readonly import('./principals.js').PrincipalRule[];
+  /** `operator`: every approval goes to `toolhost approve` (SPEC section 7.2); `client` (also when absent): in-band first. */
+  readonly approvalsBy?: 'client' | 'operator';
+  /** How long a pending operator approval lives, in ms; absent means the built-in default (one hour). */
+  readonly approvalExpireAfterMs?: number;
 }

@@ -24,7 +24,7 @@ principals:
 `;
 
 const MAX_MESSAGE_BYTES = 65_536;
-const PRINCIPALS = ['alice', 'bob', 'ci-bot', ...CLIENT_KINDS];
+const PRINCIPALS = ['alice', 'bob', 'ci-bot', 'carol', ...CLIENT_KINDS];
 
 let dirs: HostDirs;
 let host: HttpHost;
@@ -84,6 +84,20 @@ describe('approvals over HTTP', () => {
   });
 });
 
+describe('operator approvals over HTTP', () => {
+  it('a client that cannot be asked gets approval_required, and the pending approval names its principal', async () => {
+    const client = await connect('v1-legacy', 'carol');
+    const refused = errorOf(await client.callTool({ name: 'note_writer', arguments: { text: 'for an operator' } }));
+    expect(refused.code).toBe('approval_required');
+    const approvalId = refused['approvalId'];
+    expect(typeof approvalId).toBe('string');
+    const listed = spawnSync(process.execPath, ['--no-node-snapshot', BUILT_MAIN, 'approvals', '--state', dirs.stateDir, '--json'], { encoding: 'utf8' });
+    expect(listed.status, listed.stderr).toBe(0);
+    const approvals = JSON.parse(listed.stdout) as Array<{ id: string; principal: string | null; tool: string; state: string }>;
+    expect(approvals).toContainEqual(expect.objectContaining({ id: approvalId, principal: 'carol', tool: 'note_writer', state: 'pending' }));
+  });
+});
+
 describe('refusals before any MCP handling', () => {
   const initialize = JSON.stringify({
     jsonrpc: '2.0',
@@ -131,6 +145,20 @@ describe('refusals before any MCP handling', () => {
     const response = await post(host.url, '{"jsonrpc":"2.0","id":3,"id":4,"method":"ping"}', { authorization: `Bearer ${tokens['alice']}` });
     expect(response.status).toBe(400);
     expect(JSON.parse(response.body).error.data).toMatchObject({ code: 'malformed_request', reason: 'duplicate_key' });
+  });
+
+  it('400 with proto_key for a __proto__ key in a body, plain or escaped, as on stdio', async () => {
+    const bodies = [
+      ['{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a","__proto__":{"text":"b"}}}}', 5, '/params/arguments/__proto__'],
+      ['{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a","\\u005f_proto__":{}}}}', 6, '/params/arguments/__proto__'],
+    ] as const;
+    for (const [body, id, key] of bodies) {
+      const response = await post(host.url, body, { authorization: `Bearer ${tokens['alice']}` });
+      expect(response.status, body).toBe(400);
+      const answer = JSON.parse(response.body);
+      expect(answer.id).toBe(id);
+      expect(answer.error.data).toEqual({ code: 'malformed_request', reason: 'proto_key', key });
+    }
   });
 
   it('/healthz and /readyz answer without a token; other paths are 404', async () => {

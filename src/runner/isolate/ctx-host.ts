@@ -53,7 +53,10 @@ export function createCtxHost(input: CtxHostInput): CtxHost {
   let scopedFetch: ScopedFetch | undefined;
   const fetchScoped: ScopedFetch = (url, init) => {
     abort ??= new AbortController();
-    scopedFetch ??= createScopedFetch({ allow: spec.networkAllow, ...(spec.sideEffect !== undefined ? { sideEffect: spec.sideEffect } : {}), onDenied, signal: abort.signal });
+    scopedFetch ??= createScopedFetch({
+      allow: spec.networkAllow, ...(spec.sideEffect !== undefined ? { sideEffect: spec.sideEffect } : {}), onDenied, signal: abort.signal,
+      ...(options.onEgress === undefined ? {} : { onAttempt: options.onEgress }),
+    });
     return scopedFetch(url, init);
   };
   let pending = 0;

@@ -7,6 +7,7 @@ import { runOneShot } from './oneshot.js';
 import { ProcessPool } from './pool.js';
 import { OneShotSandboxes } from './oneshot-sandboxes.js';
 import { failRun } from './process-outcome.js';
+import type { EgressSettings } from './process-sandbox.js';
 
 export interface ProcessRunnerDeps {
   readonly logger: Logger;
@@ -20,6 +21,8 @@ export interface ProcessRunnerDeps {
   readonly preparedAhead?: number;
   /** One-shot tools: how many tools of this host keep sandboxes prepared at a time. */
   readonly maxToolsPrepared?: number;
+  /** Namespaced tools with a network allow list: how their egress proxies are set up. */
+  readonly egress?: EgressSettings;
 }
 
 /** Builds the runner for one `mode: process` tool. */

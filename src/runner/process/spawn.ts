@@ -11,7 +11,7 @@ import { PassThrough, type Readable, type Writable } from 'node:stream';
 import type { Logger } from '../../log.js';
 import type { RunSpec } from '../types.js';
 import { killProcessGroupNow, trackProcessGroup, untrackProcessGroup } from './kill.js';
-import { START_LINE } from '../bwrap/argv.js';
+import { sandboxFd4Input, START_LINE } from '../bwrap/argv.js';
 import { readSandboxExitCode } from '../bwrap/status.js';
 import { spawnThroughSpawner, type SpawnerExit } from './spawner-client.js';
 
@@ -63,7 +63,8 @@ export async function spawnTool(argv: readonly string[], env: Readonly<Record<st
   const [file, ...args] = argv;
   if (file === undefined) throw new TypeError('spawnTool needs a non-empty argv');
   // The whole environment, copied: never the host's (a secret there must stay invisible).
-  const started = await spawnThroughSpawner({ file, args, cwd, env: { ...env } }, logger);
+  const fd4 = sandboxFd4Input(argv);
+  const started = await spawnThroughSpawner({ file, args, cwd, env: { ...env }, ...(fd4 === undefined ? {} : { fd4 }) }, logger);
   if (!started.ok) return failedSpawn(started.errorCode);
   const { pid, stdin, stdout, stderr, status } = started.process;
   trackProcessGroup(pid);
