@@ -58,6 +58,8 @@ export interface Host {
   readonly supervisor: Supervisor;
   readonly config: HostConfig;
   readonly sessionId: string;
+  /** True while the journal answers a read (`/readyz` of `serve --http`). */
+  isJournalReady(): boolean;
   /** Cancels in-flight calls, closes runners and the journal. Idempotent. */
   close(): Promise<void>;
 }
@@ -112,8 +114,19 @@ export async function createHost(options: HostOptions): Promise<Host> {
     approvalTimeoutMs: options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS,
     onClose: () => journal.close(),
   });
-  return { supervisor, config, sessionId, close: () => supervisor.close() };
+  const isJournalReady = (): boolean => {
+    try {
+      journal.get(READY_PROBE_ID);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  return { supervisor, config, sessionId, isJournalReady, close: () => supervisor.close() };
 }
+
+/** A call id no call has: reading it proves the journal answers without touching a record. */
+const READY_PROBE_ID = 'readyz-probe';
 
 // Folders of the host a tool's text may name: home, the state and manifest folders, the host's /tmp.
 function hostRootsOf(options: HostOptions): string[] {
