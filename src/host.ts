@@ -64,6 +64,8 @@ export interface Host {
   readonly sessionId: string;
   /** Subscribes to an upstream server's notifications/tools/list_changed (serve reloads); returns the unsubscribe. */
   onUpstreamToolsChanged(listener: (server: string) => void): () => void;
+  /** True while the journal answers a read (`/readyz` of `serve --http`). */
+  isJournalReady(): boolean;
   /** Cancels in-flight calls, closes runners and the journal. Idempotent. */
   close(): Promise<void>;
 }
@@ -160,8 +162,19 @@ async function buildHost(options: HostOptions, config: HostConfig, instances: Re
       await journal.close();
     },
   });
-  return { supervisor, config, sessionId, onUpstreamToolsChanged: (listener) => upstream.onToolsChanged(listener), close: () => supervisor.close() };
+  const isJournalReady = (): boolean => {
+    try {
+      journal.get(READY_PROBE_ID);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  return { supervisor, config, sessionId, isJournalReady, onUpstreamToolsChanged: (listener) => upstream.onToolsChanged(listener), close: () => supervisor.close() };
 }
+
+/** A call id no call has: reading it proves the journal answers without touching a record. */
+const READY_PROBE_ID = 'readyz-probe';
 
 // Folders of the host a tool's text may name: home, the state and manifest folders, the host's /tmp.
 function hostRootsOf(options: HostOptions): string[] {
