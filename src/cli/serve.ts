@@ -2,7 +2,6 @@
 // to the SDK through the boundary transport, and shuts down on stdin EOF or
 // SIGTERM: in-flight calls cancelled, every child killed, the journal closed,
 // exit 0 within a few seconds. stdout carries protocol messages only.
-import { onCatastrophe } from '../runner/isolate/catastrophe.js';
 import { startSpawner } from '../runner/process/spawner-client.js';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -104,15 +103,13 @@ export async function run(argv: readonly string[]): Promise<number> {
         });
   logger.info({ tools: host.supervisor.listTools().length, maxMessageBytes }, 'serving MCP on stdio');
 
-  // V8 lost control of an isolate: stop serving and exit 1 (isolated-vm's advice).
-  const catastrophe = new Promise<StopReason>((resolve) => onCatastrophe(() => resolve('catastrophe')));
-  const reason = await Promise.race([signals, inputEnded, catastrophe]);
+  const reason = await Promise.race([signals, inputEnded]);
   logger.info({ reason, inFlight: server.inFlightCount }, 'shutting down');
   writeEventLoopStats();
   // A stuck close must not keep the host alive: the deadline exits regardless.
   setTimeout(() => {
     logger.warn('shutdown deadline reached; exiting');
-    process.exit(reason === 'catastrophe' ? 1 : 0);
+    process.exit(0);
   }, SHUTDOWN_DEADLINE_MS).unref();
   process.off('SIGHUP', reload);
   watcher?.close();
@@ -120,7 +117,7 @@ export async function run(argv: readonly string[]): Promise<number> {
   // Closing a host closes its supervisor: children killed, journal closed.
   await hosts.close();
   await server.close().catch((error: unknown) => logger.warn({ err: String(error) }, 'server close failed'));
-  return reason === 'catastrophe' ? 1 : 0;
+  return 0;
 }
 
 /** Parses `--max-message-bytes`: a positive integer number of bytes. */
@@ -154,7 +151,7 @@ async function buildHost(flags: ReturnType<typeof hostFlagsFrom>, logger: Logger
   }
 }
 
-type StopReason = 'eof' | 'SIGTERM' | 'SIGINT' | 'catastrophe';
+type StopReason = 'eof' | 'SIGTERM' | 'SIGINT';
 
 /** Resolves on the first SIGTERM or SIGINT. */
 function waitForSignal(): Promise<StopReason> {
