@@ -143,11 +143,13 @@ function init(message) {
 function newSlot() {
   slotCount += 1;
   const slot = new IsolateSlot(ivm, /** @type {any} */ (sources), (message) => {
-    // Written synchronously: the process ends right after, whatever else is queued.
+    // Nothing in this process is sound any more: report (synchronously, naming the call
+    // whose isolate it was) and end at once; process.exit could wait on the broken isolate.
     try {
-      writeSync(1, encodeFrame({ type: 'catastrophe', message: cut(message, LIMITS.maxIvmMessageChars) }));
+      const culprit = [...calls.values()].find((call) => call.slot === slot);
+      writeSync(1, encodeFrame({ type: 'catastrophe', message: cut(message, LIMITS.maxIvmMessageChars), ...(culprit !== undefined ? { id: culprit.id } : {}) }));
     } finally {
-      process.exit(70);
+      process.kill(process.pid, 'SIGKILL');
     }
   });
   return slot;

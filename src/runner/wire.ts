@@ -174,5 +174,5 @@ export type IsolateToHostMessage =
       readonly headers?: Readonly<Record<string, string>>;
       readonly hasBody: boolean;
     }
-  /** isolated-vm's onCatastrophicError: the process exits right after sending this. */
-  | { readonly type: 'catastrophe'; readonly message: string };
+  /** isolated-vm's onCatastrophicError in the isolate of call `id` (if one ran there): the process ends right after. */
+  | { readonly type: 'catastrophe'; readonly message: string; readonly id?: number };

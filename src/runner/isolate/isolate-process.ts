@@ -138,7 +138,7 @@ export class IsolateProcess {
   }
 
   get isAlive(): boolean {
-    return !this.hasExited && this.brokenReason === undefined;
+    return !this.hasExited && this.brokenReason === undefined && this.catastrophe === undefined;
   }
 
   /** Calls running in this process now. */
@@ -262,10 +262,7 @@ export class IsolateProcess {
     const message = header as Record<string, unknown>;
     const type = message['type'];
     if (type === 'ready') return this.markReady({ ok: true });
-    if (type === 'catastrophe') {
-      this.catastrophe = typeof message['message'] === 'string' ? message['message'].slice(0, 200) : 'unknown';
-      return;
-    }
+    if (type === 'catastrophe') return this.onCatastrophe(message);
     const id = message['id'];
     if (type === 'stopped' && typeof id === 'number') {
       clearTimeout(this.stopTimers.get(id));
@@ -296,6 +293,20 @@ export class IsolateProcess {
       default:
         this.breakProtocol(`an unknown frame type`);
     }
+  }
+
+  // V8 lost control of an isolate there: the process is finished. The call whose isolate
+  // it was gets the verdict; the others in that process are crashed bystanders.
+  private onCatastrophe(message: Record<string, unknown>): void {
+    if (this.catastrophe !== undefined) return;
+    this.catastrophe = typeof message['message'] === 'string' ? message['message'].slice(0, 200) : 'unknown';
+    this.logger.warn({ tool: this.spec.name, catastrophe: this.catastrophe }, 'isolated-vm catastrophic error in an isolate process; replacing it');
+    const culprit = message['id'];
+    for (const [id, call] of this.calls) {
+      this.settle(call, id === culprit ? this.crashOutcome(undefined) : failure('tool_crashed', 'Another call crashed the isolate process this call ran in.', { reason: 'isolate_catastrophe' }));
+    }
+    this.calls.clear();
+    this.kill();
   }
 
   private readResult(message: Record<string, unknown>, body: Buffer): Outcome {
