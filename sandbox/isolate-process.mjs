@@ -36,6 +36,8 @@ export const LIMITS = Object.freeze({
 /** The host is trusted: its frames (arguments, fetch bodies) may be large, never unbounded. */
 const MAX_INBOUND_FRAME_BYTES = 64 * 1024 * 1024;
 const MAX_PENDING_CTX_CALLS = 32;
+/** Linux's PATH_MAX: no longer path names a file; refused before any work on it. */
+const MAX_PATH_CHARS = 4096;
 const MAX_FETCH_REQUEST_BYTES = 1024 * 1024;
 const MAX_FETCH_HEADERS = 100;
 const LOG_LEVELS = new Set(['debug', 'info', 'warn', 'error']);
@@ -125,6 +127,8 @@ function init(message) {
       maxOutputChars: message.maxOutputBytes,
       maxMessageChars: LIMITS.maxIvmMessageChars,
       maxEvents: LIMITS.maxEventsPerCall,
+      maxEventChars: LIMITS.maxMessageChars,
+      maxPathChars: MAX_PATH_CHARS,
     },
   };
   const slot = newSlot();

@@ -17,7 +17,7 @@ export const HEAP_REPLACE_FRACTION = 0.5;
 /** Bound on building the prelude's runtime (it only defines functions). */
 const PRELUDE_EVAL_TIMEOUT_MS = 1000;
 
-const RUNTIME_OPTION_KEYS = ['maxPendingHostCalls', 'maxOutputChars', 'maxMessageChars', 'maxEvents'];
+const RUNTIME_OPTION_KEYS = ['maxPendingHostCalls', 'maxOutputChars', 'maxMessageChars', 'maxEvents', 'maxEventChars', 'maxPathChars'];
 const PRELUDE_EXPORT = 'export default function createToolRuntime(';
 
 /**
@@ -37,7 +37,7 @@ export const HARDEN_CONTEXT_SCRIPT = `'use strict';
 
 /**
  * The prelude module's text as the body of a closure: `$0` is the ctx
- * callback, `$1..$4` the runtime options. The file stays an ES module (so tsc
+ * callback, `$1..$6` the runtime options. The file stays an ES module (so tsc
  * emits it unchanged and it can be read on its own); only its one export is
  * turned into a declaration.
  * @param {string} preludeSource
@@ -50,13 +50,13 @@ export function toPreludeClosure(preludeSource) {
   const body = preludeSource.slice(0, at) + preludeSource.slice(at + 'export default '.length);
   return `'use strict';
 ${body}
-const runtime = createToolRuntime($0, { maxPendingHostCalls: $1, maxOutputChars: $2, maxMessageChars: $3, maxEvents: $4 });
+const runtime = createToolRuntime($0, { maxPendingHostCalls: $1, maxOutputChars: $2, maxMessageChars: $3, maxEvents: $4, maxEventChars: $5, maxPathChars: $6 });
 return (kind, a, b, c) => (kind === 'run' ? runtime.run(a, b, c) : runtime.settle(a, b, c));`;
 }
 
 /**
  * @typedef {{ toolName: string, preludeClosure: string, toolSource: string, memoryMb: number,
- *   runtimeOptions: { maxPendingHostCalls: number, maxOutputChars: number, maxMessageChars: number, maxEvents: number } }} SlotSources
+ *   runtimeOptions: { maxPendingHostCalls: number, maxOutputChars: number, maxMessageChars: number, maxEvents: number, maxEventChars: number, maxPathChars: number } }} SlotSources
  * @typedef {{ binding: { dispatch: ((id: unknown, op: unknown, args: unknown) => void) | null },
  *   runtime: any, tool: { module: any } | { loadError: string }, release(): void }} PreparedContext
  */
@@ -176,7 +176,7 @@ export class IsolateSlot {
         },
         { ignored: true },
       );
-      this.preludeScript ??= isolate.compileScript(`(function ($0, $1, $2, $3, $4) {\n${this.sources.preludeClosure}\n})`, {
+      this.preludeScript ??= isolate.compileScript(`(function ($0, $1, $2, $3, $4, $5, $6) {\n${this.sources.preludeClosure}\n})`, {
         filename: 'toolhost:///prelude.mjs',
       });
       const script = await this.preludeScript;

@@ -20,6 +20,7 @@ export const DEFAULT_MAX_WRITE_BYTES = 16 * 1024 * 1024;
 export const DEFAULT_MAX_LIST_ENTRIES = 10_000;
 
 const MAX_TARGET_CHARS = 512;
+const MAX_PATH_CHARS = 4096;
 
 /**
  * Builds the ctx.fs object for one call.
@@ -48,6 +49,10 @@ export function createScopedFs(options) {
 
   /** Lexical check: the absolute path the request names, or a denial. */
   function resolveRequested(op, requested) {
+    // No file system takes a longer path (Linux's PATH_MAX): refused before any work on it.
+    if (typeof requested === 'string' && requested.length > MAX_PATH_CHARS) {
+      throw fsError('invalid_argument', `${op}: the path is longer than ${MAX_PATH_CHARS} characters`);
+    }
     if (typeof requested !== 'string' || requested.includes('\0')) throw deny(op, String(requested), 'invalid_path');
     const first = roots[0];
     if (first === undefined) throw deny(op, requested, 'no_roots');

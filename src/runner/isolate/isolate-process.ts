@@ -16,6 +16,7 @@ import { ISOLATE_WIRE_LIMITS, type HostToIsolateMessage, type Job, type RunOptio
 import { serveIsolateFetch, type IsolateFetchRequest } from './isolate-fetch.js';
 import { classifyIsolateError, isIvmFailure, isToolMemoryError, type HostDisposeReason } from './isolate-errors.js';
 import { MAX_ISOLATES_PER_PROCESS, PRELUDE_URL, resolveIsolatedVm, resolveIsolateSandbox } from './isolate-sandbox.js';
+import { constants } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 /** How long a process may take to start and prepare its first context. */
@@ -239,10 +240,11 @@ export class IsolateProcess {
       return failure('tool_crashed', 'The tool crashed its isolate process.', { reason: 'isolate_catastrophe' });
     }
     if (this.brokenReason !== undefined) return failure('tool_crashed', 'The isolate process broke its protocol and was stopped.', { reason: this.brokenReason });
+    // bubblewrap reports a command killed by a signal as exit code 128 + the signal.
+    const signal = exit?.signal ?? signalOfExitCode(exit?.exitCode ?? null);
     return failure('tool_crashed', 'The tool crashed its isolate process.', {
       reason: 'isolate_process_exited',
-      ...(exit?.exitCode !== null && exit?.exitCode !== undefined ? { exitCode: exit.exitCode } : {}),
-      ...(exit?.signal ? { signal: exit.signal } : {}),
+      ...(signal !== undefined ? { signal } : exit?.exitCode !== null && exit?.exitCode !== undefined ? { exitCode: exit.exitCode } : {}),
     });
   }
 
@@ -257,7 +259,6 @@ export class IsolateProcess {
   }
 
   private onFrame(header: unknown, body: Buffer): void {
-    if (process.env['I12_DEBUG']) console.error('frame', JSON.stringify(header).slice(0, 300));
     if (typeof header !== 'object' || header === null) return this.breakProtocol('a frame that is not an object');
     const message = header as Record<string, unknown>;
     const type = message['type'];
@@ -407,6 +408,11 @@ export class IsolateProcess {
       }
     });
   }
+}
+
+function signalOfExitCode(exitCode: number | null): NodeJS.Signals | undefined {
+  if (exitCode === null || exitCode <= 128 || exitCode > 128 + 64) return undefined;
+  return (Object.entries(constants.signals) as Array<[NodeJS.Signals, number]>).find(([, number]) => number === exitCode - 128)?.[0];
 }
 
 function stringField(message: Record<string, unknown>, key: string, maxChars: number): string {
