@@ -163,4 +163,10 @@ describe('hostile isolate tools against the built host', () => {
     expect(hostPeakRssKb()).toBeGreaterThan(0);
     expect(hostPeakRssKb()).toBeLessThan(MAX_HOST_PEAK_RSS_KB);
   });
+
+  it('never loaded isolated-vm into the host process: the isolates ran elsewhere', () => {
+    const maps = readFileSync(`/proc/${client.pid}/maps`, 'utf8');
+    expect(maps).toContain('/node'); // the host's own executable: the maps were read
+    expect(maps).not.toContain('isolated_vm.node');
+  });
 });
