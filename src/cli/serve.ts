@@ -15,6 +15,7 @@ import { CUSTOM_METHODS } from '../protocol/custom-methods.js';
 import { serveToolhost } from '../protocol/server.js';
 import type { Supervisor } from '../supervisor/types.js';
 import { BoundaryStdioTransport, ProtocolOutput } from '../protocol/stdio.js';
+import { takeProtocolChannel } from '../protocol/protocol-fd.js';
 import { HOST_FLAGS_HELP, hostFlagsFrom, parseCommandArgs, UsageError } from './args.js';
 import { HostReloader } from './serve-reload.js';
 import { watchConfig, type ConfigWatch } from './serve-watch.js';
@@ -52,13 +53,14 @@ export async function run(argv: readonly string[]): Promise<number> {
   const flags = hostFlagsFrom(values);
   const logger = createLogger(flags.logFile !== undefined ? { file: flags.logFile } : {});
   const writeEventLoopStats = startEventLoopStats();
-  // From here on stdout belongs to the protocol.
-  const output = new ProtocolOutput(process.stdout, logger);
-  output.guard();
-
   // Listen before the (slow) host build: a SIGTERM during startup still ends cleanly.
   let signalled: StopReason | undefined;
   const signals = waitForSignal().then((reason) => (signalled = reason));
+  // The protocol gets a private duplicate of stdout; fd 1 itself now points at stderr,
+  // so a stray write to it (a worker tool, a native module, console.log) never reaches the client.
+  const channel = await takeProtocolChannel(logger);
+  logger.debug({ fd1: channel.fd1 }, 'protocol moved off file descriptor 1');
+  const output = new ProtocolOutput(channel.output, logger);
   const host = await buildHost(flags, logger);
   if (!host) return 1;
   if ([...host.config.tools.values()].some((view) => view.runSpec?.mode === 'process')) startSpawner(logger);
