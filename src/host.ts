@@ -8,7 +8,7 @@ import { Journal } from './audit/journal.js';
 import { loadHostConfig, type HostConfig } from './config/load-host-config.js';
 import { ConfigError } from './config/problem.js';
 import type { Logger } from './log.js';
-import { createRunner } from './runner/index.js';
+import { createRunner, ProcessServices } from './runner/index.js';
 import { createRedactor } from './supervisor/redact.js';
 import { DEFAULT_REQUEST_STATE_TTL_MS, RequestStateSigner } from './supervisor/request-state.js';
 import { RunnerCache } from './supervisor/runner-cache.js';
@@ -42,12 +42,16 @@ export interface HostOptions {
    * host that serves a single call (`toolhost call`), where it would be wasted. Default true.
    */
   readonly prepareSandboxes?: boolean;
+  /** Start the spawner now when the host has process tools (`serve`), instead of on the first call. */
+  readonly startSpawnerAhead?: boolean;
 }
 
 export interface Host {
   readonly supervisor: Supervisor;
   readonly config: HostConfig;
   readonly sessionId: string;
+  /** This host's spawner, process groups, cgroups, prepared sandboxes and isolate processes: its own. */
+  readonly services: ProcessServices;
   /** Cancels in-flight calls, closes runners and the journal. Idempotent. */
   close(): Promise<void>;
 }
@@ -79,7 +83,9 @@ export async function createHost(options: HostOptions): Promise<Host> {
     journal.close();
     throw error;
   }
-  const runnerDeps = { logger, ...(options.prepareSandboxes === false ? { preparedAhead: 0 } : {}) };
+  const services = new ProcessServices({ logger });
+  if (options.startSpawnerAhead === true && [...config.tools.values()].some((view) => view.runSpec?.mode === 'process')) services.spawner.start();
+  const runnerDeps = { logger, services, ...(options.prepareSandboxes === false ? { preparedAhead: 0 } : {}) };
   const runners = new RunnerCache((spec) => createRunner(spec, runnerDeps));
   const redact = createRedactor({
     secretValues: config.secretValues(),
@@ -98,7 +104,12 @@ export async function createHost(options: HostOptions): Promise<Host> {
     approvalTimeoutMs: options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS,
     onClose: () => journal.close(),
   });
-  return { supervisor, config, sessionId, close: () => supervisor.close() };
+  // Runners first (their processes answered and killed), then what is left of the host's sandboxes.
+  const close = async (): Promise<void> => {
+    await supervisor.close();
+    await services.close();
+  };
+  return { supervisor, config, sessionId, services, close };
 }
 
 function realpathOr(path: string): string {

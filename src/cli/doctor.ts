@@ -3,7 +3,7 @@
 // bundled tools need works, 1 otherwise. The --json shape is stable (README).
 import { createRequire } from 'node:module';
 import { parseCommandArgs } from './args.js';
-import { runSandboxChecks, type DoctorCheck } from '../runner/bwrap/checks.js';
+import { runSandboxChecks, type DoctorCheck } from '../runner/index.js';
 
 /** The stable `--json` document. */
 export interface DoctorReport {

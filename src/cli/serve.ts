@@ -2,7 +2,6 @@
 // to the SDK through the boundary transport, and shuts down on stdin EOF or
 // SIGTERM: in-flight calls cancelled, every child killed, the journal closed,
 // exit 0 within a few seconds. stdout carries protocol messages only.
-import { startSpawner } from '../runner/process/spawner-client.js';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -63,7 +62,6 @@ export async function run(argv: readonly string[]): Promise<number> {
   const output = new ProtocolOutput(channel.output, logger);
   const host = await buildHost(flags, logger);
   if (!host) return 1;
-  if ([...host.config.tools.values()].some((view) => view.runSpec?.mode === 'process')) startSpawner(logger);
   if (signalled) {
     await host.close();
     return 0;
@@ -142,6 +140,7 @@ async function buildHost(flags: ReturnType<typeof hostFlagsFrom>, logger: Logger
       stateDir: flags.stateDir,
       ...(flags.logFile !== undefined ? { logFile: flags.logFile } : {}),
       logger,
+      startSpawnerAhead: true,
     });
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;

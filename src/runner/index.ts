@@ -3,11 +3,14 @@
 import type { Logger } from '../log.js';
 import { createIsolateRunner } from './isolate/isolate-runner.js';
 import { createProcessRunner } from './process/process-runner.js';
+import type { ProcessServices } from './process-services.js';
 import type { Runner, RunSpec } from './types.js';
 import { createWorkerRunner } from './worker/worker-runner.js';
 
 export interface CreateRunnerDeps {
   readonly logger: Logger;
+  /** The host's sandbox services (spawner, groups, cgroups, prepared sandboxes, isolate processes). */
+  readonly services?: ProcessServices;
   /** One-shot process tools: sandboxes to keep prepared (0: none); default by isolation. */
   readonly preparedAhead?: number;
 }
@@ -23,3 +26,7 @@ export function createRunner(spec: RunSpec, deps: CreateRunnerDeps): Runner {
       return createProcessRunner(spec, deps);
   }
 }
+
+// The runner house's front door for the rest of the host (the CLI imports only this file).
+export { ProcessServices, type ProcessServicesOptions } from './process-services.js';
+export { runSandboxChecks, type DoctorCheck } from './bwrap/checks.js';

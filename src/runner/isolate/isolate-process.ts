@@ -9,7 +9,8 @@ import { FrameReader, encodeFrame } from '../../../sandbox/frames.mjs';
 import { START_LINE } from '../bwrap/argv.js';
 import { killProcessGroupNow } from '../process/kill.js';
 import { TailBuffer } from '../process/output-cap.js';
-import { openWorkdir, spawnTool, type SpawnedTool, type Workdir } from '../process/spawn.js';
+import { openWorkdir, spawnTool, type SpawnedTool, type SpawnServices, type Workdir } from '../process/spawn.js';
+import type { PidsCgroups } from '../bwrap/pids-cgroup.js';
 import type { RunSpec } from '../types.js';
 import { failure, MAX_TOOL_MESSAGE_CHARS, parseToolEnvelope, type Outcome } from '../tool-envelope.js';
 import { ISOLATE_WIRE_LIMITS, type HostToIsolateMessage, type Job, type RunOptions, type ToolLogLevel } from '../wire.js';
@@ -33,6 +34,13 @@ export type IsolateProcessStart = { readonly ok: true; readonly process: Isolate
 export interface IsolateProcessDeps {
   readonly logger: Logger;
   readonly bwrapPath?: string;
+  /** The host's spawner, groups and cgroups; default: those of callers without a host. */
+  readonly services?: IsolateSandboxServices;
+}
+
+/** What starting an isolate process goes through (a host's ProcessServices). */
+export interface IsolateSandboxServices extends SpawnServices {
+  readonly cgroups: PidsCgroups;
 }
 
 /** Starts an isolate process for `spec` and waits until its first context is ready. */
@@ -41,12 +49,16 @@ export async function startIsolateProcess(spec: RunSpec, deps: IsolateProcessDep
   const workdir = await openWorkdir(spec);
   let tool: SpawnedTool | undefined;
   try {
-    const sandbox = await resolveIsolateSandbox(spec, { cwd: workdir.cwd, ...(deps.bwrapPath !== undefined ? { bwrapPath: deps.bwrapPath } : {}) });
+    const sandbox = await resolveIsolateSandbox(spec, {
+      cwd: workdir.cwd,
+      ...(deps.bwrapPath !== undefined ? { bwrapPath: deps.bwrapPath } : {}),
+      ...(deps.services !== undefined ? { cgroups: deps.services.cgroups } : {}),
+    });
     if (!sandbox.ok) {
       await workdir.dispose();
       return { ok: false, reason: sandbox.reason };
     }
-    tool = await spawnTool(sandbox.argv, sandbox.env, workdir.cwd, deps.logger);
+    tool = await spawnTool(sandbox.argv, sandbox.env, workdir.cwd, deps.logger, deps.services);
     if (tool.pid === undefined) {
       await workdir.dispose();
       const exit = await tool.exited;

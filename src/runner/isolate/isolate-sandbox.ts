@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { isHostError } from '../../errors.js';
 import { buildSandboxArgv } from '../bwrap/argv.js';
 import { probeSandbox } from '../bwrap/probe.js';
+import type { PidsCgroups } from '../bwrap/pids-cgroup.js';
 import type { RunSpec } from '../types.js';
 
 export const ISOLATE_PROCESS_URL = new URL('../../../sandbox/isolate-process.mjs', import.meta.url);
@@ -44,6 +45,8 @@ export interface IsolateSandboxRequest {
   /** Absolute working directory (the first root, or a private directory). */
   readonly cwd: string;
   readonly bwrapPath?: string;
+  /** The host's pids cgroups; default: those of callers without a host. */
+  readonly cgroups?: PidsCgroups;
 }
 
 /** The address-space cap of the isolate process for a tool's heap limit. */
@@ -62,6 +65,7 @@ export async function resolveIsolateSandbox(spec: RunSpec, request: IsolateSandb
       cwd: request.cwd,
       ...bwrap,
       limits: { cpuSeconds: ISOLATE_PROCESS_CPU_SECONDS, processes: ISOLATE_PROCESS_MAX_TASKS },
+      ...(request.cgroups !== undefined ? { cgroups: request.cgroups } : {}),
     });
     return { ok: true, argv: [...prefix, ...(processSpec.command ?? [])], env: processSpec.env, addressSpaceMb: processSpec.memoryMb };
   } catch (error) {

@@ -14,11 +14,14 @@ import { elapsedMs, failRun, toTimerDelayMs, type TerminationReason } from './pr
 import { resolveSandboxArgv } from './process-sandbox.js';
 import { openWorkdir, spawnTool, type SpawnedTool, type ToolExit, type Workdir } from './spawn.js';
 import { START_LINE } from '../bwrap/argv.js';
+import type { ProcessSandboxServices } from './oneshot-sandboxes.js';
 
 export interface ProcessPoolDeps {
   readonly logger: Logger;
   readonly graceMs?: number;
   readonly bwrapPath?: string;
+  /** The host's spawner, groups and cgroups; default: those of callers without a host. */
+  readonly services?: ProcessSandboxServices;
 }
 
 /** A pool of persistent processes for one tool. */
@@ -106,13 +109,14 @@ export class ProcessPool {
       const sandbox = await resolveSandboxArgv(this.spec, {
         cwd: workdir.cwd,
         ...(this.deps.bwrapPath !== undefined ? { bwrapPath: this.deps.bwrapPath } : {}),
+        ...(this.deps.services !== undefined ? { cgroups: this.deps.services.cgroups } : {}),
       });
       if (!sandbox.ok || this.isClosed) {
         await workdir.dispose();
         if (!sandbox.ok) this.failQueued('sandbox_unavailable', { reason: sandbox.reason });
         return;
       }
-      const slot = this.watch(await spawnTool(sandbox.argv, this.spec.env, workdir.cwd, this.deps.logger), workdir);
+      const slot = this.watch(await spawnTool(sandbox.argv, this.spec.env, workdir.cwd, this.deps.logger, this.deps.services), workdir);
       this.slots.add(slot);
       // Closed while it was starting: close() is waiting for it too (see startingSlots).
       if (this.isClosed) this.retire(slot, 'cancelled', {}, true);
@@ -213,6 +217,7 @@ export class ProcessPool {
     slot.killing = killProcessGroup(slot.tool.pid, now ? 0 : (this.deps.graceMs ?? DEFAULT_GRACE_MS), {
       exited: slot.tool.ended,
       spareLeaderFromTerm: !now,
+      ...(this.deps.services !== undefined ? { groups: this.deps.services.groups } : {}),
     });
   }
 

@@ -5,7 +5,7 @@ import type { RunSpec, Runner } from '../types.js';
 import type { Job, RunOptions, RunOutcome } from '../wire.js';
 import { runOneShot } from './oneshot.js';
 import { ProcessPool } from './pool.js';
-import { OneShotSandboxes } from './oneshot-sandboxes.js';
+import { OneShotSandboxes, type ProcessSandboxServices } from './oneshot-sandboxes.js';
 import { failRun } from './process-outcome.js';
 
 export interface ProcessRunnerDeps {
@@ -20,6 +20,8 @@ export interface ProcessRunnerDeps {
   readonly preparedAhead?: number;
   /** One-shot tools: how many tools of this host keep sandboxes prepared at a time. */
   readonly maxToolsPrepared?: number;
+  /** The host's spawner, groups, cgroups and prepared-sandbox bound; default: those of callers without a host. */
+  readonly services?: ProcessSandboxServices;
 }
 
 /** Builds the runner for one `mode: process` tool. */

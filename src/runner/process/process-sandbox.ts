@@ -8,6 +8,7 @@ import { isHostError } from '../../errors.js';
 import type { RunSpec } from '../types.js';
 import { buildSandboxArgv } from '../bwrap/argv.js';
 import { probeSandbox } from '../bwrap/probe.js';
+import type { PidsCgroups } from '../bwrap/pids-cgroup.js';
 
 export type SandboxArgv = { readonly ok: true; readonly argv: readonly string[] } | { readonly ok: false; readonly reason: string };
 
@@ -18,6 +19,8 @@ export interface SandboxArgvRequest {
   readonly timeoutMs?: number;
   /** A specific bubblewrap binary (a seam for tests and odd installs); default `bwrap` on PATH. */
   readonly bwrapPath?: string;
+  /** The host's pids cgroups; default: those of callers without a host. */
+  readonly cgroups?: PidsCgroups;
 }
 
 /** The full argv for a process tool (sandbox prefix + command), or why it cannot run isolated. */
@@ -30,7 +33,12 @@ export async function resolveSandboxArgv(spec: RunSpec, request: SandboxArgvRequ
   let prefix: string[];
   const workStartedMs = performance.now();
   try {
-    prefix = buildSandboxArgv(spec, { cwd: request.cwd, ...bwrap, ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}) });
+    prefix = buildSandboxArgv(spec, {
+      cwd: request.cwd,
+      ...bwrap,
+      ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
+      ...(request.cgroups !== undefined ? { cgroups: request.cgroups } : {}),
+    });
   } catch (error) {
     if (isHostError(error) && error.code === 'sandbox_unavailable') {
       const reason = error.details['reason'];
