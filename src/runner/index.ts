@@ -30,3 +30,4 @@ export function createRunner(spec: RunSpec, deps: CreateRunnerDeps): Runner {
 // The runner house's front door for the rest of the host (the CLI imports only this file).
 export { ProcessServices, type ProcessServicesOptions } from './process-services.js';
 export { runSandboxChecks, type DoctorCheck } from './bwrap/checks.js';
+export { checkIsolateProcess } from './isolate/isolate-check.js';
