@@ -117,8 +117,9 @@ export function createScopedFs(options) {
 
   /**
    * Why a path that does not resolve is missing: a symbolic link on the way that points
-   * outside the roots (inside the isolate process's namespace its target does not exist)
-   * is refused as such; otherwise the path is just not there.
+   * outside the roots, or into the host's hidden state (inside the isolate process's
+   * namespace neither target exists: the state folder is an empty tmpfs there), is
+   * refused as such; otherwise the path is just not there.
    */
   async function explainMissing(op, requested, absolute) {
     const root = findRoot(roots, absolute);
@@ -129,27 +130,35 @@ export function createScopedFs(options) {
       probe = path.join(probe, part);
       const info = await fsp.lstat(probe).catch(() => undefined);
       if (info === undefined) return;
-      if (info.isSymbolicLink() && (await linkLeavesRoots(probe))) throw deny(op, requested, 'symlink_outside');
+      if (!info.isSymbolicLink()) continue;
+      const reason = await whereLinkLeads(probe);
+      if (reason !== undefined) throw deny(op, requested, reason);
     }
   }
 
-  /** Whether a symlink (or a chain of them) points outside every root, by its text alone. */
-  async function linkLeavesRoots(link) {
+  /** Whether a symlink (or a chain of them) leads outside every root or into a hidden path, by its text alone. */
+  async function whereLinkLeads(link) {
     let current = link;
     for (let hop = 0; hop < 40; hop += 1) {
       let target;
       try {
         target = await fsp.readlink(current);
       } catch {
-        return false;
+        return undefined;
       }
       const next = path.resolve(path.dirname(current), target);
-      if (findRoot(roots, next) === undefined) return true;
+      if (findRoot(roots, next) === undefined) return 'symlink_outside';
+      if (findRoot(hiddenPaths, next) !== undefined) return 'protected_path';
       const info = await fsp.lstat(next).catch(() => undefined);
-      if (info === undefined || !info.isSymbolicLink()) return false;
+      if (info === undefined || !info.isSymbolicLink()) return undefined;
       current = next;
     }
-    return true;
+    return 'symlink_outside';
+  }
+
+  /** Whether a symlink (or a chain of them) points outside every root, by its text alone. */
+  async function linkLeavesRoots(link) {
+    return (await whereLinkLeads(link)) === 'symlink_outside';
   }
 
   // O_NOFOLLOW fails with ELOOP when the checked real path was swapped for a link.
