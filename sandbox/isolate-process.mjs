@@ -12,26 +12,13 @@
 import { readFileSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { encodeFrame, FrameReader } from './frames.mjs';
+import { LIMITS } from './isolate-limits.mjs';
 import { IsolateSlot, toPreludeClosure } from './isolate-slot.mjs';
 import { createScopedFs } from './scoped-fs.mjs';
 
 /** @typedef {import('../src/runner/wire.js').IsolateInitMessage} IsolateInitMessage */
 /** @typedef {import('../src/runner/wire.js').IsolateRunMessage} IsolateRunMessage */
 /** @typedef {import('../src/runner/wire.js').IsolateToHostMessage} IsolateToHostMessage */
-
-// Mirrors ISOLATE_WIRE_LIMITS in src/runner/wire.ts (this side cannot import src/ at run time;
-// test/unit/runner/isolate/wire-limits.test.ts keeps the two equal).
-export const LIMITS = Object.freeze({
-  maxHeaderBytes: 64 * 1024,
-  maxMessageChars: 4000,
-  maxEventsPerCall: 1000,
-  maxEventBytesPerCall: 256 * 1024,
-  maxDenialsPerCall: 100,
-  maxTargetChars: 512,
-  maxUrlChars: 8192,
-  maxFetchHeaderBytes: 32 * 1024,
-  maxIvmMessageChars: 1000,
-});
 
 /** The host is trusted: its frames (arguments, fetch bodies) may be large, never unbounded. */
 const MAX_INBOUND_FRAME_BYTES = 64 * 1024 * 1024;

@@ -78,8 +78,8 @@ export const ISOLATE_WIRE_LIMITS = {
   maxUrlChars: 8192,
   /** UTF-8 bytes of a fetch request's header names and values together. */
   maxFetchHeaderBytes: 32 * 1024,
-  /** Longest isolated-vm message passed on for classification. */
-  maxIvmMessageChars: 200,
+  /** Longest isolated-vm or tool error message passed on. */
+  maxIvmMessageChars: 1000,
 } as const;
 
 /** The isolate process's configuration, sent once after its start gate opens. */
