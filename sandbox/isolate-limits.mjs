@@ -11,5 +11,5 @@ export const LIMITS = Object.freeze({
   maxTargetChars: 512,
   maxUrlChars: 8192,
   maxFetchHeaderBytes: 32 * 1024,
-  maxIvmMessageChars: 1000,
+  maxIvmMessageChars: 8192,
 });

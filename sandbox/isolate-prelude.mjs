@@ -119,6 +119,16 @@ export default function createToolRuntime(hostStart, options) {
     return plain;
   }
 
+  // ctx.output (SPEC 5.1): plain data envelopes, built here and checked by the
+  // host like any result. Nothing is validated on this side: the host refuses.
+  const output = freeze({
+    rich: (parts) => ({ 'toolhost/output': { kind: 'rich', parts } }),
+    modelError: (parts) => ({ 'toolhost/output': { kind: 'model_error', parts } }),
+    hostOnly: (value, modelParts) => ({
+      'toolhost/output': modelParts === undefined ? { kind: 'host_only', hostOnly: value } : { kind: 'host_only', hostOnly: value, parts: modelParts },
+    }),
+  });
+
   function buildCtx(callId) {
     const fs = freeze({
       readText: async (path) => callHost('fs.readText', [requirePath('readText', path)]),
@@ -129,6 +139,7 @@ export default function createToolRuntime(hostStart, options) {
     });
     return freeze({
       callId,
+      output,
       fs,
       fetch: async (url, init) => wrapResponse(await callHost('fetch', [String(url), plainInit(init)])),
       progress(done, total, message) {

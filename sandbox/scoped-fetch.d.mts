@@ -10,6 +10,8 @@ export interface ScopedFetchDenial {
 export interface ScopedFetchOptions {
   /** network.allow: `host` (any port) or `host:port`. Empty: every request is refused. */
   readonly allow: readonly string[];
+  /** The tool's class: `read_only` may only send GET, HEAD and OPTIONS. Undefined: unclassified. */
+  readonly sideEffect?: string;
   readonly onDenied?: (denial: ScopedFetchDenial) => void;
   /** Aborts the request in flight when the call ends. */
   readonly signal?: AbortSignal;

@@ -1,6 +1,8 @@
 // ctx.fetch for isolate and worker tools: http(s) only, only to hosts in the
 // manifest's network.allow, redirects followed by hand so every hop is checked
-// again, and bodies counted as they arrive. Plain ESM, no imports from src/.
+// again, and bodies counted as they arrive; a read_only tool may only send
+// GET, HEAD and OPTIONS (egress-methods.mjs). Plain ESM, no imports from src/.
+import { isMethodAllowedForClass, READ_ONLY_METHODS } from './egress-methods.mjs';
 
 /** Bytes of a response body kept at most; more fails the call with code `too_large`. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
@@ -25,14 +27,17 @@ export function createScopedFetch(options) {
   const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
   const onDenied = options.onDenied ?? (() => {});
 
-  function deny(target, reason) {
+  function deny(target, reason, prefix) {
     const shown = String(target).slice(0, MAX_TARGET_CHARS);
     try {
       onDenied({ op: 'fetch', target: shown, reason });
     } catch {
       // A failing observer must not turn a refusal into an allow.
     }
-    return fetchError('policy_denied', `fetch refused for ${JSON.stringify(shown)}: ${REASON_TEXT[reason] ?? reason}`);
+    const why = REASON_TEXT[reason] ?? reason;
+    const error = fetchError('policy_denied', `fetch refused for ${JSON.stringify(shown)}: ${prefix ? `${prefix}: ` : ''}${why}`);
+    error.reason = reason;
+    return error;
   }
 
   function checkUrl(raw) {
@@ -51,6 +56,8 @@ export function createScopedFetch(options) {
   return async function scopedFetch(rawUrl, init = {}) {
     const request = parseInit(init, maxRequestBytes);
     let url = checkUrl(rawUrl);
+    // Redirects keep the method or turn it into GET, so checking the first hop suffices.
+    if (!isMethodAllowedForClass(options.sideEffect, request.method)) throw deny(url.href, 'method_not_allowed_for_class', `${request.method} is not allowed`);
     let { method, body } = request;
     for (let hop = 0; ; hop += 1) {
       let response;
@@ -123,6 +130,7 @@ const REASON_TEXT = {
   host_not_allowed: 'the host is not in network.allow',
   redirect_scheme_not_allowed: 'the redirect leads to a scheme other than http or https',
   redirect_host_not_allowed: 'the redirect leads to a host not in network.allow',
+  method_not_allowed_for_class: `a read_only tool may only send ${READ_ONLY_METHODS.join(', ')}`,
 };
 
 function normalizeHost(hostname) {

@@ -11,7 +11,8 @@ import { BroadcastChannel } from 'node:worker_threads';
 import { createScopedFs } from './scoped-fs.mjs';
 import { createScopedFetch } from './scoped-fetch.mjs';
 
-const MAX_MESSAGE_CHARS = 1000;
+// Generous: the host redacts the message, then cuts it to what the caller sees.
+const MAX_MESSAGE_CHARS = 8192;
 const MAX_EVENT_CHARS = 4000;
 const LOG_LEVELS = new Set(['debug', 'info', 'warn', 'error']);
 
@@ -95,13 +96,24 @@ async function loadTool(entryPath) {
   return tool;
 }
 
+// ctx.output (SPEC 5.1): plain data envelopes, the same the isolate prelude
+// builds; the host checks them like any result.
+const output = Object.freeze({
+  rich: (parts) => ({ 'toolhost/output': { kind: 'rich', parts } }),
+  modelError: (parts) => ({ 'toolhost/output': { kind: 'model_error', parts } }),
+  hostOnly: (value, modelParts) => ({
+    'toolhost/output': modelParts === undefined ? { kind: 'host_only', hostOnly: value } : { kind: 'host_only', hostOnly: value, parts: modelParts },
+  }),
+});
+
 function buildCtx(task, signal, post) {
   const onDenied = (denial) => post({ type: 'denied', denial });
   const fs = createScopedFs({ roots: task.roots, protectedPaths: task.protectedPaths ?? [], hiddenPaths: task.hiddenPaths ?? [], onDenied });
-  const scopedFetch = createScopedFetch({ allow: task.networkAllow, onDenied, signal });
+  const scopedFetch = createScopedFetch({ allow: task.networkAllow, sideEffect: task.sideEffect, onDenied, signal });
   return Object.freeze({
     callId: task.callId,
     signal,
+    output,
     fs: Object.freeze({
       readText: (path) => fs.readText(path),
       writeText: (path, text) => fs.writeText(path, text),

@@ -2,9 +2,11 @@
 // It starts the host with the bundled manifests (plus one demo-only slow tool)
 // on a temporary copy of a small workspace, connects the real MCP SDK client
 // over stdio and walks a realistic session, printing each step:
-//   list tools, read and search files, a call the policy denies, an approval
-//   the "user" answers (declined once, then approved), a timeout, and a large
-//   result fetched through its artifact link.
+//   list tools, read and search files, look at an image (an image part), a
+//   file that is not one (a model_error), a call the policy denies, an approval
+//   the "user" answers (declined once, then approved), a timeout, a large
+//   result fetched through its artifact link, and `finish`, the terminal tool
+//   that ends the run (the call after it is refused).
 // Host logs go to a file in the temporary folder, printed at the end.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -13,6 +15,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { gradientPng } from './demo/png.mjs';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(REPO, 'bin/toolhost.js');
@@ -88,7 +91,8 @@ async function walkSession() {
       .filter(([, on]) => on)
       .map(([hint]) => hint.replace(/Hint$/, ''))
       .join(', ');
-    say(`${tool.name.padEnd(14)} ${dim(hints || '-')}`);
+    const terminal = tool._meta?.['toolhost/terminal'] ? '  [terminal]' : '';
+    say(`${tool.name.padEnd(14)} ${dim(hints || '-')}${terminal}`);
   }
 
   step('Read a file: read_file README.md');
@@ -98,6 +102,18 @@ async function walkSession() {
   step('Search the workspace: search_text "TODO"');
   const found = await call('search_text', { query: 'TODO' });
   for (const match of found.structuredContent?.matches ?? []) say(`${match.path}:${match.line}  ${match.text.trim()}`);
+
+  step('Look at an image: view_image docs/stock-chart.png (rich parts: a line of text and the image)');
+  const image = await call('view_image', { path: 'docs/stock-chart.png' });
+  for (const block of image.content ?? []) {
+    if (block.type === 'text') say(block.text);
+    if (block.type === 'image') say(`image part: ${block.mimeType}, ${Buffer.from(block.data, 'base64').length} bytes (the file itself)`);
+  }
+
+  step('A file that is not an image: the tool refuses in words the model can act on (model_error)');
+  const notImage = await call('view_image', { path: 'README.md' });
+  const explanation = notImage.content?.[1];
+  if (explanation?.type === 'text') say(`the model reads: ${explanation.text}`);
 
   step('A call the policy denies: http_get (the repository policy denies it by name)');
   await call('http_get', { url: 'https://api.github.com/zen' });
@@ -113,9 +129,9 @@ async function walkSession() {
   await call('slow_report', { period: 'last-week' });
 
   step('A result larger than its limit (256 KiB) becomes an artifact: read_file logs/big.log');
-  // Sent with client.request, not callTool: callTool refuses a result without structuredContent
-  // from a tool that declares an outputSchema, and a spilled result has none (SPEC section 5 step 9).
-  const big = await call('read_file', { path: 'logs/big.log', maxLines: 20000 }, { raw: true });
+  // read_file advertises an outputSchema, so its spilled result is an output_limit error result
+  // carrying the preview and the link (SPEC section 5 step 9): callTool reads it like any other.
+  const big = await call('read_file', { path: 'logs/big.log', maxLines: 20000 });
   const link = big.content.find((block) => block.type === 'resource_link');
   if (link) {
     say(`resource_link: ${link.uri} (${link.mimeType}${link.size ? `, ${link.size} bytes` : ''})`);
@@ -126,17 +142,24 @@ async function walkSession() {
     const sha256 = createHash('sha256').update(bytes).digest('hex');
     say(`${bytes.length} bytes, sha256 ${sha256.slice(0, 16)}…, matches the link: ${link.uri.endsWith(sha256)}`);
   }
+
+  step('The agent is done: finish (a terminal tool) ends the run');
+  const finished = await call('finish', { summary: 'Read the README, listed the TODOs, looked at the stock chart, deleted scratch.txt.' });
+  say(`${finished.content?.[0]?.text ?? ''}  ${dim(`_meta["toolhost/terminal"]: ${finished._meta?.['toolhost/terminal'] === true}`)}`);
+
+  step('One more call after finish is refused: the run is over');
+  await call('read_file', { path: 'README.md' });
 }
 
 /** One tools/call, printed: the arguments, then the result or the error code and its facts. */
-async function call(name, args, { raw = false } = {}) {
+async function call(name, args) {
   say(dim(`→ tools/call ${name} ${JSON.stringify(args)}`));
-  const params = { name, arguments: args };
-  const result = raw ? await client.request({ method: 'tools/call', params }) : await client.callTool(params);
+  const result = await client.callTool({ name, arguments: args });
   if (result.isError) {
     const error = result._meta?.['toolhost/error'] ?? {};
     const facts = Object.entries(error)
       .filter(([key]) => key !== 'code')
+      .filter(([key, value]) => key !== 'modelError' || value !== true)
       .map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`)
       .join('  ');
     say(`${bold(`✗ ${error.code}`)}  ${result.content[0]?.text.split('\n').slice(1).join(' ') ?? ''}`);
@@ -159,6 +182,9 @@ function createWorkspace(dir) {
   write('src/stock.js', 'export const stock = new Map();\n// TODO: persist to disk\n');
   write('notes/meeting.md', '- ship the stock report\n- TODO: ask about the retention policy\n');
   write('scratch.txt', 'temporary notes, safe to delete\n');
+  // A real PNG, drawn here: view_image reads its format and size from its own bytes.
+  mkdirSync(join(dir, 'docs'), { recursive: true });
+  writeFileSync(join(dir, 'docs/stock-chart.png'), gradientPng(48, 32));
   write('logs/old.log', 'an old log the user wants to keep\n');
   const lines = [];
   for (let line = 1; line <= 6000; line++) lines.push(`2026-11-29T10:${String(line % 60).padStart(2, '0')}:00Z INFO request ${line} served in ${(line * 7) % 300} ms`);

@@ -7,35 +7,65 @@ export type ErrorKind = 'caller' | 'denied' | 'run' | 'cancelled' | 'internal';
 /** How the failure reaches an MCP client. */
 export type ErrorSurface = 'jsonrpc' | 'result' | 'per_policy';
 
+/**
+ * What a caller (a model, an agent loop) should do next (SPEC section 5.2):
+ * `retry` the same call (transient), `repair` the call and send it again, or
+ * `stop` (repeating it will not help, or its effect is unknown).
+ */
+export type Recovery = 'retry' | 'repair' | 'stop';
+export const RECOVERIES: readonly Recovery[] = ['retry', 'repair', 'stop'];
+
 export interface ErrorInfo {
   readonly kind: ErrorKind;
   readonly surface: ErrorSurface;
   readonly auditStatus: 'rejected' | 'denied' | 'failed' | 'cancelled';
   readonly logLevel: 'info' | 'warn' | 'error';
+  /** For an idempotent tool; see recoveryOf for the codes whose answer depends on the tool. */
+  readonly recovery: Recovery;
 }
 
 export const ERRORS = {
-  malformed_request: { kind: 'caller', surface: 'jsonrpc', auditStatus: 'rejected', logLevel: 'info' },
-  unknown_tool: { kind: 'caller', surface: 'per_policy', auditStatus: 'rejected', logLevel: 'info' },
-  invalid_arguments: { kind: 'caller', surface: 'per_policy', auditStatus: 'rejected', logLevel: 'info' },
-  policy_denied: { kind: 'denied', surface: 'result', auditStatus: 'denied', logLevel: 'info' },
-  unclassified_tool: { kind: 'denied', surface: 'result', auditStatus: 'denied', logLevel: 'info' },
-  approval_required: { kind: 'denied', surface: 'result', auditStatus: 'denied', logLevel: 'info' },
-  approval_denied: { kind: 'denied', surface: 'result', auditStatus: 'denied', logLevel: 'info' },
-  call_limit: { kind: 'denied', surface: 'result', auditStatus: 'denied', logLevel: 'info' },
-  sandbox_unavailable: { kind: 'denied', surface: 'result', auditStatus: 'denied', logLevel: 'warn' },
-  interrupted_side_effect: { kind: 'denied', surface: 'result', auditStatus: 'denied', logLevel: 'warn' },
-  timeout: { kind: 'run', surface: 'result', auditStatus: 'failed', logLevel: 'warn' },
-  cancelled: { kind: 'cancelled', surface: 'result', auditStatus: 'cancelled', logLevel: 'info' },
-  memory_limit: { kind: 'run', surface: 'result', auditStatus: 'failed', logLevel: 'warn' },
-  output_limit: { kind: 'run', surface: 'result', auditStatus: 'failed', logLevel: 'warn' },
-  tool_error: { kind: 'run', surface: 'result', auditStatus: 'failed', logLevel: 'warn' },
-  tool_crashed: { kind: 'run', surface: 'result', auditStatus: 'failed', logLevel: 'warn' },
-  invalid_output: { kind: 'run', surface: 'result', auditStatus: 'failed', logLevel: 'warn' },
-  internal: { kind: 'internal', surface: 'jsonrpc', auditStatus: 'failed', logLevel: 'error' },
+  malformed_request: { kind: 'caller', surface: 'jsonrpc', auditStatus: 'rejected', logLevel: 'info', recovery: 'stop' },
+  unknown_tool: { kind: 'caller', surface: 'per_policy', auditStatus: 'rejected', logLevel: 'info', recovery: 'repair' },
+  invalid_arguments: { kind: 'caller', surface: 'per_policy', auditStatus: 'rejected', logLevel: 'info', recovery: 'repair' },
+  policy_denied: { kind: 'denied', surface: 'result', auditStatus: 'denied', logLevel: 'info', recovery: 'stop' },
+  unclassified_tool: { kind: 'denied', surface: 'result', auditStatus: 'denied', logLevel: 'info', recovery: 'stop' },
+  approval_required: { kind: 'denied', surface: 'result', auditStatus: 'denied', logLevel: 'info', recovery: 'stop' },
+  approval_denied: { kind: 'denied', surface: 'result', auditStatus: 'denied', logLevel: 'info', recovery: 'stop' },
+  call_limit: { kind: 'denied', surface: 'result', auditStatus: 'denied', logLevel: 'info', recovery: 'stop' },
+  sandbox_unavailable: { kind: 'denied', surface: 'result', auditStatus: 'denied', logLevel: 'warn', recovery: 'retry' },
+  interrupted_side_effect: { kind: 'denied', surface: 'result', auditStatus: 'denied', logLevel: 'warn', recovery: 'stop' },
+  timeout: { kind: 'run', surface: 'result', auditStatus: 'failed', logLevel: 'warn', recovery: 'retry' },
+  cancelled: { kind: 'cancelled', surface: 'result', auditStatus: 'cancelled', logLevel: 'info', recovery: 'stop' },
+  memory_limit: { kind: 'run', surface: 'result', auditStatus: 'failed', logLevel: 'warn', recovery: 'repair' },
+  output_limit: { kind: 'run', surface: 'result', auditStatus: 'failed', logLevel: 'warn', recovery: 'repair' },
+  tool_error: { kind: 'run', surface: 'result', auditStatus: 'failed', logLevel: 'warn', recovery: 'repair' },
+  tool_crashed: { kind: 'run', surface: 'result', auditStatus: 'failed', logLevel: 'warn', recovery: 'retry' },
+  invalid_output: { kind: 'run', surface: 'result', auditStatus: 'failed', logLevel: 'warn', recovery: 'repair' },
+  internal: { kind: 'internal', surface: 'jsonrpc', auditStatus: 'failed', logLevel: 'error', recovery: 'retry' },
 } as const satisfies Record<string, ErrorInfo>;
 
 export type ErrorCode = keyof typeof ERRORS;
+
+/**
+ * The recovery of a failure of a tool: the table's, except that a timeout or a
+ * cancellation of a non-idempotent tool is `stop` (its effect is unknown, so
+ * running it again could do it twice).
+ */
+export function recoveryOf(code: ErrorCode, tool?: { readonly idempotent: boolean }): Recovery {
+  if ((code === 'timeout' || code === 'cancelled') && tool && !tool.idempotent) return 'stop';
+  return (ERRORS[code] as ErrorInfo).recovery;
+}
+
+/** The error with the recovery recoveryOf gives for this tool (the same object when nothing changes). */
+export function withToolRecovery(error: HostError, tool: { readonly idempotent: boolean } | undefined): HostError {
+  const recovery = recoveryOf(error.code, tool);
+  if (recovery !== 'stop' || error.recovery === 'stop') return error;
+  return new HostError(error.code, error.message, error.details, { cause: error.cause ?? error, recovery, content: error.content });
+}
+
+/** Model-visible content an error result carries after its `code:` line (a model_error's parts). */
+export type ErrorContent = readonly Readonly<Record<string, unknown>>[];
 
 /** Codes a runner may return: the tool ran (or was stopped) and failed. */
 export type RunCode =
@@ -55,14 +85,21 @@ export type ErrorDetails = Record<string, unknown>;
 
 /** A failure the host decided; `message` is one sentence safe for the model (no path, no secret). */
 export class HostError extends Error {
+  /** What the caller should do next; the table's unless the host knew better (recoveryOf). */
+  readonly recovery: Recovery;
+  /** Extra model-visible blocks after the `code:` line; empty for most errors. */
+  readonly content: ErrorContent;
+
   constructor(
     readonly code: ErrorCode,
     message: string,
     readonly details: ErrorDetails = {},
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; recovery?: Recovery; content?: ErrorContent },
   ) {
-    super(message, options);
+    super(message, options?.cause !== undefined ? { cause: options.cause } : undefined);
     this.name = 'HostError';
+    this.recovery = options?.recovery ?? (ERRORS[code] as ErrorInfo).recovery;
+    this.content = options?.content ?? [];
   }
 
   get info(): ErrorInfo {

@@ -3,6 +3,8 @@
 // supervisor, and hands each its dependencies. Two hosts fit in one process.
 import { randomUUID } from 'node:crypto';
 import { realpathSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { resolve } from 'node:path';
 import { ArtifactStore } from './audit/artifacts.js';
 import { Journal } from './audit/journal.js';
 import { loadHostConfig, type HostConfig } from './config/load-host-config.js';
@@ -12,6 +14,7 @@ import { createRunner, ProcessServices } from './runner/index.js';
 import { createRedactor } from './supervisor/redact.js';
 import { DEFAULT_REQUEST_STATE_TTL_MS, RequestStateSigner } from './supervisor/request-state.js';
 import { RunnerCache } from './supervisor/runner-cache.js';
+import { SessionCounters } from './supervisor/session-counters.js';
 import { createSupervisor } from './supervisor/supervisor.js';
 import type { Supervisor } from './supervisor/types.js';
 
@@ -35,8 +38,14 @@ export interface HostOptions {
   readonly requestStateTtlMs?: number;
   /** Clock for approval-state expiry (tests). */
   readonly now?: () => number;
-  /** Names this session in the journal; default a random UUID. */
+  /** Names this session in the journal; default a random UUID. Ignored when `session` is given. */
   readonly sessionId?: string;
+  /**
+   * The session's counters (call budget, failure run, terminal: SPEC 5.2). `serve` builds
+   * one per connection and hands it to every host a reload builds, so the counts survive
+   * a reload; default a fresh session.
+   */
+  readonly session?: SessionCounters;
   /**
    * One-shot process tools start the next call's sandbox while a call runs; false for a
    * host that serves a single call (`toolhost call`), where it would be wasted. Default true.
@@ -74,7 +83,8 @@ export async function createHost(options: HostOptions): Promise<Host> {
   // Exclusions are not fatal: `serve` logs them, `validate` reports them.
   if (config.problems.length > 0) throw new ConfigError(config.problems);
 
-  const sessionId = options.sessionId ?? randomUUID();
+  const session = options.session ?? new SessionCounters(options.sessionId ?? randomUUID());
+  const sessionId = session.id;
   const journal = Journal.open(options.stateDir, { logger, sessionId });
   let artifacts: ArtifactStore;
   try {
@@ -91,6 +101,8 @@ export async function createHost(options: HostOptions): Promise<Host> {
     secretValues: config.secretValues(),
     // Paths inside the workspace may be shown, as given or with symlinks resolved.
     visibleRoots: [...new Set([config.workspace, options.workspace, realpathOr(options.workspace)])],
+    // Paths under these are hidden even when they do not exist (yet); elsewhere only existing paths are.
+    hostRoots: hostRootsOf(options),
   });
   const supervisor = createSupervisor({
     config,
@@ -99,7 +111,7 @@ export async function createHost(options: HostOptions): Promise<Host> {
     runners,
     signer: new RequestStateSigner({ ttlMs: options.requestStateTtlMs ?? DEFAULT_REQUEST_STATE_TTL_MS, ...(options.now ? { now: options.now } : {}) }),
     redact,
-    sessionId,
+    session,
     logger,
     approvalTimeoutMs: options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS,
     onClose: () => journal.close(),
@@ -110,6 +122,13 @@ export async function createHost(options: HostOptions): Promise<Host> {
     await services.close();
   };
   return { supervisor, config, sessionId, services, close };
+}
+
+// Folders of the host a tool's text may name: home, the state and manifest folders, the host's /tmp.
+function hostRootsOf(options: HostOptions): string[] {
+  const folders = [homedir(), '/root', '/home', tmpdir(), options.stateDir, ...options.manifestDirs];
+  const resolved = folders.map((folder) => resolve(options.cwd ?? process.cwd(), folder));
+  return [...new Set([...resolved, ...resolved.map(realpathOr)])];
 }
 
 function realpathOr(path: string): string {

@@ -79,11 +79,23 @@ export async function run(argv: readonly string[]): Promise<number> {
 export function printOutcome(outcome: CallOutcome): number {
   switch (outcome.kind) {
     case 'result':
-      process.stdout.write(`${JSON.stringify({ callId: outcome.callId, content: outcome.content, ...(outcome.structuredContent ? { structuredContent: outcome.structuredContent } : {}) }, null, 2)}\n`);
+      process.stdout.write(
+        `${JSON.stringify(
+          {
+            callId: outcome.callId,
+            content: outcome.content,
+            ...(outcome.structuredContent ? { structuredContent: outcome.structuredContent } : {}),
+            ...(outcome.meta ? { _meta: outcome.meta } : {}),
+          },
+          null,
+          2,
+        )}\n`,
+      );
       return 0;
     case 'error': {
-      const { code, message, details } = outcome.error;
-      process.stdout.write(`${JSON.stringify({ callId: outcome.callId, isError: true, code, message, details }, null, 2)}\n`);
+      const { code, message, details, recovery, content } = outcome.error;
+      const parts = content.length > 0 ? { content } : {};
+      process.stdout.write(`${JSON.stringify({ callId: outcome.callId, isError: true, code, message, details, recovery, ...parts }, null, 2)}\n`);
       process.stderr.write(`toolhost call: ${code}: ${message}\n`);
       return 1;
     }

@@ -10,6 +10,7 @@ import { isAbsolute, join, relative } from 'node:path';
 import { createHost } from '../host.js';
 import { createSilentLogger } from '../log.js';
 import { generateCases } from '../fuzz/generate.js';
+import { SessionCounters } from '../supervisor/session-counters.js';
 import type { ApprovalChannel, CallOutcome } from '../supervisor/types.js';
 import { HOST_FLAGS_HELP, hostFlagsFrom, parseCommandArgs, UsageError, type HostFlags } from './args.js';
 
@@ -27,8 +28,11 @@ with invalid_arguments; 1 otherwise.
 ${HOST_FLAGS_HELP}
 `;
 
-/** Codes that prove the call got past every check and ran. */
-const REACHED_TOOL = new Set(['timeout', 'memory_limit', 'output_limit', 'tool_error', 'tool_crashed', 'invalid_output']);
+/**
+ * Outcomes that prove the call got past every check and ran. `model_error` is the tool
+ * itself refusing (SPEC 5.1): it reached the tool as surely as a result did.
+ */
+const REACHED_TOOL = new Set(['model_error', 'timeout', 'memory_limit', 'output_limit', 'tool_error', 'tool_crashed', 'invalid_output']);
 
 export interface FuzzReport {
   readonly tool: string;
@@ -87,8 +91,10 @@ export async function fuzzTool(
     const approval: ApprovalChannel = approve
       ? { kind: 'elicitation', elicit: async () => ({ action: 'accept', content: { approve: true } }) }
       : { kind: 'none' };
+    // Each case is its own session: a terminal tool's success, or a run of failures, must
+    // not turn the cases after it into call_limit refusals (SPEC 5.2).
     const call = (args: unknown) =>
-      host.supervisor.callTool({ name: tool, args, meta: {}, signal: new AbortController().signal, approval }).then(describeOutcome);
+      host.supervisor.callTool({ name: tool, args, meta: {}, signal: new AbortController().signal, approval, session: new SessionCounters() }).then(describeOutcome);
     const failures: FuzzReport['failures'][number][] = [];
     let reached = 0;
     for (const args of cases.valid) {
@@ -121,9 +127,11 @@ export function mirrorWorkspace(flags: HostFlags, workspace: string): HostFlags 
   return { ...flags, workspace, manifestDirs: flags.manifestDirs.map(copyInside) };
 }
 
-function describeOutcome(outcome: CallOutcome): string {
+/** `result`, `input_required`, `model_error` (a tool_error the tool chose), or the error code. */
+export function describeOutcome(outcome: CallOutcome): string {
   if (outcome.kind === 'result') return 'result';
   if (outcome.kind === 'input_required') return 'input_required';
+  if (outcome.error.code === 'tool_error' && outcome.error.details['modelError'] === true) return 'model_error';
   return outcome.error.code;
 }
 

@@ -44,5 +44,5 @@ export function loadListedTools(flags: ReturnType<typeof hostFlagsFrom>): Format
   }
   return [...config.tools.values()]
     .filter((view) => view.listed)
-    .map((view) => ({ name: view.manifest.name, description: view.manifest.description, inputSchema: view.manifest.input }));
+    .map((view) => ({ name: view.manifest.name, description: view.manifest.description, inputSchema: view.manifest.input, terminal: view.manifest.terminal }));
 }

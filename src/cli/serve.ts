@@ -12,6 +12,7 @@ import { createLogger, type Logger } from '../log.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../protocol/boundary.js';
 import { CUSTOM_METHODS } from '../protocol/custom-methods.js';
 import { serveToolhost } from '../protocol/server.js';
+import { SessionCounters } from '../supervisor/session-counters.js';
 import type { Supervisor } from '../supervisor/types.js';
 import { BoundaryStdioTransport, ProtocolOutput } from '../protocol/stdio.js';
 import { takeProtocolChannel } from '../protocol/protocol-fd.js';
@@ -28,7 +29,8 @@ Reload: the manifest folders, the --policy files and the workspace's policies/
 are watched, and a change (or SIGHUP) reloads them; the client gets
 notifications/tools/list_changed, calls already running finish under the
 definitions they started with, and a configuration that does not load is
-reported (stderr and the log) while the previous one stays in force.
+reported (stderr and the log) while the previous one stays in force. The
+session's counters (call budget, failure run, terminal) carry over a reload.
 Ends on stdin EOF or SIGTERM: in-flight calls are cancelled, exit code 0.
 
   --max-message-bytes N   largest inbound message in bytes (default ${DEFAULT_MAX_MESSAGE_BYTES})
@@ -60,7 +62,9 @@ export async function run(argv: readonly string[]): Promise<number> {
   const channel = await takeProtocolChannel(logger);
   logger.debug({ fd1: channel.fd1 }, 'protocol moved off file descriptor 1');
   const output = new ProtocolOutput(channel.output, logger);
-  const host = await buildHost(flags, logger);
+  // The connection's session: every host a reload builds counts against it (SPEC 5.2).
+  const session = new SessionCounters();
+  const host = await buildHost(flags, logger, session);
   if (!host) return 1;
   if (signalled) {
     await host.close();
@@ -76,7 +80,7 @@ export async function run(argv: readonly string[]): Promise<number> {
     registerMethods: CUSTOM_METHODS,
   });
   const hosts = new HostReloader<Host, Supervisor>(host, {
-    build: () => buildHost(flags, logger),
+    build: () => buildHost(flags, logger, session),
     swap: (next) => server.replaceSupervisor(next),
     whenIdle: (supervisor) => server.whenIdle(supervisor),
     logger,
@@ -131,9 +135,10 @@ export function parseMaxMessageBytes(value: unknown): number {
 type Host = Awaited<ReturnType<typeof createHost>>;
 
 /** The host, or undefined after printing why the configuration does not load (createHost logs exclusions). */
-async function buildHost(flags: ReturnType<typeof hostFlagsFrom>, logger: Logger): Promise<Host | undefined> {
+async function buildHost(flags: ReturnType<typeof hostFlagsFrom>, logger: Logger, session: SessionCounters): Promise<Host | undefined> {
   try {
     return await createHost({
+      session,
       manifestDirs: flags.manifestDirs,
       policyFiles: flags.policyFiles,
       workspace: flags.workspace,

@@ -23,6 +23,8 @@ export interface ToolSummary {
   /** What a shadow-mode organisation file would decide, when stricter; else null. */
   readonly shadow: { readonly decision: 'ask' | 'deny'; readonly code: string | null; readonly rule: string; readonly reason: string } | null;
   readonly limits: { readonly timeoutMs: number; readonly maxResultBytes: number; readonly memoryMb: number };
+  /** A success completes the agent's run (SPEC 5.2). */
+  readonly terminal: boolean;
 }
 
 /** The fields of a summary, in output order (the README documents each). */
@@ -41,6 +43,7 @@ export const TOOL_SUMMARY_FIELDS = [
   'reason',
   'shadow',
   'limits',
+  'terminal',
 ] as const satisfies readonly (keyof ToolSummary)[];
 
 /** The summary of one tool view. */
@@ -63,6 +66,7 @@ export function summarizeTool(view: ToolView): ToolSummary {
         ? { decision: shadow.decision, code: shadow.code, rule: shadow.rule, reason: shadow.reason }
         : null,
     limits: { timeoutMs: view.limits.timeoutMs, maxResultBytes: view.limits.maxResultBytes, memoryMb: view.limits.memoryMb },
+    terminal: manifest.terminal,
   };
 }
 

@@ -101,6 +101,7 @@ export function loadHostConfig(options: LoadHostConfigOptions): HostConfig {
   const session: SessionPolicy = Object.freeze({
     maxCallsPerSession: policy.limits.maxCallsPerSession.value,
     maxConcurrency: policy.limits.maxConcurrency.value,
+    maxConsecutiveFailures: policy.limits.maxConsecutiveFailures.value,
     onUnknownTool: policy.onUnknownTool.value,
     onInvalidArguments: policy.onInvalidArguments.value,
     secretNames: Object.freeze(policy.envSecrets.items.map((item) => item.value)),

@@ -5,6 +5,16 @@ export interface FormatTool {
   readonly name: string;
   readonly description: string;
   readonly inputSchema: Readonly<Record<string, unknown>>;
+  /** A success completes the agent's run (SPEC 5.2): every format says so. */
+  readonly terminal?: boolean;
+}
+
+/** The sentence every format adds to a terminal tool's description, so a model reading any of them knows. */
+export const TERMINAL_NOTE = 'Terminal: a successful call ends the run; call it last.';
+
+/** The description as a model should read it: with the terminal note for a terminal tool. */
+export function describedAs(tool: FormatTool): string {
+  return tool.terminal ? `${tool.description} (${TERMINAL_NOTE})` : tool.description;
 }
 
 export type FormatName = 'json' | 'xml' | 'ptype';

@@ -1,6 +1,6 @@
 // Renders tool declarations for models without native tool calls (SPEC
 // section 9), and the call text a model is expected to emit in each format.
-import { asRecord, parametersOf, typesOf, type FormatName, type FormatTool } from './declaration.js';
+import { asRecord, describedAs, parametersOf, typesOf, type FormatName, type FormatTool } from './declaration.js';
 import { escapeXml } from './xml.js';
 
 /** All declarations in one format, ready to put in a prompt. */
@@ -8,7 +8,11 @@ export function renderTools(tools: readonly FormatTool[], format: FormatName): s
   switch (format) {
     case 'json':
       return JSON.stringify(
-        tools.map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.inputSchema } })),
+        tools.map((tool) => ({
+          type: 'function',
+          function: { name: tool.name, description: describedAs(tool), parameters: tool.inputSchema },
+          ...(tool.terminal ? { terminal: true } : {}),
+        })),
         null,
         2,
       );
@@ -34,7 +38,7 @@ export function formatCall(tool: FormatTool, args: Readonly<Record<string, unkno
 /** `search(query: string, limit?: integer)  # description` */
 export function renderSignature(tool: FormatTool): string {
   const params = parametersOf(tool).map((p) => `${p.name}${p.required ? '' : '?'}: ${ptypeOf(p.schema)}`);
-  return `${tool.name}(${params.join(', ')})  # ${oneLine(tool.description)}`;
+  return `${tool.name}(${params.join(', ')})${tool.terminal ? ' -> terminal' : ''}  # ${oneLine(describedAs(tool))}`;
 }
 
 function renderXmlTool(tool: FormatTool): string {
@@ -47,8 +51,8 @@ function renderXmlTool(tool: FormatTool): string {
     .map((p) => `<${p.name}>…</${p.name}>`)
     .join('')}</${tool.name}>`;
   return [
-    `  <tool name="${tool.name}">`,
-    `    <description>${escapeXml(oneLine(tool.description))}</description>`,
+    `  <tool name="${tool.name}"${tool.terminal ? ' terminal="true"' : ''}>`,
+    `    <description>${escapeXml(oneLine(describedAs(tool)))}</description>`,
     `    <parameters>`,
     ...params,
     `    </parameters>`,

@@ -20,6 +20,7 @@ export const POLICY_DEFAULTS = {
     maxMemoryMb: 256,
     maxCallsPerSession: 1000,
     maxConcurrency: 8,
+    maxConsecutiveFailures: 20,
   },
   allowedRoots: ['${WORKSPACE}'],
   networkAllow: [],

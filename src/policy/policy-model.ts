@@ -67,6 +67,7 @@ export const POLICY_KEYS = [
   'limits.maxMemoryMb',
   'limits.maxCallsPerSession',
   'limits.maxConcurrency',
+  'limits.maxConsecutiveFailures',
   'workspace.allowedRoots',
   'network.allow',
   'env.allow',
@@ -76,8 +77,8 @@ export const POLICY_KEYS = [
 ] as const;
 export type PolicyKey = (typeof POLICY_KEYS)[number] | 'mode' | 'kind' | 'name';
 
-export type LimitKey = 'maxTimeoutMs' | 'maxResultBytes' | 'maxMemoryMb' | 'maxCallsPerSession' | 'maxConcurrency';
-export const LIMIT_KEYS: readonly LimitKey[] = ['maxTimeoutMs', 'maxResultBytes', 'maxMemoryMb', 'maxCallsPerSession', 'maxConcurrency'];
+export type LimitKey = 'maxTimeoutMs' | 'maxResultBytes' | 'maxMemoryMb' | 'maxCallsPerSession' | 'maxConcurrency' | 'maxConsecutiveFailures';
+export const LIMIT_KEYS: readonly LimitKey[] = ['maxTimeoutMs', 'maxResultBytes', 'maxMemoryMb', 'maxCallsPerSession', 'maxConcurrency', 'maxConsecutiveFailures'];
 
 export type InvalidArgumentsMode = 'error_result' | 'protocol_error';
 

@@ -49,6 +49,8 @@ export type OnUnknownTool = 'protocol_error' | 'error_result' | { readonly rewri
 export interface SessionPolicy {
   readonly maxCallsPerSession: number;
   readonly maxConcurrency: number;
+  /** Calls in a row that may fail (SPEC 5.2 codes) before the session's later calls are call_limit. */
+  readonly maxConsecutiveFailures: number;
   readonly onUnknownTool: OnUnknownTool;
   readonly onInvalidArguments: 'error_result' | 'protocol_error';
   /** Globs over environment variable names whose values are never passed and always redacted. */

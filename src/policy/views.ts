@@ -88,6 +88,7 @@ function buildRunSpec(manifest: Manifest, assessment: ToolAssessment, policy: Me
     poolSize: manifest.sandbox.poolSize,
     env: passedEnv(manifest.sandbox.env, policy, env),
     roots: manifest.roots.map((root) => ({ path: root.path, access: root.access })),
+    ...(manifest.sideEffect !== undefined ? { sideEffect: manifest.sideEffect } : {}),
     networkAllow: [...manifest.networkAllow],
     maxOutputBytes: MAX_OUTPUT_BYTES,
     protectedPaths: [...guarded.protectedPaths],

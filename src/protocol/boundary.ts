@@ -19,6 +19,7 @@ export type MalformedReason =
   | 'invalid_utf8'
   | 'invalid_json'
   | 'duplicate_key'
+  | 'proto_key'
   | 'too_deep'
   | 'batch_not_supported'
   | 'not_jsonrpc'
@@ -62,6 +63,8 @@ export function checkLine(bytes: Uint8Array, maxMessageBytes: number): LineCheck
   if (!isUtf8) return refuse(INVALID_REQUEST, id, 'invalid_utf8');
   if (scan.maxDepth > MAX_MESSAGE_DEPTH) return refuse(INVALID_REQUEST, id, 'too_deep', { maxDepth: MAX_MESSAGE_DEPTH });
   if (scan.duplicateKey !== undefined) return refuse(INVALID_REQUEST, id, 'duplicate_key', { key: scan.duplicateKey });
+  // What runs and what is journaled must be exactly what was sent (SPEC section 5).
+  if (scan.protoKey !== undefined) return refuse(INVALID_REQUEST, id, 'proto_key', { key: scan.protoKey });
   if (scan.topLevel === 'array') return refuse(INVALID_REQUEST, null, 'batch_not_supported');
   // Depth is bounded now, so JSON.parse is cheap and cannot recurse deeply.
   return checkShape(JSON.parse(text) as unknown, id);

@@ -55,7 +55,7 @@ function register(server: Server, method: string, handle: (params: unknown) => R
 }
 
 function formatToolsOf(supervisor: Supervisor): FormatTool[] {
-  return supervisor.listTools().map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }));
+  return supervisor.listTools().map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema, terminal: tool.terminal }));
 }
 
 /** The params object (absent = `{}`), with `_meta` ignored and any other unknown key refused. */

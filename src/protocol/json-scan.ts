@@ -12,6 +12,11 @@ export type JsonScan =
       readonly maxDepth: number;
       /** The first key that repeats inside one object, as a JSON pointer-like path. */
       readonly duplicateKey?: string;
+      /**
+       * The first `__proto__` key, as a path: parsers that build plain objects drop it or
+       * turn it into a prototype, so what runs would differ from what was sent.
+       */
+      readonly protoKey?: string;
       readonly idText?: string;
       readonly topLevel: 'object' | 'array' | 'scalar';
     };
@@ -42,6 +47,7 @@ class Scanner {
   private pos = 0;
   private maxDepth = 0;
   private duplicateKey: string | undefined;
+  private protoKey: string | undefined;
   private idText: string | undefined;
   /** Kind of every open container, one byte per level. */
   private kinds = new Uint8Array(256);
@@ -115,6 +121,7 @@ class Scanner {
       maxDepth: this.maxDepth,
       topLevel,
       ...(this.duplicateKey !== undefined ? { duplicateKey: this.duplicateKey } : {}),
+      ...(this.protoKey !== undefined ? { protoKey: this.protoKey } : {}),
       ...(this.idText !== undefined ? { idText: this.idText } : {}),
     };
   }
@@ -154,6 +161,7 @@ class Scanner {
       // Escapes make two spellings of one key ("a" and "\u0061"): compare decoded.
       const key = raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
       if (frame.keys.has(key)) this.duplicateKey ??= this.pathOf(key);
+      if (key === '__proto__') this.protoKey ??= this.pathOf(key);
       frame.keys.add(key);
       frame.key = key;
     }

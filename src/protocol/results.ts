@@ -26,8 +26,9 @@ export function renderOutcome(outcome: CallOutcome, session: Pick<SessionPolicy,
   switch (outcome.kind) {
     case 'result':
       return {
-        content: outcome.content.map((block) => ({ ...block })),
+        content: outcome.content.map((block) => ({ ...block })) as CallToolResult['content'],
         ...(outcome.structuredContent !== undefined ? { structuredContent: { ...outcome.structuredContent } } : {}),
+        ...(outcome.meta !== undefined ? { _meta: { ...outcome.meta } } : {}),
       };
     case 'input_required':
       return inputRequired({
@@ -44,12 +45,15 @@ export function renderOutcome(outcome: CallOutcome, session: Pick<SessionPolicy,
   }
 }
 
-/** An error as a tool result: isError, a first text block `code: <code>`, the facts in `_meta`, no structuredContent. */
+/**
+ * An error as a tool result: isError, a first text block `code: <code>` (then a
+ * model_error's own parts), the facts and the recovery in `_meta`, no structuredContent.
+ */
 export function renderErrorResult(error: HostError): CallToolResult {
   return {
     isError: true,
-    content: [{ type: 'text', text: `code: ${error.code}\n${error.message}` }],
-    _meta: { [ERROR_META_KEY]: { code: error.code, ...error.details } },
+    content: [{ type: 'text', text: `code: ${error.code}\n${error.message}` }, ...(error.content.map((block) => ({ ...block })) as CallToolResult['content'])],
+    _meta: { [ERROR_META_KEY]: { code: error.code, ...error.details, recovery: error.recovery } },
   };
 }
 

@@ -11,6 +11,7 @@ import { approvalChannelFor, approvalAnswerFrom } from './approval-channel.js';
 import { forwardLifecycleEvents, forwardProgress } from './notifications.js';
 import { readArtifactResource, ARTIFACT_URI_TEMPLATE } from './resources.js';
 import { JSONRPC_INTERNAL_ERROR, renderOutcome } from './results.js';
+import { TERMINAL_META_KEY } from '../supervisor/tool-output.js';
 
 /**
  * Adds methods beyond the MCP spec (e.g. `toolhost/render`, `toolhost/parse`) to each server
@@ -118,6 +119,7 @@ function buildServer(era: ProtocolEra, options: ToolhostServerOptions, state: Se
       inputSchema: { ...tool.inputSchema, type: 'object' as const },
       ...(tool.outputSchema ? { outputSchema: { ...tool.outputSchema, type: 'object' as const } } : {}),
       annotations: { ...tool.annotations },
+      ...(tool.terminal ? { _meta: { [TERMINAL_META_KEY]: true } } : {}),
     })),
   }));
 

@@ -23,7 +23,8 @@ export interface ManifestSandbox {
   readonly memoryMb?: number;
   /** process: argv, ./ and ../ elements resolved to absolute paths inside the manifest folder. */
   readonly command?: readonly string[];
-  readonly stdout: 'json' | 'text';
+  /** output: one `{"toolhost/output": ...}` object (SPEC 5.1). */
+  readonly stdout: 'json' | 'text' | 'output';
   readonly isolation: 'none' | 'namespace';
   readonly persistent: boolean;
   readonly poolSize: number;
@@ -49,6 +50,8 @@ export interface Manifest {
   readonly maxResultBytes?: number;
   readonly format: ToolFormat;
   readonly approval: 'auto' | 'always';
+  /** A success completes the agent's run (SPEC 5.2). */
+  readonly terminal: boolean;
   /** The input JSON Schema as written (an object schema). */
   readonly input: Readonly<Record<string, unknown>>;
   readonly output?: Readonly<Record<string, unknown>>;

@@ -4,8 +4,11 @@
 import type { ErrorDetails, RunCode } from '../errors.js';
 import type { RunOutcome } from './wire.js';
 
-/** Longest tool error message passed on, in characters. */
-export const MAX_TOOL_MESSAGE_CHARS = 1000;
+/**
+ * Longest tool error message passed on, in characters: a generous bound, since the
+ * supervisor redacts the message first and cuts it to what the caller sees after.
+ */
+export const MAX_TOOL_MESSAGE_CHARS = 8192;
 
 /** A call's result before its duration is known. */
 export type Outcome =

@@ -23,13 +23,16 @@ export interface RunSpec {
   readonly command?: readonly string[];
   /** Isolate heap, worker heap or process address space, in MiB. */
   readonly memoryMb: number;
-  readonly stdout: 'json' | 'text';
+  /** `output` is read as `json` by the runners; the supervisor reads the envelope. */
+  readonly stdout: 'json' | 'text' | 'output';
   readonly isolation: 'none' | 'namespace';
   readonly persistent: boolean;
   readonly poolSize: number;
   /** The environment the process gets: only names allowed by manifest and policy, never a secret. */
   readonly env: Readonly<Record<string, string>>;
   readonly roots: readonly WorkspaceRoot[];
+  /** The tool's class; a read_only tool's requests are held to GET, HEAD and OPTIONS. Undefined: unclassified. */
+  readonly sideEffect?: 'read_only' | 'local_mutation' | 'remote_mutation' | 'destructive';
   /** Hosts (host or host:port) the tool may reach. Empty: no network. */
   readonly networkAllow: readonly string[];
   /** Upper bound on bytes a runner buffers from the tool before it kills it (output_limit). */
@@ -39,8 +42,8 @@ export interface RunSpec {
    * read_write root: every manifest folder, the workspace's policies/ folder, every
    * --policy file, the log file and the state folder. Absolute, symlinks resolved where
    * they exist. Empty: nothing beyond the roots' access is enforced. One that does not
-   * exist when a namespaced tool starts inside a read_write root is masked with an empty
-   * read-only folder (bubblewrap creates its mount point).
+   * exist when a namespaced tool starts is not masked (a mount point would create it on
+   * the host); if the tool creates it, the supervisor removes it and fails the call.
    */
   readonly protectedPaths: readonly string[];
   /**

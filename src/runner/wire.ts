@@ -79,7 +79,7 @@ export const ISOLATE_WIRE_LIMITS = {
   /** UTF-8 bytes of a fetch request's header names and values together. */
   maxFetchHeaderBytes: 32 * 1024,
   /** Longest isolated-vm or tool error message passed on. */
-  maxIvmMessageChars: 1000,
+  maxIvmMessageChars: 8192,
 } as const;
 
 /** The isolate process's configuration, sent once after its start gate opens. */

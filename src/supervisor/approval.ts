@@ -8,7 +8,7 @@ import type { ApprovalPrompt, CallRequest, ElicitAnswer } from './types.js';
 import { throwIfCancelled } from './session-limits.js';
 import type { PolicyOutcome } from './policy.js';
 import { linkSignals } from './link-signals.js';
-import { escapeForPrompt } from './prompt-text.js';
+import { escapeForPrompt, escapeHeadAndTail } from './prompt-text.js';
 import type { RequestStateSigner } from './request-state.js';
 
 export type ApprovalStatus = 'not_needed' | 'approved';
@@ -31,7 +31,7 @@ export interface ApprovalInput {
 
 /** Upper bounds of the prompt text (characters). */
 export const MAX_PROMPT_CHARS = 1000;
-const MAX_ARGS_CHARS = 600;
+const MAX_ARGS_CHARS = 520;
 
 /** Resolves when the call may run; throws approval_denied, approval_required or cancelled otherwise. */
 export async function obtainApproval(input: ApprovalInput): Promise<ApprovalResult> {
@@ -53,13 +53,18 @@ export async function obtainApproval(input: ApprovalInput): Promise<ApprovalResu
   }
 }
 
-/** The prompt for one call: tool, class and arguments, bounded and escaped. */
-export function buildApprovalPrompt(view: ToolView, args: Readonly<Record<string, unknown>>, reason?: string): string {
+/**
+ * The prompt for one call: tool, class and arguments, bounded and escaped. Long
+ * arguments show their head and their tail (a dangerous tail cannot hide behind
+ * the cut) with the bytes left out, and the argument hash names them exactly.
+ */
+export function buildApprovalPrompt(view: ToolView, args: Readonly<Record<string, unknown>>, argsHash: string, reason?: string): string {
   const tool = escapeForPrompt(view.manifest.name, 64);
   const sideEffect = view.manifest.sideEffect ?? 'unclassified';
-  const argsText = escapeForPrompt(JSON.stringify(args) ?? '{}', MAX_ARGS_CHARS);
+  const argsText = escapeHeadAndTail(JSON.stringify(args) ?? '{}', MAX_ARGS_CHARS);
   const why = reason ? ` Reason: ${escapeForPrompt(reason, 200)}.` : '';
-  return escapeForPrompt(`Allow the tool ${tool} (${sideEffect}) to run with arguments ${argsText}?${why}`, MAX_PROMPT_CHARS);
+  const hash = escapeForPrompt(argsHash, 64);
+  return escapeForPrompt(`Allow the tool ${tool} (${sideEffect}) to run with arguments ${argsText} (sha256 ${hash})?${why}`, MAX_PROMPT_CHARS);
 }
 
 /** True only for `action: accept` with `content.approve === true`. */
@@ -74,7 +79,7 @@ function answerInputRequired(input: ApprovalInput, rule: string | null): Approva
   const { request, view, argsHash, signer } = input;
   const tool = view.manifest.name;
   if (request.requestState === undefined) {
-    return { status: 'input_required', requestState: signer.issue(tool, argsHash), message: buildApprovalPrompt(view, input.args, input.policy.askReason) };
+    return { status: 'input_required', requestState: signer.issue(tool, argsHash), message: buildApprovalPrompt(view, input.args, input.argsHash, input.policy.askReason) };
   }
   const check = signer.verify(request.requestState, tool, argsHash);
   if (!check.ok) {
@@ -118,7 +123,7 @@ async function elicitWithTimeout(elicit: Elicit, input: ApprovalInput): Promise<
     onAbort = () => resolve('cancelled');
     request.signal.addEventListener('abort', onAbort, { once: true });
   });
-  const prompt: ApprovalPrompt = { message: buildApprovalPrompt(view, input.args, input.policy.askReason), tool: view.manifest.name, sideEffect: view.manifest.sideEffect ?? 'unclassified' };
+  const prompt: ApprovalPrompt = { message: buildApprovalPrompt(view, input.args, input.argsHash, input.policy.askReason), tool: view.manifest.name, sideEffect: view.manifest.sideEffect ?? 'unclassified' };
   try {
     const answered = Promise.resolve()
       .then(() => elicit(prompt, signal))

@@ -41,7 +41,7 @@ export function forwardProgress(ctx: CallContext, redact: Redactor): ((event: Pr
   if (!forward) return undefined;
   return (event) => {
     if (ctx.request.signal.aborted) return;
-    const message = event.message === undefined ? undefined : redact(String(event.message)).slice(0, MAX_PROGRESS_MESSAGE_CHARS);
+    const message = event.message === undefined ? undefined : redact.cut(String(event.message), MAX_PROGRESS_MESSAGE_CHARS);
     try {
       forward({ ...event, ...(message !== undefined ? { message } : {}) });
     } catch (error) {

@@ -17,6 +17,8 @@ export interface ReplayedResult {
   readonly fromCallId: string;
   readonly content: readonly ContentBlock[];
   readonly structuredContent?: Readonly<Record<string, unknown>>;
+  /** The result's `_meta` (host-only value, terminal mark), as recorded. */
+  readonly meta?: Readonly<Record<string, unknown>>;
   /** The serialized form, as recorded. */
   readonly serialized: string;
 }
@@ -70,8 +72,16 @@ export function checkIdempotency(index: IdempotencyIndex, tool: string, key: str
 }
 
 /** The serialized form of a result kept for replay. */
-export function serializeForReplay(result: { content: readonly ContentBlock[]; structuredContent?: Readonly<Record<string, unknown>> }): string {
-  return JSON.stringify({ content: result.content, ...(result.structuredContent ? { structuredContent: result.structuredContent } : {}) });
+export function serializeForReplay(result: {
+  content: readonly ContentBlock[];
+  structuredContent?: Readonly<Record<string, unknown>>;
+  meta?: Readonly<Record<string, unknown>>;
+}): string {
+  return JSON.stringify({
+    content: result.content,
+    ...(result.structuredContent ? { structuredContent: result.structuredContent } : {}),
+    ...(result.meta ? { meta: result.meta } : {}),
+  });
 }
 
 function parseReplay(serialized: string, fromCallId: string): ReplayedResult | undefined {
@@ -82,13 +92,14 @@ function parseReplay(serialized: string, fromCallId: string): ReplayedResult | u
     return undefined;
   }
   if (typeof value !== 'object' || value === null) return undefined;
-  const { content, structuredContent } = value as { content?: unknown; structuredContent?: unknown };
+  const { content, structuredContent, meta } = value as { content?: unknown; structuredContent?: unknown; meta?: unknown };
   if (!Array.isArray(content)) return undefined;
-  const structured = typeof structuredContent === 'object' && structuredContent !== null && !Array.isArray(structuredContent);
+  const isRecord = (item: unknown): item is Record<string, unknown> => typeof item === 'object' && item !== null && !Array.isArray(item);
   return {
     fromCallId,
     content: content as ContentBlock[],
-    ...(structured ? { structuredContent: structuredContent as Record<string, unknown> } : {}),
+    ...(isRecord(structuredContent) ? { structuredContent } : {}),
+    ...(isRecord(meta) ? { meta } : {}),
     serialized,
   };
 }

@@ -1,23 +1,30 @@
 // Text the host writes about caller-supplied values (approval prompts, error
-// messages): bounded and with control characters escaped, so an argument can
-// neither flood a prompt nor forge lines in it (newlines, ANSI escapes,
-// bidirectional overrides).
+// messages): bounded and with every invisible character escaped, so an
+// argument can neither flood a prompt, forge lines in it, nor hide what it
+// says (newlines, ANSI escapes, bidirectional controls, the Arabic letter
+// mark, zero-width and other format characters).
 
-/** Escapes control and bidi-override characters and cuts to `maxChars` with an ellipsis. */
+/** Escapes control and format characters and cuts to `maxChars` with an ellipsis. */
 export function escapeForPrompt(text: string, maxChars: number): string {
-  const escaped = text.replace(UNSAFE_CHARS, (char) => {
-    const code = char.codePointAt(0) ?? 0;
-    if (char === '\n') return '\\n';
-    if (char === '\r') return '\\r';
-    if (char === '\t') return '\\t';
-    return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
-  });
+  const escaped = escapeInvisible(text);
   if (escaped.length <= maxChars) return escaped;
-  // Do not cut a surrogate pair in half.
-  let end = Math.max(0, maxChars - 1);
-  const last = escaped.charCodeAt(end - 1);
-  if (last >= 0xd800 && last <= 0xdbff) end--;
-  return `${escaped.slice(0, end)}…`;
+  return `${headOf(escaped, Math.max(0, maxChars - 1))}…`;
+}
+
+/**
+ * Escapes like escapeForPrompt, but a text longer than `maxChars` keeps its head
+ * and its tail (a dangerous part may be at the end) and says how many bytes of
+ * the middle were left out.
+ */
+export function escapeHeadAndTail(text: string, maxChars: number): string {
+  const escaped = escapeInvisible(text);
+  if (escaped.length <= maxChars) return escaped;
+  // The marker's own length depends on the count: reserve the widest it can be.
+  const room = Math.max(0, maxChars - marker(Buffer.byteLength(escaped, 'utf8')).length);
+  const head = headOf(escaped, Math.ceil(room / 2));
+  const tail = tailOf(escaped, Math.floor(room / 2));
+  const leftOut = escaped.slice(head.length, escaped.length - tail.length);
+  return `${head}${marker(Buffer.byteLength(leftOut, 'utf8'))}${tail}`;
 }
 
 /** A caller-supplied name in double quotes, escaped and bounded. */
@@ -25,5 +32,38 @@ export function quoteForModel(text: string, maxChars: number): string {
   return `"${escapeForPrompt(text, maxChars)}"`;
 }
 
-// C0, DEL, C1, line/paragraph separators and bidi controls.
-const UNSAFE_CHARS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+/** Every control (Cc), format (Cf) and line or paragraph separator character as an escape. */
+export function escapeInvisible(text: string): string {
+  return text.replace(UNSAFE_CHARS, (char) => {
+    const code = char.codePointAt(0) ?? 0;
+    if (char === '\n') return '\\n';
+    if (char === '\r') return '\\r';
+    if (char === '\t') return '\\t';
+    if (code <= 0xff) return `\\x${code.toString(16).padStart(2, '0')}`;
+    return code <= 0xffff ? `\\u${code.toString(16).padStart(4, '0')}` : `\\u{${code.toString(16)}}`;
+  });
+}
+
+function marker(bytes: number): string {
+  return `…[${bytes} bytes left out]…`;
+}
+
+// Neither cut splits a surrogate pair.
+function headOf(text: string, chars: number): string {
+  let end = Math.min(text.length, chars);
+  const last = text.charCodeAt(end - 1);
+  if (end > 0 && last >= 0xd800 && last <= 0xdbff) end--;
+  return text.slice(0, end);
+}
+
+function tailOf(text: string, chars: number): string {
+  if (chars <= 0) return '';
+  let start = Math.max(0, text.length - chars);
+  const first = text.charCodeAt(start);
+  if (first >= 0xdc00 && first <= 0xdfff) start++;
+  return text.slice(start);
+}
+
+// Cc: C0, DEL, C1. Cf: bidi controls and marks (LRM, RLM, ALM U+061C), zero-width
+// characters, the BOM, soft hyphen, tag characters. Zl/Zp: line and paragraph separators.
+const UNSAFE_CHARS = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;

@@ -13,9 +13,14 @@ export type CheckedResult = { readonly type: 'json'; readonly value: unknown } |
 
 /** Checks a runner's output against SPEC section 5 step 9 and the output schema. */
 export function checkResult(output: RunOutput, manifest: Manifest): CheckedResult {
-  const checked = output.type === 'json' ? checkJson(output.json, manifest.name) : checkText(output.bytes, manifest.name);
+  const checked = parseResult(output, manifest);
   checkOutputSchema(checked, manifest);
   return checked;
+}
+
+/** The usability checks alone (UTF-8, strict JSON): a tool output envelope is read before any schema applies. */
+export function parseResult(output: RunOutput, manifest: Manifest): CheckedResult {
+  return output.type === 'json' ? checkJson(output.json, manifest.name) : checkText(output.bytes, manifest.name);
 }
 
 function checkJson(json: string, tool: string): CheckedResult {
@@ -45,7 +50,8 @@ function checkText(bytes: Uint8Array, tool: string): CheckedResult {
   }
 }
 
-function checkOutputSchema(checked: CheckedResult, manifest: Manifest): void {
+/** The manifest's output schema, when it declares one; `invalid_output` when the value does not match. */
+export function checkOutputSchema(checked: CheckedResult, manifest: Manifest): void {
   const validate = manifest.validateOutput;
   if (!validate || !manifest.output) return;
   const value = checked.type === 'json' ? checked.value : checked.text;

@@ -2,7 +2,10 @@
 // the caller will see, then the MCP shape and the byte limit. An object
 // becomes structuredContent plus a text block with its JSON; anything else a
 // text block. A payload over maxResultBytes is stored whole as an artifact and
-// the caller gets a preview cut on a character boundary and a resource_link.
+// the caller gets a preview cut on a character boundary and a resource_link;
+// for a tool that advertises an outputSchema (whose successes must carry
+// structuredContent) that answer is an `output_limit` error result instead.
+import { HostError } from '../errors.js';
 import type { ContentBlock } from './types.js';
 import { redactJson, type Redactor } from './redact.js';
 import type { CheckedResult } from './result-checks.js';
@@ -15,6 +18,11 @@ export interface ShapedResult {
   readonly payloadBytes: number;
   /** Set when the payload was spilled to an artifact. */
   readonly artifact?: { readonly sha256: string; readonly uri: string; readonly size: number };
+  /**
+   * Set when the answer is an error result (a spilled result of a tool with an
+   * outputSchema): its `content` carries the preview and the resource_link.
+   */
+  readonly error?: HostError;
 }
 
 /** Where spilled payloads go; ArtifactStore from src/audit implements it. */
@@ -27,6 +35,8 @@ export interface ShapeOptions {
   readonly redact: Redactor;
   readonly maxResultBytes: number;
   readonly artifacts: ArtifactSink;
+  /** The tool advertises an outputSchema: clients then require structuredContent on success. */
+  readonly hasOutputSchema?: boolean;
 }
 
 export const JSON_MIME = 'application/json';
@@ -46,22 +56,27 @@ export async function shapeResult(checked: CheckedResult, options: ShapeOptions)
   }
   const artifact = await options.artifacts.put(Buffer.from(payload, 'utf8'), mimeType);
   const preview = cutUtf8(payload, options.maxResultBytes);
-  return {
-    content: [
-      { type: 'text', text: preview },
-      {
-        type: 'resource_link',
-        uri: artifact.uri,
-        name: `${options.tool} result`,
-        mimeType,
-        size: artifact.size,
-        description: `The full result (${payloadBytes} bytes) is larger than the limit of ${options.maxResultBytes} bytes; the text above is its beginning.`,
-      },
-    ],
-    payload,
-    payloadBytes,
-    artifact,
-  };
+  const content: ContentBlock[] = [
+    { type: 'text', text: preview },
+    {
+      type: 'resource_link',
+      uri: artifact.uri,
+      name: `${options.tool} result`,
+      mimeType,
+      size: artifact.size,
+      description: `The full result (${payloadBytes} bytes) is larger than the limit of ${options.maxResultBytes} bytes; the text above is its beginning.`,
+    },
+  ];
+  // A success without structuredContent would make SDK clients throw (SPEC section 5 step 9).
+  const error = options.hasOutputSchema
+    ? new HostError(
+        'output_limit',
+        `The result (${payloadBytes} bytes) is larger than the limit of ${options.maxResultBytes} bytes; it is stored whole at the resource_link below.`,
+        { bytes: payloadBytes, limit: options.maxResultBytes, uri: artifact.uri },
+        { content },
+      )
+    : undefined;
+  return { ...(error ? { error } : {}), content, payload, payloadBytes, artifact };
 }
 
 /** The longest prefix of `text` whose UTF-8 encoding fits in `maxBytes`, never splitting a character. */

@@ -9,7 +9,8 @@ import type { Runner } from '../runner/types.js';
 import type { ProgressEvent, RunOutcome, RunOutput } from '../runner/wire.js';
 import type { CallContext } from './call-context.js';
 import { linkSignals } from './link-signals.js';
-import { redactJson, type Redactor } from './redact.js';
+import type { Redactor } from './redact.js';
+import { MAX_ERROR_MESSAGE_CHARS } from './redact-error.js';
 
 export interface RunInput {
   readonly ctx: CallContext;
@@ -19,6 +20,9 @@ export interface RunInput {
   readonly redact: Redactor;
   readonly onProgress?: (event: ProgressEvent) => void;
 }
+
+/** Characters of a tool's log message written to the host's log. */
+const MAX_LOG_MESSAGE_CHARS = 4096;
 
 /** How long past its timeout a runner may take to report before the supervisor gives up on it. */
 export const RUNNER_BACKSTOP_GRACE_MS = 5_000;
@@ -48,7 +52,7 @@ export async function runTool(input: RunInput): Promise<RunOutput> {
           signal,
           timeoutMs,
           ...(input.onProgress ? { onProgress: input.onProgress } : {}),
-          onLog: (level, message) => ctx.logger[level]({ toolLog: true }, input.redact(String(message)).slice(0, 4096)),
+          onLog: (level, message) => ctx.logger[level]({ toolLog: true }, input.redact.cut(String(message), MAX_LOG_MESSAGE_CHARS)),
           onDenied: (denial) => ctx.logger.warn({ denial }, 'sandbox refused a tool request'),
         },
       ),
@@ -70,6 +74,19 @@ function failWith(ctx: CallContext, outcome: Extract<RunOutcome, { ok: false }>,
     logger.debug({ runnerCode: outcome.code, code }, 'runner failure superseded by an earlier termination');
     throw new HostError(code, 'The call was cancelled.', {});
   }
-  const details = redactJson(outcome.details, redact) as Record<string, unknown>;
-  throw new HostError(outcome.code, redact(outcome.message), { ...details, durationMs: outcome.durationMs });
+  // Redacted before it is cut (the supervisor redacts every error's details again as it leaves).
+  const message = redact.cut(outcome.message, MAX_ERROR_MESSAGE_CHARS);
+  const tail = outcome.details['stderrTail'];
+  throw new HostError(outcome.code, typeof tail === 'string' && tail.trim() !== '' ? withStderrTail(message, redact.cut(tail, MAX_STDERR_IN_MESSAGE_CHARS, 'tail')) : message, {
+    ...outcome.details,
+    durationMs: outcome.durationMs,
+  });
+}
+
+/** Characters of a process's stderr tail shown in the model-visible message. */
+export const MAX_STDERR_IN_MESSAGE_CHARS = 1500;
+
+// The model reads why the process failed (SPEC section 5): clients show the text, not _meta.
+function withStderrTail(message: string, tail: string): string {
+  return `${message} The end of its stderr:\n${tail.trimEnd()}`;
 }

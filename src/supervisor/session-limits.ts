@@ -6,6 +6,7 @@
 // starved by a stream of readers behind it.
 import { HostError } from '../errors.js';
 import type { ToolView } from '../policy/types.js';
+import { SessionCounters } from './session-counters.js';
 
 /** `exclusive`: runs alone. `shared`: beside other shared calls. */
 export type SlotKind = 'exclusive' | 'shared';
@@ -20,8 +21,12 @@ export function slotKindFor(view: ToolView | undefined): SlotKind {
   return manifest.sideEffect === 'read_only' && manifest.concurrencySafe ? 'shared' : 'exclusive';
 }
 
+/**
+ * The budget and the concurrency slots of one supervisor. The slots belong to the
+ * supervisor (its runners); the counts belong to the session (`counters`), which
+ * outlives a reload and is shared by every supervisor that serves the session.
+ */
 export class SessionLimits {
-  #calls = 0;
   #running = 0;
   #runningExclusive = false;
   readonly #queue: Waiter[] = [];
@@ -29,21 +34,20 @@ export class SessionLimits {
   constructor(
     readonly maxCallsPerSession: number,
     readonly maxConcurrency: number,
+    readonly maxConsecutiveFailures: number = Number.POSITIVE_INFINITY,
+    /** The session counted when a call names none. */
+    readonly counters: SessionCounters = new SessionCounters(),
   ) {}
 
-  /** Calls admitted so far in this session. */
+  /** Calls admitted so far in the default session. */
   get callCount(): number {
-    return this.#calls;
+    return this.counters.callCount;
   }
 
-  /** Counts one call against the budget; `call_limit` once it is spent. */
-  admit(): void {
-    if (this.#calls >= this.maxCallsPerSession) {
-      throw new HostError('call_limit', `This session has used its budget of ${this.maxCallsPerSession} tool calls.`, {
-        limit: this.maxCallsPerSession,
-      });
-    }
-    this.#calls++;
+  /** Refuses a session whose run is over, then counts one call against its budget (`call_limit`). */
+  admit(counters: SessionCounters = this.counters): void {
+    counters.checkOpen(this);
+    counters.admit(this);
   }
 
   /** Waits, in FIFO order, for a slot of `kind`; `cancelled` when the signal aborts first. */
@@ -112,9 +116,20 @@ interface Waiter {
   readonly grant: () => void;
 }
 
-/** The session-limits stage: not cancelled, within budget, then a slot of the right kind in FIFO order. */
-export async function enterSession(limits: SessionLimits, kind: SlotKind, signal: AbortSignal): Promise<ReleaseSlot> {
+/**
+ * The session-limits stage: not cancelled, the run not over, within budget, then a
+ * slot of the right kind in FIFO order. The run is checked again once the slot is
+ * granted: a call queued behind a terminal tool's call must not run after it.
+ */
+export async function enterSession(limits: SessionLimits, kind: SlotKind, signal: AbortSignal, counters: SessionCounters = limits.counters): Promise<ReleaseSlot> {
   throwIfCancelled(signal);
-  limits.admit();
-  return limits.acquire(kind, signal);
+  limits.admit(counters);
+  const release = await limits.acquire(kind, signal);
+  try {
+    counters.checkOpen(limits);
+  } catch (error) {
+    release();
+    throw error;
+  }
+  return release;
 }

@@ -4,7 +4,7 @@
 // unknown throwables become `internal` in the one outer catch.
 import { randomUUID } from 'node:crypto';
 import { sha256Hex } from '../audit/hash.js';
-import { HostError, isHostError } from '../errors.js';
+import { HostError, isHostError, withToolRecovery } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { SessionPolicy, ToolView } from '../policy/types.js';
 import { obtainApproval, type ApprovalResult } from './approval.js';
@@ -17,11 +17,15 @@ import { linkSignals } from './link-signals.js';
 import { lookupTool, peekTool } from './lookup.js';
 import { decidePolicy, journalDecisionOf, type PolicyOutcome } from './policy.js';
 import type { Redactor } from './redact.js';
+import { redactError } from './redact-error.js';
 import type { RequestStateSigner } from './request-state.js';
-import { checkResult } from './result-checks.js';
-import { shapeResult, type ArtifactSink } from './result-shape.js';
+import { stageResult } from './output-stage.js';
+import { missingProtectedPaths, refuseCreatedProtectedPaths } from './protected-created.js';
+import type { ArtifactSink } from './result-shape.js';
 import { runTool } from './run.js';
 import type { RunnerCache } from './runner-cache.js';
+import { countOutcome } from './session-outcome.js';
+import type { SessionCounters } from './session-counters.js';
 import { enterSession, SessionLimits, slotKindFor, type ReleaseSlot } from './session-limits.js';
 import { declareTools } from './tool-declarations.js';
 import type { CallOutcome, CallRequest, Supervisor, ToolDeclaration } from './types.js';
@@ -41,7 +45,8 @@ export interface SupervisorDeps {
   readonly runners: RunnerCache;
   readonly signer: RequestStateSigner;
   readonly redact: Redactor;
-  readonly sessionId: string;
+  /** The session calls count against unless a request names its own; it outlives a reload. */
+  readonly session: SessionCounters;
   readonly logger: Logger;
   /** How long an elicitation may wait for the user before it counts as a denial. */
   readonly approvalTimeoutMs: number;
@@ -68,7 +73,7 @@ class CallSupervisor implements Supervisor {
   constructor(deps: SupervisorDeps) {
     this.#deps = deps;
     this.session = deps.config.session;
-    this.#limits = new SessionLimits(this.session.maxCallsPerSession, this.session.maxConcurrency);
+    this.#limits = new SessionLimits(this.session.maxCallsPerSession, this.session.maxConcurrency, this.session.maxConsecutiveFailures, deps.session);
     this.#declarations = Object.freeze(declareTools(deps.config.tools));
   }
 
@@ -103,12 +108,13 @@ class CallSupervisor implements Supervisor {
   // The stage table of SPEC section 5, in order.
   async #call(request: CallRequest): Promise<CallOutcome> {
     const { config, journal } = this.#deps;
-    const ctx = new CallContext(request, this.#deps.sessionId, this.#deps.logger);
+    const counters = request.session ?? this.#deps.session;
+    const ctx = new CallContext(request, counters.id, this.#deps.logger);
     let release: ReleaseSlot | undefined;
     let end: CallEnd | undefined;
     try {
       ctx.enter('session-limits');
-      release = await enterSession(this.#limits, slotKindFor(peekTool(config.tools, request.name, this.session.onUnknownTool)), request.signal);
+      release = await enterSession(this.#limits, slotKindFor(peekTool(config.tools, request.name, this.session.onUnknownTool)), request.signal, counters);
 
       ctx.enter('lookup');
       const { view, rewrittenFrom } = lookupTool(config.tools, request.name, this.session.onUnknownTool);
@@ -121,16 +127,8 @@ class CallSupervisor implements Supervisor {
 
       ctx.enter('validate-args');
       const args = validateArgs(view.manifest, request.args);
-
-      ctx.enter('idempotency');
+      // A malformed key is the caller's mistake, refused before anyone is asked to approve.
       ctx.idempotencyKey = readIdempotencyKey(request.meta);
-      const replay = checkIdempotency(journal, view.manifest.name, ctx.idempotencyKey, ctx.argsHash);
-      if (replay) {
-        ctx.approval = 'not_needed';
-        const outcome = this.#replayed(ctx, replay);
-        end = { kind: 'result', payloadHash: sha256Hex(replay.serialized), payloadBytes: Buffer.byteLength(replay.serialized), replay: replay.serialized };
-        return outcome;
-      }
 
       ctx.enter('policy');
       const policy = decidePolicy(view, ctx.logger);
@@ -144,11 +142,22 @@ class CallSupervisor implements Supervisor {
         return { kind: 'input_required', callId: ctx.callId, requestState: approval.requestState, message: approval.message };
       }
 
+      // After policy and approval: a replay is an answer like any other, given only to a
+      // call the policy in force now allows (a tool that needs an approval since, gets asked).
+      ctx.enter('idempotency');
+      const replay = checkIdempotency(journal, view.manifest.name, ctx.idempotencyKey, ctx.argsHash);
+      if (replay) {
+        const outcome = this.#replayed(ctx, replay);
+        end = { kind: 'result', payloadHash: sha256Hex(replay.serialized), payloadBytes: Buffer.byteLength(replay.serialized), replay: replay.serialized };
+        return outcome;
+      }
+
       ctx.enter('journal');
       beginJournal(journal, ctx);
 
       ctx.enter('run');
       emitStarted(ctx);
+      const missing = missingProtectedPaths(view.runSpec);
       const output = await runTool({
         ctx,
         runner: this.#deps.runners.get(view),
@@ -156,25 +165,30 @@ class CallSupervisor implements Supervisor {
         timeoutMs: view.limits.timeoutMs,
         redact: this.#deps.redact,
         onProgress: forwardProgress(ctx, this.#deps.redact),
-      });
+      }).finally(() => refuseCreatedProtectedPaths(missing, view.manifest.name));
 
       ctx.enter('result-checks');
-      const checked = checkResult(output, view.manifest);
-      const shaped = await shapeResult(checked, {
+      const shaped = await stageResult(output, view.manifest, {
         tool: view.manifest.name,
         redact: this.#deps.redact,
         maxResultBytes: view.limits.maxResultBytes,
         artifacts: this.#deps.artifacts,
+        hasOutputSchema: view.manifest.output !== undefined,
       });
-      const result = { content: shaped.content, ...(shaped.structuredContent ? { structuredContent: shaped.structuredContent } : {}) };
+      const result = {
+        content: shaped.content,
+        ...(shaped.structuredContent ? { structuredContent: shaped.structuredContent } : {}),
+        ...(shaped.meta ? { meta: shaped.meta } : {}),
+      };
       end = { kind: 'result', payloadHash: sha256Hex(shaped.payload), payloadBytes: shaped.payloadBytes, replay: serializeForReplay(result) };
       return { kind: 'result', callId: ctx.callId, ...result };
     } catch (thrown) {
-      const error = this.#toHostError(ctx, thrown);
+      const error = withToolRecovery(this.#toHostError(ctx, thrown), ctx.view?.manifest);
       end = { kind: 'error', error };
       return { kind: 'error', callId: ctx.callId, error };
     } finally {
       release?.();
+      countOutcome(counters, ctx, end);
       this.#finish(ctx, end);
     }
   }
@@ -206,14 +220,16 @@ class CallSupervisor implements Supervisor {
       callId: ctx.callId,
       content: replay.content,
       ...(replay.structuredContent ? { structuredContent: replay.structuredContent } : {}),
+      ...(replay.meta ? { meta: replay.meta } : {}),
     };
   }
 
   // The one place unknown throwables become `internal`; first termination reason wins.
+  // Every error is redacted here, as it leaves: details quote what tools wrote.
   #toHostError(ctx: CallContext, thrown: unknown): HostError {
     if (isHostError(thrown)) {
       const code = ctx.terminate(thrown.code);
-      if (code === thrown.code) return thrown;
+      if (code === thrown.code) return redactError(thrown, this.#deps.redact);
       return new HostError(code, code === 'cancelled' ? 'The call was cancelled.' : `The call ended with ${code}.`, {}, { cause: thrown });
     }
     ctx.terminate('internal');

@@ -28,5 +28,6 @@ export function declareTool(view: ToolView): ToolDeclaration {
       idempotentHint: manifest.idempotent,
       openWorldHint: network.length > 0 || sideEffect === 'remote_mutation',
     },
+    terminal: manifest.terminal,
   };
 }

@@ -41,6 +41,11 @@ export interface CallRequest {
    */
   readonly approvalAnswer?: ElicitAnswer;
   readonly onProgress?: (event: ProgressEvent) => void;
+  /**
+   * The session this call counts against (budget, failure run, terminal: SPEC 5.2).
+   * Absent: the supervisor's own (the one its host was built with).
+   */
+  readonly session?: import('./session-counters.js').SessionCounters;
   /** Lifecycle events (tool.started, tool.completed, tool.failed) for the client's log stream. */
   readonly onEvent?: (event: LifecycleEvent) => void;
 }
@@ -56,6 +61,14 @@ export interface LifecycleEvent {
 /** MCP content blocks the supervisor produces (plain data the SDK accepts as is). */
 export type ContentBlock =
   | { readonly type: 'text'; readonly text: string }
+  /** `data` is base64 that decodes; `mimeType` is on the allowlist (tool-output-parts.ts). */
+  | { readonly type: 'image' | 'audio'; readonly data: string; readonly mimeType: string }
+  | {
+      readonly type: 'resource';
+      readonly resource:
+        | { readonly uri: string; readonly mimeType: string; readonly text: string }
+        | { readonly uri: string; readonly mimeType: string; readonly blob: string };
+    }
   | {
       readonly type: 'resource_link';
       readonly uri: string;
@@ -72,6 +85,8 @@ export type CallOutcome =
       readonly content: readonly ContentBlock[];
       /** Only for object results within the byte limit. */
       readonly structuredContent?: Readonly<Record<string, unknown>>;
+      /** The result's `_meta`: `toolhost/hostOnly` (SPEC 5.1), `toolhost/terminal` (SPEC 5.2). */
+      readonly meta?: Readonly<Record<string, unknown>>;
     }
   /** Modern era: approval needed, ask the client to retry with this state. */
   | { readonly kind: 'input_required'; readonly callId: string; readonly requestState: string; readonly message: string }
@@ -90,6 +105,8 @@ export interface ToolDeclaration {
     readonly idempotentHint: boolean;
     readonly openWorldHint: boolean;
   };
+  /** A success of this tool completes the agent's run (SPEC 5.2); listed as `_meta["toolhost/terminal"]`. */
+  readonly terminal: boolean;
 }
 
 /** What the protocol layer drives. Built by src/host.ts. */

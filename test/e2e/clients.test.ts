@@ -12,18 +12,19 @@ beforeAll(() => ensureBuilt(), 300_000);
 
 const LISTED = ['bad_output', 'big_text', 'crash', 'echo', 'fails', 'flood', 'heap_hog', 'note_writer', 'progress_steps', 'sleeper', 'slow_writer', 'spin'];
 
-/** [tool, arguments, expected code, details the error must carry]. */
+/** [tool, arguments, expected code, details the error must carry, with the recovery of SPEC 5.2]. */
 const ERROR_CASES: Array<[string, Record<string, unknown>, string, Record<string, unknown>]> = [
-  ['echo', { text: 5 }, 'invalid_arguments', {}],
-  ['forbidden_shell', {}, 'policy_denied', {}],
-  ['unclassified', {}, 'unclassified_tool', {}],
-  ['note_writer', { text: 'hello' }, 'approval_required', {}],
-  ['spin', {}, 'timeout', {}],
-  ['fails', {}, 'tool_error', {}],
-  ['heap_hog', {}, 'memory_limit', {}],
-  ['bad_output', {}, 'invalid_output', {}],
-  ['crash', {}, 'tool_crashed', {}],
-  ['flood', {}, 'output_limit', {}],
+  ['echo', { text: 5 }, 'invalid_arguments', { recovery: 'repair' }],
+  ['forbidden_shell', {}, 'policy_denied', { recovery: 'stop' }],
+  ['unclassified', {}, 'unclassified_tool', { recovery: 'stop' }],
+  ['note_writer', { text: 'hello' }, 'approval_required', { recovery: 'stop' }],
+  // spin is read_only, so idempotent: a timeout may be retried.
+  ['spin', {}, 'timeout', { recovery: 'retry' }],
+  ['fails', {}, 'tool_error', { recovery: 'repair' }],
+  ['heap_hog', {}, 'memory_limit', { recovery: 'repair' }],
+  ['bad_output', {}, 'invalid_output', { recovery: 'repair' }],
+  ['crash', {}, 'tool_crashed', { recovery: 'retry' }],
+  ['flood', {}, 'output_limit', { recovery: 'repair' }],
 ];
 
 describe.each(CLIENT_KINDS)('%s client without elicitation', (kind: ClientKind) => {
@@ -180,6 +181,7 @@ describe.each(CLIENT_KINDS)('%s client with elicitation', (kind: ClientKind) => 
     answers.push(answer);
     const error = errorOf(await client.callTool({ name: 'note_writer', arguments: { text: 'no' } }));
     expect(error.code).toBe('approval_denied');
+    expect(error['recovery']).toBe('stop');
   });
 
   it('a read-only call asks nothing', async () => {
@@ -197,6 +199,7 @@ describe('session limits', () => {
       for (let call = 0; call < 2; call++) expect((await client.callTool({ name: 'echo', arguments: {} }))['isError']).toBeFalsy();
       const error = errorOf(await client.callTool({ name: 'echo', arguments: {} }));
       expect(error.code).toBe('call_limit');
+      expect(error).toMatchObject({ limit: 2, recovery: 'stop' });
     } finally {
       await stopClient(client, dirs);
       dirs.cleanup();

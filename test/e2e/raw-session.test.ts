@@ -3,6 +3,8 @@
 // nothing more is sent for it, and then EVERY stdout line parsed as JSON-RPC
 // (stdout carries protocol only; logs go to stderr).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Journal } from '../../src/audit/journal.js';
+import { hashArgs } from '../../src/audit/hash.js';
 import { ensureBuilt } from '../helpers/mcp-clients.js';
 import { waitForMarkedProcesses, waitForNoMarkedProcesses } from '../helpers/proc-scan.js';
 import { collectOutput, makeHostDirs, spawnRawHost, until, waitForExit, type HostDirs, type RawHost } from './host-session.js';
@@ -47,11 +49,26 @@ describe('a raw session', () => {
     ['too deep', Buffer.from(`{"jsonrpc":"2.0","id":"m4","method":"tools/call","params":{"name":"echo","arguments":{"x":${'['.repeat(80)}${']'.repeat(80)}}}}`), 'm4', -32600, 'too_deep'],
     ['too big', Buffer.from(`{"jsonrpc":"2.0","id":"m5","method":"tools/call","params":{"name":"echo","arguments":{"text":"${'a'.repeat(MAX_MESSAGE_BYTES)}"}}}`), 'm5', -32600, 'too_large'],
     ['arguments not an object', Buffer.from('{"jsonrpc":"2.0","id":"m6","method":"tools/call","params":{"name":"echo","arguments":[]}}'), 'm6', -32600, 'arguments_not_object'],
+    // What runs is what was sent: the SDK's parsing would drop the key and run {"text":"a"}.
+    ['a __proto__ key in the arguments', Buffer.from('{"jsonrpc":"2.0","id":"m7","method":"tools/call","params":{"name":"echo","arguments":{"text":"a","__proto__":{"n":"notint"}}}}'), 'm7', -32600, 'proto_key'],
   ])('%s is answered with the request id', async (_name, line, id, code, reason) => {
     send(line);
     const answer = await answerTo(id);
     expect(answer.error?.code).toBe(code);
     expect(answer.error?.data).toMatchObject({ code: 'malformed_request', reason });
+  });
+
+  it('journals the hash of the arguments that were sent, and never ran the __proto__ call', async () => {
+    const sent = '{"text":"h\\u00e9llo","n":7}';
+    send(`{"jsonrpc":"2.0","id":"h1","method":"tools/call","params":{"name":"echo","arguments":${sent}}}`);
+    expect((await answerTo('h1')).result?.['isError']).toBeUndefined();
+    const journal = Journal.open(dirs.stateDir, { asHost: false });
+    try {
+      const echoes = journal.query({ tool: 'echo' });
+      expect(echoes.map((record) => record.argsHash)).toEqual([hashArgs(JSON.parse(sent))]);
+    } finally {
+      journal.close();
+    }
   });
 
   it('serves the next request after malformed ones', async () => {

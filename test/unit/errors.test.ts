@@ -1,9 +1,10 @@
 // The ERRORS table is the source of truth for failure codes: the README's
-// code table must name every code, and name no code the host does not have.
+// code table must name every code, and name no code the host does not have,
+// and its recovery column must say what the table says (SPEC 5.2).
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ERRORS, HostError, isErrorCode } from '../../src/errors.js';
+import { ERRORS, HostError, isErrorCode, RECOVERIES, recoveryOf, withToolRecovery, type ErrorCode } from '../../src/errors.js';
 
 const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
 const codeTable = readme.slice(readme.indexOf('| code | reaches the client as |'));
@@ -25,7 +26,58 @@ describe('ERRORS', () => {
     const error = new HostError('timeout', 'The tool ran past its deadline.', { timeoutMs: 50 });
     expect(error.code).toBe('timeout');
     expect(error.details).toEqual({ timeoutMs: 50 });
-    expect(error.info).toEqual({ kind: 'run', surface: 'result', auditStatus: 'failed', logLevel: 'warn' });
+    expect(error.info).toEqual({ kind: 'run', surface: 'result', auditStatus: 'failed', logLevel: 'warn', recovery: 'retry' });
+    expect(error.recovery).toBe('retry');
     expect(isErrorCode('not_a_code')).toBe(false);
+  });
+});
+
+/** SPEC 5.2, word for word: retry (transient), repair (the caller can fix the call), stop (every other code). */
+const SPEC_RECOVERY: Record<ErrorCode, 'retry' | 'repair' | 'stop'> = {
+  tool_crashed: 'retry',
+  sandbox_unavailable: 'retry',
+  timeout: 'retry',
+  internal: 'retry',
+  invalid_arguments: 'repair',
+  unknown_tool: 'repair',
+  tool_error: 'repair',
+  invalid_output: 'repair',
+  output_limit: 'repair',
+  memory_limit: 'repair',
+  malformed_request: 'stop',
+  policy_denied: 'stop',
+  unclassified_tool: 'stop',
+  approval_required: 'stop',
+  approval_denied: 'stop',
+  call_limit: 'stop',
+  cancelled: 'stop',
+  interrupted_side_effect: 'stop',
+};
+
+describe('recovery', () => {
+  it('every code carries the recovery SPEC 5.2 gives it', () => {
+    expect(Object.keys(SPEC_RECOVERY).sort()).toEqual(Object.keys(ERRORS).sort());
+    for (const [code, recovery] of Object.entries(SPEC_RECOVERY)) expect([code, ERRORS[code as ErrorCode].recovery]).toEqual([code, recovery]);
+  });
+
+  it('the README code table has a recovery column that matches the table, row by row', () => {
+    const header = codeRows.split('\n')[0] ?? '';
+    expect(header.split('|').map((cell) => cell.trim())).toContain('recovery');
+    const rows = [...codeRows.matchAll(/^\| `([a-z_]+)` \|.*\| `(retry|repair|stop)`[^|]*\|$/gm)].map((row) => [row[1], row[2]]);
+    expect(new Set(rows.map(([code]) => code))).toEqual(new Set(Object.keys(ERRORS)));
+    for (const [code, recovery] of rows) expect([code, recovery]).toEqual([code, ERRORS[code as ErrorCode].recovery]);
+    for (const recovery of RECOVERIES) expect(codeRows).toContain(`\`${recovery}\``);
+  });
+
+  it('a timeout or a cancel of a non-idempotent tool is stop: its effect is unknown', () => {
+    expect(recoveryOf('timeout', { idempotent: true })).toBe('retry');
+    expect(recoveryOf('timeout', { idempotent: false })).toBe('stop');
+    expect(recoveryOf('cancelled', { idempotent: true })).toBe('stop');
+    expect(recoveryOf('cancelled', { idempotent: false })).toBe('stop');
+    expect(recoveryOf('tool_error', { idempotent: false })).toBe('repair');
+    const timeout = new HostError('timeout', 'Too slow.', { timeoutMs: 5 });
+    const stopped = withToolRecovery(timeout, { idempotent: false });
+    expect([stopped.code, stopped.details, stopped.recovery]).toEqual(['timeout', { timeoutMs: 5 }, 'stop']);
+    expect(withToolRecovery(timeout, { idempotent: true })).toBe(timeout);
   });
 });

@@ -174,7 +174,7 @@ function pathMounts(spec: RunSpec, cwd: string, searchPath: string): string[] {
 
   const visible = [...SYSTEM_DIRS.filter((dir) => entryKind(dir) !== undefined), ...binds.keys()];
   const program = spec.command?.[0] ?? '';
-  const command = resolveCommandMounts(program.includes('/') ? resolve(cwd, program) : program, searchPath, cwd, visible);
+  const command = resolveCommandMounts(program.includes('/') ? resolve(cwd, program) : program, searchPath, cwd, visible, manifestDir);
   const argv: string[] = [];
   for (const dir of command.readOnlyBinds) argv.push('--ro-bind', dir, dir);
   for (const link of command.symlinks) argv.push('--symlink', link.target, link.path);

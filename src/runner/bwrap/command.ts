@@ -4,10 +4,13 @@
 // (pyenv, rbenv, nodenv: a script that execs `<manager> exec <program>`) are
 // resolved on the host to the real binary, and the shim's path becomes a
 // symlink to it inside the sandbox, so the PATH lookup there finds the same
-// program the host would run.
+// program the host would run. The version is chosen from the manifest folder
+// (which tools can never write), never from the tool's working directory: a
+// `.python-version` a tool wrote into the workspace must not change what the
+// next sandbox mounts.
 import { execFileSync } from 'node:child_process';
-import { closeSync, openSync, readSync, realpathSync } from 'node:fs';
-import { basename, dirname, resolve } from 'node:path';
+import { closeSync, existsSync, openSync, readSync, realpathSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { findExecutable } from './binaries.js';
 
 export interface CommandMounts {
@@ -21,12 +24,14 @@ export interface CommandMounts {
  * The mounts that make `program` (argv[0] of the tool) runnable in a sandbox
  * whose only system directories are `visibleDirs`. `searchPath` must be the PATH
  * the sandbox gets, so the host resolves exactly what execvp will find inside.
+ * `manifestDir` is where a version manager looks for a version file.
  */
-export function resolveCommandMounts(program: string, searchPath: string, cwd: string, visibleDirs: readonly string[]): CommandMounts {
-  const key = `${program}\0${searchPath}\0${cwd}\0${visibleDirs.join(':')}`;
+export function resolveCommandMounts(program: string, searchPath: string, cwd: string, visibleDirs: readonly string[], manifestDir: string): CommandMounts {
+  const versionDir = versionLookupDir(manifestDir);
+  const key = `${program}\0${searchPath}\0${cwd}\0${visibleDirs.join(':')}\0${versionDir}`;
   let mounts = cache.get(key);
   if (mounts === undefined) {
-    mounts = computeCommandMounts(program, searchPath, cwd, visibleDirs);
+    mounts = computeCommandMounts(program, searchPath, cwd, visibleDirs, versionDir);
     cache.set(key, mounts);
   }
   return mounts;
@@ -43,7 +48,19 @@ const cache = new Map<string, CommandMounts>();
 // Never bind these wholesale as an install prefix: they hold users' secrets.
 const HIDDEN_TREES = ['/root', '/home', '/tmp', '/var/tmp', '/run', '/proc', '/sys', '/dev'];
 
-function computeCommandMounts(program: string, searchPath: string, cwd: string, visibleDirs: readonly string[]): CommandMounts {
+/** Files by which pyenv, rbenv and nodenv choose a version for a folder. */
+const VERSION_FILES = ['.python-version', '.ruby-version', '.node-version'];
+
+/**
+ * The folder a version manager resolves from: the manifest folder when it holds a
+ * version file of its own (the closest file wins, so its parents are never read),
+ * else `/`, so only the manager's global version applies. Never the workspace.
+ */
+export function versionLookupDir(manifestDir: string): string {
+  return VERSION_FILES.some((name) => existsSync(join(manifestDir, name))) ? manifestDir : '/';
+}
+
+function computeCommandMounts(program: string, searchPath: string, cwd: string, visibleDirs: readonly string[], versionDir: string): CommandMounts {
   const found = findExecutable(program.includes('/') ? resolve(cwd, program) : program, searchPath);
   // Not found: execvp fails inside too, and the tool fails with its own error.
   if (found === undefined) return NO_MOUNTS;
@@ -52,7 +69,7 @@ function computeCommandMounts(program: string, searchPath: string, cwd: string, 
   const manager = readShimManager(real);
   if (manager !== undefined) {
     try {
-      real = realpathSync(resolveShim(manager, basename(found), cwd));
+      real = realpathSync(resolveShim(manager, basename(found), versionDir));
     } catch {
       // No version selected or the manager failed: the shim fails inside too, as the tool's own error.
       return NO_MOUNTS;
@@ -97,11 +114,11 @@ function readShimManager(path: string): ShimManager | undefined {
   };
 }
 
-function resolveShim(manager: ShimManager, program: string, cwd: string): string {
-  // `<manager> which <program>` honours the same version files (.python-version) the shim would, from cwd.
+function resolveShim(manager: ShimManager, program: string, versionDir: string): string {
+  // `<manager> which <program>` from versionDir: the version files the host chose, not the tool.
   const env: Record<string, string> = { PATH: process.env['PATH'] ?? '' };
   if (manager.rootVariable !== undefined) env[manager.rootVariable.name] = manager.rootVariable.value;
-  const out = execFileSync(manager.executable, ['which', program], { cwd, env, encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = execFileSync(manager.executable, ['which', program], { cwd: versionDir, env, encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'pipe', 'pipe'] });
   const line = out.split('\n')[0]?.trim() ?? '';
   if (!line.startsWith('/')) throw new Error(`${basename(manager.executable)} which ${program} gave no path`);
   return line;

@@ -3,6 +3,10 @@
 // inside a read_write root is bound again read-only, and the state folder
 // (journal, artifacts) is hidden under an empty read-only tmpfs. Without this,
 // a process tool with a writable workspace could add a tool to its own session.
+// Only paths that exist are masked: a mount point for a missing one would be
+// created through the writable bind, in the host's tree (an empty policies/
+// that the host's watcher sees and reloads). A missing protected path a tool
+// creates is refused after the call instead (src/supervisor/protected-created.ts).
 import { lstatSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { RunSpec } from '../types.js';
@@ -13,8 +17,8 @@ export type SandboxBinds = Map<string, 'ro' | 'rw'>;
 
 /**
  * Adjusts `binds` so no protected path is writable, and returns the bwrap flags to put
- * after every bind: a read-only tmpfs over each hidden path the sandbox would show, and
- * over each protected path that does not exist yet but could be created in a writable root.
+ * after every bind: a read-only tmpfs over each existing hidden path the sandbox would
+ * show. Nothing is mounted at a path that does not exist (that would create it on the host).
  */
 export function guardHostFiles(spec: Pick<RunSpec, 'protectedPaths' | 'hiddenPaths'>, binds: SandboxBinds): string[] {
   const hidden = new Set(spec.hiddenPaths ?? []);
@@ -25,15 +29,10 @@ export function guardHostFiles(spec: Pick<RunSpec, 'protectedPaths' | 'hiddenPat
     for (const [dir, access] of binds) if (access === 'rw' && isPathInside(dir, path)) binds.set(dir, 'ro');
     const enclosing = nearestBind(binds, path);
     if (enclosing === undefined) continue; // not visible in the sandbox at all
-    const exists = lstatKind(path) !== undefined;
-    if (hidden.has(path)) {
-      if (exists || enclosing[1] === 'rw') masks.add(path);
-    } else if (enclosing[1] === 'rw') {
-      if (exists) binds.set(path, 'ro');
-      else masks.add(path); // so the tool cannot create it (an empty policies/ the host would load)
-    } else {
-      continue;
-    }
+    if (lstatKind(path) === undefined) continue; // nothing to mask, and a mount point would create it
+    if (hidden.has(path)) masks.add(path);
+    else if (enclosing[1] === 'rw') binds.set(path, 'ro');
+    else continue;
     pinAncestors(binds, path, enclosing);
   }
   for (const path of [...masks].sort()) after.push('--tmpfs', path, '--remount-ro', path);

@@ -16,6 +16,8 @@ export interface IsolateFetchRequest {
 export interface IsolateFetchOptions {
   /** The tool's network.allow (after the policy's intersection). */
   readonly allow: readonly string[];
+  /** The tool's class: a read_only tool may only send GET, HEAD and OPTIONS. */
+  readonly sideEffect?: string;
   /** Aborted when the call ends. */
   readonly signal: AbortSignal;
   readonly onDenied: (denial: ScopedFetchDenial) => void;
@@ -25,7 +27,12 @@ export type IsolateFetchAnswer = { readonly ok: true; readonly response: Fetched
 
 /** Performs one ctx.fetch; never throws (a failure becomes data for the tool). */
 export async function serveIsolateFetch(request: IsolateFetchRequest, options: IsolateFetchOptions): Promise<IsolateFetchAnswer> {
-  const scopedFetch = createScopedFetch({ allow: options.allow, onDenied: options.onDenied, signal: options.signal });
+  const scopedFetch = createScopedFetch({
+    allow: options.allow,
+    ...(options.sideEffect !== undefined ? { sideEffect: options.sideEffect } : {}),
+    onDenied: options.onDenied,
+    signal: options.signal,
+  });
   try {
     const init = {
       ...(request.method !== undefined ? { method: request.method } : {}),
@@ -46,7 +53,7 @@ export function toCtxFailure(error: unknown): CtxFailureData {
     // their message on; a raw Node error could name a host path.
     const code = record['code'];
     if (typeof code !== 'string' || !/^[a-z][a-z_]{0,63}$/.test(code)) return { code: 'io_error', message: 'the ctx call failed' };
-    const message = typeof record['message'] === 'string' ? record['message'].slice(0, 1000) : 'the ctx call failed';
+    const message = typeof record['message'] === 'string' ? record['message'].slice(0, 8192) : 'the ctx call failed';
     return {
       code,
       message,

@@ -405,6 +405,7 @@ export class IsolateProcess {
     };
     void serveIsolateFetch(request, {
       allow: this.spec.networkAllow,
+      ...(this.spec.sideEffect !== undefined ? { sideEffect: this.spec.sideEffect } : {}),
       signal: call.fetch.signal,
       onDenied: (denial) => {
         this.logger.info({ tool: this.spec.name, denial }, 'sandbox refused a ctx call');

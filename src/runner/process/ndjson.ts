@@ -16,8 +16,11 @@ export type Envelope =
 
 export type InvalidLineReason = 'invalid_utf8' | 'not_json' | 'not_an_envelope' | 'duplicate_envelope_key';
 
-/** Longest tool error message kept from an `error` envelope. */
-export const MAX_ERROR_MESSAGE_CHARS = 2048;
+/**
+ * Longest tool error message kept from an `error` envelope: generous, since the
+ * supervisor redacts it first and cuts it to what the caller sees after.
+ */
+export const MAX_ERROR_MESSAGE_CHARS = 8192;
 
 /** Splits a byte stream into lines, refusing any line longer than `maxLineBytes`. */
 export class LineSplitter {

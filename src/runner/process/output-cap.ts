@@ -1,8 +1,11 @@
 // Byte accounting for process output: count as chunks arrive and stop at the
 // cap, instead of buffering everything and measuring afterwards.
 
-/** Bytes of stderr kept for a failure's details (the tail, where errors usually are). */
-export const STDERR_TAIL_BYTES = 2048;
+/**
+ * Bytes of stderr kept for a failure's details (the tail, where errors usually are):
+ * more than the caller sees, since the supervisor redacts the tail before it cuts it.
+ */
+export const STDERR_TAIL_BYTES = 8192;
 
 /** Counts bytes against a cap; `isExceeded` turns true once the total passes it. */
 export class ByteBudget {

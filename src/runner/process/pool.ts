@@ -15,6 +15,7 @@ import { resolveSandboxArgv } from './process-sandbox.js';
 import { openWorkdir, spawnTool, type SpawnedTool, type ToolExit, type Workdir } from './spawn.js';
 import { START_LINE } from '../bwrap/argv.js';
 import type { ProcessSandboxServices } from './oneshot-sandboxes.js';
+import { IgnoredOutputLog, MAX_UNSOLICITED_BYTES, newIdleBudget } from './unsolicited.js';
 
 export interface ProcessPoolDeps {
   readonly logger: Logger;
@@ -32,6 +33,7 @@ export class ProcessPool {
   /** Slots being started: close() waits for them, since they may spawn after it began. */
   private readonly startingSlots = new Set<Promise<void>>();
   private isClosed = false;
+  private readonly ignoredLog: IgnoredOutputLog;
   // At least one process, whatever the spec says: a pool of none would only queue.
   private readonly poolSize: number;
 
@@ -40,6 +42,7 @@ export class ProcessPool {
     private readonly deps: ProcessPoolDeps,
   ) {
     this.poolSize = Number.isFinite(spec.poolSize) ? Math.max(1, Math.floor(spec.poolSize)) : 1;
+    this.ignoredLog = new IgnoredOutputLog(deps.logger, spec.name);
   }
 
   /** Queues one call; settles once it has an answer or its process is gone. */
@@ -137,7 +140,7 @@ export class ProcessPool {
       tool,
       isRetiring: false,
       call: undefined,
-      budget: undefined,
+      budget: newIdleBudget(),
       stderrTail: new TailBuffer(),
       reason: undefined,
       gone: tool.ended.then(async (exit) => {
@@ -151,7 +154,7 @@ export class ProcessPool {
     };
     tool.stdout.on('data', (chunk: Buffer) => {
       if (slot.isRetiring) return;
-      if (slot.budget?.spend(chunk.length) === false) return this.retireForOutput(slot);
+      if (!slot.budget.spend(chunk.length)) return this.retireForOutput(slot);
       const complete = lines.push(chunk);
       if (complete === 'overflow') return this.retireForOutput(slot);
       for (const line of complete) {
@@ -161,7 +164,7 @@ export class ProcessPool {
     });
     tool.stderr.on('data', (chunk: Buffer) => {
       slot.stderrTail.push(chunk);
-      if (!slot.isRetiring && slot.budget?.spend(chunk.length) === false) this.retireForOutput(slot);
+      if (!slot.isRetiring && !slot.budget.spend(chunk.length)) this.retireForOutput(slot);
     });
     return slot;
   }
@@ -175,7 +178,7 @@ export class ProcessPool {
     }
     const call = slot.call;
     if (call === undefined || envelope.id !== call.job.callId) {
-      this.deps.logger.warn({ tool: this.spec.name, kind: envelope.kind }, 'persistent process answered an unknown id; ignored');
+      this.ignoredLog.note(envelope.kind);
       return;
     }
     if (envelope.kind === 'progress') {
@@ -183,10 +186,11 @@ export class ProcessPool {
       return;
     }
     slot.call = undefined;
-    slot.budget = undefined;
+    // Between calls the process gets a budget of its own (SPEC section 3.1).
+    slot.budget = newIdleBudget();
     slot.answeredCount++;
     slot.stderrTail.clear();
-    settle(call, envelope.kind === 'result' ? this.succeed(envelope.resultJson, call) : failRun('tool_error', { message: envelope.message }, call.startedMs));
+    settle(call, envelope.kind === 'result' ? this.succeed(envelope.resultJson, call) : failRun('tool_error', { message: envelope.message }, call.startedMs, envelope.message));
     this.pump();
   }
 
@@ -201,6 +205,10 @@ export class ProcessPool {
   }
 
   private retireForOutput(slot: Slot): void {
+    if (slot.call === undefined) {
+      // Nobody is waiting: it is replaced (onSlotEnded), and said once, not per line.
+      this.deps.logger.warn({ tool: this.spec.name, maxUnsolicitedBytes: MAX_UNSOLICITED_BYTES }, 'persistent process wrote too much between calls; replacing it');
+    }
     this.retire(slot, 'output_limit', { maxOutputBytes: this.spec.maxOutputBytes }, true);
   }
 
@@ -262,7 +270,8 @@ interface Slot {
   /** Settles when the process is gone and its workdir removed. */
   readonly gone: Promise<void>;
   call: PendingCall | undefined;
-  budget: ByteBudget | undefined;
+  /** The running call's output budget, or between calls the budget for unsolicited output. */
+  budget: ByteBudget;
   isRetiring: boolean;
   reason: { reason: TerminationReason; details: Record<string, unknown> } | undefined;
   killing: Promise<void> | undefined;

@@ -87,6 +87,7 @@ export function createWorkerRunner(spec: RunSpec, deps: { logger: Logger }): Run
           protectedPaths: [...(spec.protectedPaths ?? [])],
           hiddenPaths: [...(spec.hiddenPaths ?? [])],
           networkAllow: [...spec.networkAllow],
+          ...(spec.sideEffect !== undefined ? { sideEffect: spec.sideEffect } : {}),
           maxOutputBytes: spec.maxOutputBytes,
           eventChannel,
         },

@@ -28,6 +28,15 @@ describe('toolhost render', () => {
     const names = (JSON.parse(stdout) as Array<{ function: { name: string } }>).map((entry) => entry.function.name);
     expect(names).toContain('search_text');
   });
+  it('marks the terminal tool (finish) in all three formats, and only it', async () => {
+    const json = JSON.parse((await toolhost(['render', '--format', 'json'])).stdout) as Array<{ function: { name: string; description: string }; terminal?: boolean }>;
+    expect(json.filter((entry) => entry.terminal === true).map((entry) => entry.function.name)).toEqual(['finish']);
+    expect(json.find((entry) => entry.function.name === 'finish')?.function.description).toContain('Terminal: a successful call ends the run');
+    const xml = (await toolhost(['render', '--format', 'xml'])).stdout;
+    expect(xml.match(/<tool name="[a-z_]+" terminal="true">/g)).toEqual(['<tool name="finish" terminal="true">']);
+    const ptype = (await toolhost(['render', '--format', 'ptype'])).stdout.split('\n');
+    expect(ptype.filter((line) => line.includes(' -> terminal '))).toEqual([expect.stringMatching(/^finish\(summary: string, outcome\?: .*\) -> terminal  # .*Terminal: a successful call ends the run/)]);
+  });
   it('refuses an unknown format with exit 2', async () => {
     const { code, stderr } = await toolhost(['render', '--format', 'yaml']);
     expect(code).toBe(2);

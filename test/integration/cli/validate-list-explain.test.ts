@@ -121,8 +121,10 @@ describe('toolhost list', () => {
       reason: 'destructive calls need approval',
       shadow: null,
       limits: { timeoutMs: 10000, maxResultBytes: 1048576, memoryMb: 256 },
+      terminal: false,
     });
     expect(tools.find((tool) => tool['name'] === 'json_format')).toMatchObject({ trust: 'community', listed: true, decision: 'allow', rule: null });
+    expect(tools.filter((tool) => tool['terminal'] === true).map((tool) => tool['name'])).toEqual(['finish']);
   });
 
   it('prints tab-separated columns with a header when stdout is not a terminal', async () => {
@@ -182,6 +184,17 @@ describe('toolhost explain', () => {
       rule: `policies/repository.yaml:${lineOf('policies/repository.yaml', 'maxCallsPerSession')} limits.maxCallsPerSession`,
     });
     expect(explanation.keys.find((row) => row.key === 'onInvalidArguments')).toMatchObject({ layer: 'organisation' });
+    expect(explanation.keys.find((row) => row.key === 'limits.maxConsecutiveFailures')).toMatchObject({
+      layer: 'organisation',
+      line: lineOf('policies/org/acme-baseline.yaml', 'maxConsecutiveFailures: 20'),
+    });
+  });
+
+  it('shows limits.maxConsecutiveFailures with its built-in default when no file sets it', async () => {
+    const { code, stdout } = await toolhost('explain', 'read_file', '--json');
+    expect(code).toBe(0);
+    const explanation = JSON.parse(stdout) as { keys: { key: string; layer: string; value?: unknown; rule: string }[] };
+    expect(explanation.keys.find((row) => row.key === 'limits.maxConsecutiveFailures')).toMatchObject({ layer: 'built-in', rule: '(built-in) limits.maxConsecutiveFailures' });
   });
 
   it('shows the shadow decision of a shadow-mode organisation file', async () => {

@@ -130,7 +130,7 @@ describe('isolate runner: escape attempts', () => {
       fsCtor: 'undefined',
       importMeta: 'undefined',
       globalNames: [],
-      ctxKeys: ['callId', 'fetch', 'fs', 'log', 'progress'],
+      ctxKeys: ['callId', 'fetch', 'fs', 'log', 'output', 'progress'],
       ctxFrozen: true,
       dynamicImport: expect.stringMatching(/^threw /),
     });

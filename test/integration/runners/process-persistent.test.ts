@@ -1,5 +1,7 @@
 // Persistent process pool (NDJSON) against hostile fixtures. Every process is
 // tagged with the test's marker; after each test a /proc scan proves none remains.
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createProcessRunner } from '../../../src/runner/process/process-runner.js';
 import { createSilentLogger } from '../../../src/log.js';
@@ -11,11 +13,23 @@ import { failureOf, jsonTextOf } from '../../helpers/run-outcomes.js';
 
 const t = useRunnerTest();
 
-function startPool(overrides: Partial<RunSpec> = {}): Runner {
-  t.runner = createProcessRunner(processSpec(t.marker, { command: nodeFixture('persistent.mjs', t.marker), persistent: true, poolSize: 1, ...overrides }), {
-    logger: createSilentLogger(),
-  });
+function startPool(overrides: Partial<RunSpec> = {}, logger = createSilentLogger()): Runner {
+  t.runner = createProcessRunner(processSpec(t.marker, { command: nodeFixture('persistent.mjs', t.marker), persistent: true, poolSize: 1, ...overrides }), { logger });
   return t.runner;
+}
+
+/** A real pino logger whose lines are kept, with their total size. */
+function recordingLogger(): { logger: ReturnType<typeof createSilentLogger>; lines: () => Array<Record<string, unknown>>; bytes: () => number } {
+  const chunks: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      chunks.push(chunk.toString('utf8'));
+      done();
+    },
+  });
+  const logger = pino({ level: 'info' }, sink);
+  const text = () => chunks.join('');
+  return { logger, lines: () => text().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>), bytes: () => Buffer.byteLength(text()) };
 }
 
 async function echo(pool: Runner, value: unknown): Promise<{ value: unknown; instance: string }> {
@@ -166,5 +180,32 @@ describe('process runner, persistent pool', () => {
     expect(failureOf(await pending).code).toBe('cancelled');
     expect(findMarkedProcesses(t.marker)).toEqual([]);
     expect(failureOf(await pool.run(job({ op: 'echo', value: 1 }), runOptions())).code).toBe('cancelled');
+  });
+
+  it('unsolicited output of persistent processes: a 4 MB flood between calls is cut off, logged at a bounded rate, and the process replaced', async () => {
+    const log = recordingLogger();
+    const pool = startPool({}, log.logger);
+    const first = JSON.parse(jsonTextOf(await pool.run(job({ op: 'flood-after', bytes: 4 << 20 }), runOptions()))) as { instance: string };
+    // Retired for its flood while idle: no call is needed to notice, and the next call goes to its replacement.
+    const replacing = (): boolean => log.lines().some((line) => line['msg'] === 'persistent process wrote too much between calls; replacing it');
+    expect(await pollUntil(() => ({ done: replacing(), value: replacing() }), 10_000)).toBe(true);
+    const next = await echo(pool, 'after the flood');
+    expect(next.value).toBe('after the flood');
+    expect(next.instance).not.toBe(first.instance);
+    const ignored = log.lines().filter((line) => line['msg'] === 'persistent process answered an unknown id; ignored');
+    expect(ignored.length).toBeLessThanOrEqual(5);
+    expect(log.lines().filter((line) => line['msg'] === 'persistent process wrote too much between calls; replacing it')).toHaveLength(1);
+    expect(log.bytes()).toBeLessThan(16 * 1024);
+  });
+
+  it('a little output between calls is ignored and the process stays', async () => {
+    const log = recordingLogger();
+    const pool = startPool({}, log.logger);
+    const first = JSON.parse(jsonTextOf(await pool.run(job({ op: 'chatter-after', lines: 20 }), runOptions()))) as { instance: string };
+    expect((await echo(pool, 1)).instance).toBe(first.instance);
+    expect((await echo(pool, 2)).instance).toBe(first.instance);
+    const ignored = log.lines().filter((line) => line['msg'] === 'persistent process answered an unknown id; ignored');
+    expect(ignored.length).toBeGreaterThan(0);
+    expect(ignored.length).toBeLessThanOrEqual(5);
   });
 });

@@ -101,6 +101,30 @@ describe('elicitation', () => {
     expect(message).not.toMatch(/[\u0000-\u001f\u007f\u202e]/);
     expect(message).toContain('line one\\nAPPROVED');
   });
+
+  it('approval prompts show what they ask: invisible format characters escaped, the dangerous tail shown, the argument hash named', async () => {
+    const host = await startHost();
+    const { channel, prompts } = scripted(async () => ({ action: 'decline' }));
+    // ALM, zero-width space and joiner, BOM, soft hyphen, a tag character, a word joiner: all invisible.
+    const invisible = '\u061c\u200b\u200d\ufeff\u00ad\u{e0041}\u2060';
+    const target = `harmless.log${invisible}${' '.repeat(1500)}; rm -rf /srv/prod`;
+    const outcome = await host.call('dangerous', { target }, { approval: channel });
+    expect(errorOf(outcome).code).toBe('approval_denied');
+    const message = prompts[0]?.message ?? '';
+    expect(message.length).toBeLessThanOrEqual(MAX_PROMPT_CHARS);
+    expect(message).not.toMatch(/[\p{Cc}\p{Cf}]/u);
+    expect(message).toContain('\\u061c\\u200b\\u200d\\ufeff\\xad\\u{e0041}\\u2060');
+    expect(message).toContain('rm -rf /srv/prod');
+    expect(message).toMatch(/…\[\d+ bytes left out\]…/);
+    const journal = Journal.open(host.stateDir, { asHost: false });
+    try {
+      const argsHash = journal.get(outcome.callId)?.argsHash;
+      expect(argsHash).toMatch(/^[0-9a-f]{64}$/);
+      expect(message).toContain(`sha256 ${argsHash}`);
+    } finally {
+      journal.close();
+    }
+  });
 });
 
 describe('input_required (modern clients)', () => {

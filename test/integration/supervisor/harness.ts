@@ -31,6 +31,8 @@ export interface TestHostOptions {
   readonly marker?: string;
   /** More organisation policy files (full YAML text each), after the generated one. */
   readonly extraPolicies?: readonly string[];
+  /** Manifest folders instead of the supervisor fixtures; they are first party too. */
+  readonly manifestDirs?: readonly string[];
 }
 
 const live = new Set<TestHost>();
@@ -41,6 +43,7 @@ export async function startHost(options: TestHostOptions = {}): Promise<TestHost
   const workspace = join(root, 'ws');
   const stateDir = join(root, 'state');
   mkdirSync(workspace, { recursive: true });
+  const manifestDirs = options.manifestDirs ?? [FIXTURE_MANIFESTS];
   const policyFile = join(root, 'org.yaml');
   writeFileSync(
     policyFile,
@@ -48,7 +51,7 @@ export async function startHost(options: TestHostOptions = {}): Promise<TestHost
       'kind: Policy',
       'name: supervisor-tests',
       'trust:',
-      `  firstParty: ["${FIXTURE_MANIFESTS}/**"]`,
+      `  firstParty: [${manifestDirs.map((dir) => `"${dir}/**"`).join(', ')}]`,
       'tools:',
       '  deny: ["forbidden"]',
       'env:',
@@ -63,7 +66,7 @@ export async function startHost(options: TestHostOptions = {}): Promise<TestHost
     return file;
   });
   const host = await createHost({
-    manifestDirs: [FIXTURE_MANIFESTS],
+    manifestDirs: [...manifestDirs],
     policyFiles: [policyFile, ...extraFiles],
     workspace,
     stateDir,

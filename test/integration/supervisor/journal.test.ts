@@ -36,6 +36,31 @@ describe('idempotency', () => {
     expect(readFileSync(join(host.workspace, 'counter.txt'), 'utf8')).toBe('1');
   });
 
+  // Replays under today's policy: a replay is an answer, and the policy in force decides every answer.
+  it.each([
+    ['denied by name since', 'tools:\n  deny: ["counter"]', 'policy_denied'],
+    ['denied by class since', 'sideEffects:\n  deny: [local_mutation]', 'policy_denied'],
+    ['excluded since (its timeout is now above the limit)', 'limits:\n  maxTimeoutMs: 1000', 'policy_denied'],
+  ])('does not replay a call whose tool is %s', async (_why, policy, code) => {
+    const host = await startHost();
+    const meta = { idempotencyKey: 'replay-under-policy' };
+    resultOf(await host.call('counter', {}, { meta }));
+    await host.close();
+    const tightened = await startHost({ root: host.root, extraPolicies: [`kind: Policy\nname: tightened\n${policy}\n`] });
+    const error = errorOf(await tightened.call('counter', {}, { meta }));
+    expect(error.code).toBe(code);
+    expect(error.details['rule']).toMatch(/extra-0\.yaml:\d+ /);
+  });
+
+  it('does not replay without the approval the policy now requires', async () => {
+    const host = await startHost();
+    const meta = { idempotencyKey: 'replay-needs-approval' };
+    resultOf(await host.call('counter', {}, { meta }));
+    await host.close();
+    const tightened = await startHost({ root: host.root, extraPolicies: ['kind: Policy\nname: tightened\nsideEffects:\n  requireApproval: [local_mutation]\n'] });
+    expect(errorOf(await tightened.call('counter', {}, { meta })).code).toBe('approval_required');
+  });
+
   it('refuses the same key with other arguments as invalid_arguments', async () => {
     const host = await startHost();
     const meta = { idempotencyKey: 'k' };

@@ -134,7 +134,7 @@ describe('redaction', () => {
     expect(error.code).toBe('tool_error');
     const visible = JSON.stringify({ message: error.message, details: error.details });
     expect(visible).not.toContain('tok-abcdef-123456');
-    expect(visible).not.toContain('/etc/toolhost-secret-place');
+    expect(visible).not.toContain('/etc/passwd');
   });
 });
 

@@ -122,3 +122,21 @@ describe('parse: p-type and JSON', () => {
     expect(refusal('hello there')).toMatch(/no call found/);
   });
 });
+
+describe('render: terminal tools (SPEC 5.2)', () => {
+  const finish = { name: 'finish', description: 'Report and end.', inputSchema: { type: 'object', properties: { summary: { type: 'string' } }, required: ['summary'] }, terminal: true };
+  const plain = { name: 'ping', description: 'Ping.', inputSchema: { type: 'object' } };
+
+  it('marks a terminal tool in json, xml and ptype, and leaves other tools unmarked', () => {
+    const json = JSON.parse(renderTools([finish, plain], 'json')) as Array<Record<string, unknown>>;
+    expect(json.map((entry) => entry['terminal'])).toEqual([true, undefined]);
+    expect(renderTools([finish, plain], 'xml')).toContain('<tool name="finish" terminal="true">');
+    expect(renderTools([plain], 'xml')).not.toContain('terminal');
+    expect(renderSignature(finish)).toMatch(/^finish\(summary: string\) -> terminal  # Report and end\. \(Terminal: /);
+    expect(renderSignature(plain)).toBe('ping()  # Ping.');
+  });
+
+  it('a call to a terminal tool still round-trips in every format', () => {
+    for (const format of ['json', 'xml', 'ptype'] as const) expect(parseCall(formatCall(finish, { summary: 'done' }, format), [finish])).toEqual({ name: 'finish', arguments: { summary: 'done' } });
+  });
+});

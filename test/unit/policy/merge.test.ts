@@ -24,6 +24,7 @@ describe('no policy file', () => {
     expect(config.session).toEqual({
       maxCallsPerSession: 1000,
       maxConcurrency: 8,
+      maxConsecutiveFailures: 20,
       onUnknownTool: 'protocol_error',
       onInvalidArguments: 'error_result',
       secretNames: ['*_TOKEN', '*_KEY', '*SECRET*', '*PASSWORD*'],
@@ -147,15 +148,18 @@ describe('strict: any layer makes it strict', () => {
 
 describe('limits: the smallest value wins', () => {
   it('a repository cannot raise the organisation maximum', () => {
-    const org = policyYaml('org', 'limits:\n  maxTimeoutMs: 20000\n  maxConcurrency: 2');
+    const org = policyYaml('org', 'limits:\n  maxTimeoutMs: 20000\n  maxConcurrency: 2\n  maxConsecutiveFailures: 5');
     const config = load({
       manifests: { 'a.yaml': manifestYaml('a', { timeoutMs: 25_000 }) },
       organisation: { [ORG]: org },
-      repository: { 'loosen.yaml': policyYaml('loosen', 'limits:\n  maxTimeoutMs: 600000\n  maxConcurrency: 64') },
+      repository: { 'loosen.yaml': policyYaml('loosen', 'limits:\n  maxTimeoutMs: 600000\n  maxConcurrency: 64\n  maxConsecutiveFailures: 50') },
     });
     const orgFile = workspaces.current()?.orgFiles[0];
     expect(config.policy.enforced.limits.maxTimeoutMs).toMatchObject({ value: 20_000, source: { layer: 'organisation', rule: `${orgFile}:${lineOf(org, 'maxTimeoutMs')} limits.maxTimeoutMs` } });
     expect(config.session.maxConcurrency).toBe(2);
+    // Tighten-only like every limit: the organisation's 5 holds against the repository's 50.
+    expect(config.session.maxConsecutiveFailures).toBe(5);
+    expect(config.policy.enforced.limits.maxConsecutiveFailures).toMatchObject({ value: 5, source: { layer: 'organisation', rule: `${orgFile}:${lineOf(org, 'maxConsecutiveFailures')} limits.maxConsecutiveFailures` } });
     expect(view(config, 'a')).toMatchObject({ listed: false, exclusion: { rule: `${orgFile}:${lineOf(org, 'maxTimeoutMs')} limits.maxTimeoutMs` } });
   });
 

@@ -45,6 +45,9 @@ describe('checkLine: refused lines answer with the id when it can be recovered',
     ['params an array', utf8('{"jsonrpc":"2.0","id":21,"method":"ping","params":[1]}'), -32600, 21, 'not_jsonrpc'],
     ['a null id', utf8('{"jsonrpc":"2.0","id":null,"method":"ping"}'), -32600, null, 'not_jsonrpc'],
     ['a scalar', utf8('42'), -32600, null, 'not_jsonrpc'],
+    ['a __proto__ key in the arguments', utf8('{"jsonrpc":"2.0","id":22,"method":"tools/call","params":{"name":"x","arguments":{"text":"a","__proto__":{"n":"notint"}}}}'), -32600, 22, 'proto_key'],
+    ['a __proto__ key spelled with an escape', utf8('{"jsonrpc":"2.0","id":23,"method":"tools/call","params":{"name":"x","arguments":{"\\u005f_proto__":{}}}}'), -32600, 23, 'proto_key'],
+    ['a nested __proto__ key', utf8('{"jsonrpc":"2.0","id":24,"method":"tools/call","params":{"name":"x","arguments":{"a":[{"__proto__":null}]}}}'), -32600, 24, 'proto_key'],
   ])('%s', (_name, bytes, code, id, reason) => {
     const check = checkLine(bytes, DEFAULT_MAX_MESSAGE_BYTES);
     expect(check.ok).toBe(false);
@@ -52,6 +55,11 @@ describe('checkLine: refused lines answer with the id when it can be recovered',
     expect(check.response.id).toEqual(id);
     expect(check.response.error.code).toBe(code);
     expect(check.response.error.data).toMatchObject({ code: 'malformed_request', reason });
+  });
+
+  it('names the __proto__ key as a path', () => {
+    const check = checkLine(utf8('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"p":{"__proto__":{"n":1}}}}}'), 1024);
+    expect(check.ok ? undefined : check.response.error.data).toEqual({ code: 'malformed_request', reason: 'proto_key', key: '/params/arguments/p/__proto__' });
   });
 
   it('names the duplicated key as a path', () => {

@@ -72,7 +72,7 @@ describe('renderOutcome: every error code', () => {
       expect(result).toEqual({
         isError: true,
         content: [{ type: 'text', text: `code: ${code}\nA ${code} happened.` }],
-        _meta: { [ERROR_META_KEY]: { code, ...DETAILS[code] } },
+        _meta: { [ERROR_META_KEY]: { code, ...DETAILS[code], recovery: ERRORS[code].recovery } },
       });
       expect(result).not.toHaveProperty('structuredContent');
     } else {

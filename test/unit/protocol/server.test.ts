@@ -16,19 +16,21 @@ const TOOLS: ToolDeclaration[] = [
     description: 'Echo the arguments back.',
     inputSchema: { type: 'object', properties: { text: { type: 'string' } } },
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    terminal: false,
   },
   {
     name: 'write_note',
     description: 'Needs approval.',
     inputSchema: { type: 'object' },
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    terminal: false,
   },
 ];
 
 /** A supervisor double that scripts one behaviour per tool name and records every request. */
 class ScriptedSupervisor implements Supervisor {
   readonly requests: CallRequest[] = [];
-  readonly session = { maxCallsPerSession: 100, maxConcurrency: 4, onUnknownTool: 'protocol_error', onInvalidArguments: 'error_result', secretNames: [] } as const;
+  readonly session = { maxCallsPerSession: 100, maxConcurrency: 4, maxConsecutiveFailures: 20, onUnknownTool: 'protocol_error', onInvalidArguments: 'error_result', secretNames: [] } as const;
   closed = false;
   /** Resolves when a `wait` call has started (its progress was emitted). */
   waitStarted!: Promise<void>;
@@ -209,7 +211,7 @@ describe.each(CLIENT_KINDS)('with a %s client', (kind) => {
     const { client } = await startWithClient({ kind });
     const result = await client.callTool({ name: 'write_note', arguments: {} });
     expect(result['isError']).toBe(true);
-    expect((result['_meta'] as Record<string, unknown>)['toolhost/error']).toEqual({ code: 'approval_required' });
+    expect((result['_meta'] as Record<string, unknown>)['toolhost/error']).toEqual({ code: 'approval_required', recovery: 'stop' });
   });
 
   it.each([
@@ -225,7 +227,7 @@ describe.each(CLIENT_KINDS)('with a %s client', (kind) => {
     if (expected === 'written') {
       expect(result['content']).toEqual([{ type: 'text', text: 'written' }]);
     } else {
-      expect((result['_meta'] as Record<string, unknown>)['toolhost/error']).toEqual({ code: expected });
+      expect((result['_meta'] as Record<string, unknown>)['toolhost/error']).toEqual({ code: expected, recovery: 'stop' });
     }
     const kinds = supervisor.requests.map((request) => request.approval.kind);
     expect(kinds).toEqual(kind === 'v2-modern' ? ['input_required', 'input_required'] : ['elicitation']);
@@ -288,7 +290,7 @@ describe('shutdown', () => {
     await server.cancelInFlight(2_000);
     const result = await call;
     expect(result['isError']).toBe(true);
-    expect((result['_meta'] as Record<string, unknown>)['toolhost/error']).toEqual({ code: 'cancelled', reason: 'shutdown' });
+    expect((result['_meta'] as Record<string, unknown>)['toolhost/error']).toEqual({ code: 'cancelled', reason: 'shutdown', recovery: 'stop' });
   });
 });
 

@@ -14,7 +14,7 @@ describe('the bundled manifests', () => {
 
   it('load with zero problems', () => {
     expect(problems).toEqual([]);
-    expect([...byName.keys()].sort()).toEqual(['delete_path', 'hash_file', 'http_get', 'json_format', 'list_dir', 'read_file', 'search_text', 'text_stats', 'write_file']);
+    expect([...byName.keys()].sort()).toEqual(['delete_path', 'finish', 'hash_file', 'http_get', 'json_format', 'list_dir', 'read_file', 'search_text', 'text_stats', 'view_image', 'write_file']);
   });
 
   it('declare the classes and sandboxes the product promises', () => {
@@ -99,6 +99,7 @@ describe('schemas/manifest.schema.json', () => {
       'limits.maxResultBytes',
       'format',
       'approval',
+      'terminal',
       'input',
       'output',
     ]);

@@ -1,7 +1,7 @@
 // The answer an isolate or worker tool's sandbox gives is untrusted data: every
 // malformed or hostile shape becomes a clear failure, never a crash or a pass.
 import { describe, expect, it } from 'vitest';
-import { parseToolEnvelope, type EnvelopeRules } from '../../../src/runner/tool-envelope.js';
+import { MAX_TOOL_MESSAGE_CHARS, parseToolEnvelope, type EnvelopeRules } from '../../../src/runner/tool-envelope.js';
 
 const isolate: EnvelopeRules = { source: 'isolate', maxOutputBytes: 8, checkOutputBytes: true, memoryLimit: { memoryMb: 16, isMemoryError: (name) => name === 'RangeError' } };
 const worker: EnvelopeRules = { source: 'worker', maxOutputBytes: 8, checkOutputBytes: false };
@@ -22,10 +22,11 @@ describe('parseToolEnvelope', () => {
   });
 
   it('bounds a tool error message and keeps only string details', () => {
-    const outcome = parseToolEnvelope({ code: 'tool_error', message: 'x'.repeat(5000), errorCode: { evil: true }, reason: 'r' }, worker);
+    const outcome = parseToolEnvelope({ code: 'tool_error', message: 'x'.repeat(20_000), errorCode: { evil: true }, reason: 'r' }, worker);
     expect(outcome).toMatchObject({ ok: false, code: 'tool_error', details: { reason: 'r' } });
     if (outcome.ok) throw new Error('expected a failure');
-    expect(outcome.message).toHaveLength(1000);
+    // A generous bound: the supervisor redacts, then cuts to what the caller sees.
+    expect(outcome.message).toHaveLength(MAX_TOOL_MESSAGE_CHARS);
     expect(outcome.details).not.toHaveProperty('errorCode');
     expect(parseToolEnvelope({ code: 'tool_error', message: 42 }, worker)).toMatchObject({ message: 'The tool failed.' });
   });

@@ -1,7 +1,12 @@
-import { describe, expect, it } from 'vitest';
-import { createRedactor, redactJson, REDACTED, REDACTED_PATH, REDACTED_STACK } from '../../../src/supervisor/redact.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { HostError } from '../../../src/errors.js';
+import { redactError } from '../../../src/supervisor/redact-error.js';
+import { createRedactor, cutChars, MAX_PATH_LOOKUPS_PER_SECOND, redactJson, REDACTED, REDACTED_PATH, REDACTED_STACK } from '../../../src/supervisor/redact.js';
 
-const redact = createRedactor({ secretValues: ['s3cr3t-value-123', 'tok'], visibleRoots: ['/work/ws'] });
+const redact = createRedactor({ secretValues: ['s3cr3t-value-123', 'tok'], visibleRoots: ['/work/ws'], hostRoots: ['/home', '/root'] });
 
 describe('createRedactor', () => {
   it('replaces every secret value, wherever it appears', () => {
@@ -15,11 +20,10 @@ describe('createRedactor', () => {
   });
 
   it('hides absolute paths outside the workspace and keeps those inside', () => {
-    expect(redact('cannot open /etc/passwd.')).toBe(`cannot open ${REDACTED_PATH}`);
+    expect(redact('cannot open /etc/passwd.')).toBe(`cannot open ${REDACTED_PATH}.`);
     expect(redact('/home/user/.ssh/id_rsa')).toBe(REDACTED_PATH);
     expect(redact('read /work/ws/src/a.ts ok')).toBe('read /work/ws/src/a.ts ok');
     expect(redact('root /work/ws')).toBe('root /work/ws');
-    expect(redact('sibling /work/wsx/a')).toBe(`sibling ${REDACTED_PATH}`);
     expect(redact('file:///etc/shadow')).toBe(`file://${REDACTED_PATH}`);
   });
 
@@ -43,7 +47,7 @@ describe('redactJson', () => {
   });
 
   it('keeps a __proto__ key as data', () => {
-    const value = JSON.parse('{"__proto__":{"a":"/etc/x"}}') as unknown;
+    const value = JSON.parse('{"__proto__":{"a":"/etc/hosts"}}') as unknown;
     const out = redactJson(value, redact) as object;
     expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
     expect(Object.getOwnPropertyDescriptor(out, '__proto__')?.value).toEqual({ a: REDACTED_PATH });
@@ -57,5 +61,90 @@ describe('hostile input', () => {
     const slashes = '/'.repeat(500_000);
     // A quadratic scan of these would not finish within the test timeout.
     for (const text of [lines, digits, slashes]) expect(redact(text)).toBe(text);
+  });
+});
+
+const SECRET_44 = 'ghp_0123456789abcdefghijABCDEFGHIJ0123456789';
+
+describe('redaction that corrupts results (only real host paths become [path])', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'toolhost-redact-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('leaves text that only looks like a path alone', () => {
+    const r = createRedactor({ secretValues: [], visibleRoots: ['/work/ws'], hostRoots: ['/root', '/home', join(dir, 'state')] });
+    for (const text of ['hello from 18780 /ok', 'GET /api/v1/items?limit=3 answered 200', 'the route /users/:id/edit', 'ratio 3/4 and /word']) {
+      expect(r(text)).toBe(text);
+    }
+  });
+
+  it('hides existing host paths, and paths under the host folders it knows even when they do not exist', () => {
+    const real = join(dir, 'real-file.txt');
+    writeFileSync(real, 'x');
+    const state = join(dir, 'state');
+    const r = createRedactor({ secretValues: [], visibleRoots: ['/work/ws'], hostRoots: ['/root', '/home', state] });
+    expect(r(`wrote ${real} ok`)).toBe(`wrote ${REDACTED_PATH} ok`);
+    expect(r('see /etc/hostname')).toBe(`see ${REDACTED_PATH}`);
+    expect(r('key at /root/.ssh/not-there-yet')).toBe(`key at ${REDACTED_PATH}`);
+    expect(r(`journal ${state}/journal.sqlite-wal`)).toBe(`journal ${REDACTED_PATH}`);
+    expect(r('inside /work/ws/not/yet/made')).toBe('inside /work/ws/not/yet/made');
+  });
+
+  it('answers from a bounded number of lookups: past it, a path is hidden (fail closed)', () => {
+    let lookups = 0;
+    const r = createRedactor({ secretValues: [], visibleRoots: [], exists: () => (lookups++, false), now: () => 0 });
+    const text = Array.from({ length: 3000 }, (_, i) => `/p${i}`).join(' ');
+    const out = r(text);
+    // Across texts too (a JSON result is many strings): the same paths again cost nothing.
+    expect(r(text)).toBe(out);
+    expect(lookups).toBe(MAX_PATH_LOOKUPS_PER_SECOND);
+    expect(out.startsWith('/p0 /p1 ')).toBe(true);
+    expect(out.endsWith(` ${REDACTED_PATH}`)).toBe(true);
+  });
+});
+
+describe('redact, then cut', () => {
+  const r = createRedactor({ secretValues: [SECRET_44], visibleRoots: [] });
+
+  it('redacts a whole secret before cutting, so the cut never splits it', () => {
+    const text = 'x'.repeat(980) + SECRET_44 + ' tail';
+    const cut = r.cut(text, 1000);
+    expect(cut).toBe('x'.repeat(980) + REDACTED + ' tail');
+    const tail = r.cut('boom ' + SECRET_44 + 'y'.repeat(2030), 2048, 'tail');
+    expect(tail).toBe('boom ' + REDACTED + 'y'.repeat(2030));
+  });
+
+  it('a text already cut by the far side with 8+ characters of a secret at an edge has that piece redacted', () => {
+    expect(r.cut('prefix ' + SECRET_44.slice(0, 20), 1000)).toBe(`prefix ${REDACTED}`);
+    expect(r.cut(SECRET_44.slice(-8) + ' rest', 1000)).toBe(`${REDACTED} rest`);
+    // Seven characters say too little to count as a piece.
+    expect(r.cut('prefix ' + SECRET_44.slice(0, 7), 1000)).toBe('prefix ' + SECRET_44.slice(0, 7));
+  });
+
+  it('cuts on character boundaries, keeping the head or the tail', () => {
+    expect(cutChars('ab😀cd', 3)).toBe('ab');
+    expect(cutChars('ab😀cd', 3, 'tail')).toBe('cd');
+    expect(cutChars('abc', 5)).toBe('abc');
+  });
+});
+
+describe('redactError (secrets in error details)', () => {
+  const r = createRedactor({ secretValues: [SECRET_44], visibleRoots: [], hostRoots: ['/root'] });
+
+  it('redacts keys, values and pointers of the details, keeping the rule and JSON pointers that look like paths', () => {
+    const error = new HostError('invalid_output', `The result has ${SECRET_44}.`, {
+      path: `/${SECRET_44}`,
+      other: '/home',
+      rule: '/etc/toolhost/org.yaml:3 tools.deny',
+      [SECRET_44]: { nested: `at /root/.config ${SECRET_44}` },
+    });
+    const out = redactError(error, r);
+    expect(out.code).toBe('invalid_output');
+    expect(out.message).toBe(`The result has ${REDACTED}.`);
+    expect(out.details).toEqual({
+      path: `/${REDACTED}`,
+      other: REDACTED_PATH,
+      rule: '/etc/toolhost/org.yaml:3 tools.deny',
+      [REDACTED]: { nested: `at ${REDACTED_PATH} ${REDACTED}` },
+    });
   });
 });

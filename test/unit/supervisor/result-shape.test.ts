@@ -66,6 +66,18 @@ describe('shapeResult', () => {
     expect(link).toMatchObject({ type: 'resource_link', uri: `toolhost://artifacts/${'f'.repeat(64)}`, mimeType: JSON_MIME, size: Buffer.byteLength(payload) });
   });
 
+  it('spilled results of tools with an output schema: an output_limit error with the preview and the link', async () => {
+    stored.length = 0;
+    const value = { text: 'z'.repeat(100) };
+    const shaped = await shapeResult({ type: 'json', value }, { ...options, hasOutputSchema: true });
+    const uri = `toolhost://artifacts/${'f'.repeat(64)}`;
+    expect(shaped.error?.code).toBe('output_limit');
+    expect(shaped.error?.details).toEqual({ bytes: Buffer.byteLength(JSON.stringify(value)), limit: 64, uri });
+    expect(shaped.structuredContent).toBeUndefined();
+    expect(shaped.content.map((block) => block.type)).toEqual(['text', 'resource_link']);
+    expect((await shapeResult({ type: 'json', value: { a: 1 } }, { ...options, hasOutputSchema: true })).error).toBeUndefined();
+  });
+
   it('spills long text as text/plain', async () => {
     stored.length = 0;
     await shapeResult({ type: 'text', text: 'x'.repeat(65) }, options);

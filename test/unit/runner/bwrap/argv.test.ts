@@ -192,6 +192,60 @@ describe('buildSandboxArgv: the command\'s interpreter', () => {
   });
 });
 
+describe('buildSandboxArgv: interpreter resolution is not the workspace\'s to choose', () => {
+  let root: string;
+  let manager: string;
+  let workspace: string;
+  let manifestDir: string;
+
+  beforeAll(() => {
+    // Like pyenv: `which` takes the version from the nearest .python-version up from its cwd, else 1.0.
+    root = realpathSync(mkdtempSync(join(tmpdir(), 'toolhost-argv-pyenv-')));
+    manager = join(root, '.verenv');
+    for (const version of ['1.0', '2.0', '6.6']) {
+      mkdirSync(join(manager, 'versions', version, 'bin'), { recursive: true });
+      writeExecutable(join(manager, 'versions', version, 'bin', 'verpy'), '#!/bin/sh\n');
+    }
+    mkdirSync(join(manager, 'shims'));
+    mkdirSync(join(manager, 'libexec'));
+    writeExecutable(
+      join(manager, 'libexec', 'verenv'),
+      `#!/bin/sh\nd=$(pwd); v=1.0\nwhile :; do if [ -f "$d/.python-version" ]; then v=$(cat "$d/.python-version"); break; fi; [ "$d" = / ] && break; d=$(dirname "$d"); done\necho "${manager}/versions/$v/bin/$2"\n`,
+    );
+    writeExecutable(join(manager, 'shims', 'verpy'), `#!/usr/bin/env bash\nprogram="\${0##*/}"\nexport VERENV_ROOT="${manager}"\nexec "${manager}/libexec/verenv" exec "$program" "$@"\n`);
+    workspace = join(root, 'ws');
+    manifestDir = join(workspace, 'manifests', 'tool');
+    mkdirSync(manifestDir, { recursive: true });
+  });
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  const boundVersions = (cwd: string): string[] => {
+    const argv = buildSandboxArgv(
+      spec({ command: ['verpy'], manifestDir, env: { PATH: `${manager}/shims:/usr/bin:/bin` }, roots: [{ path: workspace, access: 'read_write' }] }),
+      { cwd },
+    );
+    return pairsOf(split(argv).bwrap, '--ro-bind').flatMap((pair) => (pair.startsWith(`${manager}/versions/`) ? [pair.split(' ')[0]!.slice(manager.length + 10)] : []));
+  };
+
+  it('a .python-version a tool wrote into the workspace (its cwd, a parent of the manifest folder) changes nothing', () => {
+    writeFileSync(join(workspace, '.python-version'), '6.6\n');
+    const sub = join(workspace, 'sub');
+    mkdirSync(sub, { recursive: true });
+    writeFileSync(join(sub, '.python-version'), '6.6\n');
+    expect(boundVersions(workspace)).toEqual(['1.0']);
+    expect(boundVersions(sub)).toEqual(['1.0']);
+  });
+
+  it('a version file in the manifest folder (which tools cannot write) chooses the version', () => {
+    writeFileSync(join(manifestDir, '.python-version'), '2.0\n');
+    try {
+      expect(boundVersions(join(workspace, 'sub'))).toEqual(['2.0']);
+    } finally {
+      rmSync(join(manifestDir, '.python-version'));
+    }
+  });
+});
+
 function writeExecutable(path: string, text: string): void {
   writeFileSync(path, text);
   chmodSync(path, 0o755);

@@ -27,7 +27,15 @@ describe('guardHostFiles', () => {
       [join(ws, 'a/b/manifests')]: 'ro',
       [join(ws, 'org.yaml')]: 'ro',
     });
-    expect(after).toEqual(['--tmpfs', join(ws, '.toolhost'), '--remount-ro', join(ws, '.toolhost'), '--tmpfs', join(ws, 'policies'), '--remount-ro', join(ws, 'policies')]);
+    // The missing policies/ gets no mount: its mount point would be created in the host's tree.
+    expect(after).toEqual(['--tmpfs', join(ws, '.toolhost'), '--remount-ro', join(ws, '.toolhost')]);
+  });
+
+  it('sandboxes create nothing on the host: no mount for a missing protected or hidden path, even in a read_write root', () => {
+    const binds: SandboxBinds = new Map([[ws, 'rw']]);
+    const after = guardHostFiles({ protectedPaths: [join(ws, 'policies'), join(ws, 'missing-state')], hiddenPaths: [join(ws, 'missing-state')] }, binds);
+    expect(after).toEqual([]);
+    expect(Object.fromEntries(binds)).toEqual({ [ws]: 'rw' });
   });
 
   it('leaves paths the sandbox does not show alone, and hides the state folder inside a read-only root', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LineSplitter, encodeRequest, parseEnvelope, splitTopLevelMembers } from '../../../../src/runner/process/ndjson.js';
+import { LineSplitter, MAX_ERROR_MESSAGE_CHARS, encodeRequest, parseEnvelope, splitTopLevelMembers } from '../../../../src/runner/process/ndjson.js';
 
 const line = (text: string): Buffer => Buffer.from(text, 'utf8');
 
@@ -39,8 +39,8 @@ describe('parseEnvelope', () => {
   });
 
   it('bounds an error message', () => {
-    const envelope = parseEnvelope(line(JSON.stringify({ id: 'a', error: { message: 'x'.repeat(10_000) } })));
-    expect(envelope.kind === 'error' ? envelope.message.length : 0).toBe(2048);
+    const envelope = parseEnvelope(line(JSON.stringify({ id: 'a', error: { message: 'x'.repeat(20_000) } })));
+    expect(envelope.kind === 'error' ? envelope.message.length : 0).toBe(MAX_ERROR_MESSAGE_CHARS);
   });
 });
 
