@@ -1,4 +1,5 @@
 // Types for sandbox/scoped-fetch.mjs (ctx.fetch of isolate and worker tools).
+import type { EgressAttempt } from '../src/runner/wire.js';
 
 export interface ScopedFetchDenial {
   readonly op: 'fetch';
@@ -7,12 +8,19 @@ export interface ScopedFetchDenial {
   readonly reason: string;
 }
 
+/** One ctx.fetch admission, in the runners' shape (wire.ts). */
+export type ScopedFetchAttempt = EgressAttempt & { readonly kind: 'fetch' };
+
 export interface ScopedFetchOptions {
-  /** network.allow: `host` (any port) or `host:port`. Empty: every request is refused. */
+  /** network.allow: `host` (port 443) or `host:port`. Empty: every request is refused. */
   readonly allow: readonly string[];
   /** The tool's class: `read_only` may only send GET, HEAD and OPTIONS. Undefined: unclassified. */
   readonly sideEffect?: string;
+  /** Resolves names for admission (tests); default the system resolver. */
+  readonly resolve?: (host: string) => Promise<readonly string[]>;
   readonly onDenied?: (denial: ScopedFetchDenial) => void;
+  /** Every admission, admitted or refused (journaled as counts). */
+  readonly onAttempt?: (attempt: ScopedFetchAttempt) => void;
   /** Aborts the request in flight when the call ends. */
   readonly signal?: AbortSignal;
   /** Default 4 MiB. */
@@ -44,12 +52,14 @@ export interface FetchedResponse {
 /**
  * Errors thrown carry a string `code`: `policy_denied`, `invalid_argument`,
  * `too_large`, `too_many_redirects`, `invalid_redirect`, `network_error`, `aborted`.
+ * A refusal's reason (onDenied) is one of admitEgress's (egress-admission.d.mts) or
+ * scheme_not_allowed, credentials_in_url, redirect_scheme_not_allowed, redirect_host_not_allowed.
  */
 export type ScopedFetch = (url: string, init?: FetchInit) => Promise<FetchedResponse>;
 
 export interface AllowEntry {
   readonly host: string;
-  /** Undefined: every port. */
+  /** Undefined: a bare entry, port 443 only. */
   readonly port: string | undefined;
 }
 

@@ -1,8 +1,15 @@
-// ctx.fetch for isolate and worker tools: http(s) only, only to hosts in the
-// manifest's network.allow, redirects followed by hand so every hop is checked
-// again, and bodies counted as they arrive; a read_only tool may only send
-// GET, HEAD and OPTIONS (egress-methods.mjs). Plain ESM, no imports from src/.
-import { isMethodAllowedForClass, READ_ONLY_METHODS } from './egress-methods.mjs';
+// ctx.fetch for isolate and worker tools: http(s) only, admitted by the same
+// rule as the egress proxy of namespaced processes (egress-admission.mjs:
+// allowed host:port, canonical spelling, no loopback, private, link-local or
+// metadata address unless named exactly, a read_only tool's methods held to
+// GET, HEAD and OPTIONS by egress-methods.mjs), and connected to
+// the very address that admission resolved (no second lookup to rebind).
+// Redirects are followed by hand so every hop is admitted again, and bodies
+// are counted as they arrive. Plain ESM, no imports from src/.
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { admitEgress, canonicalHost, parseAllowEntry as parseEgressEntry, DEFAULT_EGRESS_PORT } from './egress-admission.mjs';
+import { READ_ONLY_METHODS } from './egress-methods.mjs';
 
 /** Bytes of a response body kept at most; more fails the call with code `too_large`. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
@@ -21,7 +28,8 @@ const ALLOWED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'
  * @returns {import('./scoped-fetch.d.mts').ScopedFetch}
  */
 export function createScopedFetch(options) {
-  const allow = options.allow.map(parseAllowEntry).filter((entry) => entry !== undefined);
+  const rules = { allow: [...options.allow], readOnly: options.sideEffect === 'read_only', ...(options.resolve ? { resolve: options.resolve } : {}) };
+  const onAttempt = options.onAttempt ?? (() => {});
   const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   const maxRequestBytes = options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
   const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
@@ -40,51 +48,61 @@ export function createScopedFetch(options) {
     return error;
   }
 
-  function checkUrl(raw) {
+  function report(url, method, admission) {
+    try {
+      onAttempt({
+        kind: 'fetch', host: (admission.host ?? url.hostname).slice(0, 256), port: Number(url.port || defaultPort(url)), method,
+        admitted: admission.ok, reason: admission.ok ? null : admission.reason, address: admission.address ?? null,
+      });
+    } catch {
+      // An observer's failure must not change the outcome.
+    }
+  }
+
+  // The URL as the tool wrote it: the WHATWG parser turns 2130706433 or 0177.0.0.1 into
+  // 127.0.0.1, so the host is admitted only when it was already written canonically.
+  function checkUrl(raw, base) {
     let url;
     try {
-      url = new URL(String(raw));
+      url = new URL(String(raw), base);
     } catch {
-      throw fetchError('invalid_argument', 'fetch: the URL is not valid');
+      throw fetchError(base === undefined ? 'invalid_argument' : 'invalid_redirect', base === undefined ? 'fetch: the URL is not valid' : 'fetch: the redirect location is not a valid URL');
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw deny(url.href, 'scheme_not_allowed');
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw deny(url.href, base === undefined ? 'scheme_not_allowed' : 'redirect_scheme_not_allowed');
     if (url.username !== '' || url.password !== '') throw deny(redactUserinfo(url), 'credentials_in_url');
-    if (!isHostAllowed(allow, url)) throw deny(url.href, 'host_not_allowed');
-    return url;
+    // A redirect to another host must name it as plainly as a first URL (no `http:\\\\2130706433\\`).
+    const isSameHost = base !== undefined && url.host === base.host;
+    const written = writtenHost(String(raw));
+    if (!isSameHost && (written === undefined || canonicalHost(written) !== normalizeHost(url.hostname))) throw deny(url.href, 'non_canonical_host');
+    return { url };
+  }
+
+  async function admit(url, method, isRedirect) {
+    const admission = await admitEgress(rules, { host: url.hostname, port: Number(url.port || defaultPort(url)), method });
+    report(url, method, admission);
+    if (admission.ok) return admission;
+    const reason = isRedirect && admission.reason === 'host_not_allowed' ? 'redirect_host_not_allowed' : admission.reason;
+    throw deny(url.href, reason, reason === 'method_not_allowed_for_class' ? `${method} is not allowed` : undefined);
   }
 
   return async function scopedFetch(rawUrl, init = {}) {
     const request = parseInit(init, maxRequestBytes);
-    let url = checkUrl(rawUrl);
-    // Redirects keep the method or turn it into GET, so checking the first hop suffices.
-    if (!isMethodAllowedForClass(options.sideEffect, request.method)) throw deny(url.href, 'method_not_allowed_for_class', `${request.method} is not allowed`);
+    let { url } = checkUrl(rawUrl);
     let { method, body } = request;
     for (let hop = 0; ; hop += 1) {
+      const admission = await admit(url, method, hop > 0);
       let response;
       try {
-        response = await fetch(url, {
-          method,
-          headers: request.headers,
-          body,
-          redirect: 'manual',
-          signal: options.signal,
-        });
+        response = await pinnedRequest(url, admission, { method, headers: request.headers, body, signal: options.signal });
       } catch (error) {
         if (options.signal?.aborted) throw fetchError('aborted', 'fetch: the call was stopped');
         throw fetchError('network_error', `fetch: request to ${url.host} failed`);
       }
-      const location = response.headers.get('location');
-      if (REDIRECT_STATUSES.has(response.status) && location !== null) {
-        await response.body?.cancel().catch(() => {});
+      const location = response.headers.location;
+      if (REDIRECT_STATUSES.has(response.status) && typeof location === 'string') {
+        response.destroy();
         if (hop >= maxRedirects) throw fetchError('too_many_redirects', `fetch: more than ${maxRedirects} redirects`);
-        let next;
-        try {
-          next = new URL(location, url);
-        } catch {
-          throw fetchError('invalid_redirect', 'fetch: the redirect location is not a valid URL');
-        }
-        if (next.protocol !== 'http:' && next.protocol !== 'https:') throw deny(next.href, 'redirect_scheme_not_allowed');
-        if (!isHostAllowed(allow, next)) throw deny(next.href, 'redirect_host_not_allowed');
+        const next = checkUrl(location, url).url;
         if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
           method = 'GET';
           body = undefined;
@@ -92,42 +110,89 @@ export function createScopedFetch(options) {
         url = next;
         continue;
       }
-      const text = await readBodyBounded(response, maxResponseBytes);
+      const text = await readBodyBounded(response, maxResponseBytes, options.signal);
       return {
         status: response.status,
         statusText: response.statusText,
         url: url.href,
-        headers: headersToObject(response.headers),
+        headers: response.headers,
         body: text,
       };
     }
   };
 }
 
-/** Whether `url` names a host in the allow list; an entry without a port allows every port. */
+/** The host part of a URL exactly as written (brackets kept), or undefined for a relative or odd one. */
+function writtenHost(raw) {
+  const match = /^[a-z][a-z0-9+.-]*:\/\/(?:[^@/?#\\]*@)?(\[[^\]/?#\\]*\]|[^:/?#\\]*)/i.exec(raw);
+  return match === null ? undefined : match[1];
+}
+
+function defaultPort(url) {
+  return url.protocol === 'https:' ? 443 : 80;
+}
+
+// One request to the admitted address: the name stays in Host and SNI (and the certificate
+// check), but the connection goes where admission looked, never through a second lookup.
+function pinnedRequest(url, admission, init) {
+  return new Promise((resolve, reject) => {
+    const lookup = (_hostname, lookupOptions, callback) => {
+      if (lookupOptions?.all) callback(null, [{ address: admission.address, family: admission.family }]);
+      else callback(null, admission.address, admission.family);
+    };
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const headers = { ...init.headers };
+    if (init.body !== undefined) headers['content-length'] = String(Buffer.byteLength(init.body, 'utf8'));
+    const request = send({
+      protocol: url.protocol,
+      hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+      port: Number(url.port || defaultPort(url)),
+      path: `${url.pathname}${url.search}`,
+      method: init.method,
+      headers,
+      lookup,
+      ...(url.protocol === 'https:' && canonicalHost(url.hostname) !== undefined && !/^[\d.]+$|:/.test(url.hostname) ? { servername: url.hostname } : {}),
+      signal: init.signal,
+      agent: false,
+    });
+    request.once('response', (response) => {
+      const flat = {};
+      for (const [name, value] of Object.entries(response.headers)) flat[name] = Array.isArray(value) ? value.join(', ') : String(value);
+      resolve({ status: response.statusCode ?? 0, statusText: response.statusMessage ?? '', headers: flat, stream: response, destroy: () => response.destroy() });
+    });
+    request.once('error', reject);
+    request.end(init.body);
+  });
+}
+
+/** Whether `url` names a host:port in the allow list (names only; addresses are admitEgress's); a bare entry means port 443. */
 export function isHostAllowed(allow, url) {
   const host = normalizeHost(url.hostname);
   const port = url.port === '' ? (url.protocol === 'https:' ? '443' : '80') : url.port;
-  return allow.some((entry) => entry.host === host && (entry.port === undefined || entry.port === port));
+  return allow.some((entry) => entry.host === host && (entry.port ?? String(DEFAULT_EGRESS_PORT)) === port);
 }
 
 /** Parses one network.allow entry (`host` or `host:port`, IPv6 in brackets); undefined when malformed. */
 export function parseAllowEntry(raw) {
-  if (typeof raw !== 'string' || raw === '' || raw.includes('/') || raw.includes('@')) return undefined;
-  let url;
-  try {
-    url = new URL(`http://${raw}`);
-  } catch {
-    return undefined;
-  }
-  const explicitPort = /:(\d+)$/.exec(raw);
-  return { host: normalizeHost(url.hostname), port: explicitPort ? String(Number(explicitPort[1])) : undefined };
+  const entry = parseEgressEntry(raw);
+  return entry === undefined ? undefined : { host: entry.host, port: entry.port === undefined ? undefined : String(entry.port) };
 }
 
 const REASON_TEXT = {
   scheme_not_allowed: 'only http and https URLs are allowed',
   credentials_in_url: 'URLs with credentials are not allowed',
-  host_not_allowed: 'the host is not in network.allow',
+  host_not_allowed: 'the host and port are not in network.allow (a bare host means port 443)',
+  non_canonical_host: 'the host is not written canonically (an address in decimal, octal, hex or short form, percent-encoding, or a dotted IPv4 inside IPv6)',
+  name_not_resolved: 'the host name does not resolve',
+  address_loopback: 'the host resolves to a loopback address (allow that exact address to reach it)',
+  address_private: 'the host resolves to a private address (allow that exact address to reach it)',
+  address_link_local: 'the host resolves to a link-local address',
+  address_unique_local: 'the host resolves to a unique-local address',
+  address_metadata: 'the host resolves to a cloud metadata address',
+  address_unspecified: 'the host resolves to an unspecified address',
+  address_multicast: 'the host resolves to a multicast address',
+  address_reserved: 'the host resolves to a reserved address',
+  bad_port: 'the port is not valid',
   redirect_scheme_not_allowed: 'the redirect leads to a scheme other than http or https',
   redirect_host_not_allowed: 'the redirect leads to a host not in network.allow',
   method_not_allowed_for_class: `a read_only tool may only send ${READ_ONLY_METHODS.join(', ')}`,
@@ -169,30 +234,26 @@ function parseInit(init, maxRequestBytes) {
   return { method, headers, body };
 }
 
-async function readBodyBounded(response, maxBytes) {
-  if (response.body === null) return '';
-  const reader = response.body.getReader();
+async function readBodyBounded(response, maxBytes, signal) {
   const chunks = [];
   let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => {});
-      const error = fetchError('too_large', `fetch: the response body exceeds ${maxBytes} bytes`);
-      error.maxBytes = maxBytes;
-      throw error;
+  try {
+    for await (const chunk of response.stream) {
+      total += chunk.byteLength;
+      if (total > maxBytes) {
+        response.destroy();
+        const error = fetchError('too_large', `fetch: the response body exceeds ${maxBytes} bytes`);
+        error.maxBytes = maxBytes;
+        throw error;
+      }
+      chunks.push(chunk);
     }
-    chunks.push(value);
+  } catch (error) {
+    if (error?.code === 'too_large') throw error;
+    if (signal?.aborted) throw fetchError('aborted', 'fetch: the call was stopped');
+    throw fetchError('network_error', 'fetch: the response was cut off');
   }
   return new TextDecoder('utf-8').decode(Buffer.concat(chunks));
-}
-
-function headersToObject(headers) {
-  const result = {};
-  for (const [name, value] of headers) result[name] = value;
-  return result;
 }
 
 function fetchError(code, message) {

@@ -11,7 +11,8 @@
 // environment, and it starts with the host's inheritable descriptors closed.
 //
 // Protocol (JSON over the IPC channel), host → spawner:
-//   { type: 'spawn', id, file, args, cwd, env }
+//   { type: 'spawn', id, file, args, cwd, env, fd4? }  fd4: base64 bytes the child
+//                                                    reads on fd 4 (bubblewrap's --seccomp program)
 //   { type: 'memory', id }                           (diagnostics)
 // spawner → host:
 //   { type: 'ready' }                                once listening
@@ -51,12 +52,16 @@ process.on('message', (message) => {
 
 process.send({ type: 'ready' });
 
-function startTool({ id, file, args, cwd, env }) {
+function startTool({ id, file, args, cwd, env, fd4 }) {
   let child;
+  const input = typeof fd4 === 'string' ? Buffer.from(fd4, 'base64') : undefined;
   try {
     // fd 3 is bubblewrap's --json-status-fd: it reports the exit code there
     // itself, so the host learns it without waiting for this process's loop.
-    child = spawn(file, args, { cwd, env, detached: true, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
+    // fd 4, when asked for, carries a few hundred bytes bubblewrap reads at
+    // start (the seccomp program): a pipe, so no file of it exists anywhere.
+    const stdio = ['pipe', 'pipe', 'pipe', 'pipe', ...(input === undefined ? [] : ['pipe'])];
+    child = spawn(file, args, { cwd, env, detached: true, stdio });
   } catch (error) {
     process.send({ type: 'failed', id, errorCode: error?.code ?? 'spawn_error' });
     return;
@@ -69,14 +74,20 @@ function startTool({ id, file, args, cwd, env }) {
   liveGroups.add(pid);
   // Not one byte may be read here: the host reads these pipes. child_process
   // starts reading the output pipes at once; stop that before the loop turns.
-  for (const stream of child.stdio.slice(1)) stream._handle?.readStop();
+  for (const stream of child.stdio.slice(1, 4)) stream._handle?.readStop();
+  if (input !== undefined) {
+    const program = child.stdio[4];
+    // Far below a pipe's buffer: written whole at once, then closed so bubblewrap sees its end.
+    program.on('error', () => undefined);
+    program.end(input, () => program.destroy());
+  }
   child.once('exit', (exitCode, signal) => {
     liveGroups.delete(pid);
     process.send({ type: 'exit', id, exitCode, signal });
   });
   process.send({ type: 'spawned', id, pid });
   // Sent without keepOpen: our copy of each descriptor is closed once it is across.
-  child.stdio.forEach((stream, fd) => process.send({ type: 'stdio', id, fd }, stream));
+  child.stdio.slice(0, 4).forEach((stream, fd) => process.send({ type: 'stdio', id, fd }, stream));
 }
 
 function killGroup(pid) {

@@ -203,10 +203,77 @@ try {
     if (gc) log(`host's garbage-collection pauses, ${name}: ${gc.count}, p50 ${gc.p50Ms} ms, p99 ${gc.p99Ms} ms, max ${gc.maxMs} ms: ${kinds}`);
   }
 
+  // 7. Egress: a namespaced one-shot call with and without a network allow list
+  // (the grant's proxy socket and the socat bridge), and fetches through the
+  // proxy against direct ones from the host's network, interleaved in one run.
+  results.egress = await benchEgress();
+  log('Egress (ms)');
+  log(table(['target', 'p50', 'p99', 'ratio'], [
+    ['one-shot namespace call, no network', results.egress.noNetwork.p50, results.egress.noNetwork.p99, ''],
+    ['one-shot namespace call, with an allow list', results.egress.withAllowList.p50, results.egress.withAllowList.p99, results.egress.allowListRatio],
+    ['fetch, direct (isolation none)', results.egress.fetchDirect.p50, results.egress.fetchDirect.p99, ''],
+    ['fetch, through the proxy (namespace)', results.egress.fetchProxied.p50, results.egress.fetchProxied.p99, results.egress.proxyRatio],
+  ]));
+  log('');
+
   writeFileSync(OUT_FILE, `${JSON.stringify(results, null, 2)}\n`);
   log(`\nwrote ${OUT_FILE}`);
 } finally {
   rmSync(scratch, { recursive: true, force: true });
+}
+
+async function benchEgress() {
+  const { createServer } = await import('node:http');
+  const server = createServer((request, response) => response.end('ok'));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = server.address().port;
+  const dir = join(scratch, 'manifests-egress');
+  mkdirSync(dir);
+  cpSync(join(ROOT, 'scripts/bench/fetch_loop.py'), join(dir, 'fetch_loop.py'));
+  for (const name of ['echo_namespace.yaml', 'echo_namespace_net.yaml']) cpSync(join(ROOT, 'scripts/bench/manifests', name), join(dir, name));
+  for (const [name, isolation] of [['fetch_proxied', 'namespace'], ['fetch_direct', 'none']]) {
+    writeFileSync(join(dir, `${name}.yaml`), [
+      `name: ${name}`, `description: GETs the bench server in a loop (isolation ${isolation}).`, 'sideEffect: read_only', 'timeoutMs: 30000',
+      'sandbox:', '  mode: process', '  command: ["python3", "./fetch_loop.py"]', '  stdout: json', `  isolation: ${isolation}`, '  env: [PATH]',
+      'network:', `  allow: ["127.0.0.1:${port}"]`,
+      'input:', '  type: object', '  properties:', '    url: { type: string, maxLength: 200 }', '    count: { type: integer }', '',
+    ].join('\n'));
+  }
+  const egressHost = await host({ manifests: dir });
+  try {
+    const rounds = smoke ? 3 : quick ? 20 : 100;
+    const fetches = smoke ? 3 : 20;
+    const noNetwork = [];
+    const withAllowList = [];
+    const direct = [];
+    const proxied = [];
+    for (let i = 0; i < 5; i++) {
+      await callOk(egressHost.client, 'echo_namespace', ECHO);
+      await callOk(egressHost.client, 'echo_namespace_net', ECHO);
+    }
+    for (let i = 0; i < rounds; i++) {
+      for (const [name, into] of [['echo_namespace', noNetwork], ['echo_namespace_net', withAllowList]]) {
+        const start = performance.now();
+        await callOk(egressHost.client, name, ECHO);
+        into.push(performance.now() - start);
+      }
+    }
+    const args = { url: `http://127.0.0.1:${port}/`, count: fetches };
+    for (let i = 0; i < Math.max(2, rounds / 10); i++) {
+      for (const [name, into] of [['fetch_direct', direct], ['fetch_proxied', proxied]]) {
+        const result = await callOk(egressHost.client, name, args);
+        // urllib opens a new connection per fetch: each one pays the bridge, the proxy's admission and its connect.
+        into.push(...JSON.parse(result.content[0].text));
+      }
+    }
+    const summary = {
+      noNetwork: summarize(noNetwork), withAllowList: summarize(withAllowList), fetchDirect: summarize(direct), fetchProxied: summarize(proxied),
+    };
+    return { ...summary, allowListRatio: round(summary.withAllowList.p50 / summary.noNetwork.p50), proxyRatio: round(summary.fetchProxied.p50 / summary.fetchDirect.p50) };
+  } finally {
+    await egressHost.close();
+    server.close();
+  }
 }
 
 async function rawSpawnTimes(count, [file, ...args]) {

@@ -23,6 +23,8 @@ export interface AuditJsonRecord {
   durationMs: number | null;
   reconciliation: string | null;
   reconciledAt: string | null;
+  /** Network attempts of the call (egress proxy, ctx.fetch); null for records older than the count. */
+  egress: { admitted: number; refused: number } | null;
 }
 
 /** The --json form of a record. */
@@ -47,6 +49,7 @@ export function toAuditJson(record: CallRecord): AuditJsonRecord {
     durationMs: record.endedAt === null ? null : record.endedAt - record.startedAt,
     reconciliation: record.reconciliation,
     reconciledAt: record.reconciledAt === null ? null : new Date(record.reconciledAt).toISOString(),
+    egress: record.egressAdmitted === null || record.egressRefused === null ? null : { admitted: record.egressAdmitted, refused: record.egressRefused },
   };
 }
 

@@ -45,6 +45,10 @@ export interface CallFinish {
   /** The serialized MCP result, stored only for calls with an idempotency key (replayed on repeat). */
   replay: string | null;
   endedAt: number;
+  /** Network attempts of the call (egress proxy, ctx.fetch) that were admitted; absent: 0. */
+  egressAdmitted?: number;
+  /** Network attempts of the call that were refused; absent: 0. */
+  egressRefused?: number;
 }
 
 /** An operator's decision on an interrupted call (toolhost reconcile). */
@@ -62,6 +66,9 @@ export interface CallRecord extends CallStart {
   endedAt: number | null;
   reconciliation: Reconciliation | null;
   reconciledAt: number | null;
+  /** Admitted network attempts; null for records from before the column existed. */
+  egressAdmitted: number | null;
+  egressRefused: number | null;
 }
 
 /** What governs an idempotency key (see Journal.findByIdempotencyKey). */
@@ -85,7 +92,8 @@ export interface CallFilter {
 
 /** Column list matching CallRow. */
 export const CALL_COLUMNS = `id, host_id, session_id, tool, args_hash, side_effect, decision, rule, approval,
-  idempotency_key, status, error_code, result_hash, result_bytes, started_at, ended_at, reconciliation, reconciled_at`;
+  idempotency_key, status, error_code, result_hash, result_bytes, started_at, ended_at, reconciliation, reconciled_at,
+  egress_admitted, egress_refused`;
 
 export interface CallRow {
   id: string;
@@ -106,6 +114,8 @@ export interface CallRow {
   ended_at: number | null;
   reconciliation: Reconciliation | null;
   reconciled_at: number | null;
+  egress_admitted: number | null;
+  egress_refused: number | null;
 }
 
 /** Maps a row of CALL_COLUMNS to a CallRecord. */
@@ -129,5 +139,7 @@ export function toCallRecord(row: CallRow): CallRecord {
     endedAt: row.ended_at,
     reconciliation: row.reconciliation,
     reconciledAt: row.reconciled_at,
+    egressAdmitted: row.egress_admitted,
+    egressRefused: row.egress_refused,
   };
 }

@@ -279,7 +279,7 @@ interface HostRow {
   process_start: string | null;
 }
 
-const EMPTY_FINISH = { errorCode: null, resultHash: null, resultBytes: null, replay: null, endedAt: null };
+const EMPTY_FINISH = { errorCode: null, resultHash: null, resultBytes: null, replay: null, endedAt: null, egressAdmitted: null, egressRefused: null };
 
 function startParams(start: CallStart) {
   return {
@@ -304,6 +304,8 @@ function finishParams(finish: CallFinish) {
     resultBytes: finish.resultBytes,
     replay: finish.replay,
     endedAt: finish.endedAt,
+    egressAdmitted: finish.egressAdmitted ?? 0,
+    egressRefused: finish.egressRefused ?? 0,
   };
 }
 
@@ -320,13 +322,13 @@ function prepareStatements(db: Database.Database) {
     endHost: db.prepare(`UPDATE hosts SET ended_at = @now, end_reason = @reason WHERE id = @hostId AND ended_at IS NULL`),
     insertCall: db.prepare(
       `INSERT INTO calls (id, host_id, session_id, tool, args_hash, side_effect, decision, rule, approval, idempotency_key,
-         status, error_code, result_hash, result_bytes, replay, started_at, ended_at)
+         status, error_code, result_hash, result_bytes, replay, started_at, ended_at, egress_admitted, egress_refused)
        VALUES (@id, @hostId, @sessionId, @tool, @argsHash, @sideEffect, @decision, @rule, @approval, @idempotencyKey,
-         @status, @errorCode, @resultHash, @resultBytes, @replay, @startedAt, @endedAt)`,
+         @status, @errorCode, @resultHash, @resultBytes, @replay, @startedAt, @endedAt, @egressAdmitted, @egressRefused)`,
     ),
     finishCall: db.prepare(
       `UPDATE calls SET status = @status, error_code = @errorCode, result_hash = @resultHash, result_bytes = @resultBytes,
-         replay = @replay, ended_at = @endedAt
+         replay = @replay, ended_at = @endedAt, egress_admitted = @egressAdmitted, egress_refused = @egressRefused
        WHERE id = @id AND status = 'started'`,
     ),
     getCall: db.prepare(`SELECT ${CALL_COLUMNS} FROM calls WHERE id = ?`),

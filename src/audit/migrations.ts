@@ -61,6 +61,11 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX artifacts_by_expiry ON artifacts(expires_at);
   `,
+  // 2: network attempts of the call (egress proxy and ctx.fetch), admitted and refused; NULL before.
+  `
+  ALTER TABLE calls ADD COLUMN egress_admitted INTEGER;
+  ALTER TABLE calls ADD COLUMN egress_refused INTEGER;
+  `,
 ];
 
 /** The schema version this build writes. */

@@ -18,7 +18,9 @@ Checks which sandboxes this machine supports: isolated-vm and the isolate
 process (isolate tools run there: it starts, has namespaces of its own, its
 address-space cap),
 bubblewrap with pid/ipc/uts/net/mount/user namespaces, prlimit and a pids
-cgroup (resource limits), and python3 inside the namespace sandbox.
+cgroup (resource limits), python3 inside the namespace sandbox, the
+seccomp filter in force there, and the egress bridge (socat) to the host's
+egress proxy.
 Exit 0 when everything the bundled tools need works, 1 otherwise.
 
 Options:

@@ -5,6 +5,7 @@ import { createIsolateRunner } from './isolate/isolate-runner.js';
 import { createProcessRunner } from './process/process-runner.js';
 import type { ProcessServices } from './process-services.js';
 import type { Runner, RunSpec } from './types.js';
+import type { EgressSettings } from './process/process-sandbox.js';
 import { createWorkerRunner } from './worker/worker-runner.js';
 
 export interface CreateRunnerDeps {
@@ -13,6 +14,8 @@ export interface CreateRunnerDeps {
   readonly services?: ProcessServices;
   /** One-shot process tools: sandboxes to keep prepared (0: none); default by isolation. */
   readonly preparedAhead?: number;
+  /** Namespaced process tools with a network allow list: their egress proxies' limits and resolver. */
+  readonly egress?: EgressSettings;
 }
 
 /** The runner for one tool, by `spec.mode`. */

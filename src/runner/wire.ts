@@ -43,6 +43,21 @@ export interface SandboxDenial {
   readonly reason: string;
 }
 
+/** One attempt to reach the network (the egress proxy or ctx.fetch), admitted or refused. */
+export interface EgressAttempt {
+  /** `connect`: a CONNECT tunnel; `http`: a plain-HTTP request through the proxy; `fetch`: ctx.fetch; `malformed`: no usable request. */
+  readonly kind: 'connect' | 'http' | 'fetch' | 'malformed';
+  /** Canonical when admitted; as the tool wrote it (bounded) when refused. */
+  readonly host: string;
+  readonly port: number | null;
+  readonly method: string | null;
+  readonly admitted: boolean;
+  /** A stable code when refused (host_not_allowed, address_loopback, method_not_allowed_for_class, …). */
+  readonly reason: string | null;
+  /** The address connected to, when admitted. */
+  readonly address: string | null;
+}
+
 export interface RunOptions {
   /** Aborted when the client cancels or the host shuts down. */
   readonly signal: AbortSignal;
@@ -51,6 +66,8 @@ export interface RunOptions {
   readonly onProgress?: (event: ProgressEvent) => void;
   readonly onLog?: (level: ToolLogLevel, message: string) => void;
   readonly onDenied?: (denial: SandboxDenial) => void;
+  /** Every network attempt of this call (journaled as counts). */
+  readonly onEgress?: (attempt: EgressAttempt) => void;
 }
 
 // ---------------------------------------------------------------------------

@@ -27,6 +27,8 @@ export class CallContext {
   journaled = false;
   /** True once tool.started was sent: only then do tool.completed / tool.failed follow. */
   started = false;
+  /** Network attempts of the run (egress proxy, ctx.fetch), for the journal record. */
+  readonly egress = { admitted: 0, refused: 0 };
   #termination: ErrorCode | undefined;
   logger: Logger;
 

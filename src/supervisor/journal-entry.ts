@@ -35,6 +35,10 @@ export function closeJournal(journal: CallJournal, ctx: CallContext, end: CallEn
 }
 
 function toFinish(ctx: CallContext, end: CallEnd): CallFinish {
+  return { ...finishOf(ctx, end), egressAdmitted: ctx.egress.admitted, egressRefused: ctx.egress.refused };
+}
+
+function finishOf(ctx: CallContext, end: CallEnd): CallFinish {
   const endedAt = Date.now();
   switch (end.kind) {
     case 'result':

@@ -54,6 +54,11 @@ export async function runTool(input: RunInput): Promise<RunOutput> {
           ...(input.onProgress ? { onProgress: input.onProgress } : {}),
           onLog: (level, message) => ctx.logger[level]({ toolLog: true }, input.redact.cut(String(message), MAX_LOG_MESSAGE_CHARS)),
           onDenied: (denial) => ctx.logger.warn({ denial }, 'sandbox refused a tool request'),
+          onEgress: (attempt) => {
+            if (attempt.admitted) ctx.egress.admitted++;
+            else ctx.egress.refused++;
+            ctx.logger[attempt.admitted ? 'info' : 'warn']({ egress: attempt }, attempt.admitted ? 'egress admitted' : 'egress refused');
+          },
         },
       ),
       backstopFired,

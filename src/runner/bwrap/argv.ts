@@ -3,7 +3,9 @@
 // descendant, setsid'd or not), --die-with-parent, a new session (no TIOCSTI
 // terminal injection), an environment of exactly spec.env, and resource limits
 // (prlimit, plus a pids cgroup joined before the tool starts). `namespace` adds
-// ipc/uts/cgroup/user namespaces, no network unless networkAllow is non-empty,
+// ipc/uts/cgroup/user/net namespaces (with a non-empty networkAllow, the only
+// way out is the host's egress proxy, through a bridge started by the gate),
+// a seccomp filter (seccomp.ts),
 // a read-only view of the system directories, the roots at their host paths
 // with their access, the manifest folder read-only, the host's own manifests,
 // policies and state read-only or hidden (sandbox-guard.ts), a private /tmp,
@@ -14,10 +16,12 @@ import { HostError } from '../../errors.js';
 import { DEFAULT_PIDS_CGROUPS, type PidsCgroups } from './pids-cgroup.js';
 import { buildPrlimitArgv, computeSandboxLimits, type SandboxLimitOverrides } from './rlimits.js';
 import type { RunSpec } from '../types.js';
-import { bwrapSupports, findBwrap, findPrlimit } from './binaries.js';
+import { bwrapSupports, findBwrap, findExecutable, findPrlimit } from './binaries.js';
 import { isPathInside, resolveCommandMounts } from './command.js';
 import { detectSandboxFeatures } from './features.js';
 import { guardHostFiles, type SandboxBinds } from './guard.js';
+import { seccompProgram } from './seccomp.js';
+import { bridgeScript, egressEnv, SANDBOX_EGRESS_SOCKET } from './egress-bridge.js';
 
 export interface SandboxArgvOptions {
   /** Absolute working directory of the tool (the first root, or a fresh private directory). */
@@ -32,6 +36,12 @@ export interface SandboxArgvOptions {
   readonly bwrapPath?: string;
   /** The host's pids cgroups (process-services.ts); default: those of callers without a host. */
   readonly cgroups?: PidsCgroups;
+  /**
+   * namespace with a non-empty networkAllow: the process's egress grant (egress-grant.ts), whose
+   * proxy socket is bound in and bridged to a loopback port named by HTTP_PROXY. Absent: no
+   * network at all (fail closed). Ignored by isolation none, which shares the host's network.
+   */
+  readonly egress?: { readonly socketPath: string };
 }
 
 /** PATH inside the sandbox when spec.env has none: execvp's fallback would omit /usr/local/bin. */
@@ -46,6 +56,8 @@ export const START_LINE = '\n';
 const START_GATE_SCRIPT = 'read -r start && exec "$@"';
 /** bubblewrap's --json-status-fd: never visible to the tool, which bubblewrap starts without it. */
 export const SANDBOX_STATUS_FD = 3;
+/** bubblewrap's --seccomp: the spawner writes the program into this descriptor (see sandboxFd4Input). */
+export const SANDBOX_SECCOMP_FD = 4;
 /** Where the sandbox sees its pids cgroup's `cgroup.procs` (namespace mode). */
 export const SANDBOX_CGROUP_PROCS_PATH = '/run/toolhost/cgroup.procs';
 export const SANDBOX_HOSTNAME = 'toolhost-sandbox';
@@ -66,18 +78,27 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
   const prlimit = findPrlimit();
   if (prlimit === undefined) throw unavailable('prlimit is not installed', 'install util-linux: apt-get install util-linux');
 
-  const env = sandboxEnv(spec.env);
-  const limits = computeSandboxLimits(spec, opts.timeoutMs, opts.limits);
   const isolated = spec.isolation === 'namespace';
+  const egress = isolated && spec.networkAllow.length > 0 ? opts.egress : undefined;
+  const socat = egress === undefined ? undefined : findExecutable('socat');
+  if (egress !== undefined && socat === undefined) throw unavailable('socat is not installed (the egress bridge)', 'install socat: apt-get install socat');
+  // The proxy variables win over any the tool's env passes through: they are the only way out.
+  const env = { ...sandboxEnv(spec.env), ...(egress === undefined ? {} : egressEnv()) };
+  const limits = computeSandboxLimits(spec, opts.timeoutMs, opts.limits);
   const features = detectSandboxFeatures(bwrap);
+  // A namespaced tool never runs without its seccomp filter (SPEC section 3.3).
+  const seccomp = isolated ? seccompProgram() : undefined;
+  if (seccomp?.ok === false) throw unavailable('no seccomp filter', seccomp.reason);
   // Everything that can throw comes before the cgroup is made, so a failure leaves none behind.
   const mounts = isolated ? pathMounts(spec, opts.cwd, env['PATH'] ?? SANDBOX_DEFAULT_PATH) : [];
   const cgroup = (opts.cgroups ?? DEFAULT_PIDS_CGROUPS).create(limits.processes);
   // cgroup v2 refuses to move a process to a cgroup outside its cgroup namespace: keep the host's then.
   const unshareCgroup = cgroup?.version !== 2;
-  const argv = [bwrap, ...(isolated ? namespaceFlags(spec, features, unshareCgroup) : []), '--unshare-pid', '--die-with-parent', '--new-session'];
+  const argv = [bwrap, ...(isolated ? namespaceFlags(features, unshareCgroup) : []), '--unshare-pid', '--die-with-parent', '--new-session'];
   // bubblewrap writes the tool's exit code there (the spawner gives every process an fd 3 pipe).
   argv.push('--json-status-fd', String(SANDBOX_STATUS_FD));
+  // bubblewrap installs it last, just before it execs the command (after its own mounts).
+  if (seccomp !== undefined) argv.push('--seccomp', String(SANDBOX_SECCOMP_FD));
 
   if (isolated) {
     // tmpfs pages are host memory that RLIMIT_AS does not count: cap /tmp and /dev/shm.
@@ -88,6 +109,7 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
     argv.push(...(opts.privateTmp !== undefined ? ['--bind', opts.privateTmp, '/tmp'] : [...tmpfsSize, '--tmpfs', '/tmp']));
     argv.push(...mounts);
     if (cgroup !== undefined) argv.push('--bind', cgroup.procsPath, SANDBOX_CGROUP_PROCS_PATH);
+    if (egress !== undefined) argv.push('--bind', egress.socketPath, SANDBOX_EGRESS_SOCKET);
     // The root is bwrap's own tmpfs: read-only, so stray writes fail instead of vanishing.
     argv.push('--remount-ro', '/');
   } else {
@@ -100,10 +122,27 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
   // RLIMIT_NPROC only means "per sandbox" inside a user namespace, and never binds root.
   const nprocApplies = isolated && features.userNamespace && process.getuid?.() !== 0;
   argv.push(...buildPrlimitArgv(prlimit, limits, nprocApplies));
-  // Then the start gate (and the cgroup join): if joining fails the tool never starts (fail closed).
-  if (cgroup !== undefined) argv.push(shellPath(), '-c', `echo 0 > "$0" && ${START_GATE_SCRIPT}`, isolated ? SANDBOX_CGROUP_PROCS_PATH : cgroup.procsPath);
-  else argv.push(shellPath(), '-c', START_GATE_SCRIPT, 'toolhost-gate');
+  // Then the start gate (and the cgroup join, then the egress bridge): if joining fails or the
+  // bridge does not come up, the tool never starts (fail closed).
+  const bridge = socat === undefined ? '' : `{ ${bridgeScript(socat)}; } && `;
+  if (cgroup !== undefined) argv.push(shellPath(), '-c', `echo 0 > "$0" && ${bridge}${START_GATE_SCRIPT}`, isolated ? SANDBOX_CGROUP_PROCS_PATH : cgroup.procsPath);
+  else argv.push(shellPath(), '-c', `${bridge}${START_GATE_SCRIPT}`, 'toolhost-gate');
   return argv;
+}
+
+/**
+ * What a process started with `argv` must read on fd 4: the seccomp program when
+ * the argv is bubblewrap's and asks for it there (`--seccomp 4` before `--`).
+ * spawnTool calls this, so every caller of buildSandboxArgv gets the filter.
+ */
+export function sandboxFd4Input(argv: readonly string[]): Uint8Array | undefined {
+  const end = argv.indexOf('--');
+  const flags = end === -1 ? argv : argv.slice(0, end);
+  const at = flags.indexOf('--seccomp');
+  if (at === -1 || flags[at + 1] !== String(SANDBOX_SECCOMP_FD)) return undefined;
+  const program = seccompProgram();
+  if (!program.ok) throw unavailable('no seccomp filter', program.reason);
+  return program.bytes;
 }
 
 /** Directories (or /usr-merge symlinks) the namespace sandbox shows read-only from the host. */
@@ -123,7 +162,7 @@ export const ETC_ALLOWLIST = [
 /** Private-key folders inside allowlisted /etc folders, hidden under an empty tmpfs. */
 export const ETC_MASKED = ['/etc/ssl/private', '/etc/pki/tls/private'] as const;
 
-function namespaceFlags(spec: RunSpec, features: ReturnType<typeof detectSandboxFeatures>, unshareCgroup: boolean): string[] {
+function namespaceFlags(features: ReturnType<typeof detectSandboxFeatures>, unshareCgroup: boolean): string[] {
   const flags: string[] = [];
   if (features.userNamespace) {
     // Root in a user namespace has no capability on the host; no nested namespaces to attack the kernel with.
@@ -132,8 +171,8 @@ function namespaceFlags(spec: RunSpec, features: ReturnType<typeof detectSandbox
   }
   if (process.getuid?.() === 0) flags.push('--cap-drop', 'ALL');
   flags.push('--unshare-ipc', '--unshare-uts', ...(unshareCgroup ? ['--unshare-cgroup-try'] : []), '--hostname', SANDBOX_HOSTNAME);
-  // Network is all or nothing here: per-host filtering of process tools is not enforced.
-  if (spec.networkAllow.length === 0) flags.push('--unshare-net');
+  // Always a network namespace of its own: only loopback, and with networkAllow the egress bridge.
+  flags.push('--unshare-net');
   return flags;
 }
 

@@ -12,6 +12,10 @@ import { buildSandboxArgv } from './argv.js';
 import { findBwrap, findExecutable, findPrlimit } from './binaries.js';
 import { detectSandboxFeatures, explainNamespaceFailure } from './features.js';
 import { INSTALL_BUBBLEWRAP, probeSandbox, readBwrapVersion, tryNamespaces } from './probe.js';
+import { REFUSED_SYSCALLS_X86_64, seccompProgram } from './seccomp.js';
+import { SANDBOX_PROXY_PORT, SANDBOX_PROXY_URL } from './egress-bridge.js';
+import { openEgressGrant, type EgressGrant } from './egress-grant.js';
+import { createSilentLogger } from '../../log.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';
 
@@ -41,7 +45,68 @@ export async function runSandboxChecks(options: SandboxCheckOptions = {}): Promi
   if (bwrap === undefined) checks.push(skipped('namespace-sandbox', NO_BWRAP));
   else if (python.status !== 'ok') checks.push(skipped('namespace-sandbox', 'python3 is missing'));
   else checks.push(await checkNamespaceSandbox(options.bwrapPath));
+  checks.push(bwrap === undefined ? skipped('seccomp', NO_BWRAP) : await checkSeccomp(options.bwrapPath));
+  if (bwrap === undefined) checks.push(skipped('egress-bridge', NO_BWRAP));
+  else if (python.status !== 'ok') checks.push(skipped('egress-bridge', 'python3 is missing'));
+  else checks.push(await checkEgressBridge(options.bwrapPath));
   return checks;
+}
+
+// End to end, and reaching nothing: a namespaced python3 asks the proxy, through the bridge,
+// for a tunnel its grant does not allow, and must get the proxy's own refusal back.
+async function checkEgressBridge(bwrapPath: string | undefined): Promise<DoctorCheck> {
+  const socat = findExecutable('socat') ?? null;
+  if (socat === null) {
+    return { name: 'egress-bridge', status: 'fail', detail: 'namespaced tools with network.allow cannot run without socat (the egress bridge): apt-get install socat', facts: { socat, works: false } };
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'toolhost-doctor-'));
+  let grant: EgressGrant | undefined;
+  try {
+    grant = await openEgressGrant({ allow: ['127.0.0.1:1'], readOnly: true, logger: createSilentLogger() });
+    const ask = `import socket; s = socket.create_connection(("127.0.0.1", ${SANDBOX_PROXY_PORT}), timeout=5); s.sendall(b"CONNECT 127.0.0.1:2 HTTP/1.1\\r\\n\\r\\n"); print(s.recv(64).split()[1].decode())`;
+    const spec: RunSpec = {
+      name: 'doctor', mode: 'process', manifestDir: dir, command: ['python3', '-c', ask], memoryMb: 512,
+      stdout: 'text', isolation: 'namespace', persistent: false, poolSize: 1, env: { PATH: process.env['PATH'] ?? '' },
+      roots: [{ path: dir, access: 'read' }], networkAllow: ['127.0.0.1:1'], maxOutputBytes: 4096, protectedPaths: [], hiddenPaths: [],
+    };
+    const argv = buildSandboxArgv(spec, { cwd: dir, timeoutMs: 10_000, egress: grant, ...(bwrapPath === undefined ? {} : { bwrapPath }) });
+    const out = await runToCompletion([...argv, ...(spec.command ?? [])], spec.env, dir, '', 15_000);
+    const refused = grant.counts().refused;
+    if (out.stdout.trim() === '403' && refused === 1) {
+      return { name: 'egress-bridge', status: 'ok', detail: `${socat} bridges the sandbox's ${SANDBOX_PROXY_URL} to the host's egress proxy, which admits only allowed hosts`, facts: { socat, works: true } };
+    }
+    return { name: 'egress-bridge', status: 'fail', detail: `the egress bridge does not work inside the namespace sandbox: ${out.stderr.slice(0, 300) || out.stdout.slice(0, 300) || 'no output'}`, facts: { socat, works: false } };
+  } catch (error) {
+    return { name: 'egress-bridge', status: 'fail', detail: `the egress proxy cannot start: ${error instanceof Error ? error.message : String(error)}`, facts: { socat, works: false } };
+  } finally {
+    await grant?.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// In force, not only built: a namespaced sh reads its own Seccomp line (2 = filter mode).
+async function checkSeccomp(bwrapPath: string | undefined): Promise<DoctorCheck> {
+  const program = seccompProgram();
+  if (!program.ok) return { name: 'seccomp', status: 'fail', detail: program.reason, facts: { inForce: false, instructions: null } };
+  const facts = { instructions: program.instructions, architecture: 'x86_64', refusedSyscalls: Object.keys(REFUSED_SYSCALLS_X86_64).length + 2 };
+  const dir = mkdtempSync(join(tmpdir(), 'toolhost-doctor-'));
+  try {
+    const spec: RunSpec = {
+      name: 'doctor', mode: 'process', manifestDir: dir, command: ['/bin/sh', '-c', 'grep "^Seccomp" /proc/self/status'], memoryMb: 512,
+      stdout: 'text', isolation: 'namespace', persistent: false, poolSize: 1, env: {},
+      roots: [], networkAllow: [], maxOutputBytes: 4096, protectedPaths: [], hiddenPaths: [],
+    };
+    const argv = buildSandboxArgv(spec, { cwd: dir, timeoutMs: 10_000, ...(bwrapPath === undefined ? {} : { bwrapPath }) });
+    const out = await runToCompletion([...argv, ...(spec.command ?? [])], spec.env, dir, '', 15_000);
+    if (/^Seccomp:\s*2$/m.test(out.stdout)) {
+      return { name: 'seccomp', status: 'ok', detail: `a ${program.instructions}-instruction filter is in force in every namespaced process: keyrings, ptrace, bpf, perf, userfaultfd, modules, kexec, new namespaces, mounts and non-IP sockets answer EPERM`, facts: { inForce: true, ...facts } };
+    }
+    return { name: 'seccomp', status: 'fail', detail: `the seccomp filter is not in force in the namespace sandbox (namespaced tools fail with sandbox_unavailable): ${out.stderr.slice(0, 300) || out.stdout.slice(0, 300) || 'no output'}`, facts: { inForce: false, ...facts } };
+  } catch (error) {
+    return { name: 'seccomp', status: 'fail', detail: `the seccomp filter cannot be installed: ${error instanceof Error ? error.message : String(error)}`, facts: { inForce: false, ...facts } };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 async function checkBubblewrap(bwrapPath: string | undefined): Promise<DoctorCheck> {
@@ -72,7 +137,7 @@ function checkUserNamespace(bwrap: string): DoctorCheck {
 
 async function checkNetworkNamespace(bwrap: string): Promise<DoctorCheck> {
   const result = await tryNamespaces(bwrap, ['--unshare-net', '--die-with-parent']);
-  if (result.ok) return { name: 'network-namespace', status: 'ok', detail: 'process tools without network.allow get no network at all', facts: { usable: true } };
+  if (result.ok) return { name: 'network-namespace', status: 'ok', detail: 'every namespaced process gets a network namespace of its own (no network, or only the egress proxy)', facts: { usable: true } };
   return { name: 'network-namespace', status: 'fail', detail: explainNamespaceFailure(result.stderr), facts: { usable: false } };
 }
 

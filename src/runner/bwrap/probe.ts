@@ -1,9 +1,10 @@
 // Fail closed: before a process tool runs, prove that bubblewrap exists and can
 // really create the namespaces the sandbox uses. The runner maps ok:false to
 // `sandbox_unavailable` with the reason, which always says what to do.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { findBwrap, findPrlimit } from './binaries.js';
 import { explainNamespaceFailure } from './features.js';
+import { seccompProgram } from './seccomp.js';
 
 export type SandboxProbe = { readonly ok: true; readonly version: string } | { readonly ok: false; readonly reason: string };
 
@@ -63,7 +64,30 @@ async function runProbe(bwrapPath: string | undefined): Promise<SandboxProbe> {
   // bubblewrap implies it; buildSandboxArgv adds it only where it works.
   const namespaces = await tryNamespaces(bwrap, REQUIRED_NAMESPACE_FLAGS);
   if (!namespaces.ok) return { ok: false, reason: explainNamespaceFailure(namespaces.stderr) };
+  // Namespaced tools never run without their filter: a bubblewrap or kernel that refuses it fails closed.
+  const seccomp = await trySeccomp(bwrap);
+  if (!seccomp.ok) return { ok: false, reason: seccomp.reason };
   return { ok: true, version };
+}
+
+/** Runs `bwrap --seccomp 4 … true` with the host's filter on fd 4; ok:false says why it cannot be installed. */
+export function trySeccomp(bwrapPath: string): Promise<{ ok: true } | { ok: false; reason: string }> {
+  const program = seccompProgram();
+  if (!program.ok) return Promise.resolve({ ok: false, reason: program.reason });
+  return new Promise((resolve) => {
+    const args = ['--seccomp', '4', '--unshare-pid', '--die-with-parent', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--', 'true'];
+    const child = spawn(bwrapPath, args, { env: {}, stdio: ['ignore', 'ignore', 'pipe', 'ignore', 'pipe'], timeout: 10_000 });
+    let stderr = '';
+    child.stderr?.setEncoding('utf8').on('data', (text: string) => (stderr = (stderr + text).slice(0, 500)));
+    const fd4 = child.stdio[4] as NodeJS.WritableStream | null;
+    fd4?.on('error', () => undefined);
+    fd4?.end(program.bytes);
+    child.once('error', (error) => resolve({ ok: false, reason: `bubblewrap could not start: ${error.message}` }));
+    child.once('close', (code) => {
+      if (code === 0) resolve({ ok: true });
+      else resolve({ ok: false, reason: `bubblewrap refused the seccomp filter (kernel without CONFIG_SECCOMP_FILTER?): ${stderr.trim() || `exit ${String(code)}`}` });
+    });
+  });
 }
 
 type RunResult = { ok: true; stdout: string } | { ok: false; stderr: string };

@@ -2,8 +2,9 @@
 // (which has no network at all) until the egress proxy serves it inside the
 // sandbox: the one seam to route through the proxy. The request arrives already
 // bounded by the isolate process (URL, headers, body) and is carried out by the
-// scoped fetch (allowlist checked at every redirect, response body bounded).
-import { createScopedFetch, type FetchedResponse, type ScopedFetchDenial } from '../../../sandbox/scoped-fetch.mjs';
+// scoped fetch (the egress admission at every hop, as for the proxy: allowlist,
+// no loopback/private/metadata addresses, read_only methods; response body bounded).
+import { createScopedFetch, type FetchedResponse, type ScopedFetchAttempt, type ScopedFetchDenial } from '../../../sandbox/scoped-fetch.mjs';
 import type { CtxFailureData } from '../wire.js';
 
 export interface IsolateFetchRequest {
@@ -21,6 +22,8 @@ export interface IsolateFetchOptions {
   /** Aborted when the call ends. */
   readonly signal: AbortSignal;
   readonly onDenied: (denial: ScopedFetchDenial) => void;
+  /** Every admission, admitted or refused (journaled as counts). */
+  readonly onAttempt?: (attempt: ScopedFetchAttempt) => void;
 }
 
 export type IsolateFetchAnswer = { readonly ok: true; readonly response: FetchedResponse } | { readonly ok: false; readonly failure: CtxFailureData };
@@ -31,6 +34,7 @@ export async function serveIsolateFetch(request: IsolateFetchRequest, options: I
     allow: options.allow,
     ...(options.sideEffect !== undefined ? { sideEffect: options.sideEffect } : {}),
     onDenied: options.onDenied,
+    ...(options.onAttempt !== undefined ? { onAttempt: options.onAttempt } : {}),
     signal: options.signal,
   });
   try {

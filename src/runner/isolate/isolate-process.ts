@@ -411,6 +411,7 @@ export class IsolateProcess {
         this.logger.info({ tool: this.spec.name, denial }, 'sandbox refused a ctx call');
         call.options.onDenied?.(denial);
       },
+      ...(call.options.onEgress !== undefined ? { onAttempt: call.options.onEgress } : {}),
     }).then((answer) => {
       if (!this.calls.has(id)) return;
       if (answer.ok) {

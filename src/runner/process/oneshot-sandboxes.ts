@@ -9,13 +9,17 @@ import type { RunSpec } from '../types.js';
 import { DEFAULT_PROCESS_GROUPS, killProcessGroupNow } from './kill.js';
 import { DEFAULT_SPAWNER } from './spawner-client.js';
 import { DEFAULT_PIDS_CGROUPS, type PidsCgroups } from '../bwrap/pids-cgroup.js';
-import { resolveSandboxArgv } from './process-sandbox.js';
+import type { EgressGrant } from '../bwrap/egress-grant.js';
+import { resolveSandboxArgv, withEgress, type EgressSettings } from './process-sandbox.js';
 import { openWorkdir, spawnTool, type SpawnedTool, type SpawnServices, type Workdir } from './spawn.js';
 
 /** A started sandbox waiting at its gate, with the workdir it runs in. */
 export interface StartedSandbox {
   readonly tool: SpawnedTool;
+  /** Its dispose() also closes the egress grant. */
   readonly workdir: Workdir;
+  /** The sandbox's way out, when the tool has a network allow list (namespace only). */
+  readonly egress: EgressGrant | undefined;
 }
 
 export type SandboxStart = { readonly ok: true; readonly sandbox: StartedSandbox } | { readonly ok: false; readonly reason: string };
@@ -31,6 +35,7 @@ export interface OneShotSandboxesDeps {
   readonly preparedAhead?: number;
   /** How many tools of this host keep sandboxes prepared; default MAX_TOOLS_PREPARED. */
   readonly maxToolsPrepared?: number;
+  readonly egress?: EgressSettings;
 }
 
 /** Prepared sandboxes unused this long are stopped (their processes and cgroups freed). */
@@ -178,20 +183,23 @@ export class OneShotSandboxes {
   }
 
   private async start(timeoutMs: number): Promise<SandboxStart> {
-    const workdir = await openWorkdir(this.spec);
+    let workdir = await openWorkdir(this.spec);
     try {
       const sandbox = await resolveSandboxArgv(this.spec, {
         cwd: workdir.cwd,
         timeoutMs,
+        logger: this.deps.logger,
         cgroups: this.services.cgroups,
         ...(this.deps.bwrapPath !== undefined ? { bwrapPath: this.deps.bwrapPath } : {}),
+        ...(this.deps.egress !== undefined ? { egress: this.deps.egress } : {}),
       });
       if (!sandbox.ok) {
         await workdir.dispose();
         return { ok: false, reason: sandbox.reason };
       }
+      workdir = withEgress(workdir, sandbox.egress);
       const tool = await spawnTool(sandbox.argv, this.spec.env, workdir.cwd, this.deps.logger, this.services);
-      return { ok: true, sandbox: { tool, workdir } };
+      return { ok: true, sandbox: { tool, workdir, egress: sandbox.egress } };
     } catch (error) {
       await workdir.dispose();
       throw error;

@@ -25,6 +25,8 @@ export async function runOneShot(spec: RunSpec, job: Job, options: RunOptions, d
   if (options.signal.aborted) return failRun('cancelled', {}, startedMs);
   const started = await sandboxes.take(options.timeoutMs);
   if (!started.ok) return failRun('sandbox_unavailable', { reason: started.reason }, startedMs);
+  // The sandbox's network attempts from now on are this call's.
+  started.sandbox.egress?.attach(options.onEgress);
   try {
     return await superviseOneShot(spec, job, options, deps, started.sandbox.tool, startedMs);
   } finally {

@@ -11,7 +11,8 @@ import { DEFAULT_GRACE_MS, killProcessGroup } from './kill.js';
 import { LineSplitter, encodeRequest, parseEnvelope, type Envelope } from './ndjson.js';
 import { ByteBudget, TailBuffer } from './output-cap.js';
 import { elapsedMs, failRun, toTimerDelayMs, type TerminationReason } from './process-outcome.js';
-import { resolveSandboxArgv } from './process-sandbox.js';
+import type { EgressGrant } from '../bwrap/egress-grant.js';
+import { resolveSandboxArgv, withEgress, type EgressSettings } from './process-sandbox.js';
 import { openWorkdir, spawnTool, type SpawnedTool, type ToolExit, type Workdir } from './spawn.js';
 import { START_LINE } from '../bwrap/argv.js';
 import type { ProcessSandboxServices } from './oneshot-sandboxes.js';
@@ -23,6 +24,7 @@ export interface ProcessPoolDeps {
   readonly bwrapPath?: string;
   /** The host's spawner, groups and cgroups; default: those of callers without a host. */
   readonly services?: ProcessSandboxServices;
+  readonly egress?: EgressSettings;
 }
 
 /** A pool of persistent processes for one tool. */
@@ -84,6 +86,8 @@ export class ProcessPool {
   private dispatch(slot: Slot, call: PendingCall): void {
     slot.call = call;
     slot.budget = new ByteBudget(this.spec.maxOutputBytes);
+    // One call at a time per process: its network attempts from now on are this call's.
+    slot.egress?.attach(call.options.onEgress);
     slot.tool.stdin.write(encodeRequest(call.job.callId, call.job.args));
   }
 
@@ -111,15 +115,18 @@ export class ProcessPool {
       workdir = await openWorkdir(this.spec);
       const sandbox = await resolveSandboxArgv(this.spec, {
         cwd: workdir.cwd,
+        logger: this.deps.logger,
         ...(this.deps.bwrapPath !== undefined ? { bwrapPath: this.deps.bwrapPath } : {}),
         ...(this.deps.services !== undefined ? { cgroups: this.deps.services.cgroups } : {}),
+        ...(this.deps.egress !== undefined ? { egress: this.deps.egress } : {}),
       });
       if (!sandbox.ok || this.isClosed) {
         await workdir.dispose();
         if (!sandbox.ok) this.failQueued('sandbox_unavailable', { reason: sandbox.reason });
         return;
       }
-      const slot = this.watch(await spawnTool(sandbox.argv, this.spec.env, workdir.cwd, this.deps.logger, this.deps.services), workdir);
+      workdir = withEgress(workdir, sandbox.egress);
+      const slot = this.watch(await spawnTool(sandbox.argv, this.spec.env, workdir.cwd, this.deps.logger, this.deps.services), workdir, sandbox.egress);
       this.slots.add(slot);
       // Closed while it was starting: close() is waiting for it too (see startingSlots).
       if (this.isClosed) this.retire(slot, 'cancelled', {}, true);
@@ -134,10 +141,11 @@ export class ProcessPool {
     this.pump();
   }
 
-  private watch(tool: SpawnedTool, workdir: Workdir): Slot {
+  private watch(tool: SpawnedTool, workdir: Workdir, egress: EgressGrant | undefined): Slot {
     const lines = new LineSplitter(this.spec.maxOutputBytes);
     const slot: Slot = {
       tool,
+      egress,
       isRetiring: false,
       call: undefined,
       budget: newIdleBudget(),
@@ -188,6 +196,7 @@ export class ProcessPool {
     slot.call = undefined;
     // Between calls the process gets a budget of its own (SPEC section 3.1).
     slot.budget = newIdleBudget();
+    slot.egress?.detach();
     slot.answeredCount++;
     slot.stderrTail.clear();
     settle(call, envelope.kind === 'result' ? this.succeed(envelope.resultJson, call) : failRun('tool_error', { message: envelope.message }, call.startedMs, envelope.message));
@@ -266,6 +275,7 @@ interface PendingCall {
 
 interface Slot {
   readonly tool: SpawnedTool;
+  readonly egress: EgressGrant | undefined;
   readonly stderrTail: TailBuffer;
   /** Settles when the process is gone and its workdir removed. */
   readonly gone: Promise<void>;

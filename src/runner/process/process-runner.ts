@@ -7,6 +7,7 @@ import { runOneShot } from './oneshot.js';
 import { ProcessPool } from './pool.js';
 import { OneShotSandboxes, type ProcessSandboxServices } from './oneshot-sandboxes.js';
 import { failRun } from './process-outcome.js';
+import type { EgressSettings } from './process-sandbox.js';
 
 export interface ProcessRunnerDeps {
   readonly logger: Logger;
@@ -22,6 +23,8 @@ export interface ProcessRunnerDeps {
   readonly maxToolsPrepared?: number;
   /** The host's spawner, groups, cgroups and prepared-sandbox bound; default: those of callers without a host. */
   readonly services?: ProcessSandboxServices;
+  /** Namespaced tools with a network allow list: how their egress proxies are set up. */
+  readonly egress?: EgressSettings;
 }
 
 /** Builds the runner for one `mode: process` tool. */

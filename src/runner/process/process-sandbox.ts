@@ -1,16 +1,30 @@
-// The seam where the bubblewrap wrapper (sandbox-argv.ts) slots in front of a
+// The seam where the bubblewrap wrapper (bwrap/argv.ts) slots in front of a
 // process tool's argv. Every process tool runs in its own pid namespace, in
 // both isolation modes: when the namespace's init dies the kernel kills
 // everything in it, the only thing that reaches descendants that left the
-// process group (setsid, double fork). Fail closed: no working sandbox, no run.
+// process group (setsid, double fork). A namespaced tool with a network
+// allow list gets its own egress grant (bwrap/egress-grant.ts), closed with
+// its workdir. Fail closed: no working sandbox, no run.
 import { recordSandboxStartWork } from '../../diagnostics/event-loop.js';
 import { isHostError } from '../../errors.js';
+import type { Logger } from '../../log.js';
 import type { RunSpec } from '../types.js';
 import { buildSandboxArgv } from '../bwrap/argv.js';
+import { openEgressGrant, type EgressGrant, type EgressLimits } from '../bwrap/egress-grant.js';
 import { probeSandbox } from '../bwrap/probe.js';
 import type { PidsCgroups } from '../bwrap/pids-cgroup.js';
+import type { Workdir } from './spawn.js';
 
-export type SandboxArgv = { readonly ok: true; readonly argv: readonly string[] } | { readonly ok: false; readonly reason: string };
+export type SandboxArgv =
+  | { readonly ok: true; readonly argv: readonly string[]; readonly egress: EgressGrant | undefined }
+  | { readonly ok: false; readonly reason: string };
+
+/** How the egress proxies of a runner's processes are set up (defaults for real use). */
+export interface EgressSettings {
+  readonly limits?: Partial<EgressLimits>;
+  /** Resolves names for the proxy (a seam for tests: names that resolve to loopback); default the system resolver. */
+  readonly resolve?: (host: string) => Promise<readonly string[]>;
+}
 
 export interface SandboxArgvRequest {
   /** Absolute working directory (the first root, or a private directory). */
@@ -21,15 +35,31 @@ export interface SandboxArgvRequest {
   readonly bwrapPath?: string;
   /** The host's pids cgroups; default: those of callers without a host. */
   readonly cgroups?: PidsCgroups;
+  readonly logger: Logger;
+  readonly egress?: EgressSettings;
 }
 
-/** The full argv for a process tool (sandbox prefix + command), or why it cannot run isolated. */
+/** The full argv for a process tool (sandbox prefix + command) and its egress grant, or why it cannot run isolated. */
 export async function resolveSandboxArgv(spec: RunSpec, request: SandboxArgvRequest): Promise<SandboxArgv> {
   const command = spec.command ?? [];
   if (command.length === 0 || command[0] === '') return { ok: false, reason: 'the manifest has no command' };
   const bwrap = request.bwrapPath !== undefined ? { bwrapPath: request.bwrapPath } : {};
   const probe = await probeSandbox(bwrap);
   if (!probe.ok) return { ok: false, reason: probe.reason };
+  let egress: EgressGrant | undefined;
+  if (spec.isolation === 'namespace' && spec.networkAllow.length > 0) {
+    try {
+      egress = await openEgressGrant({
+        allow: spec.networkAllow,
+        readOnly: spec.sideEffect === 'read_only',
+        logger: request.logger.child({ tool: spec.name }),
+        ...(request.egress?.limits === undefined ? {} : { limits: request.egress.limits }),
+        ...(request.egress?.resolve === undefined ? {} : { resolve: request.egress.resolve }),
+      });
+    } catch (error) {
+      return { ok: false, reason: `the egress proxy could not start: ${error instanceof Error ? error.message : String(error)}` };
+    }
+  }
   let prefix: string[];
   const workStartedMs = performance.now();
   try {
@@ -38,8 +68,10 @@ export async function resolveSandboxArgv(spec: RunSpec, request: SandboxArgvRequ
       ...bwrap,
       ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
       ...(request.cgroups !== undefined ? { cgroups: request.cgroups } : {}),
+      ...(egress === undefined ? {} : { egress }),
     });
   } catch (error) {
+    await egress?.close();
     if (isHostError(error) && error.code === 'sandbox_unavailable') {
       const reason = error.details['reason'];
       return { ok: false, reason: typeof reason === 'string' ? reason : 'the sandbox cannot be built' };
@@ -49,5 +81,11 @@ export async function resolveSandboxArgv(spec: RunSpec, request: SandboxArgvRequ
     recordSandboxStartWork(performance.now() - workStartedMs);
   }
   // No descriptor closer: tools are started by the spawner, which closed the host's inheritable ones.
-  return { ok: true, argv: [...prefix, ...command] };
+  return { ok: true, argv: [...prefix, ...command], egress };
+}
+
+/** `workdir`, whose dispose() also closes the process's egress grant (both end with the process). */
+export function withEgress(workdir: Workdir, egress: EgressGrant | undefined): Workdir {
+  if (egress === undefined) return workdir;
+  return { cwd: workdir.cwd, dispose: () => Promise.all([egress.close(), workdir.dispose()]).then(() => undefined) };
 }

@@ -11,7 +11,7 @@ import { PassThrough, type Readable, type Writable } from 'node:stream';
 import type { Logger } from '../../log.js';
 import type { RunSpec } from '../types.js';
 import { DEFAULT_PROCESS_GROUPS, killProcessGroupNow, type ProcessGroups } from './kill.js';
-import { START_LINE } from '../bwrap/argv.js';
+import { sandboxFd4Input, START_LINE } from '../bwrap/argv.js';
 import { readSandboxExitCode } from '../bwrap/status.js';
 import { DEFAULT_SPAWNER, type SpawnerExit, type SpawnerService } from './spawner-client.js';
 
@@ -79,7 +79,8 @@ export async function spawnTool(
   const [file, ...args] = argv;
   if (file === undefined) throw new TypeError('spawnTool needs a non-empty argv');
   // The whole environment, copied: never the host's (a secret there must stay invisible).
-  const started = await services.spawner.spawn({ file, args, cwd, env: { ...env } });
+  const fd4 = sandboxFd4Input(argv);
+  const started = await services.spawner.spawn({ file, args, cwd, env: { ...env }, ...(fd4 === undefined ? {} : { fd4 }) });
   if (!started.ok) return failedSpawn(started.errorCode);
   const { pid, stdin, stdout, stderr, status } = started.process;
   services.groups.track(pid);

@@ -21,6 +21,8 @@ export interface SpawnerRequest {
   readonly cwd: string;
   /** The whole environment of the new process. */
   readonly env: Readonly<Record<string, string>>;
+  /** Bytes the new process reads on fd 4 (bubblewrap's --seccomp program), then end of file. */
+  readonly fd4?: Uint8Array;
 }
 
 /** A started process: its leader's pid (its own process group) and its pipes. */
@@ -219,7 +221,8 @@ class Spawner {
       resolveFailed({ ok: false, errorCode: 'spawner_unavailable' });
     };
     try {
-      this.child.send({ type: 'spawn', id, file: request.file, args: request.args, cwd: request.cwd, env: request.env }, failSend);
+      const fd4 = request.fd4 === undefined ? {} : { fd4: Buffer.from(request.fd4).toString('base64') };
+      this.child.send({ type: 'spawn', id, file: request.file, args: request.args, cwd: request.cwd, env: request.env, ...fd4 }, failSend);
     } catch (error) {
       failSend(error instanceof Error ? error : new Error(String(error)));
     }

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createIsolateRunner } from '../../../src/runner/isolate/isolate-runner.js';
 import type { Runner } from '../../../src/runner/types.js';
+import type { EgressAttempt } from '../../../src/runner/wire.js';
 import { createSilentLogger } from '../../../src/log.js';
 import { makeSpec, makeTempDir, recordingOptions, root, useIsolateRunners } from './isolate-spec.js';
 import { failureOf, jsonOf } from '../../helpers/run-outcomes.js';
@@ -245,8 +246,9 @@ describe('isolate runner: ctx.fetch', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
-  function fetchRunner(): Runner {
-    return isolateRunner('fetch.mjs', { networkAllow: [`127.0.0.1:${port}`] });
+  // localhost is allowed by name, yet resolves to loopback: the egress admission refuses it.
+  function fetchRunner(overrides: { sideEffect?: 'read_only' } = {}): Runner {
+    return isolateRunner('fetch.mjs', { networkAllow: [`127.0.0.1:${port}`, `localhost:${port}`], ...overrides });
   }
 
   it('fetches from an allowed host:port and follows a redirect that stays allowed', async () => {
@@ -265,7 +267,28 @@ describe('isolate runner: ctx.fetch', () => {
     ['a non-http scheme', () => 'file:///etc/passwd', 'scheme_not_allowed'],
     ['a redirect to a host not allowed', (p) => `http://127.0.0.1:${p}/redirect-outside`, 'redirect_host_not_allowed'],
     ['a redirect to another port', (p) => `http://127.0.0.1:${p}/redirect-other-port`, 'redirect_host_not_allowed'],
+    ['a name that resolves to loopback, even when allowed', (p) => `http://localhost:${p}/hello`, 'address_loopback'],
+    ['127.0.0.1 spelled in decimal', (p) => `http://2130706433:${p}/hello`, 'non_canonical_host'],
+    ['127.0.0.1 spelled in octal', (p) => `http://0177.0.0.1:${p}/hello`, 'non_canonical_host'],
+    ['::ffff:127.0.0.1', (p) => `http://[::ffff:127.0.0.1]:${p}/hello`, 'non_canonical_host'],
+    ['::1', (p) => `http://[::1]:${p}/hello`, 'host_not_allowed'],
+    ['the metadata address', () => 'http://169.254.169.254/latest/meta-data/', 'host_not_allowed'],
   ];
+
+  it('holds a read_only tool to GET, HEAD and OPTIONS, and counts every attempt', async () => {
+    const runner = fetchRunner({ sideEffect: 'read_only' });
+    const attempts: EgressAttempt[] = [];
+    const options = { ...recordingOptions(), onEgress: (attempt: EgressAttempt) => attempts.push(attempt) };
+    const post = await runner.run({ callId: 'post', args: { url: `http://127.0.0.1:${port}/hello`, init: { method: 'POST', body: 'x' }, catch: true } }, options);
+    expect(jsonOf(post)).toEqual({ caught: { code: 'policy_denied' } });
+    expect(options.denials).toMatchObject([{ op: 'fetch', reason: 'method_not_allowed_for_class' }]);
+    const get = await runner.run({ callId: 'get', args: { url: `http://127.0.0.1:${port}/hello` } }, options);
+    expect(jsonOf(get)).toMatchObject({ status: 200 });
+    expect(attempts.map((attempt) => [attempt.kind, attempt.method, attempt.admitted, attempt.reason])).toEqual([
+      ['fetch', 'POST', false, 'method_not_allowed_for_class'],
+      ['fetch', 'GET', true, null],
+    ]);
+  });
 
   it.each(refusals)('refuses %s with policy_denied, calls onDenied, and the next call works', async (_name, makeUrl, reason) => {
     const runner = fetchRunner();

@@ -4,12 +4,15 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { buildDoctorReport, run as runDoctor } from '../../../src/cli/doctor.js';
 import { isHostError } from '../../../src/errors.js';
+import { createSilentLogger } from '../../../src/log.js';
+import { createProcessRunner } from '../../../src/runner/process/process-runner.js';
 import { buildSandboxArgv } from '../../../src/runner/bwrap/argv.js';
 import { clearSandboxProbeCache, probeSandbox } from '../../../src/runner/bwrap/probe.js';
 import { FIXTURES_DIR, newMarker, probeSpec } from './harness.js';
 
 const MISSING_BWRAP = '/nonexistent/toolhost-test/bwrap';
 const DENIED_BWRAP = join(FIXTURES_DIR, 'bwrap-denied.sh');
+const NO_SECCOMP_BWRAP = join(FIXTURES_DIR, 'bwrap-no-seccomp.sh');
 
 describe('fail closed', () => {
   afterEach(() => {
@@ -32,6 +35,18 @@ describe('fail closed', () => {
     const probe = await probeSandbox({ bwrapPath: DENIED_BWRAP });
     expect(probe.ok).toBe(false);
     expect(probe.ok ? '' : probe.reason).toContain('Creating new namespace failed: Operation not permitted');
+  });
+
+  it('never runs a namespaced tool without its seccomp filter: sandbox_unavailable naming the filter', async () => {
+    const probe = await probeSandbox({ bwrapPath: NO_SECCOMP_BWRAP });
+    expect(probe).toEqual({ ok: false, reason: expect.stringContaining('seccomp') });
+    const runner = createProcessRunner(probeSpec(newMarker()), { logger: createSilentLogger(), bwrapPath: NO_SECCOMP_BWRAP });
+    try {
+      const outcome = await runner.run({ callId: 'no-seccomp', args: { ops: [] } }, { signal: new AbortController().signal, timeoutMs: 10_000 });
+      expect(outcome).toMatchObject({ ok: false, code: 'sandbox_unavailable', details: { reason: expect.stringContaining('seccomp') } });
+    } finally {
+      await runner.close();
+    }
   });
 
   it('refuses to build an argv without bubblewrap: sandbox_unavailable, never an unsandboxed command', () => {
@@ -57,7 +72,7 @@ describe('toolhost doctor', () => {
   it('finds everything the bundled tools need on this machine', async () => {
     const report = await buildDoctorReport();
     expect(report.checks.map((check) => check.name)).toEqual([
-      'isolated-vm', 'isolate-process', 'bubblewrap', 'user-namespace', 'network-namespace', 'prlimit', 'pids-limit', 'python3', 'namespace-sandbox',
+      'isolated-vm', 'isolate-process', 'bubblewrap', 'user-namespace', 'network-namespace', 'prlimit', 'pids-limit', 'python3', 'namespace-sandbox', 'seccomp', 'egress-bridge',
     ]);
     // Warnings (an older bubblewrap, no pids cgroup) are allowed; a failure is not.
     expect(report.checks.filter((check) => check.status === 'fail')).toEqual([]);
@@ -66,6 +81,8 @@ describe('toolhost doctor', () => {
     expect(byName.get('bubblewrap')?.facts).toMatchObject({ namespacesUsable: true, version: expect.stringMatching(/^\d+\.\d+/) });
     expect(byName.get('namespace-sandbox')).toMatchObject({ status: 'ok', facts: { works: true } });
     expect(byName.get('isolate-process')).toMatchObject({ status: 'ok', facts: { starts: true, namespaced: true, addressSpaceBytes: expect.any(Number) } });
+    expect(byName.get('seccomp')).toMatchObject({ status: 'ok', facts: { inForce: true, architecture: 'x86_64' } });
+    expect(byName.get('egress-bridge')).toMatchObject({ status: 'ok', facts: { works: true } });
   });
 
   it('exits 1 with a stable --json report when bubblewrap is missing', async () => {

@@ -100,6 +100,7 @@ describe('the model sees why a process failed', () => {
 describe('the read_only class holds on the network (ctx.fetch)', () => {
   let server: Server;
   let url: string;
+  let fetchManifests: string;
   const seen: string[] = [];
   beforeAll(async () => {
     server = createServer((request, response) => {
@@ -107,11 +108,22 @@ describe('the read_only class holds on the network (ctx.fetch)', () => {
       response.end('ok');
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/things/1`;
+    const port = (server.address() as AddressInfo).port;
+    url = `http://127.0.0.1:${port}/things/1`;
+    // A bare host admits port 443 only (SPEC 3.2 egress admission): the fixtures get the server's port.
+    fetchManifests = mkdtempSync(join(tmpdir(), 'toolhost-hardening-fetch-'));
+    for (const file of ['fetch_isolate.yaml', 'fetch_worker.yaml', 'fetch_mutating.yaml', 'fetch_tool.js']) {
+      writeFileSync(join(fetchManifests, file), readFileSync(join(HARDENING, file), 'utf8').replace('allow: ["127.0.0.1"]', `allow: ["127.0.0.1:${port}"]`));
+    }
   });
-  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  afterAll(async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    rmSync(fetchManifests, { recursive: true, force: true });
+  });
 
   const policy = 'network:\n  allow: ["127.0.0.1"]';
+  const leakyHost = (networkPolicy: string): Promise<TestHost> =>
+    startHost({ manifestDirs: [fetchManifests], marker: MARKER, env: { DEPLOY_TOKEN: TOKEN }, policy: networkPolicy });
 
   it.each(['fetch_isolate', 'fetch_worker'])('%s: DELETE is policy_denied naming the class and never reaches the server', async (tool) => {
     const host = await leakyHost(policy);

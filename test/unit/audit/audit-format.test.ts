@@ -21,6 +21,8 @@ const record: CallRecord = {
   endedAt: Date.parse('2026-11-29T10:00:01.250Z'),
   reconciliation: null,
   reconciledAt: null,
+  egressAdmitted: 2,
+  egressRefused: 1,
 };
 
 describe('toAuditJson', () => {
@@ -45,7 +47,12 @@ describe('toAuditJson', () => {
       durationMs: 1250,
       reconciliation: null,
       reconciledAt: null,
+      egress: { admitted: 2, refused: 1 },
     });
+  });
+
+  it('gives egress null for a record written before the counts existed', () => {
+    expect(toAuditJson({ ...record, egressAdmitted: null, egressRefused: null }).egress).toBeNull();
   });
 
   it('leaves the end and duration null while a call is started', () => {

@@ -1,5 +1,6 @@
 // ctx.fetch checks against a loopback server: allow list, redirects re-checked
-// hop by hop, schemes, credentials, body bounds.
+// hop by hop, schemes, credentials, body bounds, and the egress admission rule
+// (egress-admission.mjs): canonical spellings, address classes, read-only methods.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -7,6 +8,7 @@ import {
   createScopedFetch,
   isHostAllowed,
   parseAllowEntry,
+  type ScopedFetchAttempt,
   type ScopedFetchDenial,
 } from '../../../sandbox/scoped-fetch.mjs';
 
@@ -35,6 +37,10 @@ beforeAll(async () => {
           response.writeHead(302, { location: '/loop' });
           response.end();
         },
+        '/to-decimal': () => {
+          response.writeHead(302, { location: 'http://2130706433/' });
+          response.end();
+        },
         '/to-file': () => {
           response.writeHead(302, { location: 'file:///etc/passwd' });
           response.end();
@@ -59,10 +65,13 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
-function scoped(allow: string[], extra: { maxResponseBytes?: number; maxRequestBytes?: number } = {}) {
+// `SELF` stands for 127.0.0.1:<the test server's port>.
+function scoped(allow: string[], extra: { maxResponseBytes?: number; maxRequestBytes?: number; sideEffect?: string; resolve?: (host: string) => Promise<string[]> } = {}) {
   const denials: ScopedFetchDenial[] = [];
-  const fetch = createScopedFetch({ allow, onDenied: (denial) => denials.push(denial), ...extra });
-  return { fetch, denials };
+  const attempts: ScopedFetchAttempt[] = [];
+  const entries = allow.map((entry) => entry.replace('SELF', `127.0.0.1:${port}`));
+  const fetch = createScopedFetch({ allow: entries, onDenied: (denial) => denials.push(denial), onAttempt: (attempt) => attempts.push(attempt), ...extra });
+  return { fetch, denials, attempts };
 }
 
 describe('createScopedFetch', () => {
@@ -74,9 +83,16 @@ describe('createScopedFetch', () => {
     expect(denials).toEqual([]);
   });
 
-  it('allows every port for an entry without a port', async () => {
-    const { fetch } = scoped(['127.0.0.1']);
+  it('admits port 443 only for an entry without a port', async () => {
+    const { fetch, attempts } = scoped(['127.0.0.1']);
+    await expect(fetch(`http://127.0.0.1:${port}/ok`)).rejects.toMatchObject({ code: 'policy_denied' });
+    expect(attempts).toEqual([{ kind: 'fetch', host: '127.0.0.1', port, method: 'GET', admitted: false, reason: 'host_not_allowed', address: null }]);
+  });
+
+  it('reports an admitted fetch with the address it connected to', async () => {
+    const { fetch, attempts } = scoped(['SELF']);
     expect((await fetch(`http://127.0.0.1:${port}/ok`)).status).toBe(200);
+    expect(attempts).toEqual([{ kind: 'fetch', host: '127.0.0.1', port, method: 'GET', admitted: true, reason: null, address: '127.0.0.1' }]);
   });
 
   it('turns a POST into a GET on 303 and sends the body only to the first hop', async () => {
@@ -93,15 +109,22 @@ describe('createScopedFetch', () => {
   const refusals: Array<[string, string[], (p: number) => string, string]> = [
     ['a host not allowed', ['example.invalid'], (p) => `http://127.0.0.1:${p}/ok`, 'host_not_allowed'],
     ['another port of an allowed host', ['127.0.0.1:1'], (p) => `http://127.0.0.1:${p}/ok`, 'host_not_allowed'],
-    ['a file: URL', ['127.0.0.1'], () => 'file:///etc/passwd', 'scheme_not_allowed'],
-    ['credentials in the URL', ['127.0.0.1'], (p) => `http://user:pw@127.0.0.1:${p}/ok`, 'credentials_in_url'],
-    ['a redirect to a host not allowed', ['127.0.0.1'], (p) => `http://127.0.0.1:${p}/to-elsewhere`, 'redirect_host_not_allowed'],
-    ['a redirect to file:', ['127.0.0.1'], (p) => `http://127.0.0.1:${p}/to-file`, 'redirect_scheme_not_allowed'],
+    ['a file: URL', ['SELF'], () => 'file:///etc/passwd', 'scheme_not_allowed'],
+    ['credentials in the URL', ['SELF'], (p) => `http://user:pw@127.0.0.1:${p}/ok`, 'credentials_in_url'],
+    ['a redirect to a host not allowed', ['SELF'], (p) => `http://127.0.0.1:${p}/to-elsewhere`, 'redirect_host_not_allowed'],
+    ['a redirect to file:', ['SELF'], (p) => `http://127.0.0.1:${p}/to-file`, 'redirect_scheme_not_allowed'],
     ['an empty allow list', [], (p) => `http://127.0.0.1:${p}/ok`, 'host_not_allowed'],
+    ['127.0.0.1 in decimal', ['SELF'], (p) => `http://2130706433:${p}/ok`, 'non_canonical_host'],
+    ['127.0.0.1 in octal', ['SELF'], (p) => `http://0177.0.0.1:${p}/ok`, 'non_canonical_host'],
+    ['127.0.0.1 in short form', ['SELF'], (p) => `http://127.1:${p}/ok`, 'non_canonical_host'],
+    ['IPv4-mapped ::ffff:127.0.0.1', ['SELF'], (p) => `http://[::ffff:127.0.0.1]:${p}/ok`, 'non_canonical_host'],
+    ['::1, not named', ['SELF'], (p) => `http://[::1]:${p}/ok`, 'host_not_allowed'],
+    ['the metadata address, not named', ['SELF'], () => 'http://169.254.169.254/latest/meta-data/', 'host_not_allowed'],
+    ['a name that resolves to loopback, even when allowed', ['localhost:PORT'], (p) => `http://localhost:${p}/ok`, 'address_loopback'],
   ];
 
   it.each(refusals)('refuses %s with policy_denied, reported once', async (_name, allow, makeUrl, reason) => {
-    const { fetch, denials } = scoped(allow);
+    const { fetch, denials } = scoped(allow.map((entry) => entry.replace('PORT', String(port))));
     await expect(fetch(makeUrl(port))).rejects.toMatchObject({ code: 'policy_denied' });
     expect(denials).toHaveLength(1);
     expect(denials[0]).toMatchObject({ op: 'fetch', reason });
@@ -109,12 +132,12 @@ describe('createScopedFetch', () => {
   });
 
   it('stops a redirect loop', async () => {
-    const { fetch } = scoped(['127.0.0.1']);
+    const { fetch } = scoped(['SELF']);
     await expect(fetch(`http://127.0.0.1:${port}/loop`)).rejects.toMatchObject({ code: 'too_many_redirects' });
   });
 
   it('bounds the response and the request body', async () => {
-    const { fetch } = scoped(['127.0.0.1'], { maxResponseBytes: 1024, maxRequestBytes: 4 });
+    const { fetch } = scoped(['SELF'], { maxResponseBytes: 1024, maxRequestBytes: 4 });
     await expect(fetch(`http://127.0.0.1:${port}/huge`)).rejects.toMatchObject({ code: 'too_large', maxBytes: 1024 });
     await expect(fetch(`http://127.0.0.1:${port}/ok`, { method: 'POST', body: 'too long' })).rejects.toMatchObject({
       code: 'too_large',
@@ -123,10 +146,36 @@ describe('createScopedFetch', () => {
   });
 
   it('refuses a malformed URL or method as invalid_argument', async () => {
-    const { fetch, denials } = scoped(['127.0.0.1']);
+    const { fetch, denials } = scoped(['SELF']);
     await expect(fetch('not a url')).rejects.toMatchObject({ code: 'invalid_argument' });
     await expect(fetch(`http://127.0.0.1:${port}/ok`, { method: 'CONNECT' })).rejects.toMatchObject({ code: 'invalid_argument' });
     expect(denials).toEqual([]);
+  });
+});
+
+describe('createScopedFetch: admission', () => {
+  it('holds a read_only tool to GET, HEAD and OPTIONS', async () => {
+    const { fetch, denials } = scoped(['SELF'], { sideEffect: 'read_only' });
+    seen.length = 0;
+    await expect(fetch(`http://127.0.0.1:${port}/ok`, { method: 'POST', body: 'x' })).rejects.toMatchObject({ code: 'policy_denied' });
+    await expect(fetch(`http://127.0.0.1:${port}/ok`, { method: 'DELETE' })).rejects.toMatchObject({ code: 'policy_denied' });
+    expect(denials.map((denial) => denial.reason)).toEqual(['method_not_allowed_for_class', 'method_not_allowed_for_class']);
+    expect((await fetch(`http://127.0.0.1:${port}/ok`, { method: 'HEAD' })).status).toBe(200);
+    expect(seen.map((request) => request.method)).toEqual(['HEAD']);
+  });
+
+  it('refuses a redirect that spells another host oddly', async () => {
+    const { fetch, denials } = scoped(['SELF', '127.0.0.1:80']);
+    await expect(fetch(`http://127.0.0.1:${port}/to-decimal`)).rejects.toMatchObject({ code: 'policy_denied' });
+    expect(denials[0]?.reason).toBe('non_canonical_host');
+  });
+
+  it('resolves names once, through the given resolver, and refuses a private answer', async () => {
+    const resolve = async (host: string): Promise<string[]> => (host === 'internal.test' ? ['10.0.0.7'] : []);
+    const { fetch, denials } = scoped(['internal.test:80', 'nowhere.test:80'], { resolve });
+    await expect(fetch('http://internal.test/')).rejects.toMatchObject({ code: 'policy_denied' });
+    await expect(fetch('http://nowhere.test/')).rejects.toMatchObject({ code: 'policy_denied' });
+    expect(denials.map((denial) => denial.reason)).toEqual(['address_private', 'name_not_resolved']);
   });
 });
 
@@ -135,12 +184,13 @@ describe('allow entries', () => {
     ['api.github.com', { host: 'api.github.com', port: undefined }],
     ['API.GitHub.com:443', { host: 'api.github.com', port: '443' }],
     ['127.0.0.1:8080', { host: '127.0.0.1', port: '8080' }],
+    ['Example.com.:8443', { host: 'example.com', port: '8443' }],
     ['[::1]:80', { host: '::1', port: '80' }],
   ])('parses %s', (raw, expected) => {
     expect(parseAllowEntry(raw)).toEqual(expected);
   });
 
-  it.each(['', 'http://x', 'user@host', 'a/b', 42])('rejects %s', (raw) => {
+  it.each(['', 'http://x', 'user@host', 'a/b', 42, '2130706433:80', '127.1', 'host:0', 'host:65536'])('rejects %s', (raw) => {
     expect(parseAllowEntry(raw)).toBeUndefined();
   });
 

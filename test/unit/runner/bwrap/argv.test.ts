@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { computeSandboxLimits, CPU_MARGIN_SECONDS, DEFAULT_CPU_SECONDS, DEFAULT_PROCESSES } from '../../../../src/runner/bwrap/rlimits.js';
 import { sweepPidsCgroups } from '../../../../src/runner/bwrap/pids-cgroup.js';
 import type { RunSpec } from '../../../../src/runner/types.js';
-import { buildSandboxArgv, SANDBOX_DEFAULT_PATH } from '../../../../src/runner/bwrap/argv.js';
+import { buildSandboxArgv, SANDBOX_DEFAULT_PATH, SANDBOX_SECCOMP_FD } from '../../../../src/runner/bwrap/argv.js';
+import { SANDBOX_EGRESS_SOCKET } from '../../../../src/runner/bwrap/egress-bridge.js';
 
 const MANIFEST_DIR = realpathSync(fileURLToPath(new URL('../../../fixtures/tools/sandbox/', import.meta.url)));
 const READ_ROOT = realpathSync(fileURLToPath(new URL('../../../fixtures/', import.meta.url)));
@@ -65,6 +66,11 @@ describe('buildSandboxArgv', () => {
     }
   });
 
+  it('asks for the seccomp filter on fd 4 in namespace mode only', () => {
+    expect(pairsOf(split(buildSandboxArgv(spec(), { cwd: WRITE_ROOT })).bwrap, '--seccomp')[0]?.split(' ')[0]).toBe(String(SANDBOX_SECCOMP_FD));
+    expect(split(buildSandboxArgv(spec({ isolation: 'none' }), { cwd: WRITE_ROOT })).bwrap).not.toContain('--seccomp');
+  });
+
   it('isolation none shares the host filesystem and network', () => {
     const { bwrap } = split(buildSandboxArgv(spec({ isolation: 'none' }), { cwd: WRITE_ROOT }));
     expect(pairsOf(bwrap, '--dev-bind')).toEqual(['/ /']);
@@ -81,9 +87,22 @@ describe('buildSandboxArgv', () => {
     if (process.getuid?.() === 0) expect(bwrap[bwrap.indexOf('--cap-drop') + 1]).toBe('ALL');
   });
 
-  it('shares the network only when networkAllow is non-empty', () => {
-    const { bwrap } = split(buildSandboxArgv(spec({ networkAllow: ['api.github.com'] }), { cwd: WRITE_ROOT }));
-    expect(bwrap).not.toContain('--unshare-net');
+  it('always gives namespace mode a network namespace; with networkAllow and a grant, only the proxy bridge out', () => {
+    const withoutGrant = buildSandboxArgv(spec({ networkAllow: ['api.github.com'] }), { cwd: WRITE_ROOT });
+    expect(split(withoutGrant).bwrap).toContain('--unshare-net');
+    expect(withoutGrant.join(' ')).not.toContain('socat');
+    const socketPath = join(WRITE_ROOT, 'egress-test.sock');
+    const argv = buildSandboxArgv(spec({ networkAllow: ['api.github.com'] }), { cwd: WRITE_ROOT, egress: { socketPath } });
+    const { bwrap, inner } = split(argv);
+    expect(bwrap).toContain('--unshare-net');
+    expect(pairsOf(bwrap, '--bind')).toContain(`${socketPath} ${SANDBOX_EGRESS_SOCKET}`);
+    expect(pairsOf(bwrap, '--setenv')).toEqual(expect.arrayContaining(['HTTP_PROXY http://127.0.0.1:3128', 'https_proxy http://127.0.0.1:3128', 'ALL_PROXY http://127.0.0.1:3128']));
+    // The bridge starts before the gate reads its start line, so it listens before any tool code runs.
+    const gate = inner[inner.indexOf('-c') + 1] ?? '';
+    expect(gate.indexOf('socat')).toBeGreaterThan(-1);
+    expect(gate.indexOf('socat')).toBeLessThan(gate.indexOf('read -r start'));
+    // An empty allow list gets no bridge even with a grant.
+    expect(buildSandboxArgv(spec(), { cwd: WRITE_ROOT, egress: { socketPath } }).join(' ')).not.toContain('socat');
   });
 
   it('binds roots with their access, the manifest folder read-only, and never /, /etc, /root or /home whole', () => {

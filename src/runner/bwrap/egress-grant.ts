@@ -1,0 +1,87 @@
+// An egress grant: the way out of one sandboxed process (a one-shot sandbox,
+// a persistent process, an isolate process or an upstream server). It owns a
+// private host folder holding the Unix socket its proxy listens on; the
+// sandbox sees that socket at SANDBOX_EGRESS_SOCKET and its bridge forwards
+// the loopback proxy port there (egress-bridge.ts). The grant reports each
+// attempt to the call that currently uses the process and counts per call.
+//
+// For any sandboxed process:
+//   const grant = await openEgressGrant({ allow: spec.networkAllow, readOnly, logger });
+//   const argv = buildSandboxArgv(spec, { cwd, egress: grant });
+//   grant.attach(onEgress);   // a call starts using the process: fresh counts
+//   ...; grant.counts();      // what that call did
+//   await grant.close();      // when the process is gone
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Logger } from '../../log.js';
+import { DEFAULT_EGRESS_LIMITS, EgressProxy, type EgressAttempt, type EgressCounts, type EgressLimits } from './egress-proxy.js';
+
+export type { EgressAttempt, EgressCounts, EgressLimits } from './egress-proxy.js';
+
+export interface EgressGrantOptions {
+  /** network.allow in force for the process (manifest ∩ policy). Must be non-empty. */
+  readonly allow: readonly string[];
+  /** A read_only tool: plain-HTTP requests held to GET, HEAD and OPTIONS, without a body. */
+  readonly readOnly: boolean;
+  readonly logger: Logger;
+  /** Defaults: DEFAULT_EGRESS_LIMITS. */
+  readonly limits?: Partial<EgressLimits>;
+  /** Resolves a name to its addresses (a seam for tests); default the system resolver. */
+  readonly resolve?: (host: string) => Promise<readonly string[]>;
+}
+
+export interface EgressGrant {
+  /** Host path of the proxy's Unix socket, bound into the sandbox. */
+  readonly socketPath: string;
+  /** A call starts using the process: counts and budgets start afresh, attempts go to `sink`. */
+  attach(sink?: (attempt: EgressAttempt) => void): void;
+  /** The call is over: later attempts are only logged. */
+  detach(): void;
+  /** What the current (or last) call did. */
+  counts(): EgressCounts;
+  /** Closes the proxy, cuts its connections and removes its folder; idempotent. */
+  close(): Promise<void>;
+}
+
+/** Opens the proxy for one sandboxed process. */
+export async function openEgressGrant(options: EgressGrantOptions): Promise<EgressGrant> {
+  if (options.allow.length === 0) throw new TypeError('an egress grant needs a non-empty allow list');
+  // mkdtemp makes the folder 0700: no other user of this machine can reach the socket.
+  const dir = await mkdtemp(join(tmpdir(), 'toolhost-egress-'));
+  const socketPath = join(dir, 'proxy.sock');
+  let sink: ((attempt: EgressAttempt) => void) | undefined;
+  const limits = { ...DEFAULT_EGRESS_LIMITS, ...options.limits };
+  const proxy = new EgressProxy({
+    rules: { allow: [...options.allow], readOnly: options.readOnly, ...(options.resolve === undefined ? {} : { resolve: options.resolve }) },
+    limits,
+    onAttempt: (attempt) => {
+      // A call's sink logs with its call id; between calls (a persistent process) the grant does.
+      if (sink !== undefined) return sink(attempt);
+      options.logger[attempt.admitted ? 'info' : 'warn']({ egress: attempt }, attempt.admitted ? 'egress admitted (no call)' : 'egress refused (no call)');
+    },
+    onLimit: (limit) => options.logger.warn({ egressLimit: limit, limits }, 'egress limit reached; further traffic of this call is cut'),
+  });
+  try {
+    await proxy.listen(socketPath);
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
+  let closing: Promise<void> | undefined;
+  return {
+    socketPath,
+    attach(next) {
+      proxy.reset();
+      sink = next;
+    },
+    detach() {
+      sink = undefined;
+    },
+    counts: () => ({ ...proxy.counts }),
+    close() {
+      closing ??= proxy.close().then(() => rm(dir, { recursive: true, force: true }));
+      return closing;
+    },
+  };
+}
