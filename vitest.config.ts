@@ -9,6 +9,8 @@ export default defineConfig({
     execArgv: ['--no-node-snapshot'],
     fileParallelism: true,
     maxWorkers: 2,
+    // One throwaway PostgreSQL for the run (the fleet journal's tests); each test makes its own database.
+    globalSetup: ['test/setup/postgres-cluster.ts'],
     projects: [
       {
         extends: true,

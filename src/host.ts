@@ -5,8 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { resolve } from 'node:path';
-import { ArtifactStore } from './audit/artifacts.js';
-import { Journal } from './audit/journal.js';
+import { openJournal } from './audit/open-journal.js';
 import { loadHostConfig, type HostConfig } from './config/load-host-config.js';
 import { ConfigError } from './config/problem.js';
 import type { Logger } from './log.js';
@@ -25,6 +24,8 @@ export interface HostOptions {
   readonly workspace: string;
   /** Journal and artifacts live here (created 0700). */
   readonly stateDir: string;
+  /** `--journal URL`: sqlite:PATH or postgres://… (SPEC 7.1); default TOOLHOST_JOURNAL, else <state>/journal.sqlite. */
+  readonly journalUrl?: string;
   /** The log file `logger` writes, if any: protected from tools like the state folder. */
   readonly logFile?: string;
   readonly logger: Logger;
@@ -85,14 +86,15 @@ export async function createHost(options: HostOptions): Promise<Host> {
 
   const session = options.session ?? new SessionCounters(options.sessionId ?? randomUUID());
   const sessionId = session.id;
-  const journal = Journal.open(options.stateDir, { logger, sessionId });
-  let artifacts: ArtifactStore;
-  try {
-    artifacts = new ArtifactStore(options.stateDir, journal, { logger });
-  } catch (error) {
-    journal.close();
-    throw error;
-  }
+  const journal = await openJournal({
+    url: options.journalUrl,
+    stateDir: options.stateDir,
+    logger,
+    sessionId,
+    ...(options.env !== undefined ? { env: options.env } : {}),
+    ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+  });
+  const artifacts = { put: (bytes: Uint8Array, mimeType: string) => journal.putArtifact(bytes, mimeType), get: (uri: string) => journal.getArtifact(uri) };
   const services = new ProcessServices({ logger });
   if (options.startSpawnerAhead === true && [...config.tools.values()].some((view) => view.runSpec?.mode === 'process')) services.spawner.start();
   const runnerDeps = { logger, services, ...(options.prepareSandboxes === false ? { preparedAhead: 0 } : {}) };

@@ -19,9 +19,13 @@ export async function connect(command, args, env = {}) {
   return { client, pid: transport.pid, startupMs, close: () => client.close() };
 }
 
-export function hostArgs({ manifests, policy, workspace, state }) {
+export function hostArgs({ manifests, policy, workspace, state, journal }) {
   // The flags bin/toolhost.js runs the host with (its shebang), without its re-exec.
-  return ['--no-node-snapshot', '--max-semi-space-size=4', 'dist/src/cli/main.js', 'serve', '--manifests', manifests, '--policy', policy, '--workspace', workspace, '--state', state];
+  return [
+    '--no-node-snapshot', '--max-semi-space-size=4', 'dist/src/cli/main.js', 'serve',
+    '--manifests', manifests, '--policy', policy, '--workspace', workspace, '--state', state,
+    ...(journal !== undefined ? ['--journal', journal] : []),
+  ];
 }
 
 /** Times `count` sequential calls after `warmup` unmeasured ones; returns durations in ms. */

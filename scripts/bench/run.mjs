@@ -9,6 +9,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, ex
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { benchJournal } from './journal.mjs';
 import { ROOT, callOk, connect, findMarked, hostArgs, round, rssMb, summarize, throughput, timeCalls } from './lib.mjs';
 
 const smoke = process.argv.includes('--smoke');
@@ -215,6 +216,8 @@ try {
     ['fetch, through the proxy (namespace)', results.egress.fetchProxied.p50, results.egress.fetchProxied.p99, results.egress.proxyRatio],
   ]));
   log('');
+  // 8. The journal's cost per call on each store, and two hosts on one PostgreSQL.
+  results.journal = await benchJournal({ N, scratch, host, log });
 
   writeFileSync(OUT_FILE, `${JSON.stringify(results, null, 2)}\n`);
   log(`\nwrote ${OUT_FILE}`);

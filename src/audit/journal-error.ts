@@ -22,7 +22,19 @@ export type JournalErrorCode =
   /** reconcile on a call that is not (or no longer) interrupted. */
   | 'not_interrupted'
   /** The journal was opened for reading only (toolhost audit). */
-  | 'journal_read_only';
+  | 'journal_read_only'
+  /** --journal is not a sqlite: or postgres:// URL, or carries a password. */
+  | 'journal_url_invalid'
+  /** The PostgreSQL server cannot be reached or refuses the login. */
+  | 'journal_unreachable'
+  /** No approval with that id. */
+  | 'unknown_approval'
+  /** approve on an approval whose time ran out. */
+  | 'approval_expired'
+  /** approve on an approval that is no longer pending. */
+  | 'approval_decided'
+  /** An artifact larger than the store takes. */
+  | 'artifact_too_large';
 
 export class JournalError extends Error {
   constructor(

@@ -1,348 +1,65 @@
-// The journal (SPEC section 7): one SQLite record per call, written before a
-// non-read-only call runs, so a host that dies mid-call leaves a `started`
-// record that the next host to open the folder marks `interrupted`. Several
-// hosts may share a state folder: WAL, a busy timeout and one short
-// transaction per write. Every write is synchronous. When begin() (the
-// write-ahead record) or reconcile() returns, the record is on disk (fsynced);
-// other records (a read-only call's one record, a finish) have reached the OS,
-// which survives a host crash; power loss may lose the last of them, and a
-// lost finish leaves a `started` record that recovery marks `interrupted`
-// (the cautious reading). One fsync per read-only call would triple its cost.
-import { randomUUID } from 'node:crypto';
-import type Database from 'better-sqlite3';
-import { createSilentLogger, type Logger } from '../log.js';
-import {
-  CALL_COLUMNS,
-  toCallRecord,
-  type CallFilter,
-  type CallFinish,
-  type CallRecord,
-  type CallRow,
-  type CallStart,
-  type IdempotencyRecord,
-  type Reconciliation,
-} from './call-record.js';
-import { currentHostIdentity, hostLiveness, type HostIdentity } from './host-liveness.js';
-import { JournalError } from './journal-error.js';
-import { openJournalDatabase, toJournalError } from './open-database.js';
-import { ensureStateDir, journalPathOf } from './state-dir.js';
+// The journal interface (SPEC section 7): what the supervisor and the CLI see
+// of the store behind `--journal`. Two stores implement it: sqlite/ (embedded,
+// the default) and postgres/ (a fleet of hosts shares one). Every method is
+// async: PostgreSQL answers over the network, and a write that must land
+// before a tool runs (the write-ahead record, the idempotency claim) is awaited.
+import type { StoredArtifact } from './artifact-ref.js';
+import type { ApprovalDecision, ApprovalRecord, NewApproval, SpendOutcome } from './approval-record.js';
+import type { CallFilter, CallFinish, CallRecord, CallStart, IdempotencyRecord, Reconciliation } from './call-record.js';
 
 export * from './call-record.js';
+export * from './approval-record.js';
 export { JournalError, isJournalError, type JournalErrorCode } from './journal-error.js';
 
-export interface JournalOptions {
-  logger?: Logger;
-  /** The session this host serves, kept on its host row. */
-  sessionId?: string;
-  /**
-   * false for readers (toolhost audit, reconcile): no host row is written and
-   * begin/record refuse. Dead hosts are still recovered. Default true.
-   */
-  asHost?: boolean;
-}
+/**
+ * What begin() did: `begun` (the `started` record is written), or `held` when
+ * the call's idempotency key is already held by another call (in flight on
+ * any host, completed, or interrupted): nothing was written, and `holder`
+ * says what governs the key.
+ */
+export type BeginOutcome = { readonly kind: 'begun' } | { readonly kind: 'held'; readonly holder: IdempotencyRecord };
 
-export class Journal {
-  /** Opens the journal of a state folder (created 0700), migrating it and recovering dead hosts' calls. */
-  static open(stateDir: string, options: JournalOptions = {}): Journal {
-    const logger = options.logger ?? createSilentLogger();
-    ensureStateDir(stateDir, logger);
-    const file = journalPathOf(stateDir);
-    const db = openJournalDatabase(file, logger);
-    try {
-      return new Journal(stateDir, file, db, logger, options);
-    } catch (error) {
-      db.close();
-      throw toJournalError(error, file);
-    }
-  }
-
-  /** This process's row in `hosts`; null for a reader. */
+export interface Journal {
+  /** Which store this is. */
+  readonly kind: 'sqlite' | 'postgres';
+  /** Where it lives, safe to print and log: never a password. */
+  readonly location: string;
+  /** This host's row; null for a reader (toolhost audit, reconcile, approvals). */
   readonly hostId: string | null;
-  private readonly statements;
-  private closed = false;
 
-  private constructor(
-    readonly stateDir: string,
-    readonly file: string,
-    private readonly db: Database.Database,
-    private readonly logger: Logger,
-    options: JournalOptions,
-  ) {
-    this.statements = prepareStatements(db);
-    const here = currentHostIdentity();
-    this.hostId = options.asHost === false ? null : this.registerHost(here, options.sessionId ?? null);
-    this.recoverDeadHosts(here);
-  }
-
-  /** Writes the `started` record; for a non-read-only call this happens before the tool runs. */
-  begin(start: CallStart): void {
-    const hostId = this.requireHost();
-    this.durably(() => this.statements.insertCall.run({ ...startParams(start), hostId, status: 'started', ...EMPTY_FINISH }));
-  }
-
+  /**
+   * Writes the `started` record; for a non-read-only call this happens before
+   * the tool runs. With an idempotency key the record also claims the key,
+   * atomically across every host of the store (see BeginOutcome).
+   */
+  begin(start: CallStart): Promise<BeginOutcome>;
   /** Closes a `started` record with its outcome. */
-  finish(id: string, finish: CallFinish): void {
-    this.requireOpen();
-    const changes = this.write(() => this.statements.finishCall.run({ id, ...finishParams(finish) }).changes);
-    if (changes === 1) return;
-    const existing = this.get(id);
-    if (existing === undefined) {
-      throw new JournalError('unknown_call', `No call ${id} in the journal.`, { id });
-    }
-    // Marked interrupted by our own close() or reconciled meanwhile: the journal keeps what the operator saw.
-    this.logger.error({ callId: id, status: existing.status, outcome: finish.status }, 'journal: finish on a call that is no longer started');
-  }
-
-  /** One-shot record for a call refused or answered without running. */
-  record(start: CallStart, finish: CallFinish): void {
-    const hostId = this.requireHost();
-    this.write(() => this.statements.insertCall.run({ ...startParams(start), hostId, ...finishParams(finish) }));
-  }
-
-  /**
-   * The record that governs an idempotency key of a tool, or undefined when
-   * the key may run: `started` (in flight on some host) first, then an
-   * unreconciled `interrupted` (refuse: interrupted_side_effect), then the
-   * latest `completed` (replay it), then `skipped` (an operator confirmed the
-   * effect happened; there is no result to replay: do not run again).
-   * failed, denied, rejected, cancelled and rerun-reconciled calls do not hold the key.
-   */
-  findByIdempotencyKey(tool: string, key: string): IdempotencyRecord | undefined {
-    this.requireOpen();
-    const row = this.statements.findByKey.get({ tool, key }) as
-      | { id: string; status: IdempotencyRecord['status']; args_hash: string; replay: string | null; reconciliation: Reconciliation | null }
-      | undefined;
-    if (row === undefined) return undefined;
-    return { id: row.id, status: row.status, argsHash: row.args_hash, replay: row.replay, reconciliation: row.reconciliation };
-  }
-
-  /**
-   * An operator's decision on an interrupted call. `rerun`: the effect did not
-   * happen (or may happen twice); the record stays `interrupted` with
-   * reconciliation `rerun` and its key runs again. `skip`: the effect happened;
-   * the record becomes `skipped` and its key is done, with no result to replay.
-   * Throws unknown_call or not_interrupted (also when already reconciled).
-   */
-  reconcile(id: string, action: Reconciliation): CallRecord {
-    this.requireOpen();
-    return this.durably(() =>
-      this.db
-        .transaction(() => {
-          const existing = this.get(id);
-          if (existing === undefined) throw new JournalError('unknown_call', `No call ${id} in the journal.`, { id });
-          if (existing.status !== 'interrupted' || existing.reconciliation !== null) {
-            throw new JournalError(
-              'not_interrupted',
-              `Call ${id} is ${existing.status}${existing.reconciliation ? ` (reconciled: ${existing.reconciliation})` : ''}, not an unreconciled interrupted call.`,
-              { id, status: existing.status, reconciliation: existing.reconciliation },
-            );
-          }
-          this.statements.reconcile.run({ id, reconciliation: action, status: action === 'skip' ? 'skipped' : 'interrupted', now: Date.now() });
-          return this.get(id) as CallRecord;
-        })
-        .immediate(),
-    );
-  }
-
+  finish(id: string, finish: CallFinish): Promise<void>;
+  /** One-shot record for a call refused or answered without a write-ahead record. */
+  record(start: CallStart, finish: CallFinish): Promise<void>;
+  /** The record that governs an idempotency key of a tool, or undefined when the key may run. */
+  findByIdempotencyKey(tool: string, key: string): Promise<IdempotencyRecord | undefined>;
+  /** An operator's decision on an interrupted call; throws unknown_call or not_interrupted. */
+  reconcile(id: string, action: Reconciliation): Promise<CallRecord>;
   /** Call records, newest first. */
-  query(filter: CallFilter = {}): CallRecord[] {
-    this.requireOpen();
-    const where: string[] = [];
-    const params: Record<string, unknown> = {};
-    if (filter.tool !== undefined) (where.push('tool = @tool'), (params['tool'] = filter.tool));
-    if (filter.status !== undefined) (where.push('status = @status'), (params['status'] = filter.status));
-    if (filter.since !== undefined) (where.push('started_at >= @since'), (params['since'] = filter.since));
-    const limit = filter.limit === undefined ? '' : ' LIMIT @limit';
-    if (filter.limit !== undefined) params['limit'] = Math.max(0, Math.floor(filter.limit));
-    const sql =
-      `SELECT ${CALL_COLUMNS} FROM calls` +
-      (where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '') +
-      ` ORDER BY started_at DESC, seq DESC${limit}`;
-    return (this.db.prepare(sql).all(params) as CallRow[]).map(toCallRecord);
-  }
-
+  query(filter?: CallFilter): Promise<CallRecord[]>;
   /** One call by id. */
-  get(id: string): CallRecord | undefined {
-    this.requireOpen();
-    const row = this.statements.getCall.get(id) as CallRow | undefined;
-    return row === undefined ? undefined : toCallRecord(row);
-  }
+  get(id: string): Promise<CallRecord | undefined>;
 
-  /** The database handle, for the artifact store of this folder only. */
-  get database(): Database.Database {
-    this.requireOpen();
-    return this.db;
-  }
+  /** Stores bytes content-addressed (deduplicated); a repeat put extends the expiry. */
+  putArtifact(bytes: Uint8Array, mimeType: string): Promise<StoredArtifact>;
+  /** An artifact by hash or URI; undefined when malformed, unknown, expired or damaged (hash checked). */
+  getArtifact(sha256OrUri: string): Promise<{ mimeType: string; bytes: Uint8Array } | undefined>;
 
-  /** Marks this host's still-running calls interrupted, ends its host row, closes the file. Idempotent. */
-  close(): void {
-    if (this.closed) return;
-    try {
-      if (this.hostId !== null) this.endHost(this.hostId, 'closed');
-    } catch (error) {
-      this.logger.error({ err: error }, 'journal: could not end the host row on close');
-    } finally {
-      this.closed = true;
-      this.db.close();
-    }
-  }
+  /** Journals a pending operator approval (SPEC section 7.2). */
+  createApproval(approval: NewApproval): Promise<ApprovalRecord>;
+  /** Approvals, newest first; `pending` lists those still waiting (and not expired). */
+  listApprovals(filter?: { readonly pendingOnly?: boolean }): Promise<ApprovalRecord[]>;
+  /** An operator's decision; throws unknown_approval, approval_expired or approval_decided. */
+  decideApproval(id: string, decision: ApprovalDecision, by: string): Promise<ApprovalRecord>;
+  /** Spends an approved approval for one call of that tool with those arguments, at most once, on any host. */
+  spendApproval(id: string, tool: string, argsHash: string, callId: string): Promise<SpendOutcome>;
 
-  private registerHost(here: HostIdentity, sessionId: string | null): string {
-    const id = randomUUID();
-    this.write(() =>
-      this.statements.insertHost.run({
-        id,
-        pid: here.pid,
-        machine: here.machine,
-        bootId: here.bootId,
-        processStart: here.processStart,
-        sessionId,
-        now: Date.now(),
-      }),
-    );
-    return id;
-  }
-
-  // A `started` call whose host is gone has an unknown effect: it becomes
-  // `interrupted`. Hosts on other machines are left alone (we cannot see them).
-  private recoverDeadHosts(here: HostIdentity): void {
-    const running = this.statements.runningHosts.all() as HostRow[];
-    for (const host of running) {
-      if (host.id === this.hostId) continue;
-      const identity = { pid: host.pid, machine: host.machine, bootId: host.boot_id, processStart: host.process_start };
-      const liveness = hostLiveness(identity, here);
-      if (liveness === 'unknown') {
-        this.logger.warn({ hostId: host.id, machine: host.machine }, 'journal: a host on another machine shares this state folder');
-      }
-      if (liveness !== 'dead') continue;
-      const interrupted = this.endHost(host.id, 'dead');
-      if (interrupted.length > 0) {
-        this.logger.warn({ hostId: host.id, pid: host.pid, calls: interrupted }, 'journal: calls of a dead host marked interrupted');
-      }
-    }
-  }
-
-  private endHost(hostId: string, reason: 'closed' | 'dead'): string[] {
-    return this.write(() =>
-      this.db
-        .transaction(() => {
-          const now = Date.now();
-          const ids = this.statements.runningCallsOf.all(hostId) as string[];
-          this.statements.interruptCallsOf.run({ hostId });
-          this.statements.endHost.run({ hostId, now, reason });
-          return ids;
-        })
-        .immediate(),
-    );
-  }
-
-  private write<T>(operation: () => T): T {
-    try {
-      return operation();
-    } catch (error) {
-      throw toJournalError(error, this.file);
-    }
-  }
-
-  // The connection runs with synchronous=NORMAL; this one commit runs with
-  // FULL, so it is fsynced (with every earlier commit in the WAL) before it returns.
-  private durably<T>(operation: () => T): T {
-    // Not a prepared statement: SQLite applies this pragma when it compiles it.
-    return this.write(() => {
-      this.db.pragma('synchronous = FULL');
-      try {
-        return operation();
-      } finally {
-        this.db.pragma('synchronous = NORMAL');
-      }
-    });
-  }
-
-  private requireOpen(): void {
-    if (this.closed) throw new JournalError('journal_closed', 'The journal is closed.', {});
-  }
-
-  private requireHost(): string {
-    this.requireOpen();
-    if (this.hostId === null) {
-      throw new JournalError('journal_read_only', 'This journal was opened for reading; it records no calls.', {});
-    }
-    return this.hostId;
-  }
-}
-
-interface HostRow {
-  id: string;
-  pid: number;
-  machine: string;
-  boot_id: string | null;
-  process_start: string | null;
-}
-
-const EMPTY_FINISH = { errorCode: null, resultHash: null, resultBytes: null, replay: null, endedAt: null, egressAdmitted: null, egressRefused: null };
-
-function startParams(start: CallStart) {
-  return {
-    id: start.id,
-    sessionId: start.sessionId,
-    tool: start.tool,
-    argsHash: start.argsHash,
-    sideEffect: start.sideEffect,
-    decision: start.decision,
-    rule: start.rule,
-    approval: start.approval,
-    idempotencyKey: start.idempotencyKey,
-    startedAt: start.startedAt,
-  };
-}
-
-function finishParams(finish: CallFinish) {
-  return {
-    status: finish.status,
-    errorCode: finish.errorCode,
-    resultHash: finish.resultHash,
-    resultBytes: finish.resultBytes,
-    replay: finish.replay,
-    endedAt: finish.endedAt,
-    egressAdmitted: finish.egressAdmitted ?? 0,
-    egressRefused: finish.egressRefused ?? 0,
-  };
-}
-
-function prepareStatements(db: Database.Database) {
-  return {
-    insertHost: db.prepare(
-      `INSERT INTO hosts (id, pid, machine, boot_id, process_start, session_id, started_at)
-       VALUES (@id, @pid, @machine, @bootId, @processStart, @sessionId, @now)`,
-    ),
-    runningHosts: db.prepare(`SELECT id, pid, machine, boot_id, process_start FROM hosts WHERE ended_at IS NULL`),
-    runningCallsOf: db.prepare(`SELECT id FROM calls WHERE host_id = ? AND status = 'started'`).pluck(),
-    // ended_at stays NULL: when an interrupted call stopped is unknown.
-    interruptCallsOf: db.prepare(`UPDATE calls SET status = 'interrupted' WHERE host_id = @hostId AND status = 'started'`),
-    endHost: db.prepare(`UPDATE hosts SET ended_at = @now, end_reason = @reason WHERE id = @hostId AND ended_at IS NULL`),
-    insertCall: db.prepare(
-      `INSERT INTO calls (id, host_id, session_id, tool, args_hash, side_effect, decision, rule, approval, idempotency_key,
-         status, error_code, result_hash, result_bytes, replay, started_at, ended_at, egress_admitted, egress_refused)
-       VALUES (@id, @hostId, @sessionId, @tool, @argsHash, @sideEffect, @decision, @rule, @approval, @idempotencyKey,
-         @status, @errorCode, @resultHash, @resultBytes, @replay, @startedAt, @endedAt, @egressAdmitted, @egressRefused)`,
-    ),
-    finishCall: db.prepare(
-      `UPDATE calls SET status = @status, error_code = @errorCode, result_hash = @resultHash, result_bytes = @resultBytes,
-         replay = @replay, ended_at = @endedAt, egress_admitted = @egressAdmitted, egress_refused = @egressRefused
-       WHERE id = @id AND status = 'started'`,
-    ),
-    getCall: db.prepare(`SELECT ${CALL_COLUMNS} FROM calls WHERE id = ?`),
-    findByKey: db.prepare(
-      `SELECT id, status, args_hash, replay, reconciliation FROM calls
-       WHERE tool = @tool AND idempotency_key = @key
-         AND (status IN ('started', 'completed')
-           OR (status = 'interrupted' AND reconciliation IS NULL)
-           OR (status = 'skipped' AND reconciliation = 'skip'))
-       ORDER BY CASE status WHEN 'started' THEN 0 WHEN 'interrupted' THEN 1 WHEN 'completed' THEN 2 ELSE 3 END, seq DESC
-       LIMIT 1`,
-    ),
-    reconcile: db.prepare(
-      `UPDATE calls SET status = @status, reconciliation = @reconciliation, reconciled_at = @now WHERE id = @id`,
-    ),
-  };
+  /** Ends this host's row (its still-started calls become interrupted), stops leases, closes. Idempotent. */
+  close(): Promise<void>;
 }

@@ -1,21 +1,20 @@
 // `toolhost audit`: reads the journal of a state folder, filtered, as a table
 // or as JSON (the --json shape is documented in the README and stable).
-import { existsSync } from 'node:fs';
 import { formatAuditTable, toAuditJson } from '../audit/audit-format.js';
 import { CALL_STATUSES, type CallStatus } from '../audit/call-record.js';
-import { Journal } from '../audit/journal.js';
 import { parseSince } from '../audit/since.js';
-import { journalPathOf } from '../audit/state-dir.js';
 import { hostFlagsFrom, parseCommandArgs, UsageError } from './args.js';
+import { JOURNAL_FLAG, JOURNAL_FLAG_HELP, openOperatorJournal } from './journal-flag.js';
 
 const DEFAULT_LIMIT = 100;
 
-const HELP = `Usage: toolhost audit [--state DIR] [--tool T] [--status S] [--since T] [--limit N] [--json]
+const HELP = `Usage: toolhost audit [--state DIR] [--journal URL] [--tool T] [--status S] [--since T] [--limit N] [--json]
 
 Reads the journal: one record per call, newest first.
 
 Options:
   --state DIR   the state folder (default: .toolhost)
+${JOURNAL_FLAG_HELP}
   --tool T      only calls of tool T
   --status S    only calls with status S: ${CALL_STATUSES.join(', ')}
   --since T     only calls started since T: ISO 8601 (2026-11-29, 2026-11-29T13:00:00Z)
@@ -33,6 +32,7 @@ export async function run(argv: readonly string[]): Promise<number> {
       since: { type: 'string' },
       limit: { type: 'string' },
       json: { type: 'boolean' },
+      ...JOURNAL_FLAG,
     },
     0,
   );
@@ -51,22 +51,18 @@ export async function run(argv: readonly string[]): Promise<number> {
   }
   const limit = parseLimit(values.limit);
 
-  const file = journalPathOf(stateDir);
-  if (!existsSync(file)) {
-    process.stderr.write(`toolhost audit: no journal at ${file} (no call recorded yet, or another --state folder)\n`);
-    return 1;
-  }
-  const journal = Journal.open(stateDir, { asHost: false });
+  const journal = await openOperatorJournal('audit', values, stateDir);
+  if (journal === undefined) return 1;
   let records;
   try {
-    records = journal.query({
+    records = await journal.query({
       ...(values.tool !== undefined ? { tool: values.tool } : {}),
       ...(status !== undefined ? { status } : {}),
       ...(since !== undefined ? { since } : {}),
       ...(limit > 0 ? { limit } : {}),
     });
   } finally {
-    journal.close();
+    await journal.close();
   }
   process.stdout.write(values.json ? `${JSON.stringify(records.map(toAuditJson), null, 2)}\n` : formatAuditTable(records));
   return 0;

@@ -9,6 +9,7 @@ import { createLogger } from '../log.js';
 import { parseStrictJson } from '../supervisor/strict-json.js';
 import type { ApprovalChannel, CallOutcome, ElicitAnswer } from '../supervisor/types.js';
 import { HOST_FLAGS_HELP, hostFlagsFrom, parseCommandArgs, UsageError } from './args.js';
+import { JOURNAL_FLAG, JOURNAL_FLAG_HELP, journalFlagFrom } from './journal-flag.js';
 
 const HELP = `Usage: toolhost call TOOL [JSON] [host flags] [--idempotency-key KEY]
 
@@ -19,6 +20,8 @@ an approval and this is a terminal, you are asked; otherwise the call is refused
 with approval_required.
 
   --idempotency-key KEY   send _meta.idempotencyKey (a repeat replays the recorded result)
+  --approval-id ID        repeat a call an operator approved (toolhost approve ID)
+${JOURNAL_FLAG_HELP}
 
 Exit codes: 0 result, 1 error result (code on stderr), 2 bad usage.
 
@@ -29,7 +32,7 @@ ${HOST_FLAGS_HELP}
 const MAX_ARGS_DEPTH = 64;
 
 export async function run(argv: readonly string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs(argv, { 'idempotency-key': { type: 'string' } }, 2);
+  const { values, positionals } = parseCommandArgs(argv, { 'idempotency-key': { type: 'string' }, 'approval-id': { type: 'string' }, ...JOURNAL_FLAG }, 2);
   if (values.help) {
     process.stdout.write(HELP);
     return 0;
@@ -46,7 +49,8 @@ export async function run(argv: readonly string[]): Promise<number> {
 
   let host;
   try {
-    host = await createHost({ ...flags, logger, prepareSandboxes: false });
+    const journalUrl = journalFlagFrom(values);
+    host = await createHost({ ...flags, ...(journalUrl !== undefined ? { journalUrl } : {}), logger, prepareSandboxes: false });
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     for (const problem of error.problems) process.stderr.write(`${formatProblem(problem)}\n`);
@@ -62,7 +66,10 @@ export async function run(argv: readonly string[]): Promise<number> {
     const outcome = await host.supervisor.callTool({
       name: tool,
       args,
-      meta: typeof key === 'string' ? { idempotencyKey: key } : {},
+      meta: {
+        ...(typeof key === 'string' ? { idempotencyKey: key } : {}),
+        ...(typeof values['approval-id'] === 'string' ? { 'toolhost/approvalId': values['approval-id'] } : {}),
+      },
       signal: controller.signal,
       approval: interactive ? terminalApproval() : { kind: 'none' },
       ...(process.stderr.isTTY ? { onProgress: showProgress } : {}),

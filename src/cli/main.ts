@@ -16,6 +16,8 @@ const COMMANDS: Record<string, { summary: string }> = {
   call: { summary: 'one call through the supervisor, at a terminal' },
   audit: { summary: 'read the journal' },
   reconcile: { summary: "an operator's decision on an interrupted call", },
+  approvals: { summary: 'pending approvals waiting for an operator' },
+  approve: { summary: "an operator's decision on a pending approval" },
   render: { summary: 'render tool declarations for models without native tool calls' },
   parse: { summary: "parse a model's emitted call", },
   fuzz: { summary: "fuzz a tool's argument checks from its input schema", },

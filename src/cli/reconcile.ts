@@ -1,11 +1,10 @@
 // `toolhost reconcile ID --rerun|--skip`: an operator's decision on a call
 // interrupted by a host that died while it ran (SPEC section 7).
-import { existsSync } from 'node:fs';
-import { isJournalError, Journal } from '../audit/journal.js';
-import { journalPathOf } from '../audit/state-dir.js';
+import { isJournalError } from '../audit/journal.js';
 import { hostFlagsFrom, parseCommandArgs, UsageError } from './args.js';
+import { JOURNAL_FLAG, JOURNAL_FLAG_HELP, openOperatorJournal } from './journal-flag.js';
 
-const HELP = `Usage: toolhost reconcile ID --rerun|--skip [--state DIR]
+const HELP = `Usage: toolhost reconcile ID --rerun|--skip [--state DIR] [--journal URL]
 
 Decides what an interrupted call (its host died while it ran) means. Until then,
 a repeat of its idempotency key is refused with interrupted_side_effect.
@@ -14,12 +13,13 @@ a repeat of its idempotency key is refused with interrupted_side_effect.
   --skip        the effect happened: the key counts as done; a repeat does not run
                 the tool again (there is no recorded result to replay)
   --state DIR   the state folder (default: .toolhost)
+${JOURNAL_FLAG_HELP}
 
 Exit 1 when ID is unknown or is not an unreconciled interrupted call.
 `;
 
 export async function run(argv: readonly string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs(argv, { rerun: { type: 'boolean' }, skip: { type: 'boolean' } }, 1);
+  const { values, positionals } = parseCommandArgs(argv, { rerun: { type: 'boolean' }, skip: { type: 'boolean' }, ...JOURNAL_FLAG }, 1);
   if (values.help) {
     process.stdout.write(HELP);
     return 0;
@@ -30,14 +30,10 @@ export async function run(argv: readonly string[]): Promise<number> {
   const action = values.rerun ? 'rerun' : 'skip';
 
   const { stateDir } = hostFlagsFrom(values);
-  const file = journalPathOf(stateDir);
-  if (!existsSync(file)) {
-    process.stderr.write(`toolhost reconcile: no journal at ${file}\n`);
-    return 1;
-  }
-  const journal = Journal.open(stateDir, { asHost: false });
+  const journal = await openOperatorJournal('reconcile', values, stateDir);
+  if (journal === undefined) return 1;
   try {
-    const record = journal.reconcile(id, action);
+    const record = await journal.reconcile(id, action);
     const key = record.idempotencyKey === null ? 'It had no idempotency key.' : `Idempotency key "${record.idempotencyKey}" of ${record.tool}`;
     const effect =
       action === 'rerun'
@@ -52,6 +48,6 @@ export async function run(argv: readonly string[]): Promise<number> {
     }
     throw error;
   } finally {
-    journal.close();
+    await journal.close();
   }
 }

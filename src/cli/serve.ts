@@ -17,10 +17,11 @@ import type { Supervisor } from '../supervisor/types.js';
 import { BoundaryStdioTransport, ProtocolOutput } from '../protocol/stdio.js';
 import { takeProtocolChannel } from '../protocol/protocol-fd.js';
 import { HOST_FLAGS_HELP, hostFlagsFrom, parseCommandArgs, UsageError } from './args.js';
+import { JOURNAL_FLAG, JOURNAL_FLAG_HELP, journalFlagFrom } from './journal-flag.js';
 import { HostReloader } from './serve-reload.js';
 import { watchConfig, type ConfigWatch } from './serve-watch.js';
 
-const HELP = `Usage: toolhost serve [host flags] [--max-message-bytes N] [--no-watch]
+const HELP = `Usage: toolhost serve [host flags] [--journal URL] [--max-message-bytes N] [--no-watch]
 
 Serves the tools over the Model Context Protocol on stdin/stdout (newline-delimited
 JSON-RPC), to legacy clients (initialize, 2025-11-25 and older) and modern ones
@@ -35,6 +36,7 @@ Ends on stdin EOF or SIGTERM: in-flight calls are cancelled, exit code 0.
 
   --max-message-bytes N   largest inbound message in bytes (default ${DEFAULT_MAX_MESSAGE_BYTES})
   --no-watch              do not watch the files; reload on SIGHUP only
+${JOURNAL_FLAG_HELP}
 
 ${HOST_FLAGS_HELP}
 `;
@@ -45,13 +47,13 @@ const CANCEL_GRACE_MS = 1_500;
 const SHUTDOWN_DEADLINE_MS = 4_000;
 
 export async function run(argv: readonly string[]): Promise<number> {
-  const { values } = parseCommandArgs(argv, { 'max-message-bytes': { type: 'string' }, 'no-watch': { type: 'boolean' } }, 0);
+  const { values } = parseCommandArgs(argv, { 'max-message-bytes': { type: 'string' }, 'no-watch': { type: 'boolean' }, ...JOURNAL_FLAG }, 0);
   if (values.help) {
     process.stdout.write(HELP);
     return 0;
   }
   const maxMessageBytes = parseMaxMessageBytes(values['max-message-bytes']);
-  const flags = hostFlagsFrom(values);
+  const flags = { ...hostFlagsFrom(values), journalUrl: journalFlagFrom(values) };
   const logger = createLogger(flags.logFile !== undefined ? { file: flags.logFile } : {});
   const writeEventLoopStats = startEventLoopStats();
   // Listen before the (slow) host build: a SIGTERM during startup still ends cleanly.
@@ -135,7 +137,7 @@ export function parseMaxMessageBytes(value: unknown): number {
 type Host = Awaited<ReturnType<typeof createHost>>;
 
 /** The host, or undefined after printing why the configuration does not load (createHost logs exclusions). */
-async function buildHost(flags: ReturnType<typeof hostFlagsFrom>, logger: Logger, session: SessionCounters): Promise<Host | undefined> {
+async function buildHost(flags: ReturnType<typeof hostFlagsFrom> & { journalUrl: string | undefined }, logger: Logger, session: SessionCounters): Promise<Host | undefined> {
   try {
     return await createHost({
       session,
@@ -143,6 +145,7 @@ async function buildHost(flags: ReturnType<typeof hostFlagsFrom>, logger: Logger
       policyFiles: flags.policyFiles,
       workspace: flags.workspace,
       stateDir: flags.stateDir,
+      ...(flags.journalUrl !== undefined ? { journalUrl: flags.journalUrl } : {}),
       ...(flags.logFile !== undefined ? { logFile: flags.logFile } : {}),
       logger,
       startSpawnerAhead: true,

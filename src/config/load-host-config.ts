@@ -105,6 +105,8 @@ export function loadHostConfig(options: LoadHostConfigOptions): HostConfig {
     onUnknownTool: policy.onUnknownTool.value,
     onInvalidArguments: policy.onInvalidArguments.value,
     secretNames: Object.freeze(policy.envSecrets.items.map((item) => item.value)),
+    approvalsBy: policy.approvalsBy.value,
+    approvalExpireAfterMs: policy.approvalsExpireAfterMs.value,
   });
 
   return {

@@ -3,7 +3,7 @@
 // The README's "Policy reference" lists the same values; a test keeps them in step.
 import type { SideEffect } from '../registry/manifest.js';
 import type { SandboxMode } from '../runner/types.js';
-import type { InvalidArgumentsMode, LimitKey } from './policy-model.js';
+import type { ApprovalsBy, InvalidArgumentsMode, LimitKey } from './policy-model.js';
 import type { OnUnknownTool, PolicyMode } from './types.js';
 
 export const POLICY_DEFAULTS = {
@@ -29,6 +29,8 @@ export const POLICY_DEFAULTS = {
   envSecrets: ['*_TOKEN', '*_KEY', '*SECRET*', '*PASSWORD*'],
   onUnknownTool: 'protocol_error',
   onInvalidArguments: 'error_result',
+  approvalsBy: 'client',
+  approvalsExpireAfterMs: 3_600_000,
 } as const satisfies {
   strict: boolean;
   toolsAllow: readonly string[];
@@ -44,6 +46,8 @@ export const POLICY_DEFAULTS = {
   envSecrets: readonly string[];
   onUnknownTool: OnUnknownTool;
   onInvalidArguments: InvalidArgumentsMode;
+  approvalsBy: ApprovalsBy;
+  approvalsExpireAfterMs: number;
 };
 
 /** Memory a sandbox gets when its manifest sets no memoryMb, in MiB (then capped by limits.maxMemoryMb). */

@@ -34,6 +34,8 @@ export function describePolicy(policy: MergedPolicy): KeyRow[] {
     ...unionRows('env.secrets', policy.envSecrets),
     ...scalarRows('onUnknownTool', policy.onUnknownTool),
     ...scalarRows('onInvalidArguments', policy.onInvalidArguments),
+    ...scalarRows('approvals.by', policy.approvalsBy),
+    ...scalarRows('approvals.expireAfterMs', policy.approvalsExpireAfterMs),
   ];
 }
 

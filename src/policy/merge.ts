@@ -65,6 +65,9 @@ export function mergePolicies(files: readonly PolicyFile[], workspace: string): 
     onInvalidArguments: mergeScalar(files, ['onInvalidArguments'], 'onInvalidArguments', POLICY_DEFAULTS.onInvalidArguments, (f) => data(f).onInvalidArguments, (a, b) =>
       a === 'protocol_error' && b !== 'protocol_error',
     ),
+    // operator wins over client (it never drops an approval); the shorter expiry wins.
+    approvalsBy: mergeScalar(files, ['approvals', 'by'], 'approvals.by', POLICY_DEFAULTS.approvalsBy, (f) => data(f).approvals?.by, (a, b) => a === 'operator' && b !== 'operator'),
+    approvalsExpireAfterMs: mergeScalar(files, ['approvals', 'expireAfterMs'], 'approvals.expireAfterMs', POLICY_DEFAULTS.approvalsExpireAfterMs, (f) => data(f).approvals?.expireAfterMs, smaller),
   };
   checkRewrites(policy.onUnknownTool, files, problems);
   return { policy: deepFreeze(policy), problems };

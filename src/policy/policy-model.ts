@@ -74,6 +74,8 @@ export const POLICY_KEYS = [
   'env.secrets',
   'onUnknownTool',
   'onInvalidArguments',
+  'approvals.by',
+  'approvals.expireAfterMs',
 ] as const;
 export type PolicyKey = (typeof POLICY_KEYS)[number] | 'mode' | 'kind' | 'name';
 
@@ -81,6 +83,9 @@ export type LimitKey = 'maxTimeoutMs' | 'maxResultBytes' | 'maxMemoryMb' | 'maxC
 export const LIMIT_KEYS: readonly LimitKey[] = ['maxTimeoutMs', 'maxResultBytes', 'maxMemoryMb', 'maxCallsPerSession', 'maxConcurrency', 'maxConsecutiveFailures'];
 
 export type InvalidArgumentsMode = 'error_result' | 'protocol_error';
+
+/** Who gives approvals (SPEC section 7.2): the client in-band, else an operator; or always an operator. */
+export type ApprovalsBy = 'client' | 'operator';
 
 /** The policy in force after layering (one per view: enforced, or with shadow files too). */
 export interface MergedPolicy {
@@ -99,6 +104,8 @@ export interface MergedPolicy {
   readonly envSecrets: UnionSetting<string>;
   readonly onUnknownTool: ScalarSetting<OnUnknownTool>;
   readonly onInvalidArguments: ScalarSetting<InvalidArgumentsMode>;
+  readonly approvalsBy: ScalarSetting<ApprovalsBy>;
+  readonly approvalsExpireAfterMs: ScalarSetting<number>;
 }
 
 /** One policy file after schema validation: every key it sets, with positions. */
@@ -130,4 +137,5 @@ export interface PolicyDocument {
   readonly env?: { readonly allow?: readonly string[]; readonly secrets?: readonly string[] };
   readonly onUnknownTool?: OnUnknownTool;
   readonly onInvalidArguments?: InvalidArgumentsMode;
+  readonly approvals?: { readonly by?: ApprovalsBy; readonly expireAfterMs?: number };
 }

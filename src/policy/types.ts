@@ -55,4 +55,8 @@ export interface SessionPolicy {
   readonly onInvalidArguments: 'error_result' | 'protocol_error';
   /** Globs over environment variable names whose values are never passed and always redacted. */
   readonly secretNames: readonly string[];
+  /** `operator`: every approval goes to `toolhost approve` (SPEC section 7.2); `client` (also when absent): in-band first. */
+  readonly approvalsBy?: 'client' | 'operator';
+  /** How long a pending operator approval lives, in ms; absent means the built-in default (one hour). */
+  readonly approvalExpireAfterMs?: number;
 }

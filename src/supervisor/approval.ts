@@ -10,6 +10,7 @@ import type { PolicyOutcome } from './policy.js';
 import { linkSignals } from './link-signals.js';
 import { escapeForPrompt, escapeHeadAndTail } from './prompt-text.js';
 import type { RequestStateSigner } from './request-state.js';
+import { readApprovalId, requestOperatorApproval, spendOperatorApproval, type OperatorApprovals } from './operator-approval.js';
 
 export type ApprovalStatus = 'not_needed' | 'approved';
 
@@ -27,6 +28,8 @@ export interface ApprovalInput {
   readonly signer: RequestStateSigner;
   /** How long an elicitation may take before it counts as a denial. */
   readonly timeoutMs: number;
+  /** Pending approvals for an operator (SPEC section 7.2); without it, a client that cannot be asked gets approval_required only. */
+  readonly operator?: OperatorApprovals;
 }
 
 /** Upper bounds of the prompt text (characters). */
@@ -39,6 +42,16 @@ export async function obtainApproval(input: ApprovalInput): Promise<ApprovalResu
   if (policy.effect !== 'ask') return { status: 'not_needed' };
   const rule = policy.rule;
   const channel = request.approval;
+  const { operator } = input;
+  if (operator !== undefined) {
+    // A repeat carrying an operator's approval id is decided by that approval alone.
+    const approvalId = readApprovalId(request.meta, rule);
+    if (approvalId !== undefined) {
+      await spendOperatorApproval(operator, view, input.argsHash, approvalId, rule);
+      return { status: 'approved' };
+    }
+    if (operator.by === 'operator' || channel.kind === 'none') return requestOperatorApproval(operator, view, input.argsHash, rule);
+  }
   switch (channel.kind) {
     case 'none':
       throw new HostError('approval_required', `The tool ${view.manifest.name} needs an approval (rule ${rule}) and this client cannot be asked.`, {

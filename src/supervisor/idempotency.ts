@@ -9,7 +9,7 @@ import type { ContentBlock } from './types.js';
 
 /** The journal lookup this stage needs (Journal.findByIdempotencyKey). */
 export interface IdempotencyIndex {
-  findByIdempotencyKey(tool: string, key: string): IdempotencyRecord | undefined;
+  findByIdempotencyKey(tool: string, key: string): Promise<IdempotencyRecord | undefined> | IdempotencyRecord | undefined;
 }
 
 /** What a replayed call answers: the result the first call's caller saw. */
@@ -41,10 +41,15 @@ export function readIdempotencyKey(meta: Readonly<Record<string, unknown>>): str
 }
 
 /** undefined when the call may run; a replay when it already completed; throws otherwise. */
-export function checkIdempotency(index: IdempotencyIndex, tool: string, key: string | null, argsHash: string): ReplayedResult | undefined {
+export async function checkIdempotency(index: IdempotencyIndex, tool: string, key: string | null, argsHash: string): Promise<ReplayedResult | undefined> {
   if (key === null) return undefined;
-  const record = index.findByIdempotencyKey(tool, key);
+  const record = await index.findByIdempotencyKey(tool, key);
   if (!record) return undefined;
+  return resolveKeyHolder(record, tool, argsHash);
+}
+
+/** What the record that holds a key means for a call with `argsHash`: a replay, or a refusal (thrown). */
+export function resolveKeyHolder(record: IdempotencyRecord, tool: string, argsHash: string): ReplayedResult | undefined {
   if (record.argsHash !== argsHash) {
     throw new HostError('invalid_arguments', `The idempotency key was already used for ${tool} with different arguments.`, {
       path: '/_meta/idempotencyKey',

@@ -2,17 +2,14 @@
 // record for every non-read-only call before it runs, and exactly one closing
 // write per call from the supervisor's `finally` — finish() for a journaled
 // call, record() for everything else (refusals, read-only calls, replays).
-import type { CallFinish, CallStart, IdempotencyRecord } from '../audit/call-record.js';
+import type { CallFinish } from '../audit/call-record.js';
+import type { Journal } from '../audit/journal.js';
 import { ERRORS, type HostError } from '../errors.js';
 import type { CallContext } from './call-context.js';
+import { resolveKeyHolder, type ReplayedResult } from './idempotency.js';
 
-/** What the supervisor needs of the journal (src/audit/journal.ts implements it). */
-export interface CallJournal {
-  begin(start: CallStart): void;
-  finish(id: string, finish: CallFinish): void;
-  record(start: CallStart, finish: CallFinish): void;
-  findByIdempotencyKey(tool: string, key: string): IdempotencyRecord | undefined;
-}
+/** What the supervisor needs of the journal (both stores behind src/audit/journal.ts implement it). */
+export type CallJournal = Pick<Journal, 'begin' | 'finish' | 'record' | 'findByIdempotencyKey' | 'createApproval' | 'spendApproval'>;
 
 /** How a call ended, as the journal needs it. */
 export type CallEnd =
@@ -20,18 +17,31 @@ export type CallEnd =
   | { readonly kind: 'input_required' }
   | { readonly kind: 'error'; readonly error: HostError };
 
-/** Writes the `started` record before a non-read-only call runs; read-only calls are recorded at the end. */
-export function beginJournal(journal: CallJournal, ctx: CallContext): void {
-  if (ctx.view?.manifest.sideEffect === 'read_only') return;
-  journal.begin(ctx.toStart());
+/**
+ * Writes the `started` record before a non-read-only call runs; read-only calls
+ * are recorded at the end. The write claims the call's idempotency key on every
+ * host of the journal: when another call won it meanwhile, nothing is written and
+ * this returns that call's replay, or throws interrupted_side_effect (state
+ * in_progress while it runs). A failed write throws: the tool does not run.
+ */
+export async function beginJournal(journal: CallJournal, ctx: CallContext): Promise<ReplayedResult | undefined> {
+  if (ctx.view?.manifest.sideEffect === 'read_only') return undefined;
+  const begun = await journal.begin(ctx.toStart());
+  if (begun.kind === 'held') {
+    const replay = resolveKeyHolder(begun.holder, ctx.toolName, ctx.argsHash);
+    // A held key always replays or refuses; never run a tool without its write-ahead record.
+    if (replay === undefined) throw new Error(`the idempotency key is held by ${begun.holder.id} (${begun.holder.status}) but neither replays nor refuses`);
+    return replay;
+  }
   ctx.journaled = true;
+  return undefined;
 }
 
 /** The one closing write of a call. */
-export function closeJournal(journal: CallJournal, ctx: CallContext, end: CallEnd): void {
+export async function closeJournal(journal: CallJournal, ctx: CallContext, end: CallEnd): Promise<void> {
   const finish = toFinish(ctx, end);
-  if (ctx.journaled) journal.finish(ctx.callId, finish);
-  else journal.record(ctx.toStart(), finish);
+  if (ctx.journaled) await journal.finish(ctx.callId, finish);
+  else await journal.record(ctx.toStart(), finish);
 }
 
 function toFinish(ctx: CallContext, end: CallEnd): CallFinish {

@@ -8,6 +8,7 @@ import { HostError, isHostError, withToolRecovery } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { SessionPolicy, ToolView } from '../policy/types.js';
 import { obtainApproval, type ApprovalResult } from './approval.js';
+import { DEFAULT_APPROVAL_EXPIRY_MS } from './operator-approval.js';
 import { emitEnded, emitStarted, forwardProgress, logCallEnd } from './call-events.js';
 import { CallContext } from './call-context.js';
 import { checkExposure } from './exposure.js';
@@ -41,7 +42,7 @@ export interface SupervisorConfig {
 export interface SupervisorDeps {
   readonly config: SupervisorConfig;
   readonly journal: CallJournal;
-  readonly artifacts: ArtifactSink & { get(uri: string): { mimeType: string; bytes: Uint8Array } | undefined };
+  readonly artifacts: ArtifactSink & { get(uri: string): Promise<{ mimeType: string; bytes: Uint8Array } | undefined> | { mimeType: string; bytes: Uint8Array } | undefined };
   readonly runners: RunnerCache;
   readonly signer: RequestStateSigner;
   readonly redact: Redactor;
@@ -59,6 +60,11 @@ export interface SupervisorDeps {
 /** Builds the supervisor the protocol layer and `toolhost call` drive. */
 export function createSupervisor(deps: SupervisorDeps): Supervisor {
   return new CallSupervisor(deps);
+}
+
+/** The journal end of a replayed call: the recorded result's hash and size. */
+function replayEnd(replay: ReplayedResult): CallEnd {
+  return { kind: 'result', payloadHash: sha256Hex(replay.serialized), payloadBytes: Buffer.byteLength(replay.serialized), replay: replay.serialized };
 }
 
 class CallSupervisor implements Supervisor {
@@ -145,15 +151,19 @@ class CallSupervisor implements Supervisor {
       // After policy and approval: a replay is an answer like any other, given only to a
       // call the policy in force now allows (a tool that needs an approval since, gets asked).
       ctx.enter('idempotency');
-      const replay = checkIdempotency(journal, view.manifest.name, ctx.idempotencyKey, ctx.argsHash);
+      const replay = await checkIdempotency(journal, view.manifest.name, ctx.idempotencyKey, ctx.argsHash);
       if (replay) {
-        const outcome = this.#replayed(ctx, replay);
-        end = { kind: 'result', payloadHash: sha256Hex(replay.serialized), payloadBytes: Buffer.byteLength(replay.serialized), replay: replay.serialized };
-        return outcome;
+        end = replayEnd(replay);
+        return this.#replayed(ctx, replay);
       }
 
       ctx.enter('journal');
-      beginJournal(journal, ctx);
+      // Another host (or call) may have claimed the key since the check above: then its result, or a refusal.
+      const raced = await beginJournal(journal, ctx);
+      if (raced) {
+        end = replayEnd(raced);
+        return this.#replayed(ctx, raced);
+      }
 
       ctx.enter('run');
       emitStarted(ctx);
@@ -189,7 +199,7 @@ class CallSupervisor implements Supervisor {
     } finally {
       release?.();
       countOutcome(counters, ctx, end);
-      this.#finish(ctx, end);
+      await this.#finish(ctx, end);
     }
   }
 
@@ -204,6 +214,15 @@ class CallSupervisor implements Supervisor {
         request: ctx.request,
         signer: this.#deps.signer,
         timeoutMs: this.#deps.approvalTimeoutMs,
+        operator: {
+          journal: this.#deps.journal,
+          by: this.session.approvalsBy ?? 'client',
+          expireAfterMs: this.session.approvalExpireAfterMs ?? DEFAULT_APPROVAL_EXPIRY_MS,
+          sessionId: ctx.sessionId,
+          callId: ctx.callId,
+          // The HTTP principal, once the transport passes one (SPEC section 6.1); stdio has none.
+          principal: null,
+        },
       });
       ctx.approval = approval.status === 'input_required' ? 'required' : approval.status;
       return approval;
@@ -238,11 +257,11 @@ class CallSupervisor implements Supervisor {
   }
 
   // Exactly one journal write per call, then the end event and the log line.
-  #finish(ctx: CallContext, end: CallEnd | undefined): void {
+  async #finish(ctx: CallContext, end: CallEnd | undefined): Promise<void> {
     const durationMs = Date.now() - ctx.startedAt;
     const closing: CallEnd = end ?? { kind: 'error', error: new HostError('internal', 'The call ended without an outcome.', {}) };
     try {
-      closeJournal(this.#deps.journal, ctx, closing);
+      await closeJournal(this.#deps.journal, ctx, closing);
     } catch (error) {
       ctx.logger.error({ err: error, stage: ctx.stage }, 'could not write the journal record of a call');
     }

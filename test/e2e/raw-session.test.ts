@@ -3,7 +3,7 @@
 // nothing more is sent for it, and then EVERY stdout line parsed as JSON-RPC
 // (stdout carries protocol only; logs go to stderr).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Journal } from '../../src/audit/journal.js';
+import { SqliteJournal as Journal } from '../../src/audit/sqlite/sqlite-journal.js';
 import { hashArgs } from '../../src/audit/hash.js';
 import { ensureBuilt } from '../helpers/mcp-clients.js';
 import { waitForMarkedProcesses, waitForNoMarkedProcesses } from '../helpers/proc-scan.js';

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { Journal } from '../../../src/audit/journal.js';
+import { SqliteJournal as Journal } from '../../../src/audit/sqlite/sqlite-journal.js';
 import { useJournalProcessTest } from './journal-processes.js';
 
 const FIXTURE = fileURLToPath(new URL('../../fixtures/audit/journal-fsync.mjs', import.meta.url));

@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { afterEach, beforeAll, beforeEach, expect } from 'vitest';
@@ -15,15 +16,16 @@ const FIXTURE = fileURLToPath(new URL('../../fixtures/audit/journal-host.mjs', i
 
 /** Fails with a clear message when dist/ is missing or older than src/audit (npm test builds first). */
 export function assertJournalBuilt(): void {
-  const built = `${REPO_ROOT}dist/src/audit/journal.js`;
+  const built = `${REPO_ROOT}dist/src/audit/open-journal.js`;
   let builtMs: number;
   try {
     builtMs = statSync(built).mtimeMs;
   } catch {
     throw new Error(`${built} is missing: run \`npm run build\` first (npm test does)`);
   }
-  for (const name of readdirSync(`${REPO_ROOT}src/audit`)) {
-    if (statSync(`${REPO_ROOT}src/audit/${name}`).mtimeMs > builtMs) {
+  for (const name of readdirSync(`${REPO_ROOT}src/audit`, { recursive: true }) as string[]) {
+    if (!name.endsWith('.ts')) continue;
+    if (statSync(join(`${REPO_ROOT}src/audit`, name)).mtimeMs > builtMs) {
       throw new Error(`dist/ is older than src/audit/${name}: run \`npm run build\` first (npm test does)`);
     }
   }
@@ -38,9 +40,9 @@ export interface FixtureHost {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts the fixture host; every process is tagged with `marker` in argv. */
-export function spawnFixtureHost(mode: string, stateDir: string, marker: string, ...rest: string[]): FixtureHost {
-  const child = spawn(process.execPath, [FIXTURE, mode, stateDir, marker, ...rest], { stdio: ['pipe', 'pipe', 'pipe'] });
+/** Starts the fixture host on journal `url` ('-': the state folder's SQLite); every process is tagged with `marker` in argv. */
+export function spawnFixtureHost(mode: string, stateDir: string, marker: string, url: string, rest: readonly string[] = [], env: NodeJS.ProcessEnv = process.env): FixtureHost {
+  const child = spawn(process.execPath, [FIXTURE, mode, stateDir, marker, url, ...rest], { stdio: ['pipe', 'pipe', 'pipe'], env });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>

@@ -51,5 +51,14 @@ describe('npm run bench --smoke', () => {
     expect(beside.sandboxStartWork.count).toBeGreaterThan(0);
     for (const target of ['noNetwork', 'withAllowList', 'fetchDirect', 'fetchProxied']) expect(results['egress'][target].n, target).toBeGreaterThan(0);
     expect(results['egress'].proxyRatio).toBeGreaterThan(0);
+    // The journal on each store; PostgreSQL may only be missing outside CI (the section then says so).
+    const journal = results['journal'];
+    const stores = journal['postgres']?.unavailable !== undefined && process.env['CI'] !== 'true' ? ['sqlite'] : ['sqlite', 'postgres'];
+    for (const store of stores) {
+      expect(journal.direct[store].sequential.p50, store).toBeGreaterThan(0);
+      expect(journal.direct[store].inFlight8.n, store).toBeGreaterThan(0);
+      expect(journal.host[store].echoWrite.p50, store).toBeGreaterThan(0);
+    }
+    if (stores.includes('postgres')) expect(journal.fleet).toMatchObject({ hosts: 2, inFlightPerHost: 8, callsPerSecond: expect.any(Number) });
   }, 600_000);
 });

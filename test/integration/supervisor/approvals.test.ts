@@ -2,7 +2,7 @@
 // the input_required round trip with signed states (modern clients), and
 // approval_required for a client that cannot be asked. Every doubtful answer denies.
 import { afterAll, describe, expect, it } from 'vitest';
-import { Journal } from '../../../src/audit/journal.js';
+import { SqliteJournal as Journal } from '../../../src/audit/sqlite/sqlite-journal.js';
 import { MAX_PROMPT_CHARS } from '../../../src/supervisor/approval.js';
 import type { ApprovalChannel, ApprovalPrompt, ElicitAnswer } from '../../../src/supervisor/types.js';
 import { closeAllHosts, errorOf, resultOf, startHost } from './harness.js';

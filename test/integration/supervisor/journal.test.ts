@@ -4,7 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Journal } from '../../../src/audit/journal.js';
+import { SqliteJournal as Journal } from '../../../src/audit/sqlite/sqlite-journal.js';
 import { hashArgs } from '../../../src/audit/hash.js';
 import { closeAllHosts, errorOf, resultOf, startHost } from './harness.js';
 

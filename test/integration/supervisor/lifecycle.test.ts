@@ -1,7 +1,7 @@
 // The runner for each sandbox mode is created on first use, and closing the
 // host cancels what is in flight, records it, and refuses what comes after.
 import { afterAll, describe, expect, it } from 'vitest';
-import { Journal } from '../../../src/audit/journal.js';
+import { SqliteJournal as Journal } from '../../../src/audit/sqlite/sqlite-journal.js';
 import type { CallOutcome } from '../../../src/supervisor/types.js';
 import { closeAllHosts, errorOf, resultOf, startHost } from './harness.js';
 

@@ -2,7 +2,7 @@
 // validation, policy (shadow) — each code with its details, and a journal
 // record for every refusal.
 import { afterAll, describe, expect, it } from 'vitest';
-import { Journal } from '../../../src/audit/journal.js';
+import { SqliteJournal as Journal } from '../../../src/audit/sqlite/sqlite-journal.js';
 import { closeAllHosts, errorOf, resultOf, startHost, textOf } from './harness.js';
 
 afterAll(closeAllHosts);

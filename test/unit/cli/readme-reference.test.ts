@@ -42,6 +42,8 @@ describe('README reference', () => {
       'env.secrets': POLICY_DEFAULTS.envSecrets,
       onUnknownTool: POLICY_DEFAULTS.onUnknownTool,
       onInvalidArguments: POLICY_DEFAULTS.onInvalidArguments,
+      'approvals.by': POLICY_DEFAULTS.approvalsBy,
+      'approvals.expireAfterMs': POLICY_DEFAULTS.approvalsExpireAfterMs,
       ...Object.fromEntries(Object.entries(POLICY_DEFAULTS.limits).map(([key, value]) => [`limits.${key}`, value])),
     };
     for (const [key, value] of Object.entries(defaults)) expect([key, documented(key)]).toEqual([key, `\`${JSON.stringify(value)}\``]);

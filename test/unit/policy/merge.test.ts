@@ -28,9 +28,31 @@ describe('no policy file', () => {
       onUnknownTool: 'protocol_error',
       onInvalidArguments: 'error_result',
       secretNames: ['*_TOKEN', '*_KEY', '*SECRET*', '*PASSWORD*'],
+      approvalsBy: 'client',
+      approvalExpireAfterMs: 3_600_000,
     });
     expect(view(config, 'a').decision).toEqual({ effect: 'allow' });
     expect(view(config, 'd').decision).toMatchObject({ effect: 'ask', rule: '(built-in) sideEffects.requireApproval' });
+  });
+});
+
+describe('approvals: operator wins, the shorter expiry wins', () => {
+  it('a repository cannot hand operator approvals back to the client, nor lengthen their life', () => {
+    const org = policyYaml('org', 'approvals:\n  by: operator\n  expireAfterMs: 600000');
+    const repo = policyYaml('repo', 'approvals:\n  by: client\n  expireAfterMs: 900000');
+    const config = load({ manifests: { 'a.yaml': manifestYaml('a') }, organisation: { [ORG]: org }, repository: { 'repo.yaml': repo } });
+    const policy = config.policy.enforced;
+    expect(policy.approvalsBy).toMatchObject({ value: 'operator', source: { rule: `${workspaces.current()?.orgFiles[0]}:${lineOf(org, 'by:')} approvals.by` } });
+    expect(policy.approvalsExpireAfterMs).toMatchObject({ value: 600_000 });
+    expect(config.session).toMatchObject({ approvalsBy: 'operator', approvalExpireAfterMs: 600_000 });
+  });
+
+  it('a repository may tighten: operator and a shorter expiry', () => {
+    const org = policyYaml('org', 'approvals:\n  expireAfterMs: 600000');
+    const repo = policyYaml('repo', 'approvals:\n  by: operator\n  expireAfterMs: 1000');
+    const config = load({ manifests: { 'a.yaml': manifestYaml('a') }, organisation: { [ORG]: org }, repository: { 'repo.yaml': repo } });
+    expect(config.session).toMatchObject({ approvalsBy: 'operator', approvalExpireAfterMs: 1000 });
+    expect(config.policy.enforced.approvalsExpireAfterMs.source.rule).toBe(`policies/repo.yaml:${lineOf(repo, 'expireAfterMs')} approvals.expireAfterMs`);
   });
 });
 

@@ -4,8 +4,8 @@
 // SQLite writes nothing to a file whose header it cannot read.
 import { closeSync, constants, lstatSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import type { Logger } from '../log.js';
-import { JournalError } from './journal-error.js';
+import type { Logger } from '../../log.js';
+import { JournalError } from '../journal-error.js';
 import { checkSchema, migrate } from './migrations.js';
 
 /** How long a writer waits for another host's transaction before failing. */

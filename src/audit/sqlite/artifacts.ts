@@ -6,16 +6,14 @@
 import { randomUUID } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { createSilentLogger, type Logger } from '../log.js';
-import { isSha256Hex, sha256Hex } from './hash.js';
-import type { Journal } from './journal.js';
+import { createSilentLogger, type Logger } from '../../log.js';
+import { artifactUri, DEFAULT_ARTIFACT_TTL_MS, parseArtifactRef, type StoredArtifact } from '../artifact-ref.js';
+import { isSha256Hex, sha256Hex } from '../hash.js';
+
+import type { SqliteJournal } from './sqlite-journal.js';
 import { toJournalError } from './open-database.js';
 
-/** The URI scheme under which artifacts are read with resources/read. */
-export const ARTIFACT_URI_PREFIX = 'toolhost://artifacts/';
-
-/** How long an artifact stays readable unless the store is given another ttlMs. */
-export const DEFAULT_ARTIFACT_TTL_MS = 24 * 60 * 60 * 1000;
+export { ARTIFACT_URI_PREFIX, artifactUri, DEFAULT_ARTIFACT_TTL_MS, parseArtifactRef, type StoredArtifact } from '../artifact-ref.js';
 
 /** How often put() also sweeps expired artifacts. */
 const SWEEP_INTERVAL_MS = 10 * 60 * 1000;
@@ -23,31 +21,10 @@ const SWEEP_INTERVAL_MS = 10 * 60 * 1000;
 /** A temp file older than this was left by a crash and is removed. */
 const STALE_TEMP_MS = 60 * 60 * 1000;
 
-export interface StoredArtifact {
-  /** Lowercase hex SHA-256 of the bytes. */
-  sha256: string;
-  /** toolhost://artifacts/<sha256> */
-  uri: string;
-  /** Byte length. */
-  size: number;
-}
-
 export interface ArtifactStoreOptions {
   /** Lifetime of an artifact from its latest put; default 24 hours. */
   ttlMs?: number;
   logger?: Logger;
-}
-
-/** toolhost://artifacts/<sha256> for a hash. */
-export function artifactUri(sha256: string): string {
-  return `${ARTIFACT_URI_PREFIX}${sha256}`;
-}
-
-/** The sha256 named by a bare hash or an artifact URI; undefined for anything else (no path can be smuggled in). */
-export function parseArtifactRef(ref: unknown): string | undefined {
-  if (typeof ref !== 'string') return undefined;
-  const sha = ref.startsWith(ARTIFACT_URI_PREFIX) ? ref.slice(ARTIFACT_URI_PREFIX.length) : ref;
-  return isSha256Hex(sha) ? sha : undefined;
 }
 
 export class ArtifactStore {
@@ -59,7 +36,7 @@ export class ArtifactStore {
   /** Creates <state>/artifacts (0700), then removes expired artifacts and leftovers of crashed writes. */
   constructor(
     stateDir: string,
-    private readonly journal: Journal,
+    private readonly journal: SqliteJournal,
     options: ArtifactStoreOptions = {},
   ) {
     const ttlMs = options.ttlMs ?? DEFAULT_ARTIFACT_TTL_MS;

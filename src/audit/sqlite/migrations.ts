@@ -3,7 +3,7 @@
 // transaction, so two hosts starting together apply it exactly once. A journal
 // from a newer toolhost is refused, never downgraded.
 import type { Database } from 'better-sqlite3';
-import { JournalError } from './journal-error.js';
+import { JournalError } from '../journal-error.js';
 
 /** Marks the file as a toolhost journal (PRAGMA application_id; "THJ1"). */
 export const APPLICATION_ID = 0x54484a31;
@@ -61,7 +61,28 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX artifacts_by_expiry ON artifacts(expires_at);
   `,
-  // 2: network attempts of the call (egress proxy and ctx.fetch), admitted and refused; NULL before.
+  // 2: pending approvals by an operator (SPEC section 7.2).
+  `
+  CREATE TABLE approvals (
+    id          TEXT PRIMARY KEY,
+    tool        TEXT NOT NULL,
+    args_hash   TEXT NOT NULL,
+    side_effect TEXT,
+    rule        TEXT,
+    principal   TEXT,
+    session_id  TEXT NOT NULL,
+    call_id     TEXT NOT NULL,
+    created_at  INTEGER NOT NULL,
+    expires_at  INTEGER NOT NULL,
+    state       TEXT NOT NULL CHECK (state IN ('pending', 'approved', 'denied', 'spent')),
+    decided_by  TEXT,
+    decided_at  INTEGER,
+    spent_by    TEXT,
+    spent_at    INTEGER
+  );
+  CREATE INDEX approvals_by_state ON approvals(state, created_at);
+  `,
+  // 3: network attempts of the call (egress proxy and ctx.fetch), admitted and refused; NULL before.
   `
   ALTER TABLE calls ADD COLUMN egress_admitted INTEGER;
   ALTER TABLE calls ADD COLUMN egress_refused INTEGER;

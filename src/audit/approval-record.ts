@@ -1,0 +1,109 @@
+// Pending approvals by an operator (SPEC section 7.2): a call that needs an
+// approval nobody can give in-band fails with approval_required and leaves one
+// of these in the journal; `toolhost approve` decides it; the caller's repeat
+// with `_meta["toolhost/approvalId"]` spends it, once.
+import { JournalError } from './journal-error.js';
+
+/** pending → approved | denied (operator); approved → spent (the one call it allowed). */
+export type ApprovalState = 'pending' | 'approved' | 'denied' | 'spent';
+
+export const APPROVAL_STATES: readonly ApprovalState[] = ['pending', 'approved', 'denied', 'spent'];
+
+export type ApprovalDecision = 'approved' | 'denied';
+
+/** What is journaled when an approval is asked for. Times are ms since the epoch. */
+export interface NewApproval {
+  id: string;
+  tool: string;
+  /** sha256 hex of the canonical JSON of the arguments the approval is for. */
+  argsHash: string;
+  /** The enforced side-effect class. */
+  sideEffect: string | null;
+  /** The rule that asked for the approval (`file:line key`). */
+  rule: string | null;
+  /** Who asked (the HTTP principal); null on stdio. */
+  principal: string | null;
+  sessionId: string;
+  /** The call that was refused with approval_required. */
+  callId: string;
+  createdAt: number;
+  /** After this the approval can be neither decided nor spent. */
+  expiresAt: number;
+}
+
+export interface ApprovalRecord extends NewApproval {
+  state: ApprovalState;
+  /** The operator (`--as NAME`, else the OS user); null while pending. */
+  decidedBy: string | null;
+  decidedAt: number | null;
+  /** The call that spent it; null until then. */
+  spentBy: string | null;
+  spentAt: number | null;
+}
+
+/** Why an approval id did not let a call run; each is approval_denied (pending: approval_required). */
+export type SpendRefusal = 'unknown' | 'pending' | 'denied' | 'expired' | 'spent' | 'other_arguments';
+
+export type SpendOutcome = { readonly ok: true; readonly approval: ApprovalRecord } | { readonly ok: false; readonly reason: SpendRefusal; readonly approval?: ApprovalRecord };
+
+/** Why a spend failed, from the row as it stands (the atomic update did not match). */
+export function spendRefusalOf(record: ApprovalRecord | undefined, tool: string, argsHash: string, now: number): SpendRefusal {
+  if (record === undefined) return 'unknown';
+  if (record.tool !== tool || record.argsHash !== argsHash) return 'other_arguments';
+  if (record.state === 'spent') return 'spent';
+  if (record.state === 'denied') return 'denied';
+  if (record.expiresAt <= now) return 'expired';
+  return record.state === 'pending' ? 'pending' : 'spent';
+}
+
+/** Column list matching ApprovalRow. */
+export const APPROVAL_COLUMNS = `id, tool, args_hash, side_effect, rule, principal, session_id, call_id, created_at, expires_at,
+  state, decided_by, decided_at, spent_by, spent_at`;
+
+export interface ApprovalRow {
+  id: string;
+  tool: string;
+  args_hash: string;
+  side_effect: string | null;
+  rule: string | null;
+  principal: string | null;
+  session_id: string;
+  call_id: string;
+  created_at: number | string;
+  expires_at: number | string;
+  state: ApprovalState;
+  decided_by: string | null;
+  decided_at: number | string | null;
+  spent_by: string | null;
+  spent_at: number | string | null;
+}
+
+/** Maps a row (SQLite integers or PostgreSQL bigint strings) to an ApprovalRecord. */
+export function toApprovalRecord(row: ApprovalRow): ApprovalRecord {
+  return {
+    id: row.id,
+    tool: row.tool,
+    argsHash: row.args_hash,
+    sideEffect: row.side_effect,
+    rule: row.rule,
+    principal: row.principal,
+    sessionId: row.session_id,
+    callId: row.call_id,
+    createdAt: Number(row.created_at),
+    expiresAt: Number(row.expires_at),
+    state: row.state,
+    decidedBy: row.decided_by,
+    decidedAt: row.decided_at === null ? null : Number(row.decided_at),
+    spentBy: row.spent_by,
+    spentAt: row.spent_at === null ? null : Number(row.spent_at),
+  };
+}
+
+/** Why a decision on an approval was refused . */
+export function decideRefusal(id: string, record: ApprovalRecord | undefined, now: number): JournalError {
+  if (record === undefined) return new JournalError('unknown_approval', `No approval ${id} in the journal.`, { id });
+  if (record.state === 'pending' && record.expiresAt <= now) {
+    return new JournalError('approval_expired', `Approval ${id} expired; the caller must ask again.`, { id, expiresAt: record.expiresAt });
+  }
+  return new JournalError('approval_decided', `Approval ${id} is already ${record.state}.`, { id, state: record.state });
+}

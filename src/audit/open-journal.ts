@@ -1,0 +1,48 @@
+// Opens the store a journal URL names (SPEC section 7.1). The supervisor and
+// the CLI call this and see only the Journal interface.
+import type { Logger } from '../log.js';
+import type { Journal } from './journal.js';
+import { JOURNAL_ENV, parseJournalUrl } from './journal-url.js';
+import { DEFAULT_LEASE_MS, LEASE_ENV, openPostgresStore } from './postgres/pg-store.js';
+import { openSqliteStore } from './sqlite/sqlite-store.js';
+
+export interface OpenJournalOptions {
+  /** `--journal URL`; undefined falls back to TOOLHOST_JOURNAL, then <state>/journal.sqlite. */
+  readonly url?: string | undefined;
+  readonly stateDir: string;
+  readonly logger?: Logger;
+  readonly sessionId?: string;
+  /** false for readers (audit, reconcile, approvals). Default true. */
+  readonly asHost?: boolean;
+  /** PostgreSQL host lease; default TOOLHOST_JOURNAL_LEASE_MS, else 30 s. */
+  readonly leaseMs?: number;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly cwd?: string;
+}
+
+/** The URL in force: the flag, else TOOLHOST_JOURNAL, else undefined (SQLite in the state folder). */
+export function journalUrlFrom(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return flag ?? (env[JOURNAL_ENV] === '' ? undefined : env[JOURNAL_ENV]);
+}
+
+/** Opens (migrating, recovering) the journal the options name; throws a JournalError that says what to do. */
+export async function openJournal(options: OpenJournalOptions): Promise<Journal> {
+  const env = options.env ?? process.env;
+  const url = parseJournalUrl(journalUrlFrom(options.url, env), options.stateDir, options.cwd);
+  const common = {
+    ...(options.logger ? { logger: options.logger } : {}),
+    ...(options.sessionId !== undefined ? { sessionId: options.sessionId } : {}),
+    ...(options.asHost !== undefined ? { asHost: options.asHost } : {}),
+  };
+  if (url.kind === 'sqlite') return openSqliteStore(options.stateDir, { ...common, file: url.file });
+  const leaseMs = options.leaseMs ?? leaseFromEnv(env);
+  return openPostgresStore(url.connectionString, url.display, { ...common, leaseMs });
+}
+
+function leaseFromEnv(env: NodeJS.ProcessEnv): number {
+  const text = env[LEASE_ENV];
+  if (text === undefined || text === '') return DEFAULT_LEASE_MS;
+  const ms = /^\d{1,9}$/.test(text) ? Number(text) : NaN;
+  if (!Number.isFinite(ms) || ms < 100) throw new RangeError(`${LEASE_ENV} must be a whole number of milliseconds, at least 100; got "${text}"`);
+  return ms;
+}

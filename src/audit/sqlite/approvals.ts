@@ -1,0 +1,62 @@
+// Pending operator approvals in the SQLite journal (SPEC section 7.2). A spend
+// is one conditional UPDATE, so two hosts on one folder cannot both spend one
+// approval; a decision likewise only moves a pending, unexpired row.
+import type Database from 'better-sqlite3';
+import {
+  APPROVAL_COLUMNS,
+  decideRefusal,
+  spendRefusalOf,
+  toApprovalRecord,
+  type ApprovalDecision,
+  type ApprovalRecord,
+  type ApprovalRow,
+  type NewApproval,
+  type SpendOutcome,
+} from '../approval-record.js';
+
+/** The approvals table of one SQLite journal. */
+export class SqliteApprovals {
+  constructor(private readonly db: () => Database.Database) {}
+
+  create(approval: NewApproval): ApprovalRecord {
+    this.db()
+      .prepare(
+        `INSERT INTO approvals (id, tool, args_hash, side_effect, rule, principal, session_id, call_id, created_at, expires_at, state)
+         VALUES (@id, @tool, @argsHash, @sideEffect, @rule, @principal, @sessionId, @callId, @createdAt, @expiresAt, 'pending')`,
+      )
+      .run(approval);
+    return this.get(approval.id) as ApprovalRecord;
+  }
+
+  get(id: string): ApprovalRecord | undefined {
+    const row = this.db().prepare(`SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE id = ?`).get(id) as ApprovalRow | undefined;
+    return row === undefined ? undefined : toApprovalRecord(row);
+  }
+
+  list(pendingOnly: boolean, now = Date.now()): ApprovalRecord[] {
+    const where = pendingOnly ? `WHERE state = 'pending' AND expires_at > @now` : '';
+    const rows = this.db().prepare(`SELECT ${APPROVAL_COLUMNS} FROM approvals ${where} ORDER BY created_at DESC, id`).all({ now }) as ApprovalRow[];
+    return rows.map(toApprovalRecord);
+  }
+
+  decide(id: string, decision: ApprovalDecision, by: string, now = Date.now()): ApprovalRecord {
+    const changes = this.db()
+      .prepare(`UPDATE approvals SET state = @decision, decided_by = @by, decided_at = @now WHERE id = @id AND state = 'pending' AND expires_at > @now`)
+      .run({ id, decision, by, now }).changes;
+    const record = this.get(id);
+    if (changes === 1) return record as ApprovalRecord;
+    throw decideRefusal(id, record, now);
+  }
+
+  spend(id: string, tool: string, argsHash: string, callId: string, now = Date.now()): SpendOutcome {
+    const changes = this.db()
+      .prepare(
+        `UPDATE approvals SET state = 'spent', spent_by = @callId, spent_at = @now
+         WHERE id = @id AND state = 'approved' AND tool = @tool AND args_hash = @argsHash AND expires_at > @now`,
+      )
+      .run({ id, tool, argsHash, callId, now }).changes;
+    const record = this.get(id);
+    if (changes === 1) return { ok: true, approval: record as ApprovalRecord };
+    return { ok: false, reason: spendRefusalOf(record, tool, argsHash, now), ...(record ? { approval: record } : {}) };
+  }
+}

@@ -1,0 +1,122 @@
+// The embedded store behind the Journal interface: the synchronous SQLite
+// journal, its file artifact store and its approvals, answered as promises.
+// Behaviour is the SQLite journal's own (sqlite-journal.ts); this only adapts.
+import type { Logger } from '../../log.js';
+import type { StoredArtifact } from '../artifact-ref.js';
+import type { ApprovalDecision, ApprovalRecord, NewApproval, SpendOutcome } from '../approval-record.js';
+import type { CallFilter, CallFinish, CallRecord, CallStart, IdempotencyRecord, Reconciliation } from '../call-record.js';
+import type { BeginOutcome, Journal } from '../journal.js';
+import { SqliteApprovals } from './approvals.js';
+import { ArtifactStore } from './artifacts.js';
+import { SqliteJournal, type JournalOptions } from './sqlite-journal.js';
+
+export interface SqliteStoreOptions extends JournalOptions {
+  logger?: Logger;
+  /** Artifact lifetime; default 24 hours. */
+  artifactTtlMs?: number;
+}
+
+/** Opens the SQLite journal of a state folder (or `file`) behind the Journal interface. */
+export function openSqliteStore(stateDir: string, options: SqliteStoreOptions = {}): SqliteStore {
+  const journal = SqliteJournal.open(stateDir, options);
+  try {
+    return new SqliteStore(stateDir, journal, options);
+  } catch (error) {
+    journal.close();
+    throw error;
+  }
+}
+
+export class SqliteStore implements Journal {
+  readonly kind = 'sqlite' as const;
+  readonly #artifacts: ArtifactStore | undefined;
+  readonly #approvals: SqliteApprovals;
+
+  constructor(
+    readonly stateDir: string,
+    /** The synchronous journal (tests of SQLite specifics reach through to it). */
+    readonly sync: SqliteJournal,
+    options: SqliteStoreOptions,
+  ) {
+    // Readers (audit, reconcile, approvals) never write artifact files.
+    this.#artifacts =
+      options.asHost === false
+        ? undefined
+        : new ArtifactStore(stateDir, sync, { ...(options.logger ? { logger: options.logger } : {}), ...(options.artifactTtlMs ? { ttlMs: options.artifactTtlMs } : {}) });
+    this.#approvals = new SqliteApprovals(() => sync.database);
+  }
+
+  get location(): string {
+    return `sqlite:${this.sync.file}`;
+  }
+
+  get hostId(): string | null {
+    return this.sync.hostId;
+  }
+
+  async begin(start: CallStart): Promise<BeginOutcome> {
+    return this.sync.begin(start);
+  }
+
+  async finish(id: string, finish: CallFinish): Promise<void> {
+    this.sync.finish(id, finish);
+  }
+
+  async record(start: CallStart, finish: CallFinish): Promise<void> {
+    this.sync.record(start, finish);
+  }
+
+  async findByIdempotencyKey(tool: string, key: string): Promise<IdempotencyRecord | undefined> {
+    return this.sync.findByIdempotencyKey(tool, key);
+  }
+
+  async reconcile(id: string, action: Reconciliation): Promise<CallRecord> {
+    return this.sync.reconcile(id, action);
+  }
+
+  async query(filter?: CallFilter): Promise<CallRecord[]> {
+    return this.sync.query(filter);
+  }
+
+  async get(id: string): Promise<CallRecord | undefined> {
+    return this.sync.get(id);
+  }
+
+  async putArtifact(bytes: Uint8Array, mimeType: string): Promise<StoredArtifact> {
+    return this.#requireArtifacts().put(bytes, mimeType);
+  }
+
+  async getArtifact(sha256OrUri: string): Promise<{ mimeType: string; bytes: Uint8Array } | undefined> {
+    return this.#requireArtifacts().get(sha256OrUri);
+  }
+
+  /** The file artifact store (tests of SQLite specifics). */
+  get artifacts(): ArtifactStore {
+    return this.#requireArtifacts();
+  }
+
+  async createApproval(approval: NewApproval): Promise<ApprovalRecord> {
+    return this.#approvals.create(approval);
+  }
+
+  async listApprovals(filter: { readonly pendingOnly?: boolean } = {}): Promise<ApprovalRecord[]> {
+    return this.#approvals.list(filter.pendingOnly === true);
+  }
+
+  async decideApproval(id: string, decision: ApprovalDecision, by: string): Promise<ApprovalRecord> {
+    return this.#approvals.decide(id, decision, by);
+  }
+
+  async spendApproval(id: string, tool: string, argsHash: string, callId: string): Promise<SpendOutcome> {
+    return this.#approvals.spend(id, tool, argsHash, callId);
+  }
+
+  async close(): Promise<void> {
+    this.sync.close();
+  }
+
+  #requireArtifacts(): ArtifactStore {
+    if (this.#artifacts === undefined) throw new Error('this journal was opened for reading: it stores no artifacts');
+    return this.#artifacts;
+  }
+}

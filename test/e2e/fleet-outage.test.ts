@@ -1,0 +1,113 @@
+// The fleet journal when PostgreSQL goes away and when credentials are at
+// stake (SPEC section 7.1): a database stopped mid-run fails the calls that
+// need it before their tools run (`internal`), the host keeps serving and
+// recovers when the database returns; an unreachable database stops the host
+// at start with a message that says what to check; the password never shows
+// in argv, the log or error text. The outage test stops a cluster of its own,
+// so the run's shared cluster (and the tests using it) never notice.
+import { readFileSync, existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startCluster, type Cluster } from '../../scripts/fleet-db/cluster.mjs';
+import { ensureBuilt } from '../helpers/mcp-clients.js';
+import { createTestDatabase, passwordUrl, postgresUnavailable, testCluster, type TestDatabase } from '../helpers/postgres.js';
+import { makeFleet, type Fleet } from './fleet-session.js';
+
+describe.skipIf(postgresUnavailable !== undefined)('the fleet journal when PostgreSQL goes away', () => {
+  let cluster: Cluster;
+  let fleet: Fleet;
+  beforeAll(async () => {
+    await ensureBuilt();
+    cluster = await startCluster();
+  }, 300_000);
+  afterAll(() => cluster?.stop());
+  beforeEach(() => {
+    fleet = makeFleet();
+    writeFileSync(join(fleet.workspace, 'release'), '');
+  });
+  afterEach(async () => fleet.cleanup());
+
+  it('a database stopped mid-run fails calls cleanly before their tools run; the host recovers when it returns', async () => {
+    cluster.psql('CREATE DATABASE outage');
+    const url = `postgres://postgres@${encodeURIComponent(cluster.socketDir)}:${cluster.port}/outage`;
+    const host = await fleet.start('a', url);
+    expect((await host.callTool({ name: 'counter', arguments: { label: 'before' } }))['structuredContent']).toEqual({ counted: 'before' });
+
+    cluster.pause();
+    const failure = await host.callTool({ name: 'counter', arguments: { label: 'during' } }).then(
+      (result) => ({ result }),
+      (error: { code?: unknown; data?: unknown }) => ({ error }),
+    );
+    // internal is a JSON-RPC error (-32603) whose data names the code.
+    expect(failure).toMatchObject({ error: { code: -32603, data: { code: 'internal' } } });
+    const counter = () => readFileSync(join(fleet.workspace, 'counter.txt'), 'utf8').split('\n').filter(Boolean);
+    expect(counter()).toEqual(['before']);
+
+    cluster.resume();
+    // The pool reconnects on the next query: the very next call succeeds.
+    expect((await host.callTool({ name: 'counter', arguments: { label: 'after' } }))['structuredContent']).toEqual({ counted: 'after' });
+    expect(counter()).toEqual(['before', 'after']);
+  });
+
+  it('an unreachable database at start stops the host with a message that says what to check', async () => {
+    const url = `postgres://postgres@127.0.0.1:1/toolhost`;
+    const serve = await fleet.cli(['serve', ...fleet.argsFor('x', url)]);
+    expect(serve.code).toBe(1);
+    expect(serve.stderr).toContain('Cannot use the PostgreSQL journal postgres://postgres@127.0.0.1:1/toolhost');
+    expect(serve.stderr).toContain('PGPASSWORD');
+  });
+});
+
+describe.skipIf(postgresUnavailable !== undefined)('the journal password', () => {
+  let fleet: Fleet;
+  let db: TestDatabase;
+  beforeAll(async () => ensureBuilt(), 300_000);
+  beforeEach(async () => {
+    fleet = makeFleet();
+    // The counter tool holds until this file exists: here nothing races it.
+    writeFileSync(join(fleet.workspace, 'release'), '');
+    db = await createTestDatabase();
+  });
+  afterEach(async () => {
+    await fleet.cleanup();
+    await db.drop();
+  });
+
+  it('comes from PGPASSWORD and never shows in argv, the log or the journal', async () => {
+    const password = testCluster!.password;
+    const logFile = join(fleet.root, 'host.log');
+    const host = await fleet.start('a', passwordUrl(db.name), { env: { PGPASSWORD: password, TOOLHOST_LOG_LEVEL: 'debug' }, extra: ['--log-file', logFile] });
+    expect((await host.callTool({ name: 'counter', arguments: { label: 'pw' } }))['structuredContent']).toEqual({ counted: 'pw' });
+    const cmdline = readFileSync(`/proc/${host.pid}/cmdline`, 'utf8');
+    expect(cmdline).toContain(passwordUrl(db.name));
+    expect(cmdline).not.toContain(password);
+    expect(existsSync(logFile)).toBe(true);
+    expect(readFileSync(logFile, 'utf8')).not.toContain(password);
+    expect(host.stderrText()).not.toContain(password);
+    const rows = await db.sql(`SELECT * FROM calls`);
+    expect(rows).toHaveLength(1);
+    expect(JSON.stringify(rows)).not.toContain(password);
+    // The host's sessions are TCP logins of the password user (scram), not the socket's trust.
+    const sessions = await db.sql(`SELECT DISTINCT usename, host(client_addr) AS addr FROM pg_stat_activity WHERE datname = $1 AND application_name = 'toolhost'`, [db.name]);
+    expect(sessions).toEqual([{ usename: testCluster!.passwordUser, addr: '127.0.0.1' }]);
+  });
+
+  it('a wrong password stops the host, and the error text does not carry it', async () => {
+    const wrong = 'not-the-password-9f3c1e';
+    const serve = await fleet.cli(['serve', ...fleet.argsFor('x', passwordUrl(db.name))], { PGPASSWORD: wrong });
+    expect(serve.code).toBe(1);
+    expect(serve.stderr).toContain('Cannot use the PostgreSQL journal');
+    expect(serve.stderr).not.toContain(wrong);
+  });
+
+  it('a URL with an inline password is refused, pointing at PGPASSWORD, without echoing it', async () => {
+    const secret = 'inline-secret-77aa';
+    const url = `postgres://${testCluster!.passwordUser}:${secret}@127.0.0.1:${testCluster!.port}/${db.name}`;
+    for (const command of [['serve', ...fleet.argsFor('x', url)], ['audit', '--journal', url]]) {
+      const run = await fleet.cli(command);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain('set PGPASSWORD');
+      expect(run.stderr).not.toContain(secret);
+    }
+  });
+});

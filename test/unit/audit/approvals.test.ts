@@ -1,0 +1,78 @@
+// Pending operator approvals through the journal interface, on both stores:
+// listed while pending, decided once, spent once (by one host of many),
+// refused when denied, expired, spent or for other arguments.
+import { expect, it } from 'vitest';
+import type { NewApproval } from '../../../src/audit/journal.js';
+import { hashArgs } from '../../../src/audit/hash.js';
+import { describeEachStore, rejection } from './journal-stores.js';
+
+let counter = 0;
+function pending(overrides: Partial<NewApproval> = {}): NewApproval {
+  counter += 1;
+  const now = Date.now();
+  return {
+    id: `approval-${counter}-${Math.random().toString(16).slice(2)}`,
+    tool: 'deploy',
+    argsHash: hashArgs({ env: 'prod' }),
+    sideEffect: 'remote_mutation',
+    rule: 'policies/org.yaml:7 sideEffects.requireApproval',
+    principal: 'ci-runner',
+    sessionId: 'session-1',
+    callId: `call-${counter}`,
+    createdAt: now,
+    expiresAt: now + 60_000,
+    ...overrides,
+  };
+}
+
+describeEachStore('operator approvals', (store) => {
+  it('a pending approval is listed with what it is for', async () => {
+    const journal = await store().open();
+    const asked = pending();
+    expect(await journal.createApproval(asked)).toEqual({ ...asked, state: 'pending', decidedBy: null, decidedAt: null, spentBy: null, spentAt: null });
+    expect((await journal.listApprovals({ pendingOnly: true })).map((a) => a.id)).toEqual([asked.id]);
+  });
+
+  it('approved once, spent once: the second spend, other arguments and another tool are refused', async () => {
+    const journal = await store().open();
+    const asked = await journal.createApproval(pending());
+    expect(await journal.spendApproval(asked.id, 'deploy', asked.argsHash, 'c-early')).toMatchObject({ ok: false, reason: 'pending' });
+    const approved = await journal.decideApproval(asked.id, 'approved', 'alice');
+    expect(approved).toMatchObject({ state: 'approved', decidedBy: 'alice' });
+    expect(approved.decidedAt).toBeTypeOf('number');
+    expect(await journal.spendApproval(asked.id, 'deploy', hashArgs({ env: 'staging' }), 'c-other')).toMatchObject({ ok: false, reason: 'other_arguments' });
+    expect(await journal.spendApproval(asked.id, 'destroy', asked.argsHash, 'c-tool')).toMatchObject({ ok: false, reason: 'other_arguments' });
+    expect(await journal.spendApproval(asked.id, 'deploy', asked.argsHash, 'c-1')).toMatchObject({ ok: true, approval: { state: 'spent', spentBy: 'c-1' } });
+    expect(await journal.spendApproval(asked.id, 'deploy', asked.argsHash, 'c-2')).toMatchObject({ ok: false, reason: 'spent' });
+    expect(await journal.listApprovals({ pendingOnly: true })).toEqual([]);
+    expect((await journal.listApprovals()).map((a) => a.state)).toEqual(['spent']);
+  });
+
+  it('a denied approval is refused; a decision is given once', async () => {
+    const journal = await store().open();
+    const asked = await journal.createApproval(pending());
+    await journal.decideApproval(asked.id, 'denied', 'bob');
+    expect(await journal.spendApproval(asked.id, 'deploy', asked.argsHash, 'c-1')).toMatchObject({ ok: false, reason: 'denied' });
+    expect(await rejection(() => journal.decideApproval(asked.id, 'approved', 'mallory'))).toEqual({ code: 'approval_decided', details: { id: asked.id, state: 'denied' } });
+  });
+
+  it('an expired approval can be neither decided nor spent; an unknown id is unknown', async () => {
+    const journal = await store().open();
+    const past = Date.now() - 10_000;
+    const stale = await journal.createApproval(pending({ createdAt: past, expiresAt: past + 1 }));
+    expect((await rejection(() => journal.decideApproval(stale.id, 'approved', 'alice'))).code).toBe('approval_expired');
+    expect(await journal.spendApproval(stale.id, 'deploy', stale.argsHash, 'c-1')).toMatchObject({ ok: false, reason: 'expired' });
+    expect(await journal.listApprovals({ pendingOnly: true })).toEqual([]);
+    expect((await rejection(() => journal.decideApproval('nope', 'approved', 'alice'))).code).toBe('unknown_approval');
+    expect(await journal.spendApproval('nope', 'deploy', stale.argsHash, 'c-1')).toEqual({ ok: false, reason: 'unknown' });
+  });
+
+  it('hosts spending one approval at once: exactly one call runs', async () => {
+    const hosts = await Promise.all(Array.from({ length: 5 }, () => store().open()));
+    const asked = await hosts[0]!.createApproval(pending());
+    await hosts[1]!.decideApproval(asked.id, 'approved', 'alice');
+    const spends = await Promise.all(hosts.map((host, i) => host.spendApproval(asked.id, 'deploy', asked.argsHash, `c-${i}`)));
+    expect(spends.filter((spend) => spend.ok)).toHaveLength(1);
+    expect(spends.filter((spend) => !spend.ok).map((spend) => (spend.ok ? '' : spend.reason))).toEqual(['spent', 'spent', 'spent', 'spent']);
+  });
+});

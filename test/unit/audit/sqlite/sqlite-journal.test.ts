@@ -1,0 +1,150 @@
+import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+// What only the SQLite store has: a file with modes, WAL, damage and foreign
+// files, and dead hosts found by pid and boot. The behaviour both stores share
+// is in ../journal.test.ts.
+import { JournalError } from '../../../../src/audit/journal-error.js';
+import { SCHEMA_VERSION } from '../../../../src/audit/sqlite/migrations.js';
+import { SqliteJournal as Journal } from '../../../../src/audit/sqlite/sqlite-journal.js';
+import { journalPathOf } from '../../../../src/audit/state-dir.js';
+import { callFinish, callStart, makeTempParent } from '../journal-fixtures.js';
+
+let temp: ReturnType<typeof makeTempParent>;
+const open: Journal[] = [];
+
+function openJournal(options?: Parameters<typeof Journal.open>[1]): Journal {
+  const journal = Journal.open(temp.stateDir, options);
+  open.push(journal);
+  return journal;
+}
+
+function catchJournalError(action: () => unknown): JournalError {
+  try {
+    action();
+  } catch (error) {
+    if (error instanceof JournalError) return error;
+    throw error;
+  }
+  throw new Error('expected a JournalError');
+}
+
+beforeEach(() => {
+  temp = makeTempParent();
+});
+
+afterEach(() => {
+  for (const journal of open.splice(0)) journal.close();
+  temp.remove();
+});
+
+describe('Journal.open', () => {
+  it('creates a private state folder and database at the current schema version, in WAL mode', () => {
+    openJournal();
+    expect(statSync(temp.stateDir).mode & 0o777).toBe(0o700);
+    expect(statSync(journalPathOf(temp.stateDir)).mode & 0o777).toBe(0o600);
+    const db = new Database(journalPathOf(temp.stateDir), { readonly: true });
+    expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    db.close();
+  });
+
+  it('refuses a state folder others can write to', () => {
+    mkdirSync(temp.stateDir, { mode: 0o700 });
+    chmodSync(temp.stateDir, 0o777);
+    const error = catchJournalError(() => openJournal());
+    expect(error.code).toBe('state_dir_insecure');
+    expect(error.details).toMatchObject({ stateDir: temp.stateDir, mode: '777' });
+  });
+
+  it('refuses a garbage file as damaged and leaves its bytes untouched', () => {
+    mkdirSync(temp.stateDir, { mode: 0o700 });
+    const file = journalPathOf(temp.stateDir);
+    const garbage = Buffer.from(Array.from({ length: 8192 }, (_, i) => (i * 7919 + 13) % 256));
+    writeFileSync(file, garbage);
+    const error = catchJournalError(() => openJournal());
+    expect(error.code).toBe('journal_corrupt');
+    expect(error.details).toMatchObject({ file, sqlite: 'SQLITE_NOTADB' });
+    expect(readFileSync(file).equals(garbage)).toBe(true);
+  });
+
+  it('refuses a journal written by a newer schema and leaves it untouched', () => {
+    openJournal().close();
+    const file = journalPathOf(temp.stateDir);
+    const db = new Database(file);
+    db.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
+    db.close();
+    const before = readFileSync(file);
+    const error = catchJournalError(() => openJournal());
+    expect(error.code).toBe('journal_newer_schema');
+    expect(error.details).toMatchObject({ version: SCHEMA_VERSION + 1, supported: SCHEMA_VERSION });
+    expect(readFileSync(file).equals(before)).toBe(true);
+  });
+
+  it('refuses an SQLite database that is not a toolhost journal', () => {
+    mkdirSync(temp.stateDir, { mode: 0o700 });
+    const db = new Database(journalPathOf(temp.stateDir));
+    db.exec('CREATE TABLE notes (body TEXT)');
+    db.close();
+    expect(catchJournalError(() => openJournal()).code).toBe('journal_foreign');
+  });
+
+  it('refuses a journal path that is not a regular file', () => {
+    mkdirSync(journalPathOf(temp.stateDir), { recursive: true, mode: 0o700 });
+    const error = catchJournalError(() => openJournal());
+    expect(error.code).toBe('journal_unreadable');
+    expect(error.details).toEqual({ file: journalPathOf(temp.stateDir) });
+  });
+
+  it('reopens an existing journal without migrating it again', () => {
+    const first = openJournal();
+    const start = callStart();
+    first.record(start, callFinish());
+    first.close();
+    expect(openJournal().get(start.id)?.status).toBe('completed');
+  });
+});
+
+describe('dead hosts', () => {
+  it('leaves the started calls of a live host alone', () => {
+    const first = openJournal();
+    const start = callStart();
+    first.begin(start);
+    const second = openJournal();
+    expect(second.get(start.id)?.status).toBe('started');
+    first.finish(start.id, callFinish());
+    expect(second.get(start.id)?.status).toBe('completed');
+  });
+
+  it('marks interrupted the calls of a host whose pid was reused by another process', () => {
+    const first = openJournal();
+    const start = callStart();
+    first.begin(start);
+    // Same pid, different kernel start time: the pid now belongs to another process.
+    const db = new Database(journalPathOf(temp.stateDir));
+    db.prepare(`UPDATE hosts SET process_start = '1' WHERE id = ?`).run(first.hostId);
+    db.close();
+    const second = openJournal();
+    expect(second.get(start.id)).toMatchObject({ status: 'interrupted', reconciliation: null, endedAt: null });
+  });
+
+  it('marks interrupted the calls of a host from an earlier boot', () => {
+    const first = openJournal();
+    const start = callStart();
+    first.begin(start);
+    const db = new Database(journalPathOf(temp.stateDir));
+    db.prepare(`UPDATE hosts SET boot_id = 'an-earlier-boot' WHERE id = ?`).run(first.hostId);
+    db.close();
+    expect(openJournal().get(start.id)?.status).toBe('interrupted');
+  });
+
+  it('leaves alone the calls of a host on another machine', () => {
+    const first = openJournal();
+    const start = callStart();
+    first.begin(start);
+    const db = new Database(journalPathOf(temp.stateDir));
+    db.prepare(`UPDATE hosts SET machine = 'elsewhere', process_start = '1' WHERE id = ?`).run(first.hostId);
+    db.close();
+    expect(openJournal().get(start.id)?.status).toBe('started');
+  });
+});

@@ -1,0 +1,96 @@
+// The approval stage with an operator behind it (SPEC section 7.2), against a
+// real (SQLite) journal: who gets asked, what is journaled, and how a repeat
+// with an approval id is decided. Across stores and hosts: test/e2e/operator-approvals.test.ts.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { hashArgs } from '../../../src/audit/hash.js';
+import { openSqliteStore, type SqliteStore } from '../../../src/audit/sqlite/sqlite-store.js';
+import { HostError } from '../../../src/errors.js';
+import type { ToolView } from '../../../src/policy/types.js';
+import { obtainApproval, type ApprovalInput } from '../../../src/supervisor/approval.js';
+import { APPROVAL_ID_META, type OperatorApprovals } from '../../../src/supervisor/operator-approval.js';
+import type { PolicyOutcome } from '../../../src/supervisor/policy.js';
+import { RequestStateSigner } from '../../../src/supervisor/request-state.js';
+import type { ApprovalChannel, CallRequest } from '../../../src/supervisor/types.js';
+import { makeTempParent } from '../audit/journal-fixtures.js';
+
+// Only what the approval stage reads of a tool.
+const VIEW = { manifest: { name: 'deploy', sideEffect: 'remote_mutation' } } as unknown as ToolView;
+const ASK: PolicyOutcome = { effect: 'ask', journalDecision: 'ask', rule: 'policies/org.yaml:4 sideEffects.requireApproval', askReason: 'remote mutation' };
+const ARGS = { env: 'prod' };
+
+let temp: ReturnType<typeof makeTempParent>;
+let journal: SqliteStore;
+let elicited: number;
+
+beforeEach(() => {
+  temp = makeTempParent();
+  journal = openSqliteStore(temp.stateDir);
+  elicited = 0;
+});
+afterEach(async () => {
+  await journal.close();
+  temp.remove();
+});
+
+const ELICIT: ApprovalChannel = {
+  kind: 'elicitation',
+  elicit: async () => {
+    elicited++;
+    return { action: 'accept', content: { approve: true } };
+  },
+};
+
+function input(options: { channel?: ApprovalChannel; meta?: Record<string, unknown>; by?: 'client' | 'operator'; args?: Record<string, unknown>; policy?: PolicyOutcome; callId?: string }): ApprovalInput {
+  const args = options.args ?? ARGS;
+  const request: CallRequest = { name: 'deploy', args, meta: options.meta ?? {}, signal: new AbortController().signal, approval: options.channel ?? { kind: 'none' } };
+  const operator: OperatorApprovals = { journal, by: options.by ?? 'client', expireAfterMs: 60_000, sessionId: 's1', callId: options.callId ?? 'call-1', principal: null };
+  return { view: VIEW, args, argsHash: hashArgs(args), policy: options.policy ?? ASK, request, signer: new RequestStateSigner({ ttlMs: 60_000 }), timeoutMs: 1000, operator };
+}
+
+async function refusal(promise: Promise<unknown>): Promise<{ code: string; details: Record<string, unknown> }> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof HostError) return { code: error.code, details: { ...error.details } };
+    throw error;
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('operator approvals in the approval stage', () => {
+  it('a client that cannot be asked: approval_required with an id, and the pending approval journaled', async () => {
+    const refused = await refusal(obtainApproval(input({})));
+    expect(refused).toMatchObject({ code: 'approval_required', details: { rule: ASK.rule, approvalId: expect.any(String), expiresAt: expect.any(Number) } });
+    expect(await journal.listApprovals({ pendingOnly: true })).toEqual([
+      expect.objectContaining({ id: refused.details['approvalId'], tool: 'deploy', argsHash: hashArgs(ARGS), sideEffect: 'remote_mutation', rule: ASK.rule, sessionId: 's1', callId: 'call-1', state: 'pending' }),
+    ]);
+  });
+
+  it('by: operator never asks the client, even one that could be asked', async () => {
+    expect((await refusal(obtainApproval(input({ channel: ELICIT, by: 'operator' })))).code).toBe('approval_required');
+    expect(elicited).toBe(0);
+    // by: client with such a client still asks it, and journals nothing.
+    await expect(obtainApproval(input({ channel: ELICIT }))).resolves.toEqual({ status: 'approved' });
+    expect(elicited).toBe(1);
+    expect(await journal.listApprovals()).toHaveLength(1);
+  });
+
+  it('the repeat with the approved id runs once; the id alone decides, whatever the channel', async () => {
+    const id = String((await refusal(obtainApproval(input({})))).details['approvalId']);
+    expect(await refusal(obtainApproval(input({ meta: { [APPROVAL_ID_META]: id } })))).toMatchObject({ code: 'approval_required', details: { approvalId: id, state: 'pending' } });
+    await journal.decideApproval(id, 'approved', 'alice');
+    await expect(obtainApproval(input({ channel: ELICIT, meta: { [APPROVAL_ID_META]: id }, callId: 'call-2' }))).resolves.toEqual({ status: 'approved' });
+    expect(elicited).toBe(0);
+    expect(await refusal(obtainApproval(input({ meta: { [APPROVAL_ID_META]: id } })))).toMatchObject({ code: 'approval_denied', details: { reason: 'spent' } });
+  });
+
+  it.each([[42], [''], ['x'.repeat(129)]])('a malformed approval id %j is approval_denied', async (id) => {
+    expect(await refusal(obtainApproval(input({ meta: { [APPROVAL_ID_META]: id } })))).toMatchObject({ code: 'approval_denied', details: { reason: 'malformed' } });
+  });
+
+  it('a call the policy allows needs no approval, whatever it carries', async () => {
+    const allow: PolicyOutcome = { effect: 'allow', journalDecision: 'allow', rule: null };
+    await expect(obtainApproval(input({ policy: allow, meta: { [APPROVAL_ID_META]: 'whatever' } }))).resolves.toEqual({ status: 'not_needed' });
+    expect(await journal.listApprovals()).toEqual([]);
+  });
+});
