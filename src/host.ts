@@ -6,7 +6,7 @@ import { realpathSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { openJournal } from './audit/open-journal.js';
-import { loadHostConfig, type HostConfig } from './config/load-host-config.js';
+import { loadHostConfig, type HostConfig } from './host-config.js';
 import { ConfigError } from './config/problem.js';
 import type { Logger } from './log.js';
 import { createRunner, ProcessServices } from './runner/index.js';

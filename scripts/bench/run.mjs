@@ -3,7 +3,7 @@
 // shared machines are noisy; ratios in one run are not). Writes
 // bench-results.json (or --out FILE). `--quick` runs fewer iterations;
 // `--smoke` runs every section with a handful (the test suite checks the bench
-// still works this way, not its numbers).
+// still works this way, not its numbers); `--only SECTION,...` runs some.
 import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,12 +14,18 @@ import { ROOT, callOk, connect, findMarked, hostArgs, round, rssMb, summarize, t
 
 const smoke = process.argv.includes('--smoke');
 const quick = smoke || process.argv.includes('--quick');
-const N = smoke ? 5 : quick ? 60 : 400;
+const N = smoke ? 6 : quick ? 60 : 400;
+const WARMUP = smoke ? 5 : quick ? 100 : 300;
+const ROUNDS = smoke ? 2 : quick ? 4 : 10;
 const KILLS = smoke ? 3 : quick ? 20 : 200;
 const LEAK_CALLS = smoke ? 100 : quick ? 1000 : 10_000;
 const SPILL_MB = smoke ? [1, 2] : [10, 100];
 const outAt = process.argv.indexOf('--out');
 const OUT_FILE = outAt > 0 && process.argv[outAt + 1] ? process.argv[outAt + 1] : join(ROOT, 'bench-results.json');
+// `--only latency,kill` runs just those sections (latency, kill, scale, spill, event-loop, egress, journal).
+const onlyAt = process.argv.indexOf('--only');
+const only = onlyAt > 0 && process.argv[onlyAt + 1] ? new Set(process.argv[onlyAt + 1].split(',')) : undefined;
+const want = (section) => only === undefined || only.has(section);
 const MODES = ['isolate', 'worker', 'process', 'persistent', 'namespace'];
 const ECHO = { text: 'hello' };
 
@@ -44,180 +50,263 @@ const log = (line) => process.stdout.write(`${line}\n`);
 try {
   log(`toolhost bench${smoke ? ' (smoke)' : quick ? ' (quick)' : ''}: ${N} calls per mode, ${KILLS} kills, ${LEAK_CALLS} calls for the leak check\n`);
 
-  // 1. Latency, sequential, through the real SDK client over stdio.
-  const baseline = await connect(process.execPath, [join(ROOT, 'scripts/bench/baseline-server.mjs')]);
-  const latency = { baseline: summarize(await timeCalls(baseline.client, 'echo', ECHO, N)) };
-  const throughputs = { baseline: await throughput(baseline.client, 'echo', ECHO, N, 8) };
-  await baseline.close();
-  const th = await host();
-  for (const mode of MODES) {
-    latency[mode] = summarize(await timeCalls(th.client, `echo_${mode}`, ECHO, N));
-    throughputs[mode] = await throughput(th.client, `echo_${mode}`, ECHO, N, 8);
-  }
-  await th.close();
-  latency.rawSpawn = summarize(await rawSpawnTimes(N, ['cat']));
-  // The floor under any call in a pid namespace: bubblewrap alone, no limits, no cgroup.
-  latency.rawBwrap = summarize(await rawSpawnTimes(N, ['bwrap', '--unshare-pid', '--die-with-parent', '--new-session', '--dev-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--', 'cat']));
-  results.latency = latency;
-  results.throughput = Object.fromEntries(Object.entries(throughputs).map(([k, v]) => [k, round(v, 0)]));
-  log('Per-call latency (ms), sequential, over stdio');
-  log(table(['target', 'p50', 'p99', 'p50 ratio', 'calls/s (8 in flight)', 'throughput ratio'], [
-    ...['baseline', ...MODES].map((key) => [key, latency[key].p50, latency[key].p99, round(latency[key].p50 / latency.baseline.p50), round(throughputs[key], 0), round(throughputs[key] / throughputs.baseline)]),
-    ['raw spawn(cat)', latency.rawSpawn.p50, latency.rawSpawn.p99, '', '', ''],
-    ['raw spawn(bwrap pid ns, cat)', latency.rawBwrap.p50, latency.rawBwrap.p99, '', '', ''],
-  ]));
-  const processOverhead = round(latency.process.p50 - latency.baseline.p50 - latency.rawSpawn.p50);
-  results.oneShotOverheadOverRawSpawnMs = processOverhead;
-  results.rawBwrapOverRawSpawnMs = round(latency.rawBwrap.p50 - latency.rawSpawn.p50);
-  log(`one-shot process: ${processOverhead} ms over (baseline round trip + raw spawn); target ≤ 2 ms`);
-  log(`(a bare bubblewrap pid namespace costs ${results.rawBwrapOverRawSpawnMs} ms over a raw spawn; toolhost starts the next call's sandbox while the current one runs)\n`);
-
-  // 3. Kill latency: deadline to the whole tree gone, with orphans counted.
-  const killer = await host();
-  const kills = [];
-  for (let i = 0; i < KILLS; i++) {
-    const start = performance.now();
-    const result = await killer.client.callTool({ name: 'sleeper', arguments: {} });
-    const code = result._meta?.['toolhost/error']?.code;
-    if (code !== 'timeout') throw new Error(`sleeper: expected timeout, got ${JSON.stringify(result).slice(0, 200)}`);
-    kills.push(performance.now() - start - 50);
-  }
-  // Orphans: anything of the killed calls still alive (the sandbox prepared
-  // for the next call is not theirs); after the host closes, nothing at all.
-  const orphans = findMarked('toolhost-bench-orphan-marker', { skipPrepared: true }).length;
-  await killer.close();
-  let leftAfterClose = findMarked('toolhost-bench-orphan-marker').length;
-  for (let i = 0; i < 100 && leftAfterClose > 0; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    leftAfterClose = findMarked('toolhost-bench-orphan-marker').length;
-  }
-  results.kill = { ...summarize(kills), orphans, leftAfterClose };
-  log(`Kill latency after the deadline (ms): p50 ${results.kill.p50}, p99 ${results.kill.p99}, orphans ${orphans}, left after close ${leftAfterClose} (target p99 < 50, 0 orphans)\n`);
-
-  // 4. Scale: start-up and tools/list with many manifests; RSS idle and after many calls.
-  results.scale = {};
-  for (const count of [10, 100, 1000]) {
-    const dir = join(scratch, `manifests-${count}`);
-    mkdirSync(dir);
-    cpSync(join(ROOT, 'scripts/bench/manifests/echo.js'), join(dir, 'echo.js'));
-    const yaml = readFileSync(join(ROOT, 'scripts/bench/manifests/echo_isolate.yaml'), 'utf8');
-    for (let i = 0; i < count; i++) writeFileSync(join(dir, `t${i}.yaml`), yaml.replace('name: echo_isolate', `name: echo_${i}`));
-    const scaled = await host({ manifests: dir });
-    const start = performance.now();
-    const listed = await scaled.client.listTools();
-    const listMs = performance.now() - start;
-    if (listed.tools.length !== count) throw new Error(`expected ${count} tools, got ${listed.tools.length}`);
-    results.scale[count] = { startupMs: round(scaled.startupMs), toolsListMs: round(listMs), idleRssMb: rssMb(scaled.pid) };
-    await scaled.close();
-  }
-  // RSS swings by tens of MB with garbage collection (the host's and each
-  // isolate's), so it is sampled every tenth of the run: growth compares the
-  // median of the last three samples with the median of the first three.
-  const leak = await host();
-  await timeCalls(leak.client, 'echo_isolate', ECHO, Math.min(1000, LEAK_CALLS), 0);
-  const rssSamples = [rssMb(leak.pid)];
-  for (let i = 0; i < 10; i++) {
-    await timeCalls(leak.client, 'echo_isolate', ECHO, LEAK_CALLS / 10, 0);
-    rssSamples.push(rssMb(leak.pid));
-  }
-  await leak.close();
-  const median3 = (values) => [...values].sort((a, b) => a - b)[1];
-  const rssAfterWarm = rssSamples[0];
-  const rssAfterMany = rssSamples[rssSamples.length - 1];
-  results.rss = {
-    afterWarmupMb: rssAfterWarm,
-    afterCallsMb: rssAfterMany,
-    samplesMb: rssSamples,
-    calls: LEAK_CALLS,
-    growthMb: round(median3(rssSamples.slice(-3)) - median3(rssSamples.slice(0, 3))),
-  };
-  log('Scale');
-  log(table(['manifests', 'start-up ms', 'tools/list ms', 'idle RSS MB'], Object.entries(results.scale).map(([k, v]) => [k, v.startupMs, v.toolsListMs, v.idleRssMb])));
-  log(`RSS after 1000 warm-up calls, then every ${LEAK_CALLS / 10} calls (MB): ${rssSamples.join(' ')}`);
-  log(`growth (median of the last 3 samples - median of the first 3): ${results.rss.growthMb} MB; target: none\n`);
-
-  // 5. Artifact spill.
-  const spill = await host();
-  results.spill = {};
-  for (const mb of SPILL_MB) {
-    const bytes = mb * 1024 * 1024;
-    const start = performance.now();
-    const result = await callOk(spill.client, 'big_result', { bytes });
-    const ms = performance.now() - start;
-    const link = result.content.find((block) => block.type === 'resource_link');
-    if (!link) throw new Error('big_result: no resource_link in the result');
-    results.spill[`${mb}MB`] = { ms: round(ms), mbPerSecond: round(mb / (ms / 1000)) };
-  }
-  await spill.close();
-  log(`Artifact spill: ${Object.entries(results.spill).map(([k, v]) => `${k} in ${v.ms} ms (${v.mbPerSecond} MB/s)`).join(', ')}\n`);
-
-  // 6. Event-loop delay while one-shot spawns run beside warm isolate calls,
-  // against a control window of isolate calls alone. Each host is warmed up
-  // first and then told (SIGUSR2) to start its measurement over, so start-up
-  // and the first isolate are not counted.
-  const windowMs = smoke ? 300 : quick ? 2000 : 5000;
-  const measureLoop = async (name, withSpawns) => {
-    const statsFile = join(scratch, `event-loop-${name}.json`);
-    const measured = await host({}, { TOOLHOST_EVENT_LOOP_STATS: statsFile });
-    for (let i = 0; i < 10; i++) {
-      await callOk(measured.client, 'echo_isolate', ECHO);
-      if (withSpawns) await callOk(measured.client, 'echo_process', ECHO);
+  if (want('latency')) {
+    // 1. Latency and throughput against the warm peer. Every target is started
+    // and warmed up first (the peer too: a cold peer flatters the ratios), then
+    // measured in interleaved rounds (the order rotates each round), so a noisy
+    // stretch of this shared machine lands on every target alike. Each round's
+    // ratio is the target's p50 over the peer's p50 in that round; the ratio
+    // reported is the median of the rounds'.
+    const stageStats = join(scratch, 'stage-times.json');
+    const peers = {
+      baseline: await connect(process.execPath, [join(ROOT, 'scripts/bench/baseline-server.mjs'), '--sdk', 'v2']),
+      baselineV1: await connect(process.execPath, [join(ROOT, 'scripts/bench/baseline-server.mjs'), '--sdk', 'v1']),
+    };
+    // The latency host records its stage times; throughput gets a host of its
+    // own, so calls queued 8 deep do not blur where one call's time goes.
+    const latencyHost = await host({}, { TOOLHOST_STAGE_STATS: stageStats });
+    const throughputHost = await host();
+    const targetsOf = (th) => [
+      ...Object.entries(peers).map(([key, peer]) => ({ key, client: peer.client, tool: 'echo' })),
+      ...MODES.map((mode) => ({ key: mode, client: th.client, tool: `echo_${mode}` })),
+    ];
+    const targets = targetsOf(latencyHost);
+    for (const target of [...targets, ...targetsOf(throughputHost).slice(2)]) await timeCalls(target.client, target.tool, ECHO, 0, WARMUP);
+    process.kill(latencyHost.pid, 'SIGUSR2'); // the host's stage times start after the warm-up
+    const durations = Object.fromEntries(targets.map((t) => [t.key, []]));
+    const roundP50 = Object.fromEntries(targets.map((t) => [t.key, []]));
+    const roundThroughput = Object.fromEntries(targets.map((t) => [t.key, []]));
+    const perRound = Math.max(1, Math.ceil(N / ROUNDS));
+    const rotated = (list, r) => list.map((_, i) => list[(i + r) % list.length]);
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const target of rotated(targets, r)) {
+        const times = await timeCalls(target.client, target.tool, ECHO, perRound, 0);
+        durations[target.key].push(...times);
+        roundP50[target.key].push(summarize(times).p50);
+      }
     }
-    process.kill(measured.pid, 'SIGUSR2');
-    const until = performance.now() + windowMs;
-    const isolateTimes = [];
-    let spawns = 0;
-    const spawnLane = async () => {
-      while (performance.now() < until) {
-        await callOk(measured.client, 'echo_process', ECHO);
-        spawns++;
-      }
+    await latencyHost.close();
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const target of rotated(targetsOf(throughputHost), r)) roundThroughput[target.key].push(await throughput(target.client, target.tool, ECHO, perRound * 2, 8));
+    }
+    await throughputHost.close();
+    for (const peer of Object.values(peers)) await peer.close();
+    const median = (values) => {
+      const sorted = [...values].sort((a, b) => a - b);
+      return sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
     };
-    const isolateLane = async () => {
-      while (performance.now() < until) {
-        const start = performance.now();
-        await callOk(measured.client, 'echo_isolate', ECHO);
-        isolateTimes.push(performance.now() - start);
-      }
-    };
-    await Promise.all(withSpawns ? [spawnLane(), spawnLane(), isolateLane()] : [isolateLane()]);
-    await measured.close();
-    return { ...(await waitForFile(statsFile)), spawns, isolateCalls: summarize(isolateTimes) };
-  };
-  const alone = await measureLoop('alone', false);
-  const beside = await measureLoop('beside', true);
-  results.eventLoop = { isolateAlone: alone, besideSpawns: beside };
-  log('Event-loop delay of the host (ms; target: no spawn blocks the loop > 1 ms)');
-  log(table(['window', 'loop max', 'loop p99', 'loop mean', 'spawns', 'isolate p50', 'isolate p99'], [
-    ['isolate calls alone', alone.maxMs ?? 'n/a', alone.p99Ms ?? 'n/a', alone.meanMs ?? 'n/a', 0, alone.isolateCalls.p50, alone.isolateCalls.p99],
-    ['beside 2 lanes of one-shot spawns', beside.maxMs ?? 'n/a', beside.p99Ms ?? 'n/a', beside.meanMs ?? 'n/a', beside.spawns, beside.isolateCalls.p50, beside.isolateCalls.p99],
-  ]));
-  // The loop delay above also counts the host waiting for a CPU: on two cores,
-  // bubblewrap, the tools, the spawner and this client all run beside it. What a
-  // spawn itself blocks is the host's synchronous work per sandbox (the fork is
-  // the spawner's), measured inside the host:
-  const work = beside.sandboxStartWork;
-  if (work) log(`host's synchronous work per sandbox start (${work.count} stretches): p50 ${work.p50Ms} ms, p99 ${work.p99Ms} ms, max ${work.maxMs} ms; fork() runs in the spawner process`);
-  for (const [name, window] of [['alone', alone], ['beside spawns', beside]]) {
-    const gc = window.gcPauses;
-    const kinds = Object.entries(gc?.byKind ?? {}).map(([kind, pauses]) => `${pauses.count} ${kind} (max ${pauses.maxMs} ms)`).join(', ');
-    if (gc) log(`host's garbage-collection pauses, ${name}: ${gc.count}, p50 ${gc.p50Ms} ms, p99 ${gc.p99Ms} ms, max ${gc.maxMs} ms: ${kinds}`);
+    const latency = {};
+    const throughputs = {};
+    const ratios = {};
+    for (const { key } of targets) {
+      latency[key] = { ...summarize(durations[key]), roundsP50: roundP50[key] };
+      throughputs[key] = median(roundThroughput[key]);
+      ratios[key] = {
+        p50: round(median(roundP50[key].map((p50, i) => p50 / roundP50.baseline[i]))),
+        throughput: round(median(roundThroughput[key].map((tp, i) => tp / roundThroughput.baseline[i]))),
+      };
+    }
+    latency.rawSpawn = summarize(await rawSpawnTimes(N, ['cat']));
+    // The floor under any call in a pid namespace: bubblewrap alone, no limits, no cgroup.
+    latency.rawBwrap = summarize(await rawSpawnTimes(N, ['bwrap', '--unshare-pid', '--die-with-parent', '--new-session', '--dev-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--', 'cat']));
+    results.latency = latency;
+    results.ratios = ratios;
+    results.throughput = Object.fromEntries(Object.entries(throughputs).map(([k, v]) => [k, round(v, 0)]));
+    log(`Per-call latency (ms), sequential, over stdio: ${WARMUP} warm-up calls per target, then ${ROUNDS} interleaved rounds of ${perRound}`);
+    log(table(['target', 'p50', 'p99', 'p50 ratio', 'calls/s (8 in flight)', 'throughput ratio'], [
+      ...targets.map(({ key }) => [key, latency[key].p50, latency[key].p99, ratios[key].p50, round(throughputs[key], 0), ratios[key].throughput]),
+      ['raw spawn(cat)', latency.rawSpawn.p50, latency.rawSpawn.p99, '', '', ''],
+      ['raw spawn(bwrap pid ns, cat)', latency.rawBwrap.p50, latency.rawBwrap.p99, '', '', ''],
+    ]));
+    log(`peer p50 per round (ms): SDK v2 ${roundP50.baseline.join(' ')}; SDK v1 ${roundP50.baselineV1.join(' ')}`);
+    const processOverhead = round(latency.process.p50 - latency.baseline.p50 - latency.rawSpawn.p50);
+    results.oneShotOverheadOverRawSpawnMs = processOverhead;
+    results.rawBwrapOverRawSpawnMs = round(latency.rawBwrap.p50 - latency.rawSpawn.p50);
+    results.namespaceOverRawBwrapMs = round(latency.namespace.p50 - latency.baseline.p50 - latency.rawBwrap.p50);
+    log(`one-shot process: ${processOverhead} ms over (peer round trip + raw spawn); in a namespace: ${results.namespaceOverRawBwrapMs} ms over (peer round trip + bare bwrap --unshare-pid)`);
+    log(`(a bare bubblewrap pid namespace costs ${results.rawBwrapOverRawSpawnMs} ms over a raw spawn; toolhost starts the next call's sandbox while the current one runs)`);
+    // The targets of issue 14, checked against this run's numbers.
+    const goals = [
+      ['worker p50 ≤ 3x peer', ratios.worker.p50 <= 3],
+      ['persistent p50 ≤ 3x peer', ratios.persistent.p50 <= 3],
+      ['isolate p50 ≤ 5x peer', ratios.isolate.p50 <= 5],
+      ['one-shot (namespace) ≤ 2 ms over bare bwrap', results.namespaceOverRawBwrapMs <= 2],
+      ['worker, 8 in flight ≥ 0.5x peer throughput', ratios.worker.throughput >= 0.5],
+      ['persistent, 8 in flight ≥ 0.5x peer throughput', ratios.persistent.throughput >= 0.5],
+      ['isolate, 8 in flight ≥ 0.5x peer throughput', ratios.isolate.throughput >= 0.5],
+    ];
+    results.goals = Object.fromEntries(goals);
+    log(`targets: ${goals.map(([name, met]) => `${met ? 'met' : 'NOT met'}: ${name}`).join('; ')}`);
+    // Where a call's time goes inside the host (measured by the host, after the warm-up).
+    const stages = await waitForFile(stageStats);
+    if (stages) {
+      results.stages = stages;
+      const stageNames = [...new Set(Object.values(stages).flatMap((byStage) => Object.keys(byStage)))];
+      log('\nHost time per stage of one sequential call, p50 (µs), after the warm-up');
+      log(table(['tool', ...stageNames], Object.entries(stages).map(([tool, byStage]) => [tool, ...stageNames.map((stage) => byStage[stage]?.p50Us ?? '')])));
+    }
+    log('');
   }
 
-  // 7. Egress: a namespaced one-shot call with and without a network allow list
-  // (the grant's proxy socket and the socat bridge), and fetches through the
-  // proxy against direct ones from the host's network, interleaved in one run.
-  results.egress = await benchEgress();
-  log('Egress (ms)');
-  log(table(['target', 'p50', 'p99', 'ratio'], [
-    ['one-shot namespace call, no network', results.egress.noNetwork.p50, results.egress.noNetwork.p99, ''],
-    ['one-shot namespace call, with an allow list', results.egress.withAllowList.p50, results.egress.withAllowList.p99, results.egress.allowListRatio],
-    ['fetch, direct (isolation none)', results.egress.fetchDirect.p50, results.egress.fetchDirect.p99, ''],
-    ['fetch, through the proxy (namespace)', results.egress.fetchProxied.p50, results.egress.fetchProxied.p99, results.egress.proxyRatio],
-  ]));
-  log('');
-  // 8. The journal's cost per call on each store, and two hosts on one PostgreSQL.
-  results.journal = await benchJournal({ N, scratch, host, log });
+  if (want('kill')) {
+    // 2. Kill latency: deadline to the whole tree gone, with orphans counted.
+    const killer = await host();
+    const kills = [];
+    for (let i = 0; i < KILLS; i++) {
+      const start = performance.now();
+      const result = await killer.client.callTool({ name: 'sleeper', arguments: {} });
+      const code = result._meta?.['toolhost/error']?.code;
+      if (code !== 'timeout') throw new Error(`sleeper: expected timeout, got ${JSON.stringify(result).slice(0, 200)}`);
+      kills.push(performance.now() - start - 50);
+    }
+    // Orphans: anything of the killed calls still alive (the sandbox prepared
+    // for the next call is not theirs); after the host closes, nothing at all.
+    const orphans = findMarked('toolhost-bench-orphan-marker', { skipPrepared: true }).length;
+    await killer.close();
+    let leftAfterClose = findMarked('toolhost-bench-orphan-marker').length;
+    for (let i = 0; i < 100 && leftAfterClose > 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      leftAfterClose = findMarked('toolhost-bench-orphan-marker').length;
+    }
+    results.kill = { ...summarize(kills), orphans, leftAfterClose };
+    log(`Kill latency after the deadline (ms): p50 ${results.kill.p50}, p99 ${results.kill.p99}, orphans ${orphans}, left after close ${leftAfterClose} (target p99 < 50, 0 orphans)\n`);
+  }
+
+  if (want('scale')) {
+    // 3. Scale: start-up and tools/list with many manifests; RSS idle and after many calls.
+    results.scale = {};
+    for (const count of [10, 100, 1000]) {
+      const dir = join(scratch, `manifests-${count}`);
+      mkdirSync(dir);
+      cpSync(join(ROOT, 'scripts/bench/manifests/echo.js'), join(dir, 'echo.js'));
+      const yaml = readFileSync(join(ROOT, 'scripts/bench/manifests/echo_isolate.yaml'), 'utf8');
+      for (let i = 0; i < count; i++) writeFileSync(join(dir, `t${i}.yaml`), yaml.replace('name: echo_isolate', `name: echo_${i}`));
+      const scaled = await host({ manifests: dir });
+      const start = performance.now();
+      const listed = await scaled.client.listTools();
+      const listMs = performance.now() - start;
+      if (listed.tools.length !== count) throw new Error(`expected ${count} tools, got ${listed.tools.length}`);
+      results.scale[count] = { startupMs: round(scaled.startupMs), toolsListMs: round(listMs), idleRssMb: rssMb(scaled.pid) };
+      await scaled.close();
+    }
+    // RSS swings by tens of MB with garbage collection (the host's and each
+    // isolate's), so it is sampled every tenth of the run: growth compares the
+    // median of the last three samples with the median of the first three.
+    const leak = await host();
+    await timeCalls(leak.client, 'echo_isolate', ECHO, Math.min(1000, LEAK_CALLS), 0);
+    const rssSamples = [rssMb(leak.pid)];
+    for (let i = 0; i < 10; i++) {
+      await timeCalls(leak.client, 'echo_isolate', ECHO, LEAK_CALLS / 10, 0);
+      rssSamples.push(rssMb(leak.pid));
+    }
+    await leak.close();
+    const median3 = (values) => [...values].sort((a, b) => a - b)[1];
+    const rssAfterWarm = rssSamples[0];
+    const rssAfterMany = rssSamples[rssSamples.length - 1];
+    results.rss = {
+      afterWarmupMb: rssAfterWarm,
+      afterCallsMb: rssAfterMany,
+      samplesMb: rssSamples,
+      calls: LEAK_CALLS,
+      growthMb: round(median3(rssSamples.slice(-3)) - median3(rssSamples.slice(0, 3))),
+    };
+    log('Scale');
+    log(table(['manifests', 'start-up ms', 'tools/list ms', 'idle RSS MB'], Object.entries(results.scale).map(([k, v]) => [k, v.startupMs, v.toolsListMs, v.idleRssMb])));
+    log(`RSS after 1000 warm-up calls, then every ${LEAK_CALLS / 10} calls (MB): ${rssSamples.join(' ')}`);
+    log(`growth (median of the last 3 samples - median of the first 3): ${results.rss.growthMb} MB; target: none\n`);
+  }
+
+  if (want('spill')) {
+    // 4. Artifact spill.
+    const spill = await host();
+    results.spill = {};
+    for (const mb of SPILL_MB) {
+      const bytes = mb * 1024 * 1024;
+      const start = performance.now();
+      const result = await callOk(spill.client, 'big_result', { bytes });
+      const ms = performance.now() - start;
+      const link = result.content.find((block) => block.type === 'resource_link');
+      if (!link) throw new Error('big_result: no resource_link in the result');
+      results.spill[`${mb}MB`] = { ms: round(ms), mbPerSecond: round(mb / (ms / 1000)) };
+    }
+    await spill.close();
+    log(`Artifact spill: ${Object.entries(results.spill).map(([k, v]) => `${k} in ${v.ms} ms (${v.mbPerSecond} MB/s)`).join(', ')}\n`);
+  }
+
+  if (want('event-loop')) {
+    // 5. Event-loop delay while one-shot spawns run beside warm isolate calls,
+    // against a control window of isolate calls alone. Each host is warmed up
+    // first and then told (SIGUSR2) to start its measurement over, so start-up
+    // and the first isolate are not counted.
+    const windowMs = smoke ? 300 : quick ? 2000 : 5000;
+    const measureLoop = async (name, withSpawns) => {
+      const statsFile = join(scratch, `event-loop-${name}.json`);
+      const measured = await host({}, { TOOLHOST_EVENT_LOOP_STATS: statsFile });
+      for (let i = 0; i < 10; i++) {
+        await callOk(measured.client, 'echo_isolate', ECHO);
+        if (withSpawns) await callOk(measured.client, 'echo_process', ECHO);
+      }
+      process.kill(measured.pid, 'SIGUSR2');
+      const until = performance.now() + windowMs;
+      const isolateTimes = [];
+      let spawns = 0;
+      const spawnLane = async () => {
+        while (performance.now() < until) {
+          await callOk(measured.client, 'echo_process', ECHO);
+          spawns++;
+        }
+      };
+      const isolateLane = async () => {
+        while (performance.now() < until) {
+          const start = performance.now();
+          await callOk(measured.client, 'echo_isolate', ECHO);
+          isolateTimes.push(performance.now() - start);
+        }
+      };
+      await Promise.all(withSpawns ? [spawnLane(), spawnLane(), isolateLane()] : [isolateLane()]);
+      await measured.close();
+      return { ...(await waitForFile(statsFile)), spawns, isolateCalls: summarize(isolateTimes) };
+    };
+    const alone = await measureLoop('alone', false);
+    const beside = await measureLoop('beside', true);
+    results.eventLoop = { isolateAlone: alone, besideSpawns: beside };
+    log('Event-loop delay of the host (ms; target: no spawn blocks the loop > 1 ms)');
+    log(table(['window', 'loop max', 'loop p99', 'loop mean', 'spawns', 'isolate p50', 'isolate p99'], [
+      ['isolate calls alone', alone.maxMs ?? 'n/a', alone.p99Ms ?? 'n/a', alone.meanMs ?? 'n/a', 0, alone.isolateCalls.p50, alone.isolateCalls.p99],
+      ['beside 2 lanes of one-shot spawns', beside.maxMs ?? 'n/a', beside.p99Ms ?? 'n/a', beside.meanMs ?? 'n/a', beside.spawns, beside.isolateCalls.p50, beside.isolateCalls.p99],
+    ]));
+    // The loop delay above also counts the host waiting for a CPU: on two cores,
+    // bubblewrap, the tools, the spawner and this client all run beside it. What a
+    // spawn itself blocks is the host's synchronous work per sandbox (the fork is
+    // the spawner's), measured inside the host:
+    const work = beside.sandboxStartWork;
+    if (work) log(`host's synchronous work per sandbox start (${work.count} stretches): p50 ${work.p50Ms} ms, p99 ${work.p99Ms} ms, max ${work.maxMs} ms; fork() runs in the spawner process`);
+    for (const [name, window] of [['alone', alone], ['beside spawns', beside]]) {
+      const gc = window.gcPauses;
+      const kinds = Object.entries(gc?.byKind ?? {}).map(([kind, pauses]) => `${pauses.count} ${kind} (max ${pauses.maxMs} ms)`).join(', ');
+      if (gc) log(`host's garbage-collection pauses, ${name}: ${gc.count}, p50 ${gc.p50Ms} ms, p99 ${gc.p99Ms} ms, max ${gc.maxMs} ms: ${kinds}`);
+    }
+  }
+
+  if (want('egress')) {
+    // 6. Egress: a namespaced one-shot call with and without a network allow list
+    // (the grant's proxy socket and the socat bridge), and fetches through the
+    // proxy against direct ones from the host's network, interleaved in one run.
+    results.egress = await benchEgress();
+    log('Egress (ms)');
+    log(table(['target', 'p50', 'p99', 'ratio'], [
+      ['one-shot namespace call, no network', results.egress.noNetwork.p50, results.egress.noNetwork.p99, ''],
+      ['one-shot namespace call, with an allow list', results.egress.withAllowList.p50, results.egress.withAllowList.p99, results.egress.allowListRatio],
+      ['fetch, direct (isolation none)', results.egress.fetchDirect.p50, results.egress.fetchDirect.p99, ''],
+      ['fetch, through the proxy (namespace)', results.egress.fetchProxied.p50, results.egress.fetchProxied.p99, results.egress.proxyRatio],
+    ]));
+    log('');
+  }
+
+  if (want('journal')) {
+    // 7. The journal's cost per call on each store, and two hosts on one PostgreSQL.
+    results.journal = await benchJournal({ N, scratch, host, log });
+  }
 
   writeFileSync(OUT_FILE, `${JSON.stringify(results, null, 2)}\n`);
   log(`\nwrote ${OUT_FILE}`);

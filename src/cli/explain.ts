@@ -1,11 +1,11 @@
 // `toolhost explain TOOL [JSON] [--json]`: which policy rules decide what for
 // TOOL, each with its layer, file and line; with arguments, whether they are
 // valid and what a call with them would meet.
-import type { HostConfig } from '../config/load-host-config.js';
+import type { HostConfig } from '../host-config.js';
 import type { ToolCheck } from '../policy/assess-tool.js';
 import { decide } from '../policy/decide.js';
 import { describePolicy, type KeyRow } from '../policy/describe-policy.js';
-import type { Decision, ToolView } from '../policy/types.js';
+import type { ToolView } from '../policy/types.js';
 import { HOST_FLAGS_HELP, parseCommandArgs, UsageError } from './args.js';
 import { loadConfigFromFlags, printProblems } from './host-config-flags.js';
 import { formatTable } from './table.js';
@@ -63,6 +63,8 @@ export interface Explanation extends ToolSummary {
     /** run | ask | deny | invalid_arguments */
     readonly outcome: string;
     readonly rule: string | null;
+    /** Why, as a call with these arguments would be told (the same reason `serve` gives). */
+    readonly reason: string | null;
   };
 }
 
@@ -87,11 +89,11 @@ function checkArguments(config: HostConfig, view: ToolView, args: unknown): NonN
   const errors = valid ? [] : (validate.errors ?? []).map((error) => ({ path: error.instancePath || '/', message: error.message ?? 'is invalid' }));
   if (!valid) {
     const mode = config.session.onInvalidArguments;
-    return { valid, errors, outcome: 'invalid_arguments', rule: config.policy.enforced.onInvalidArguments.source.rule + ` (${mode})` };
+    return { valid, errors, outcome: 'invalid_arguments', rule: config.policy.enforced.onInvalidArguments.source.rule + ` (${mode})`, reason: null };
   }
-  const decision: Decision = decide(view, args as Record<string, unknown>);
-  if (decision.effect === 'allow') return { valid, errors, outcome: 'run', rule: null };
-  return { valid, errors, outcome: decision.effect, rule: decision.rule };
+  // The decision `serve` enforces for this call (policy/decide.ts); arguments do not change it.
+  const { effect, rule, reason } = decide(view);
+  return { valid, errors, outcome: effect === 'allow' ? 'run' : effect, rule, reason };
 }
 
 function parseArguments(text: string): unknown {

@@ -1,6 +1,6 @@
 // Loads the host configuration from a command's parsed flags: the one place the
 // validate, list and explain commands turn argv into a HostConfig.
-import { loadHostConfig, type HostConfig } from '../config/load-host-config.js';
+import { loadHostConfig, type HostConfig } from '../host-config.js';
 import { formatProblem, type Problem } from '../config/problem.js';
 import { hostFlagsFrom } from './args.js';
 

@@ -1,7 +1,7 @@
 // `toolhost parse TEXT`: reads a model's emitted call back into
 // {name, arguments} and applies the checks a tools/call would get before it
 // runs: the tool is listed, and the arguments pass its compiled schema.
-import { loadHostConfig } from '../config/load-host-config.js';
+import { loadHostConfig } from '../host-config.js';
 import { formatProblem } from '../config/problem.js';
 import { ParseError } from '../formats/declaration.js';
 import { parseCall } from '../formats/parse.js';

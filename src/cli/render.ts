@@ -1,6 +1,6 @@
 // `toolhost render [--format json|xml|ptype]`: the listed tools' declarations
 // for models without native tool calls (SPEC section 9).
-import { loadHostConfig } from '../config/load-host-config.js';
+import { loadHostConfig } from '../host-config.js';
 import { formatProblem } from '../config/problem.js';
 import { FORMAT_NAMES, type FormatName, type FormatTool } from '../formats/declaration.js';
 import { renderTools } from '../formats/render.js';

@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, formatProblem } from '../config/problem.js';
 import { startEventLoopStats } from '../diagnostics/event-loop.js';
+import { startStageStats } from '../diagnostics/stage-times.js';
 import { createHost } from '../host.js';
 import { createLogger, type Logger } from '../log.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../protocol/boundary.js';
@@ -56,6 +57,7 @@ export async function run(argv: readonly string[]): Promise<number> {
   const flags = { ...hostFlagsFrom(values), journalUrl: journalFlagFrom(values) };
   const logger = createLogger(flags.logFile !== undefined ? { file: flags.logFile } : {});
   const writeEventLoopStats = startEventLoopStats();
+  const writeStageStats = startStageStats();
   // Listen before the (slow) host build: a SIGTERM during startup still ends cleanly.
   let signalled: StopReason | undefined;
   const signals = waitForSignal().then((reason) => (signalled = reason));
@@ -112,6 +114,7 @@ export async function run(argv: readonly string[]): Promise<number> {
   const reason = await Promise.race([signals, inputEnded]);
   logger.info({ reason, inFlight: server.inFlightCount }, 'shutting down');
   writeEventLoopStats();
+  writeStageStats();
   // A stuck close must not keep the host alive: the deadline exits regardless.
   setTimeout(() => {
     logger.warn('shutdown deadline reached; exiting');

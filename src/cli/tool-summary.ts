@@ -1,6 +1,7 @@
 // One tool as `list --json` and `explain --json` print it. The field set is
 // documented in the README ("--json output") and only ever grows.
-import type { Decision, ToolView } from '../policy/types.js';
+import { decide } from '../policy/decide.js';
+import type { ToolView } from '../policy/types.js';
 
 export interface ToolSummary {
   readonly name: string;
@@ -49,8 +50,8 @@ export const TOOL_SUMMARY_FIELDS = [
 /** The summary of one tool view. */
 export function summarizeTool(view: ToolView): ToolSummary {
   const { manifest } = view;
-  const decision = flatten(view.decision);
-  const shadow = view.shadowDecision ? flatten(view.shadowDecision) : undefined;
+  // The same decision a call to the tool meets in `serve` (policy/decide.ts).
+  const { effect, code, rule, reason, excluded, shadow } = decide(view);
   return {
     name: manifest.name,
     file: manifest.displayFile,
@@ -59,12 +60,12 @@ export function summarizeTool(view: ToolView): ToolSummary {
     isolation: manifest.sandbox.mode === 'process' ? manifest.sandbox.isolation : null,
     trust: view.trust,
     listed: view.listed,
-    excluded: view.exclusion !== undefined,
-    ...decision,
-    shadow:
-      shadow && shadow.decision !== 'allow' && shadow.rule !== null && shadow.reason !== null
-        ? { decision: shadow.decision, code: shadow.code, rule: shadow.rule, reason: shadow.reason }
-        : null,
+    excluded,
+    decision: effect,
+    code,
+    rule,
+    reason,
+    shadow: shadow ? { decision: shadow.effect, code: shadow.effect === 'deny' ? shadow.code : null, rule: shadow.rule, reason: shadow.reason } : null,
     limits: { timeoutMs: view.limits.timeoutMs, maxResultBytes: view.limits.maxResultBytes, memoryMb: view.limits.memoryMb },
     terminal: manifest.terminal,
   };
@@ -73,15 +74,4 @@ export function summarizeTool(view: ToolView): ToolSummary {
 /** `isolate`, `worker`, `process` or `process+namespace`. */
 export function sandboxLabel(summary: ToolSummary): string {
   return summary.isolation === 'namespace' ? 'process+namespace' : summary.mode;
-}
-
-function flatten(decision: Decision): Pick<ToolSummary, 'decision' | 'code' | 'rule' | 'reason'> {
-  switch (decision.effect) {
-    case 'allow':
-      return { decision: 'allow', code: null, rule: null, reason: null };
-    case 'ask':
-      return { decision: 'ask', code: null, rule: decision.rule, reason: decision.reason };
-    case 'deny':
-      return { decision: 'deny', code: decision.code, rule: decision.rule, reason: decision.reason };
-  }
 }

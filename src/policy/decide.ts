@@ -1,27 +1,65 @@
-// The policy decision for one call (SPEC section 5 step 5). Pure: everything
-// it needs was settled when the view was built, so the supervisor can call it
-// per request without I/O. Arguments are accepted for rules that look at them;
-// no policy key does today, so the decision depends on the view alone.
-import type { Decision, ToolView } from './types.js';
+// The policy decision for a call to one tool (SPEC section 4 and section 5
+// steps 3 and 5), the one answer both `serve` and `explain` use: the effect,
+// the code and rule of a refusal, the reason shown to the caller, and what the
+// journal records. Pure: everything it needs was settled when the view was
+// built, so it is computed once per view (views are frozen) and the supervisor
+// reads it per request without I/O or allocation. No policy key looks at a
+// call's arguments, so they are not an input.
+import { HostError } from '../errors.js';
+import type { Decision, RuleRef, ToolView } from './types.js';
+
+export type DenialCode = 'policy_denied' | 'unclassified_tool';
 
 export interface CallDecision {
-  /** What the host does. */
-  readonly decision: Decision;
-  /** What a shadow-mode organisation file would have done instead (journaled as would_deny). */
-  readonly shadow?: Decision;
+  readonly effect: 'allow' | 'ask' | 'deny';
+  /** deny only. */
+  readonly code: DenialCode | null;
+  /** The rule that decided (`file:line key` or `(built-in) key`); null for the built-in allow. */
+  readonly rule: RuleRef | null;
+  /** Why, for people: the prompt of an ask, the message of a deny; null for allow. */
+  readonly reason: string | null;
+  /** True when the tool conflicts with the policy as declared (the first kind of refusal). */
+  readonly excluded: boolean;
+  /** What a shadow-mode organisation file would decide instead, when stricter. */
+  readonly shadow: Exclude<Decision, { readonly effect: 'allow' }> | null;
+  /** What the journal records: a shadow deny of a call that runs is `would_deny` with the shadow's rule. */
+  readonly journal: { readonly decision: 'allow' | 'ask' | 'deny' | 'would_deny'; readonly rule: RuleRef | null };
 }
 
-/** Decides a call to `view` with `args` (already validated against the input schema). */
-export function decide(view: ToolView, args: Readonly<Record<string, unknown>>): Decision {
-  void args;
+const decided = new WeakMap<ToolView, CallDecision>();
+
+/** The decision for a call to `view`. */
+export function decide(view: ToolView): CallDecision {
+  let decision = decided.get(view);
+  if (decision === undefined) decided.set(view, (decision = Object.freeze(decideOnce(view))));
+  return decision;
+}
+
+/** The error a denied call fails with; `redact` cleans the reason (it may quote manifest paths). */
+export function denialError(tool: string, decision: CallDecision, redact: (text: string) => string = (text) => text): HostError {
+  const rule = decision.rule ?? '(built-in)';
+  const reason = redact(decision.reason ?? '');
+  const what = decision.excluded ? 'is excluded' : decision.code === 'unclassified_tool' ? 'is unclassified and refused' : 'is denied';
+  return new HostError(decision.code ?? 'policy_denied', `The tool ${tool} ${what} by policy rule ${rule}: ${oneLine(reason)}`, { rule, reason });
+}
+
+function decideOnce(view: ToolView): CallDecision {
+  const shadow = view.shadowDecision && view.shadowDecision.effect !== 'allow' ? view.shadowDecision : null;
   if (view.exclusion) {
-    return { effect: 'deny', code: 'policy_denied', rule: view.exclusion.rule, reason: `excluded: ${view.exclusion.reason}` };
+    const { rule, reason } = view.exclusion;
+    return { effect: 'deny', code: 'policy_denied', rule, reason, excluded: true, shadow, journal: { decision: 'deny', rule } };
   }
-  return view.decision;
+  const decision = view.decision;
+  const base =
+    decision.effect === 'allow'
+      ? { effect: 'allow' as const, code: null, rule: null, reason: null }
+      : { effect: decision.effect, code: decision.effect === 'deny' ? decision.code : null, rule: decision.rule, reason: decision.reason };
+  const wouldDeny = base.effect !== 'deny' && shadow?.effect === 'deny';
+  return { ...base, excluded: false, shadow, journal: wouldDeny ? { decision: 'would_deny', rule: shadow.rule } : { decision: base.effect, rule: base.rule } };
 }
 
-/** The decision plus what shadow policy would have decided, for the journal. */
-export function decideWithShadow(view: ToolView, args: Readonly<Record<string, unknown>>): CallDecision {
-  const decision = decide(view, args);
-  return view.shadowDecision ? { decision, shadow: view.shadowDecision } : { decision };
+// Messages are one sentence: reasons written for people may span lines.
+function oneLine(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim().replace(/\.$/, '');
+  return `${flat}.`;
 }

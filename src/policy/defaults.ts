@@ -2,7 +2,7 @@
 // With no policy file at all these are the whole policy (SPEC section 4).
 // The README's "Policy reference" lists the same values; a test keeps them in step.
 import type { SideEffect } from '../registry/manifest.js';
-import type { SandboxMode } from '../runner/types.js';
+import type { SandboxMode } from '../registry/manifest.js';
 import type { ApprovalsBy, InvalidArgumentsMode, LimitKey } from './policy-model.js';
 import type { OnUnknownTool, PolicyMode } from './types.js';
 

@@ -2,7 +2,7 @@
 // request asked with a progressToken) and lifecycle events as log messages
 // (where the era allows: legacy by logging/setLevel, modern by the request's
 // logLevel). Nothing is sent once the request is cancelled.
-import type { ServerContext } from '@modelcontextprotocol/server';
+import { LOG_LEVEL_META_KEY, type LoggingLevel, type ServerContext } from '@modelcontextprotocol/server';
 import type { Logger } from '../log.js';
 import type { ProgressEvent } from '../runner/wire.js';
 import type { LifecycleEvent } from '../supervisor/types.js';
@@ -62,11 +62,33 @@ export function forwardProgress(ctx: ServerContext, progressToken: unknown, logg
   };
 }
 
-/** Sends tool.started / tool.completed / tool.failed as notifications/message. */
-export function forwardLifecycleEvents(ctx: ServerContext, logger: Logger): (event: LifecycleEvent) => void {
+// RFC 5424 order, as MCP's LoggingLevel lists it.
+const SEVERITY: readonly LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
+
+/**
+ * The level a client asked log messages at for this request, or undefined when
+ * it asked for none (SPEC section 6): legacy clients by logging/setLevel
+ * (`legacyLevel`, kept per connection), modern clients by the request's logLevel.
+ */
+export function requestedLogLevel(ctx: ServerContext, legacyLevel: LoggingLevel | undefined): LoggingLevel | undefined {
+  if (legacyLevel !== undefined) return legacyLevel;
+  // The SDK types the envelope as {}; its keys are the reserved _meta names.
+  const level = (ctx.mcpReq.envelope as Readonly<Record<string, unknown>> | undefined)?.[LOG_LEVEL_META_KEY];
+  return typeof level === 'string' && SEVERITY.includes(level as LoggingLevel) ? (level as LoggingLevel) : undefined;
+}
+
+/**
+ * Sends tool.started / tool.completed / tool.failed as notifications/message at
+ * or above `threshold`; undefined (the supervisor then builds no event at all)
+ * when the client asked for no log messages.
+ */
+export function forwardLifecycleEvents(ctx: ServerContext, threshold: LoggingLevel | undefined, logger: Logger): ((event: LifecycleEvent) => void) | undefined {
+  if (threshold === undefined) return undefined;
+  const least = SEVERITY.indexOf(threshold);
   return (event) => {
     if (ctx.mcpReq.signal.aborted) return;
     const level = event.type === 'tool.failed' ? 'warning' : 'info';
+    if (SEVERITY.indexOf(level) < least) return;
     ctx.mcpReq.log(level, { ...event }, LIFECYCLE_LOGGER).catch((error: unknown) => {
       logger.debug({ err: String(error) }, 'lifecycle notification not sent');
     });

@@ -2,13 +2,14 @@
 // era (serveStdio pins legacy or modern on the opening message), whose
 // handlers hand every tools/call to the supervisor and render its outcome.
 // No decision is made here: the supervisor decides, results.ts renders.
-import { ProtocolError, Server, type Implementation, type ProtocolEra, type Transport } from '@modelcontextprotocol/server';
+import { ProtocolError, Server, type Implementation, type LoggingLevel, type ProtocolEra, type Transport } from '@modelcontextprotocol/server';
 import { serveStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
 import { HostError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { CallControl } from '../supervisor/call-control.js';
 import type { Supervisor } from '../supervisor/types.js';
 import { approvalChannelFor, approvalAnswerFrom } from './approval-channel.js';
-import { forwardLifecycleEvents, forwardProgress } from './notifications.js';
+import { forwardLifecycleEvents, forwardProgress, requestedLogLevel } from './notifications.js';
 import { readArtifactResource, ARTIFACT_URI_TEMPLATE } from './resources.js';
 import { JSONRPC_INTERNAL_ERROR, renderOutcome } from './results.js';
 import { TERMINAL_META_KEY } from '../supervisor/tool-output.js';
@@ -66,7 +67,7 @@ export function serveToolhost(transport: Transport, options: ToolhostServerOptio
     },
     async cancelInFlight(timeoutMs) {
       const calls = [...inFlight];
-      for (const call of calls) call.controller.abort(new HostError('cancelled', 'The host is shutting down.', { reason: 'shutdown' }));
+      for (const call of calls) call.shutdown.abort(new HostError('cancelled', 'The host is shutting down.', { reason: 'shutdown' }));
       await Promise.race([Promise.allSettled(calls.map((call) => call.answered)), delay(timeoutMs)]);
     },
     async replaceSupervisor(next) {
@@ -100,7 +101,8 @@ interface ServingState {
 
 interface InFlightCall {
   readonly supervisor: Supervisor;
-  readonly controller: AbortController;
+  /** Aborted by cancelInFlight (the host's shutdown), with the HostError as its reason. */
+  readonly shutdown: AbortController;
   /** Settles once the handler returned (its answer is handed to the SDK). */
   readonly answered: Promise<unknown>;
 }
@@ -111,6 +113,17 @@ function buildServer(era: ProtocolEra, options: ToolhostServerOptions, state: Se
     capabilities: { tools: { listChanged: true }, resources: {}, logging: {} },
     instructions: 'toolhost runs sandboxed tools under policy. Errors carry a stable code in their first line and in _meta["toolhost/error"].',
   });
+
+  // Lifecycle log messages go only to a client that asked for them (SPEC section 6).
+  // The SDK's own setLevel handler would leave "never asked" and "asked for
+  // everything" alike, so the legacy level is kept here.
+  let legacyLogLevel: LoggingLevel | undefined;
+  if (era === 'legacy') {
+    server.setRequestHandler('logging/setLevel', async (request) => {
+      legacyLogLevel = request.params.level;
+      return {};
+    });
+  }
 
   server.setRequestHandler('tools/list', async () => ({
     tools: state.supervisor.listTools().map((tool) => ({
@@ -126,25 +139,27 @@ function buildServer(era: ProtocolEra, options: ToolhostServerOptions, state: Se
   server.setRequestHandler('tools/call', async (request, ctx) => {
     // The call stays on the supervisor it started with, even if a reload replaces it meanwhile.
     const supervisor = state.supervisor;
-    const controller = new AbortController();
-    const signal = AbortSignal.any([ctx.mcpReq.signal, controller.signal]);
+    // The client's cancel and the host's shutdown, linked by hand (AbortSignal.any leaks on Node 20).
+    const shutdown = new AbortController();
+    const control = new CallControl([ctx.mcpReq.signal, shutdown.signal]);
     const params = request.params;
     const meta = (params._meta ?? {}) as Record<string, unknown>;
     const requestState = ctx.mcpReq.requestState<unknown>();
     const approvalAnswer = approvalAnswerFrom(ctx.mcpReq.inputResponses, ctx.mcpReq.droppedInputResponseKeys);
     const progress = forwardProgress(ctx, meta['progressToken'], logger);
+    const onEvent = forwardLifecycleEvents(ctx, requestedLogLevel(ctx, legacyLogLevel), logger);
     const work = supervisor.callTool({
       name: params.name,
       args: params.arguments,
       meta,
-      signal,
+      signal: control.signal,
       approval: approvalChannelFor(era, server, ctx, options.elicitationTimeoutMs ?? DEFAULT_ELICITATION_TIMEOUT_MS),
       ...(typeof requestState === 'string' ? { requestState } : {}),
       ...(approvalAnswer !== undefined ? { approvalAnswer } : {}),
       ...(progress.onProgress ? { onProgress: progress.onProgress } : {}),
-      onEvent: forwardLifecycleEvents(ctx, logger),
+      ...(onEvent ? { onEvent } : {}),
     });
-    const call: InFlightCall = { supervisor, controller, answered: work.catch(() => undefined) };
+    const call: InFlightCall = { supervisor, shutdown, answered: work.catch(() => undefined) };
     state.inFlight.add(call);
     try {
       const outcome = await work;
@@ -156,6 +171,7 @@ function buildServer(era: ProtocolEra, options: ToolhostServerOptions, state: Se
       logger.error({ err: error instanceof Error ? error.message : String(error) }, 'supervisor.callTool threw');
       throw new ProtocolError(JSONRPC_INTERNAL_ERROR, 'Internal error.', { code: 'internal' });
     } finally {
+      control.dispose();
       state.inFlight.delete(call);
       for (const waiter of [...state.idleWaiters]) waiter();
     }

@@ -1,12 +1,14 @@
 // The Manifest type: one tool's YAML after schema validation and
 // normalization (defaults applied, paths resolved). Frozen once loaded.
 import type { ValidateFunction } from 'ajv';
-import type { RootAccess, SandboxMode } from '../runner/types.js';
 import type { YamlSource } from '../config/yaml-source.js';
 
 export const SIDE_EFFECTS = ['read_only', 'local_mutation', 'remote_mutation', 'destructive'] as const;
 export type SideEffect = (typeof SIDE_EFFECTS)[number];
 export const SANDBOX_MODES = ['isolate', 'worker', 'process'] as const;
+/** Where a tool runs (SPEC section 3); the runners are built by mode. */
+export type SandboxMode = (typeof SANDBOX_MODES)[number];
+export type RootAccess = 'read' | 'read_write';
 export type ToolFormat = 'json' | 'xml' | 'ptype';
 
 export interface ManifestRoot {

@@ -4,7 +4,7 @@ import type { ValidateFunction } from 'ajv';
 import type { Problem } from '../config/problem.js';
 import type { YamlSource } from '../config/yaml-source.js';
 import type { Manifest, ManifestRoot, ManifestSandbox, SideEffect, ToolFormat } from './manifest.js';
-import type { SandboxMode } from '../runner/types.js';
+import type { SandboxMode } from './manifest.js';
 
 /** What the disk and schema checks produced for one file. */
 export interface CheckedParts {

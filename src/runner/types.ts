@@ -1,9 +1,10 @@
 // One interface for the three sandbox modes. A runner is built per tool from
 // its RunSpec (the manifest after the policy's effective limits are applied).
+import type { RootAccess, SandboxMode } from '../registry/manifest.js';
 import type { Job, RunOptions, RunOutcome } from './wire.js';
 
-export type SandboxMode = 'isolate' | 'worker' | 'process';
-export type RootAccess = 'read' | 'read_write';
+// The modes and root access are the manifest's words (registry/manifest.ts); runners read them.
+export type { RootAccess, SandboxMode };
 
 export interface WorkspaceRoot {
   /** Absolute, symlink-resolved path. */

@@ -1,7 +1,7 @@
 // The only shapes that cross into sandbox/: plain, structured-cloneable data.
 // No Error object, no function, no host reference crosses a thread, isolate or
 // process boundary.
-import type { RunCode, ErrorDetails } from '../errors.js';
+import type { ErrorCode, RunCode, ErrorDetails } from '../errors.js';
 
 /** What a tool produced, before the supervisor's result checks (SPEC section 5 step 9). */
 export type RunOutput =
@@ -58,11 +58,32 @@ export interface EgressAttempt {
   readonly address: string | null;
 }
 
-export interface RunOptions {
-  /** Aborted when the client cancels or the host shuts down. */
+/**
+ * The one termination control of a call (supervisor/call-control.ts): the
+ * request's cancel, the host's shutdown and the deadline, linked once, with the
+ * first reason kept. A runner registers what to stop (`onStop`) instead of
+ * arming timers or listening to signals of its own.
+ */
+export interface RunControl {
+  /** Aborts once the call must stop, for any reason; for APIs that take a signal (Piscina). */
   readonly signal: AbortSignal;
-  /** Wall-clock budget for this call, from the effective limits. */
+  /** The call's wall-clock budget, from the effective limits (its deadline is already armed). */
   readonly timeoutMs: number;
+  /** Why the call stops; undefined while it may go on. */
+  readonly reason: ErrorCode | undefined;
+  /** Resolves with the reason once the call stops. */
+  readonly stopped: Promise<ErrorCode>;
+  /** Stops the call for `reason` unless it already stopped; returns the reason that won (the first). */
+  stop(reason: ErrorCode): ErrorCode;
+  /** Calls `onStop` once when the call stops (now, if it has); returns the function that unregisters it. */
+  onStop(onStop: (reason: ErrorCode) => void): () => void;
+  /** What a stopped call reports: the reason's code, its one-sentence message and details. */
+  failure(): { readonly code: RunCode; readonly message: string; readonly details: ErrorDetails };
+}
+
+export interface RunOptions {
+  /** Deadline, cancel and shutdown of this call. */
+  readonly control: RunControl;
   readonly onProgress?: (event: ProgressEvent) => void;
   readonly onLog?: (level: ToolLogLevel, message: string) => void;
   readonly onDenied?: (denial: SandboxDenial) => void;

@@ -6,8 +6,8 @@ import { HostError } from '../errors.js';
 import type { ToolView } from '../policy/types.js';
 import type { ApprovalPrompt, CallRequest, ElicitAnswer } from './types.js';
 import { throwIfCancelled } from './session-limits.js';
-import type { PolicyOutcome } from './policy.js';
-import { linkSignals } from './link-signals.js';
+import type { CallDecision } from '../policy/decide.js';
+import { CallControl } from './call-control.js';
 import { escapeForPrompt, escapeHeadAndTail } from './prompt-text.js';
 import type { RequestStateSigner } from './request-state.js';
 import { readApprovalId, requestOperatorApproval, spendOperatorApproval, type OperatorApprovals } from './operator-approval.js';
@@ -23,7 +23,8 @@ export interface ApprovalInput {
   readonly view: ToolView;
   readonly args: Readonly<Record<string, unknown>>;
   readonly argsHash: string;
-  readonly policy: PolicyOutcome;
+  /** The call's policy decision; only `ask` needs an approval. */
+  readonly decision: CallDecision;
   readonly request: CallRequest;
   readonly signer: RequestStateSigner;
   /** How long an elicitation may take before it counts as a denial. */
@@ -38,9 +39,9 @@ const MAX_ARGS_CHARS = 520;
 
 /** Resolves when the call may run; throws approval_denied, approval_required or cancelled otherwise. */
 export async function obtainApproval(input: ApprovalInput): Promise<ApprovalResult> {
-  const { policy, request, view } = input;
-  if (policy.effect !== 'ask') return { status: 'not_needed' };
-  const rule = policy.rule;
+  const { decision, request, view } = input;
+  if (decision.effect !== 'ask') return { status: 'not_needed' };
+  const rule = decision.rule;
   const channel = request.approval;
   const { operator } = input;
   if (operator !== undefined) {
@@ -92,7 +93,7 @@ function answerInputRequired(input: ApprovalInput, rule: string | null): Approva
   const { request, view, argsHash, signer } = input;
   const tool = view.manifest.name;
   if (request.requestState === undefined) {
-    return { status: 'input_required', requestState: signer.issue(tool, argsHash), message: buildApprovalPrompt(view, input.args, input.argsHash, input.policy.askReason) };
+    return { status: 'input_required', requestState: signer.issue(tool, argsHash), message: buildApprovalPrompt(view, input.args, input.argsHash, input.decision.reason ?? undefined) };
   }
   const check = signer.verify(request.requestState, tool, argsHash);
   if (!check.ok) {
@@ -119,40 +120,27 @@ function denialReason(answer: unknown): string {
 type Elicit = (prompt: ApprovalPrompt, signal: AbortSignal) => Promise<ElicitAnswer>;
 
 // The channel gets a signal, but an answer that never comes must not hold the
-// call: the race settles on the timeout or the request's cancellation either way.
+// call: the race settles on the approval's own deadline or the request's
+// cancellation either way (one CallControl for the wait, its deadline the prompt's).
 async function elicitWithTimeout(elicit: Elicit, input: ApprovalInput): Promise<ElicitAnswer | undefined> {
   const { request, view } = input;
   throwIfCancelled(request.signal);
-  const timeout = new AbortController();
-  const linked = linkSignals([request.signal, timeout.signal]);
-  const signal = linked.signal;
-  let timer: NodeJS.Timeout | undefined;
-  let onAbort: (() => void) | undefined;
-  const stopped = new Promise<'timeout' | 'cancelled'>((resolve) => {
-    timer = setTimeout(() => {
-      timeout.abort();
-      resolve('timeout');
-    }, input.timeoutMs);
-    onAbort = () => resolve('cancelled');
-    request.signal.addEventListener('abort', onAbort, { once: true });
-  });
-  const prompt: ApprovalPrompt = { message: buildApprovalPrompt(view, input.args, input.argsHash, input.policy.askReason), tool: view.manifest.name, sideEffect: view.manifest.sideEffect ?? 'unclassified' };
+  const waiting = new CallControl([request.signal], { timeoutMs: input.timeoutMs });
+  const prompt: ApprovalPrompt = { message: buildApprovalPrompt(view, input.args, input.argsHash, input.decision.reason ?? undefined), tool: view.manifest.name, sideEffect: view.manifest.sideEffect ?? 'unclassified' };
   try {
     const answered = Promise.resolve()
-      .then(() => elicit(prompt, signal))
+      .then(() => elicit(prompt, waiting.signal))
       .then(
-      (answer) => ({ answer }),
-      (error: unknown) => ({ answer: { error: error instanceof Error ? error.message : String(error) } as ElicitAnswer }),
-    );
-    const first = await Promise.race([answered, stopped]);
-    if (first === 'cancelled') throw new HostError('cancelled', 'The call was cancelled while waiting for an approval.', {});
+        (answer) => ({ answer }),
+        (error: unknown) => ({ answer: { error: error instanceof Error ? error.message : String(error) } as ElicitAnswer }),
+      );
+    const first = await Promise.race([answered, waiting.stopped]);
     if (first === 'timeout') {
-      throw new HostError('approval_denied', `No approval for ${view.manifest.name} arrived in time.`, { rule: input.policy.rule, reason: 'timeout', timeoutMs: input.timeoutMs });
+      throw new HostError('approval_denied', `No approval for ${view.manifest.name} arrived in time.`, { rule: input.decision.rule, reason: 'timeout', timeoutMs: input.timeoutMs });
     }
+    if (typeof first === 'string') throw new HostError('cancelled', 'The call was cancelled while waiting for an approval.', {});
     return first.answer;
   } finally {
-    clearTimeout(timer);
-    if (onAbort) request.signal.removeEventListener('abort', onAbort);
-    linked.unlink();
+    waiting.dispose();
   }
 }

@@ -5,8 +5,11 @@ import { randomUUID } from 'node:crypto';
 import type { CallStart } from '../audit/call-record.js';
 import { hashArgs } from '../audit/hash.js';
 import type { ErrorCode } from '../errors.js';
+import { performance } from 'node:perf_hooks';
+import { recordStageTime, stageTimesOn } from '../diagnostics/stage-times.js';
 import type { Logger } from '../log.js';
 import type { ToolView } from '../policy/types.js';
+import type { CallControl } from './call-control.js';
 import type { Stage } from './stages.js';
 import type { CallRequest } from './types.js';
 
@@ -29,11 +32,14 @@ export class CallContext {
   started = false;
   /** Network attempts of the run (egress proxy, ctx.fetch), for the journal record. */
   readonly egress = { admitted: 0, refused: 0 };
-  #termination: ErrorCode | undefined;
+  /** When the current stage began (performance.now), only while the bench records stage times. */
+  #stageStartedAt: number | undefined = stageTimesOn() ? performance.now() : undefined;
   logger: Logger;
 
   constructor(
     readonly request: CallRequest,
+    /** The call's termination control: cancel, shutdown, deadline, the first reason. */
+    readonly control: CallControl,
     readonly sessionId: string,
     logger: Logger,
   ) {
@@ -43,7 +49,19 @@ export class CallContext {
 
   /** Marks the start of a stage (for logs and for the stage named with a failure). */
   enter(stage: Stage): void {
+    this.lap(this.stage);
     this.stage = stage;
+  }
+
+  /**
+   * Times what ran since the last mark as `stage`, without changing the stage
+   * the call's log line names (the bench's stage times; a no-op otherwise).
+   */
+  lap(stage: Stage): void {
+    if (this.#stageStartedAt === undefined) return;
+    const now = performance.now();
+    recordStageTime(this.toolName, stage, now - this.#stageStartedAt);
+    this.#stageStartedAt = now;
   }
 
   /** The tool name the journal records: the resolved tool, else the name asked for. */
@@ -53,12 +71,7 @@ export class CallContext {
 
   /** Records why the call ends; the first reason wins when two race (timeout and cancel). */
   terminate(code: ErrorCode): ErrorCode {
-    this.#termination ??= code;
-    return this.#termination;
-  }
-
-  get termination(): ErrorCode | undefined {
-    return this.#termination;
+    return this.control.settle(code);
   }
 
   /** The journal's start record with what is known now. */

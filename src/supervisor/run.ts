@@ -1,14 +1,14 @@
 // Run (SPEC section 5 step 8): hand the validated arguments to the tool's
 // runner with the effective timeout and the request's signal, forward
 // progress, and turn a failed RunOutcome into a HostError with the tool's
-// words redacted. Runners enforce the deadline themselves; a backstop here
-// makes sure a runner that never answers cannot hold a call (or a slot) forever.
+// words redacted. The call's control (call-control.ts) arms the deadline and
+// tells the runner to stop; a backstop here makes sure a runner that never
+// answers after that cannot hold a call (or a slot) forever.
 import { HostError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Runner } from '../runner/types.js';
 import type { ProgressEvent, RunOutcome, RunOutput } from '../runner/wire.js';
 import type { CallContext } from './call-context.js';
-import { linkSignals } from './link-signals.js';
 import type { Redactor } from './redact.js';
 import { MAX_ERROR_MESSAGE_CHARS } from './redact-error.js';
 
@@ -30,27 +30,18 @@ export const RUNNER_BACKSTOP_GRACE_MS = 5_000;
 /** Runs the tool and returns its raw output; throws a HostError for every failure. */
 export async function runTool(input: RunInput): Promise<RunOutput> {
   const { ctx, runner, timeoutMs } = input;
-  const requestSignal = ctx.request.signal;
-  const backstop = new AbortController();
-  const linked = linkSignals([requestSignal, backstop.signal]);
-  const signal = linked.signal;
-  const onCancel = (): void => void ctx.terminate('cancelled');
-  requestSignal.addEventListener('abort', onCancel, { once: true });
-  let timer: NodeJS.Timeout | undefined;
-  const backstopFired = new Promise<RunOutcome>((resolve) => {
-    timer = setTimeout(() => {
-      ctx.logger.error({ timeoutMs, graceMs: RUNNER_BACKSTOP_GRACE_MS }, 'runner did not report after its timeout; aborting it');
-      backstop.abort();
-      resolve({ ok: false, code: 'timeout', message: `The tool ran longer than ${timeoutMs} ms.`, details: { timeoutMs }, durationMs: timeoutMs + RUNNER_BACKSTOP_GRACE_MS });
-    }, timeoutMs + RUNNER_BACKSTOP_GRACE_MS);
+  const control = ctx.control;
+  const disarm = control.startDeadline(timeoutMs);
+  const backstop = control.afterStop(RUNNER_BACKSTOP_GRACE_MS).then((): RunOutcome => {
+    ctx.logger.error({ reason: control.reason, timeoutMs, graceMs: RUNNER_BACKSTOP_GRACE_MS }, 'runner did not report after the call stopped; giving up on it');
+    return { ok: false, ...control.failure(), durationMs: Date.now() - ctx.startedAt };
   });
   try {
     const outcome = await Promise.race([
       runner.run(
         { callId: ctx.callId, args: input.args },
         {
-          signal,
-          timeoutMs,
+          control,
           ...(input.onProgress ? { onProgress: input.onProgress } : {}),
           onLog: (level, message) => ctx.logger[level]({ toolLog: true }, input.redact.cut(String(message), MAX_LOG_MESSAGE_CHARS)),
           onDenied: (denial) => ctx.logger.warn({ denial }, 'sandbox refused a tool request'),
@@ -61,14 +52,13 @@ export async function runTool(input: RunInput): Promise<RunOutput> {
           },
         },
       ),
-      backstopFired,
+      backstop,
     ]);
     if (outcome.ok) return outcome.output;
     return failWith(ctx, outcome, input.redact, ctx.logger);
   } finally {
-    clearTimeout(timer);
-    requestSignal.removeEventListener('abort', onCancel);
-    linked.unlink();
+    // The deadline is the run's: a late timer must not overrule a result already in hand.
+    disarm();
   }
 }
 
@@ -77,7 +67,8 @@ function failWith(ctx: CallContext, outcome: Extract<RunOutcome, { ok: false }>,
   const code = ctx.terminate(outcome.code);
   if (code !== outcome.code) {
     logger.debug({ runnerCode: outcome.code, code }, 'runner failure superseded by an earlier termination');
-    throw new HostError(code, 'The call was cancelled.', {});
+    const { message, details } = ctx.control.failure();
+    throw new HostError(code, message, details);
   }
   // Redacted before it is cut (the supervisor redacts every error's details again as it leaves).
   const message = redact.cut(outcome.message, MAX_ERROR_MESSAGE_CHARS);

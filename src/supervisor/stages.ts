@@ -7,13 +7,13 @@ export const STAGES = [
   'session-limits',
   /** The tool by name, or the onUnknownTool rewrite: lookup.ts */
   'lookup',
-  /** Excluded by the policy as declared, or denied by name or class: exposure.ts */
+  /** Excluded by the policy as declared, or denied by name or class (policy/decide.ts): policy.ts */
   'exposure',
   /** Arguments against the compiled input schema: validate-args.ts */
   'validate-args',
   /** `_meta.idempotencyKey`: replay, mismatch or interrupted: idempotency.ts */
   'idempotency',
-  /** allow or ask, and what a shadow policy would deny: policy.ts */
+  /** allow or ask, and what a shadow policy would deny, logged: policy.ts */
   'policy',
   /** Elicitation, input_required or approval_required: approval.ts */
   'approval',
@@ -23,6 +23,8 @@ export const STAGES = [
   'run',
   /** UTF-8, strict JSON, output schema, redaction, byte limit: result-checks.ts, result-shape.ts */
   'result-checks',
+  /** The journal record, the end event and the log line, from `finally`: supervisor.ts */
+  'finish',
 ] as const;
 
 export type Stage = (typeof STAGES)[number];

@@ -6,17 +6,17 @@ import { randomUUID } from 'node:crypto';
 import { sha256Hex } from '../audit/hash.js';
 import { HostError, isHostError, withToolRecovery } from '../errors.js';
 import type { Logger } from '../log.js';
+import { decide, type CallDecision } from '../policy/decide.js';
 import type { SessionPolicy, ToolView } from '../policy/types.js';
 import { obtainApproval, type ApprovalResult } from './approval.js';
 import { DEFAULT_APPROVAL_EXPIRY_MS } from './operator-approval.js';
 import { emitEnded, emitStarted, forwardProgress, logCallEnd } from './call-events.js';
 import { CallContext } from './call-context.js';
-import { checkExposure } from './exposure.js';
 import { checkIdempotency, readIdempotencyKey, serializeForReplay, type ReplayedResult } from './idempotency.js';
 import { beginJournal, closeJournal, type CallEnd, type CallJournal } from './journal-entry.js';
-import { linkSignals } from './link-signals.js';
+import { CallControl } from './call-control.js';
 import { lookupTool, peekTool } from './lookup.js';
-import { decidePolicy, journalDecisionOf, type PolicyOutcome } from './policy.js';
+import { checkExposure, notePolicy } from './policy.js';
 import type { Redactor } from './redact.js';
 import { redactError } from './redact-error.js';
 import type { RequestStateSigner } from './request-state.js';
@@ -95,13 +95,13 @@ class CallSupervisor implements Supervisor {
     if (this.#closing) {
       return Promise.resolve({ kind: 'error', callId: randomUUID(), error: new HostError('cancelled', 'The host is shutting down.', {}) });
     }
-    // Host shutdown cancels every call, as a client cancel would.
-    const linked = linkSignals([request.signal, this.#shutdown.signal]);
-    const call = this.#call({ ...request, signal: linked.signal });
+    // Host shutdown cancels every call, as a client cancel would; the run stage arms the deadline.
+    const control = new CallControl([request.signal, this.#shutdown.signal]);
+    const call = this.#call({ ...request, signal: control.signal }, control);
     this.#inflight.add(call);
     void call.finally(() => {
       this.#inflight.delete(call);
-      linked.unlink();
+      control.dispose();
     });
     return call;
   }
@@ -112,10 +112,10 @@ class CallSupervisor implements Supervisor {
   }
 
   // The stage table of SPEC section 5, in order.
-  async #call(request: CallRequest): Promise<CallOutcome> {
+  async #call(request: CallRequest, control: CallControl): Promise<CallOutcome> {
     const { config, journal } = this.#deps;
     const counters = request.session ?? this.#deps.session;
-    const ctx = new CallContext(request, counters.id, this.#deps.logger);
+    const ctx = new CallContext(request, control, counters.id, this.#deps.logger);
     let release: ReleaseSlot | undefined;
     let end: CallEnd | undefined;
     try {
@@ -125,11 +125,12 @@ class CallSupervisor implements Supervisor {
       ctx.enter('lookup');
       const { view, rewrittenFrom } = lookupTool(config.tools, request.name, this.session.onUnknownTool);
       ctx.view = view;
-      ({ decision: ctx.decision, rule: ctx.rule } = journalDecisionOf(view));
+      const decision = decide(view);
+      ({ decision: ctx.decision, rule: ctx.rule } = decision.journal);
       if (rewrittenFrom !== undefined) ctx.logger.info({ requested: rewrittenFrom, tool: view.manifest.name }, 'unknown tool rewritten by policy');
 
       ctx.enter('exposure');
-      checkExposure(view, this.#deps.redact);
+      checkExposure(view.manifest.name, decision, this.#deps.redact);
 
       ctx.enter('validate-args');
       const args = validateArgs(view.manifest, request.args);
@@ -137,12 +138,10 @@ class CallSupervisor implements Supervisor {
       ctx.idempotencyKey = readIdempotencyKey(request.meta);
 
       ctx.enter('policy');
-      const policy = decidePolicy(view, ctx.logger);
-      ctx.decision = policy.journalDecision;
-      ctx.rule = policy.rule;
+      notePolicy(decision, ctx.logger);
 
       ctx.enter('approval');
-      const approval = await this.#approve(ctx, args, policy);
+      const approval = await this.#approve(ctx, args, decision);
       if (approval.status === 'input_required') {
         end = { kind: 'input_required' };
         return { kind: 'input_required', callId: ctx.callId, requestState: approval.requestState, message: approval.message };
@@ -190,7 +189,9 @@ class CallSupervisor implements Supervisor {
         ...(shaped.structuredContent ? { structuredContent: shaped.structuredContent } : {}),
         ...(shaped.meta ? { meta: shaped.meta } : {}),
       };
-      end = { kind: 'result', payloadHash: sha256Hex(shaped.payload), payloadBytes: shaped.payloadBytes, replay: serializeForReplay(result) };
+      // The replay copy is kept only for a call with an idempotency key (journal-entry.ts drops it otherwise).
+      const replayCopy = ctx.idempotencyKey === null ? null : serializeForReplay(result);
+      end = { kind: 'result', payloadHash: sha256Hex(shaped.payload), payloadBytes: shaped.payloadBytes, replay: replayCopy };
       return { kind: 'result', callId: ctx.callId, ...result };
     } catch (thrown) {
       const error = withToolRecovery(this.#toHostError(ctx, thrown), ctx.view?.manifest);
@@ -198,19 +199,21 @@ class CallSupervisor implements Supervisor {
       return { kind: 'error', callId: ctx.callId, error };
     } finally {
       release?.();
+      ctx.lap(ctx.stage);
       countOutcome(counters, ctx, end);
       await this.#finish(ctx, end);
+      ctx.lap('finish');
     }
   }
 
-  async #approve(ctx: CallContext, args: Readonly<Record<string, unknown>>, policy: PolicyOutcome): Promise<ApprovalResult> {
+  async #approve(ctx: CallContext, args: Readonly<Record<string, unknown>>, decision: CallDecision): Promise<ApprovalResult> {
     const view = ctx.view as ToolView;
     try {
       const approval = await obtainApproval({
         view,
         args,
         argsHash: ctx.argsHash,
-        policy,
+        decision,
         request: ctx.request,
         signer: this.#deps.signer,
         timeoutMs: this.#deps.approvalTimeoutMs,
@@ -249,7 +252,8 @@ class CallSupervisor implements Supervisor {
     if (isHostError(thrown)) {
       const code = ctx.terminate(thrown.code);
       if (code === thrown.code) return redactError(thrown, this.#deps.redact);
-      return new HostError(code, code === 'cancelled' ? 'The call was cancelled.' : `The call ended with ${code}.`, {}, { cause: thrown });
+      const { message, details } = ctx.control.failure();
+      return new HostError(code, message, details, { cause: thrown });
     }
     ctx.terminate('internal');
     // Logged once, with the cause, by the end-of-call log line.

@@ -111,7 +111,12 @@ describe.each(CLIENT_KINDS)('%s client without elicitation', (kind: ClientKind) 
     ]);
   });
 
-  it('sends lifecycle events as log messages (modern era: when the request names a logLevel)', async () => {
+  it('sends lifecycle events as log messages only once asked (legacy: logging/setLevel; modern: the request names a logLevel)', async () => {
+    const unasked = logs.length;
+    await client.callTool({ name: 'echo', arguments: {} });
+    // A call's events are written before its answer: none of them can arrive later.
+    expect(logs.length).toBe(unasked);
+    if (kind !== 'v2-modern') await (client.raw as { setLoggingLevel(level: string): Promise<unknown> }).setLoggingLevel('info');
     const before = logs.length;
     const meta = kind === 'v2-modern' ? { _meta: { 'io.modelcontextprotocol/logLevel': 'info' } } : {};
     await client.callTool({ name: 'echo', arguments: {}, ...meta });

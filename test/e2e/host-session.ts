@@ -105,14 +105,7 @@ export function waitForExit(child: RawHost): Promise<{ code: number | null; sign
   return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
 }
 
-/** Polls `predicate` every 10 ms until it holds; throws after `timeoutMs` with `what`. */
-export async function until(predicate: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+export { until } from '../helpers/wait.js';
 
 /** The code and details of an error result, after checking its shape (SPEC section 5). */
 export function errorOf(result: Record<string, unknown>): Record<string, unknown> & { code: string } {

@@ -2,6 +2,9 @@
 // reading /proc. Tests tag every process they start with a unique marker and
 // use this to prove that none is left behind.
 import { readdirSync, readFileSync } from 'node:fs';
+import { pollUntil } from './wait.js';
+
+export { pollUntil } from './wait.js';
 
 export interface MarkedProcess {
   readonly pid: number;
@@ -25,12 +28,26 @@ export function findMarkedProcesses(marker: string): MarkedProcess[] {
   return found;
 }
 
-/** Polls until no process carries `marker`, or the deadline passes; returns what remains. */
-export async function waitForNoMarkedProcesses(marker: string, deadlineMs = 5000): Promise<MarkedProcess[]> {
-  return pollUntil(() => {
+/**
+ * Polls until no process carries `marker`, or the deadline passes; returns what
+ * remains. With `killSurvivors`, what remains is SIGKILLed too, so a failing
+ * test leaves nothing behind for the next one.
+ */
+export async function waitForNoMarkedProcesses(marker: string, deadlineMs = 5000, options: { readonly killSurvivors?: boolean } = {}): Promise<MarkedProcess[]> {
+  const survivors = await pollUntil(() => {
     const remaining = findMarkedProcesses(marker);
-    return remaining.length === 0 ? { done: true, value: remaining } : { done: false, value: remaining };
+    return { done: remaining.length === 0, value: remaining };
   }, deadlineMs);
+  if (options.killSurvivors) {
+    for (const { pid } of survivors) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  }
+  return survivors;
 }
 
 /**
@@ -91,16 +108,6 @@ export async function waitForMarkedProcesses(marker: string, count: number, dead
     const found = findMarkedProcesses(marker);
     return { done: found.length >= count, value: found };
   }, deadlineMs);
-}
-
-/** Polls `probe` every 10 ms until it reports done or `deadlineMs` passes; returns its last value. */
-export async function pollUntil<T>(probe: () => { done: boolean; value: T }, deadlineMs: number): Promise<T> {
-  const deadline = Date.now() + deadlineMs;
-  for (;;) {
-    const { done, value } = probe();
-    if (done || Date.now() >= deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 function readProcFile(pid: number, name: string): string | undefined {

@@ -8,7 +8,9 @@ import { join } from 'node:path';
 import { createSilentLogger } from '../../log.js';
 import type { DoctorCheck } from '../bwrap/checks.js';
 import { ProcessServices } from '../process-services.js';
+import type { ErrorCode } from '../../errors.js';
 import type { RunSpec } from '../types.js';
+import type { RunControl } from '../wire.js';
 import { startIsolateProcess } from './isolate-process.js';
 
 const TOOL = 'export default async function doctor() { return 6 * 7; }\n';
@@ -28,7 +30,8 @@ export async function checkIsolateProcess(bwrapPath?: string): Promise<DoctorChe
     if (!started.ok) return fail(`isolate tools cannot run: ${started.reason}`);
     const { process: isolateProcess } = started;
     try {
-      const outcome = await isolateProcess.run({ callId: 'doctor', args: {} }, { signal: new AbortController().signal, timeoutMs: 10_000 });
+      const control = deadlineControl(10_000);
+      const outcome = await isolateProcess.run({ callId: 'doctor', args: {} }, { control }).finally(() => control.stop('cancelled'));
       if (!outcome.ok || outcome.json !== '42') return fail(`an isolate process started but did not run code (${outcome.ok ? outcome.json : outcome.code})`);
       const pid = findNodeDescendant(isolateProcess.pid ?? 0);
       const namespaced = pid !== undefined && ['mnt', 'pid', 'net'].every((kind) => namespaceOf(pid, kind) !== namespaceOf(process.pid, kind));
@@ -47,6 +50,44 @@ export async function checkIsolateProcess(bwrapPath?: string): Promise<DoctorChe
     await services.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** A call's control with nothing but a deadline (the doctor's one call has no client to cancel it). */
+function deadlineControl(timeoutMs: number): RunControl {
+  const controller = new AbortController();
+  let reason: ErrorCode | undefined;
+  const listeners: Array<(reason: ErrorCode) => void> = [];
+  let resolveStopped: (reason: ErrorCode) => void = () => undefined;
+  const stopped = new Promise<ErrorCode>((resolve) => (resolveStopped = resolve));
+  const stop = (why: ErrorCode): ErrorCode => {
+    if (reason !== undefined) return reason;
+    reason = why;
+    clearTimeout(timer);
+    controller.abort(why);
+    resolveStopped(why);
+    for (const listener of listeners.splice(0)) listener(why);
+    return why;
+  };
+  const timer = setTimeout(() => stop('timeout'), timeoutMs);
+  return {
+    signal: controller.signal,
+    timeoutMs,
+    get reason() {
+      return reason;
+    },
+    stopped,
+    stop,
+    onStop(listener) {
+      if (reason !== undefined) listener(reason);
+      else listeners.push(listener);
+      return () => undefined;
+    },
+    failure() {
+      return reason === 'timeout'
+        ? { code: 'timeout', message: 'The tool ran past its time limit.', details: { timeoutMs } }
+        : { code: 'cancelled', message: 'The call was cancelled.', details: {} };
+    },
+  };
 }
 
 function fail(detail: string): DoctorCheck {

@@ -176,32 +176,31 @@ export class IsolateProcess {
    * `cancelled` at the deadline or abort (the call's isolate is then disposed
    * over there, and the whole process killed if that does not happen in time).
    */
-  run(job: Job, options: RunOptions): Promise<Outcome> {
+  run(job: Job, options: RunOptions, timeoutMs: number = options.control.timeoutMs): Promise<Outcome> {
     if (!this.isAlive) return Promise.resolve(this.crashOutcome(undefined));
+    const { control } = options;
     const id = this.nextId++;
     return new Promise<Outcome>((resolve) => {
-      let timer: NodeJS.Timeout | undefined;
-      const onAbort = (): void => stop(failure('cancelled', 'The call was cancelled.', {}));
+      let unregister: () => void = () => undefined;
       const call: ActiveCall = {
         options,
         events: 0,
         eventBytes: 0,
         resolve: (outcome) => {
-          clearTimeout(timer);
-          options.signal.removeEventListener('abort', onAbort);
+          unregister();
           resolve(outcome);
         },
       };
-      const stop = (outcome: Outcome): void => {
+      this.calls.set(id, call);
+      // The call's control decides when it stops (deadline, cancel, shutdown): its
+      // answer goes at once, and the call's isolate is disposed over there.
+      unregister = control.onStop(() => {
         if (!this.calls.has(id)) return;
         this.calls.delete(id);
-        this.settle(call, outcome);
+        this.settle(call, { ok: false, ...control.failure() });
         this.requestStop(id);
-      };
-      timer = setTimeout(() => stop(failure('timeout', 'The tool ran past its time limit.', { timeoutMs: options.timeoutMs })), options.timeoutMs);
-      options.signal.addEventListener('abort', onAbort, { once: true });
-      this.calls.set(id, call);
-      this.send({ type: 'run', id, callId: job.callId, args: job.args, timeoutMs: options.timeoutMs });
+      });
+      if (this.calls.has(id)) this.send({ type: 'run', id, callId: job.callId, args: job.args, timeoutMs });
     });
   }
 

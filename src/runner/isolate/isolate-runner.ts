@@ -88,26 +88,19 @@ export function createIsolateRunner(spec: RunSpec, deps: IsolateRunnerDeps): Run
     const startedMs = performance.now();
     const finish = (outcome: Outcome): RunOutcome => toRunOutcome(outcome, performance.now() - startedMs);
     if (closed) return finish(failure('cancelled', 'The host is shutting down.', { reason: 'runner_closed' }));
-    if (options.signal.aborted) return finish(failure('cancelled', 'The call was cancelled.', {}));
+    const { control } = options;
+    if (control.reason !== undefined) return finish({ ok: false, ...control.failure() });
     registry.touch(owner);
-    // The deadline covers the start of a process too.
-    const deadline = stopAt(options);
-    const started = await Promise.race([ensureProcess(), deadline.stopped]);
-    if ('code' in started) {
-      deadline.clear();
-      return finish(started);
-    }
+    // The call's control holds the deadline, which covers the start of a process too.
+    const stopped = control.stopped.then((): Outcome & { ok: false } => ({ ok: false, ...control.failure() }));
+    const started = await Promise.race([ensureProcess(), stopped]);
+    if ('code' in started) return finish(started);
     if (!started.ok) {
-      deadline.clear();
       return finish(failure('sandbox_unavailable', 'The sandbox for isolate tools is not available on this host.', { reason: started.reason }));
     }
-    const remainingMs = Math.max(1, options.timeoutMs - (performance.now() - startedMs));
-    deadline.clear();
-    const outcome = await started.process.run(job, { ...options, timeoutMs: remainingMs });
-    if (!outcome.ok && outcome.code === 'timeout') {
-      return finish(failure('timeout', 'The tool ran past its time limit.', { timeoutMs: options.timeoutMs }));
-    }
-    if (!outcome.ok && outcome.code === 'cancelled' && closed) {
+    const remainingMs = Math.max(1, control.timeoutMs - (performance.now() - startedMs));
+    const outcome = await started.process.run(job, options, remainingMs);
+    if (!outcome.ok && closed && outcome.code === 'cancelled') {
       return finish(failure('cancelled', 'The host is shutting down.', { reason: 'runner_closed' }));
     }
     return finish(outcome);
@@ -126,22 +119,4 @@ export function createIsolateRunner(spec: RunSpec, deps: IsolateRunnerDeps): Run
   }
 
   return { mode: 'isolate', run, close };
-}
-
-/** A deadline and abort for the wait before a call reaches its process. */
-function stopAt(options: RunOptions): { stopped: Promise<Outcome & { ok: false }>; clear(): void } {
-  let timer: NodeJS.Timeout | undefined;
-  let onAbort: (() => void) | undefined;
-  const stopped = new Promise<Outcome & { ok: false }>((resolve) => {
-    timer = setTimeout(() => resolve(failure('timeout', 'The tool ran past its time limit.', { timeoutMs: options.timeoutMs }) as Outcome & { ok: false }), options.timeoutMs);
-    onAbort = () => resolve(failure('cancelled', 'The call was cancelled.', {}) as Outcome & { ok: false });
-    options.signal.addEventListener('abort', onAbort, { once: true });
-  });
-  return {
-    stopped,
-    clear() {
-      clearTimeout(timer);
-      if (onAbort) options.signal.removeEventListener('abort', onAbort);
-    },
-  };
 }

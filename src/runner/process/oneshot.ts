@@ -7,7 +7,8 @@ import type { RunSpec } from '../types.js';
 import type { Job, RunOptions, RunOutcome } from '../wire.js';
 import { DEFAULT_GRACE_MS, killProcessGroup } from './kill.js';
 import { ByteBudget, ChunkCollector, TailBuffer, decodeUtf8Strict } from './output-cap.js';
-import { classifyFailedExit, elapsedMs, failRun, toTimerDelayMs, type TerminationReason } from './process-outcome.js';
+import type { ErrorCode } from '../../errors.js';
+import { asTermination, classifyFailedExit, elapsedMs, failRun, type TerminationReason } from './process-outcome.js';
 import type { OneShotSandboxes, ProcessSandboxServices } from './oneshot-sandboxes.js';
 import type { SpawnedTool } from './spawn.js';
 import { START_LINE } from '../bwrap/argv.js';
@@ -22,8 +23,8 @@ export interface OneShotDeps {
 /** Runs one call of a one-shot process tool in a sandbox of its own; never throws for tool failures. */
 export async function runOneShot(spec: RunSpec, job: Job, options: RunOptions, deps: OneShotDeps, sandboxes: OneShotSandboxes): Promise<RunOutcome> {
   const startedMs = performance.now();
-  if (options.signal.aborted) return failRun('cancelled', {}, startedMs);
-  const started = await sandboxes.take(options.timeoutMs);
+  if (options.control.reason !== undefined) return failRun(asTermination(options.control.reason), {}, startedMs);
+  const started = await sandboxes.take(options.control.timeoutMs);
   if (!started.ok) return failRun('sandbox_unavailable', { reason: started.reason }, startedMs);
   // The sandbox's network attempts from now on are this call's.
   started.sandbox.egress?.attach(options.onEgress);
@@ -35,15 +36,17 @@ export async function runOneShot(spec: RunSpec, job: Job, options: RunOptions, d
 }
 
 async function superviseOneShot(spec: RunSpec, job: Job, options: RunOptions, deps: OneShotDeps, tool: SpawnedTool, startedMs: number): Promise<RunOutcome> {
+  const { control } = options;
   const budget = new ByteBudget(spec.maxOutputBytes);
   const stdout = new ChunkCollector();
   const stderrTail = new TailBuffer();
-  let reason: TerminationReason | undefined;
   let killing: Promise<void> | undefined;
 
-  const terminate = (why: TerminationReason, now = false): void => {
-    reason ??= why;
+  // What this call stops when its control says so (deadline, cancel, shutdown, output cap):
+  // the whole process group, at once for a flood of output, else after the grace.
+  const kill = (why: ErrorCode): void => {
     if (tool.pid === undefined || killing !== undefined) return;
+    const now = why === 'output_limit';
     killing = killProcessGroup(tool.pid, now ? 0 : (deps.graceMs ?? DEFAULT_GRACE_MS), {
       exited: tool.ended,
       spareLeaderFromTerm: !now,
@@ -51,12 +54,12 @@ async function superviseOneShot(spec: RunSpec, job: Job, options: RunOptions, de
     });
   };
   const onOutput = (chunk: Buffer, isStdout: boolean): void => {
-    if (reason !== undefined) return;
+    if (control.reason !== undefined) return;
     if (!budget.spend(chunk.length)) {
       // Stop reading at once: a flood must not be buffered while the kill lands.
       tool.stdout.destroy();
       tool.stderr.destroy();
-      terminate('output_limit', true);
+      control.stop('output_limit');
       return;
     }
     if (isStdout) stdout.push(chunk);
@@ -65,24 +68,23 @@ async function superviseOneShot(spec: RunSpec, job: Job, options: RunOptions, de
   tool.stdout.on('data', (chunk: Buffer) => onOutput(chunk, true));
   tool.stderr.on('data', (chunk: Buffer) => onOutput(chunk, false));
 
-  const timer = setTimeout(() => terminate('timeout'), toTimerDelayMs(options.timeoutMs - elapsedMs(startedMs)));
-  const onAbort = (): void => terminate('cancelled');
-  options.signal.addEventListener('abort', onAbort, { once: true });
-  if (options.signal.aborted) onAbort();
+  const unregister = control.onStop(kill);
   // Open the sandbox's start gate; the tool then reads its arguments.
   tool.stdin.end(`${START_LINE}${JSON.stringify(job.args)}`);
 
   try {
     const exit = await tool.ended;
     if (killing !== undefined) await killing;
-    if (reason !== undefined) return failRun(reason, reasonDetails(reason, spec, options, budget), startedMs);
+    if (control.reason !== undefined) {
+      const reason = asTermination(control.reason);
+      return failRun(reason, reasonDetails(reason, spec, options, budget), startedMs);
+    }
     if (exit.kind === 'exited' && exit.exitCode === 0) return succeed(spec, stdout.concat(), startedMs);
     const outcome = classifyFailedExit(exit, stderrTail.toText(), startedMs);
     deps.logger.debug({ tool: spec.name, callId: job.callId, code: outcome.ok ? undefined : outcome.code }, 'process tool failed');
     return outcome;
   } finally {
-    clearTimeout(timer);
-    options.signal.removeEventListener('abort', onAbort);
+    unregister();
   }
 }
 
@@ -99,7 +101,7 @@ function succeed(spec: RunSpec, bytes: Buffer, startedMs: number): RunOutcome {
 function reasonDetails(reason: TerminationReason, spec: RunSpec, options: RunOptions, budget: ByteBudget): Record<string, unknown> {
   switch (reason) {
     case 'timeout':
-      return { timeoutMs: options.timeoutMs };
+      return { timeoutMs: options.control.timeoutMs };
     case 'output_limit':
       return { maxOutputBytes: spec.maxOutputBytes, bytesSeen: budget.totalBytes };
     default:

@@ -10,7 +10,7 @@ import type { Job, RunOptions, RunOutcome } from '../wire.js';
 import { DEFAULT_GRACE_MS, killProcessGroup } from './kill.js';
 import { LineSplitter, encodeRequest, parseEnvelope, type Envelope } from './ndjson.js';
 import { ByteBudget, TailBuffer } from './output-cap.js';
-import { elapsedMs, failRun, toTimerDelayMs, type TerminationReason } from './process-outcome.js';
+import { asTermination, elapsedMs, failRun, type TerminationReason } from './process-outcome.js';
 import type { EgressGrant } from '../bwrap/egress-grant.js';
 import { resolveSandboxArgv, withEgress, type EgressSettings } from './process-sandbox.js';
 import { openWorkdir, spawnTool, type SpawnedTool, type ToolExit, type Workdir } from './spawn.js';
@@ -50,13 +50,13 @@ export class ProcessPool {
   /** Queues one call; settles once it has an answer or its process is gone. */
   run(job: Job, options: RunOptions): Promise<RunOutcome> {
     const startedMs = performance.now();
-    if (options.signal.aborted || this.isClosed) return Promise.resolve(failRun('cancelled', {}, startedMs));
+    const { control } = options;
+    if (control.reason !== undefined || this.isClosed) return Promise.resolve(failRun(this.isClosed ? 'cancelled' : asTermination(control.reason ?? 'cancelled'), {}, startedMs));
     return new Promise<RunOutcome>((resolve) => {
-      const call: PendingCall = { job, options, startedMs, resolve, isSettled: false, timer: undefined, onAbort: () => this.expire(call, 'cancelled') };
-      // The deadline covers the wait in the queue too: it is the call's wall-clock budget.
-      call.timer = setTimeout(() => this.expire(call, 'timeout'), toTimerDelayMs(options.timeoutMs));
-      options.signal.addEventListener('abort', call.onAbort, { once: true });
+      const call: PendingCall = { job, options, startedMs, resolve, isSettled: false, unregister: () => {} };
+      // The control's deadline covers the wait in the queue too: it is the call's wall-clock budget.
       this.queue.push(call);
+      call.unregister = control.onStop((reason) => this.expire(call, reason === 'timeout' ? 'timeout' : 'cancelled'));
       this.pump();
     });
   }
@@ -96,11 +96,11 @@ export class ProcessPool {
     const queuedAt = this.queue.indexOf(call);
     if (queuedAt !== -1) {
       this.queue.splice(queuedAt, 1);
-      settle(call, failRun(reason, reason === 'timeout' ? { timeoutMs: call.options.timeoutMs } : {}, call.startedMs));
+      settle(call, failRun(reason, reason === 'timeout' ? { timeoutMs: call.options.control.timeoutMs } : {}, call.startedMs));
       return;
     }
     const slot = [...this.slots].find((candidate) => candidate.call === call);
-    if (slot !== undefined) this.retire(slot, reason, reason === 'timeout' ? { timeoutMs: call.options.timeoutMs } : {});
+    if (slot !== undefined) this.retire(slot, reason, reason === 'timeout' ? { timeoutMs: call.options.control.timeoutMs } : {});
   }
 
   private startSlotTracked(): void {
@@ -269,8 +269,8 @@ interface PendingCall {
   readonly startedMs: number;
   readonly resolve: (outcome: RunOutcome) => void;
   isSettled: boolean;
-  timer: NodeJS.Timeout | undefined;
-  readonly onAbort: () => void;
+  /** Lets go of the call's control once the call is settled. */
+  unregister: () => void;
 }
 
 interface Slot {
@@ -291,7 +291,6 @@ interface Slot {
 function settle(call: PendingCall, outcome: RunOutcome): void {
   if (call.isSettled) return;
   call.isSettled = true;
-  clearTimeout(call.timer);
-  call.options.signal.removeEventListener('abort', call.onAbort);
+  call.unregister();
   call.resolve(outcome);
 }

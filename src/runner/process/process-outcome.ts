@@ -1,7 +1,7 @@
 // Turning how a process tool ended into a RunOutcome: one table of reasons,
 // one-sentence messages safe for the model, and facts in details.
 import { constants } from 'node:os';
-import type { ErrorDetails, RunCode } from '../../errors.js';
+import type { ErrorCode, ErrorDetails, RunCode } from '../../errors.js';
 import type { RunOutcome } from '../wire.js';
 import type { ToolExit } from './spawn.js';
 
@@ -13,12 +13,10 @@ export function failRun(code: RunCode, details: ErrorDetails, startedMs: number,
   return { ok: false, code, message, details, durationMs: elapsedMs(startedMs) };
 }
 
-/** A delay setTimeout can hold: larger values (or Infinity) would fire at once. */
-export function toTimerDelayMs(delayMs: number): number {
-  return Number.isFinite(delayMs) ? Math.min(Math.max(0, delayMs), MAX_TIMER_DELAY_MS) : MAX_TIMER_DELAY_MS;
+/** The termination reason a process call reports for its control's stop reason (anything else stops it as a cancel). */
+export function asTermination(reason: ErrorCode): TerminationReason {
+  return reason === 'timeout' || reason === 'output_limit' || reason === 'invalid_output' ? reason : 'cancelled';
 }
-
-const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 
 /** Milliseconds since `startedMs` (a performance.now() reading). */
 export function elapsedMs(startedMs: number): number {

@@ -2,7 +2,7 @@
 // its own process group and pid namespace, output byte-capped, env allowlisted.
 import type { Logger } from '../../log.js';
 import type { RunSpec, Runner } from '../types.js';
-import type { Job, RunOptions, RunOutcome } from '../wire.js';
+import type { Job, RunControl, RunOptions, RunOutcome } from '../wire.js';
 import { runOneShot } from './oneshot.js';
 import { ProcessPool } from './pool.js';
 import { OneShotSandboxes, type ProcessSandboxServices } from './oneshot-sandboxes.js';
@@ -48,30 +48,24 @@ export function createProcessRunner(spec: RunSpec, deps: ProcessRunnerDeps): Run
   }
   let isClosed = false;
   const sandboxes = new OneShotSandboxes(spec, runnerDeps);
-  const running = new Map<AbortController, Promise<RunOutcome>>();
+  const running = new Map<RunControl, Promise<RunOutcome>>();
   return {
     mode: 'process',
     async run(job: Job, options: RunOptions): Promise<RunOutcome> {
       const startedMs = performance.now();
       if (isClosed) return failRun('cancelled', {}, startedMs);
-      // close() must reach one-shot calls too: it aborts them like a client cancel.
-      // (Linked by hand: AbortSignal.any keeps composites alive on a long-lived signal.)
-      const controller = new AbortController();
-      const forwardAbort = (): void => controller.abort();
-      if (options.signal.aborted) controller.abort();
-      else options.signal.addEventListener('abort', forwardAbort, { once: true });
-      const outcome = guard(job, runOneShot(spec, job, { ...options, signal: controller.signal }, runnerDeps, sandboxes), startedMs);
-      running.set(controller, outcome);
+      const outcome = guard(job, runOneShot(spec, job, options, runnerDeps, sandboxes), startedMs);
+      running.set(options.control, outcome);
       try {
         return await outcome;
       } finally {
-        running.delete(controller);
-        options.signal.removeEventListener('abort', forwardAbort);
+        running.delete(options.control);
       }
     },
     async close(): Promise<void> {
       isClosed = true;
-      for (const controller of running.keys()) controller.abort();
+      // close() reaches one-shot calls through their controls, like a client cancel.
+      for (const control of running.keys()) control.stop('cancelled');
       // Settle only once every process is gone, the prepared sandbox too.
       await Promise.allSettled([...running.values(), sandboxes.close()]);
     },

@@ -55,19 +55,12 @@ export function createWorkerRunner(spec: RunSpec, deps: { logger: Logger }): Run
     const startedMs = performance.now();
     const finish = (outcome: Outcome): RunOutcome => toRunOutcome(outcome, performance.now() - startedMs);
     if (closed) return finish(failure('cancelled', 'The host is shutting down.', { reason: 'runner_closed' }));
-    if (options.signal.aborted) return finish(failure('cancelled', 'The call was cancelled.', {}));
+    const { control } = options;
+    if (control.reason !== undefined) return finish({ ok: false as const, ...control.failure() });
 
-    // First recorded reason wins: a deadline and a cancel can race.
-    let stopReason: 'timeout' | 'cancelled' | undefined;
-    const controller = new AbortController();
-    const stop = (reason: 'timeout' | 'cancelled'): void => {
-      stopReason ??= reason;
-      safePost(events, { type: 'abort', callId: job.callId });
-      controller.abort();
-    };
-    const timer = setTimeout(() => stop('timeout'), options.timeoutMs);
-    const onAbort = (): void => stop('cancelled');
-    options.signal.addEventListener('abort', onAbort, { once: true });
+    // The call's control says when to stop (deadline, cancel, shutdown): the
+    // worker is told over the channel, and Piscina aborts the task by the signal.
+    const unregister = control.onStop(() => safePost(events, { type: 'abort', callId: job.callId }));
     let markEnded: () => void = () => {};
     const ended = new Promise<void>((resolve) => {
       markEnded = resolve;
@@ -91,22 +84,18 @@ export function createWorkerRunner(spec: RunSpec, deps: { logger: Logger }): Run
           maxOutputBytes: spec.maxOutputBytes,
           eventChannel,
         },
-        { signal: controller.signal },
+        { signal: control.signal },
       );
       // The worker posts `end` after its last event: wait for it so none is lost.
       await Promise.race([ended, delay(EVENT_DRAIN_MS)]);
       return finish(parseToolEnvelope(envelope, { source: 'worker', maxOutputBytes: spec.maxOutputBytes, checkOutputBytes: false }));
     } catch (error) {
-      if (stopReason === 'timeout') {
-        return finish(failure('timeout', 'The tool ran past its time limit.', { timeoutMs: options.timeoutMs }));
-      }
-      if (stopReason === 'cancelled') return finish(failure('cancelled', 'The call was cancelled.', {}));
+      if (control.reason !== undefined) return finish({ ok: false as const, ...control.failure() });
       const classified = classifyWorkerError(error, { memoryMb: spec.memoryMb, closed });
       if (!classified.ok && classified.code === 'internal') logger.error({ err: error, callId: job.callId }, 'worker runner failed');
       return finish(classified);
     } finally {
-      clearTimeout(timer);
-      options.signal.removeEventListener('abort', onAbort);
+      unregister();
       listeners.delete(job.callId);
     }
   }

@@ -35,12 +35,17 @@ describe('npm run bench --smoke', () => {
     const run = await runBench(out);
     expect(run.code, run.output).toBe(0);
     const results = JSON.parse(readFileSync(out, 'utf8')) as Record<string, any>;
-    for (const target of ['baseline', 'isolate', 'worker', 'process', 'persistent', 'namespace', 'rawSpawn', 'rawBwrap']) {
+    for (const target of ['baseline', 'baselineV1', 'isolate', 'worker', 'process', 'persistent', 'namespace', 'rawSpawn', 'rawBwrap']) {
       const summary = results['latency'][target] as Summary;
       expect(summary.n, target).toBeGreaterThan(0);
       expect(summary.p50, target).toBeGreaterThan(0);
     }
-    expect(Object.keys(results['throughput'])).toEqual(['baseline', 'isolate', 'worker', 'process', 'persistent', 'namespace']);
+    expect(Object.keys(results['throughput'])).toEqual(['baseline', 'baselineV1', 'isolate', 'worker', 'process', 'persistent', 'namespace']);
+    // Interleaved rounds: one peer p50 per round, and a ratio per target against it.
+    expect(results['latency'].baseline.roundsP50).toHaveLength(2);
+    expect(results['ratios'].worker.p50).toBeGreaterThan(0);
+    // Measured inside the host: every stage of a sequential worker call was timed.
+    expect(Object.keys(results['stages'].echo_worker)).toEqual(expect.arrayContaining(['lookup', 'policy', 'run', 'result-checks', 'finish']));
     expect(results['kill']).toMatchObject({ orphans: 0, leftAfterClose: 0 });
     expect(Object.keys(results['scale'])).toEqual(['10', '100', '1000']);
     expect(results['rss'].samplesMb).toHaveLength(11);

@@ -3,7 +3,7 @@
 // compiled validator accepts.
 import { resolve, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadHostConfig } from '../../../src/config/load-host-config.js';
+import { loadHostConfig } from '../../../src/host-config.js';
 import { FORMAT_NAMES } from '../../../src/formats/declaration.js';
 import { parseCall } from '../../../src/formats/parse.js';
 import { formatCall, renderTools } from '../../../src/formats/render.js';

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadHostConfig } from '../../../src/config/load-host-config.js';
+import { loadHostConfig } from '../../../src/host-config.js';
 import { fuzzTool, mirrorWorkspace } from '../../../src/cli/fuzz.js';
 
 const repo = resolve(import.meta.dirname, '../../..');

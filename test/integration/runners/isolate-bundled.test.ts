@@ -11,6 +11,7 @@ import type { Runner, RunSpec, WorkspaceRoot } from '../../../src/runner/types.j
 import { createSilentLogger } from '../../../src/log.js';
 import { makeTempDir, recordingOptions, root } from './isolate-spec.js';
 import { jsonOf } from '../../helpers/run-outcomes.js';
+import { runSpec } from '../../helpers/run-spec.js';
 
 const MANIFESTS = fileURLToPath(new URL('../../../manifests/', import.meta.url));
 const logger = createSilentLogger();
@@ -21,23 +22,7 @@ const MAIN_JS = 'const needle = 1;\n';
 
 function bundled(file: string, mode: 'isolate' | 'worker', roots: WorkspaceRoot[]): Runner {
   const entryPath = path.join(MANIFESTS, file);
-  const spec: RunSpec = {
-    name: path.basename(file).replace(/\.m?js$/, ''),
-    mode,
-    manifestDir: path.dirname(entryPath),
-    entryPath,
-    memoryMb: 64,
-    stdout: 'json',
-    isolation: 'none',
-    persistent: false,
-    poolSize: 1,
-    env: {},
-    roots,
-    networkAllow: [],
-    maxOutputBytes: 1024 * 1024,
-    protectedPaths: [],
-    hiddenPaths: [],
-  };
+  const spec = runSpec({ name: path.basename(file).replace(/\.m?js$/, ''), mode, manifestDir: path.dirname(entryPath), entryPath, roots });
   const runner = mode === 'isolate' ? createIsolateRunner(spec, { logger }) : createWorkerRunner(spec, { logger });
   runners.push(runner);
   return runner;

@@ -11,6 +11,7 @@ import type { EgressAttempt } from '../../../src/runner/wire.js';
 import { createSilentLogger } from '../../../src/log.js';
 import { makeSpec, makeTempDir, recordingOptions, root, useIsolateRunners } from './isolate-spec.js';
 import { failureOf, jsonOf } from '../../helpers/run-outcomes.js';
+import { until } from '../../helpers/wait.js';
 
 const logger = createSilentLogger();
 const isolateRunner = useIsolateRunners();
@@ -46,7 +47,7 @@ describe('isolate runner: time', () => {
     const runner = isolateRunner('switch.mjs');
     const spinnerOptions = recordingOptions(2000);
     const spinning = runner.run({ callId: 'spin', args: { mode: 'progress_then_loop' } }, spinnerOptions);
-    await waitFor(() => spinnerOptions.progress.length > 0);
+    await until(() => spinnerOptions.progress.length > 0);
     const bystander = await runner.run({ callId: 'bystander', args: { mode: 'echo', value: 'innocent' } }, recordingOptions(30_000));
     expect(jsonOf(bystander)).toEqual({ echo: 'innocent' });
     expect(failureOf(await spinning)).toEqual({ code: 'timeout', details: { timeoutMs: 2000 } });
@@ -64,7 +65,7 @@ describe('isolate runner: time', () => {
     const runner = isolateRunner('switch.mjs');
     const options = recordingOptions(30_000);
     const pending = runner.run({ callId: 'cancel', args: { mode: 'progress_then_never' } }, options);
-    await waitFor(() => options.progress.length > 0);
+    await until(() => options.progress.length > 0);
     options.controller.abort();
     expect(failureOf(await pending)).toEqual({ code: 'cancelled', details: {} });
     await expectRecovers(runner, { mode: 'echo', value: 4 }, { echo: 4 });
@@ -74,7 +75,7 @@ describe('isolate runner: time', () => {
     const runner = isolateRunner('switch.mjs');
     const options = recordingOptions(30_000);
     const pending = runner.run({ callId: 'cancel-loop', args: { mode: 'progress_then_loop' } }, options);
-    await waitFor(() => options.progress.length > 0);
+    await until(() => options.progress.length > 0);
     options.controller.abort();
     expect(failureOf(await pending)).toEqual({ code: 'cancelled', details: {} });
     await expectRecovers(runner, { mode: 'echo', value: 5 }, { echo: 5 });
@@ -86,7 +87,7 @@ describe('isolate runner: shutdown', () => {
     const runner = createIsolateRunner(makeSpec('isolate', 'switch.mjs'), { logger });
     const options = recordingOptions(30_000);
     const pending = runner.run({ callId: 'inflight', args: { mode: 'progress_then_never' } }, options);
-    await waitFor(() => options.progress.length > 0);
+    await until(() => options.progress.length > 0);
     await runner.close();
     expect(failureOf(await pending)).toEqual({ code: 'cancelled', details: { reason: 'runner_closed' } });
     const after = await runner.run({ callId: 'late', args: { mode: 'echo', value: 1 } }, recordingOptions());
@@ -324,10 +325,3 @@ describe('isolate runner: ctx.fetch', () => {
   });
 });
 
-async function waitFor(predicate: () => boolean, deadlineMs = 10_000): Promise<void> {
-  const until = Date.now() + deadlineMs;
-  while (!predicate()) {
-    if (Date.now() > until) throw new Error('condition not met before the deadline');
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-}

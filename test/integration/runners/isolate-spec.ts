@@ -8,6 +8,8 @@ import { createSilentLogger } from '../../../src/log.js';
 import { createIsolateRunner } from '../../../src/runner/isolate/isolate-runner.js';
 import type { Runner, RunSpec, SandboxMode, WorkspaceRoot } from '../../../src/runner/types.js';
 import type { ProgressEvent, RunOptions, SandboxDenial, ToolLogLevel } from '../../../src/runner/wire.js';
+import { runOptions } from '../../helpers/run-options.js';
+import { runSpec } from '../../helpers/run-spec.js';
 
 const FIXTURES = fileURLToPath(new URL('../../fixtures/tools/', import.meta.url));
 
@@ -21,24 +23,7 @@ export function makeSpec(
   overrides: Partial<Omit<RunSpec, 'mode'>> = {},
 ): RunSpec {
   const entryPath = fixturePath(mode === 'worker' ? 'worker' : 'isolate', file);
-  return Object.freeze({
-    name: path.basename(file, '.mjs').replaceAll('-', '_'),
-    mode,
-    manifestDir: path.dirname(entryPath),
-    entryPath,
-    memoryMb: 32,
-    stdout: 'json',
-    isolation: 'none',
-    persistent: false,
-    poolSize: 1,
-    env: {},
-    roots: [],
-    networkAllow: [],
-    maxOutputBytes: 1024 * 1024,
-    protectedPaths: [],
-    hiddenPaths: [],
-    ...overrides,
-  } satisfies RunSpec);
+  return Object.freeze(runSpec({ name: path.basename(file, '.mjs').replaceAll('-', '_'), mode, manifestDir: path.dirname(entryPath), entryPath, memoryMb: 32, ...overrides }));
 }
 
 /** Call options that record what the runner reported. */
@@ -55,8 +40,7 @@ export function recordingOptions(timeoutMs = 5000): RecordingOptions {
   const logs: Array<{ level: ToolLogLevel; message: string }> = [];
   const denials: SandboxDenial[] = [];
   return {
-    signal: controller.signal,
-    timeoutMs,
+    ...runOptions({ signal: controller.signal, timeoutMs }),
     controller,
     progress,
     logs,

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, expect } from 'vitest';
 import type { Runner, RunSpec } from '../../../src/runner/types.js';
 import { waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
-import type { RunOptions } from '../../../src/runner/wire.js';
+import { runSpec } from '../../helpers/run-spec.js';
 
 export const FIXTURES_DIR = fileURLToPath(new URL('../../fixtures/tools/process/', import.meta.url));
 
@@ -34,30 +34,19 @@ export function nodeFixture(name: string, marker: string): string[] {
 }
 
 export function processSpec(marker: string, overrides: Partial<RunSpec>): RunSpec {
-  return {
+  return runSpec({
     name: 'fixture_tool',
     mode: 'process',
     manifestDir: FIXTURES_DIR,
     command: nodeFixture('oneshot.mjs', marker),
     // Node reserves about 1 GiB of address space at startup (RLIMIT_AS comes from memoryMb).
     memoryMb: 2048,
-    stdout: 'json',
-    isolation: 'none',
-    persistent: false,
-    poolSize: 1,
     env: { TOOLHOST_TEST_MARKER: marker },
-    roots: [],
-    networkAllow: [],
-    maxOutputBytes: 1 << 20,
-    protectedPaths: [],
-    hiddenPaths: [],
     ...overrides,
-  };
+  });
 }
 
-export function runOptions(overrides: Partial<RunOptions> = {}): RunOptions {
-  return { signal: new AbortController().signal, timeoutMs: 20_000, ...overrides };
-}
+export { runOptions } from '../../helpers/run-options.js';
 
 let callCount = 0;
 export function job(args: Record<string, unknown>): { callId: string; args: Record<string, unknown> } {

@@ -164,7 +164,11 @@ describe('process runner, one-shot', () => {
     const tool = start({});
     const shared = new AbortController().signal;
     for (let i = 0; i < 3; i++) {
-      expect((await tool.run(job({ mode: 'echo' }), runOptions({ signal: shared }))).ok).toBe(true);
+      const options = runOptions({ signal: shared });
+      expect((await tool.run(job({ mode: 'echo' }), options)).ok).toBe(true);
+      // The supervisor disposes each call's control; the runner itself holds nothing on its signals.
+      expect(getEventListeners(options.control.signal, 'abort')).toHaveLength(0);
+      options.control.dispose();
     }
     expect(getEventListeners(shared, 'abort')).toHaveLength(0);
   });

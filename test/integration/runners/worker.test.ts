@@ -10,6 +10,7 @@ import type { Runner, RunSpec } from '../../../src/runner/types.js';
 import { createSilentLogger } from '../../../src/log.js';
 import { makeSpec, makeTempDir, recordingOptions, root, useRunnerCleanup } from './isolate-spec.js';
 import { failureOf, jsonOf } from '../../helpers/run-outcomes.js';
+import { until } from '../../helpers/wait.js';
 
 const logger = createSilentLogger();
 const track = useRunnerCleanup();
@@ -85,7 +86,7 @@ describe('worker runner: hostile tools', () => {
     const runner = workerRunner();
     const options = recordingOptions(30_000);
     const pending = runner.run({ callId: 'c', args: { mode: 'never' } }, options);
-    await waitFor(() => options.progress.length > 0);
+    await until(() => options.progress.length > 0);
     options.controller.abort();
     expect(failureOf(await pending)).toEqual({ code: 'cancelled', details: {} });
     await expectRecovers(runner, 4);
@@ -118,7 +119,7 @@ describe('worker runner: shutdown', () => {
     const runner = createWorkerRunner(makeSpec('worker', 'switch.mjs', { memoryMb: 64 }), { logger });
     const options = recordingOptions(30_000);
     const pending = runner.run({ callId: 'inflight', args: { mode: 'never' } }, options);
-    await waitFor(() => options.progress.length > 0);
+    await until(() => options.progress.length > 0);
     await runner.close();
     expect(failureOf(await pending)).toEqual({ code: 'cancelled', details: { reason: 'runner_closed' } });
     const after = await runner.run({ callId: 'late', args: { mode: 'echo', value: 1 } }, recordingOptions());
@@ -173,10 +174,3 @@ describe('worker runner: ctx.fs and ctx.fetch', () => {
   });
 });
 
-async function waitFor(predicate: () => boolean, deadlineMs = 10_000): Promise<void> {
-  const until = Date.now() + deadlineMs;
-  while (!predicate()) {
-    if (Date.now() > until) throw new Error('condition not met before the deadline');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}

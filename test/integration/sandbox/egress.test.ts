@@ -15,6 +15,7 @@ import type { RunSpec } from '../../../src/runner/types.js';
 import type { EgressAttempt, RunOutcome } from '../../../src/runner/wire.js';
 import { join } from 'node:path';
 import { FIXTURES_DIR, newMarker, probeSpec, runSandboxed, waitForNoMarkedProcesses, type ProbeResult } from './harness.js';
+import { runOptions } from '../../helpers/run-options.js';
 
 interface Served {
   readonly server: HttpServer;
@@ -68,7 +69,7 @@ async function callProbe(spec: RunSpec, ops: Record<string, unknown>[], limits?:
   try {
     const outcome: RunOutcome = await runner.run(
       { callId: `egress-${marker}`, args: { ops } },
-      { signal: new AbortController().signal, timeoutMs: 60_000, onEgress: (attempt) => attempts.push(attempt) },
+      runOptions({ timeoutMs: 60_000, onEgress: (attempt) => attempts.push(attempt) }),
     );
     if (!outcome.ok) throw new Error(`the call failed: ${outcome.code} ${JSON.stringify(outcome.details)}`);
     if (outcome.output.type !== 'json') throw new Error('expected JSON');
@@ -215,7 +216,7 @@ describe('egress proxy: a persistent namespaced tool', () => {
       const perCall: EgressAttempt[][] = [];
       for (const url of [`http://127.0.0.1:${allowed.port}/one`, `http://127.0.0.1:${other.port}/two`, `http://127.0.0.1:${allowed.port}/three`]) {
         const attempts: EgressAttempt[] = [];
-        const outcome = await runner.run({ callId: `p-${perCall.length}`, args: { url } }, { signal: new AbortController().signal, timeoutMs: 30_000, onEgress: (attempt) => attempts.push(attempt) });
+        const outcome = await runner.run({ callId: `p-${perCall.length}`, args: { url } }, runOptions({ timeoutMs: 30_000, onEgress: (attempt) => attempts.push(attempt) }));
         expect(outcome.ok).toBe(true);
         perCall.push(attempts);
       }

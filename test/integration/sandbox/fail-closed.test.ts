@@ -9,6 +9,7 @@ import { createProcessRunner } from '../../../src/runner/process/process-runner.
 import { buildSandboxArgv } from '../../../src/runner/bwrap/argv.js';
 import { clearSandboxProbeCache, probeSandbox } from '../../../src/runner/bwrap/probe.js';
 import { FIXTURES_DIR, newMarker, probeSpec } from './harness.js';
+import { runOptions } from '../../helpers/run-options.js';
 
 const MISSING_BWRAP = '/nonexistent/toolhost-test/bwrap';
 const DENIED_BWRAP = join(FIXTURES_DIR, 'bwrap-denied.sh');
@@ -42,7 +43,7 @@ describe('fail closed', () => {
     expect(probe).toEqual({ ok: false, reason: expect.stringContaining('seccomp') });
     const runner = createProcessRunner(probeSpec(newMarker()), { logger: createSilentLogger(), bwrapPath: NO_SECCOMP_BWRAP });
     try {
-      const outcome = await runner.run({ callId: 'no-seccomp', args: { ops: [] } }, { signal: new AbortController().signal, timeoutMs: 10_000 });
+      const outcome = await runner.run({ callId: 'no-seccomp', args: { ops: [] } }, runOptions({ timeoutMs: 10_000 }));
       expect(outcome).toMatchObject({ ok: false, code: 'sandbox_unavailable', details: { reason: expect.stringContaining('seccomp') } });
     } finally {
       await runner.close();

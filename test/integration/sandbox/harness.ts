@@ -6,9 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runToCompletion } from '../../../src/runner/process/spawn.js';
-import { findMarkedProcesses, waitForNoMarkedProcesses as waitForNone } from '../../helpers/proc-scan.js';
+import { findMarkedProcesses, waitForNoMarkedProcesses as waitForNone, type MarkedProcess } from '../../helpers/proc-scan.js';
 import type { RunSpec } from '../../../src/runner/types.js';
 import { buildSandboxArgv, type SandboxArgvOptions } from '../../../src/runner/bwrap/argv.js';
+import { runSpec } from '../../helpers/run-spec.js';
 
 export const FIXTURES_DIR = realpathSync(fileURLToPath(new URL('../../fixtures/tools/sandbox/', import.meta.url)));
 export const PROBE_PY = join(FIXTURES_DIR, 'probe.py');
@@ -28,24 +29,16 @@ export function makeTempDir(prefix: string): { path: string; remove: () => void 
 
 /** A process-tool spec running the probe fixture with the host's PATH (pyenv's python3 here). */
 export function probeSpec(marker: string, overrides: Partial<RunSpec> = {}): RunSpec {
-  return {
+  return runSpec({
     name: 'sandbox_probe',
     mode: 'process',
     manifestDir: FIXTURES_DIR,
     command: ['python3', PROBE_PY],
     memoryMb: 512,
-    stdout: 'json',
     isolation: 'namespace',
-    persistent: false,
-    poolSize: 1,
     env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', LANG: 'C.UTF-8', [MARKER_VARIABLE]: marker },
-    roots: [],
-    networkAllow: [],
-    maxOutputBytes: 1 << 20,
-    protectedPaths: [],
-    hiddenPaths: [],
     ...overrides,
-  };
+  });
 }
 
 export interface SandboxRun {
@@ -85,14 +78,4 @@ export function findMarkedPids(marker: string): number[] {
 }
 
 /** Polls until no process carries `marker` (bounded); returns the survivors, SIGKILLed, if any. */
-export async function waitForNoMarkedProcesses(marker: string, deadlineMs = 10_000): Promise<number[]> {
-  const survivors = (await waitForNone(marker, deadlineMs)).map((found) => found.pid);
-  for (const pid of survivors) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-  return survivors;
-}
+export const waitForNoMarkedProcesses = (marker: string, deadlineMs = 10_000): Promise<MarkedProcess[]> => waitForNone(marker, deadlineMs, { killSurvivors: true });

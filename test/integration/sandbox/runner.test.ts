@@ -9,13 +9,14 @@ import { createProcessRunner } from '../../../src/runner/process/process-runner.
 import type { RunSpec } from '../../../src/runner/types.js';
 import type { RunOutcome } from '../../../src/runner/wire.js';
 import { makeTempDir, MARKER_VARIABLE, newMarker, probeSpec, STORM_SH, waitForNoMarkedProcesses, type ProbeResult } from './harness.js';
+import { runOptions } from '../../helpers/run-options.js';
 
 const SECRET_NAME = 'TOOLHOST_RUNNER_TEST_SECRET_KEY';
 
 async function callOnce(spec: RunSpec, args: Record<string, unknown>, timeoutMs = 20_000, bwrapPath?: string): Promise<RunOutcome> {
   const runner = createProcessRunner(spec, { logger: createSilentLogger(), ...(bwrapPath === undefined ? {} : { bwrapPath }) });
   try {
-    return await runner.run({ callId: `call-${spec.name}`, args }, { signal: new AbortController().signal, timeoutMs });
+    return await runner.run({ callId: `call-${spec.name}`, args }, runOptions({ timeoutMs }));
   } finally {
     await runner.close();
   }

@@ -1,13 +1,14 @@
-// decide() is pure: the view decides, an exclusion always denies, and the shadow
-// decision travels beside the enforced one.
+// decide() is the one answer: the view decides, an exclusion always denies
+// (with the exclusion's rule and reason), the journal's view travels with it,
+// and it is computed once per view.
 import { describe, expect, it } from 'vitest';
-import { decide, decideWithShadow } from '../../../src/policy/decide.js';
+import { decide, denialError } from '../../../src/policy/decide.js';
 import { manifestYaml, policyYaml, useTestWorkspaces } from './workspace.js';
 
 const workspaces = useTestWorkspaces();
 
 describe('decide', () => {
-  it('returns the same decision for any arguments, and never mutates the view', () => {
+  it('answers effect, code, rule and the journal view, once per view, without mutating it', () => {
     const workspace = workspaces.make({
       manifests: {
         'a.yaml': manifestYaml('reader'),
@@ -19,18 +20,24 @@ describe('decide', () => {
     });
     const config = workspace.load();
     const table = [
-      ['reader', { effect: 'allow' }],
-      ['deleter', { effect: 'ask', rule: '(built-in) sideEffects.requireApproval' }],
-      ['slow', { effect: 'deny', code: 'policy_denied', rule: '(built-in) limits.maxTimeoutMs' }],
-      ['denied', { effect: 'deny', code: 'policy_denied', rule: 'policies/r.yaml:4 tools.deny' }],
+      ['reader', { effect: 'allow', code: null, rule: null, reason: null, excluded: false, journal: { decision: 'allow', rule: null } }],
+      ['deleter', { effect: 'ask', code: null, rule: '(built-in) sideEffects.requireApproval', journal: { decision: 'ask', rule: '(built-in) sideEffects.requireApproval' } }],
+      ['slow', { effect: 'deny', code: 'policy_denied', rule: '(built-in) limits.maxTimeoutMs', excluded: true, journal: { decision: 'deny', rule: '(built-in) limits.maxTimeoutMs' } }],
+      ['denied', { effect: 'deny', code: 'policy_denied', rule: 'policies/r.yaml:4 tools.deny', excluded: false, journal: { decision: 'deny' } }],
     ] as const;
     for (const [name, expected] of table) {
       const view = config.tools.get(name)!;
       const before = JSON.stringify(view.decision);
-      expect(decide(view, {})).toMatchObject(expected);
-      expect(decide(view, { path: 'anything' })).toEqual(decide(view, {}));
-      expect(decideWithShadow(view, {})).toEqual({ decision: decide(view, {}) });
+      expect(decide(view)).toMatchObject(expected);
+      expect(decide(view)).toBe(decide(view));
+      expect(Object.isFrozen(decide(view))).toBe(true);
       expect(JSON.stringify(view.decision)).toBe(before);
     }
+    // An exclusion's reason is the one the exclusion gives, and the refusal carries it.
+    const slow = config.tools.get('slow')!;
+    expect(decide(slow).reason).toBe(slow.exclusion?.reason);
+    const error = denialError('slow', decide(slow));
+    expect(error.code).toBe('policy_denied');
+    expect(error.details).toEqual({ rule: '(built-in) limits.maxTimeoutMs', reason: slow.exclusion?.reason });
   });
 });

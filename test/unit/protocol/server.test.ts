@@ -9,6 +9,7 @@ import { serveToolhost, type ToolhostServer } from '../../../src/protocol/server
 import { BoundaryStdioTransport, ProtocolOutput } from '../../../src/protocol/stdio.js';
 import type { CallOutcome, CallRequest, Supervisor, ToolDeclaration } from '../../../src/supervisor/types.js';
 import { CLIENT_KINDS, connectClient, createStreamPair, type ClientOptions, type TestClient } from '../../helpers/mcp-clients.js';
+import { until } from '../../helpers/wait.js';
 
 const TOOLS: ToolDeclaration[] = [
   {
@@ -131,14 +132,6 @@ async function startWithClient(options: ClientOptions, transport: { coalesceMs?:
   return harness as Required<Harness>;
 }
 
-/** Waits until `predicate` holds, polling; fails after `timeoutMs`. */
-async function until(predicate: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe.each(CLIENT_KINDS)('with a %s client', (kind) => {
   it('negotiates its era', async () => {
@@ -235,15 +228,35 @@ describe.each(CLIENT_KINDS)('with a %s client', (kind) => {
 });
 
 describe('lifecycle events', () => {
-  it('reach a legacy client as log messages', async () => {
+  it('reach a legacy client as log messages once it asked with logging/setLevel', async () => {
     const logs: Array<{ level: string; logger?: string; data: unknown }> = [];
     const { client } = await startWithClient({ kind: 'v2-legacy', onLog: (params) => logs.push(params) });
+    await (client.raw as { setLoggingLevel(level: string): Promise<unknown> }).setLoggingLevel('info');
     await client.callTool({ name: 'echo', arguments: {} });
     await until(() => logs.length === 2);
     expect(logs.map((log) => [log.level, log.logger, (log.data as { type: string }).type])).toEqual([
       ['info', 'toolhost', 'tool.started'],
       ['info', 'toolhost', 'tool.completed'],
     ]);
+  });
+
+  it('respect the level a legacy client set: warning hears tool.failed only', async () => {
+    const logs: Array<{ level: string; logger?: string; data: unknown }> = [];
+    const { client, supervisor } = await startWithClient({ kind: 'v2-legacy', onLog: (params) => logs.push(params) });
+    await (client.raw as { setLoggingLevel(level: string): Promise<unknown> }).setLoggingLevel('warning');
+    await client.callTool({ name: 'echo', arguments: {} });
+    // The events of a call are written before its answer: none can arrive later.
+    expect(logs).toEqual([]);
+    expect(supervisor.requests.at(-1)?.onEvent).toBeDefined();
+  });
+
+  it.each(CLIENT_KINDS)('are not built or sent for a %s client that asked for no log messages', async (kind) => {
+    const logs: unknown[] = [];
+    const { client, supervisor } = await startWithClient({ kind, onLog: (params) => logs.push(params) });
+    await client.callTool({ name: 'echo', arguments: {} });
+    // The events of a call are written before its answer: none can arrive later.
+    expect(logs).toEqual([]);
+    expect(supervisor.requests.at(-1)?.onEvent).toBeUndefined();
   });
 });
 

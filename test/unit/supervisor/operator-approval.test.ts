@@ -8,14 +8,14 @@ import { HostError } from '../../../src/errors.js';
 import type { ToolView } from '../../../src/policy/types.js';
 import { obtainApproval, type ApprovalInput } from '../../../src/supervisor/approval.js';
 import { APPROVAL_ID_META, type OperatorApprovals } from '../../../src/supervisor/operator-approval.js';
-import type { PolicyOutcome } from '../../../src/supervisor/policy.js';
+import type { CallDecision } from '../../../src/policy/decide.js';
 import { RequestStateSigner } from '../../../src/supervisor/request-state.js';
 import type { ApprovalChannel, CallRequest } from '../../../src/supervisor/types.js';
 import { makeTempParent } from '../audit/journal-fixtures.js';
 
 // Only what the approval stage reads of a tool.
 const VIEW = { manifest: { name: 'deploy', sideEffect: 'remote_mutation' } } as unknown as ToolView;
-const ASK: PolicyOutcome = { effect: 'ask', journalDecision: 'ask', rule: 'policies/org.yaml:4 sideEffects.requireApproval', askReason: 'remote mutation' };
+const ASK: CallDecision = { effect: 'ask', code: null, rule: 'policies/org.yaml:4 sideEffects.requireApproval', reason: 'remote mutation', excluded: false, shadow: null, journal: { decision: 'ask', rule: 'policies/org.yaml:4 sideEffects.requireApproval' } };
 const ARGS = { env: 'prod' };
 
 let temp: ReturnType<typeof makeTempParent>;
@@ -40,11 +40,11 @@ const ELICIT: ApprovalChannel = {
   },
 };
 
-function input(options: { channel?: ApprovalChannel; meta?: Record<string, unknown>; by?: 'client' | 'operator'; args?: Record<string, unknown>; policy?: PolicyOutcome; callId?: string }): ApprovalInput {
+function input(options: { channel?: ApprovalChannel; meta?: Record<string, unknown>; by?: 'client' | 'operator'; args?: Record<string, unknown>; decision?: CallDecision; callId?: string }): ApprovalInput {
   const args = options.args ?? ARGS;
   const request: CallRequest = { name: 'deploy', args, meta: options.meta ?? {}, signal: new AbortController().signal, approval: options.channel ?? { kind: 'none' } };
   const operator: OperatorApprovals = { journal, by: options.by ?? 'client', expireAfterMs: 60_000, sessionId: 's1', callId: options.callId ?? 'call-1', principal: null };
-  return { view: VIEW, args, argsHash: hashArgs(args), policy: options.policy ?? ASK, request, signer: new RequestStateSigner({ ttlMs: 60_000 }), timeoutMs: 1000, operator };
+  return { view: VIEW, args, argsHash: hashArgs(args), decision: options.decision ?? ASK, request, signer: new RequestStateSigner({ ttlMs: 60_000 }), timeoutMs: 1000, operator };
 }
 
 async function refusal(promise: Promise<unknown>): Promise<{ code: string; details: Record<string, unknown> }> {
@@ -89,8 +89,8 @@ describe('operator approvals in the approval stage', () => {
   });
 
   it('a call the policy allows needs no approval, whatever it carries', async () => {
-    const allow: PolicyOutcome = { effect: 'allow', journalDecision: 'allow', rule: null };
-    await expect(obtainApproval(input({ policy: allow, meta: { [APPROVAL_ID_META]: 'whatever' } }))).resolves.toEqual({ status: 'not_needed' });
+    const allow: CallDecision = { effect: 'allow', code: null, rule: null, reason: null, excluded: false, shadow: null, journal: { decision: 'allow', rule: null } };
+    await expect(obtainApproval(input({ decision: allow, meta: { [APPROVAL_ID_META]: 'whatever' } }))).resolves.toEqual({ status: 'not_needed' });
     expect(await journal.listApprovals()).toEqual([]);
   });
 });

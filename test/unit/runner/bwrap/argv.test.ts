@@ -10,6 +10,7 @@ import { sweepPidsCgroups } from '../../../../src/runner/bwrap/pids-cgroup.js';
 import type { RunSpec } from '../../../../src/runner/types.js';
 import { buildSandboxArgv, SANDBOX_DEFAULT_PATH, SANDBOX_SECCOMP_FD } from '../../../../src/runner/bwrap/argv.js';
 import { SANDBOX_EGRESS_SOCKET } from '../../../../src/runner/bwrap/egress-bridge.js';
+import { runSpec } from '../../../helpers/run-spec.js';
 
 const MANIFEST_DIR = realpathSync(fileURLToPath(new URL('../../../fixtures/tools/sandbox/', import.meta.url)));
 const READ_ROOT = realpathSync(fileURLToPath(new URL('../../../fixtures/', import.meta.url)));
@@ -21,12 +22,12 @@ afterAll(() => {
 });
 
 function spec(overrides: Partial<RunSpec> = {}): RunSpec {
-  return {
-    name: 'argv_test', mode: 'process', manifestDir: MANIFEST_DIR, command: ['/bin/sh', '-c', 'true'], memoryMb: 64,
-    stdout: 'text', isolation: 'namespace', persistent: false, poolSize: 1, env: { LANG: 'C.UTF-8' },
-    roots: [{ path: READ_ROOT, access: 'read' }, { path: WRITE_ROOT, access: 'read_write' }], networkAllow: [], maxOutputBytes: 1024, protectedPaths: [], hiddenPaths: [],
+  return runSpec({
+    name: 'argv_test', mode: 'process', manifestDir: MANIFEST_DIR, command: ['/bin/sh', '-c', 'true'],
+    stdout: 'text', isolation: 'namespace', env: { LANG: 'C.UTF-8' },
+    roots: [{ path: READ_ROOT, access: 'read' }, { path: WRITE_ROOT, access: 'read_write' }], maxOutputBytes: 1024,
     ...overrides,
-  };
+  });
 }
 
 /** The bwrap part (up to its `--`) and what runs after it. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyFailedExit, toTimerDelayMs } from '../../../../src/runner/process/process-outcome.js';
+import { asTermination, classifyFailedExit } from '../../../../src/runner/process/process-outcome.js';
 
 describe('classifyFailedExit', () => {
   it.each([
@@ -19,14 +19,15 @@ describe('classifyFailedExit', () => {
   });
 });
 
-describe('toTimerDelayMs', () => {
+describe('asTermination', () => {
   it.each([
-    [250, 250],
-    [-5, 0],
-    [Number.POSITIVE_INFINITY, 2 ** 31 - 1],
-    [2 ** 40, 2 ** 31 - 1],
-    [Number.NaN, 2 ** 31 - 1],
-  ])('%d → %d', (input, expected) => {
-    expect(toTimerDelayMs(input)).toBe(expected);
+    ['timeout', 'timeout'],
+    ['output_limit', 'output_limit'],
+    ['invalid_output', 'invalid_output'],
+    ['cancelled', 'cancelled'],
+    // A stop for any other reason (the host ending the call) stops the process as a cancel.
+    ['internal', 'cancelled'],
+  ] as const)('%s → %s', (reason, expected) => {
+    expect(asTermination(reason)).toBe(expected);
   });
 });

@@ -3,16 +3,16 @@
 // here, so they agree on what is listed, excluded and why.
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { loadManifests } from '../registry/load-manifests.js';
-import { matchGlob } from '../policy/globs.js';
-import { loadPolicies } from '../policy/load-policies.js';
-import { mergePolicies } from '../policy/merge.js';
-import type { MergedPolicy, PolicyFile } from '../policy/policy-model.js';
-import type { SessionPolicy, ToolView } from '../policy/types.js';
-import { buildToolView } from '../policy/views.js';
-import type { ToolAssessment } from '../policy/assess-tool.js';
-import type { Problem } from './problem.js';
-import { protectedPathsOf } from './protected-paths.js';
+import { loadManifests } from './registry/load-manifests.js';
+import { matchGlob } from './policy/globs.js';
+import { loadPolicies } from './policy/load-policies.js';
+import { mergePolicies } from './policy/merge.js';
+import type { MergedPolicy, PolicyFile } from './policy/policy-model.js';
+import type { SessionPolicy, ToolView } from './policy/types.js';
+import { buildToolView } from './policy/views.js';
+import type { ToolAssessment } from './policy/assess-tool.js';
+import type { Problem } from './config/problem.js';
+import { protectedPathsOf } from './config/protected-paths.js';
 
 export interface LoadHostConfigOptions {
   readonly manifestDirs: readonly string[];

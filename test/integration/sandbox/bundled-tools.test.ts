@@ -16,6 +16,8 @@ import { createRunner } from '../../../src/runner/index.js';
 import type { RunSpec } from '../../../src/runner/types.js';
 import type { RunOutcome } from '../../../src/runner/wire.js';
 import { waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
+import { runOptions } from '../../helpers/run-options.js';
+import { runSpec } from '../../helpers/run-spec.js';
 
 const MARKER = `toolhost-bundled-sandbox-${randomUUID()}`;
 let workspace = '';
@@ -37,7 +39,7 @@ afterAll(async () => {
 
 // What the policy layer would hand the runner under a permissive policy.
 function runSpecOf(manifest: Manifest): RunSpec {
-  return {
+  return runSpec({
     name: manifest.name,
     mode: manifest.sandbox.mode,
     manifestDir: manifest.dir,
@@ -51,10 +53,7 @@ function runSpecOf(manifest: Manifest): RunSpec {
     env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', TOOLHOST_TEST_MARKER: MARKER },
     roots: manifest.roots.map((root) => ({ path: root.path, access: root.access })),
     networkAllow: manifest.networkAllow,
-    maxOutputBytes: 1024 * 1024,
-    protectedPaths: [],
-    hiddenPaths: [],
-  };
+  });
 }
 
 async function call(name: string, args: Record<string, unknown>, networkAllow?: readonly string[]): Promise<RunOutcome> {
@@ -63,7 +62,7 @@ async function call(name: string, args: Record<string, unknown>, networkAllow?: 
   const spec = runSpecOf(manifest);
   const runner = createRunner(networkAllow ? { ...spec, networkAllow } : spec, { logger: createSilentLogger() });
   try {
-    return await runner.run({ callId: randomUUID(), args }, { signal: new AbortController().signal, timeoutMs: manifest.timeoutMs });
+    return await runner.run({ callId: randomUUID(), args }, runOptions({ timeoutMs: manifest.timeoutMs }));
   } finally {
     await runner.close();
   }

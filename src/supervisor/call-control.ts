@@ -1,0 +1,156 @@
+// The one termination control of a call (STYLE section 7). It links the
+// request's signal and the host's shutdown by hand (Node 20's AbortSignal.any
+// keeps a composite with listeners alive until it aborts, and a call's signal
+// normally never does: one per call grew the host forever), arms the deadline
+// with a delay setTimeout can hold, keeps the first reason when several race
+// (a deadline and a cancel), carries the one-sentence message of each, and
+// runs what runners registered to stop. dispose() lets go of everything.
+import type { ErrorCode, ErrorDetails, RunCode } from '../errors.js';
+import type { RunControl } from '../runner/wire.js';
+
+/** The largest delay setTimeout can hold; larger values (or Infinity) would fire at once. */
+const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
+
+/** A delay setTimeout can hold: negative becomes 0, non-finite or huge becomes the maximum. */
+export function clampDelayMs(delayMs: number): number {
+  return Number.isFinite(delayMs) ? Math.min(Math.max(0, delayMs), MAX_TIMER_DELAY_MS) : MAX_TIMER_DELAY_MS;
+}
+
+const MESSAGES: Partial<Record<ErrorCode, string>> = {
+  timeout: 'The tool ran past its time limit.',
+  cancelled: 'The call was cancelled.',
+  output_limit: 'The tool wrote more output than its limit allows.',
+};
+
+export interface CallControlOptions {
+  /** Arms the deadline now (a runner test, an approval wait); the supervisor arms it when the run begins. */
+  readonly timeoutMs?: number;
+  /** The reason a source signal's abort stops the call with; default `cancelled`. */
+  readonly abortReason?: ErrorCode;
+}
+
+export class CallControl implements RunControl {
+  readonly #controller = new AbortController();
+  readonly #abortReason: ErrorCode;
+  #links: Array<readonly [AbortSignal, () => void]> = [];
+  #onStop: Array<(reason: ErrorCode) => void> = [];
+  #timers: NodeJS.Timeout[] = [];
+  #reason: ErrorCode | undefined;
+  #timeoutMs = Infinity;
+  #stopped: Promise<ErrorCode> | undefined;
+  #resolveStopped: ((reason: ErrorCode) => void) | undefined;
+  #disposed = false;
+
+  /** Follows `sources` (the request's signal, the host's shutdown): any abort stops the call. */
+  constructor(sources: readonly AbortSignal[], options: CallControlOptions = {}) {
+    this.#abortReason = options.abortReason ?? 'cancelled';
+    for (const source of sources) {
+      if (source.aborted) {
+        this.#stop(this.#abortReason, source.reason);
+        break;
+      }
+      const onAbort = (): void => void this.#stop(this.#abortReason, source.reason);
+      source.addEventListener('abort', onAbort, { once: true });
+      this.#links.push([source, onAbort]);
+    }
+    if (options.timeoutMs !== undefined) this.startDeadline(options.timeoutMs);
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  get reason(): ErrorCode | undefined {
+    return this.#reason;
+  }
+
+  get timeoutMs(): number {
+    return this.#timeoutMs;
+  }
+
+  get stopped(): Promise<ErrorCode> {
+    this.#stopped ??= this.#controller.signal.aborted && this.#reason !== undefined ? Promise.resolve(this.#reason) : new Promise((resolve) => (this.#resolveStopped = resolve));
+    return this.#stopped;
+  }
+
+  /** Arms the deadline: `timeout` after `timeoutMs`. Returns the function that disarms it (the run is over). */
+  startDeadline(timeoutMs: number): () => void {
+    this.#timeoutMs = timeoutMs;
+    return this.#after(timeoutMs, () => this.stop('timeout'));
+  }
+
+  /** Resolves `graceMs` after the call stopped: a backstop for work that does not report its stop. */
+  afterStop(graceMs: number): Promise<void> {
+    return this.stopped.then(() => new Promise<void>((resolve) => this.#after(graceMs, resolve)));
+  }
+
+  stop(reason: ErrorCode): ErrorCode {
+    return this.#stop(reason, reason);
+  }
+
+  // The signal aborts with the source's own reason when a source aborted (as a linked signal would).
+  #stop(reason: ErrorCode, signalReason: unknown): ErrorCode {
+    this.#reason ??= reason;
+    if (this.#controller.signal.aborted) return this.#reason;
+    this.#unlink();
+    this.#controller.abort(signalReason);
+    this.#resolveStopped?.(this.#reason);
+    const onStop = this.#onStop;
+    this.#onStop = [];
+    for (const stopIt of onStop) stopIt(this.#reason);
+    return this.#reason;
+  }
+
+  /**
+   * Records why the call ends without stopping anything (a refusal, a tool's
+   * own failure): the first reason still wins, and a later cancel still aborts
+   * the signal, so nothing more is sent for that request. Returns the reason that won.
+   */
+  settle(reason: ErrorCode): ErrorCode {
+    this.#reason ??= reason;
+    return this.#reason;
+  }
+
+  onStop(onStop: (reason: ErrorCode) => void): () => void {
+    if (this.#controller.signal.aborted && this.#reason !== undefined) {
+      onStop(this.#reason);
+      return () => {};
+    }
+    this.#onStop.push(onStop);
+    return () => {
+      this.#onStop = this.#onStop.filter((candidate) => candidate !== onStop);
+    };
+  }
+
+  failure(): { readonly code: RunCode; readonly message: string; readonly details: ErrorDetails } {
+    const reason = this.#reason ?? 'internal';
+    const code: RunCode = reason === 'timeout' || reason === 'cancelled' || reason === 'output_limit' ? reason : 'cancelled';
+    return { code, message: MESSAGES[code] ?? 'The call was stopped.', details: code === 'timeout' ? { timeoutMs: this.#timeoutMs } : {} };
+  }
+
+  /** Lets go of the sources, the timers and what runners registered; the call is over. */
+  dispose(): void {
+    this.#disposed = true;
+    this.#unlink();
+    for (const timer of this.#timers) clearTimeout(timer);
+    this.#timers = [];
+    this.#onStop = [];
+  }
+
+  #after(delayMs: number, then: () => void): () => void {
+    if (this.#disposed) return () => {};
+    const timer = setTimeout(then, clampDelayMs(delayMs));
+    // A pending deadline must not keep a finished process alive.
+    timer.unref();
+    this.#timers.push(timer);
+    return () => {
+      clearTimeout(timer);
+      this.#timers = this.#timers.filter((candidate) => candidate !== timer);
+    };
+  }
+
+  #unlink(): void {
+    for (const [source, onAbort] of this.#links) source.removeEventListener('abort', onAbort);
+    this.#links = [];
+  }
+}

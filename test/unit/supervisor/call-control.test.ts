@@ -1,0 +1,121 @@
+// CallControl: the one termination control of a call. It follows the request's
+// signal and the host's shutdown, arms the deadline, keeps the first reason,
+// tells what registered to stop exactly once, and lets go of everything on
+// dispose (no listener left on a long-lived signal). Timers are faked.
+import { getEventListeners } from 'node:events';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { CallControl, clampDelayMs } from '../../../src/supervisor/call-control.js';
+
+beforeEach(() => vi.useFakeTimers());
+afterEach(() => vi.useRealTimers());
+
+describe('CallControl', () => {
+  it('stops as cancelled when any source aborts, and tells each registered stop once', () => {
+    const request = new AbortController();
+    const shutdown = new AbortController();
+    const control = new CallControl([request.signal, shutdown.signal]);
+    const heard: string[] = [];
+    control.onStop((reason) => heard.push(`a:${reason}`));
+    control.onStop((reason) => heard.push(`b:${reason}`));
+    expect(control.reason).toBeUndefined();
+    shutdown.abort();
+    request.abort();
+    expect(control.reason).toBe('cancelled');
+    expect(control.signal.aborted).toBe(true);
+    expect(heard).toEqual(['a:cancelled', 'b:cancelled']);
+    expect(control.failure()).toEqual({ code: 'cancelled', message: 'The call was cancelled.', details: {} });
+  });
+
+  it('starts stopped when a source already aborted, and tells a late registration at once', () => {
+    const done = new AbortController();
+    done.abort();
+    const control = new CallControl([new AbortController().signal, done.signal]);
+    const onStop = vi.fn();
+    control.onStop(onStop);
+    expect(onStop).toHaveBeenCalledWith('cancelled');
+  });
+
+  it('stops with timeout at the deadline, carrying timeoutMs', async () => {
+    const control = new CallControl([new AbortController().signal], { timeoutMs: 300 });
+    const stopped = control.stopped;
+    vi.advanceTimersByTime(299);
+    expect(control.reason).toBeUndefined();
+    vi.advanceTimersByTime(1);
+    await expect(stopped).resolves.toBe('timeout');
+    expect(control.failure()).toEqual({ code: 'timeout', message: 'The tool ran past its time limit.', details: { timeoutMs: 300 } });
+  });
+
+  it('keeps the first reason when a deadline, a cancel and a runner race', () => {
+    const request = new AbortController();
+    const control = new CallControl([request.signal], { timeoutMs: 100 });
+    expect(control.stop('output_limit')).toBe('output_limit');
+    request.abort();
+    vi.advanceTimersByTime(1000);
+    expect(control.stop('tool_error')).toBe('output_limit');
+    expect(control.reason).toBe('output_limit');
+  });
+
+  it('a disarmed deadline does not fire; an unregistered stop is not told', () => {
+    const control = new CallControl([]);
+    const disarm = control.startDeadline(50);
+    const onStop = vi.fn();
+    control.onStop(onStop)();
+    disarm();
+    vi.advanceTimersByTime(1000);
+    expect(control.reason).toBeUndefined();
+    control.stop('cancelled');
+    expect(onStop).not.toHaveBeenCalled();
+  });
+
+  it('lets go of its sources and timers on dispose', () => {
+    const request = new AbortController();
+    const control = new CallControl([request.signal], { timeoutMs: 50 });
+    expect(getEventListeners(request.signal, 'abort')).toHaveLength(1);
+    control.dispose();
+    expect(getEventListeners(request.signal, 'abort')).toHaveLength(0);
+    expect(vi.getTimerCount()).toBe(0);
+    request.abort();
+    expect(control.reason).toBeUndefined();
+  });
+
+  it('afterStop resolves the grace after the stop (the supervisor backstop)', async () => {
+    const control = new CallControl([]);
+    const backstop = vi.fn();
+    void control.afterStop(5000).then(backstop);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(backstop).not.toHaveBeenCalled();
+    control.stop('timeout');
+    await vi.advanceTimersByTimeAsync(4999);
+    expect(backstop).not.toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(backstop).toHaveBeenCalled();
+  });
+});
+
+describe('clampDelayMs', () => {
+  it.each([
+    [250, 250],
+    [-5, 0],
+    [Number.POSITIVE_INFINITY, 2 ** 31 - 1],
+    [2 ** 40, 2 ** 31 - 1],
+    [Number.NaN, 2 ** 31 - 1],
+  ])('%d → %d', (input, expected) => {
+    expect(clampDelayMs(input)).toBe(expected);
+  });
+});
+
+describe('CallControl.settle', () => {
+  it('records the first reason without stopping; a later cancel still aborts the signal', () => {
+    const request = new AbortController();
+    const control = new CallControl([request.signal]);
+    const onStop = vi.fn();
+    control.onStop(onStop);
+    expect(control.settle('tool_error')).toBe('tool_error');
+    expect(control.signal.aborted).toBe(false);
+    expect(onStop).not.toHaveBeenCalled();
+    request.abort();
+    expect(control.signal.aborted).toBe(true);
+    expect(control.reason).toBe('tool_error');
+    expect(onStop).toHaveBeenCalledWith('tool_error');
+  });
+});

@@ -1,0 +1,209 @@
+// The supervisor alone, with a fake runner and a recording journal (no real
+// host, no sandbox, no SQLite): the stages run in the order of SPEC section 5,
+// the first termination reason wins over what the runner reports later, and
+// exactly one journal write closes every call from `finally`, whatever threw.
+import { describe, expect, it } from 'vitest';
+import type { CallFinish, CallStart } from '../../../src/audit/call-record.js';
+import { createSilentLogger } from '../../../src/log.js';
+import type { Runner } from '../../../src/runner/types.js';
+import type { RunOptions, RunOutcome } from '../../../src/runner/wire.js';
+import type { CallJournal } from '../../../src/supervisor/journal-entry.js';
+import { createRedactor } from '../../../src/supervisor/redact.js';
+import { RequestStateSigner } from '../../../src/supervisor/request-state.js';
+import { RunnerCache } from '../../../src/supervisor/runner-cache.js';
+import { SessionCounters } from '../../../src/supervisor/session-counters.js';
+import { createSupervisor } from '../../../src/supervisor/supervisor.js';
+import type { CallOutcome, CallRequest, Supervisor } from '../../../src/supervisor/types.js';
+import { manifestYaml, policyYaml, useTestWorkspaces } from '../policy/workspace.js';
+
+const workspaces = useTestWorkspaces();
+
+type RunBehaviour = (options: RunOptions, trace: string[]) => Promise<RunOutcome>;
+
+interface Harness {
+  readonly supervisor: Supervisor;
+  readonly trace: string[];
+  readonly finishes: CallFinish[];
+  readonly starts: CallStart[];
+  call(name: string, args?: unknown, extra?: Partial<CallRequest>): Promise<CallOutcome>;
+}
+
+const ok = (json: string): RunOutcome => ({ ok: true, output: { type: 'json', json }, durationMs: 1 });
+
+/** A supervisor over real manifests and policy, with `behaviour` as every tool's runner. */
+function harness(behaviour: RunBehaviour, journalFaults: { finish?: Error } = {}): Harness {
+  const workspace = workspaces.make({
+    manifests: {
+      'reader.yaml': manifestYaml('reader'),
+      'writer.yaml': manifestYaml('writer', { sideEffect: 'local_mutation' }),
+      'quick.yaml': manifestYaml('quick', { timeoutMs: 50 }),
+      'denied.yaml': manifestYaml('denied'),
+    },
+    repository: { 'r.yaml': policyYaml('r', 'tools:\n  deny: [denied]') },
+  });
+  const config = workspace.load();
+  const trace: string[] = [];
+  const starts: CallStart[] = [];
+  const finishes: CallFinish[] = [];
+  const journal: CallJournal = {
+    begin: async (start) => {
+      trace.push('journal.begin');
+      starts.push(start);
+      return { kind: 'begun' };
+    },
+    finish: async (_id, finish) => {
+      trace.push('journal.finish');
+      finishes.push(finish);
+      if (journalFaults.finish) throw journalFaults.finish;
+    },
+    record: async (start, finish) => {
+      trace.push('journal.record');
+      starts.push(start);
+      finishes.push(finish);
+    },
+    findByIdempotencyKey: async () => undefined,
+    // No tool here is approved by an operator.
+    createApproval: async () => {
+      throw new Error('no operator approvals in these tests');
+    },
+    spendApproval: async () => {
+      throw new Error('no operator approvals in these tests');
+    },
+  };
+  const runner: Runner = {
+    mode: 'isolate',
+    run: (_job, options) => {
+      trace.push('run');
+      return behaviour(options, trace);
+    },
+    close: async () => {},
+  };
+  const supervisor = createSupervisor({
+    config,
+    journal,
+    artifacts: { put: () => ({ sha256: 'x', uri: 'toolhost://artifacts/x', size: 0 }), get: () => undefined },
+    runners: new RunnerCache(() => runner),
+    signer: new RequestStateSigner({ ttlMs: 60_000 }),
+    redact: createRedactor({ secretValues: [], visibleRoots: [workspace.dir] }),
+    session: new SessionCounters('test-session'),
+    logger: createSilentLogger(),
+    approvalTimeoutMs: 1_000,
+  });
+  return {
+    supervisor,
+    trace,
+    starts,
+    finishes,
+    call: (name, args = {}, extra = {}) =>
+      supervisor.callTool({
+        name,
+        args,
+        meta: {},
+        signal: new AbortController().signal,
+        approval: { kind: 'none' },
+        onEvent: (event) => trace.push(event.type),
+        ...extra,
+      }),
+  };
+}
+
+function codeOf(outcome: CallOutcome): string | undefined {
+  return outcome.kind === 'error' ? outcome.error.code : undefined;
+}
+
+describe('stage order', () => {
+  it('a mutating call: write-ahead journal, tool.started, run, then the one closing write, then tool.completed', async () => {
+    const h = harness(async () => ok('{"done":true}'));
+    const outcome = await h.call('writer');
+    expect(outcome.kind).toBe('result');
+    expect(h.trace).toEqual(['journal.begin', 'tool.started', 'run', 'journal.finish', 'tool.completed']);
+    expect(h.starts[0]).toMatchObject({ tool: 'writer', decision: 'allow', sideEffect: 'local_mutation' });
+    expect(h.finishes).toMatchObject([{ status: 'completed', errorCode: null }]);
+  });
+
+  it('a read-only call has no write-ahead record: one record at the end', async () => {
+    const h = harness(async () => ok('1'));
+    await h.call('reader');
+    expect(h.trace).toEqual(['tool.started', 'run', 'journal.record', 'tool.completed']);
+  });
+
+  it('a denied tool stops at exposure: no run, no lifecycle event, one record with the rule', async () => {
+    const h = harness(async () => ok('1'));
+    const outcome = await h.call('denied');
+    expect(codeOf(outcome)).toBe('policy_denied');
+    expect(h.trace).toEqual(['journal.record']);
+    expect(h.starts[0]).toMatchObject({ decision: 'deny', rule: 'policies/r.yaml:4 tools.deny' });
+    expect(h.finishes).toMatchObject([{ status: 'denied', errorCode: 'policy_denied' }]);
+  });
+
+  it('invalid arguments stop before the policy stage and the run', async () => {
+    const h = harness(async () => ok('1'));
+    const outcome = await h.call('reader', { unexpected: true });
+    expect(codeOf(outcome)).toBe('invalid_arguments');
+    expect(h.trace).toEqual(['journal.record']);
+    expect(h.finishes).toMatchObject([{ status: 'rejected', errorCode: 'invalid_arguments' }]);
+  });
+});
+
+describe('first reason wins', () => {
+  it('a cancel that came first stays cancelled when the runner later reports a timeout', async () => {
+    const request = new AbortController();
+    const h = harness(async (options) => {
+      request.abort();
+      await options.control.stopped;
+      return { ok: false, code: 'timeout', message: 'late', details: {}, durationMs: 1 };
+    });
+    const outcome = await h.call('writer', {}, { signal: request.signal });
+    expect(codeOf(outcome)).toBe('cancelled');
+    expect(h.finishes).toMatchObject([{ status: 'cancelled', errorCode: 'cancelled' }]);
+  });
+
+  it('the deadline the supervisor arms stops the runner, and its timeout wins over the crash it then reports', async () => {
+    const h = harness(async (options) => {
+      const reason = await options.control.stopped;
+      return { ok: false, code: 'tool_crashed', message: `stopped: ${reason}`, details: {}, durationMs: 1 };
+    });
+    const outcome = await h.call('quick');
+    expect(codeOf(outcome)).toBe('timeout');
+    expect(outcome.kind === 'error' ? outcome.error.details : undefined).toEqual({ timeoutMs: 50 });
+  });
+
+  it("a tool's own failure is not overruled by a cancel that arrives after it", async () => {
+    const request = new AbortController();
+    const h = harness(async () => ({ ok: false, code: 'tool_error', message: 'no', details: {}, durationMs: 1 }));
+    const outcome = await h.call('writer', {}, { signal: request.signal });
+    request.abort();
+    expect(codeOf(outcome)).toBe('tool_error');
+  });
+});
+
+describe("the journal's finally", () => {
+  it('a runner that throws (a host bug) ends as internal with exactly one closing write', async () => {
+    const h = harness(async () => {
+      throw new Error('bug in a runner');
+    });
+    const outcome = await h.call('writer');
+    expect(codeOf(outcome)).toBe('internal');
+    expect(outcome.kind === 'error' ? outcome.error.details : undefined).toEqual({ stage: 'run' });
+    expect(h.trace.filter((step) => step.startsWith('journal.'))).toEqual(['journal.begin', 'journal.finish']);
+    expect(h.finishes).toMatchObject([{ status: 'failed', errorCode: 'internal' }]);
+  });
+
+  it('a journal that fails to close the record does not change the outcome the caller gets', async () => {
+    const h = harness(async () => ok('{"done":true}'), { finish: new Error('disk full') });
+    const outcome = await h.call('writer');
+    expect(outcome.kind).toBe('result');
+    expect(h.trace).toEqual(['journal.begin', 'tool.started', 'run', 'journal.finish', 'tool.completed']);
+  });
+
+  it('a cancelled call sends no lifecycle event after the cancel, but still closes its record', async () => {
+    const request = new AbortController();
+    const h = harness(async (options) => {
+      request.abort();
+      await options.control.stopped;
+      return { ok: false, code: 'cancelled', message: 'stopped', details: {}, durationMs: 1 };
+    });
+    await h.call('writer', {}, { signal: request.signal });
+    expect(h.trace).toEqual(['journal.begin', 'tool.started', 'run', 'journal.finish']);
+  });
+});
