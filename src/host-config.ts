@@ -7,6 +7,7 @@ import { loadManifests } from './registry/load-manifests.js';
 import { matchGlob } from './policy/globs.js';
 import { loadPolicies } from './policy/load-policies.js';
 import { mergePolicies } from './policy/merge.js';
+import { readPrincipalRules } from './policy/principals.js';
 import type { MergedPolicy, PolicyFile } from './policy/policy-model.js';
 import type { SessionPolicy, ToolView } from './policy/types.js';
 import { buildToolView } from './policy/views.js';
@@ -105,6 +106,7 @@ export function loadHostConfig(options: LoadHostConfigOptions): HostConfig {
     onUnknownTool: policy.onUnknownTool.value,
     onInvalidArguments: policy.onInvalidArguments.value,
     secretNames: Object.freeze(policy.envSecrets.items.map((item) => item.value)),
+    principalRules: readPrincipalRules(loadedPolicies.files),
     approvalsBy: policy.approvalsBy.value,
     approvalExpireAfterMs: policy.approvalsExpireAfterMs.value,
   });

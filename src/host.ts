@@ -62,6 +62,8 @@ export interface Host {
   readonly sessionId: string;
   /** This host's spawner, process groups, cgroups, prepared sandboxes and isolate processes: its own. */
   readonly services: ProcessServices;
+  /** True while the journal answers a read (`/readyz` of `serve --http`). */
+  isJournalReady(): boolean;
   /** Cancels in-flight calls, closes runners and the journal. Idempotent. */
   close(): Promise<void>;
 }
@@ -123,8 +125,19 @@ export async function createHost(options: HostOptions): Promise<Host> {
     await supervisor.close();
     await services.close();
   };
-  return { supervisor, config, sessionId, services, close };
+  const isJournalReady = (): boolean => {
+    try {
+      journal.get(READY_PROBE_ID);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  return { supervisor, config, sessionId, services, isJournalReady, close };
 }
+
+/** A call id no call has: reading it proves the journal answers without touching a record. */
+const READY_PROBE_ID = 'readyz-probe';
 
 // Folders of the host a tool's text may name: home, the state and manifest folders, the host's /tmp.
 function hostRootsOf(options: HostOptions): string[] {

@@ -5,6 +5,8 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { spawn } from 'node:child_process';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -17,6 +19,37 @@ export async function connect(command, args, env = {}) {
   await client.connect(transport);
   const startupMs = performance.now() - started;
   return { client, pid: transport.pid, startupMs, close: () => client.close() };
+}
+
+/**
+ * Starts `command args` as an HTTP MCP server, waits for its URL (`urlFrom` reads it from
+ * stdout or stderr text), and connects the same SDK client over Streamable HTTP.
+ */
+export async function connectHttp(command, args, urlFrom, env = {}, headers = {}) {
+  const child = spawn(command, args, { env: { ...process.env, ...env }, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let text = '';
+  const url = await new Promise((resolve, reject) => {
+    const onData = (chunk) => {
+      text += chunk.toString('utf8');
+      const found = urlFrom(text);
+      if (found) resolve(found);
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code} before listening:\n${text.slice(-2000)}`)));
+  });
+  const client = new Client({ name: 'toolhost-bench', version: '1.0.0' }, { capabilities: {} });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
+  return {
+    client,
+    pid: child.pid,
+    url,
+    async close() {
+      await client.close().catch(() => undefined);
+      child.kill('SIGTERM');
+      if (child.exitCode === null) await new Promise((resolve) => child.once('exit', resolve));
+    },
+  };
 }
 
 export function hostArgs({ manifests, policy, workspace, state, journal }) {

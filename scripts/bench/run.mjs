@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { benchJournal } from './journal.mjs';
-import { ROOT, callOk, connect, findMarked, hostArgs, round, rssMb, summarize, throughput, timeCalls } from './lib.mjs';
+import { ROOT, callOk, connect, connectHttp, findMarked, hostArgs, round, rssMb, summarize, throughput, timeCalls } from './lib.mjs';
 
 const smoke = process.argv.includes('--smoke');
 const quick = smoke || process.argv.includes('--quick');
@@ -22,7 +22,7 @@ const LEAK_CALLS = smoke ? 100 : quick ? 1000 : 10_000;
 const SPILL_MB = smoke ? [1, 2] : [10, 100];
 const outAt = process.argv.indexOf('--out');
 const OUT_FILE = outAt > 0 && process.argv[outAt + 1] ? process.argv[outAt + 1] : join(ROOT, 'bench-results.json');
-// `--only latency,kill` runs just those sections (latency, kill, scale, spill, event-loop, egress, journal).
+// `--only latency,kill` runs just those sections (latency, http, kill, scale, spill, event-loop, egress, journal).
 const onlyAt = process.argv.indexOf('--only');
 const only = onlyAt > 0 && process.argv[onlyAt + 1] ? new Set(process.argv[onlyAt + 1].split(',')) : undefined;
 const want = (section) => only === undefined || only.has(section);
@@ -303,6 +303,19 @@ try {
     log('');
   }
 
+  if (want('http')) {
+    // Over HTTP: toolhost's Streamable HTTP front (token auth) against a plain SDK HTTP
+    // server serving the same trivial tool, and against toolhost over stdio, interleaved in
+    // rounds so drift hits every target alike. Telemetry: the same host with --otel exporting
+    // to a sink, against the default (off), to show what off costs: nothing.
+    results.http = await benchHttp();
+    log('Over HTTP (same SDK v1 client; ms, sequential; calls/s with 8 in flight)');
+    log(table(['target', 'p50', 'p99', 'calls/s (8 in flight)', 'p50 ratio to SDK HTTP', 'throughput ratio'], Object.entries(results.http.targets).map(([name, t]) => [
+      name, t.latency.p50, t.latency.p99, t.throughput, round(t.latency.p50 / results.http.targets.sdkHttp.latency.p50), round(t.throughput / results.http.targets.sdkHttp.throughput),
+    ])));
+    log(`telemetry off vs on (stdio, isolate echo): p50 ${results.http.telemetry.off.p50} ms off, ${results.http.telemetry.on.p50} ms on\n`);
+  }
+
   if (want('journal')) {
     // 7. The journal's cost per call on each store, and two hosts on one PostgreSQL.
     results.journal = await benchJournal({ N, scratch, host, log });
@@ -396,4 +409,67 @@ function table(header, rows) {
   const widths = header.map((h, i) => Math.max(String(h).length, ...rows.map((row) => String(row[i]).length)));
   const line = (cells) => cells.map((cell, i) => String(cell).padEnd(widths[i])).join('  ');
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+/** The HTTP section: toolhost over HTTP and stdio against the SDK's own HTTP server, then telemetry off and on. */
+async function benchHttp() {
+  const tokenFile = join(scratch, 'bench-tokens');
+  const { createHash } = await import('node:crypto');
+  writeFileSync(tokenFile, `bench: ${createHash('sha256').update('bench-token').digest('hex')}\n`, { mode: 0o600 });
+  const fromLog = (text) => /"url":"(http:[^"]+)"/.exec(text)?.[1];
+  const fromStdout = (text) => /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(text)?.[1];
+  const sdkHttp = await connectHttp(process.execPath, [join(ROOT, 'scripts/bench/baseline-http-server.mjs')], fromStdout);
+  const toolhostHttp = await connectHttp(
+    process.execPath,
+    [...hostArgs({ ...base, state: join(scratch, `state-${stateCount++}`) }), '--http', '127.0.0.1:0', '--auth-tokens', tokenFile, '--no-watch'],
+    fromLog,
+    {},
+    { authorization: 'Bearer bench-token' },
+  );
+  const toolhostStdio = await host();
+  const targets = { sdkHttp: [sdkHttp, 'echo'], toolhostHttp: [toolhostHttp, 'echo_isolate'], toolhostStdio: [toolhostStdio, 'echo_isolate'] };
+  try {
+    const measured = await interleaved(targets);
+    return { targets: measured, telemetry: await benchTelemetry() };
+  } finally {
+    await Promise.allSettled([sdkHttp.close(), toolhostHttp.close(), toolhostStdio.close()]);
+  }
+}
+
+/** Sequential latency and 8-in-flight throughput of each target, alternating in rounds after a warm-up. */
+async function interleaved(targets) {
+  const rounds = smoke ? 1 : 4;
+  const per = Math.max(1, Math.floor(N / rounds));
+  const durations = Object.fromEntries(Object.keys(targets).map((name) => [name, []]));
+  const rates = Object.fromEntries(Object.keys(targets).map((name) => [name, []]));
+  for (const [name, [target, tool]] of Object.entries(targets)) await timeCalls(target.client, tool, ECHO, 1, smoke ? 2 : 20).then(() => name);
+  for (let round = 0; round < rounds; round++) {
+    for (const [name, [target, tool]] of Object.entries(targets)) {
+      durations[name].push(...(await timeCalls(target.client, tool, ECHO, per, 0)));
+      rates[name].push(await throughput(target.client, tool, ECHO, per, 8));
+    }
+  }
+  return Object.fromEntries(Object.keys(targets).map((name) => [name, { latency: summarize(durations[name]), throughput: round(median(rates[name]), 0) }]));
+}
+
+/** The same stdio host with telemetry off (default) and on (--otel, exporting to a local sink). */
+async function benchTelemetry() {
+  const { createServer } = await import('node:http');
+  const sink = createServer((req, res) => req.resume().on('end', () => res.end('{}')));
+  await new Promise((resolve) => sink.listen(0, '127.0.0.1', resolve));
+  const endpoint = `http://127.0.0.1:${sink.address().port}`;
+  const off = await host();
+  const on = await host({}, { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' });
+  try {
+    const measured = await interleaved({ off: [off, 'echo_isolate'], on: [on, 'echo_isolate'] });
+    return { off: measured.off.latency, on: measured.on.latency, offThroughput: measured.off.throughput, onThroughput: measured.on.throughput };
+  } finally {
+    await Promise.allSettled([off.close(), on.close()]);
+    sink.close();
+  }
+}
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
 }

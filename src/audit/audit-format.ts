@@ -6,6 +6,8 @@ import type { CallRecord } from './call-record.js';
 export interface AuditJsonRecord {
   id: string;
   sessionId: string;
+  /** The authenticated principal over HTTP; null on stdio. */
+  principal: string | null;
   hostId: string;
   tool: string;
   argsHash: string;
@@ -32,6 +34,7 @@ export function toAuditJson(record: CallRecord): AuditJsonRecord {
   return {
     id: record.id,
     sessionId: record.sessionId,
+    principal: record.principal,
     hostId: record.hostId,
     tool: record.tool,
     argsHash: record.argsHash,
@@ -53,7 +56,7 @@ export function toAuditJson(record: CallRecord): AuditJsonRecord {
   };
 }
 
-const COLUMNS = ['STARTED (UTC)', 'ID', 'TOOL', 'STATUS', 'CODE', 'DECISION', 'RULE', 'MS'] as const;
+const COLUMNS = ['STARTED (UTC)', 'ID', 'PRINCIPAL', 'TOOL', 'STATUS', 'CODE', 'DECISION', 'RULE', 'MS'] as const;
 const MAX_CELL_CHARS = 48;
 
 /** An aligned text table, one call per line, newest first. */
@@ -62,6 +65,7 @@ export function formatAuditTable(records: readonly CallRecord[]): string {
   const rows = records.map((record) => [
     new Date(record.startedAt).toISOString().replace('T', ' ').slice(0, 19),
     record.id,
+    record.principal ?? '-',
     record.tool,
     record.reconciliation === 'rerun' ? 'interrupted (rerun)' : record.status,
     record.errorCode ?? '',

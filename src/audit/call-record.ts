@@ -20,6 +20,8 @@ export const CALL_STATUSES: readonly CallStatus[] = [
 export interface CallStart {
   id: string;
   sessionId: string;
+  /** The authenticated principal (HTTP, SPEC section 6.1); null on stdio and for `toolhost call`. */
+  principal: string | null;
   tool: string;
   /** sha256 hex of the canonical JSON of the arguments (see hashArgs). */
   argsHash: string;
@@ -91,7 +93,7 @@ export interface CallFilter {
 }
 
 /** Column list matching CallRow. */
-export const CALL_COLUMNS = `id, host_id, session_id, tool, args_hash, side_effect, decision, rule, approval,
+export const CALL_COLUMNS = `id, host_id, session_id, principal, tool, args_hash, side_effect, decision, rule, approval,
   idempotency_key, status, error_code, result_hash, result_bytes, started_at, ended_at, reconciliation, reconciled_at,
   egress_admitted, egress_refused`;
 
@@ -99,6 +101,7 @@ export interface CallRow {
   id: string;
   host_id: string;
   session_id: string;
+  principal: string | null;
   tool: string;
   args_hash: string;
   side_effect: string | null;
@@ -124,6 +127,7 @@ export function toCallRecord(row: CallRow): CallRecord {
     id: row.id,
     hostId: row.host_id,
     sessionId: row.session_id,
+    principal: row.principal,
     tool: row.tool,
     argsHash: row.args_hash,
     sideEffect: row.side_effect,

@@ -4,6 +4,7 @@
 import type { HostConfig } from '../host-config.js';
 import type { ToolCheck } from '../policy/assess-tool.js';
 import { decide } from '../policy/decide.js';
+import { decideForPrincipal } from '../policy/principals.js';
 import { describePolicy, type KeyRow } from '../policy/describe-policy.js';
 import type { ToolView } from '../policy/types.js';
 import { HOST_FLAGS_HELP, parseCommandArgs, UsageError } from './args.js';
@@ -11,7 +12,7 @@ import { loadConfigFromFlags, printProblems } from './host-config-flags.js';
 import { formatTable } from './table.js';
 import { sandboxLabel, summarizeTool, type ToolSummary } from './tool-summary.js';
 
-const HELP = `Usage: toolhost explain TOOL [JSON] [--json] [host flags]
+const HELP = `Usage: toolhost explain TOOL [JSON] [--json] [--principal NAME] [host flags]
 
 Shows how the policy in force treats TOOL: whether it is listed, the decision
 and the rule behind it, its trust, sandbox modes and limits, every check the
@@ -21,7 +22,8 @@ policy makes for it, and every policy key in force with the layer
 With JSON (the arguments of a call, e.g. '{"path": "notes.txt"}') it also checks
 them against the tool's input schema and says what a call would meet.
 
-  --json   print the explanation as one JSON object (documented in the README)
+  --json             print the explanation as one JSON object (documented in the README)
+  --principal NAME   also say what the principals: rules decide for this HTTP caller (SPEC 6.1)
 
 Exit status: 0 explained; 1 unknown tool, or arguments the tool's schema
 refuses; 2 bad usage (including JSON that does not parse).
@@ -30,7 +32,7 @@ ${HOST_FLAGS_HELP}
 `;
 
 export async function run(argv: readonly string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs(argv, { json: { type: 'boolean' } }, 2);
+  const { values, positionals } = parseCommandArgs(argv, { json: { type: 'boolean' }, principal: { type: 'string' } }, 2);
   if (values.help) {
     process.stdout.write(HELP);
     return 0;
@@ -45,7 +47,8 @@ export async function run(argv: readonly string[]): Promise<number> {
     process.stderr.write(`toolhost explain: unknown tool "${name}"; known tools: ${[...config.tools.keys()].join(', ') || 'none'}\n`);
     return 1;
   }
-  const explanation = explainTool(config, view, args);
+  const principal = typeof values.principal === 'string' ? values.principal : undefined;
+  const explanation = explainTool(config, view, args, principal);
   process.stdout.write(values.json ? `${JSON.stringify(explanation, null, 2)}\n` : renderExplanation(explanation));
   return explanation.arguments && !explanation.arguments.valid ? 1 : 0;
 }
@@ -66,10 +69,12 @@ export interface Explanation extends ToolSummary {
     /** Why, as a call with these arguments would be told (the same reason `serve` gives). */
     readonly reason: string | null;
   };
+  /** With --principal: what the `principals:` rules decide for that caller (null rule: none applies). */
+  readonly principal?: { readonly name: string; readonly decision: 'allow' | 'deny'; readonly rule: string | null; readonly reason: string | null };
 }
 
 /** Builds the explanation of one tool (and, optionally, one set of arguments). */
-export function explainTool(config: HostConfig, view: ToolView, args: unknown): Explanation {
+export function explainTool(config: HostConfig, view: ToolView, args: unknown, principal?: string): Explanation {
   const assessment = config.policy.assessments.get(view.manifest.name);
   const shadowKeys = config.policy.withShadow ? describePolicy(config.policy.withShadow).filter((row) => row.shadow) : [];
   return {
@@ -79,7 +84,14 @@ export function explainTool(config: HostConfig, view: ToolView, args: unknown): 
     keys: describePolicy(config.policy.enforced),
     shadowKeys,
     ...(args === undefined ? {} : { arguments: checkArguments(config, view, args) }),
+    ...(principal === undefined ? {} : { principal: explainPrincipal(config, view, principal) }),
   };
+}
+
+function explainPrincipal(config: HostConfig, view: ToolView, name: string): NonNullable<Explanation['principal']> {
+  const decision = decideForPrincipal(config.session.principalRules ?? [], view.manifest.name, name);
+  if (decision.effect === 'deny') return { name, decision: 'deny', rule: decision.rule, reason: decision.reason };
+  return { name, decision: 'allow', rule: null, reason: null };
 }
 
 function checkArguments(config: HostConfig, view: ToolView, args: unknown): NonNullable<Explanation['arguments']> {
@@ -118,6 +130,10 @@ export function renderExplanation(e: Explanation): string {
   if (e.rule) lines.push(`  rule      ${e.rule}`);
   if (e.shadow) lines.push(`  shadow    would ${e.shadow.decision}: ${e.shadow.reason} (${e.shadow.rule}); not enforced`);
   lines.push(`  limits    timeoutMs ${e.limits.timeoutMs}, maxResultBytes ${e.limits.maxResultBytes}, memoryMb ${e.limits.memoryMb}`);
+  if (e.principal) {
+    const p = e.principal;
+    lines.push(`  principal ${p.name}: ${p.decision === 'allow' ? 'allowed (no principals: rule takes this tool away)' : `denied: ${p.reason ?? ''} (${p.rule ?? ''})`}`);
+  }
   if (e.arguments) {
     const a = e.arguments;
     lines.push('', `Arguments: ${a.valid ? 'valid' : 'invalid'}`);

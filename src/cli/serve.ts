@@ -12,7 +12,10 @@ import { createHost } from '../host.js';
 import { createLogger, type Logger } from '../log.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../protocol/boundary.js';
 import { CUSTOM_METHODS } from '../protocol/custom-methods.js';
-import { serveToolhost } from '../protocol/server.js';
+import { serverHandleOf, serveToolhost, ToolhostServing, type ToolhostServer, type ToolhostServerOptions } from '../protocol/server.js';
+import { serveHttp } from '../protocol/http.js';
+import { AuthConfigError } from '../protocol/auth/auth-config-error.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
 import { SessionCounters } from '../supervisor/session-counters.js';
 import type { Supervisor } from '../supervisor/types.js';
 import { BoundaryStdioTransport, ProtocolOutput } from '../protocol/stdio.js';
@@ -20,9 +23,10 @@ import { takeProtocolChannel } from '../protocol/protocol-fd.js';
 import { HOST_FLAGS_HELP, hostFlagsFrom, parseCommandArgs, UsageError } from './args.js';
 import { JOURNAL_FLAG, JOURNAL_FLAG_HELP, journalFlagFrom } from './journal-flag.js';
 import { HostReloader } from './serve-reload.js';
+import { buildAuthenticator, HTTP_FLAGS, HTTP_FLAGS_HELP, httpSettingsFrom, type HttpSettings } from './serve-http.js';
 import { watchConfig, type ConfigWatch } from './serve-watch.js';
 
-const HELP = `Usage: toolhost serve [host flags] [--journal URL] [--max-message-bytes N] [--no-watch]
+const HELP = `Usage: toolhost serve [host flags] [--journal URL] [--max-message-bytes N] [--no-watch] [--otel] [--http HOST:PORT --auth-…]
 
 Serves the tools over the Model Context Protocol on stdin/stdout (newline-delimited
 JSON-RPC), to legacy clients (initialize, 2025-11-25 and older) and modern ones
@@ -37,7 +41,11 @@ Ends on stdin EOF or SIGTERM: in-flight calls are cancelled, exit code 0.
 
   --max-message-bytes N   largest inbound message in bytes (default ${DEFAULT_MAX_MESSAGE_BYTES})
   --no-watch              do not watch the files; reload on SIGHUP only
+  --otel                  export a span per call and the duration metric over OTLP/HTTP
+                          (also on when OTEL_EXPORTER_OTLP_ENDPOINT is set; SPEC section 6.2)
 ${JOURNAL_FLAG_HELP}
+
+${HTTP_FLAGS_HELP}
 
 ${HOST_FLAGS_HELP}
 `;
@@ -48,14 +56,29 @@ const CANCEL_GRACE_MS = 1_500;
 const SHUTDOWN_DEADLINE_MS = 4_000;
 
 export async function run(argv: readonly string[]): Promise<number> {
-  const { values } = parseCommandArgs(argv, { 'max-message-bytes': { type: 'string' }, 'no-watch': { type: 'boolean' }, ...JOURNAL_FLAG }, 0);
+  const { values } = parseCommandArgs(
+    argv,
+    { 'max-message-bytes': { type: 'string' }, 'no-watch': { type: 'boolean' }, otel: { type: 'boolean' }, ...JOURNAL_FLAG, ...HTTP_FLAGS },
+    0,
+  );
   if (values.help) {
     process.stdout.write(HELP);
     return 0;
   }
   const maxMessageBytes = parseMaxMessageBytes(values['max-message-bytes']);
   const flags = { ...hostFlagsFrom(values), journalUrl: journalFlagFrom(values) };
+  const http = httpSettingsFrom(values);
   const logger = createLogger(flags.logFile !== undefined ? { file: flags.logFile } : {});
+  let authenticator;
+  try {
+    authenticator = http ? buildAuthenticator(http, logger) : undefined;
+  } catch (error) {
+    if (!(error instanceof AuthConfigError)) throw error;
+    logger.error({ code: error.code, ...error.details }, error.message);
+    process.stderr.write(`toolhost serve: ${error.message}\n`);
+    return 1;
+  }
+  const telemetry = await startTelemetry(values.otel === true, logger);
   const writeEventLoopStats = startEventLoopStats();
   const writeStageStats = startStageStats();
   // Listen before the (slow) host build: a SIGTERM during startup still ends cleanly.
@@ -75,20 +98,38 @@ export async function run(argv: readonly string[]): Promise<number> {
     return 0;
   }
 
-  const transport = new BoundaryStdioTransport({ input: process.stdin, output, maxMessageBytes, logger });
-  const inputEnded = new Promise<StopReason>((resolve) => (transport.onInputEnd = () => resolve('eof')));
-  const server = serveToolhost(transport, {
+  const servingOptions: ToolhostServerOptions = {
     supervisor: host.supervisor,
     logger,
     serverInfo: { name: 'toolhost', version: readPackageVersion() },
     registerMethods: CUSTOM_METHODS,
-  });
+    ...(telemetry ? { telemetry } : {}),
+  };
+  let server: ToolhostServer;
+  let inputEnded: Promise<StopReason>;
+  // Set once the reloader exists: /readyz asks the host in force.
+  let currentHost: () => Host = () => host;
+  if (http && authenticator) {
+    const served = await serveOverHttp(http, authenticator, servingOptions, maxMessageBytes, () => currentHost().isJournalReady(), logger);
+    if (!served) {
+      await host.close();
+      return 1;
+    }
+    server = served;
+    // stdin is not the protocol channel here: its end does not stop the host.
+    inputEnded = new Promise<StopReason>(() => undefined);
+  } else {
+    const transport = new BoundaryStdioTransport({ input: process.stdin, output, maxMessageBytes, logger });
+    inputEnded = new Promise<StopReason>((resolve) => (transport.onInputEnd = () => resolve('eof')));
+    server = serveToolhost(transport, servingOptions);
+  }
   const hosts = new HostReloader<Host, Supervisor>(host, {
     build: () => buildHost(flags, logger, session),
     swap: (next) => server.replaceSupervisor(next),
     whenIdle: (supervisor) => server.whenIdle(supervisor),
     logger,
   });
+  currentHost = () => hosts.current;
   const reload = (): void => {
     logger.info('SIGHUP: reloading manifests and policies');
     hosts.reload();
@@ -109,7 +150,7 @@ export async function run(argv: readonly string[]): Promise<number> {
           },
           logger,
         });
-  logger.info({ tools: host.supervisor.listTools().length, maxMessageBytes }, 'serving MCP on stdio');
+  if (!http) logger.info({ tools: host.supervisor.listTools().length, maxMessageBytes }, 'serving MCP on stdio');
 
   const reason = await Promise.race([signals, inputEnded]);
   logger.info({ reason, inFlight: server.inFlightCount }, 'shutting down');
@@ -126,6 +167,7 @@ export async function run(argv: readonly string[]): Promise<number> {
   // Closing a host closes its supervisor: children killed, journal closed.
   await hosts.close();
   await server.close().catch((error: unknown) => logger.warn({ err: String(error) }, 'server close failed'));
+  await telemetry?.shutdown().catch((error: unknown) => logger.warn({ err: String(error) }, 'telemetry shutdown failed'));
   return 0;
 }
 
@@ -138,6 +180,49 @@ export function parseMaxMessageBytes(value: unknown): number {
 }
 
 type Host = Awaited<ReturnType<typeof createHost>>;
+
+/** The HTTP front (SPEC section 6.1); undefined after reporting why it could not listen. */
+async function serveOverHttp(
+  http: HttpSettings,
+  authenticator: Parameters<typeof serveHttp>[0]['authenticator'],
+  options: ToolhostServerOptions,
+  maxMessageBytes: number,
+  isReady: () => boolean,
+  logger: Logger,
+): Promise<ToolhostServer | undefined> {
+  const serving = new ToolhostServing(options);
+  let listening;
+  try {
+    listening = await serveHttp({
+      serving,
+      host: http.host,
+      port: http.port,
+      authenticator,
+      ...(http.auth.kind === 'jwt' ? { issuer: http.auth.issuer } : {}),
+      ...(http.publicUrl !== undefined ? { publicUrl: http.publicUrl } : {}),
+      allowedHostnames: http.allowedHostnames,
+      maxMessageBytes,
+      isReady,
+      logger,
+    });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    logger.error({ err: message, host: http.host, port: http.port }, 'cannot listen');
+    process.stderr.write(`toolhost serve: cannot listen on ${http.host}:${http.port}: ${message}\n`);
+    return undefined;
+  }
+  // The one line a supervisor script or a test reads to learn the port (stderr, never stdout).
+  logger.info({ url: `${listening.url}/mcp`, auth: authenticator.kind, tools: options.supervisor.listTools().length, maxMessageBytes }, 'serving MCP over HTTP');
+  return serverHandleOf(serving, () => listening.close());
+}
+
+/** The OpenTelemetry exporter, imported only when asked for (free when off). */
+async function startTelemetry(flag: boolean, logger: Logger): Promise<Telemetry | undefined> {
+  const endpoint = process.env['OTEL_EXPORTER_OTLP_ENDPOINT'];
+  if (!flag && (endpoint === undefined || endpoint === '')) return undefined;
+  const { startOtelTelemetry } = await import('../telemetry/otel.js');
+  return startOtelTelemetry({ serviceVersion: readPackageVersion(), logger });
+}
 
 /** The host, or undefined after printing why the configuration does not load (createHost logs exclusions). */
 async function buildHost(flags: ReturnType<typeof hostFlagsFrom> & { journalUrl: string | undefined }, logger: Logger, session: SessionCounters): Promise<Host | undefined> {

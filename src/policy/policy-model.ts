@@ -77,7 +77,8 @@ export const POLICY_KEYS = [
   'approvals.by',
   'approvals.expireAfterMs',
 ] as const;
-export type PolicyKey = (typeof POLICY_KEYS)[number] | 'mode' | 'kind' | 'name';
+// `principals` entries are never merged into one value (each only tightens): see principals.ts.
+export type PolicyKey = (typeof POLICY_KEYS)[number] | 'mode' | 'kind' | 'name' | 'principals';
 
 export type LimitKey = 'maxTimeoutMs' | 'maxResultBytes' | 'maxMemoryMb' | 'maxCallsPerSession' | 'maxConcurrency' | 'maxConsecutiveFailures';
 export const LIMIT_KEYS: readonly LimitKey[] = ['maxTimeoutMs', 'maxResultBytes', 'maxMemoryMb', 'maxCallsPerSession', 'maxConcurrency', 'maxConsecutiveFailures'];
@@ -137,5 +138,6 @@ export interface PolicyDocument {
   readonly env?: { readonly allow?: readonly string[]; readonly secrets?: readonly string[] };
   readonly onUnknownTool?: OnUnknownTool;
   readonly onInvalidArguments?: InvalidArgumentsMode;
+  readonly principals?: Readonly<Record<string, { readonly tools?: { readonly allow?: readonly string[]; readonly deny?: readonly string[] } }>>;
   readonly approvals?: { readonly by?: ApprovalsBy; readonly expireAfterMs?: number };
 }

@@ -55,6 +55,8 @@ export interface SessionPolicy {
   readonly onInvalidArguments: 'error_result' | 'protocol_error';
   /** Globs over environment variable names whose values are never passed and always redacted. */
   readonly secretNames: readonly string[];
+  /** `principals:` entries of the enforced layers (HTTP callers only); absent or empty: none. */
+  readonly principalRules?: readonly import('./principals.js').PrincipalRule[];
   /** `operator`: every approval goes to `toolhost approve` (SPEC section 7.2); `client` (also when absent): in-band first. */
   readonly approvalsBy?: 'client' | 'operator';
   /** How long a pending operator approval lives, in ms; absent means the built-in default (one hour). */

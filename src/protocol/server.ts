@@ -7,7 +7,9 @@ import { serveStdio, type StdioServerHandle } from '@modelcontextprotocol/server
 import { HostError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { CallControl } from '../supervisor/call-control.js';
+import type { CallSession } from '../supervisor/call-session.js';
 import type { Supervisor } from '../supervisor/types.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
 import { approvalChannelFor, approvalAnswerFrom } from './approval-channel.js';
 import { forwardLifecycleEvents, forwardProgress, requestedLogLevel } from './notifications.js';
 import { readArtifactResource, ARTIFACT_URI_TEMPLATE } from './resources.js';
@@ -28,6 +30,14 @@ export interface ToolhostServerOptions {
   readonly registerMethods?: readonly RegisterMethods[];
   /** How long a legacy client may take to answer an approval question. Default 5 minutes. */
   readonly elicitationTimeoutMs?: number;
+  /** Spans and metrics per call (SPEC section 6.2); absent when telemetry is off. */
+  readonly telemetry?: Telemetry;
+}
+
+/** Who is calling, over HTTP: the authenticated principal and its session (its own limits). */
+export interface Caller {
+  readonly principal: string;
+  readonly session: CallSession;
 }
 
 export interface ToolhostServer {
@@ -48,46 +58,90 @@ export interface ToolhostServer {
 
 /** Serves MCP on `transport` (both eras, one connection) with the supervisor behind it. */
 export function serveToolhost(transport: Transport, options: ToolhostServerOptions): ToolhostServer {
-  const inFlight = new Set<InFlightCall>();
-  const servers = new Set<Server>();
-  const state: ServingState = { supervisor: options.supervisor, inFlight, idleWaiters: new Set() };
-  const factory = ({ era }: { era: ProtocolEra }): Server => {
-    const server = buildServer(era, options, state);
-    servers.add(server);
-    server.onclose = () => servers.delete(server);
-    return server;
-  };
-  const handle: StdioServerHandle = serveStdio(factory, {
+  const serving = new ToolhostServing(options);
+  const handle: StdioServerHandle = serveStdio(({ era }) => serving.buildServer(era), {
     transport,
     onerror: (error) => options.logger.debug({ err: error.message }, 'mcp transport notice'),
   });
+  return serverHandleOf(serving, () => handle.close());
+}
+
+/** The ToolhostServer face of a serving (the stdio and HTTP fronts differ only in `close`). */
+export function serverHandleOf(serving: ToolhostServing, close: () => Promise<void>): ToolhostServer {
   return {
     get inFlightCount() {
-      return inFlight.size;
+      return serving.inFlightCount;
     },
-    async cancelInFlight(timeoutMs) {
-      const calls = [...inFlight];
-      for (const call of calls) call.shutdown.abort(new HostError('cancelled', 'The host is shutting down.', { reason: 'shutdown' }));
-      await Promise.race([Promise.allSettled(calls.map((call) => call.answered)), delay(timeoutMs)]);
-    },
-    async replaceSupervisor(next) {
-      state.supervisor = next;
-      await Promise.allSettled([...servers].map((server) => server.sendToolListChanged()));
-    },
-    whenIdle(supervisor) {
-      const isIdle = () => ![...inFlight].some((call) => call.supervisor === supervisor);
-      if (isIdle()) return Promise.resolve();
-      return new Promise((resolve) => {
-        const waiter = () => {
-          if (!isIdle()) return;
-          state.idleWaiters.delete(waiter);
-          resolve();
-        };
-        state.idleWaiters.add(waiter);
-      });
-    },
-    close: () => handle.close(),
+    cancelInFlight: (timeoutMs) => serving.cancelInFlight(timeoutMs),
+    replaceSupervisor: (next) => serving.replaceSupervisor(next),
+    whenIdle: (supervisor) => serving.whenIdle(supervisor),
+    close,
   };
+}
+
+/**
+ * What the servers of one transport share (the supervisor in force, the calls in
+ * flight), and the factory of their SDK Server instances: one per stdio connection,
+ * one per HTTP request (modern) or per legacy HTTP session.
+ */
+export class ToolhostServing {
+  readonly #state: ServingState;
+  readonly #servers = new Set<Server>();
+  readonly #onReplaced = new Set<() => void>();
+
+  constructor(private readonly options: ToolhostServerOptions) {
+    this.#state = { supervisor: options.supervisor, inFlight: new Set(), idleWaiters: new Set() };
+  }
+
+  /** A server instance of `era`; over HTTP, for `caller`. */
+  buildServer(era: ProtocolEra, caller?: Caller): Server {
+    const server = buildServer(era, this.options, this.#state, caller);
+    this.#servers.add(server);
+    server.onclose = () => this.#servers.delete(server);
+    return server;
+  }
+
+  get supervisor(): Supervisor {
+    return this.#state.supervisor;
+  }
+
+  get inFlightCount(): number {
+    return this.#state.inFlight.size;
+  }
+
+  /** Aborts every in-flight call (reason: shutdown) and waits, at most `timeoutMs`, for their answers. */
+  async cancelInFlight(timeoutMs: number): Promise<void> {
+    const calls = [...this.#state.inFlight];
+    for (const call of calls) call.shutdown.abort(new HostError('cancelled', 'The host is shutting down.', { reason: 'shutdown' }));
+    await Promise.race([Promise.allSettled(calls.map((call) => call.answered)), delay(timeoutMs)]);
+  }
+
+  /** New calls go to `next`; every connected server instance sends tools/list_changed. */
+  async replaceSupervisor(next: Supervisor): Promise<void> {
+    this.#state.supervisor = next;
+    for (const listener of this.#onReplaced) listener();
+    await Promise.allSettled([...this.#servers].map((server) => server.sendToolListChanged()));
+  }
+
+  /** Calls `listener` after each replaceSupervisor (HTTP: tell modern clients' listen streams). */
+  onSupervisorReplaced(listener: () => void): void {
+    this.#onReplaced.add(listener);
+  }
+
+  /** Resolves once no call is running on `supervisor`. */
+  whenIdle(supervisor: Supervisor): Promise<void> {
+    const { inFlight, idleWaiters } = this.#state;
+    const isIdle = () => ![...inFlight].some((call) => call.supervisor === supervisor);
+    if (isIdle()) return Promise.resolve();
+    return new Promise((resolve) => {
+      const waiter = () => {
+        if (!isIdle()) return;
+        idleWaiters.delete(waiter);
+        resolve();
+      };
+      idleWaiters.add(waiter);
+    });
+  }
 }
 
 /** What every server instance of the connection shares. */
@@ -107,7 +161,7 @@ interface InFlightCall {
   readonly answered: Promise<unknown>;
 }
 
-function buildServer(era: ProtocolEra, options: ToolhostServerOptions, state: ServingState): Server {
+function buildServer(era: ProtocolEra, options: ToolhostServerOptions, state: ServingState, caller: Caller | undefined): Server {
   const { logger } = options;
   const server = new Server(options.serverInfo, {
     capabilities: { tools: { listChanged: true }, resources: {}, logging: {} },
@@ -126,7 +180,7 @@ function buildServer(era: ProtocolEra, options: ToolhostServerOptions, state: Se
   }
 
   server.setRequestHandler('tools/list', async () => ({
-    tools: state.supervisor.listTools().map((tool) => ({
+    tools: state.supervisor.listTools(caller?.principal ?? null).map((tool) => ({
       name: tool.name,
       description: tool.description,
       inputSchema: { ...tool.inputSchema, type: 'object' as const },
@@ -148,6 +202,12 @@ function buildServer(era: ProtocolEra, options: ToolhostServerOptions, state: Se
     const approvalAnswer = approvalAnswerFrom(ctx.mcpReq.inputResponses, ctx.mcpReq.droppedInputResponseKeys);
     const progress = forwardProgress(ctx, meta['progressToken'], logger);
     const onEvent = forwardLifecycleEvents(ctx, requestedLogLevel(ctx, legacyLogLevel), logger);
+    const span = options.telemetry?.startCall({
+      tool: params.name,
+      requestId: ctx.mcpReq.id,
+      protocolVersion: protocolVersionOf(era, server, ctx),
+      meta,
+    });
     const work = supervisor.callTool({
       name: params.name,
       args: params.arguments,
@@ -158,14 +218,18 @@ function buildServer(era: ProtocolEra, options: ToolhostServerOptions, state: Se
       ...(approvalAnswer !== undefined ? { approvalAnswer } : {}),
       ...(progress.onProgress ? { onProgress: progress.onProgress } : {}),
       ...(onEvent ? { onEvent } : {}),
+      ...(caller ? { caller: caller.session } : {}),
+      ...(span ? { trace: span } : {}),
     });
     const call: InFlightCall = { supervisor, shutdown, answered: work.catch(() => undefined) };
     state.inFlight.add(call);
     try {
       const outcome = await work;
+      span?.end(outcome.kind === 'error' ? outcome.error.code : undefined);
       await progress.settled();
       return renderOutcome(outcome, supervisor.session);
     } catch (error) {
+      span?.end('internal');
       if (error instanceof ProtocolError) throw error;
       // The supervisor turns every throwable into an outcome; reaching here is a host bug.
       logger.error({ err: error instanceof Error ? error.message : String(error) }, 'supervisor.callTool threw');
@@ -190,6 +254,16 @@ function buildServer(era: ProtocolEra, options: ToolhostServerOptions, state: Se
 }
 
 const DEFAULT_ELICITATION_TIMEOUT_MS = 5 * 60_000;
+
+const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
+
+/** The revision this request speaks: negotiated at initialize (legacy), or named in the request's envelope (modern). */
+function protocolVersionOf(era: ProtocolEra, server: Server, ctx: { readonly mcpReq: { readonly envelope?: unknown } }): string | undefined {
+  if (era === 'legacy') return server.getNegotiatedProtocolVersion();
+  const envelope = ctx.mcpReq.envelope;
+  const version = typeof envelope === 'object' && envelope !== null ? (envelope as Record<string, unknown>)[PROTOCOL_VERSION_META_KEY] : undefined;
+  return typeof version === 'string' ? version : undefined;
+}
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());

@@ -42,15 +42,18 @@ export class CallContext {
     readonly control: CallControl,
     readonly sessionId: string,
     logger: Logger,
+    /** The authenticated principal (HTTP); null on stdio. */
+    readonly principal: string | null = null,
   ) {
     this.argsHash = safeHashArgs(request.args);
-    this.logger = logger.child({ callId: this.callId, tool: request.name });
+    this.logger = logger.child({ callId: this.callId, tool: request.name, ...(principal !== null ? { principal } : {}) });
   }
 
   /** Marks the start of a stage (for logs and for the stage named with a failure). */
   enter(stage: Stage): void {
     this.lap(this.stage);
     this.stage = stage;
+    this.request.trace?.enterStage(stage);
   }
 
   /**
@@ -79,6 +82,7 @@ export class CallContext {
     return {
       id: this.callId,
       sessionId: this.sessionId,
+      principal: this.principal,
       tool: this.toolName,
       argsHash: this.argsHash,
       sideEffect: this.view ? (this.view.manifest.sideEffect ?? 'unclassified') : null,

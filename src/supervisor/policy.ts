@@ -3,7 +3,10 @@
 // exposure refuses what the policy denies or excluded, naming the rule; the
 // policy stage lets the call go on to run or to its approval, logging what a
 // shadow-mode organisation policy would have denied (journaled as would_deny).
+import { HostError } from '../errors.js';
 import { denialError, type CallDecision } from '../policy/decide.js';
+import { decideForPrincipal, type PrincipalRule } from '../policy/principals.js';
+import type { ToolView } from '../policy/types.js';
 import type { Logger } from '../log.js';
 import type { Redactor } from './redact.js';
 
@@ -16,4 +19,18 @@ export function checkExposure(tool: string, decision: CallDecision, redact: Reda
 export function notePolicy(decision: CallDecision, logger: Logger): void {
   const shadow = decision.shadow;
   if (shadow?.effect === 'deny') logger.warn({ rule: shadow.rule, reason: shadow.reason, wouldDeny: shadow.code }, 'shadow policy would deny this call; allowed');
+}
+
+/** Throws `policy_denied` when a `principals:` rule keeps this caller from this tool (SPEC section 6.1). */
+export function checkPrincipal(view: ToolView, principal: string | null, rules: readonly PrincipalRule[]): void {
+  const decision = decideForPrincipal(rules, view.manifest.name, principal);
+  if (decision.effect !== 'deny') return;
+  const { rule, reason } = decision;
+  throw new HostError('policy_denied', `The tool ${view.manifest.name} is denied by policy rule ${rule}: ${oneLine(reason)}`, { rule, reason, principal });
+}
+
+// Messages are one sentence: reasons written for people may span lines.
+function oneLine(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim().replace(/\.$/, '');
+  return `${flat}.`;
 }

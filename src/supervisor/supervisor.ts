@@ -12,11 +12,12 @@ import { obtainApproval, type ApprovalResult } from './approval.js';
 import { DEFAULT_APPROVAL_EXPIRY_MS } from './operator-approval.js';
 import { emitEnded, emitStarted, forwardProgress, logCallEnd } from './call-events.js';
 import { CallContext } from './call-context.js';
+import { openCallSession, type CallSession } from './call-session.js';
 import { checkIdempotency, readIdempotencyKey, serializeForReplay, type ReplayedResult } from './idempotency.js';
 import { beginJournal, closeJournal, type CallEnd, type CallJournal } from './journal-entry.js';
 import { CallControl } from './call-control.js';
 import { lookupTool, peekTool } from './lookup.js';
-import { checkExposure, notePolicy } from './policy.js';
+import { checkExposure, checkPrincipal, notePolicy } from './policy.js';
 import type { Redactor } from './redact.js';
 import { redactError } from './redact-error.js';
 import type { RequestStateSigner } from './request-state.js';
@@ -28,6 +29,7 @@ import type { RunnerCache } from './runner-cache.js';
 import { countOutcome } from './session-outcome.js';
 import type { SessionCounters } from './session-counters.js';
 import { enterSession, SessionLimits, slotKindFor, type ReleaseSlot } from './session-limits.js';
+import { decideForPrincipal } from '../policy/principals.js';
 import { declareTools } from './tool-declarations.js';
 import type { CallOutcome, CallRequest, Supervisor, ToolDeclaration } from './types.js';
 import { validateArgs } from './validate-args.js';
@@ -70,6 +72,7 @@ function replayEnd(replay: ReplayedResult): CallEnd {
 class CallSupervisor implements Supervisor {
   readonly session: SessionPolicy;
   readonly #deps: SupervisorDeps;
+  /** Concurrency slots of the callers without their own (stdio, `toolhost call`). */
   readonly #limits: SessionLimits;
   readonly #shutdown = new AbortController();
   readonly #inflight = new Set<Promise<CallOutcome>>();
@@ -83,8 +86,14 @@ class CallSupervisor implements Supervisor {
     this.#declarations = Object.freeze(declareTools(deps.config.tools));
   }
 
-  listTools(): readonly ToolDeclaration[] {
-    return this.#declarations;
+  listTools(principal: string | null = null): readonly ToolDeclaration[] {
+    const rules = this.session.principalRules ?? [];
+    if (principal === null || rules.length === 0) return this.#declarations;
+    return this.#declarations.filter((tool) => decideForPrincipal(rules, tool.name, principal).effect === 'allow');
+  }
+
+  openSession(principal: string): CallSession {
+    return openCallSession(principal, this.session);
   }
 
   async readArtifact(uri: string): Promise<{ readonly mimeType: string; readonly bytes: Uint8Array } | undefined> {
@@ -114,13 +123,13 @@ class CallSupervisor implements Supervisor {
   // The stage table of SPEC section 5, in order.
   async #call(request: CallRequest, control: CallControl): Promise<CallOutcome> {
     const { config, journal } = this.#deps;
-    const counters = request.session ?? this.#deps.session;
-    const ctx = new CallContext(request, control, counters.id, this.#deps.logger);
+    const counters = request.caller?.counters ?? request.session ?? this.#deps.session;
+    const ctx = new CallContext(request, control, counters.id, this.#deps.logger, request.caller?.principal ?? null);
     let release: ReleaseSlot | undefined;
     let end: CallEnd | undefined;
     try {
       ctx.enter('session-limits');
-      release = await enterSession(this.#limits, slotKindFor(peekTool(config.tools, request.name, this.session.onUnknownTool)), request.signal, counters);
+      release = await enterSession(request.caller?.limits ?? this.#limits, slotKindFor(peekTool(config.tools, request.name, this.session.onUnknownTool)), request.signal, counters);
 
       ctx.enter('lookup');
       const { view, rewrittenFrom } = lookupTool(config.tools, request.name, this.session.onUnknownTool);
@@ -131,6 +140,7 @@ class CallSupervisor implements Supervisor {
 
       ctx.enter('exposure');
       checkExposure(view.manifest.name, decision, this.#deps.redact);
+      checkPrincipal(view, request.caller?.principal ?? null, this.session.principalRules ?? []);
 
       ctx.enter('validate-args');
       const args = validateArgs(view.manifest, request.args);
@@ -223,8 +233,8 @@ class CallSupervisor implements Supervisor {
           expireAfterMs: this.session.approvalExpireAfterMs ?? DEFAULT_APPROVAL_EXPIRY_MS,
           sessionId: ctx.sessionId,
           callId: ctx.callId,
-          // The HTTP principal, once the transport passes one (SPEC section 6.1); stdio has none.
-          principal: null,
+          // The HTTP principal (SPEC section 6.1); null on stdio.
+          principal: ctx.principal,
         },
       });
       ctx.approval = approval.status === 'input_required' ? 'required' : approval.status;

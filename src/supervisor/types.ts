@@ -46,6 +46,10 @@ export interface CallRequest {
    * Absent: the supervisor's own (the one its host was built with).
    */
   readonly session?: import('./session-counters.js').SessionCounters;
+  /** An HTTP caller (principal) with its own counters and slots; it overrides `session`. Absent on stdio. */
+  readonly caller?: import('./call-session.js').CallSession;
+  /** Stage spans and the call span (SPEC section 6.2); absent means none. */
+  readonly trace?: import('../telemetry/call-trace.js').CallTrace;
   /** Lifecycle events (tool.started, tool.completed, tool.failed) for the client's log stream. */
   readonly onEvent?: (event: LifecycleEvent) => void;
 }
@@ -111,8 +115,10 @@ export interface ToolDeclaration {
 
 /** What the protocol layer drives. Built by src/host.ts. */
 export interface Supervisor {
-  /** Listed tools in deterministic (name) order. */
-  listTools(): readonly ToolDeclaration[];
+  /** Listed tools in deterministic (name) order; with a principal, without the tools its `principals:` rules deny. */
+  listTools(principal?: string | null): readonly ToolDeclaration[];
+  /** A new session for `principal` (HTTP) under the limits in force now. */
+  openSession(principal: string): import('./call-session.js').CallSession;
   callTool(request: CallRequest): Promise<CallOutcome>;
   /** `toolhost://artifacts/<sha256>`; undefined when unknown or expired. */
   readArtifact(uri: string): Promise<{ readonly mimeType: string; readonly bytes: Uint8Array } | undefined>;

@@ -118,7 +118,7 @@ export function errorOf(result: Record<string, unknown>): Record<string, unknown
   return meta;
 }
 
-export { findMarkedProcesses };
+export { findMarkedProcesses, waitForNoMarkedProcesses };
 
 function killQuietly(pid: number): void {
   try {

@@ -8,10 +8,11 @@ import { existsSync, mkdirSync, readdirSync, rmSync, statSync, utimesSync } from
 import { dirname, join, resolve } from 'node:path';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { Client as ClientV2 } from '@modelcontextprotocol/client';
+import { Client as ClientV2, StreamableHTTPClientTransport as StreamableHTTPClientTransportV2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as StdioClientTransportV2 } from '@modelcontextprotocol/client/stdio';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as StdioClientTransportV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport as StreamableHTTPClientTransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema as ElicitRequestSchemaV1 } from '@modelcontextprotocol/sdk/types.js';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -129,6 +130,17 @@ export async function connectStdioClient(server: SpawnedServer, options: ClientO
   const stderr = captureStderr(transport.stderr);
   const client = await connectV2(transport, options);
   return { ...wrapV2(client, options.kind), pid: transport.pid, stderrText: stderr };
+}
+
+/** Connects a client of `options.kind` to `serve --http` at `url` (…/mcp), sending `token` as a bearer token. */
+export async function connectHttpClient(url: string, token: string | undefined, options: ClientOptions): Promise<TestClient> {
+  const requestInit = token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } };
+  if (options.kind === 'v1-legacy') {
+    const transport = new StreamableHTTPClientTransportV1(new URL(url), { requestInit });
+    return wrapV1(await connectV1(transport as never, options), options.kind);
+  }
+  const transport = new StreamableHTTPClientTransportV2(new URL(url), { requestInit });
+  return wrapV2(await connectV2(transport as never, options), options.kind);
 }
 
 /** A client-side Transport over a pair of byte streams (newline-delimited JSON), for in-process servers. */

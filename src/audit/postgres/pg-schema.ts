@@ -39,6 +39,8 @@ export const PG_MIGRATIONS: readonly string[] = [
     id              TEXT NOT NULL UNIQUE,
     host_id         TEXT NOT NULL REFERENCES hosts(id),
     session_id      TEXT NOT NULL,
+    -- who made the call (SPEC section 6.1): the authenticated principal over HTTP, NULL on stdio
+    principal       TEXT,
     tool            TEXT NOT NULL,
     args_hash       TEXT NOT NULL,
     side_effect     TEXT,
@@ -63,6 +65,7 @@ export const PG_MIGRATIONS: readonly string[] = [
   CREATE INDEX calls_by_status ON calls(status, started_at);
   CREATE INDEX calls_by_key ON calls(tool, idempotency_key) WHERE idempotency_key IS NOT NULL;
   CREATE INDEX calls_running ON calls(host_id) WHERE status = 'started';
+  CREATE INDEX calls_by_principal ON calls(principal, started_at) WHERE principal IS NOT NULL;
 
   -- One row per (tool, key) that a write-ahead record ever claimed: the unique
   -- constraint makes two hosts racing one key collide in the database; the

@@ -36,9 +36,9 @@ export const SQL = {
   endHost: statement('end_host', `UPDATE hosts SET ended_at = $2, end_reason = 'closed' WHERE id = $1 AND ended_at IS NULL`),
   insertCall: statement(
     'insert_call',
-    `INSERT INTO calls (id, host_id, session_id, tool, args_hash, side_effect, decision, rule, approval, idempotency_key,
+    `INSERT INTO calls (id, host_id, session_id, principal, tool, args_hash, side_effect, decision, rule, approval, idempotency_key,
        status, error_code, result_hash, result_bytes, replay, started_at, ended_at, egress_admitted, egress_refused)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
   ),
   // Takes the key for $3, unless a call that still holds it claimed it first:
   // a failed, refused, cancelled or rerun-reconciled holder lets it go.

@@ -397,6 +397,7 @@ function startValues(start: CallStart, hostId: string): unknown[] {
     start.id,
     hostId,
     start.sessionId,
+    start.principal,
     start.tool,
     start.argsHash,
     start.sideEffect,

@@ -87,6 +87,11 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE calls ADD COLUMN egress_admitted INTEGER;
   ALTER TABLE calls ADD COLUMN egress_refused INTEGER;
   `,
+  // 4: who made the call (SPEC section 6.1): the authenticated principal over HTTP, NULL on stdio.
+  `
+  ALTER TABLE calls ADD COLUMN principal TEXT;
+  CREATE INDEX calls_by_principal ON calls(principal, started_at) WHERE principal IS NOT NULL;
+  `,
 ];
 
 /** The schema version this build writes. */

@@ -303,6 +303,7 @@ function startParams(start: CallStart) {
   return {
     id: start.id,
     sessionId: start.sessionId,
+    principal: start.principal,
     tool: start.tool,
     argsHash: start.argsHash,
     sideEffect: start.sideEffect,
@@ -339,9 +340,9 @@ function prepareStatements(db: Database.Database) {
     interruptCallsOf: db.prepare(`UPDATE calls SET status = 'interrupted' WHERE host_id = @hostId AND status = 'started'`),
     endHost: db.prepare(`UPDATE hosts SET ended_at = @now, end_reason = @reason WHERE id = @hostId AND ended_at IS NULL`),
     insertCall: db.prepare(
-      `INSERT INTO calls (id, host_id, session_id, tool, args_hash, side_effect, decision, rule, approval, idempotency_key,
+      `INSERT INTO calls (id, host_id, session_id, principal, tool, args_hash, side_effect, decision, rule, approval, idempotency_key,
          status, error_code, result_hash, result_bytes, replay, started_at, ended_at, egress_admitted, egress_refused)
-       VALUES (@id, @hostId, @sessionId, @tool, @argsHash, @sideEffect, @decision, @rule, @approval, @idempotencyKey,
+       VALUES (@id, @hostId, @sessionId, @principal, @tool, @argsHash, @sideEffect, @decision, @rule, @approval, @idempotencyKey,
          @status, @errorCode, @resultHash, @resultBytes, @replay, @startedAt, @endedAt, @egressAdmitted, @egressRefused)`,
     ),
     finishCall: db.prepare(

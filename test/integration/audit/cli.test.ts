@@ -82,7 +82,7 @@ describeEachStore('toolhost audit', (store) => {
     expect(result.status).toBe(0);
     const lines = result.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(2);
-    expect(lines[0]).toMatch(/^STARTED \(UTC\)\s+ID\s+TOOL\s+STATUS/);
+    expect(lines[0]).toMatch(/^STARTED \(UTC\)\s+ID\s+PRINCIPAL\s+TOOL\s+STATUS/);
     expect(lines[1]).toContain(interrupted.id);
   });
 

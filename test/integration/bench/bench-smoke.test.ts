@@ -46,6 +46,14 @@ describe('npm run bench --smoke', () => {
     expect(results['ratios'].worker.p50).toBeGreaterThan(0);
     // Measured inside the host: every stage of a sequential worker call was timed.
     expect(Object.keys(results['stages'].echo_worker)).toEqual(expect.arrayContaining(['lookup', 'policy', 'run', 'result-checks', 'finish']));
+    // Over HTTP: toolhost's front, the SDK's own HTTP server and toolhost over stdio, in the same run.
+    expect(Object.keys(results['http'].targets)).toEqual(['sdkHttp', 'toolhostHttp', 'toolhostStdio']);
+    for (const [name, target] of Object.entries(results['http'].targets as Record<string, { latency: Summary; throughput: number }>)) {
+      expect(target.latency.n, name).toBeGreaterThan(0);
+      expect(target.throughput, name).toBeGreaterThan(0);
+    }
+    expect(results['http'].telemetry.off.n).toBeGreaterThan(0);
+    expect(results['http'].telemetry.on.n).toBeGreaterThan(0);
     expect(results['kill']).toMatchObject({ orphans: 0, leftAfterClose: 0 });
     expect(Object.keys(results['scale'])).toEqual(['10', '100', '1000']);
     expect(results['rss'].samplesMb).toHaveLength(11);

@@ -44,6 +44,7 @@ describe.skipIf(postgresUnavailable !== undefined)('idempotency on a PostgreSQL 
     await other.begin({
       id: 'interrupted-call-1',
       sessionId: 'crashed-session',
+      principal: null,
       tool: 'counter',
       argsHash: hashArgs(args),
       sideEffect: 'local_mutation',

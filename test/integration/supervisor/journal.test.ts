@@ -93,6 +93,7 @@ describe('idempotency', () => {
     other.begin({
       id: 'interrupted-call-1',
       sessionId: 'crashed-session',
+      principal: null,
       tool: 'counter',
       argsHash: hashArgs(args),
       sideEffect: 'local_mutation',

@@ -6,6 +6,7 @@ const record: CallRecord = {
   id: 'call-1',
   hostId: 'host-1',
   sessionId: 'session-1',
+  principal: 'ci-bot',
   tool: 'fs.write',
   argsHash: 'a'.repeat(64),
   sideEffect: 'write',
@@ -30,6 +31,7 @@ describe('toAuditJson', () => {
     expect(toAuditJson(record)).toEqual({
       id: 'call-1',
       sessionId: 'session-1',
+      principal: 'ci-bot',
       hostId: 'host-1',
       tool: 'fs.write',
       argsHash: 'a'.repeat(64),
@@ -63,10 +65,11 @@ describe('toAuditJson', () => {
 describe('formatAuditTable', () => {
   it('aligns a header and one line per call', () => {
     const lines = formatAuditTable([record, { ...record, id: 'call-2', status: 'interrupted', reconciliation: 'rerun', endedAt: null }]).split('\n');
-    expect(lines[0]?.split(/\s{2,}/)).toEqual(['STARTED (UTC)', 'ID', 'TOOL', 'STATUS', 'CODE', 'DECISION', 'RULE', 'MS']);
+    expect(lines[0]?.split(/\s{2,}/)).toEqual(['STARTED (UTC)', 'ID', 'PRINCIPAL', 'TOOL', 'STATUS', 'CODE', 'DECISION', 'RULE', 'MS']);
     expect(lines[1]?.split(/\s{2,}/)).toEqual([
       '2026-11-29 10:00:00',
       'call-1',
+      'ci-bot',
       'fs.write',
       'failed',
       'timeout',

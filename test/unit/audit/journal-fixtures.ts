@@ -18,6 +18,7 @@ export function callStart(overrides: Partial<CallStart> = {}): CallStart {
   return {
     id: `call-${counter}-${Math.random().toString(16).slice(2)}`,
     sessionId: 'session-1',
+    principal: null,
     tool: 'fs.write',
     argsHash: hashArgs({ path: 'a.txt', n: counter }),
     sideEffect: 'write',

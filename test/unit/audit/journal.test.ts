@@ -6,6 +6,25 @@ import { callFinish, callStart } from './journal-fixtures.js';
 import { describeEachStore, rejection } from './journal-stores.js';
 
 describeEachStore('recording calls', (store) => {
+  it('keeps the principal of an HTTP call, and null for stdio', async () => {
+    const journal = await store().open();
+    const overHttp = callStart({ principal: 'ci-bot' });
+    const overStdio = callStart();
+    await journal.record(overHttp, callFinish());
+    await journal.record(overStdio, callFinish());
+    expect((await journal.get(overHttp.id))?.principal).toBe('ci-bot');
+    expect((await journal.get(overStdio.id))?.principal).toBeNull();
+  });
+
+  it('keeps the principal of a write-ahead record through finish, and in query', async () => {
+    const journal = await store().open();
+    const start = callStart({ principal: 'alice', idempotencyKey: 'k-principal' });
+    await journal.begin(start);
+    expect((await journal.get(start.id))?.principal).toBe('alice');
+    await journal.finish(start.id, callFinish());
+    expect(await journal.query()).toEqual([expect.objectContaining({ id: start.id, principal: 'alice', status: 'completed' })]);
+  });
+
   it('begin writes a started record that finish completes', async () => {
     const journal = await store().open({ sessionId: 'session-1' });
     const start = callStart({ idempotencyKey: 'k1' });

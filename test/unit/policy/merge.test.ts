@@ -28,6 +28,7 @@ describe('no policy file', () => {
       onUnknownTool: 'protocol_error',
       onInvalidArguments: 'error_result',
       secretNames: ['*_TOKEN', '*_KEY', '*SECRET*', '*PASSWORD*'],
+      principalRules: [],
       approvalsBy: 'client',
       approvalExpireAfterMs: 3_600_000,
     });

@@ -1,6 +1,7 @@
 // The protocol layer alone: the real SDK server behind the boundary transport,
 // driven by the real SDK clients of both eras over in-process streams. The
 // supervisor is a scripted double here (unit scope); test/e2e runs the real host.
+import { openCallSession, type CallSession } from '../../../src/supervisor/call-session.js';
 import { ResourceNotFoundError } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HostError } from '../../../src/errors.js';
@@ -43,6 +44,10 @@ class ScriptedSupervisor implements Supervisor {
 
   listTools(): readonly ToolDeclaration[] {
     return TOOLS;
+  }
+
+  openSession(principal: string): CallSession {
+    return openCallSession(principal, this.session);
   }
 
   async callTool(request: CallRequest): Promise<CallOutcome> {

@@ -14,7 +14,7 @@ let journal: Journal;
 const ARGS_HASH = hashArgs({ a: 1 });
 
 function start(id: string, key: string): CallStart {
-  return { id, sessionId: 's', tool: 'write', argsHash: ARGS_HASH, sideEffect: 'local_mutation', decision: 'allow', rule: null, approval: 'not_needed', idempotencyKey: key, startedAt: Date.now() };
+  return { id, sessionId: 's', principal: null, tool: 'write', argsHash: ARGS_HASH, sideEffect: 'local_mutation', decision: 'allow', rule: null, approval: 'not_needed', idempotencyKey: key, startedAt: Date.now() };
 }
 
 function codeAndDetails(run: () => unknown): { code: string; details: Record<string, unknown> } {

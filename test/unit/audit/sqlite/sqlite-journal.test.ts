@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 // files, and dead hosts found by pid and boot. The behaviour both stores share
 // is in ../journal.test.ts.
 import { JournalError } from '../../../../src/audit/journal-error.js';
-import { SCHEMA_VERSION } from '../../../../src/audit/sqlite/migrations.js';
+import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from '../../../../src/audit/sqlite/migrations.js';
 import { SqliteJournal as Journal } from '../../../../src/audit/sqlite/sqlite-journal.js';
 import { journalPathOf } from '../../../../src/audit/state-dir.js';
 import { callFinish, callStart, makeTempParent } from '../journal-fixtures.js';
@@ -94,6 +94,24 @@ describe('Journal.open', () => {
     const error = catchJournalError(() => openJournal());
     expect(error.code).toBe('journal_unreadable');
     expect(error.details).toEqual({ file: journalPathOf(temp.stateDir) });
+  });
+
+  it('migrates a version-1 journal: its calls stay, with no principal and no egress counts', () => {
+    mkdirSync(temp.stateDir, { recursive: true, mode: 0o700 });
+    const db = new Database(journalPathOf(temp.stateDir));
+    db.exec(MIGRATIONS[0]!);
+    db.pragma(`application_id = ${APPLICATION_ID}`);
+    db.pragma('user_version = 1');
+    db.prepare(`INSERT INTO hosts (id, pid, machine, started_at, ended_at, end_reason) VALUES ('old', 1, 'm', 1, 2, 'closed')`).run();
+    db.prepare(
+      `INSERT INTO calls (id, host_id, session_id, tool, args_hash, decision, status, started_at) VALUES ('old-call', 'old', 's', 't', 'h', 'allow', 'completed', 1)`,
+    ).run();
+    db.close();
+    const journal = openJournal();
+    expect(journal.get('old-call')).toMatchObject({ tool: 't', principal: null, egressAdmitted: null, egressRefused: null });
+    const migrated = new Database(journalPathOf(temp.stateDir), { readonly: true });
+    expect(migrated.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+    migrated.close();
   });
 
   it('reopens an existing journal without migrating it again', () => {

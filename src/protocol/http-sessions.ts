@@ -1,0 +1,119 @@
+// Sessions over HTTP (SPEC sections 5.2 and 6.1). A principal's session is
+// one CallSession with its own call budget and concurrency slots, shared by
+// its modern requests and all its legacy MCP sessions, so `maxConcurrency`
+// holds per principal and no principal can use up another's. Legacy
+// (2025-era) clients also get a sessionful Streamable HTTP transport each
+// (Mcp-Session-Id), bound to the principal that opened it: elicitation needs
+// the client's answer to reach the same server instance.
+import { randomUUID } from 'node:crypto';
+import { WebStandardStreamableHTTPServerTransport, type Server } from '@modelcontextprotocol/server';
+import type { Logger } from '../log.js';
+import type { Caller, ToolhostServing } from './server.js';
+
+/** One Caller per principal, made on first use and kept for the life of the host. */
+export class PrincipalSessions {
+  readonly #callers = new Map<string, Caller>();
+
+  constructor(private readonly serving: ToolhostServing) {}
+
+  callerFor(principal: string): Caller {
+    let caller = this.#callers.get(principal);
+    if (!caller) {
+      caller = { principal, session: this.serving.supervisor.openSession(principal) };
+      this.#callers.set(principal, caller);
+    }
+    return caller;
+  }
+}
+
+interface LegacySession {
+  readonly principal: string;
+  readonly transport: WebStandardStreamableHTTPServerTransport;
+  readonly server: Server;
+}
+
+/** Most legacy MCP sessions open at once, over all principals: a bound on memory. */
+export const MAX_LEGACY_SESSIONS = 1024;
+/** Most open legacy sessions of one principal; opening one more closes its oldest, so no principal can fill the host. */
+export const MAX_LEGACY_SESSIONS_PER_PRINCIPAL = 32;
+
+/** The sessionful legacy leg: Mcp-Session-Id → transport + server, per principal. */
+export class LegacySessions {
+  readonly #sessions = new Map<string, LegacySession>();
+
+  constructor(
+    private readonly serving: ToolhostServing,
+    private readonly principals: PrincipalSessions,
+    private readonly options: { readonly maxMessageBytes: number; readonly logger: Logger },
+  ) {}
+
+  get size(): number {
+    return this.#sessions.size;
+  }
+
+  /** Serves one legacy request of `principal` (already authenticated, body already checked). */
+  async handle(request: Request, principal: string, parsedBody: unknown): Promise<Response> {
+    const sessionId = request.headers.get('mcp-session-id');
+    if (sessionId !== null) {
+      const session = this.#sessions.get(sessionId);
+      // Another principal's session id is answered as an unknown one: ids are not shared secrets to probe.
+      if (!session || session.principal !== principal) return sessionNotFound();
+      return session.transport.handleRequest(request, { parsedBody });
+    }
+    if (request.method !== 'POST' || !isInitialize(parsedBody)) {
+      return jsonRpcError(400, -32000, 'Bad Request: send initialize first, or the Mcp-Session-Id of your session.');
+    }
+    await this.#evictOldestBeyond(principal, MAX_LEGACY_SESSIONS_PER_PRINCIPAL - 1);
+    if (this.#sessions.size >= MAX_LEGACY_SESSIONS) return jsonRpcError(503, -32000, 'Too many open sessions; close one (DELETE) and retry.');
+    const session = await this.#open(principal);
+    return session.transport.handleRequest(request, { parsedBody });
+  }
+
+  /** Closes every session (host shutdown). */
+  async closeAll(): Promise<void> {
+    const sessions = [...this.#sessions.values()];
+    this.#sessions.clear();
+    await Promise.allSettled(sessions.map((session) => session.server.close()));
+  }
+
+  // Map order is opening order: the first sessions of the principal are its oldest.
+  async #evictOldestBeyond(principal: string, keep: number): Promise<void> {
+    const own = [...this.#sessions].filter(([, session]) => session.principal === principal);
+    for (const [id, session] of own.slice(0, Math.max(0, own.length - keep))) {
+      this.#sessions.delete(id);
+      await session.server.close().catch(() => undefined);
+    }
+  }
+
+  async #open(principal: string): Promise<LegacySession> {
+    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      maxRequestBodySize: this.options.maxMessageBytes,
+      onsessioninitialized: (id) => {
+        this.#sessions.set(id, session);
+      },
+      onsessionclosed: (id) => {
+        this.#sessions.delete(id);
+      },
+    });
+    const server = this.serving.buildServer('legacy', this.principals.callerFor(principal));
+    const session: LegacySession = { principal, transport, server };
+    transport.onclose = () => {
+      if (transport.sessionId !== undefined) this.#sessions.delete(transport.sessionId);
+    };
+    await server.connect(transport);
+    return session;
+  }
+}
+
+function isInitialize(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && !Array.isArray(body) && (body as Record<string, unknown>)['method'] === 'initialize';
+}
+
+function sessionNotFound(): Response {
+  return jsonRpcError(404, -32001, 'Session not found.');
+}
+
+function jsonRpcError(status: number, code: number, message: string): Response {
+  return Response.json({ jsonrpc: '2.0', id: null, error: { code, message } }, { status });
+}
