@@ -7,7 +7,7 @@
 
 /**
  * @param {(id: number, op: string, args: unknown[]) => void} hostStart
- * @param {{ maxPendingHostCalls: number, maxOutputChars: number, maxMessageChars: number, maxEvents: number }} options
+ * @param {{ maxPendingHostCalls: number, maxOutputChars: number, maxMessageChars: number, maxEvents: number, maxEventChars?: number, maxPathChars?: number }} options
  */
 export default function createToolRuntime(hostStart, options) {
   'use strict';
@@ -76,6 +76,22 @@ export default function createToolRuntime(hostStart, options) {
     return value;
   }
 
+  // A message is cut here, before it is copied out of the isolate: 150 messages of
+  // 2 MiB each would otherwise pile up in the isolate process's own heap.
+  function eventText(message) {
+    const text = String(message);
+    return options.maxEventChars === undefined ? text : text.slice(0, options.maxEventChars);
+  }
+
+  // No file system takes a path this long (Linux: 4096 bytes); refused before it crosses.
+  function requirePath(op, value) {
+    const path = requireString(op, 'path', value);
+    if (options.maxPathChars !== undefined && path.length > options.maxPathChars) {
+      throw makeError('invalid_argument', `${op}: the path is longer than ${options.maxPathChars} characters`);
+    }
+    return path;
+  }
+
   function wrapResponse(data) {
     const body = String(data.body);
     return freeze({
@@ -115,11 +131,11 @@ export default function createToolRuntime(hostStart, options) {
 
   function buildCtx(callId) {
     const fs = freeze({
-      readText: async (path) => callHost('fs.readText', [requireString('readText', 'path', path)]),
+      readText: async (path) => callHost('fs.readText', [requirePath('readText', path)]),
       writeText: async (path, text) =>
-        callHost('fs.writeText', [requireString('writeText', 'path', path), requireString('writeText', 'text', text)]),
-      list: async (path = '.') => callHost('fs.list', [requireString('list', 'path', path)]),
-      stat: async (path) => callHost('fs.stat', [requireString('stat', 'path', path)]),
+        callHost('fs.writeText', [requirePath('writeText', path), requireString('writeText', 'text', text)]),
+      list: async (path = '.') => callHost('fs.list', [requirePath('list', path)]),
+      stat: async (path) => callHost('fs.stat', [requirePath('stat', path)]),
     });
     return freeze({
       callId,
@@ -128,10 +144,10 @@ export default function createToolRuntime(hostStart, options) {
       fetch: async (url, init) => wrapResponse(await callHost('fetch', [String(url), plainInit(init)])),
       progress(done, total, message) {
         if (!isFiniteNumber(done)) return;
-        notifyHost('progress', [done, isFiniteNumber(total) ? total : null, message === undefined ? null : String(message)]);
+        notifyHost('progress', [done, isFiniteNumber(total) ? total : null, message === undefined ? null : eventText(message)]);
       },
       log(level, message) {
-        notifyHost('log', [String(level), String(message)]);
+        notifyHost('log', [String(level).slice(0, 16), eventText(message)]);
       },
     });
   }

@@ -13,7 +13,7 @@ import { UpstreamServers } from './runner/upstream/upstream-servers.js';
 import { fingerprintListing } from './registry/server-tools.js';
 import { ConfigError } from './config/problem.js';
 import type { Logger } from './log.js';
-import { createRunner } from './runner/index.js';
+import { createRunner, ProcessServices } from './runner/index.js';
 import { createRedactor } from './supervisor/redact.js';
 import { DEFAULT_REQUEST_STATE_TTL_MS, RequestStateSigner } from './supervisor/request-state.js';
 import { RunnerCache } from './supervisor/runner-cache.js';
@@ -56,6 +56,8 @@ export interface HostOptions {
    * host that serves a single call (`toolhost call`), where it would be wasted. Default true.
    */
   readonly prepareSandboxes?: boolean;
+  /** Start the spawner now when the host has process tools (`serve`), instead of on the first call. */
+  readonly startSpawnerAhead?: boolean;
 }
 
 export interface Host {
@@ -64,6 +66,8 @@ export interface Host {
   readonly sessionId: string;
   /** Subscribes to an upstream server's notifications/tools/list_changed (serve reloads); returns the unsubscribe. */
   onUpstreamToolsChanged(listener: (server: string) => void): () => void;
+  /** This host's spawner, process groups, cgroups, prepared sandboxes and isolate processes: its own. */
+  readonly services: ProcessServices;
   /** True while the journal answers a read (`/readyz` of `serve --http`). */
   isJournalReady(): boolean;
   /** Cancels in-flight calls, closes runners and the journal. Idempotent. */
@@ -115,6 +119,8 @@ async function buildHost(options: HostOptions, config: HostConfig, instances: Re
     ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
   });
   const artifacts = { put: (bytes: Uint8Array, mimeType: string) => journal.putArtifact(bytes, mimeType), get: (uri: string) => journal.getArtifact(uri) };
+  const services = new ProcessServices({ logger });
+  if (options.startSpawnerAhead === true && [...config.tools.values()].some((view) => view.runSpec?.mode === 'process')) services.spawner.start();
   const upstream = new UpstreamServers({
     logger,
     fingerprint: fingerprintListing,
@@ -127,7 +133,7 @@ async function buildHost(options: HostOptions, config: HostConfig, instances: Re
     if (manifest?.upstream) upstream.adopt(server, manifest.upstream.hasWritableRoot || manifest.networkAllow.length > 0 ? 'read_only' : 'declared', instance);
     else instance.kill();
   }
-  const runnerDeps = { logger, upstream, ...(options.prepareSandboxes === false ? { preparedAhead: 0 } : {}) };
+  const runnerDeps = { logger, services, upstream, ...(options.prepareSandboxes === false ? { preparedAhead: 0 } : {}) };
   const runners = new RunnerCache((spec) => createRunner(spec, runnerDeps));
   const redact = createRedactor({
     secretValues: config.secretValues(),
@@ -162,6 +168,11 @@ async function buildHost(options: HostOptions, config: HostConfig, instances: Re
       await journal.close();
     },
   });
+  // Runners first (their processes answered and killed), then what is left of the host's sandboxes.
+  const close = async (): Promise<void> => {
+    await supervisor.close();
+    await services.close();
+  };
   const isJournalReady = (): boolean => {
     try {
       journal.get(READY_PROBE_ID);
@@ -170,7 +181,7 @@ async function buildHost(options: HostOptions, config: HostConfig, instances: Re
       return false;
     }
   };
-  return { supervisor, config, sessionId, isJournalReady, onUpstreamToolsChanged: (listener) => upstream.onToolsChanged(listener), close: () => supervisor.close() };
+  return { supervisor, config, sessionId, services, isJournalReady, onUpstreamToolsChanged: (listener) => upstream.onToolsChanged(listener), close };
 }
 
 /** A call id no call has: reading it proves the journal answers without touching a record. */

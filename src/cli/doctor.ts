@@ -3,7 +3,7 @@
 // bundled tools need works, 1 otherwise. The --json shape is stable (README).
 import { createRequire } from 'node:module';
 import { parseCommandArgs } from './args.js';
-import { runSandboxChecks, type DoctorCheck } from '../runner/bwrap/checks.js';
+import { checkIsolateProcess, runSandboxChecks, type DoctorCheck } from '../runner/index.js';
 
 /** The stable `--json` document. */
 export interface DoctorReport {
@@ -14,7 +14,9 @@ export interface DoctorReport {
 
 const HELP = `Usage: toolhost doctor [--json] [--bwrap PATH]
 
-Checks which sandboxes this machine supports: isolated-vm (isolate tools),
+Checks which sandboxes this machine supports: isolated-vm and the isolate
+process (isolate tools run there: it starts, has namespaces of its own, its
+address-space cap),
 bubblewrap with pid/ipc/uts/net/mount/user namespaces, prlimit and a pids
 cgroup (resource limits), python3 inside the namespace sandbox, the
 seccomp filter in force there, and the egress bridge (socat) to the host's
@@ -40,7 +42,7 @@ export async function run(argv: readonly string[]): Promise<number> {
 
 /** All checks: isolated-vm first, then the OS sandbox. */
 export async function buildDoctorReport(bwrapPath?: string): Promise<DoctorReport> {
-  const checks = [await checkIsolatedVm(), ...(await runSandboxChecks(bwrapPath === undefined ? {} : { bwrapPath }))];
+  const checks = [await checkIsolatedVm(), await checkIsolateProcess(bwrapPath), ...(await runSandboxChecks(bwrapPath === undefined ? {} : { bwrapPath }))];
   return { ok: checks.every((check) => check.status !== 'fail'), checks };
 }
 

@@ -2,8 +2,6 @@
 // to the SDK through the boundary transport, and shuts down on stdin EOF or
 // SIGTERM: in-flight calls cancelled, every child killed, the journal closed,
 // exit 0 within a few seconds. stdout carries protocol messages only.
-import { onCatastrophe } from '../runner/isolate/catastrophe.js';
-import { startSpawner } from '../runner/process/spawner-client.js';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +19,7 @@ import type { Telemetry } from '../telemetry/telemetry.js';
 import { SessionCounters } from '../supervisor/session-counters.js';
 import type { Supervisor } from '../supervisor/types.js';
 import { BoundaryStdioTransport, ProtocolOutput } from '../protocol/stdio.js';
+import { takeProtocolChannel } from '../protocol/protocol-fd.js';
 import { HOST_FLAGS_HELP, hostFlagsFrom, parseCommandArgs, UsageError } from './args.js';
 import { JOURNAL_FLAG, JOURNAL_FLAG_HELP, journalFlagFrom } from './journal-flag.js';
 import { HostReloader } from './serve-reload.js';
@@ -82,13 +81,14 @@ export async function run(argv: readonly string[]): Promise<number> {
   const telemetry = await startTelemetry(values.otel === true, logger);
   const writeEventLoopStats = startEventLoopStats();
   const writeStageStats = startStageStats();
-  // From here on stdout belongs to the protocol.
-  const output = new ProtocolOutput(process.stdout, logger);
-  output.guard();
-
   // Listen before the (slow) host build: a SIGTERM during startup still ends cleanly.
   let signalled: StopReason | undefined;
   const signals = waitForSignal().then((reason) => (signalled = reason));
+  // The protocol gets a private duplicate of stdout; fd 1 itself now points at stderr,
+  // so a stray write to it (a worker tool, a native module, console.log) never reaches the client.
+  const channel = await takeProtocolChannel(logger);
+  logger.debug({ fd1: channel.fd1 }, 'protocol moved off file descriptor 1');
+  const output = new ProtocolOutput(channel.output, logger);
   // The connection's session: every host a reload builds counts against it (SPEC 5.2).
   const session = new SessionCounters();
   // An upstream server's tools/list_changed reloads like a manifest change (its tools are listed again).
@@ -103,7 +103,6 @@ export async function run(argv: readonly string[]): Promise<number> {
   };
   const host = await build();
   if (!host) return 1;
-  if ([...host.config.tools.values()].some((view) => view.runSpec?.mode === 'process')) startSpawner(logger);
   if (signalled) {
     await host.close();
     return 0;
@@ -164,16 +163,14 @@ export async function run(argv: readonly string[]): Promise<number> {
         });
   if (!http) logger.info({ tools: host.supervisor.listTools().length, maxMessageBytes }, 'serving MCP on stdio');
 
-  // V8 lost control of an isolate: stop serving and exit 1 (isolated-vm's advice).
-  const catastrophe = new Promise<StopReason>((resolve) => onCatastrophe(() => resolve('catastrophe')));
-  const reason = await Promise.race([signals, inputEnded, catastrophe]);
+  const reason = await Promise.race([signals, inputEnded]);
   logger.info({ reason, inFlight: server.inFlightCount }, 'shutting down');
   writeEventLoopStats();
   writeStageStats();
   // A stuck close must not keep the host alive: the deadline exits regardless.
   setTimeout(() => {
     logger.warn('shutdown deadline reached; exiting');
-    process.exit(reason === 'catastrophe' ? 1 : 0);
+    process.exit(0);
   }, SHUTDOWN_DEADLINE_MS).unref();
   process.off('SIGHUP', reload);
   watcher?.close();
@@ -182,7 +179,7 @@ export async function run(argv: readonly string[]): Promise<number> {
   await hosts.close();
   await server.close().catch((error: unknown) => logger.warn({ err: String(error) }, 'server close failed'));
   await telemetry?.shutdown().catch((error: unknown) => logger.warn({ err: String(error) }, 'telemetry shutdown failed'));
-  return reason === 'catastrophe' ? 1 : 0;
+  return 0;
 }
 
 /** Parses `--max-message-bytes`: a positive integer number of bytes. */
@@ -250,6 +247,7 @@ async function buildHost(flags: ReturnType<typeof hostFlagsFrom> & { journalUrl:
       ...(flags.journalUrl !== undefined ? { journalUrl: flags.journalUrl } : {}),
       ...(flags.logFile !== undefined ? { logFile: flags.logFile } : {}),
       logger,
+      startSpawnerAhead: true,
     });
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
@@ -261,7 +259,7 @@ async function buildHost(flags: ReturnType<typeof hostFlagsFrom> & { journalUrl:
   }
 }
 
-type StopReason = 'eof' | 'SIGTERM' | 'SIGINT' | 'catastrophe';
+type StopReason = 'eof' | 'SIGTERM' | 'SIGINT';
 
 /** Resolves on the first SIGTERM or SIGINT. */
 function waitForSignal(): Promise<StopReason> {

@@ -3,6 +3,7 @@
 import type { Logger } from '../log.js';
 import { createIsolateRunner } from './isolate/isolate-runner.js';
 import { createProcessRunner } from './process/process-runner.js';
+import type { ProcessServices } from './process-services.js';
 import type { Runner, RunSpec } from './types.js';
 import type { EgressSettings } from './process/process-sandbox.js';
 import { createWorkerRunner } from './worker/worker-runner.js';
@@ -11,6 +12,8 @@ import type { UpstreamServers } from './upstream/upstream-servers.js';
 
 export interface CreateRunnerDeps {
   readonly logger: Logger;
+  /** The host's sandbox services (spawner, groups, cgroups, prepared sandboxes, isolate processes). */
+  readonly services?: ProcessServices;
   /** One-shot process tools: sandboxes to keep prepared (0: none); default by isolation. */
   readonly preparedAhead?: number;
   /** The host's upstream MCP servers; needed by tools that have `spec.upstream`. */
@@ -34,3 +37,8 @@ export function createRunner(spec: RunSpec, deps: CreateRunnerDeps): Runner {
       return createProcessRunner(spec, deps);
   }
 }
+
+// The runner house's front door for the rest of the host (the CLI imports only this file).
+export { ProcessServices, type ProcessServicesOptions } from './process-services.js';
+export { runSandboxChecks, type DoctorCheck } from './bwrap/checks.js';
+export { checkIsolateProcess } from './isolate/isolate-check.js';

@@ -92,3 +92,127 @@ export interface RunOptions {
   /** Every network attempt of this call (journaled as counts). */
   readonly onEgress?: (attempt: EgressAttempt) => void;
 }
+
+// ---------------------------------------------------------------------------
+// The isolate process (sandbox/isolate-process.mjs): frames over its stdin and
+// stdout (sandbox/frames.mjs). Headers are JSON; `body` marks what travels as the
+// frame's raw body. Every string the far side sends is cut to the bound named
+// here before it is framed, and the host checks each field again on arrival.
+// ---------------------------------------------------------------------------
+
+/** Bounds the isolate process applies before anything crosses to the host. */
+export const ISOLATE_WIRE_LIMITS = {
+  /** Largest header the host reads (log lines, paths, URLs and messages fit well inside). */
+  maxHeaderBytes: 64 * 1024,
+  /** Longest log or progress message, in characters (UTF-16 units). */
+  maxMessageChars: 4000,
+  /** Log and progress events one call may send. */
+  maxEventsPerCall: 1000,
+  /** UTF-8 bytes of log and progress messages one call may send in all; the rest are dropped. */
+  maxEventBytesPerCall: 256 * 1024,
+  /** Refusals one call may report; further ones are still refused, not reported. */
+  maxDenialsPerCall: 100,
+  /** Longest denial target or error message, in characters. */
+  maxTargetChars: 512,
+  /** Longest URL a tool may pass to ctx.fetch, in characters. */
+  maxUrlChars: 8192,
+  /** UTF-8 bytes of a fetch request's header names and values together. */
+  maxFetchHeaderBytes: 32 * 1024,
+  /** Longest isolated-vm or tool error message passed on. */
+  maxIvmMessageChars: 8192,
+} as const;
+
+/** The isolate process's configuration, sent once after its start gate opens. */
+export interface IsolateInitMessage {
+  readonly type: 'init';
+  readonly toolName: string;
+  /** Absolute path of isolated-vm's main file (CommonJS), bound read-only in the sandbox. */
+  readonly ivmPath: string;
+  readonly entryPath: string;
+  readonly preludePath: string;
+  readonly memoryMb: number;
+  readonly maxOutputBytes: number;
+  /** Most isolates (and so concurrent calls) the process runs; more calls queue there. */
+  readonly maxIsolates: number;
+  readonly roots: readonly { readonly path: string; readonly access: 'read' | 'read_write' }[];
+  readonly protectedPaths: readonly string[];
+  readonly hiddenPaths: readonly string[];
+}
+
+/** One call; `id` names it on this channel until its `result`. */
+export interface IsolateRunMessage {
+  readonly type: 'run';
+  readonly id: number;
+  readonly callId: string;
+  readonly args: Readonly<Record<string, unknown>>;
+  readonly timeoutMs: number;
+}
+
+/** The host gave up on call `id` (deadline or cancel): its isolate is disposed, then `stopped`. */
+export interface IsolateStopMessage {
+  readonly type: 'stop';
+  readonly id: number;
+}
+
+/** The host's answer to a `fetch`; on success the response body is the frame's body. */
+export type IsolateFetchResultMessage =
+  | {
+      readonly type: 'fetch_result';
+      readonly id: number;
+      readonly requestId: number;
+      readonly ok: true;
+      readonly status: number;
+      readonly statusText: string;
+      readonly url: string;
+      readonly headers: Readonly<Record<string, string>>;
+    }
+  | { readonly type: 'fetch_result'; readonly id: number; readonly requestId: number; readonly ok: false; readonly failure: CtxFailureData };
+
+export type HostToIsolateMessage = IsolateInitMessage | IsolateRunMessage | IsolateStopMessage | IsolateFetchResultMessage;
+
+/** A ctx call's failure as plain data: becomes an Error with this `code` inside the tool. */
+export interface CtxFailureData {
+  readonly code: string;
+  readonly message: string;
+  readonly maxBytes?: number;
+  readonly maxEntries?: number;
+}
+
+/**
+ * How call `id` ended over there. `envelope`: the prelude's answer (read by
+ * parseToolEnvelope; a successful result's JSON is the frame's body); `ivm_error`:
+ * an isolated-vm failure, classified by the host (isolate-errors.ts); `load_error`:
+ * the tool module did not compile or link.
+ */
+export type IsolateResultMessage =
+  | { readonly type: 'result'; readonly id: number; readonly kind: 'envelope'; readonly envelope: Readonly<Record<string, unknown>> }
+  | {
+      readonly type: 'result';
+      readonly id: number;
+      readonly kind: 'ivm_error';
+      readonly message: string;
+      readonly isolateDisposed: boolean;
+      readonly hostDisposeReason?: 'retired' | 'wedged' | 'closed';
+    }
+  | { readonly type: 'result'; readonly id: number; readonly kind: 'load_error'; readonly message: string };
+
+export type IsolateToHostMessage =
+  /** Loaded and warm: the first call will find a context prepared. */
+  | { readonly type: 'ready' }
+  | IsolateResultMessage
+  | { readonly type: 'stopped'; readonly id: number }
+  | { readonly type: 'progress'; readonly id: number; readonly progress: number; readonly total?: number; readonly message?: string }
+  | { readonly type: 'log'; readonly id: number; readonly level: ToolLogLevel; readonly message: string }
+  | { readonly type: 'denied'; readonly id: number; readonly op: string; readonly target: string; readonly reason: string }
+  /** ctx.fetch, served by the host (until the egress proxy serves it inside); a request body is the frame's body. */
+  | {
+      readonly type: 'fetch';
+      readonly id: number;
+      readonly requestId: number;
+      readonly url: string;
+      readonly method?: string;
+      readonly headers?: Readonly<Record<string, string>>;
+      readonly hasBody: boolean;
+    }
+  /** isolated-vm's onCatastrophicError in the isolate of call `id` (if one ran there): the process ends right after. */
+  | { readonly type: 'catastrophe'; readonly message: string; readonly id?: number };

@@ -13,7 +13,7 @@
 import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { HostError } from '../../errors.js';
-import { createPidsCgroup } from './pids-cgroup.js';
+import { DEFAULT_PIDS_CGROUPS, type PidsCgroups } from './pids-cgroup.js';
 import { buildPrlimitArgv, computeSandboxLimits, type SandboxLimitOverrides } from './rlimits.js';
 import type { RunSpec } from '../types.js';
 import { bwrapSupports, findBwrap, findExecutable, findPrlimit } from './binaries.js';
@@ -34,6 +34,8 @@ export interface SandboxArgvOptions {
   readonly limits?: SandboxLimitOverrides;
   /** A specific bubblewrap binary (a seam for tests and odd installs); default `bwrap` on PATH. */
   readonly bwrapPath?: string;
+  /** The host's pids cgroups (process-services.ts); default: those of callers without a host. */
+  readonly cgroups?: PidsCgroups;
   /**
    * namespace with a non-empty networkAllow: the process's egress grant (egress-grant.ts), whose
    * proxy socket is bound in and bridged to a loopback port named by HTTP_PROXY. Absent: no
@@ -89,7 +91,7 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
   if (seccomp?.ok === false) throw unavailable('no seccomp filter', seccomp.reason);
   // Everything that can throw comes before the cgroup is made, so a failure leaves none behind.
   const mounts = isolated ? pathMounts(spec, opts.cwd, env['PATH'] ?? SANDBOX_DEFAULT_PATH) : [];
-  const cgroup = createPidsCgroup(limits.processes);
+  const cgroup = (opts.cgroups ?? DEFAULT_PIDS_CGROUPS).create(limits.processes);
   // cgroup v2 refuses to move a process to a cgroup outside its cgroup namespace: keep the host's then.
   const unshareCgroup = cgroup?.version !== 2;
   const argv = [bwrap, ...(isolated ? namespaceFlags(features, unshareCgroup) : []), '--unshare-pid', '--die-with-parent', '--new-session'];

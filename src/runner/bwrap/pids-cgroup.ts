@@ -8,6 +8,7 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { readFile, rmdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
 
 export interface PidsCgroup {
   /** The cgroup's directory on the host. */
@@ -27,21 +28,83 @@ export function probePidsCgroup(): PidsCgroupSupport {
   return cachedSupport;
 }
 
-/** A fresh pids cgroup allowing `maxProcesses` tasks, or undefined when the host has no usable pids controller. */
-export function createPidsCgroup(maxProcesses: number): PidsCgroup | undefined {
-  const support = probePidsCgroup();
-  if (!support.ok) return undefined;
-  if (!exitSweepInstalled) {
-    // First use: clear what earlier hosts left, once; from then on only our own.
-    installExitSweep();
-    sweepPidsCgroups();
+/** The pids cgroups one host made and has not removed yet; the host builds one (process-services.ts). */
+export class PidsCgroups {
+  private readonly own = new Set<string>();
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private exitSweep: (() => void) | undefined;
+  // Unique across hosts in one process as well as across processes.
+  private readonly tag = randomBytes(3).toString('hex');
+  private sequence = 0;
+
+  /** A fresh pids cgroup allowing `maxProcesses` tasks, or undefined when the host has no usable pids controller. */
+  create(maxProcesses: number): PidsCgroup | undefined {
+    const support = probePidsCgroup();
+    if (!support.ok) return undefined;
+    if (this.exitSweep === undefined) {
+      // First use: clear what earlier hosts left, once; from then on only our own.
+      // Sandboxes die with the host (--die-with-parent), so at exit our cgroups are
+      // empty or about to be; whatever is still busy is left to the next sweep.
+      this.exitSweep = () => void sweepPidsCgroups({ hostExiting: true });
+      process.once('exit', this.exitSweep);
+      sweepPidsCgroups();
+    }
+    const dir = join(support.baseDir, `${process.pid}-${Date.now().toString(36)}-${this.tag}${(this.sequence += 1)}`);
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'pids.max'), String(maxProcesses));
+    this.own.add(dir);
+    this.sweepOwnSoon();
+    return { dir, procsPath: join(dir, 'cgroup.procs'), version: support.version };
   }
-  const dir = join(support.baseDir, `${process.pid}-${Date.now().toString(36)}-${(sequence += 1)}`);
-  mkdirSync(dir);
-  writeFileSync(join(dir, 'pids.max'), String(maxProcesses));
-  ownCgroups.add(dir);
-  sweepOwnSoon();
-  return { dir, procsPath: join(dir, 'cgroup.procs'), version: support.version };
+
+  /** Directories of this host's cgroups not removed yet (tests, diagnostics). */
+  get ownDirs(): readonly string[] {
+    return [...this.own];
+  }
+
+  /** Removes this host's finished cgroups now and stops the timer (host close). */
+  async close(): Promise<void> {
+    clearTimeout(this.sweepTimer);
+    this.sweepTimer = undefined;
+    await this.sweepOwn(true);
+    if (this.exitSweep !== undefined) process.off('exit', this.exitSweep);
+    this.exitSweep = undefined;
+  }
+
+  // This host's cgroups are removed off the event loop, a second after the last
+  // was made and again while any remain: a synchronous pass over every cgroup
+  // stalled the host for milliseconds each second under a stream of one-shot calls.
+  private sweepOwnSoon(): void {
+    if (this.sweepTimer !== undefined) return;
+    this.sweepTimer = setTimeout(() => {
+      void this.sweepOwn(false).finally(() => {
+        this.sweepTimer = undefined;
+        if (this.own.size > 0 && this.exitSweep !== undefined) this.sweepOwnSoon();
+      });
+    }, SWEEP_INTERVAL_MS);
+    this.sweepTimer.unref();
+  }
+
+  private async sweepOwn(hostClosing: boolean): Promise<void> {
+    for (const dir of [...this.own]) {
+      if (!(await isOwnRemovable(dir, hostClosing))) continue;
+      try {
+        await rmdir(dir);
+        this.own.delete(dir);
+      } catch (error) {
+        // EBUSY: a process joined meanwhile; ENOENT: swept already.
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') this.own.delete(dir);
+      }
+    }
+  }
+}
+
+/** The cgroups of callers that belong to no host (doctor, tests); a host builds its own. */
+export const DEFAULT_PIDS_CGROUPS = new PidsCgroups();
+
+/** A fresh pids cgroup in the default set (callers without a host). */
+export function createPidsCgroup(maxProcesses: number): PidsCgroup | undefined {
+  return DEFAULT_PIDS_CGROUPS.create(maxProcesses);
 }
 
 /**
@@ -71,12 +134,8 @@ export function sweepPidsCgroups(options: { readonly hostExiting?: boolean } = {
 const ABANDONED_AFTER_MS = 60_000;
 const SWEEP_INTERVAL_MS = 1000;
 
+// A fact about the machine, learned once per process: not per-host state.
 let cachedSupport: PidsCgroupSupport | undefined;
-let sequence = 0;
-let exitSweepInstalled = false;
-/** Cgroups this host made that are not removed yet. */
-const ownCgroups = new Set<string>();
-let ownSweepTimer: NodeJS.Timeout | undefined;
 
 /** Empty, and either used (a peak above zero) or left unjoined too long: finished. */
 function isFinished(current: number | undefined, peak: number | undefined, ageMs: number): boolean {
@@ -99,48 +158,12 @@ function isRemovable(dir: string, name: string, hostExiting: boolean): boolean {
   return Number.isInteger(ownerPid) && ownerPid > 0 && ownerPid !== process.pid && !existsSync(`/proc/${ownerPid}`);
 }
 
-// This host's cgroups are removed off the event loop, a second after the last
-// was made and again while any remain: a synchronous pass over every cgroup
-// stalled the host for milliseconds each second under a stream of one-shot calls.
-function sweepOwnSoon(): void {
-  if (ownSweepTimer !== undefined) return;
-  ownSweepTimer = setTimeout(() => {
-    void sweepOwn().finally(() => {
-      ownSweepTimer = undefined;
-      if (ownCgroups.size > 0) sweepOwnSoon();
-    });
-  }, SWEEP_INTERVAL_MS);
-  ownSweepTimer.unref();
-}
-
-async function sweepOwn(): Promise<void> {
-  for (const dir of [...ownCgroups]) {
-    if (!(await isOwnRemovable(dir))) continue;
-    try {
-      await rmdir(dir);
-      ownCgroups.delete(dir);
-    } catch (error) {
-      // EBUSY: a process joined meanwhile; ENOENT: swept already.
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') ownCgroups.delete(dir);
-    }
-  }
-}
-
-async function isOwnRemovable(dir: string): Promise<boolean> {
+async function isOwnRemovable(dir: string, hostClosing: boolean): Promise<boolean> {
   const read = (name: string) => readFile(join(dir, name), 'utf8').then(parseCount, () => undefined);
   const [current, peak, ageMs] = await Promise.all([read('pids.current'), read('pids.peak'), stat(dir).then((found) => Date.now() - found.mtimeMs, () => 0)]);
-  // Gone already: rmdir answers ENOENT and the cgroup is forgotten.
-  return current === undefined || isFinished(current, peak, ageMs);
-}
-
-function installExitSweep(): void {
-  if (exitSweepInstalled) return;
-  exitSweepInstalled = true;
-  // Sandboxes die with the host (--die-with-parent), so at exit our cgroups are
-  // empty or about to be; whatever is still busy is left to the next sweep.
-  process.once('exit', () => {
-    sweepPidsCgroups({ hostExiting: true });
-  });
+  // Gone already: rmdir answers ENOENT and the cgroup is forgotten. A closing host starts no
+  // more sandboxes, so its empty cgroups go whether or not they were ever joined.
+  return current === undefined || isFinished(current, peak, ageMs) || (hostClosing && current === 0);
 }
 
 function findPidsCgroupBase(): PidsCgroupSupport {

@@ -1,218 +1,122 @@
-// isolate runner: untrusted JavaScript in an isolated-vm isolate with the
-// manifest's heap limit, a fresh context per call, arguments and results copied
-// across, ctx served by host callbacks, and a host-side wall clock that holds
-// even while the tool awaits a ctx call.
-import { readFile } from 'node:fs/promises';
-import ivm from 'isolated-vm';
+// isolate runner: untrusted JavaScript in isolated-vm isolates, which live in an
+// isolate process (sandbox/isolate-process.mjs) in the namespace sandbox, never
+// in the host. One process per tool, started ahead when the runner is built,
+// replaced after a crash, and given up when the host's bound on live isolate
+// processes needs room (least recently used first). Each call gets a fresh
+// context in an isolate no concurrent call shares, a deadline held here and
+// over there, and answers that were bounded before they crossed.
 import type { Logger } from '../../log.js';
 import type { Runner, RunSpec } from '../types.js';
 import type { Job, RunOptions, RunOutcome } from '../wire.js';
-import { createCtxHost, MAX_CTX_EVENTS, MAX_PENDING_CTX_CALLS, type CtxHost } from './ctx-host.js';
-import { IsolateGeneration, type ContextSources, type PreparedContext } from './context-pool.js';
-import { classifyIsolateError, isIvmFailure, isToolMemoryError } from './isolate-errors.js';
-import { failure, MAX_TOOL_MESSAGE_CHARS, parseToolEnvelope, toRunOutcome, type Outcome } from '../tool-envelope.js';
+import { failure, toRunOutcome, type Outcome } from '../tool-envelope.js';
+import { startIsolateProcess, type IsolateProcess, type IsolateProcessStart, type IsolateSandboxServices } from './isolate-process.js';
+import { IsolateProcesses, type IsolateProcessOwner } from './isolate-processes.js';
 
-const PRELUDE_URL = new URL('../../../sandbox/isolate-prelude.mjs', import.meta.url);
+export interface IsolateRunnerDeps {
+  readonly logger: Logger;
+  /** The host's live isolate processes; default: the host's (services), else a registry of this runner's own. */
+  readonly isolateProcesses?: IsolateProcesses;
+  /** The host's spawner, groups, cgroups (and isolate processes); default: those of callers without a host. */
+  readonly services?: IsolateSandboxServices & { readonly isolateProcesses?: IsolateProcesses };
+  /** A specific bubblewrap binary (a seam for tests and odd installs); default `bwrap` on PATH. */
+  readonly bwrapPath?: string;
+}
 
 /** Builds the runner for one `mode: isolate` tool. */
-export function createIsolateRunner(spec: RunSpec, deps: { logger: Logger }): Runner {
+export function createIsolateRunner(spec: RunSpec, deps: IsolateRunnerDeps): Runner {
   const logger = deps.logger.child({ runner: 'isolate', tool: spec.name });
-  let sources: Promise<ContextSources> | undefined;
-  let generation: IsolateGeneration | undefined;
-  const generations = new Set<IsolateGeneration>();
+  const registry = deps.isolateProcesses ?? deps.services?.isolateProcesses ?? new IsolateProcesses();
+  let current: IsolateProcess | undefined;
+  let starting: Promise<IsolateProcessStart> | undefined;
   let closed = false;
 
-  function loadSources(): Promise<ContextSources> {
-    sources ??= readSources(spec);
-    return sources;
+  const owner: IsolateProcessOwner = {
+    stopIfIdle() {
+      if (current === undefined || current.inFlight > 0 || starting !== undefined) return false;
+      current.kill();
+      current = undefined;
+      return true;
+    },
+  };
+
+  /** The live process, starting one when there is none. */
+  function ensureProcess(): Promise<IsolateProcessStart> {
+    if (current?.isAlive === true) return Promise.resolve({ ok: true, process: current });
+    starting ??= (async (): Promise<IsolateProcessStart> => {
+      try {
+        const started = await startIsolateProcess(spec, {
+          logger,
+          ...(deps.bwrapPath !== undefined ? { bwrapPath: deps.bwrapPath } : {}),
+          ...(deps.services !== undefined ? { services: deps.services } : {}),
+        });
+        if (!started.ok) {
+          logger.warn({ reason: started.reason }, 'isolate process could not start');
+          return started;
+        }
+        if (closed) {
+          started.process.kill();
+          return { ok: false, reason: 'the runner closed' };
+        }
+        current = started.process;
+        watchExit(started.process);
+        return started;
+      } catch (error) {
+        logger.error({ err: error }, 'isolate process could not start');
+        return { ok: false, reason: 'the isolate process could not be started' };
+      } finally {
+        starting = undefined;
+      }
+    })();
+    return starting;
   }
 
-  /** The current usable generation, building (and warming) a new one when needed. */
-  async function currentGeneration(): Promise<IsolateGeneration> {
-    const loaded = await loadSources();
-    for (const old of generations) if (old.isolate.isDisposed) generations.delete(old);
-    if (generation === undefined || !generation.isUsable) {
-      if (generation !== undefined && generation.inFlight === 0) generation.dispose('retired');
-      generation = new IsolateGeneration(loaded, logger);
-      generations.add(generation);
-    }
-    return generation;
+  // A crashed process is replaced ahead of the next call; one given up stays down.
+  function watchExit(started: IsolateProcess): void {
+    void started.exited.then(() => {
+      if (current !== started) return;
+      current = undefined;
+      registry.forget(owner);
+      if (!closed) void ensureProcess();
+    });
   }
 
-  // Warm up off the call path: the first call finds its context ready.
-  void currentGeneration()
-    .then((built) => built.refill())
-    .catch((error: unknown) => logger.warn({ err: error }, 'isolate warm-up failed'));
+  // Started ahead, off the first call's path.
+  registry.touch(owner);
+  void ensureProcess();
 
   async function run(job: Job, options: RunOptions): Promise<RunOutcome> {
     const startedMs = performance.now();
     const finish = (outcome: Outcome): RunOutcome => toRunOutcome(outcome, performance.now() - startedMs);
     if (closed) return finish(failure('cancelled', 'The host is shutting down.', { reason: 'runner_closed' }));
     const { control } = options;
-    if (control.reason !== undefined) return finish({ ok: false as const, ...control.failure() });
-
-    // The call's control arms the deadline before a context is taken: an isolate
-    // left spinning by an earlier call's stray continuation must cost this call
-    // its deadline, not hang it. Its first reason wins over the tool's own result.
-    const stopped = control.stopped.then((): Outcome => ({ ok: false, ...control.failure() }));
-
-    let callEnded = false;
-    let gen: IsolateGeneration | undefined;
-    let prepared: PreparedContext | undefined;
-    let ctxHost: CtxHost | undefined;
-    const classify = (error: unknown, from: IsolateGeneration): Outcome => ({
-      ok: false,
-      ...classifyIsolateError(error, {
-        isolateDisposed: from.isolate.isDisposed,
-        ...(from.hostDisposeReason !== undefined ? { hostDisposeReason: from.hostDisposeReason } : {}),
-        memoryMb: spec.memoryMb,
-      }),
-    });
-
-    const execution = (async (): Promise<Outcome> => {
-      let current: IsolateGeneration;
-      try {
-        current = await currentGeneration();
-      } catch (error) {
-        logger.error({ err: error, callId: job.callId }, 'could not load the isolate tool');
-        return failure('internal', 'The isolate runner could not start the tool.', { reason: 'prepare_failed' });
-      }
-      if (callEnded) return failure('internal', 'The call ended before it started.', { reason: 'ended' });
-      gen = current;
-      current.inFlight += 1;
-      let taken: PreparedContext;
-      try {
-        taken = await current.take();
-      } catch (error) {
-        if (current.isolate.isDisposed) return classify(error, current);
-        logger.error({ err: error, callId: job.callId }, 'could not prepare an isolate context');
-        return failure('internal', 'The isolate runner could not start the tool.', { reason: 'prepare_failed' });
-      }
-      if (callEnded) {
-        taken.release();
-        return failure('internal', 'The call ended before it started.', { reason: 'ended' });
-      }
-      prepared = taken;
-      const { runtime } = taken;
-      ctxHost = createCtxHost({
-        spec,
-        options,
-        callId: job.callId,
-        logger,
-        settle: (id, ok, value) => {
-          runtime
-            .apply(undefined, ['settle', id, ok, new ivm.ExternalCopy(value).copyInto({ release: true })], {})
-            .catch(() => {
-              // The context or isolate is gone: the call has ended already.
-            });
-        },
-      });
-      taken.binding.dispatch = ctxHost.dispatch;
-      try {
-        return await execute(taken, job, control.timeoutMs, spec);
-      } catch (error) {
-        return classify(error, current);
-      }
-    })();
-
-    let outcome: Outcome;
-    try {
-      outcome = await Promise.race([execution, stopped]);
-    } finally {
-      callEnded = true;
-      ctxHost?.close();
-      prepared?.release();
+    if (control.reason !== undefined) return finish({ ok: false, ...control.failure() });
+    registry.touch(owner);
+    // The call's control holds the deadline, which covers the start of a process too.
+    const stopped = control.stopped.then((): Outcome & { ok: false } => ({ ok: false, ...control.failure() }));
+    const started = await Promise.race([ensureProcess(), stopped]);
+    if ('code' in started) return finish(started);
+    if (!started.ok) {
+      return finish(failure('sandbox_unavailable', 'The sandbox for isolate tools is not available on this host.', { reason: started.reason }));
     }
-
-    if (gen !== undefined) {
-      if (control.reason !== undefined || gen.isolate.isDisposed || isScriptTimeout(outcome)) {
-        // The stopped tool may still hold the isolate (a loop after an await, a
-        // pending promise): this generation takes no more calls.
-        gen.retire();
-      }
-      gen.finishCall();
-    }
-    if (!outcome.ok && outcome.code === 'memory_limit') {
-      logger.warn({ callId: job.callId, memoryMb: spec.memoryMb }, 'isolate hit its memory limit; rebuilding');
-    }
-    // Prepare the next context after this call has its answer, off its path.
-    if (!closed) {
-      const finished = gen;
-      setImmediate(() => {
-        void (async () => {
-          if (finished !== undefined && (await finished.isCrowdedByGarbage())) {
-            logger.debug({ tool: spec.name }, 'isolate heap full of released contexts; starting a fresh isolate');
-            finished.retire();
-          }
-          (await currentGeneration()).refill();
-        })().catch(() => {});
-      });
+    const remainingMs = Math.max(1, control.timeoutMs - (performance.now() - startedMs));
+    const outcome = await started.process.run(job, options, remainingMs);
+    if (!outcome.ok && closed && outcome.code === 'cancelled') {
+      return finish(failure('cancelled', 'The host is shutting down.', { reason: 'runner_closed' }));
     }
     return finish(outcome);
   }
 
   async function close(): Promise<void> {
+    if (closed) return;
     closed = true;
-    for (const gen of generations) gen.dispose('closed');
-    generations.clear();
-    generation = undefined;
+    registry.forget(owner);
+    const pending = await starting;
+    const process = current ?? (pending?.ok === true ? pending.process : undefined);
+    current = undefined;
+    if (process === undefined) return;
+    process.abandon(failure('cancelled', 'The host is shutting down.', { reason: 'runner_closed' }));
+    await process.exited;
   }
 
   return { mode: 'isolate', run, close };
-}
-
-async function execute(prepared: PreparedContext, job: Job, timeoutMs: number, spec: RunSpec): Promise<Outcome> {
-  if ('loadError' in prepared.tool) {
-    return failure('tool_error', prepared.tool.loadError.slice(0, MAX_TOOL_MESSAGE_CHARS), { reason: 'load_failed' });
-  }
-  const { module } = prepared.tool;
-  // isolated-vm reads 0 as "no timeout" and wants whole milliseconds.
-  const evalTimeoutMs = Math.max(1, Math.ceil(timeoutMs));
-  // Top-level tool code runs here, inside the call's budget, never while preparing.
-  try {
-    await module.evaluate({ timeout: evalTimeoutMs });
-  } catch (error) {
-    if (!isIvmFailure(error)) {
-      const message = error instanceof Error ? error.message : String(error);
-      return failure('tool_error', `the tool module threw while loading: ${message}`.slice(0, MAX_TOOL_MESSAGE_CHARS), {
-        reason: 'load_failed',
-      });
-    }
-    throw error;
-  }
-  const envelope: unknown = await prepared.runtime.apply(
-    undefined,
-    ['run', module.namespace.derefInto(), new ivm.ExternalCopy(job.args).copyInto({ release: true }), job.callId],
-    { timeout: evalTimeoutMs, result: { copy: true, promise: true } },
-  );
-  return parseToolEnvelope(envelope, {
-    source: 'isolate',
-    maxOutputBytes: spec.maxOutputBytes,
-    checkOutputBytes: true,
-    memoryLimit: { memoryMb: spec.memoryMb, isMemoryError: isToolMemoryError },
-  });
-}
-
-function isScriptTimeout(outcome: Outcome): boolean {
-  return !outcome.ok && outcome.code === 'timeout';
-}
-
-async function readSources(spec: RunSpec): Promise<ContextSources> {
-  if (spec.entryPath === undefined) throw new Error(`isolate tool ${spec.name} has no entry`);
-  const [preludeSource, toolSource] = await Promise.all([
-    readFile(PRELUDE_URL, 'utf8'),
-    readFile(spec.entryPath, 'utf8'),
-  ]);
-  return {
-    toolName: spec.name,
-    preludeSource,
-    toolSource,
-    memoryMb: spec.memoryMb,
-    runtimeOptions: {
-      maxPendingHostCalls: MAX_PENDING_CTX_CALLS,
-      maxOutputChars: spec.maxOutputBytes,
-      maxMessageChars: MAX_TOOL_MESSAGE_CHARS,
-      maxEvents: MAX_CTX_EVENTS,
-    },
-  };
 }

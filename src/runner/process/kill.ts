@@ -1,7 +1,8 @@
 // Process-group termination for process tools: SIGTERM, a grace, then SIGKILL,
 // with tree-kill as the fallback and a sweep of every live group when the host
-// exits. execa and child_process skip exit cleanup for detached children, so
-// this module is the one place that remembers which groups are still alive.
+// exits. execa and child_process skip exit cleanup for detached children, so a
+// host's ProcessGroups (built per host, see process-services.ts) remembers which
+// of its groups are still alive.
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import treeKill from 'tree-kill';
@@ -20,22 +21,60 @@ export interface KillOptions {
    * still goes to the whole group.
    */
   readonly spareLeaderFromTerm?: boolean;
+  /** The host's live groups, which forget this one once it is killed; default: DEFAULT_PROCESS_GROUPS. */
+  readonly groups?: ProcessGroups;
 }
 
-/** Remembers a live group so the host-exit sweep can SIGKILL it. */
+/** The process groups one host started and that may still be alive; SIGKILLed when the host exits. */
+export class ProcessGroups {
+  private readonly live = new Set<number>();
+  private sweep: (() => void) | undefined;
+
+  /** Remembers a live group so the host-exit sweep can SIGKILL it. */
+  track(pid: number): void {
+    if (this.sweep === undefined) {
+      // 'exit' handlers must be synchronous: process.kill is. A host killed with
+      // SIGKILL never gets here; bubblewrap's --die-with-parent covers that case.
+      this.sweep = () => this.killAllNow();
+      process.on('exit', this.sweep);
+    }
+    this.live.add(pid);
+  }
+
+  /** Forgets a group once it is known to be gone. */
+  untrack(pid: number): void {
+    this.live.delete(pid);
+  }
+
+  get size(): number {
+    return this.live.size;
+  }
+
+  /** SIGKILLs every group still tracked (host close or exit). */
+  killAllNow(): void {
+    for (const pid of this.live) signalGroup(pid, 'SIGKILL');
+    this.live.clear();
+  }
+
+  /** Kills what is left and stops listening for the process's exit. */
+  close(): void {
+    this.killAllNow();
+    if (this.sweep !== undefined) process.off('exit', this.sweep);
+    this.sweep = undefined;
+  }
+}
+
+/** Groups of callers that belong to no host (doctor, tests); a host builds its own. */
+export const DEFAULT_PROCESS_GROUPS = new ProcessGroups();
+
+/** Remembers a live group in the default set (callers without a host). */
 export function trackProcessGroup(pid: number): void {
-  installExitSweep();
-  liveGroups.add(pid);
+  DEFAULT_PROCESS_GROUPS.track(pid);
 }
 
-/** Forgets a group once it is known to be gone. */
-export function untrackProcessGroup(pid: number): void {
-  liveGroups.delete(pid);
-}
-
-/** How many groups are tracked as live (for tests and the soak script). */
+/** How many groups the default set tracks as live (for tests and the soak script). */
 export function countTrackedProcessGroups(): number {
-  return liveGroups.size;
+  return DEFAULT_PROCESS_GROUPS.size;
 }
 
 /**
@@ -54,26 +93,12 @@ export async function killProcessGroup(pid: number, graceMs = DEFAULT_GRACE_MS, 
   // SIGKILL even when the leader has exited: stragglers may still hold the group.
   signalGroup(pid, 'SIGKILL');
   if (options.exited !== undefined) await settleWithin(options.exited, MAX_GRACE_MS);
-  untrackProcessGroup(pid);
+  (options.groups ?? DEFAULT_PROCESS_GROUPS).untrack(pid);
 }
 
 /** SIGKILLs the group at once, no grace (host shutdown, output floods). */
 export function killProcessGroupNow(pid: number): void {
   signalGroup(pid, 'SIGKILL');
-}
-
-const liveGroups = new Set<number>();
-let isSweepInstalled = false;
-
-function installExitSweep(): void {
-  if (isSweepInstalled) return;
-  isSweepInstalled = true;
-  // 'exit' handlers must be synchronous: process.kill is. A host killed with
-  // SIGKILL never gets here; bubblewrap's --die-with-parent covers that case.
-  process.on('exit', () => {
-    for (const pid of liveGroups) signalGroup(pid, 'SIGKILL');
-    liveGroups.clear();
-  });
 }
 
 function signalGroup(pid: number, signal: NodeJS.Signals): void {

@@ -6,10 +6,12 @@
 // before its call: the gate is a shell reading one line, then exec'ing the tool.
 import type { Logger } from '../../log.js';
 import type { RunSpec } from '../types.js';
-import { killProcessGroupNow } from './kill.js';
+import { DEFAULT_PROCESS_GROUPS, killProcessGroupNow } from './kill.js';
+import { DEFAULT_SPAWNER } from './spawner-client.js';
+import { DEFAULT_PIDS_CGROUPS, type PidsCgroups } from '../bwrap/pids-cgroup.js';
 import type { EgressGrant } from '../bwrap/egress-grant.js';
 import { resolveSandboxArgv, withEgress, type EgressSettings } from './process-sandbox.js';
-import { openWorkdir, spawnTool, type SpawnedTool, type Workdir } from './spawn.js';
+import { openWorkdir, spawnTool, type SpawnedTool, type SpawnServices, type Workdir } from './spawn.js';
 
 /** A started sandbox waiting at its gate, with the workdir it runs in. */
 export interface StartedSandbox {
@@ -24,6 +26,8 @@ export type SandboxStart = { readonly ok: true; readonly sandbox: StartedSandbox
 
 export interface OneShotSandboxesDeps {
   readonly logger: Logger;
+  /** The host's spawner, groups, cgroups and prepared-sandbox bound; default: those of callers without a host. */
+  readonly services?: ProcessSandboxServices;
   readonly bwrapPath?: string;
   /** How long prepared sandboxes may wait unused; default PREPARED_IDLE_MS. */
   readonly preparedIdleMs?: number;
@@ -53,8 +57,46 @@ export const PREPARED_AHEAD = { none: 1, namespace: 2 } as const;
  */
 export const MAX_TOOLS_PREPARED = 8;
 
-// This host's tools with prepared sandboxes, least recently used first (Map order).
-const toolsWithPrepared = new Map<OneShotSandboxes, true>();
+/** The one-shot tools of one host that keep sandboxes prepared, least recently used first. */
+export class PreparedSandboxes {
+  // Map order: least recently used first.
+  private readonly tools = new Map<OneShotSandboxes, true>();
+
+  constructor(readonly maxTools: number = MAX_TOOLS_PREPARED) {}
+
+  /** `tool` just prepared sandboxes: beyond the bound, the least recently used stops its own. */
+  touch(tool: OneShotSandboxes, maxTools = this.maxTools): void {
+    this.tools.delete(tool);
+    this.tools.set(tool, true);
+    for (const candidate of [...this.tools.keys()]) {
+      if (this.tools.size <= maxTools) break;
+      candidate.stopPrepared();
+    }
+  }
+
+  forget(tool: OneShotSandboxes): void {
+    this.tools.delete(tool);
+  }
+
+  /** How many tools keep sandboxes prepared now (tests, diagnostics). */
+  get size(): number {
+    return this.tools.size;
+  }
+}
+
+/** What preparing and starting sandboxes goes through: a host's ProcessServices. */
+export interface ProcessSandboxServices extends SpawnServices {
+  readonly cgroups: PidsCgroups;
+  readonly prepared: PreparedSandboxes;
+}
+
+/** The services of callers that belong to no host (doctor, tests); a host builds its own. */
+export const DEFAULT_SANDBOX_SERVICES: ProcessSandboxServices = {
+  spawner: DEFAULT_SPAWNER,
+  groups: DEFAULT_PROCESS_GROUPS,
+  cgroups: DEFAULT_PIDS_CGROUPS,
+  prepared: new PreparedSandboxes(),
+};
 
 interface Prepared {
   readonly timeoutMs: number;
@@ -70,11 +112,13 @@ export class OneShotSandboxes {
   /** Prepared sandboxes being stopped: close() waits for them. */
   private readonly stopping = new Set<Promise<void>>();
   private readonly ahead: number;
+  private readonly services: ProcessSandboxServices;
 
   constructor(
     private readonly spec: RunSpec,
     private readonly deps: OneShotSandboxesDeps,
   ) {
+    this.services = deps.services ?? DEFAULT_SANDBOX_SERVICES;
     this.ahead = Math.max(0, Math.floor(deps.preparedAhead ?? PREPARED_AHEAD[spec.isolation === 'namespace' ? 'namespace' : 'none']));
   }
 
@@ -115,18 +159,13 @@ export class OneShotSandboxes {
     // An idle host may exit with sandboxes prepared: they die with the spawner.
     this.idleTimer.unref();
     // Most recently used last; beyond the cap, the least recently used tool stops its own.
-    toolsWithPrepared.delete(this);
-    toolsWithPrepared.set(this, true);
-    const maxTools = this.deps.maxToolsPrepared ?? MAX_TOOLS_PREPARED;
-    for (const tool of toolsWithPrepared.keys()) {
-      if (toolsWithPrepared.size <= maxTools) break;
-      tool.stopPrepared();
-    }
+    this.services.prepared.touch(this, this.deps.maxToolsPrepared ?? this.services.prepared.maxTools);
   }
 
-  private stopPrepared(): void {
+  /** Stops this tool's prepared sandboxes (idle, or another tool of the host needs the room). */
+  stopPrepared(): void {
     clearTimeout(this.idleTimer);
-    toolsWithPrepared.delete(this);
+    this.services.prepared.forget(this);
     for (const prepared of this.prepared.splice(0)) this.stop(prepared);
   }
 
@@ -147,7 +186,10 @@ export class OneShotSandboxes {
     let workdir = await openWorkdir(this.spec);
     try {
       const sandbox = await resolveSandboxArgv(this.spec, {
-        cwd: workdir.cwd, timeoutMs, logger: this.deps.logger,
+        cwd: workdir.cwd,
+        timeoutMs,
+        logger: this.deps.logger,
+        cgroups: this.services.cgroups,
         ...(this.deps.bwrapPath !== undefined ? { bwrapPath: this.deps.bwrapPath } : {}),
         ...(this.deps.egress !== undefined ? { egress: this.deps.egress } : {}),
       });
@@ -156,7 +198,7 @@ export class OneShotSandboxes {
         return { ok: false, reason: sandbox.reason };
       }
       workdir = withEgress(workdir, sandbox.egress);
-      const tool = await spawnTool(sandbox.argv, this.spec.env, workdir.cwd, this.deps.logger);
+      const tool = await spawnTool(sandbox.argv, this.spec.env, workdir.cwd, this.deps.logger, this.services);
       return { ok: true, sandbox: { tool, workdir, egress: sandbox.egress } };
     } catch (error) {
       await workdir.dispose();

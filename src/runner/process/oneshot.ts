@@ -9,13 +9,15 @@ import { DEFAULT_GRACE_MS, killProcessGroup } from './kill.js';
 import { ByteBudget, ChunkCollector, TailBuffer, decodeUtf8Strict } from './output-cap.js';
 import type { ErrorCode } from '../../errors.js';
 import { asTermination, classifyFailedExit, elapsedMs, failRun, type TerminationReason } from './process-outcome.js';
-import type { OneShotSandboxes } from './oneshot-sandboxes.js';
+import type { OneShotSandboxes, ProcessSandboxServices } from './oneshot-sandboxes.js';
 import type { SpawnedTool } from './spawn.js';
 import { START_LINE } from '../bwrap/argv.js';
 
 export interface OneShotDeps {
   readonly logger: Logger;
   readonly graceMs?: number;
+  /** The host's services (its live groups forget a killed one); default: those of callers without a host. */
+  readonly services?: ProcessSandboxServices;
 }
 
 /** Runs one call of a one-shot process tool in a sandbox of its own; never throws for tool failures. */
@@ -48,6 +50,7 @@ async function superviseOneShot(spec: RunSpec, job: Job, options: RunOptions, de
     killing = killProcessGroup(tool.pid, now ? 0 : (deps.graceMs ?? DEFAULT_GRACE_MS), {
       exited: tool.ended,
       spareLeaderFromTerm: !now,
+      ...(deps.services !== undefined ? { groups: deps.services.groups } : {}),
     });
   };
   const onOutput = (chunk: Buffer, isStdout: boolean): void => {

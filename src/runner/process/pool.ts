@@ -15,12 +15,15 @@ import type { EgressGrant } from '../bwrap/egress-grant.js';
 import { resolveSandboxArgv, withEgress, type EgressSettings } from './process-sandbox.js';
 import { openWorkdir, spawnTool, type SpawnedTool, type ToolExit, type Workdir } from './spawn.js';
 import { START_LINE } from '../bwrap/argv.js';
+import type { ProcessSandboxServices } from './oneshot-sandboxes.js';
 import { IgnoredOutputLog, MAX_UNSOLICITED_BYTES, newIdleBudget } from './unsolicited.js';
 
 export interface ProcessPoolDeps {
   readonly logger: Logger;
   readonly graceMs?: number;
   readonly bwrapPath?: string;
+  /** The host's spawner, groups and cgroups; default: those of callers without a host. */
+  readonly services?: ProcessSandboxServices;
   readonly egress?: EgressSettings;
 }
 
@@ -114,6 +117,7 @@ export class ProcessPool {
         cwd: workdir.cwd,
         logger: this.deps.logger,
         ...(this.deps.bwrapPath !== undefined ? { bwrapPath: this.deps.bwrapPath } : {}),
+        ...(this.deps.services !== undefined ? { cgroups: this.deps.services.cgroups } : {}),
         ...(this.deps.egress !== undefined ? { egress: this.deps.egress } : {}),
       });
       if (!sandbox.ok || this.isClosed) {
@@ -122,7 +126,7 @@ export class ProcessPool {
         return;
       }
       workdir = withEgress(workdir, sandbox.egress);
-      const slot = this.watch(await spawnTool(sandbox.argv, this.spec.env, workdir.cwd, this.deps.logger), workdir, sandbox.egress);
+      const slot = this.watch(await spawnTool(sandbox.argv, this.spec.env, workdir.cwd, this.deps.logger, this.deps.services), workdir, sandbox.egress);
       this.slots.add(slot);
       // Closed while it was starting: close() is waiting for it too (see startingSlots).
       if (this.isClosed) this.retire(slot, 'cancelled', {}, true);
@@ -230,6 +234,7 @@ export class ProcessPool {
     slot.killing = killProcessGroup(slot.tool.pid, now ? 0 : (this.deps.graceMs ?? DEFAULT_GRACE_MS), {
       exited: slot.tool.ended,
       spareLeaderFromTerm: !now,
+      ...(this.deps.services !== undefined ? { groups: this.deps.services.groups } : {}),
     });
   }
 

@@ -5,7 +5,7 @@ import type { RunSpec, Runner } from '../types.js';
 import type { Job, RunControl, RunOptions, RunOutcome } from '../wire.js';
 import { runOneShot } from './oneshot.js';
 import { ProcessPool } from './pool.js';
-import { OneShotSandboxes } from './oneshot-sandboxes.js';
+import { OneShotSandboxes, type ProcessSandboxServices } from './oneshot-sandboxes.js';
 import { failRun } from './process-outcome.js';
 import type { EgressSettings } from './process-sandbox.js';
 
@@ -21,6 +21,8 @@ export interface ProcessRunnerDeps {
   readonly preparedAhead?: number;
   /** One-shot tools: how many tools of this host keep sandboxes prepared at a time. */
   readonly maxToolsPrepared?: number;
+  /** The host's spawner, groups, cgroups and prepared-sandbox bound; default: those of callers without a host. */
+  readonly services?: ProcessSandboxServices;
   /** Namespaced tools with a network allow list: how their egress proxies are set up. */
   readonly egress?: EgressSettings;
 }

@@ -12,6 +12,7 @@ import type { RunSpec } from '../types.js';
 import { buildSandboxArgv } from '../bwrap/argv.js';
 import { openEgressGrant, type EgressGrant, type EgressLimits } from '../bwrap/egress-grant.js';
 import { probeSandbox } from '../bwrap/probe.js';
+import type { PidsCgroups } from '../bwrap/pids-cgroup.js';
 import type { Workdir } from './spawn.js';
 
 export type SandboxArgv =
@@ -32,6 +33,8 @@ export interface SandboxArgvRequest {
   readonly timeoutMs?: number;
   /** A specific bubblewrap binary (a seam for tests and odd installs); default `bwrap` on PATH. */
   readonly bwrapPath?: string;
+  /** The host's pids cgroups; default: those of callers without a host. */
+  readonly cgroups?: PidsCgroups;
   readonly logger: Logger;
   readonly egress?: EgressSettings;
 }
@@ -61,7 +64,11 @@ export async function resolveSandboxArgv(spec: RunSpec, request: SandboxArgvRequ
   const workStartedMs = performance.now();
   try {
     prefix = buildSandboxArgv(spec, {
-      cwd: request.cwd, ...bwrap, ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}), ...(egress === undefined ? {} : { egress }),
+      cwd: request.cwd,
+      ...bwrap,
+      ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
+      ...(request.cgroups !== undefined ? { cgroups: request.cgroups } : {}),
+      ...(egress === undefined ? {} : { egress }),
     });
   } catch (error) {
     await egress?.close();

@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
 import type { Logger } from '../../log.js';
 import type { RunSpec } from '../types.js';
-import { killProcessGroupNow, trackProcessGroup, untrackProcessGroup } from './kill.js';
+import { DEFAULT_PROCESS_GROUPS, killProcessGroupNow, type ProcessGroups } from './kill.js';
 import { sandboxFd4Input, START_LINE } from '../bwrap/argv.js';
 import { readSandboxExitCode } from '../bwrap/status.js';
-import { spawnThroughSpawner, type SpawnerExit } from './spawner-client.js';
+import { DEFAULT_SPAWNER, type SpawnerExit, type SpawnerService } from './spawner-client.js';
 
 /** Where a process tool runs; `dispose` removes a private directory made for it. */
 export interface Workdir {
@@ -54,20 +54,36 @@ async function removeWorkdir(cwd: string): Promise<void> {
   }
 }
 
+/** The host's spawner and live-group set a spawn goes through (a host's ProcessServices). */
+export interface SpawnServices {
+  readonly spawner: SpawnerService;
+  readonly groups: ProcessGroups;
+}
+
+const DEFAULT_SPAWN_SERVICES: SpawnServices = { spawner: DEFAULT_SPAWNER, groups: DEFAULT_PROCESS_GROUPS };
+
 /**
  * Spawns `argv` in its own process group with exactly three pipes and `env` as
- * its whole environment. A failed spawn gives a tool with no pid, empty output
- * and `ended` = spawn_failed.
+ * its whole environment, through `services` (the host's; default: those of
+ * callers without a host). A failed spawn gives a tool with no pid, empty
+ * output and `ended` = spawn_failed.
  */
-export async function spawnTool(argv: readonly string[], env: Readonly<Record<string, string>>, cwd: string, logger?: Logger): Promise<SpawnedTool> {
+export async function spawnTool(
+  argv: readonly string[],
+  env: Readonly<Record<string, string>>,
+  cwd: string,
+  logger?: Logger,
+  services: SpawnServices = DEFAULT_SPAWN_SERVICES,
+): Promise<SpawnedTool> {
+  void logger;
   const [file, ...args] = argv;
   if (file === undefined) throw new TypeError('spawnTool needs a non-empty argv');
   // The whole environment, copied: never the host's (a secret there must stay invisible).
   const fd4 = sandboxFd4Input(argv);
-  const started = await spawnThroughSpawner({ file, args, cwd, env: { ...env }, ...(fd4 === undefined ? {} : { fd4 }) }, logger);
+  const started = await services.spawner.spawn({ file, args, cwd, env: { ...env }, ...(fd4 === undefined ? {} : { fd4 }) });
   if (!started.ok) return failedSpawn(started.errorCode);
   const { pid, stdin, stdout, stderr, status } = started.process;
-  trackProcessGroup(pid);
+  services.groups.track(pid);
   // bubblewrap's own report comes first; the spawner's covers a bubblewrap that was killed.
   const exited = Promise.race([
     readSandboxExitCode(status).then((exitCode) => (exitCode === undefined ? started.process.exited : { kind: 'exited' as const, exitCode, signal: null })),
@@ -76,7 +92,7 @@ export async function spawnTool(argv: readonly string[], env: Readonly<Record<st
   const closed = (stream: Readable) => new Promise<void>((resolve) => (stream.closed ? resolve() : stream.once('close', () => resolve())));
   // Settles once the leader has exited and both output pipes are closed (all output read).
   const ended = Promise.all([exited, closed(stdout), closed(stderr)]).then(([exit]) => {
-    untrackProcessGroup(pid);
+    services.groups.untrack(pid);
     stdin.destroy();
     return exit;
   });

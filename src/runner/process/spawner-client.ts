@@ -1,5 +1,6 @@
-// The host's side of the spawner process (sandbox/spawner.mjs): one per host,
-// started on first use, asked over its IPC channel to start each process tool.
+// The host's side of the spawner process (sandbox/spawner.mjs): one per host
+// (a SpawnerService in the host's ProcessServices), started on first use or
+// ahead by `serve`, asked over its IPC channel to start each process tool.
 // The tool's pipe ends come back as sockets the host reads and writes
 // directly; the host still tracks and kills each process group itself
 // (kill.ts), since signalling by pid needs no help from the spawner.
@@ -38,30 +39,64 @@ export interface SpawnerProcess {
 
 export type SpawnerResult = { readonly ok: true; readonly process: SpawnerProcess } | { readonly ok: false; readonly errorCode: string };
 
-/** Starts `request` through this host's spawner (started on first use). */
-export async function spawnThroughSpawner(request: SpawnerRequest, logger?: Logger): Promise<SpawnerResult> {
-  // A spawner that died (killed, out of memory) is replaced: once per request, so
-  // one that cannot start at all fails the call instead of looping.
-  for (let attempt = 0; attempt < 2; attempt++) {
-    if (spawner === undefined || spawner.isGone) spawner = new Spawner(logger);
-    const result = await spawner.spawn(request);
-    if (result !== undefined) return result;
+/** One host's spawner: started on first use (or ahead), replaced when it dies, stopped on close. */
+export class SpawnerService {
+  private spawner: Spawner | undefined;
+  private isClosed = false;
+
+  constructor(private readonly logger?: Logger) {}
+
+  /** Starts `request` through this spawner (started on first use). */
+  async spawn(request: SpawnerRequest): Promise<SpawnerResult> {
+    // A spawner that died (killed, out of memory) is replaced: once per request, so
+    // one that cannot start at all fails the call instead of looping.
+    for (let attempt = 0; attempt < 2 && !this.isClosed; attempt++) {
+      if (this.spawner === undefined || this.spawner.isGone) this.spawner = new Spawner(this.logger);
+      const result = await this.spawner.spawn(request);
+      if (result !== undefined) return result;
+    }
+    return { ok: false, errorCode: 'spawner_unavailable' };
   }
-  return { ok: false, errorCode: 'spawner_unavailable' };
+
+  /**
+   * Starts the spawner now rather than on the first process call (which would
+   * otherwise wait for a Node process to boot). Forking the host costs a few
+   * milliseconds of its event loop: done once, at start-up.
+   */
+  start(): void {
+    if (!this.isClosed) this.spawner ??= new Spawner(this.logger);
+  }
+
+  /** The spawner's process.memoryUsage() and how many tools it tracks, or undefined without a running spawner. */
+  memory(): Promise<SpawnerMemory | undefined> {
+    return this.spawner?.memory() ?? Promise.resolve(undefined);
+  }
+
+  /** The spawner's pid, when one is running (for tests and diagnostics). */
+  get pid(): number | undefined {
+    return this.spawner?.pid;
+  }
+
+  /** Stops the spawner: it kills the tools it still tracks as it goes (its channel closes). */
+  close(): void {
+    this.isClosed = true;
+    this.spawner?.stop();
+    this.spawner = undefined;
+  }
 }
 
-/**
- * Starts this host's spawner now rather than on the first process call (which
- * would otherwise wait for a Node process to boot). Forking the host costs a
- * few milliseconds of its event loop: done once, at start-up.
- */
-export function startSpawner(logger?: Logger): void {
-  spawner ??= new Spawner(logger);
+/** The spawner of callers that belong to no host (doctor, tests); a host builds its own. */
+export const DEFAULT_SPAWNER = new SpawnerService();
+
+/** Starts `request` through the default spawner (callers without a host). */
+export function spawnThroughSpawner(request: SpawnerRequest, logger?: Logger): Promise<SpawnerResult> {
+  void logger;
+  return DEFAULT_SPAWNER.spawn(request);
 }
 
-/** The spawner's process.memoryUsage() and how many tools it tracks, or undefined without a running spawner. */
+/** The default spawner's memory (the soak script and tests). */
 export function spawnerMemory(): Promise<SpawnerMemory | undefined> {
-  return spawner?.memory() ?? Promise.resolve(undefined);
+  return DEFAULT_SPAWNER.memory();
 }
 
 export interface SpawnerMemory {
@@ -69,9 +104,9 @@ export interface SpawnerMemory {
   readonly liveGroups: number;
 }
 
-/** The spawner's pid, when one is running (for tests and diagnostics). */
+/** The default spawner's pid, when one is running (for tests and diagnostics). */
 export function spawnerPid(): number | undefined {
-  return spawner?.pid;
+  return DEFAULT_SPAWNER.pid;
 }
 
 const SPAWNER_URL = new URL('../../../sandbox/spawner.mjs', import.meta.url);
@@ -79,8 +114,6 @@ const SPAWNER_URL = new URL('../../../sandbox/spawner.mjs', import.meta.url);
 // default young generation its heap grew to 44 MB over 4000 spawns (all
 // garbage, RSS 84 MB); with a 1 MB semi-space it stays at 14 MB (RSS 57 MB).
 const SPAWNER_EXEC_ARGV = ['--max-old-space-size=64', '--max-semi-space-size=1'];
-
-let spawner: Spawner | undefined;
 
 interface PendingSpawn {
   readonly resolve: (result: SpawnerResult) => void;
@@ -139,6 +172,16 @@ class Spawner {
       });
     });
     this.updateRef();
+  }
+
+  /** Closes the channel: the spawner kills its tools and exits (see sandbox/spawner.mjs). */
+  stop(): void {
+    if (this.hasEnded) return;
+    try {
+      this.child.disconnect();
+    } catch {
+      // already disconnected
+    }
   }
 
   /** Exited or failed to start: the next request gets a new spawner. */

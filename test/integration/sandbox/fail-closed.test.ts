@@ -73,7 +73,7 @@ describe('toolhost doctor', () => {
   it('finds everything the bundled tools need on this machine', async () => {
     const report = await buildDoctorReport();
     expect(report.checks.map((check) => check.name)).toEqual([
-      'isolated-vm', 'bubblewrap', 'user-namespace', 'network-namespace', 'prlimit', 'pids-limit', 'python3', 'namespace-sandbox', 'seccomp', 'egress-bridge',
+      'isolated-vm', 'isolate-process', 'bubblewrap', 'user-namespace', 'network-namespace', 'prlimit', 'pids-limit', 'python3', 'namespace-sandbox', 'seccomp', 'egress-bridge',
     ]);
     // Warnings (an older bubblewrap, no pids cgroup) are allowed; a failure is not.
     expect(report.checks.filter((check) => check.status === 'fail')).toEqual([]);
@@ -81,6 +81,7 @@ describe('toolhost doctor', () => {
     const byName = new Map(report.checks.map((check) => [check.name, check]));
     expect(byName.get('bubblewrap')?.facts).toMatchObject({ namespacesUsable: true, version: expect.stringMatching(/^\d+\.\d+/) });
     expect(byName.get('namespace-sandbox')).toMatchObject({ status: 'ok', facts: { works: true } });
+    expect(byName.get('isolate-process')).toMatchObject({ status: 'ok', facts: { starts: true, namespaced: true, addressSpaceBytes: expect.any(Number) } });
     expect(byName.get('seccomp')).toMatchObject({ status: 'ok', facts: { inForce: true, architecture: 'x86_64' } });
     expect(byName.get('egress-bridge')).toMatchObject({ status: 'ok', facts: { works: true } });
   });
@@ -100,5 +101,7 @@ describe('toolhost doctor', () => {
     expect(byName.get('bubblewrap')).toMatchObject({ status: 'fail', facts: { path: null, namespacesUsable: false } });
     expect(byName.get('namespace-sandbox')).toMatchObject({ status: 'fail' });
     expect(byName.get('isolated-vm')).toMatchObject({ status: 'ok', facts: { loads: true } });
+    // Isolate tools fail closed too: their process needs the namespace sandbox.
+    expect(byName.get('isolate-process')).toMatchObject({ status: 'fail', facts: { starts: false } });
   });
 });

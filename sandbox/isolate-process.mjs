@@ -1,0 +1,515 @@
+// The isolate process: a Node process of the host's, started inside the
+// namespace sandbox (only the tool's roots, its manifest folder and the code
+// that runs here are visible; no network), that holds isolated-vm, the prelude
+// and the prepared contexts of one isolate tool. A V8 or isolated-vm failure, a
+// catastrophic out-of-memory or an abort ends this process and fails its calls;
+// the host lives on. ctx.fs runs here, so paths resolve where only the declared
+// roots exist; ctx.fetch is asked of the host. Everything sent to the host is
+// cut to the bounds of ISOLATE_WIRE_LIMITS (src/runner/wire.ts) first.
+//
+// Channel: frames (sandbox/frames.mjs) on stdin (host → here) and stdout
+// (here → host); stderr carries diagnostics only. Message shapes: wire.ts.
+import { readFileSync, writeSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { encodeFrame, FrameReader } from './frames.mjs';
+import { LIMITS } from './isolate-limits.mjs';
+import { IsolateSlot, toPreludeClosure } from './isolate-slot.mjs';
+import { createScopedFs } from './scoped-fs.mjs';
+
+/** @typedef {import('../src/runner/wire.js').IsolateInitMessage} IsolateInitMessage */
+/** @typedef {import('../src/runner/wire.js').IsolateRunMessage} IsolateRunMessage */
+/** @typedef {import('../src/runner/wire.js').IsolateToHostMessage} IsolateToHostMessage */
+
+/** The host is trusted: its frames (arguments, fetch bodies) may be large, never unbounded. */
+const MAX_INBOUND_FRAME_BYTES = 64 * 1024 * 1024;
+const MAX_PENDING_CTX_CALLS = 32;
+/** Linux's PATH_MAX: no longer path names a file; refused before any work on it. */
+const MAX_PATH_CHARS = 4096;
+const MAX_FETCH_REQUEST_BYTES = 1024 * 1024;
+const MAX_FETCH_HEADERS = 100;
+const LOG_LEVELS = new Set(['debug', 'info', 'warn', 'error']);
+
+/** @type {IsolateInitMessage | undefined} */
+let config;
+/** @type {any} */
+let ivm;
+/** @type {import('./isolate-slot.mjs').SlotSources | undefined} */
+let sources;
+/** Slots waiting for a call, warm. */
+const idleSlots = [];
+let slotCount = 0;
+/** Calls waiting for a slot (all isolates busy). */
+const queue = [];
+/** @type {Map<number, Call>} */
+const calls = new Map();
+
+/**
+ * @typedef {{ id: number, callId: string, timeoutMs: number, startedMs: number, stopped: boolean,
+ *   slot: IsolateSlot | undefined, events: number, eventBytes: number, denials: number, pending: number,
+ *   fetches: Map<number, (answer: { ok: boolean, value: unknown }) => void>, nextFetchId: number,
+ *   fs: ReturnType<typeof createScopedFs> | undefined }} Call
+ */
+
+const reader = new FrameReader({
+  maxFrameBytes: MAX_INBOUND_FRAME_BYTES,
+  maxHeaderBytes: MAX_INBOUND_FRAME_BYTES,
+  onFrame: (header, body) => onHostMessage(header, body),
+  onError: (reason) => die(`unreadable frame from the host: ${reason}`, 65),
+});
+process.stdin.on('data', (chunk) => reader.push(chunk));
+// The host is gone (or closed us): nothing here may outlive it.
+process.stdin.on('end', () => process.exit(0));
+process.stdin.on('error', () => process.exit(0));
+process.stdout.on('error', () => process.exit(0));
+
+/** @param {IsolateToHostMessage} message @param {string | Uint8Array} [body] */
+function send(message, body) {
+  process.stdout.write(encodeFrame(message, body));
+}
+
+function die(why, code) {
+  try {
+    process.stderr.write(`isolate process: ${why}\n`);
+  } finally {
+    process.exit(code);
+  }
+}
+
+function onHostMessage(header, body) {
+  if (typeof header !== 'object' || header === null) return;
+  switch (header.type) {
+    case 'init':
+      init(header);
+      return;
+    case 'run':
+      void startCall(header);
+      return;
+    case 'stop':
+      stopCall(header.id);
+      return;
+    case 'fetch_result':
+      calls.get(header.id)?.fetches.get(header.requestId)?.(
+        header.ok
+          ? { ok: true, value: { status: header.status, statusText: header.statusText, url: header.url, headers: header.headers, body: body.toString('utf8') } }
+          : { ok: false, value: header.failure },
+      );
+      return;
+    default:
+      return;
+  }
+}
+
+/** @param {IsolateInitMessage} message */
+function init(message) {
+  if (config !== undefined) return;
+  config = message;
+  ivm = createRequire(import.meta.url)(message.ivmPath);
+  sources = {
+    toolName: message.toolName,
+    preludeClosure: toPreludeClosure(readFileSync(message.preludePath, 'utf8')),
+    toolSource: readFileSync(message.entryPath, 'utf8'),
+    memoryMb: message.memoryMb,
+    runtimeOptions: {
+      maxPendingHostCalls: MAX_PENDING_CTX_CALLS,
+      maxOutputChars: message.maxOutputBytes,
+      maxMessageChars: LIMITS.maxIvmMessageChars,
+      maxEvents: LIMITS.maxEventsPerCall,
+      maxEventChars: LIMITS.maxMessageChars,
+      maxPathChars: MAX_PATH_CHARS,
+    },
+  };
+  const slot = newSlot();
+  idleSlots.push(slot);
+  // Ready once the first context is prepared: the first call finds it warm.
+  slot
+    .take()
+    .then((prepared) => {
+      slot.spares.unshift(Promise.resolve(prepared));
+      slot.refill();
+    })
+    .catch(() => undefined)
+    .finally(() => send({ type: 'ready' }));
+}
+
+function newSlot() {
+  slotCount += 1;
+  const slot = new IsolateSlot(ivm, /** @type {any} */ (sources), (message) => {
+    // Nothing in this process is sound any more: report (synchronously, naming the call
+    // whose isolate it was) and end at once; process.exit could wait on the broken isolate.
+    try {
+      const culprit = [...calls.values()].find((call) => call.slot === slot);
+      writeSync(1, encodeFrame({ type: 'catastrophe', message: cut(message, LIMITS.maxIvmMessageChars), ...(culprit !== undefined ? { id: culprit.id } : {}) }));
+    } finally {
+      process.kill(process.pid, 'SIGKILL');
+    }
+  });
+  return slot;
+}
+
+function dropSlot(slot, reason) {
+  slot.dispose(reason);
+  slotCount -= 1;
+}
+
+/** An idle warm slot, a new one while under the limit, or a place in the queue. */
+function acquireSlot() {
+  const idle = idleSlots.pop();
+  if (idle !== undefined) return Promise.resolve(idle);
+  if (slotCount < (config?.maxIsolates ?? 1)) return Promise.resolve(newSlot());
+  return new Promise((resolve) => queue.push(resolve));
+}
+
+function releaseSlot(slot) {
+  slot.busy = false;
+  if (!slot.isUsable) {
+    slotCount -= 1;
+    slot.dispose('retired');
+  } else {
+    const waiting = queue.shift();
+    if (waiting !== undefined) {
+      slot.busy = true;
+      waiting(slot);
+      return;
+    }
+    idleSlots.push(slot);
+    slot.refill();
+  }
+  // A freed place serves the next queued call with a new isolate.
+  while (queue.length > 0 && slotCount < (config?.maxIsolates ?? 1)) {
+    const fresh = newSlot();
+    fresh.busy = true;
+    /** @type {Function} */ (queue.shift())(fresh);
+  }
+}
+
+/** @param {IsolateRunMessage} message */
+async function startCall(message) {
+  if (config === undefined || typeof message.id !== 'number' || calls.has(message.id)) return;
+  /** @type {Call} */
+  const call = {
+    id: message.id,
+    callId: String(message.callId),
+    timeoutMs: Math.max(1, Math.ceil(Number(message.timeoutMs) || 1)),
+    startedMs: performance.now(),
+    stopped: false,
+    slot: undefined,
+    events: 0,
+    eventBytes: 0,
+    denials: 0,
+    pending: 0,
+    fetches: new Map(),
+    nextFetchId: 1,
+    fs: undefined,
+  };
+  calls.set(call.id, call);
+  const slot = await acquireSlot();
+  slot.busy = true;
+  if (call.stopped) {
+    releaseSlot(slot);
+    return;
+  }
+  call.slot = slot;
+  let prepared;
+  try {
+    try {
+      prepared = await slot.take();
+    } catch (error) {
+      finishCall(call, ivmFailure(call, error, slot, 'prepare'));
+      return;
+    }
+    if (call.stopped) return;
+    if ('loadError' in prepared.tool) {
+      finishCall(call, { type: 'result', id: call.id, kind: 'load_error', message: cut(prepared.tool.loadError, LIMITS.maxIvmMessageChars) });
+      return;
+    }
+    prepared.binding.dispatch = (id, op, args) => dispatch(call, prepared, id, op, args);
+    const { module } = prepared.tool;
+    try {
+      await module.evaluate({ timeout: remainingMs(call) });
+    } catch (error) {
+      finishCall(call, ivmFailure(call, error, slot, 'evaluate'));
+      return;
+    }
+    let envelope;
+    try {
+      envelope = await prepared.runtime.apply(
+        undefined,
+        ['run', module.namespace.derefInto(), new ivm.ExternalCopy(message.args).copyInto({ release: true }), call.callId],
+        { timeout: remainingMs(call), result: { copy: true, promise: true } },
+      );
+    } catch (error) {
+      finishCall(call, ivmFailure(call, error, slot, 'run'));
+      return;
+    }
+    finishEnvelope(call, envelope);
+  } finally {
+    prepared?.release();
+    void afterCall(call, slot);
+  }
+}
+
+/** Sends a successful or failed envelope, its JSON as the body, bounded in UTF-8 bytes here. */
+function finishEnvelope(call, envelope) {
+  if (typeof envelope !== 'object' || envelope === null) {
+    finishCall(call, { type: 'result', id: call.id, kind: 'envelope', envelope: {} });
+    return;
+  }
+  if (envelope.ok === true && typeof envelope.json === 'string') {
+    const bytes = Buffer.byteLength(envelope.json, 'utf8');
+    if (bytes > /** @type {IsolateInitMessage} */ (config).maxOutputBytes) {
+      finishCall(call, { type: 'result', id: call.id, kind: 'envelope', envelope: { ok: false, code: 'output_limit' } });
+      return;
+    }
+    finishCall(call, { type: 'result', id: call.id, kind: 'envelope', envelope: { ok: true, bodyBytes: bytes } }, envelope.json);
+    return;
+  }
+  const plain = {};
+  for (const key of ['code', 'name', 'errorCode', 'reason']) {
+    if (typeof envelope[key] === 'string') plain[key] = cut(envelope[key], 64);
+  }
+  if (typeof envelope.message === 'string') plain.message = cut(envelope.message, LIMITS.maxIvmMessageChars);
+  finishCall(call, { type: 'result', id: call.id, kind: 'envelope', envelope: { ok: false, ...plain } });
+}
+
+function finishCall(call, message, body) {
+  if (!calls.has(call.id)) return;
+  calls.delete(call.id);
+  if (!call.stopped) send(message, body);
+}
+
+async function afterCall(call, slot) {
+  calls.delete(call.id);
+  for (const resolve of call.fetches.values()) resolve({ ok: false, value: { code: 'aborted', message: 'fetch: the call ended' } });
+  call.fetches.clear();
+  if (call.stopped || !slot.isUsable) {
+    dropSlot(slot, 'retired');
+    slot.busy = false;
+    releaseQueued();
+    return;
+  }
+  if (await slot.isCrowdedByGarbage().catch(() => true)) {
+    dropSlot(slot, 'retired');
+    slot.busy = false;
+    releaseQueued();
+    return;
+  }
+  releaseSlot(slot);
+}
+
+function releaseQueued() {
+  while (queue.length > 0 && slotCount < (config?.maxIsolates ?? 1)) {
+    const fresh = newSlot();
+    fresh.busy = true;
+    /** @type {Function} */ (queue.shift())(fresh);
+  }
+  if (idleSlots.length === 0 && slotCount < (config?.maxIsolates ?? 1)) {
+    const spare = newSlot();
+    idleSlots.push(spare);
+    spare.refill();
+  }
+}
+
+/** The host gave up on the call: its isolate goes (a loop or a pending promise may still hold it). */
+function stopCall(id) {
+  const call = calls.get(id);
+  if (call !== undefined) {
+    call.stopped = true;
+    calls.delete(id);
+    call.slot?.dispose('retired');
+    for (const resolve of call.fetches.values()) resolve({ ok: false, value: { code: 'aborted', message: 'fetch: the call was stopped' } });
+  }
+  send({ type: 'stopped', id });
+}
+
+function remainingMs(call) {
+  return Math.max(1, Math.ceil(call.timeoutMs - (performance.now() - call.startedMs)));
+}
+
+/** isolated-vm's failure as bounded facts; the host maps them to codes (isolate-errors.ts). */
+function ivmFailure(call, error, slot, stage) {
+  const message = error instanceof Error ? error.message : typeof error === 'string' ? error : '';
+  return {
+    type: 'result',
+    id: call.id,
+    kind: 'ivm_error',
+    stage,
+    message: cut(message, LIMITS.maxIvmMessageChars),
+    isolateDisposed: slot.isolate.isDisposed,
+    ...(slot.hostDisposeReason !== undefined ? { hostDisposeReason: slot.hostDisposeReason } : {}),
+  };
+}
+
+// --- ctx calls of one call ---------------------------------------------------
+
+function dispatch(call, prepared, id, op, args) {
+  if (call.stopped || !calls.has(call.id) || typeof op !== 'string' || !Array.isArray(args)) return;
+  if (id === 0) {
+    notify(call, op, args);
+    return;
+  }
+  if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) return;
+  const settle = (ok, value) => {
+    if (call.stopped || !calls.has(call.id)) return;
+    prepared.runtime
+      .apply(undefined, ['settle', id, ok, new ivm.ExternalCopy(value).copyInto({ release: true })], { timeout: remainingMs(call) })
+      .catch(() => {
+        // The context is gone, or the continuation ran past the deadline: the host stops the call.
+      });
+  };
+  if (call.pending >= MAX_PENDING_CTX_CALLS) {
+    settle(false, { code: 'too_many_pending', message: 'too many ctx calls are pending' });
+    return;
+  }
+  call.pending += 1;
+  perform(call, op, args).then(
+    (value) => {
+      call.pending -= 1;
+      settle(true, value);
+    },
+    (error) => {
+      call.pending -= 1;
+      settle(false, toFailure(error));
+    },
+  );
+}
+
+async function perform(call, op, args) {
+  if (op === 'fetch') return fetchThroughHost(call, args[0], args[1]);
+  const { roots, protectedPaths, hiddenPaths } = /** @type {IsolateInitMessage} */ (config);
+  // Per call, so each refusal is reported by the call that caused it.
+  call.fs ??= createScopedFs({ roots, protectedPaths, hiddenPaths, onDenied: (denial) => reportDenial(call, denial) });
+  switch (op) {
+    case 'fs.readText':
+      return call.fs.readText(stringArg(args[0]));
+    case 'fs.writeText':
+      return call.fs.writeText(stringArg(args[0]), stringArg(args[1]));
+    case 'fs.list':
+      return call.fs.list(stringArg(args[0]));
+    case 'fs.stat':
+      return call.fs.stat(stringArg(args[0]));
+    default:
+      throw ctxError('invalid_argument', 'unknown ctx operation');
+  }
+}
+
+function reportDenial(call, denial) {
+  if (call.stopped || call.denials >= LIMITS.maxDenialsPerCall) return;
+  call.denials += 1;
+  send({
+    type: 'denied',
+    id: call.id,
+    op: cut(String(denial.op), 64),
+    target: cut(String(denial.target), LIMITS.maxTargetChars),
+    reason: cut(String(denial.reason), 64),
+  });
+}
+
+function notify(call, op, args) {
+  if (call.events >= LIMITS.maxEventsPerCall) return;
+  if (op === 'progress') {
+    const [progress, total, message] = args;
+    if (typeof progress !== 'number' || !Number.isFinite(progress)) return;
+    const text = typeof message === 'string' ? cut(message, LIMITS.maxMessageChars) : undefined;
+    if (!chargeEvent(call, text)) return;
+    send({
+      type: 'progress',
+      id: call.id,
+      progress,
+      ...(typeof total === 'number' && Number.isFinite(total) ? { total } : {}),
+      ...(text !== undefined ? { message: text } : {}),
+    });
+  } else if (op === 'log') {
+    const [rawLevel, rawMessage] = args;
+    const level = typeof rawLevel === 'string' && LOG_LEVELS.has(rawLevel) ? rawLevel : 'info';
+    const text = cut(typeof rawMessage === 'string' ? rawMessage : String(rawMessage), LIMITS.maxMessageChars);
+    if (!chargeEvent(call, text)) return;
+    send({ type: 'log', id: call.id, level, message: text });
+  }
+}
+
+/** Counts one event against the call's budgets; false when it must be dropped. */
+function chargeEvent(call, text) {
+  const bytes = text === undefined ? 0 : Buffer.byteLength(text, 'utf8');
+  if (call.events >= LIMITS.maxEventsPerCall || call.eventBytes + bytes > LIMITS.maxEventBytesPerCall) return false;
+  call.events += 1;
+  call.eventBytes += bytes;
+  return true;
+}
+
+// ctx.fetch until the egress proxy serves it inside the sandbox: the request is
+// checked for size here and performed by the host's scoped fetch (allowlist,
+// redirects, bounded body), whose answer comes back as a `fetch_result`.
+function fetchThroughHost(call, rawUrl, rawInit) {
+  if (typeof rawUrl !== 'string') throw ctxError('invalid_argument', 'fetch: the URL must be a string');
+  if (rawUrl.length > LIMITS.maxUrlChars) throw ctxError('invalid_argument', `fetch: the URL is longer than ${LIMITS.maxUrlChars} characters`);
+  const init = typeof rawInit === 'object' && rawInit !== null ? rawInit : {};
+  const method = typeof init.method === 'string' ? init.method : undefined;
+  if (method !== undefined && method.length > 16) throw ctxError('invalid_argument', 'fetch: unsupported method');
+  let headers;
+  if (typeof init.headers === 'object' && init.headers !== null) {
+    const pairs = Object.entries(init.headers);
+    if (pairs.length > MAX_FETCH_HEADERS) throw ctxError('invalid_argument', 'fetch: too many headers');
+    headers = {};
+    let headerBytes = 0;
+    for (const [name, value] of pairs) {
+      const text = String(value);
+      headerBytes += Buffer.byteLength(name, 'utf8') + Buffer.byteLength(text, 'utf8');
+      if (headerBytes > LIMITS.maxFetchHeaderBytes) throw ctxError('invalid_argument', 'fetch: the request headers are too large');
+      headers[name] = text;
+    }
+  }
+  const body = typeof init.body === 'string' ? init.body : undefined;
+  if (body !== undefined && Buffer.byteLength(body, 'utf8') > MAX_FETCH_REQUEST_BYTES) {
+    throw Object.assign(ctxError('too_large', `fetch: the request body exceeds ${MAX_FETCH_REQUEST_BYTES} bytes`), { maxBytes: MAX_FETCH_REQUEST_BYTES });
+  }
+  const requestId = call.nextFetchId++;
+  return new Promise((resolve, reject) => {
+    call.fetches.set(requestId, (answer) => {
+      call.fetches.delete(requestId);
+      if (answer.ok) resolve(answer.value);
+      else reject(Object.assign(ctxError('host_error', 'the ctx call failed'), answer.value));
+    });
+    send(
+      {
+        type: 'fetch',
+        id: call.id,
+        requestId,
+        url: rawUrl,
+        ...(method !== undefined ? { method } : {}),
+        ...(headers !== undefined ? { headers } : {}),
+        hasBody: body !== undefined,
+      },
+      body,
+    );
+  });
+}
+
+/** A thrown error as plain data for the tool: only the code, the message and the limits cross. */
+function toFailure(error) {
+  if (typeof error === 'object' && error !== null) {
+    // Only the sandbox modules' own errors (snake_case codes, path-free messages) pass
+    // their message on; a raw Node error could name a host path.
+    const isOwn = typeof error.code === 'string' && /^[a-z][a-z_]{0,63}$/.test(error.code);
+    if (!isOwn) return { code: 'io_error', message: 'the ctx call failed' };
+    return {
+      code: error.code,
+      message: typeof error.message === 'string' ? cut(error.message, LIMITS.maxIvmMessageChars) : 'the ctx call failed',
+      ...(typeof error.maxBytes === 'number' ? { maxBytes: error.maxBytes } : {}),
+      ...(typeof error.maxEntries === 'number' ? { maxEntries: error.maxEntries } : {}),
+    };
+  }
+  return { code: 'host_error', message: 'the ctx call failed' };
+}
+
+function ctxError(code, message) {
+  return Object.assign(new Error(message), { code });
+}
+
+function stringArg(value) {
+  if (typeof value !== 'string') throw ctxError('invalid_argument', 'expected a string argument');
+  return value;
+}
+
+function cut(text, maxChars) {
+  return text.length > maxChars ? text.slice(0, maxChars) : text;
+}

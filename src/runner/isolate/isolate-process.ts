@@ -1,0 +1,439 @@
+// The host's side of one isolate process (sandbox/isolate-process.mjs): starts
+// it in its sandbox through the spawner, speaks frames with it, and turns what
+// comes back into outcomes. Nothing from there is trusted: frames are bounded
+// before they are buffered, every field is checked, each call's events are
+// counted again, and a process that breaks the protocol is killed. A process
+// that dies fails only its own calls; the runner starts the next one.
+import type { Logger } from '../../log.js';
+import { FrameReader, encodeFrame } from '../../../sandbox/frames.mjs';
+import { START_LINE } from '../bwrap/argv.js';
+import { killProcessGroupNow } from '../process/kill.js';
+import { TailBuffer } from '../process/output-cap.js';
+import { openWorkdir, spawnTool, type SpawnedTool, type SpawnServices, type Workdir } from '../process/spawn.js';
+import type { PidsCgroups } from '../bwrap/pids-cgroup.js';
+import type { RunSpec } from '../types.js';
+import { failure, MAX_TOOL_MESSAGE_CHARS, parseToolEnvelope, type Outcome } from '../tool-envelope.js';
+import { ISOLATE_WIRE_LIMITS, type HostToIsolateMessage, type Job, type RunOptions, type ToolLogLevel } from '../wire.js';
+import { serveIsolateFetch, type IsolateFetchRequest } from './isolate-fetch.js';
+import { classifyIsolateError, isIvmFailure, isToolMemoryError, type HostDisposeReason } from './isolate-errors.js';
+import { MAX_ISOLATES_PER_PROCESS, PRELUDE_URL, resolveIsolatedVm, resolveIsolateSandbox } from './isolate-sandbox.js';
+import { constants } from 'node:os';
+import { fileURLToPath } from 'node:url';
+
+/** How long a process may take to start and prepare its first context. */
+export const ISOLATE_START_TIMEOUT_MS = 20_000;
+/** How long a stopped call's isolate may take to be disposed before the whole process is killed. */
+export const STOP_GRACE_MS = 1000;
+/** Frames for no running call tolerated from one process before it is killed as broken. */
+const MAX_STRAY_FRAMES = 1000;
+const STDERR_TAIL_BYTES = 4096;
+const LOG_LEVELS: ReadonlySet<string> = new Set(['debug', 'info', 'warn', 'error']);
+
+export type IsolateProcessStart = { readonly ok: true; readonly process: IsolateProcess } | { readonly ok: false; readonly reason: string };
+
+export interface IsolateProcessDeps {
+  readonly logger: Logger;
+  readonly bwrapPath?: string;
+  /** The host's spawner, groups and cgroups; default: those of callers without a host. */
+  readonly services?: IsolateSandboxServices;
+}
+
+/** What starting an isolate process goes through (a host's ProcessServices). */
+export interface IsolateSandboxServices extends SpawnServices {
+  readonly cgroups: PidsCgroups;
+}
+
+/** Starts an isolate process for `spec` and waits until its first context is ready. */
+export async function startIsolateProcess(spec: RunSpec, deps: IsolateProcessDeps): Promise<IsolateProcessStart> {
+  if (spec.entryPath === undefined) return { ok: false, reason: `isolate tool ${spec.name} has no entry` };
+  const workdir = await openWorkdir(spec);
+  let tool: SpawnedTool | undefined;
+  try {
+    const sandbox = await resolveIsolateSandbox(spec, {
+      cwd: workdir.cwd,
+      ...(deps.bwrapPath !== undefined ? { bwrapPath: deps.bwrapPath } : {}),
+      ...(deps.services !== undefined ? { cgroups: deps.services.cgroups } : {}),
+    });
+    if (!sandbox.ok) {
+      await workdir.dispose();
+      return { ok: false, reason: sandbox.reason };
+    }
+    tool = await spawnTool(sandbox.argv, sandbox.env, workdir.cwd, deps.logger, deps.services);
+    if (tool.pid === undefined) {
+      await workdir.dispose();
+      const exit = await tool.exited;
+      return { ok: false, reason: `the isolate process could not be spawned (${exit.kind === 'spawn_failed' ? exit.errorCode : 'exited'})` };
+    }
+    const started = new IsolateProcess(spec, tool, workdir, deps.logger);
+    const init: HostToIsolateMessage = {
+      type: 'init',
+      toolName: spec.name,
+      ivmPath: resolveIsolatedVm(),
+      entryPath: spec.entryPath,
+      preludePath: fileURLToPath(PRELUDE_URL),
+      memoryMb: spec.memoryMb,
+      maxOutputBytes: spec.maxOutputBytes,
+      maxIsolates: MAX_ISOLATES_PER_PROCESS,
+      roots: spec.roots.map((root) => ({ path: root.path, access: root.access })),
+      protectedPaths: [...(spec.protectedPaths ?? [])],
+      hiddenPaths: [...(spec.hiddenPaths ?? [])],
+    };
+    tool.stdin.write(START_LINE);
+    tool.stdin.write(encodeFrame(init));
+    const ready = await started.whenReady(ISOLATE_START_TIMEOUT_MS);
+    if (!ready.ok) {
+      started.kill();
+      return { ok: false, reason: ready.reason };
+    }
+    return { ok: true, process: started };
+  } catch (error) {
+    if (tool?.pid !== undefined) killProcessGroupNow(tool.pid);
+    await workdir.dispose();
+    throw error;
+  }
+}
+
+interface ActiveCall {
+  readonly options: RunOptions;
+  readonly resolve: (outcome: Outcome) => void;
+  events: number;
+  eventBytes: number;
+  fetch?: AbortController;
+}
+
+/** One live isolate process and its calls. */
+export class IsolateProcess {
+  private readonly calls = new Map<number, ActiveCall>();
+  private readonly stopTimers = new Map<number, NodeJS.Timeout>();
+  private nextId = 1;
+  private strayFrames = 0;
+  private hasExited = false;
+  private catastrophe: string | undefined;
+  private brokenReason: string | undefined;
+  private readonly stderrTail = new TailBuffer(STDERR_TAIL_BYTES);
+  private markReady: (result: { ok: true } | { ok: false; reason: string }) => void = () => undefined;
+  private readonly ready: Promise<{ ok: true } | { ok: false; reason: string }>;
+  /** Settles once the process has exited and its workdir is gone. */
+  readonly exited: Promise<void>;
+
+  constructor(
+    private readonly spec: RunSpec,
+    private readonly tool: SpawnedTool,
+    workdir: Workdir,
+    private readonly logger: Logger,
+  ) {
+    this.ready = new Promise((resolve) => (this.markReady = resolve));
+    const maxHeaderBytes = ISOLATE_WIRE_LIMITS.maxHeaderBytes;
+    // The largest body is a result (maxOutputBytes) or a fetch request (1 MiB).
+    const maxFrameBytes = 8 + maxHeaderBytes + Math.max(spec.maxOutputBytes, 1024 * 1024);
+    const reader = new FrameReader({
+      maxFrameBytes,
+      maxHeaderBytes,
+      onFrame: (header: unknown, body: Buffer) => this.onFrame(header, body),
+      onError: (reason: string) => this.breakProtocol(`unreadable frame (${reason})`),
+    });
+    tool.stdout.on('data', (chunk: Buffer) => reader.push(chunk));
+    tool.stderr.on('data', (chunk: Buffer) => this.stderrTail.push(chunk));
+    this.exited = tool.ended.then(async (exit) => {
+      this.hasExited = true;
+      const stderr = this.stderrTail.toText().trim();
+      if (this.calls.size > 0 || stderr !== '' || this.catastrophe !== undefined) {
+        this.logger.warn({ tool: spec.name, exit, catastrophe: this.catastrophe, stderr: stderr.slice(-2000) }, 'isolate process ended');
+      }
+      this.markReady({ ok: false, reason: `the isolate process exited while starting${stderr === '' ? '' : `: ${stderr.slice(-500)}`}` });
+      for (const timer of this.stopTimers.values()) clearTimeout(timer);
+      this.stopTimers.clear();
+      const crashed = this.crashOutcome(exit.kind === 'exited' ? exit : undefined);
+      for (const call of this.calls.values()) this.settle(call, crashed);
+      this.calls.clear();
+      await workdir.dispose().catch(() => undefined);
+    });
+  }
+
+  get isAlive(): boolean {
+    return !this.hasExited && this.brokenReason === undefined && this.catastrophe === undefined;
+  }
+
+  /** Calls running in this process now. */
+  get inFlight(): number {
+    return this.calls.size;
+  }
+
+  get pid(): number | undefined {
+    return this.tool.pid;
+  }
+
+  whenReady(timeoutMs: number): Promise<{ ok: true } | { ok: false; reason: string }> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<{ ok: false; reason: string }>((resolve) => {
+      timer = setTimeout(() => resolve({ ok: false, reason: `the isolate process did not start within ${timeoutMs} ms` }), timeoutMs);
+    });
+    return Promise.race([this.ready, late]).finally(() => clearTimeout(timer));
+  }
+
+  /**
+   * Runs one call there. Settles with the tool's outcome, or with `timeout` /
+   * `cancelled` at the deadline or abort (the call's isolate is then disposed
+   * over there, and the whole process killed if that does not happen in time).
+   */
+  run(job: Job, options: RunOptions, timeoutMs: number = options.control.timeoutMs): Promise<Outcome> {
+    if (!this.isAlive) return Promise.resolve(this.crashOutcome(undefined));
+    const { control } = options;
+    const id = this.nextId++;
+    return new Promise<Outcome>((resolve) => {
+      let unregister: () => void = () => undefined;
+      const call: ActiveCall = {
+        options,
+        events: 0,
+        eventBytes: 0,
+        resolve: (outcome) => {
+          unregister();
+          resolve(outcome);
+        },
+      };
+      this.calls.set(id, call);
+      // The call's control decides when it stops (deadline, cancel, shutdown): its
+      // answer goes at once, and the call's isolate is disposed over there.
+      unregister = control.onStop(() => {
+        if (!this.calls.has(id)) return;
+        this.calls.delete(id);
+        this.settle(call, { ok: false, ...control.failure() });
+        this.requestStop(id);
+      });
+      if (this.calls.has(id)) this.send({ type: 'run', id, callId: job.callId, args: job.args, timeoutMs });
+    });
+  }
+
+  /** Kills the process now (its sandbox, its pid namespace); its calls fail as crashed. */
+  kill(): void {
+    if (this.tool.pid !== undefined) killProcessGroupNow(this.tool.pid);
+    this.tool.stdin.destroy();
+  }
+
+  /** Fails every running call with `outcome` and kills the process (runner closed). */
+  abandon(outcome: Outcome): void {
+    for (const call of this.calls.values()) this.settle(call, outcome);
+    this.calls.clear();
+    this.kill();
+  }
+
+  private send(message: HostToIsolateMessage, body?: string): void {
+    if (this.hasExited) return;
+    try {
+      this.tool.stdin.write(encodeFrame(message, body));
+    } catch {
+      // The pipe is gone: the exit handler fails the calls.
+    }
+  }
+
+  private requestStop(id: number): void {
+    this.send({ type: 'stop', id });
+    // A process that cannot even dispose an isolate in time is wedged: it goes.
+    const timer = setTimeout(() => {
+      this.stopTimers.delete(id);
+      this.logger.warn({ tool: this.spec.name }, 'isolate process did not stop a call in time; killing it');
+      this.brokenReason ??= 'stop_timeout';
+      this.kill();
+    }, STOP_GRACE_MS);
+    timer.unref();
+    this.stopTimers.set(id, timer);
+  }
+
+  private settle(call: ActiveCall, outcome: Outcome): void {
+    call.fetch?.abort();
+    call.resolve(outcome);
+  }
+
+  private crashOutcome(exit: { exitCode: number | null; signal: NodeJS.Signals | null } | undefined): Outcome {
+    if (this.catastrophe !== undefined) {
+      // isolated-vm's catastrophic errors are out-of-memory conditions V8 could not contain.
+      if (/memory/i.test(this.catastrophe)) return failure('memory_limit', 'The tool exceeded its memory limit.', { memoryMb: this.spec.memoryMb, reason: 'catastrophic_oom' });
+      return failure('tool_crashed', 'The tool crashed its isolate process.', { reason: 'isolate_catastrophe' });
+    }
+    if (this.brokenReason !== undefined) return failure('tool_crashed', 'The isolate process broke its protocol and was stopped.', { reason: this.brokenReason });
+    // bubblewrap reports a command killed by a signal as exit code 128 + the signal.
+    const signal = exit?.signal ?? signalOfExitCode(exit?.exitCode ?? null);
+    return failure('tool_crashed', 'The tool crashed its isolate process.', {
+      reason: 'isolate_process_exited',
+      ...(signal !== undefined ? { signal } : exit?.exitCode !== null && exit?.exitCode !== undefined ? { exitCode: exit.exitCode } : {}),
+    });
+  }
+
+  private breakProtocol(reason: string): void {
+    if (this.brokenReason !== undefined) return;
+    this.brokenReason = 'protocol_violation';
+    this.logger.error({ tool: this.spec.name, reason }, 'isolate process broke the protocol; killing it');
+    const outcome = this.crashOutcome(undefined);
+    for (const call of this.calls.values()) this.settle(call, outcome);
+    this.calls.clear();
+    this.kill();
+  }
+
+  private onFrame(header: unknown, body: Buffer): void {
+    if (typeof header !== 'object' || header === null) return this.breakProtocol('a frame that is not an object');
+    const message = header as Record<string, unknown>;
+    const type = message['type'];
+    if (type === 'ready') return this.markReady({ ok: true });
+    if (type === 'catastrophe') return this.onCatastrophe(message);
+    const id = message['id'];
+    if (type === 'stopped' && typeof id === 'number') {
+      clearTimeout(this.stopTimers.get(id));
+      this.stopTimers.delete(id);
+      return;
+    }
+    const call = typeof id === 'number' ? this.calls.get(id) : undefined;
+    if (call === undefined) {
+      // A late event of a call that ended: harmless, but a stream of them is not.
+      if (++this.strayFrames > MAX_STRAY_FRAMES) this.breakProtocol('too many frames for no running call');
+      return;
+    }
+    switch (type) {
+      case 'result':
+        this.calls.delete(id as number);
+        this.settle(call, this.readResult(message, body));
+        return;
+      case 'progress':
+      case 'log':
+        this.forwardEvent(call, message);
+        return;
+      case 'denied':
+        this.forwardDenial(call, message);
+        return;
+      case 'fetch':
+        this.serveFetch(id as number, call, message, body);
+        return;
+      default:
+        this.breakProtocol(`an unknown frame type`);
+    }
+  }
+
+  // V8 lost control of an isolate there: the process is finished. The call whose isolate
+  // it was gets the verdict; the others in that process are crashed bystanders.
+  private onCatastrophe(message: Record<string, unknown>): void {
+    if (this.catastrophe !== undefined) return;
+    this.catastrophe = typeof message['message'] === 'string' ? message['message'].slice(0, 200) : 'unknown';
+    this.logger.warn({ tool: this.spec.name, catastrophe: this.catastrophe }, 'isolated-vm catastrophic error in an isolate process; replacing it');
+    const culprit = message['id'];
+    for (const [id, call] of this.calls) {
+      this.settle(call, id === culprit ? this.crashOutcome(undefined) : failure('tool_crashed', 'Another call crashed the isolate process this call ran in.', { reason: 'isolate_catastrophe' }));
+    }
+    this.calls.clear();
+    this.kill();
+  }
+
+  private readResult(message: Record<string, unknown>, body: Buffer): Outcome {
+    const rules = {
+      source: 'isolate' as const,
+      maxOutputBytes: this.spec.maxOutputBytes,
+      checkOutputBytes: true,
+      memoryLimit: { memoryMb: this.spec.memoryMb, isMemoryError: isToolMemoryError },
+    };
+    switch (message['kind']) {
+      case 'envelope': {
+        const envelope = message['envelope'];
+        if (typeof envelope !== 'object' || envelope === null) return parseToolEnvelope(undefined, rules);
+        const record = envelope as Record<string, unknown>;
+        // A success's JSON is the body, already bounded over there and counted again here.
+        if (record['ok'] === true) return parseToolEnvelope({ ok: true, json: body.toString('utf8') }, rules);
+        return parseToolEnvelope(record, rules);
+      }
+      case 'load_error':
+        return failure('tool_error', stringField(message, 'message', MAX_TOOL_MESSAGE_CHARS) || 'The tool module could not be loaded.', { reason: 'load_failed' });
+      case 'ivm_error': {
+        const text = stringField(message, 'message', ISOLATE_WIRE_LIMITS.maxIvmMessageChars);
+        if (message['stage'] === 'evaluate' && !isIvmFailure(new Error(text))) {
+          return failure('tool_error', `the tool module threw while loading: ${text}`.slice(0, MAX_TOOL_MESSAGE_CHARS), { reason: 'load_failed' });
+        }
+        const reason = message['hostDisposeReason'];
+        const classified = classifyIsolateError(new Error(text), {
+          isolateDisposed: message['isolateDisposed'] === true,
+          ...(reason === 'retired' || reason === 'wedged' || reason === 'closed' ? { hostDisposeReason: reason as HostDisposeReason } : {}),
+          memoryMb: this.spec.memoryMb,
+        });
+        if (classified.code === 'internal') this.logger.error({ tool: this.spec.name, ivm: text }, 'unexpected isolated-vm failure');
+        return { ok: false, ...classified };
+      }
+      default:
+        return parseToolEnvelope(undefined, rules);
+    }
+  }
+
+  // Counted again here, the second line behind the isolate process's own budget.
+  private forwardEvent(call: ActiveCall, message: Record<string, unknown>): void {
+    const text = stringField(message, 'message', ISOLATE_WIRE_LIMITS.maxMessageChars);
+    const bytes = Buffer.byteLength(text, 'utf8');
+    if (call.events >= ISOLATE_WIRE_LIMITS.maxEventsPerCall || call.eventBytes + bytes > ISOLATE_WIRE_LIMITS.maxEventBytesPerCall) return;
+    call.events += 1;
+    call.eventBytes += bytes;
+    if (message['type'] === 'progress') {
+      const progress = message['progress'];
+      const total = message['total'];
+      if (typeof progress !== 'number' || !Number.isFinite(progress)) return;
+      call.options.onProgress?.({
+        progress,
+        ...(typeof total === 'number' && Number.isFinite(total) ? { total } : {}),
+        ...(typeof message['message'] === 'string' ? { message: text } : {}),
+      });
+      return;
+    }
+    const rawLevel = message['level'];
+    const level = (typeof rawLevel === 'string' && LOG_LEVELS.has(rawLevel) ? rawLevel : 'info') as ToolLogLevel;
+    if (call.options.onLog) call.options.onLog(level, text);
+    else this.logger.debug({ tool: this.spec.name, level }, text);
+  }
+
+  private forwardDenial(call: ActiveCall, message: Record<string, unknown>): void {
+    const denial = {
+      op: stringField(message, 'op', 64),
+      target: stringField(message, 'target', ISOLATE_WIRE_LIMITS.maxTargetChars),
+      reason: stringField(message, 'reason', 64),
+    };
+    this.logger.info({ tool: this.spec.name, denial }, 'sandbox refused a ctx call');
+    call.options.onDenied?.(denial);
+  }
+
+  private serveFetch(id: number, call: ActiveCall, message: Record<string, unknown>, body: Buffer): void {
+    const requestId = message['requestId'];
+    if (typeof requestId !== 'number') return this.breakProtocol('a fetch without a request id');
+    call.fetch ??= new AbortController();
+    const request: IsolateFetchRequest = {
+      url: stringField(message, 'url', ISOLATE_WIRE_LIMITS.maxUrlChars),
+      ...(typeof message['method'] === 'string' ? { method: message['method'].slice(0, 16) } : {}),
+      ...(isStringRecord(message['headers']) ? { headers: message['headers'] } : {}),
+      ...(message['hasBody'] === true ? { body: body.toString('utf8') } : {}),
+    };
+    void serveIsolateFetch(request, {
+      allow: this.spec.networkAllow,
+      ...(this.spec.sideEffect !== undefined ? { sideEffect: this.spec.sideEffect } : {}),
+      signal: call.fetch.signal,
+      onDenied: (denial) => {
+        this.logger.info({ tool: this.spec.name, denial }, 'sandbox refused a ctx call');
+        call.options.onDenied?.(denial);
+      },
+      ...(call.options.onEgress !== undefined ? { onAttempt: call.options.onEgress } : {}),
+    }).then((answer) => {
+      if (!this.calls.has(id)) return;
+      if (answer.ok) {
+        const { status, statusText, url, headers, body: text } = answer.response;
+        this.send({ type: 'fetch_result', id, requestId, ok: true, status, statusText, url, headers }, text);
+      } else {
+        this.send({ type: 'fetch_result', id, requestId, ok: false, failure: answer.failure });
+      }
+    });
+  }
+}
+
+function signalOfExitCode(exitCode: number | null): NodeJS.Signals | undefined {
+  if (exitCode === null || exitCode <= 128 || exitCode > 128 + 64) return undefined;
+  return (Object.entries(constants.signals) as Array<[NodeJS.Signals, number]>).find(([, number]) => number === exitCode - 128)?.[0];
+}
+
+function stringField(message: Record<string, unknown>, key: string, maxChars: number): string {
+  const value = message[key];
+  return typeof value === 'string' ? value.slice(0, maxChars) : '';
+}
+
+function isStringRecord(value: unknown): value is Record<string, string> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  return Object.values(value).every((entry) => typeof entry === 'string');
+}

@@ -1,0 +1,112 @@
+// The namespace sandbox an isolate process runs in: the process sandbox of
+// bubblewrap/argv.ts, built from a spec derived from the isolate tool's. Only the
+// tool's roots (with their access), its manifest folder (read-only), the code
+// that runs there (sandbox/, isolated-vm) and the system directories exist
+// inside; no network (ctx.fetch is asked of the host until the egress proxy
+// serves it); an address-space cap, a pids cgroup, its own pid namespace, and
+// it dies with the host. Fail closed: without a working sandbox, no process.
+import { realpathSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isHostError } from '../../errors.js';
+import { buildSandboxArgv } from '../bwrap/argv.js';
+import { probeSandbox } from '../bwrap/probe.js';
+import type { PidsCgroups } from '../bwrap/pids-cgroup.js';
+import type { RunSpec } from '../types.js';
+
+export const ISOLATE_PROCESS_URL = new URL('../../../sandbox/isolate-process.mjs', import.meta.url);
+export const PRELUDE_URL = new URL('../../../sandbox/isolate-prelude.mjs', import.meta.url);
+
+/** Isolates (so concurrent calls) one isolate process runs at a time; more calls queue there. */
+export const MAX_ISOLATES_PER_PROCESS = 4;
+/**
+ * Address space of an isolate process, in MiB: Node and isolated-vm reserve
+ * about 1.1 GiB of virtual memory, and each isolate about 600 MiB more (V8's code
+ * range and heap reservations) beyond its heap limit. Measured with Node 20 and
+ * isolated-vm 5.0.4: one isolate needs RLIMIT_AS ≥ 2 GiB, four need ≥ 4 GiB.
+ */
+export const PROCESS_BASE_MB = 1536;
+export const PER_ISOLATE_RESERVE_MB = 640;
+/** CPU seconds the process may use in its life; past it, it is killed and replaced. */
+export const ISOLATE_PROCESS_CPU_SECONDS = 3600;
+/** Threads of Node, libuv, V8 and isolated-vm (about 14 with four isolates), with room. */
+export const ISOLATE_PROCESS_MAX_TASKS = 96;
+/** Node flags of the isolate process: isolated-vm needs the snapshot off; a small young generation. */
+export const ISOLATE_PROCESS_NODE_FLAGS = ['--no-node-snapshot', '--max-semi-space-size=2', '--max-old-space-size=256'] as const;
+/** The environment variable naming the tool inside: a marker for diagnostics and tests. */
+export const ISOLATE_TOOL_ENV = 'TOOLHOST_ISOLATE_TOOL';
+
+export type IsolateSandbox =
+  | { readonly ok: true; readonly argv: readonly string[]; readonly env: Readonly<Record<string, string>>; readonly addressSpaceMb: number }
+  | { readonly ok: false; readonly reason: string };
+
+export interface IsolateSandboxRequest {
+  /** Absolute working directory (the first root, or a private directory). */
+  readonly cwd: string;
+  readonly bwrapPath?: string;
+  /** The host's pids cgroups; default: those of callers without a host. */
+  readonly cgroups?: PidsCgroups;
+}
+
+/** The address-space cap of the isolate process for a tool's heap limit. */
+export function isolateProcessAddressSpaceMb(memoryMb: number): number {
+  return PROCESS_BASE_MB + MAX_ISOLATES_PER_PROCESS * (PER_ISOLATE_RESERVE_MB + Math.max(8, memoryMb));
+}
+
+/** The full argv that starts the isolate process for `spec` in its sandbox, or why it cannot. */
+export async function resolveIsolateSandbox(spec: RunSpec, request: IsolateSandboxRequest): Promise<IsolateSandbox> {
+  const bwrap = request.bwrapPath !== undefined ? { bwrapPath: request.bwrapPath } : {};
+  const probe = await probeSandbox(bwrap);
+  if (!probe.ok) return { ok: false, reason: probe.reason };
+  const processSpec = isolateProcessSpec(spec);
+  try {
+    const prefix = buildSandboxArgv(processSpec, {
+      cwd: request.cwd,
+      ...bwrap,
+      limits: { cpuSeconds: ISOLATE_PROCESS_CPU_SECONDS, processes: ISOLATE_PROCESS_MAX_TASKS },
+      ...(request.cgroups !== undefined ? { cgroups: request.cgroups } : {}),
+    });
+    return { ok: true, argv: [...prefix, ...(processSpec.command ?? [])], env: processSpec.env, addressSpaceMb: processSpec.memoryMb };
+  } catch (error) {
+    if (isHostError(error) && error.code === 'sandbox_unavailable') {
+      const reason = error.details['reason'];
+      return { ok: false, reason: typeof reason === 'string' ? reason : 'the sandbox cannot be built' };
+    }
+    throw error;
+  }
+}
+
+/** isolated-vm's main file, resolved where the host loads packages from (bound read-only inside). */
+export function resolveIsolatedVm(): string {
+  ivmMain ??= realpathSync(createRequire(import.meta.url).resolve('isolated-vm'));
+  return ivmMain;
+}
+
+let ivmMain: string | undefined;
+
+/**
+ * The process-tool spec the sandbox is built from. The code that runs inside is
+ * added as read-only roots of the sandbox only: ctx.fs still sees just the tool's.
+ * networkAllow is empty whatever the tool's: the process gets no network at all.
+ */
+export function isolateProcessSpec(spec: RunSpec): RunSpec {
+  const sandboxDir = realpathSync(dirname(fileURLToPath(ISOLATE_PROCESS_URL)));
+  const ivmDir = dirname(resolveIsolatedVm());
+  const covered = (dir: string) => spec.roots.some((root) => root.path === dir);
+  return Object.freeze({
+    ...spec,
+    mode: 'process',
+    isolation: 'namespace',
+    persistent: true,
+    command: [process.execPath, ...ISOLATE_PROCESS_NODE_FLAGS, fileURLToPath(ISOLATE_PROCESS_URL)],
+    memoryMb: isolateProcessAddressSpaceMb(spec.memoryMb),
+    env: { PATH: process.env['PATH'] ?? '/usr/local/bin:/usr/bin:/bin', [ISOLATE_TOOL_ENV]: spec.name },
+    networkAllow: [],
+    roots: [
+      ...spec.roots,
+      ...(covered(sandboxDir) ? [] : [{ path: sandboxDir, access: 'read' as const }]),
+      ...(covered(ivmDir) ? [] : [{ path: ivmDir, access: 'read' as const }]),
+    ],
+  });
+}

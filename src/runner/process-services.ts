@@ -1,0 +1,44 @@
+// Everything one host holds for its sandboxes, built by host.ts and passed down
+// to the runners: its spawner, the process groups it started, its pids cgroups,
+// the bound on tools keeping sandboxes prepared, and its live isolate processes.
+// Nothing of it is shared between hosts, even two in one process (a reload's
+// next host builds its own, and the old one's goes with it).
+import type { Logger } from '../log.js';
+import { PidsCgroups } from './bwrap/pids-cgroup.js';
+import { IsolateProcesses, MAX_ISOLATE_PROCESSES } from './isolate/isolate-processes.js';
+import { ProcessGroups } from './process/kill.js';
+import { MAX_TOOLS_PREPARED, PreparedSandboxes, type ProcessSandboxServices } from './process/oneshot-sandboxes.js';
+import { SpawnerService } from './process/spawner-client.js';
+
+export interface ProcessServicesOptions {
+  readonly logger?: Logger;
+  /** One-shot tools of this host that keep sandboxes prepared at a time. */
+  readonly maxToolsPrepared?: number;
+  /** Isolate processes this host keeps alive at a time. */
+  readonly maxIsolateProcesses?: number;
+}
+
+export class ProcessServices implements ProcessSandboxServices {
+  readonly spawner: SpawnerService;
+  readonly groups = new ProcessGroups();
+  readonly cgroups = new PidsCgroups();
+  readonly prepared: PreparedSandboxes;
+  readonly isolateProcesses: IsolateProcesses;
+  private closing: Promise<void> | undefined;
+
+  constructor(options: ProcessServicesOptions = {}) {
+    this.spawner = new SpawnerService(options.logger);
+    this.prepared = new PreparedSandboxes(options.maxToolsPrepared ?? MAX_TOOLS_PREPARED);
+    this.isolateProcesses = new IsolateProcesses(options.maxIsolateProcesses ?? MAX_ISOLATE_PROCESSES);
+  }
+
+  /** After the runners closed: kills what is left, stops the spawner, removes this host's cgroups. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.groups.close();
+      this.spawner.close();
+      await this.cgroups.close();
+    })();
+    return this.closing;
+  }
+}
