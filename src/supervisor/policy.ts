@@ -25,12 +25,7 @@ export function notePolicy(decision: CallDecision, logger: Logger): void {
 export function checkPrincipal(view: ToolView, principal: string | null, rules: readonly PrincipalRule[]): void {
   const decision = decideForPrincipal(rules, view.manifest.name, principal);
   if (decision.effect !== 'deny') return;
-  const { rule, reason } = decision;
-  throw new HostError('policy_denied', `The tool ${view.manifest.name} is denied by policy rule ${rule}: ${oneLine(reason)}`, { rule, reason, principal });
-}
-
-// Messages are one sentence: reasons written for people may span lines.
-function oneLine(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim().replace(/\.$/, '');
-  return `${flat}.`;
+  // Worded like every other denial (decide.ts), with the principal among the facts.
+  const denial = denialError(view.manifest.name, { effect: 'deny', code: 'policy_denied', rule: decision.rule, reason: decision.reason, excluded: false, shadow: null, journal: { decision: 'deny', rule: decision.rule } });
+  throw new HostError(denial.code, denial.message, { ...denial.details, principal });
 }
