@@ -3,7 +3,7 @@
 // exits. execa and child_process skip exit cleanup for detached children, so a
 // host's ProcessGroups (built per host, see process-services.ts) remembers which
 // of its groups are still alive.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import treeKill from 'tree-kill';
 
@@ -102,12 +102,37 @@ export function killProcessGroupNow(pid: number): void {
 }
 
 function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  if (signal === 'SIGKILL') killChildrenNow(pid);
   try {
     process.kill(-pid, signal);
   } catch (error) {
     if (errorCode(error) === 'ESRCH') return; // already gone
     // Not a group leader or not permitted as a group: walk the tree instead.
     treeKill(pid, signal, () => undefined);
+  }
+}
+
+// The leader of a sandbox is bubblewrap; its child is the pid namespace's init,
+// in a session of its own (--new-session), which dies with the leader only
+// through PR_SET_PDEATHSIG, armed by bubblewrap in the init after its fork. A
+// CI run once left the init and a whole storm alive after the group's SIGKILL.
+// SIGKILLing the init itself ends the namespace and everything in it at once,
+// whatever became of that signal. Synchronous: the host's exit sweep calls it.
+function killChildrenNow(leaderPid: number): void {
+  let list: string;
+  try {
+    list = readFileSync(`/proc/${leaderPid}/task/${leaderPid}/children`, 'latin1');
+  } catch {
+    return; // gone, or no children files: the group's SIGKILL is all there is
+  }
+  for (const word of list.split(' ')) {
+    const child = Number(word);
+    if (!Number.isInteger(child) || child <= 1) continue;
+    try {
+      process.kill(child, 'SIGKILL');
+    } catch {
+      // exited meanwhile
+    }
   }
 }
 

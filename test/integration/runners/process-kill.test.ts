@@ -5,8 +5,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { countTrackedProcessGroups, killProcessGroup, trackProcessGroup } from '../../../src/runner/process/kill.js';
-import { pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
+import { countTrackedProcessGroups, killProcessGroup, killProcessGroupNow, trackProcessGroup } from '../../../src/runner/process/kill.js';
+import { findMarkedProcesses, pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 import { newMarker, newWorkdir, removeWorkdirs } from './process-spec.js';
 
 let marker = newMarker();
@@ -56,6 +56,21 @@ describe('killProcessGroup', () => {
     await waitForFile(join(workdir, 'middle-term'));
     expect(readFileSync(join(workdir, 'grandchild-term'), 'utf8')).toBe('grandchild\n');
     expect(existsSync(join(workdir, 'leader-term'))).toBe(false);
+  });
+
+  it('SIGKILLs the leader\'s own children even when they left its group and session (bubblewrap\'s namespace init)', async () => {
+    const workdir = newWorkdir();
+    // The direct child setsid's itself out of the group, as bubblewrap's pid-1 init does
+    // (--new-session): a SIGKILL of the group alone leaves it, orphaned, running.
+    const { pid, exited } = spawnGroup('setsid sleep 1000 & echo ready > ready; wait', workdir);
+    await waitForFile(join(workdir, 'ready'));
+    expect((await pollUntil(() => {
+      const found = findMarkedProcesses(marker).some((found) => found.cmdline === 'sleep 1000');
+      return { done: found, value: found };
+    }, 10_000))).toBe(true);
+    killProcessGroupNow(pid);
+    await exited;
+    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
   });
 
   it('SIGKILLs a group that ignores SIGTERM once the grace is over', async () => {

@@ -1,8 +1,10 @@
 // A bounded storm of 100 sleepers (every fifth setsid'd, out of the process
-// group) dies entirely when the sandbox's process group is SIGKILLed: the pid
-// namespace takes every descendant with it, in both isolation modes.
+// group) dies entirely when the host SIGKILLs the sandbox (killProcessGroupNow:
+// the group and bubblewrap's namespace init): the pid namespace takes every
+// descendant with it, in both isolation modes.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawnTool } from '../../../src/runner/process/spawn.js';
+import { killProcessGroupNow } from '../../../src/runner/process/kill.js';
 import { buildSandboxArgv, START_LINE } from '../../../src/runner/bwrap/argv.js';
 import { findMarkedPids, makeTempDir, MARKER_VARIABLE, newMarker, probeSpec, STORM_SH, waitForNoMarkedProcesses } from './harness.js';
 
@@ -20,7 +22,7 @@ describe.each(['namespace', 'none'] as const)('isolation %s: a storm of 100 slee
     expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
   });
 
-  it('leaves no process behind when bubblewrap\'s process group is SIGKILLed', async () => {
+  it('leaves no process behind when the host SIGKILLs the sandbox', async () => {
     const spec = probeSpec(marker, {
       isolation,
       command: ['/bin/sh', STORM_SH],
@@ -43,7 +45,7 @@ describe.each(['namespace', 'none'] as const)('isolation %s: a storm of 100 slee
     });
     // bubblewrap, its init, the shell and 100 sleepers carry the marker.
     expect(findMarkedPids(marker).length).toBeGreaterThanOrEqual(100);
-    process.kill(-(tool.pid ?? 0), 'SIGKILL');
+    killProcessGroupNow(tool.pid ?? 0);
     await tool.ended;
     expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
   });
