@@ -20,7 +20,7 @@ export interface EgressLimits {
   readonly maxConnections: number;
   /** Connections open at once (admitted or still sending their head). */
   readonly maxConcurrent: number;
-  /** Attempts per call (admitted and refused); past it connections are closed unanswered and unlogged. */
+  /** Attempts per call (connections accepted, admitted or refused); past it connections are closed unanswered and unlogged. */
   readonly maxAttempts: number;
   /** Bytes per call, both directions of every connection together. */
   readonly maxBytes: number;
@@ -112,6 +112,9 @@ export class EgressProxy {
       this.counts.refused++;
       return void client.destroy();
     }
+    // Counted when accepted, not when recorded: connections whose heads are still being read
+    // or admitted would all pass the check above and record past the limit.
+    this.attempts++;
     // Two sockets per admitted connection: the cap counts client sockets only.
     const open = [...this.sockets].filter((socket) => (socket as TaggedSocket).isClient === true).length;
     (client as TaggedSocket).isClient = true;
@@ -236,7 +239,6 @@ export class EgressProxy {
   }
 
   private record(target: Omit<EgressAttempt, 'admitted' | 'reason' | 'address'>, reason: string | null, address?: string): void {
-    this.attempts++;
     if (reason === null) this.counts.admitted++;
     else this.counts.refused++;
     const attempt: EgressAttempt = { ...target, admitted: reason === null, reason, address: address ?? null };
