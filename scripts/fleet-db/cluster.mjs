@@ -4,12 +4,13 @@
 // run) and by `npm run fleet-db` (one for a person trying the fleet mode).
 // initdb refuses to run as root: as root, the cluster runs as the `postgres`
 // user (Debian's package creates it), via runuser.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** The folder holding initdb and pg_ctl: PATH first, then Debian's /usr/lib/postgresql/<version>/bin. */
 export function findPostgresBin() {
@@ -75,12 +76,15 @@ export async function startCluster({ bin = findPostgresBin(), log = () => {} } =
     'start',
   ];
   const passwordUser = 'toolhost_pw';
+  // Before the server starts: a starter killed during pg_ctl start leaves nothing either.
+  const watchdog = startWatchdog(root, data, asOwner(join(bin, 'pg_ctl'), []).flat());
   try {
     run(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth-local=trust', '--auth-host=scram-sha-256', '-E', 'UTF8', '--no-sync', '--no-instructions']);
     log(`initdb done in ${data}`);
     run(join(bin, 'pg_ctl'), startArgs());
   } catch (error) {
     rmSync(root, { recursive: true, force: true });
+    watchdog.stdin.end();
     throw new Error(`could not start a throwaway PostgreSQL: ${error.stderr ?? error.message}`);
   }
   const psql = (sql) => run('psql', ['-h', root, '-p', String(port), '-U', 'postgres', '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', '-qAtc', sql]);
@@ -113,7 +117,23 @@ export async function startCluster({ bin = findPostgresBin(), log = () => {} } =
         // already stopped
       }
       rmSync(root, { recursive: true, force: true });
+      // After the folder is gone: the watchdog sees the end of its pipe and finds nothing to stop.
+      watchdog.stdin.end();
     },
   };
   return cluster;
+}
+
+/**
+ * Starts cluster-watchdog.mjs, which stops the cluster and removes its folder
+ * when this process ends without calling stop() (a SIGKILLed test run). Its
+ * stdin is a pipe from here; neither it nor the pipe keeps this process alive.
+ */
+function startWatchdog(root, data, pgCtl) {
+  const script = fileURLToPath(new URL('./cluster-watchdog.mjs', import.meta.url));
+  const watchdog = spawn(process.execPath, [script, JSON.stringify({ root, data, pgCtl })], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
+  watchdog.unref();
+  watchdog.stdin.unref?.();
+  watchdog.stdin.on('error', () => undefined);
+  return watchdog;
 }
