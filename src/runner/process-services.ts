@@ -4,6 +4,7 @@
 // Nothing of it is shared between hosts, even two in one process (a reload's
 // next host builds its own, and the old one's goes with it).
 import type { Logger } from '../log.js';
+import { sweepStaleEgressDirs } from './bwrap/egress-grant.js';
 import { PidsCgroups } from './bwrap/pids-cgroup.js';
 import { IsolateProcesses, MAX_ISOLATE_PROCESSES } from './isolate/isolate-processes.js';
 import { ProcessGroups } from './process/kill.js';
@@ -24,12 +25,16 @@ export class ProcessServices implements ProcessSandboxServices {
   readonly cgroups = new PidsCgroups();
   readonly prepared: PreparedSandboxes;
   readonly isolateProcesses: IsolateProcesses;
+  /** The start's sweep of dead hosts' egress folders (how many it removed). */
+  readonly sweptEgressDirs: Promise<number>;
   private closing: Promise<void> | undefined;
 
   constructor(options: ProcessServicesOptions = {}) {
     this.spawner = new SpawnerService(options.logger);
     this.prepared = new PreparedSandboxes(options.maxToolsPrepared ?? MAX_TOOLS_PREPARED);
     this.isolateProcesses = new IsolateProcesses(options.maxIsolateProcesses ?? MAX_ISOLATE_PROCESSES);
+    // Egress folders of hosts that died without closing their grants (as pids cgroups are swept at first use).
+    this.sweptEgressDirs = sweepStaleEgressDirs();
   }
 
   /** After the runners closed: kills what is left, stops the spawner, removes this host's cgroups. Idempotent. */
