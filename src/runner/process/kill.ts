@@ -102,14 +102,16 @@ export function killProcessGroupNow(pid: number): void {
 }
 
 function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  if (signal === 'SIGKILL') killChildrenNow(pid);
+  // Read before the group's SIGKILL (a dead leader's children are reparented), signalled after:
+  // a child killed first could be reaped by the leader, which then exits 0 instead of by SIGKILL.
+  const children = signal === 'SIGKILL' ? childrenOf(pid) : [];
   try {
     process.kill(-pid, signal);
   } catch (error) {
-    if (errorCode(error) === 'ESRCH') return; // already gone
-    // Not a group leader or not permitted as a group: walk the tree instead.
-    treeKill(pid, signal, () => undefined);
+    // ESRCH: already gone. Otherwise not a group leader or not permitted as a group: walk the tree instead.
+    if (errorCode(error) !== 'ESRCH') treeKill(pid, signal, () => undefined);
   }
+  killNow(children);
 }
 
 // The leader of a sandbox is bubblewrap; its child is the pid namespace's init,
@@ -118,18 +120,23 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
 // CI run once left the init and a whole storm alive after the group's SIGKILL.
 // SIGKILLing the init itself ends the namespace and everything in it at once,
 // whatever became of that signal. Synchronous: the host's exit sweep calls it.
-function killChildrenNow(leaderPid: number): void {
+function childrenOf(leaderPid: number): number[] {
   let list: string;
   try {
     list = readFileSync(`/proc/${leaderPid}/task/${leaderPid}/children`, 'latin1');
   } catch {
-    return; // gone, or no children files: the group's SIGKILL is all there is
+    return []; // gone, or no children files: the group's SIGKILL is all there is
   }
-  for (const word of list.split(' ')) {
-    const child = Number(word);
-    if (!Number.isInteger(child) || child <= 1) continue;
+  return list
+    .split(' ')
+    .map(Number)
+    .filter((child) => Number.isInteger(child) && child > 1);
+}
+
+function killNow(pids: readonly number[]): void {
+  for (const pid of pids) {
     try {
-      process.kill(child, 'SIGKILL');
+      process.kill(pid, 'SIGKILL');
     } catch {
       // exited meanwhile
     }
