@@ -104,7 +104,7 @@ export function killProcessGroupNow(pid: number): void {
 function signalGroup(pid: number, signal: NodeJS.Signals): void {
   // Read before the group's SIGKILL (a dead leader's children are reparented), signalled after:
   // a child killed first could be reaped by the leader, which then exits 0 instead of by SIGKILL.
-  const children = signal === 'SIGKILL' ? childrenOf(pid) : [];
+  const children = signal === 'SIGKILL' ? readChildrenNow(pid) : [];
   try {
     process.kill(-pid, signal);
   } catch (error) {
@@ -120,7 +120,7 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
 // CI run once left the init and a whole storm alive after the group's SIGKILL.
 // SIGKILLing the init itself ends the namespace and everything in it at once,
 // whatever became of that signal. Synchronous: the host's exit sweep calls it.
-function childrenOf(leaderPid: number): number[] {
+function readChildrenNow(leaderPid: number): number[] {
   let list: string;
   try {
     list = readFileSync(`/proc/${leaderPid}/task/${leaderPid}/children`, 'latin1');
