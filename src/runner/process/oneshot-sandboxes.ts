@@ -4,6 +4,7 @@
 // own, but the next one is started while the current call runs, and waits at
 // its start gate (sandbox-argv.ts) until a call opens it. No tool code runs
 // before its call: the gate is a shell reading one line, then exec'ing the tool.
+import { readFileSync } from 'node:fs';
 import type { Logger } from '../../log.js';
 import type { RunSpec } from '../types.js';
 import { DEFAULT_PROCESS_GROUPS, killProcessGroupNow } from './kill.js';
@@ -136,8 +137,9 @@ export class OneShotSandboxes {
     // Asked for after this call's own start, so the spawner serves this call first.
     this.topUp(timeoutMs);
     const result = await start;
-    if (result.ok && prepared?.hasEnded === true) {
-      // It died while waiting (killed from outside, spawner gone): start afresh.
+    if (result.ok && prepared !== undefined && (prepared.hasEnded || !isRunning(result.sandbox.tool.pid))) {
+      // It died while waiting (killed from outside, spawner gone): start afresh. Its leader may
+      // be dead before the spawner's word of it arrives (a loaded host), so /proc is asked too.
       await result.sandbox.workdir.dispose();
       return this.start(timeoutMs);
     }
@@ -221,5 +223,18 @@ export class OneShotSandboxes {
       .catch((error: unknown) => this.deps.logger.warn({ tool: this.spec.name, err: error }, 'stopping a prepared sandbox failed'))
       .finally(() => this.stopping.delete(stopped));
     this.stopping.add(stopped);
+  }
+}
+
+/** False once `pid` has exited (gone, or a zombie its parent has not reaped yet). */
+function isRunning(pid: number | undefined): boolean {
+  if (pid === undefined) return false;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    // "pid (comm) state ...": comm may hold spaces and parentheses.
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
   }
 }
