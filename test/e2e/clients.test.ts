@@ -138,7 +138,7 @@ describe.each(CLIENT_KINDS)('%s client without elicitation', (kind: ClientKind) 
     expect((await waitForMarkedProcesses(marker, 2)).length).toBe(2);
     controller.abort('the user pressed stop');
     expect(await outcome).toBe('rejected');
-    expect(await waitForNoMarkedProcesses(marker, 5_000)).toEqual([]);
+    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
     // The session goes on.
     const after = await client.callTool({ name: 'echo', arguments: { text: 'still here' } });
     expect(after['structuredContent']).toEqual({ echo: { text: 'still here' } });

@@ -103,7 +103,7 @@ export function isAlive(pid: number): boolean {
 }
 
 /** Polls until at least `count` processes carry `marker` (a readiness signal from /proc). */
-export async function waitForMarkedProcesses(marker: string, count: number, deadlineMs = 10_000): Promise<MarkedProcess[]> {
+export async function waitForMarkedProcesses(marker: string, count: number, deadlineMs = 30_000): Promise<MarkedProcess[]> {
   return pollUntil(() => {
     const found = findMarkedProcesses(marker);
     return { done: found.length >= count, value: found };

@@ -11,8 +11,8 @@ export async function pollUntil<T>(probe: () => { done: boolean; value: T }, dea
   }
 }
 
-/** Polls `predicate` every 10 ms until it holds; throws after `timeoutMs`, naming `what`. */
-export async function until(predicate: () => boolean, what = 'a condition', timeoutMs = 10_000): Promise<void> {
+/** Polls `predicate` every 10 ms until it holds; throws after `timeoutMs` (generous: it only bounds a failure), naming `what`. */
+export async function until(predicate: () => boolean, what = 'a condition', timeoutMs = 30_000): Promise<void> {
   const met = await pollUntil(() => {
     const done = predicate();
     return { done, value: done };
