@@ -55,7 +55,7 @@ export async function startHttpHost(dirs: HostDirs, authArgs: readonly string[],
     base ??= listeningUrl(stderr);
     if (child.exitCode !== null) throw new Error(`the host exited (${child.exitCode}) before listening:\n${stderr}`);
     return base !== undefined;
-  }, 'the host to listen', 30_000);
+  }, 'the host to listen', 60_000);
   const url = `${base!}/mcp`.replace(/\/mcp\/mcp$/, '/mcp');
   return {
     base: url.replace(/\/mcp$/, ''),
