@@ -45,13 +45,13 @@ describe.each(CLIENT_KINDS)('%s client, real upstream servers', (kind: ClientKin
     dirs = makeHostDirs({ manifests: [FIXTURES], policy: POLICY });
     writeFileSync(join(dirs.workspace, 'notes.txt'), 'first line\nsecond line\n');
     client = await connect(dirs, kind);
-  }, 120_000);
+  }, 180_000);
   afterAll(async () => {
     await stopClient(client, dirs);
     // No server process (matched by the workspace in its cmdline) outlives the host.
     expect(findMarkedProcesses(dirs.workspace)).toEqual([]);
     dirs.cleanup();
-  }, 60_000);
+  }, 180_000);
 
   it('lists each classified tool as <server>__<tool>; unclassified and hidden tools are not listed', async () => {
     const { tools } = await client.listTools();
@@ -126,7 +126,7 @@ describe.each(CLIENT_KINDS)('%s client, real upstream servers', (kind: ClientKin
     await expect(call).rejects.toThrow();
     const echo = await client.callTool({ name: 'ev__echo', arguments: { message: 'after cancel' } });
     expect(textOf(echo)).toContain('after cancel');
-  }, 60_000);
+  }, 180_000);
 
   it('a server SIGKILLed mid-call: the call fails tool_crashed and the next call gets a fresh server', async () => {
     let progressed!: () => void;
@@ -144,7 +144,7 @@ describe.each(CLIENT_KINDS)('%s client, real upstream servers', (kind: ClientKin
       return { done: now.length === 1, value: now };
     }, 10_000);
     expect(fresh[0]).not.toBe(pids[0]);
-  }, 60_000);
+  }, 180_000);
 });
 
 // The host's environment holds the marker and a secret-named variable; neither may reach the server.
@@ -177,11 +177,11 @@ describe('an upstream tools/list_changed through serve', () => {
   beforeAll(async () => {
     dirs = makeHostDirs({ manifests: [HOSTILE], policy: POLICY });
     client = await connect(dirs, 'v2-legacy');
-  }, 120_000);
+  }, 180_000);
   afterAll(async () => {
     await stopClient(client, dirs);
     dirs.cleanup();
-  }, 60_000);
+  }, 180_000);
 
   it('reloads that server\'s tools (classified by the same entries) and sends the host\'s own list_changed', async () => {
     const changes = await countToolListChanges(client);
@@ -191,5 +191,5 @@ describe('an upstream tools/list_changed through serve', () => {
     await pollUntil(() => ({ done: changes() > 0, value: changes() }), 60_000);
     const after = (await client.listTools()).tools.map((tool) => tool['name']);
     expect(after).toContain('faults__added_later');
-  }, 90_000);
+  }, 180_000);
 });
