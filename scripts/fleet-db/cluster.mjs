@@ -6,7 +6,7 @@
 // user (Debian's package creates it), via runuser.
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,6 +39,14 @@ function freePort() {
   });
 }
 
+function readText(path) {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
 function userId(name) {
   try {
     return {
@@ -55,7 +63,7 @@ function userId(name) {
  * The superuser connects through the socket without a password (trust); TCP on
  * 127.0.0.1 needs a password (scram-sha-256), for `passwordUser`.
  */
-export async function startCluster({ bin = findPostgresBin(), log = () => {} } = {}) {
+export async function startCluster({ bin = findPostgresBin(), log = () => {}, port: firstPort } = {}) {
   if (bin === undefined) throw new Error('PostgreSQL is not installed: no initdb on PATH or in /usr/lib/postgresql/*/bin (Debian: apt-get install postgresql)');
   const root = mkdtempSync(join(tmpdir(), 'toolhost-pg-'));
   const data = join(root, 'data');
@@ -68,7 +76,7 @@ export async function startCluster({ bin = findPostgresBin(), log = () => {} } =
     const [file, argv] = asOwner(command, args);
     return execFileSync(file, argv, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   };
-  const port = await freePort();
+  let port = firstPort ?? (await freePort());
   const password = randomBytes(18).toString('base64url');
   const startArgs = () => [
     '-D', data, '-l', join(root, 'server.log'), '-w', '-t', '30',
@@ -81,7 +89,18 @@ export async function startCluster({ bin = findPostgresBin(), log = () => {} } =
   try {
     run(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth-local=trust', '--auth-host=scram-sha-256', '-E', 'UTF8', '--no-sync', '--no-instructions']);
     log(`initdb done in ${data}`);
-    run(join(bin, 'pg_ctl'), startArgs());
+    for (let attempt = 1; ; attempt++) {
+      try {
+        run(join(bin, 'pg_ctl'), startArgs());
+        break;
+      } catch (error) {
+        // The port was free when picked, and the server binds it later: another process
+        // (a parallel test run) may have taken it meanwhile. Pick another.
+        if (attempt >= 3 || !readText(join(root, 'server.log')).includes('already in use')) throw error;
+        log(`port ${port} was taken; trying another`);
+        port = await freePort();
+      }
+    }
   } catch (error) {
     rmSync(root, { recursive: true, force: true });
     watchdog.stdin.end();

@@ -1,12 +1,15 @@
 // The throwaway PostgreSQL of a test run (scripts/fleet-db/cluster.mjs) does
 // not outlive the process that started it: a SIGKILLed starter (a killed
 // vitest never runs its globalSetup teardown) leaves neither the server nor
-// its folder behind, and a normal stop() leaves no watchdog either.
+// its folder behind, and a normal stop() leaves no watchdog either. A port
+// that another process took between picking and binding is replaced.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startCluster } from '../../../scripts/fleet-db/cluster.mjs';
 import { findMarkedProcesses, isAlive, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 import { postgresUnavailable } from '../../helpers/postgres.js';
 
@@ -77,5 +80,23 @@ describe.skipIf(postgresUnavailable !== undefined)('a throwaway PostgreSQL clust
     expect(existsSync(starter.root)).toBe(false);
     expect(await waitForNoMarkedProcesses(starter.root, 30_000)).toEqual([]);
     starter.child.kill('SIGKILL');
+  });
+
+  it('starts on another port when the one it picked was taken before the server bound it', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const takenPort = (taken.address() as { port: number }).port;
+    try {
+      const cluster = await startCluster({ port: takenPort });
+      roots.push(cluster.root);
+      try {
+        expect(cluster.port).not.toBe(takenPort);
+        expect(cluster.psql('SELECT 1').trim()).toBe('1');
+      } finally {
+        cluster.stop();
+      }
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
   });
 });
