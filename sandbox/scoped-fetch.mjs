@@ -6,9 +6,21 @@
 // the very address that admission resolved (no second lookup to rebind).
 // Redirects are followed by hand so every hop is admitted again, and bodies
 // are counted as they arrive. Plain ESM, no imports from src/.
+//
+// Two ways out. Direct (worker tools, in the host): the request goes to the
+// address admission resolved. Through the egress proxy (isolate tools, from
+// their isolate process, whose network namespace has nothing else): the
+// checks that need no lookup run here first, then the proxy admits again,
+// resolves, connects and reports the attempt; plain HTTP goes to the proxy as
+// an absolute-URI request, HTTPS through a CONNECT tunnel with TLS to the
+// origin from here (certificate checked as usual). Every request carries the
+// call's token (`Proxy-Authorization: Toolhost <token>`), so the proxy counts
+// it against that call; a refusal of the proxy echoes the token, so an origin
+// cannot pass one off.
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { admitEgress, canonicalHost, parseAllowEntry as parseEgressEntry, DEFAULT_EGRESS_PORT } from './egress-admission.mjs';
+import { connect as tlsConnect } from 'node:tls';
+import { admitByName, admitEgress, canonicalHost, parseAllowEntry as parseEgressEntry, DEFAULT_EGRESS_PORT } from './egress-admission.mjs';
 import { READ_ONLY_METHODS } from './egress-methods.mjs';
 
 /** Bytes of a response body kept at most; more fails the call with code `too_large`. */
@@ -16,6 +28,12 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 /** Bytes of a request body sent at most. */
 export const DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
 export const DEFAULT_MAX_REDIRECTS = 5;
+/** Bytes of a response's head (status line and headers) read at most (Node's own default, made explicit). */
+export const MAX_RESPONSE_HEAD_BYTES = 16 * 1024;
+
+// Hop headers: the connection to the proxy is ours, and a tool must not speak for another call.
+const HOP_HEADERS = new Set(['proxy-authorization', 'proxy-connection', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'transfer-encoding', 'content-length']);
+const PROXY_REASON = /^[a-z][a-z_]{0,63}$/;
 
 const MAX_TARGET_CHARS = 512;
 const MAX_HEADERS = 100;
@@ -34,6 +52,7 @@ export function createScopedFetch(options) {
   const maxRequestBytes = options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
   const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
   const onDenied = options.onDenied ?? (() => {});
+  const proxy = options.proxy;
 
   function deny(target, reason, prefix) {
     const shown = String(target).slice(0, MAX_TARGET_CHARS);
@@ -78,11 +97,23 @@ export function createScopedFetch(options) {
   }
 
   async function admit(url, method, isRedirect) {
-    const admission = await admitEgress(rules, { host: url.hostname, port: Number(url.port || defaultPort(url)), method });
-    report(url, method, admission);
+    const target = { host: url.hostname, port: Number(url.port || defaultPort(url)), method };
+    // Through the proxy, the attempt is the proxy's to report once it sees it; only a refusal here is reported here.
+    const admission = proxy === undefined ? await admitEgress(rules, target) : admitByName(rules, target);
+    if (proxy === undefined || !admission.ok) report(url, method, admission);
     if (admission.ok) return admission;
-    const reason = isRedirect && admission.reason === 'host_not_allowed' ? 'redirect_host_not_allowed' : admission.reason;
-    throw deny(url.href, reason, reason === 'method_not_allowed_for_class' ? `${method} is not allowed` : undefined);
+    throw refusal(url, admission.reason, method, isRedirect);
+  }
+
+  function refusal(url, reason, method, isRedirect) {
+    const shown = isRedirect && reason === 'host_not_allowed' ? 'redirect_host_not_allowed' : reason;
+    return deny(url.href, shown, shown === 'method_not_allowed_for_class' ? `${method} is not allowed` : undefined);
+  }
+
+  // One hop: its response (body unread) or the proxy's refusal.
+  async function send(url, admission, init) {
+    if (proxy === undefined) return pinnedRequest(url, admission, init);
+    return proxiedRequest(url, proxy, init);
   }
 
   return async function scopedFetch(rawUrl, init = {}) {
@@ -91,33 +122,40 @@ export function createScopedFetch(options) {
     let { method, body } = request;
     for (let hop = 0; ; hop += 1) {
       const admission = await admit(url, method, hop > 0);
-      let response;
+      // Connections through the proxy are few at once per process: a hop waits for one.
+      const release = proxy?.acquire === undefined ? () => {} : await proxy.acquire(options.signal);
       try {
-        response = await pinnedRequest(url, admission, { method, headers: request.headers, body, signal: options.signal });
-      } catch (error) {
-        if (options.signal?.aborted) throw fetchError('aborted', 'fetch: the call was stopped');
-        throw fetchError('network_error', `fetch: request to ${url.host} failed`);
-      }
-      const location = response.headers.location;
-      if (REDIRECT_STATUSES.has(response.status) && typeof location === 'string') {
-        response.destroy();
-        if (hop >= maxRedirects) throw fetchError('too_many_redirects', `fetch: more than ${maxRedirects} redirects`);
-        const next = checkUrl(location, url).url;
-        if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
-          method = 'GET';
-          body = undefined;
+        let response;
+        try {
+          response = await send(url, admission, { method, headers: request.headers, body, signal: options.signal });
+        } catch (error) {
+          if (options.signal?.aborted) throw fetchError('aborted', 'fetch: the call was stopped');
+          throw fetchError('network_error', `fetch: request to ${url.host} failed`);
         }
-        url = next;
-        continue;
+        if (response.refusal !== undefined) throw refusal(url, response.refusal, method, hop > 0);
+        const location = response.headers.location;
+        if (REDIRECT_STATUSES.has(response.status) && typeof location === 'string') {
+          response.destroy();
+          if (hop >= maxRedirects) throw fetchError('too_many_redirects', `fetch: more than ${maxRedirects} redirects`);
+          const next = checkUrl(location, url).url;
+          if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
+            method = 'GET';
+            body = undefined;
+          }
+          url = next;
+          continue;
+        }
+        const text = await readBodyBounded(response, maxResponseBytes, options.signal);
+        return {
+          status: response.status,
+          statusText: response.statusText,
+          url: url.href,
+          headers: response.headers,
+          body: text,
+        };
+      } finally {
+        release();
       }
-      const text = await readBodyBounded(response, maxResponseBytes, options.signal);
-      return {
-        status: response.status,
-        statusText: response.statusText,
-        url: url.href,
-        headers: response.headers,
-        body: text,
-      };
     }
   };
 }
@@ -155,14 +193,156 @@ function pinnedRequest(url, admission, init) {
       signal: init.signal,
       agent: false,
     });
-    request.once('response', (response) => {
-      const flat = {};
-      for (const [name, value] of Object.entries(response.headers)) flat[name] = Array.isArray(value) ? value.join(', ') : String(value);
-      resolve({ status: response.statusCode ?? 0, statusText: response.statusMessage ?? '', headers: flat, stream: response, destroy: () => response.destroy() });
-    });
+    request.once('response', (response) => resolve(asFetched(response)));
     request.once('error', reject);
     request.end(init.body);
   });
+}
+
+// One request through the egress proxy: an absolute-URI request for http, a CONNECT tunnel and
+// TLS from here for https. Resolves with the response, or with `{ refusal }` when the proxy refused.
+async function proxiedRequest(url, proxy, init) {
+  const proxyUrl = new URL(proxy.url);
+  const endpoint = { host: proxyUrl.hostname, port: Number(proxyUrl.port || 80) };
+  const authorization = `Toolhost ${proxy.token}`;
+  const headers = { ...originHeaders(init.headers), host: url.host };
+  if (init.body !== undefined) headers['content-length'] = String(Buffer.byteLength(init.body, 'utf8'));
+  const path = `${url.pathname}${url.search}`;
+  if (url.protocol === 'http:') {
+    const request = httpRequest({
+      ...endpoint,
+      method: init.method,
+      path: `http://${url.host}${path}`,
+      headers: { ...headers, 'proxy-authorization': authorization },
+      signal: init.signal,
+      agent: false,
+      maxHeaderSize: MAX_RESPONSE_HEAD_BYTES,
+    });
+    return awaitResponse(request, init.body, proxy.token);
+  }
+  const port = Number(url.port || defaultPort(url));
+  const tunnel = await openTunnel(endpoint, `${url.hostname}:${port}`, authorization, proxy.token, init.signal);
+  if (tunnel.refusal !== undefined) return tunnel;
+  const bare = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  // SNI only for a name; the certificate is checked against `host` either way.
+  const secure = tlsConnect({ socket: tunnel.socket, host: bare, ...(/^[\d.]+$|:/.test(bare) ? {} : { servername: bare }), ALPNProtocols: ['http/1.1'] });
+  const request = httpRequest({
+    host: bare,
+    port,
+    method: init.method,
+    path,
+    headers,
+    signal: init.signal,
+    createConnection: () => secure,
+    maxHeaderSize: MAX_RESPONSE_HEAD_BYTES,
+  });
+  return awaitResponse(request, init.body, undefined);
+}
+
+// CONNECT host:port at the proxy: the raw socket once it answered 200, or its refusal.
+function openTunnel(endpoint, authority, authorization, token, signal) {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest({
+      ...endpoint,
+      method: 'CONNECT',
+      path: authority,
+      headers: { host: authority, 'proxy-authorization': authorization },
+      signal,
+      agent: false,
+      maxHeaderSize: MAX_RESPONSE_HEAD_BYTES,
+    });
+    request.once('connect', (response, socket, head) => {
+      if (response.statusCode === 200) {
+        if (head.length > 0) socket.unshift(head);
+        resolve({ socket });
+        return;
+      }
+      socket.destroy();
+      const refused = proxyRefusal(response, token);
+      if (refused !== undefined) resolve({ refusal: refused });
+      else reject(new Error('the proxy did not open the tunnel'));
+    });
+    request.once('error', reject);
+    request.end();
+  });
+}
+
+function awaitResponse(request, body, token) {
+  return new Promise((resolve, reject) => {
+    request.once('response', (response) => {
+      const refused = token === undefined ? undefined : proxyRefusal(response, token);
+      if (refused !== undefined) {
+        response.destroy();
+        resolve({ refusal: refused });
+        return;
+      }
+      resolve(asFetched(response));
+    });
+    request.once('error', reject);
+    request.end(body);
+  });
+}
+
+// The proxy's own refusal (403, its reason, the call's token echoed); a 502 is a network failure.
+function proxyRefusal(response, token) {
+  if (response.headers['x-toolhost-call'] !== token) return undefined;
+  const reason = response.headers['x-toolhost-refusal'];
+  if (response.statusCode !== 403 || typeof reason !== 'string' || !PROXY_REASON.test(reason)) return undefined;
+  return reason;
+}
+
+function originHeaders(headers) {
+  const kept = {};
+  for (const [name, value] of Object.entries(headers ?? {})) if (!HOP_HEADERS.has(name.toLowerCase())) kept[name] = value;
+  return kept;
+}
+
+function asFetched(response) {
+  const flat = {};
+  for (const [name, value] of Object.entries(response.headers)) flat[name] = Array.isArray(value) ? value.join(', ') : String(value);
+  return { status: response.statusCode ?? 0, statusText: response.statusMessage ?? '', headers: flat, stream: response, destroy: () => response.destroy() };
+}
+
+/**
+ * At most `max` connections through the proxy at once (one process's calls together): `acquire`
+ * waits for a place (or the signal's abort) and resolves with the function that gives it back.
+ * @param {number} max
+ */
+export function createConnectionLimiter(max) {
+  let active = 0;
+  const waiting = [];
+  const next = () => {
+    while (active < max && waiting.length > 0) {
+      const entry = waiting.shift();
+      if (entry.signal?.aborted) continue;
+      active += 1;
+      entry.resolve(once(() => {
+        active -= 1;
+        next();
+      }));
+    }
+  };
+  return (signal) =>
+    new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(fetchError('aborted', 'fetch: the call was stopped'));
+      const entry = { resolve, signal };
+      waiting.push(entry);
+      signal?.addEventListener('abort', () => {
+        const at = waiting.indexOf(entry);
+        if (at !== -1) waiting.splice(at, 1);
+        reject(fetchError('aborted', 'fetch: the call was stopped'));
+      }, { once: true });
+      next();
+    });
+}
+
+function once(run) {
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    run();
+  };
 }
 
 /** Whether `url` names a host:port in the allow list (names only; addresses are admitEgress's); a bare entry means port 443. */
