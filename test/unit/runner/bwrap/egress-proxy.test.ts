@@ -2,11 +2,12 @@
 // brackets), absolute plain-HTTP URLs rewritten to origin form with the hop
 // headers dropped and Connection: close, and what is not a proxy request.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect, createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_EGRESS_LIMITS, EgressProxy, MAX_LOOKUPS_IN_FLIGHT, parseRequestHead } from '../../../../src/runner/bwrap/egress-proxy.js';
+import { pollUntil } from '../../../helpers/wait.js';
 import type { EgressAttempt } from '../../../../src/runner/wire.js';
 
 describe('parseRequestHead', () => {
@@ -88,6 +89,78 @@ describe('EgressProxy', () => {
       expect(proxy.counts).toMatchObject({ admitted: 0, refused: 6 });
     } finally {
       await proxy.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('EgressProxy with call tokens (an isolate process: several calls at once)', () => {
+  const TOKEN = 'a'.repeat(32);
+
+  /** Sends `head` on a new connection; resolves with everything the proxy answered once it closes. */
+  function exchange(path: string, head: string): Promise<string> {
+    return new Promise((done) => {
+      const socket = connect(path);
+      let text = '';
+      socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+      socket.on('error', () => undefined);
+      socket.on('close', () => done(text));
+      socket.write(head);
+    });
+  }
+
+  it('reads the token of either kind of request, and never forwards it', () => {
+    const auth = `Proxy-Authorization: Toolhost ${TOKEN}`;
+    expect(parseRequestHead(`CONNECT 127.0.0.1:443 HTTP/1.1\r\n${auth}`)).toEqual({ ok: true, kind: 'connect', host: '127.0.0.1', port: 443, callToken: TOKEN });
+    const plain = parseRequestHead(`GET http://127.0.0.1:80/ HTTP/1.1\r\n${auth}`);
+    expect(plain).toMatchObject({ ok: true, kind: 'http', callToken: TOKEN });
+    if (plain.ok && plain.kind === 'http') expect(plain.forwardHead.toString('latin1')).not.toContain(TOKEN);
+    // Another scheme or a token of the wrong shape is no token.
+    expect(parseRequestHead(`CONNECT 127.0.0.1:443 HTTP/1.1\r\nProxy-Authorization: Basic ${TOKEN}`)).not.toHaveProperty('callToken');
+    expect(parseRequestHead('CONNECT 127.0.0.1:443 HTTP/1.1\r\nProxy-Authorization: Toolhost xyz')).not.toHaveProperty('callToken');
+  });
+
+  it("refuses a request without an open call's token, counts each call apart, echoes the token, and cuts a closed call's tunnels", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'toolhost-proxy-token-'));
+    const sink = createServer((socket) => socket.on('error', () => undefined).resume());
+    await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
+    const port = (sink.address() as AddressInfo).port;
+    const fallback: EgressAttempt[] = [];
+    const ofCall: EgressAttempt[] = [];
+    const proxy = new EgressProxy({ rules: { allow: [`127.0.0.1:${port}`] }, limits: DEFAULT_EGRESS_LIMITS, onAttempt: (attempt) => fallback.push(attempt), requireCallToken: true });
+    const path = join(dir, 'proxy.sock');
+    try {
+      await proxy.listen(path);
+      const without = await exchange(path, `CONNECT 127.0.0.1:${port} HTTP/1.1\r\n\r\n`);
+      expect(without).toContain('X-Toolhost-Refusal: unknown_call');
+      expect(fallback.map((attempt) => attempt.reason)).toEqual(['unknown_call']);
+
+      proxy.openCall(TOKEN, (attempt) => ofCall.push(attempt));
+      const refused = await exchange(path, `CONNECT 127.0.0.1:${port + 1 > 65535 ? port - 1 : port + 1} HTTP/1.1\r\nProxy-Authorization: Toolhost ${TOKEN}\r\n\r\n`);
+      expect(refused).toContain('X-Toolhost-Refusal: host_not_allowed');
+      expect(refused).toContain(`X-Toolhost-Call: ${TOKEN}`);
+
+      // An admitted tunnel, held open, is cut when its call closes.
+      const tunnel = connect(path);
+      tunnel.on('error', () => undefined);
+      let answer = '';
+      let isClosed = false;
+      tunnel.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+      tunnel.on('close', () => (isClosed = true));
+      tunnel.write(`CONNECT 127.0.0.1:${port} HTTP/1.1\r\nProxy-Authorization: Toolhost ${TOKEN}\r\n\r\n`);
+      expect(await pollUntil(() => ({ done: answer.includes('200'), value: answer }), 10_000)).toContain('200 Connection Established');
+      expect(proxy.callCounts(TOKEN)).toMatchObject({ admitted: 1, refused: 1 });
+      proxy.closeCall(TOKEN);
+      expect(await pollUntil(() => ({ done: isClosed, value: isClosed }), 10_000)).toBe(true);
+      expect(ofCall.map((attempt) => [attempt.kind, attempt.admitted, attempt.reason])).toEqual([['connect', false, 'host_not_allowed'], ['connect', true, null]]);
+
+      // Closed: the token is refused like none at all, on the fallback's count.
+      expect(await exchange(path, `CONNECT 127.0.0.1:${port} HTTP/1.1\r\nProxy-Authorization: Toolhost ${TOKEN}\r\n\r\n`)).toContain('X-Toolhost-Refusal: unknown_call');
+      expect(fallback).toHaveLength(2);
+      expect(ofCall).toHaveLength(2);
+    } finally {
+      await proxy.close();
+      await new Promise((resolve) => sink.close(resolve));
       rmSync(dir, { recursive: true, force: true });
     }
   });
