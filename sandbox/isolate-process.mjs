@@ -18,7 +18,8 @@ import { encodeFrame, FrameReader } from './frames.mjs';
 import { LIMITS } from './isolate-limits.mjs';
 import { IsolateSlot, toPreludeClosure } from './isolate-slot.mjs';
 import { createScopedFs } from './scoped-fs.mjs';
-import { createConnectionLimiter, createScopedFetch } from './scoped-fetch.mjs';
+import { createConnectionLimiter } from './egress-client.mjs';
+import { createScopedFetch } from './scoped-fetch.mjs';
 
 /** @typedef {import('../src/runner/wire.js').IsolateInitMessage} IsolateInitMessage */
 /** @typedef {import('../src/runner/wire.js').IsolateRunMessage} IsolateRunMessage */

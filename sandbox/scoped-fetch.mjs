@@ -13,13 +13,10 @@
 // checks that need no lookup run here first, then the proxy admits again,
 // resolves, connects and reports the attempt; plain HTTP goes to the proxy as
 // an absolute-URI request, HTTPS through a CONNECT tunnel with TLS to the
-// origin from here (certificate checked as usual). Every request carries the
-// call's token (`Proxy-Authorization: Toolhost <token>`), so the proxy counts
-// it against that call; a refusal of the proxy echoes the token, so an origin
-// cannot pass one off.
+// origin from here (certificate checked as usual; egress-client.mjs).
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { connect as tlsConnect } from 'node:tls';
+import { asFetched, proxiedRequest } from './egress-client.mjs';
 import { admitByName, admitEgress, canonicalHost, parseAllowEntry as parseEgressEntry, DEFAULT_EGRESS_PORT } from './egress-admission.mjs';
 import { READ_ONLY_METHODS } from './egress-methods.mjs';
 
@@ -28,12 +25,7 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 /** Bytes of a request body sent at most. */
 export const DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
 export const DEFAULT_MAX_REDIRECTS = 5;
-/** Bytes of a response's head (status line and headers) read at most (Node's own default, made explicit). */
-export const MAX_RESPONSE_HEAD_BYTES = 16 * 1024;
-
-// Hop headers: the connection to the proxy is ours, and a tool must not speak for another call.
-const HOP_HEADERS = new Set(['proxy-authorization', 'proxy-connection', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'transfer-encoding', 'content-length']);
-const PROXY_REASON = /^[a-z][a-z_]{0,63}$/;
+export { createConnectionLimiter, MAX_RESPONSE_HEAD_BYTES } from './egress-client.mjs';
 
 const MAX_TARGET_CHARS = 512;
 const MAX_HEADERS = 100;
@@ -197,152 +189,6 @@ function pinnedRequest(url, admission, init) {
     request.once('error', reject);
     request.end(init.body);
   });
-}
-
-// One request through the egress proxy: an absolute-URI request for http, a CONNECT tunnel and
-// TLS from here for https. Resolves with the response, or with `{ refusal }` when the proxy refused.
-async function proxiedRequest(url, proxy, init) {
-  const proxyUrl = new URL(proxy.url);
-  const endpoint = { host: proxyUrl.hostname, port: Number(proxyUrl.port || 80) };
-  const authorization = `Toolhost ${proxy.token}`;
-  const headers = { ...originHeaders(init.headers), host: url.host };
-  if (init.body !== undefined) headers['content-length'] = String(Buffer.byteLength(init.body, 'utf8'));
-  const path = `${url.pathname}${url.search}`;
-  if (url.protocol === 'http:') {
-    const request = httpRequest({
-      ...endpoint,
-      method: init.method,
-      path: `http://${url.host}${path}`,
-      headers: { ...headers, 'proxy-authorization': authorization },
-      signal: init.signal,
-      agent: false,
-      maxHeaderSize: MAX_RESPONSE_HEAD_BYTES,
-    });
-    return awaitResponse(request, init.body, proxy.token);
-  }
-  const port = Number(url.port || defaultPort(url));
-  const tunnel = await openTunnel(endpoint, `${url.hostname}:${port}`, authorization, proxy.token, init.signal);
-  if (tunnel.refusal !== undefined) return tunnel;
-  const bare = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  // SNI only for a name; the certificate is checked against `host` either way.
-  const secure = tlsConnect({ socket: tunnel.socket, host: bare, ...(/^[\d.]+$|:/.test(bare) ? {} : { servername: bare }), ALPNProtocols: ['http/1.1'] });
-  const request = httpRequest({
-    host: bare,
-    port,
-    method: init.method,
-    path,
-    headers,
-    signal: init.signal,
-    createConnection: () => secure,
-    maxHeaderSize: MAX_RESPONSE_HEAD_BYTES,
-  });
-  return awaitResponse(request, init.body, undefined);
-}
-
-// CONNECT host:port at the proxy: the raw socket once it answered 200, or its refusal.
-function openTunnel(endpoint, authority, authorization, token, signal) {
-  return new Promise((resolve, reject) => {
-    const request = httpRequest({
-      ...endpoint,
-      method: 'CONNECT',
-      path: authority,
-      headers: { host: authority, 'proxy-authorization': authorization },
-      signal,
-      agent: false,
-      maxHeaderSize: MAX_RESPONSE_HEAD_BYTES,
-    });
-    request.once('connect', (response, socket, head) => {
-      if (response.statusCode === 200) {
-        if (head.length > 0) socket.unshift(head);
-        resolve({ socket });
-        return;
-      }
-      socket.destroy();
-      const refused = proxyRefusal(response, token);
-      if (refused !== undefined) resolve({ refusal: refused });
-      else reject(new Error('the proxy did not open the tunnel'));
-    });
-    request.once('error', reject);
-    request.end();
-  });
-}
-
-function awaitResponse(request, body, token) {
-  return new Promise((resolve, reject) => {
-    request.once('response', (response) => {
-      const refused = token === undefined ? undefined : proxyRefusal(response, token);
-      if (refused !== undefined) {
-        response.destroy();
-        resolve({ refusal: refused });
-        return;
-      }
-      resolve(asFetched(response));
-    });
-    request.once('error', reject);
-    request.end(body);
-  });
-}
-
-// The proxy's own refusal (403, its reason, the call's token echoed); a 502 is a network failure.
-function proxyRefusal(response, token) {
-  if (response.headers['x-toolhost-call'] !== token) return undefined;
-  const reason = response.headers['x-toolhost-refusal'];
-  if (response.statusCode !== 403 || typeof reason !== 'string' || !PROXY_REASON.test(reason)) return undefined;
-  return reason;
-}
-
-function originHeaders(headers) {
-  const kept = {};
-  for (const [name, value] of Object.entries(headers ?? {})) if (!HOP_HEADERS.has(name.toLowerCase())) kept[name] = value;
-  return kept;
-}
-
-function asFetched(response) {
-  const flat = {};
-  for (const [name, value] of Object.entries(response.headers)) flat[name] = Array.isArray(value) ? value.join(', ') : String(value);
-  return { status: response.statusCode ?? 0, statusText: response.statusMessage ?? '', headers: flat, stream: response, destroy: () => response.destroy() };
-}
-
-/**
- * At most `max` connections through the proxy at once (one process's calls together): `acquire`
- * waits for a place (or the signal's abort) and resolves with the function that gives it back.
- * @param {number} max
- */
-export function createConnectionLimiter(max) {
-  let active = 0;
-  const waiting = [];
-  const next = () => {
-    while (active < max && waiting.length > 0) {
-      const entry = waiting.shift();
-      if (entry.signal?.aborted) continue;
-      active += 1;
-      entry.resolve(once(() => {
-        active -= 1;
-        next();
-      }));
-    }
-  };
-  return (signal) =>
-    new Promise((resolve, reject) => {
-      if (signal?.aborted) return reject(fetchError('aborted', 'fetch: the call was stopped'));
-      const entry = { resolve, signal };
-      waiting.push(entry);
-      signal?.addEventListener('abort', () => {
-        const at = waiting.indexOf(entry);
-        if (at !== -1) waiting.splice(at, 1);
-        reject(fetchError('aborted', 'fetch: the call was stopped'));
-      }, { once: true });
-      next();
-    });
-}
-
-function once(run) {
-  let done = false;
-  return () => {
-    if (done) return;
-    done = true;
-    run();
-  };
 }
 
 /** Whether `url` names a host:port in the allow list (names only; addresses are admitEgress's); a bare entry means port 443. */
