@@ -155,18 +155,22 @@ async function signalDescendantsOf(leaderPid: number, signal: NodeJS.Signals): P
     return;
   }
   const seen = new Set<number>([leaderPid]);
+  const descendants: number[] = [];
   let level = [leaderPid];
   while (level.length > 0) {
     const children = (await Promise.all(level.map(readChildPids))).flat().filter((pid) => !seen.has(pid));
-    for (const pid of children) {
-      seen.add(pid);
-      try {
-        process.kill(pid, signal);
-      } catch {
-        // exited meanwhile
-      }
-    }
+    for (const pid of children) seen.add(pid);
+    descendants.push(...children);
     level = children;
+  }
+  // Signalled once the whole tree is read, not level by level: a process that ends on the
+  // signal (a shell's TERM trap) would orphan its children before the walk reached them.
+  for (const pid of descendants) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // exited meanwhile
+    }
   }
 }
 

@@ -62,6 +62,18 @@ describe('killProcessGroup', () => {
     expect(existsSync(join(workdir, 'leader-term'))).toBe(false);
   });
 
+  it('SIGTERMs a grandchild whose parent ends at once on SIGTERM (the whole tree is read before any signal)', async () => {
+    const workdir = newWorkdir();
+    // The middle shell waits in `wait`, which its TERM trap interrupts at once: it is gone, and its
+    // setsid'd child orphaned, before a walk that signalled level by level read its children.
+    const grandchild = `trap 'echo grandchild > grandchild-term; exit 0' TERM; echo ready > ready; while :; do sleep 0.05; done`;
+    const middle = `trap 'exit 0' TERM; setsid /bin/sh -c \\"${grandchild}\\" & wait`;
+    const { pid, exited } = spawnGroup(`/bin/sh -c "${middle}" & wait $!`, workdir);
+    await waitForFile(join(workdir, 'ready'));
+    await killProcessGroup(pid, MAX_GRACE_MS, { exited, spareLeaderFromTerm: true });
+    await waitForFile(join(workdir, 'grandchild-term'));
+  });
+
   it('SIGKILLs the leader\'s own children even when they left its group and session (bubblewrap\'s namespace init)', async () => {
     const workdir = newWorkdir();
     // The direct child setsid's itself out of the group, as bubblewrap's pid-1 init does
