@@ -12,7 +12,7 @@ export async function pollUntil<T>(probe: () => { done: boolean; value: T }, dea
 }
 
 /** Polls `predicate` every 10 ms until it holds; throws after `timeoutMs` (generous: it only bounds a failure), naming `what`. */
-export async function until(predicate: () => boolean, what = 'a condition', timeoutMs = 30_000): Promise<void> {
+export async function until(predicate: () => boolean, what = 'a condition', timeoutMs = 60_000): Promise<void> {
   const met = await pollUntil(() => {
     const done = predicate();
     return { done, value: done };
