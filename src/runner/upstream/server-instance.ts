@@ -13,6 +13,7 @@ import { TailBuffer } from '../process/output-cap.js';
 import { resolveSandboxArgv, withEgress, type EgressSettings } from '../process/process-sandbox.js';
 import { openWorkdir, spawnTool, type SpawnedTool, type ToolExit } from '../process/spawn.js';
 import { START_LINE } from '../bwrap/argv.js';
+import { withRuntimeAllowance } from './address-space.js';
 import { PipeClientTransport, type PipeFault } from './pipe-transport.js';
 
 /** The server's spec: a RunSpec whose command is the server's, plus its start-up budget. */
@@ -90,7 +91,7 @@ export class ServerInstance {
   /** Starts the server in its sandbox and completes the MCP handshake within startupTimeoutMs. */
   static async start(spec: InstanceSpec, deps: InstanceDeps): Promise<StartResult> {
     const opened = await openWorkdir(spec.run);
-    const sandbox = await resolveSandboxArgv(spec.run, {
+    const sandbox = await resolveSandboxArgv(withRuntimeAllowance(spec.run), {
       cwd: opened.cwd,
       logger: deps.logger,
       ...(deps.bwrapPath !== undefined ? { bwrapPath: deps.bwrapPath } : {}),
