@@ -6,12 +6,13 @@ import { loadHostConfig, type HostConfig, type LoadHostConfigOptions } from './h
 import type { Logger } from './log.js';
 import { listUpstreamServers, listUpstreamServersKeeping } from './runner/upstream/discover.js';
 import type { ServerInstance } from './runner/upstream/server-instance.js';
+import { createRedactor } from './supervisor/redact.js';
 
 /** loadHostConfig, with each upstream server started once to read its tools. */
 export async function loadHostConfigWithServers(options: LoadHostConfigOptions, deps: { readonly logger: Logger }): Promise<HostConfig> {
   const first = loadHostConfig(options);
   if (first.serverProbes.size === 0 || first.problems.length > 0) return first;
-  const serverListings = await listUpstreamServers(first.serverProbes, deps);
+  const serverListings = await listUpstreamServers(first.serverProbes, { ...deps, redactLog: logRedactorOf(first) });
   return loadHostConfig({ ...options, serverListings });
 }
 
@@ -25,6 +26,13 @@ export async function loadHostConfigKeepingServers(
 ): Promise<{ config: HostConfig; instances: Map<string, ServerInstance> }> {
   const first = loadHostConfig(options);
   if (first.serverProbes.size === 0 || first.problems.length > 0) return { config: first, instances: new Map() };
-  const { listings, instances } = await listUpstreamServersKeeping(first.serverProbes, deps, true);
+  const { listings, instances } = await listUpstreamServersKeeping(first.serverProbes, { ...deps, redactLog: logRedactorOf(first) }, true);
   return { config: loadHostConfig({ ...options, serverListings: listings }), instances };
+}
+
+// What a server logs while it is listed (and after, when the host keeps it) is redacted like
+// the rest of the host's log of tools: the secret values of the host's environment, host paths.
+function logRedactorOf(config: HostConfig): (text: string, maxChars: number) => string {
+  const redact = createRedactor({ secretValues: config.secretValues(), visibleRoots: [config.workspace] });
+  return (text, maxChars) => redact.cut(text, maxChars);
 }

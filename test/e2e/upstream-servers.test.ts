@@ -16,11 +16,9 @@ import { MARKER_ENV, countToolListChanges, errorOf, makeHostDirs, stopClient, ty
 beforeAll(() => ensureBuilt(), 300_000);
 
 const FIXTURES = join(REPO_ROOT, 'test/e2e/fixtures/upstream');
-// Node servers reserve over 1 GiB of address space: the policy raises the built-in 256 MiB maximum.
+// The built-in limits: each server declares memoryMb 256, and the sandbox adds the runtime's allowance.
 const POLICY = `kind: Policy
 name: e2e_upstream
-limits:
-  maxMemoryMb: 2048
 `;
 const SECRET = 'hunter2-upstream-secret-value';
 

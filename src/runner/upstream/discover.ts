@@ -12,6 +12,8 @@ export type Listing = { readonly ok: true; readonly tools: readonly UpstreamTool
 export interface DiscoverDeps {
   readonly logger: Logger;
   readonly bwrapPath?: string;
+  /** Redacts and cuts what a server logs before the host's log gets it. */
+  readonly redactLog?: (text: string, maxChars: number) => string;
 }
 
 /** The listing of every server in `probes` (by server name), read in parallel; the servers are stopped. */

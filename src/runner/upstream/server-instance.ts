@@ -15,6 +15,8 @@ import { openWorkdir, spawnTool, type SpawnedTool, type ToolExit } from '../proc
 import { START_LINE } from '../bwrap/argv.js';
 import { withRuntimeAllowance } from './address-space.js';
 import { PipeClientTransport, type PipeFault } from './pipe-transport.js';
+import { gateProgress } from './progress-gate.js';
+import { ServerLog } from './server-log.js';
 
 /** The server's spec: a RunSpec whose command is the server's, plus its start-up budget. */
 export interface InstanceSpec {
@@ -30,6 +32,8 @@ export interface InstanceDeps {
   readonly bwrapPath?: string;
   /** The egress proxies' limits and resolver, for servers with a network allow list. */
   readonly egress?: EgressSettings;
+  /** Redacts and cuts what the server logs before the host's log gets it (Redactor.cut). */
+  readonly redactLog?: (text: string, maxChars: number) => string;
 }
 
 /** Why an instance ended, as facts for the calls that were running on it. */
@@ -66,6 +70,7 @@ export class ServerInstance {
   #killing: InstanceEnd['reason'] | undefined;
   #isStdoutClosed = false;
   readonly #stderr = new TailBuffer();
+  readonly #log: ServerLog;
 
   private constructor(
     private readonly spec: InstanceSpec,
@@ -74,7 +79,11 @@ export class ServerInstance {
     readonly client: Client,
     ended: Promise<ToolExit>,
   ) {
-    process.stderr.on('data', (chunk: Buffer) => this.#stderr.push(chunk));
+    this.#log = new ServerLog({ logger: deps.logger, server: spec.run.name, ...(deps.redactLog ? { redact: deps.redactLog } : {}) });
+    process.stderr.on('data', (chunk: Buffer) => {
+      this.#stderr.push(chunk);
+      this.#log.stderr(chunk);
+    });
     process.stdout.once('end', () => (this.#isStdoutClosed = true));
     process.stdout.once('close', () => (this.#isStdoutClosed = true));
     this.gone = ended.then((exit) => {
@@ -83,6 +92,7 @@ export class ServerInstance {
         ...(exit.kind === 'spawn_failed' ? {} : { exitCode: exit.exitCode, signal: exit.signal }),
         stderrTail: this.#stderr.toText(),
       };
+      this.#log.end();
       void client.close().catch(() => undefined);
       return this.#end;
     });
@@ -126,10 +136,7 @@ export class ServerInstance {
       roots: spec.run.roots.map((root) => ({ uri: `file://${root.path}`, name: root.path })),
     }));
     client.setNotificationHandler('notifications/tools/list_changed', () => self.onToolsChanged?.());
-    client.setNotificationHandler('notifications/message', (notification) => {
-      const params = notification.params as { level?: unknown; data?: unknown };
-      deps.logger.info({ server: spec.run.name, level: String(params.level).slice(0, 16), data: JSON.stringify(params.data ?? null).slice(0, 1024) }, 'upstream server log');
-    });
+    client.setNotificationHandler('notifications/message', (notification) => self.#log.message(notification.params));
     const started = await withDeadline(client.connect(transport), spec.startupTimeoutMs, self.gone);
     if (started !== 'ok') {
       const end = await self.killAndWait('killed');
@@ -186,6 +193,8 @@ export class ServerInstance {
       stopped ??= reason === 'timeout' ? 'timeout' : 'cancelled';
       controller.abort();
     });
+    // The server's progress, bounded per call before the supervisor (redaction) and the client see it.
+    const onprogress = gateProgress(options.onProgress);
     const request = this.client
       .request(
         { method: 'tools/call', params: { name, arguments: args } },
@@ -195,7 +204,7 @@ export class ServerInstance {
           signal: controller.signal,
           // The call's control decides; the SDK's default of 60 s must not cut a longer budget.
           timeout: 2 ** 31 - 1,
-          ...(options.onProgress ? { onprogress: (progress: { progress: number; total?: number; message?: string }) => options.onProgress?.(progress) } : {}),
+          ...(onprogress ? { onprogress } : {}),
         },
       )
       .then((result): CallAnswer => ({ kind: 'result', result }))

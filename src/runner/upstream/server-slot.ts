@@ -11,6 +11,8 @@ export interface SlotDeps {
   readonly graceMs?: number;
   readonly bwrapPath?: string;
   readonly egress?: import('../process/process-sandbox.js').EgressSettings;
+  /** Redacts and cuts what a server logs before the host's log gets it. */
+  readonly redactLog?: (text: string, maxChars: number) => string;
   /** Clock for backoff (tests); default Date.now. */
   readonly now?: () => number;
 }
