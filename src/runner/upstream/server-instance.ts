@@ -79,7 +79,9 @@ export class ServerInstance {
     readonly client: Client,
     ended: Promise<ToolExit>,
   ) {
-    this.#log = new ServerLog({ logger: deps.logger, server: spec.run.name, ...(deps.redactLog ? { redact: deps.redactLog } : {}) });
+    // Named as the host's log names the server's profiles: `fs:read_only`, `fs:declared`.
+    const upstream = spec.run.upstream;
+    this.#log = new ServerLog({ logger: deps.logger, server: upstream ? `${upstream.server}:${upstream.profile}` : spec.run.name, ...(deps.redactLog ? { redact: deps.redactLog } : {}) });
     process.stderr.on('data', (chunk: Buffer) => {
       this.#stderr.push(chunk);
       this.#log.stderr(chunk);

@@ -4,8 +4,8 @@
 // bounded before anything else is done with them (a line is cut at
 // MAX_SERVER_LOG_LINE_BYTES as it arrives, then at MAX_SERVER_LOG_LINE_CHARS),
 // redacted (secret values of the host's environment), and rate-limited: a
-// server that floods gets SERVER_LOG_BURST lines, then SERVER_LOG_LINES_PER_SECOND,
-// and the host logs how many it dropped.
+// server that floods gets SERVER_LOG_BURST lines, then SERVER_LOG_LINES_PER_SECOND;
+// the host logs that it drops lines at once, and how many with the next line.
 import type { Logger } from '../../log.js';
 
 /** Bytes of one stderr line kept while it arrives; the rest of that line is skipped. */
@@ -45,7 +45,7 @@ const LEVELS: Readonly<Record<string, 'debug' | 'info' | 'warn' | 'error'>> = {
 export class ServerLog {
   #pending: Buffer[] = [];
   #pendingBytes = 0;
-  #isLineCut = false;
+  #isSkipping = false;
   #tokens = SERVER_LOG_BURST;
   #refilledAtMs: number;
   #dropped = 0;
@@ -81,25 +81,31 @@ export class ServerLog {
 
   /** The server is gone: its last stderr line without a newline, and the count of dropped lines. */
   end(): void {
-    if (this.#pendingBytes > 0) this.#endLine();
+    if (this.#pendingBytes > 0 && !this.#isSkipping) this.#writeLine(false);
     this.#reportDropped();
   }
 
+  // A line that reaches the byte bound is logged at once (cut), and the rest of it is skipped.
   #keep(bytes: Buffer): void {
+    if (this.#isSkipping || bytes.byteLength === 0) return;
     const room = MAX_SERVER_LOG_LINE_BYTES - this.#pendingBytes;
-    if (bytes.byteLength > room) this.#isLineCut = true;
-    const kept = bytes.byteLength > room ? bytes.subarray(0, Math.max(0, room)) : bytes;
-    if (kept.byteLength === 0) return;
-    this.#pending.push(kept);
-    this.#pendingBytes += kept.byteLength;
+    this.#pending.push(bytes.byteLength > room ? bytes.subarray(0, room) : bytes);
+    this.#pendingBytes += Math.min(room, bytes.byteLength);
+    if (bytes.byteLength >= room) {
+      this.#writeLine(true);
+      this.#isSkipping = true;
+    }
   }
 
   #endLine(): void {
+    if (!this.#isSkipping) this.#writeLine(false);
+    this.#isSkipping = false;
+  }
+
+  #writeLine(isCut: boolean): void {
     const bytes = Buffer.concat(this.#pending, this.#pendingBytes);
-    const isCut = this.#isLineCut;
     this.#pending = [];
     this.#pendingBytes = 0;
-    this.#isLineCut = false;
     const line = this.#decoder.decode(bytes).replace(/\r$/, '');
     if (line.trim() === '' || !this.#admit()) return;
     this.options.logger.info({ server: this.options.server, stderr: this.#bound(line), ...(isCut ? { cut: true } : {}) }, 'upstream server stderr');
@@ -117,7 +123,8 @@ export class ServerLog {
     this.#tokens = Math.min(SERVER_LOG_BURST, this.#tokens + ((nowMs - this.#refilledAtMs) / 1000) * SERVER_LOG_LINES_PER_SECOND);
     this.#refilledAtMs = nowMs;
     if (this.#tokens < 1) {
-      this.#dropped++;
+      // Said at once, so a flood is visible while it lasts; the count follows with the next line.
+      if (this.#dropped++ === 0) this.options.logger.warn({ server: this.options.server }, 'upstream server logs too much: dropping lines');
       return false;
     }
     this.#tokens -= 1;

@@ -57,7 +57,8 @@ describe('ServerLog (an upstream server\'s stderr and log messages into the host
     const log = new ServerLog({ logger, server: 's', now: () => nowMs });
     for (let i = 0; i < 10_000; i++) log.message({ level: 'info', data: `line ${i}` });
     log.stderr(Buffer.from('x\n'.repeat(10_000)));
-    expect(lines).toHaveLength(SERVER_LOG_BURST);
+    expect(lines).toHaveLength(SERVER_LOG_BURST + 1);
+    expect(lines.at(-1)).toMatchObject({ msg: 'upstream server logs too much: dropping lines', level: 40 });
     nowMs += 1000;
     log.message({ level: 'info', data: 'after a second' });
     expect(lines.at(-2)).toMatchObject({ dropped: 20_000 - SERVER_LOG_BURST, level: 40 });
