@@ -185,6 +185,17 @@ describe('calling hostile servers', () => {
     expect(textOf(await host.call('faults__ok'))).toBe('ok');
   });
 
+  it('a server killed for not settling after a cancel fails its other in-flight calls tool_crashed; the next call gets a fresh instance', async () => {
+    const slow = host.call('faults__slow');
+    // The read-only instance has the slow call (it says so on stderr, which reaches the host's log).
+    await pollUntil(() => ({ done: logLines.some((entry) => String(entry['stderr']).startsWith('slow received')), value: true }), 20_000);
+    expect(errorOf(await host.call('faults__hang_read')).code).toBe('timeout');
+    const crashed = errorOf(await slow);
+    expect(crashed.code).toBe('tool_crashed');
+    expect(crashed.details).toMatchObject({ reason: 'killed' });
+    expect(textOf(await host.call('faults__ok_read'))).toBe('ok');
+  });
+
   it('a resource link it returned is readable through the host, forwarded to that server only', async () => {
     const [link] = resultOf(await host.call('faults__link')).content;
     expect(link).toMatchObject({ type: 'resource_link', uri: 'hostile://doc/1' });
