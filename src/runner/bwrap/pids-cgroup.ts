@@ -64,11 +64,21 @@ export class PidsCgroups {
     return [...this.own];
   }
 
-  /** Removes this host's finished cgroups now and stops the timer (host close). */
+  /**
+   * Removes this host's cgroups and stops the timer (host close, after its runners
+   * closed). A sandbox just killed may still be counted in its cgroup for a moment
+   * (the processes of its pid namespace are still exiting): retried briefly, so a
+   * closed host leaves none behind; one still busy after that is left to the next sweep.
+   */
   async close(): Promise<void> {
     clearTimeout(this.sweepTimer);
     this.sweepTimer = undefined;
+    const deadline = performance.now() + CLOSE_SWEEP_MS;
     await this.sweepOwn(true);
+    while (this.own.size > 0 && performance.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, CLOSE_RETRY_MS));
+      await this.sweepOwn(true);
+    }
     if (this.exitSweep !== undefined) process.off('exit', this.exitSweep);
     this.exitSweep = undefined;
   }
@@ -126,6 +136,9 @@ export function sweepPidsCgroups(support: PidsCgroupSupport, options: { readonly
 // a peak above zero (it was used and is now empty) or old age marks it finished.
 const ABANDONED_AFTER_MS = 60_000;
 const SWEEP_INTERVAL_MS = 1000;
+/** How long a closing host waits for its last cgroups to empty, and how often it looks. */
+const CLOSE_SWEEP_MS = 2000;
+const CLOSE_RETRY_MS = 20;
 
 /** Empty, and either used (a peak above zero) or left unjoined too long: finished. */
 function isFinished(current: number | undefined, peak: number | undefined, ageMs: number): boolean {
