@@ -39,7 +39,7 @@ interface Finding {
 
 /** Every module-level binding of `source` that can hold state, as `file:name` with what it is. */
 function moduleState(file: string, source: string): Finding[] {
-  const tree = ts.createSourceFile(file, source, ts.ScriptTarget.ES2022, true, ts.ScriptKind.TS);
+  const tree = parse(file, source);
   const findings: Finding[] = [];
   for (const statement of tree.statements) {
     if (ts.isVariableStatement(statement)) {
@@ -76,6 +76,10 @@ function constructedClass(expression: ts.Expression): string | undefined {
   let inner: ts.Expression = expression;
   while (ts.isAsExpression(inner) || ts.isSatisfiesExpression(inner) || ts.isParenthesizedExpression(inner)) inner = inner.expression;
   return ts.isNewExpression(inner) ? inner.expression.getText() : undefined;
+}
+
+function parse(file: string, source: string): ts.SourceFile {
+  return ts.createSourceFile(file, source, ts.ScriptTarget.ES2022, true, ts.ScriptKind.TS);
 }
 
 function runnerSources(dir: string): string[] {
@@ -118,7 +122,7 @@ describe('module state in src/runner', () => {
     const declared = new Set(
       runnerSources(RUNNER_DIR).flatMap((path) => {
         const file = relative(RUNNER_DIR, path);
-        const tree = ts.createSourceFile(file, readFileSync(path, 'utf8'), ts.ScriptTarget.ES2022, true, ts.ScriptKind.TS);
+        const tree = parse(file, readFileSync(path, 'utf8'));
         return tree.statements.filter(ts.isVariableStatement).flatMap((statement) => statement.declarationList.declarations.map((declaration) => `${file}:${declaration.name.getText(tree)}`));
       }),
     );
