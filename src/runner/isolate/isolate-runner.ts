@@ -11,6 +11,7 @@ import type { Job, RunOptions, RunOutcome } from '../wire.js';
 import { failure, toRunOutcome, type Outcome } from '../tool-envelope.js';
 import { startIsolateProcess, type IsolateProcess, type IsolateProcessStart, type IsolateSandboxServices } from './isolate-process.js';
 import type { IsolateProcesses, IsolateProcessOwner } from './isolate-processes.js';
+import type { EgressSettings } from '../process/process-sandbox.js';
 
 export interface IsolateRunnerDeps {
   readonly logger: Logger;
@@ -18,6 +19,8 @@ export interface IsolateRunnerDeps {
   readonly services: IsolateSandboxServices & { readonly isolateProcesses: IsolateProcesses };
   /** A specific bubblewrap binary (a seam for tests and odd installs); default `bwrap` on PATH. */
   readonly bwrapPath?: string;
+  /** Tools with a network allow list: their egress proxy's limits and resolver. */
+  readonly egress?: EgressSettings;
 }
 
 /** Builds the runner for one `mode: isolate` tool. */
@@ -46,6 +49,7 @@ export function createIsolateRunner(spec: RunSpec, deps: IsolateRunnerDeps): Run
           logger,
           services: deps.services,
           ...(deps.bwrapPath !== undefined ? { bwrapPath: deps.bwrapPath } : {}),
+          ...(deps.egress !== undefined ? { egress: deps.egress } : {}),
         });
         if (!started.ok) {
           logger.warn({ reason: started.reason }, 'isolate process could not start');

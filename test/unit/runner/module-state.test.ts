@@ -27,7 +27,7 @@ const IMMUTABLE_CONSTANTS: ReadonlyMap<string, string> = new Map([
   // ReadonlySet tables of names, typed so that nothing can add to them.
   ['worker/worker-runner.ts:LOG_LEVELS', 'ReadonlySet of log level names'],
   ['isolate/isolate-process.ts:LOG_LEVELS', 'ReadonlySet of log level names'],
-  ['bwrap/egress-proxy.ts:HOP_HEADERS', 'ReadonlySet of hop-by-hop header names'],
+  ['bwrap/egress-request-head.ts:HOP_HEADERS', 'ReadonlySet of hop-by-hop header names'],
   // A fatal, non-streaming decoder keeps nothing between decode() calls.
   ['process/output-cap.ts:STRICT_UTF8', 'TextDecoder used only without { stream: true }'],
 ]);
