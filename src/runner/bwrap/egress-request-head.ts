@@ -20,7 +20,7 @@ export type RequestHead =
   | { readonly ok: false; readonly reason: string };
 
 // Headers that describe the hop to the proxy, never forwarded.
-const HOP_HEADERS = new Set(['proxy-authorization', 'proxy-connection', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer']);
+const HOP_HEADERS: ReadonlySet<string> = new Set(['proxy-authorization', 'proxy-connection', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer']);
 
 /** Parses a proxy request head (without its final CRLFCRLF). */
 export function parseRequestHead(head: string): RequestHead {

@@ -12,8 +12,8 @@ import { FrameReader, encodeFrame } from '../../../sandbox/frames.mjs';
 import { START_LINE } from '../bwrap/argv.js';
 import { killProcessGroupNow } from '../process/kill.js';
 import { TailBuffer } from '../process/output-cap.js';
-import { openWorkdir, spawnTool, type SpawnedTool, type SpawnServices, type Workdir } from '../process/spawn.js';
-import type { PidsCgroups } from '../bwrap/pids-cgroup.js';
+import { openWorkdir, spawnTool, type SpawnedTool, type Workdir } from '../process/spawn.js';
+import type { SandboxedSpawnServices } from '../process/process-sandbox.js';
 import type { RunSpec } from '../types.js';
 import { failure, MAX_TOOL_MESSAGE_CHARS, parseToolEnvelope, type Outcome } from '../tool-envelope.js';
 import { ISOLATE_WIRE_LIMITS, type HostToIsolateMessage, type Job, type RunOptions, type ToolLogLevel } from '../wire.js';
@@ -39,16 +39,14 @@ export type IsolateProcessStart = { readonly ok: true; readonly process: Isolate
 export interface IsolateProcessDeps {
   readonly logger: Logger;
   readonly bwrapPath?: string;
-  /** The host's spawner, groups and cgroups; default: those of callers without a host. */
-  readonly services?: IsolateSandboxServices;
+  /** The host's spawner, groups, cgroups and machine facts. */
+  readonly services: IsolateSandboxServices;
   /** Tools with a network allow list: their egress proxy's limits and resolver. */
   readonly egress?: EgressSettings;
 }
 
 /** What starting an isolate process goes through (a host's ProcessServices). */
-export interface IsolateSandboxServices extends SpawnServices {
-  readonly cgroups: PidsCgroups;
-}
+export type IsolateSandboxServices = SandboxedSpawnServices;
 
 /** Starts an isolate process for `spec` and waits until its first context is ready. */
 export async function startIsolateProcess(spec: RunSpec, deps: IsolateProcessDeps): Promise<IsolateProcessStart> {
@@ -74,15 +72,15 @@ export async function startIsolateProcess(spec: RunSpec, deps: IsolateProcessDep
     }
     const sandbox = await resolveIsolateSandbox(spec, {
       cwd: workdir.cwd,
+      services: deps.services,
       ...(deps.bwrapPath !== undefined ? { bwrapPath: deps.bwrapPath } : {}),
-      ...(deps.services !== undefined ? { cgroups: deps.services.cgroups } : {}),
       ...(grant !== undefined ? { egress: grant } : {}),
     });
     if (!sandbox.ok) {
       await Promise.all([workdir.dispose(), grant?.close()]);
       return { ok: false, reason: sandbox.reason };
     }
-    tool = await spawnTool(sandbox.argv, sandbox.env, workdir.cwd, deps.logger, deps.services);
+    tool = await spawnTool(sandbox.argv, sandbox.env, workdir.cwd, deps.services);
     if (tool.pid === undefined) {
       await Promise.all([workdir.dispose(), grant?.close()]);
       const exit = await tool.exited;

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { isHostError } from '../../errors.js';
 import { buildSandboxArgv } from '../bwrap/argv.js';
 import { probeSandbox } from '../bwrap/probe.js';
-import type { PidsCgroups } from '../bwrap/pids-cgroup.js';
+import type { SandboxArgvServices } from '../bwrap/argv.js';
 import type { RunSpec } from '../types.js';
 
 export const ISOLATE_PROCESS_URL = new URL('../../../sandbox/isolate-process.mjs', import.meta.url);
@@ -47,8 +47,8 @@ export interface IsolateSandboxRequest {
   /** Absolute working directory (the first root, or a private directory). */
   readonly cwd: string;
   readonly bwrapPath?: string;
-  /** The host's pids cgroups; default: those of callers without a host. */
-  readonly cgroups?: PidsCgroups;
+  /** The host's pids cgroups and machine facts (its ProcessServices). */
+  readonly services: SandboxArgvServices;
   /** The tool's egress grant (a tool with a network allow list): its socket is bound in and bridged. */
   readonly egress?: { readonly socketPath: string };
 }
@@ -61,7 +61,7 @@ export function isolateProcessAddressSpaceMb(memoryMb: number): number {
 /** The full argv that starts the isolate process for `spec` in its sandbox, or why it cannot. */
 export async function resolveIsolateSandbox(spec: RunSpec, request: IsolateSandboxRequest): Promise<IsolateSandbox> {
   const bwrap = request.bwrapPath !== undefined ? { bwrapPath: request.bwrapPath } : {};
-  const probe = await probeSandbox(bwrap);
+  const probe = await probeSandbox(request.services.facts, bwrap);
   if (!probe.ok) return { ok: false, reason: probe.reason };
   const processSpec = isolateProcessSpec(spec);
   // No grant, no network: buildSandboxArgv would give an allow list without one nothing anyway.
@@ -69,9 +69,9 @@ export async function resolveIsolateSandbox(spec: RunSpec, request: IsolateSandb
   try {
     const prefix = buildSandboxArgv(processSpec, {
       cwd: request.cwd,
+      services: request.services,
       ...bwrap,
       limits: { cpuSeconds: ISOLATE_PROCESS_CPU_SECONDS, processes: ISOLATE_PROCESS_MAX_TASKS },
-      ...(request.cgroups !== undefined ? { cgroups: request.cgroups } : {}),
       ...(request.egress !== undefined ? { egress: request.egress } : {}),
     });
     return { ok: true, argv: [...prefix, ...(processSpec.command ?? [])], env: processSpec.env, addressSpaceMb: processSpec.memoryMb };
@@ -84,13 +84,14 @@ export async function resolveIsolateSandbox(spec: RunSpec, request: IsolateSandb
   }
 }
 
-/** isolated-vm's main file, resolved where the host loads packages from (bound read-only inside). */
+/**
+ * isolated-vm's main file, resolved where the host loads packages from (bound
+ * read-only inside). Resolved at each isolate-process start (a lookup and a
+ * realpath, next to a process start of about half a second), not remembered.
+ */
 export function resolveIsolatedVm(): string {
-  ivmMain ??= realpathSync(createRequire(import.meta.url).resolve('isolated-vm'));
-  return ivmMain;
+  return realpathSync(createRequire(import.meta.url).resolve('isolated-vm'));
 }
-
-let ivmMain: string | undefined;
 
 /**
  * The process-tool spec the sandbox is built from. The code that runs inside is

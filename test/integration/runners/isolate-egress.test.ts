@@ -14,6 +14,9 @@ import type { RunSpec } from '../../../src/runner/types.js';
 import type { EgressAttempt } from '../../../src/runner/wire.js';
 import { jsonOf } from '../../helpers/run-outcomes.js';
 import { makeSpec, recordingOptions, useRunnerCleanup } from './isolate-spec.js';
+import { useProcessServices } from '../../helpers/process-services.js';
+
+const services = useProcessServices();
 
 const track = useRunnerCleanup();
 
@@ -88,7 +91,7 @@ afterAll(async () => {
 });
 
 function runner(file: string, overrides: Partial<Omit<RunSpec, 'mode'>>, limits?: Record<string, number>) {
-  return track(createIsolateRunner(makeSpec('isolate', file, overrides), { logger: createSilentLogger(), ...(limits ? { egress: { limits } } : {}) }));
+  return track(createIsolateRunner(makeSpec('isolate', file, overrides), { logger: createSilentLogger(), services, ...(limits ? { egress: { limits } } : {}) }));
 }
 
 function recorded(timeoutMs = 30_000) {

@@ -12,6 +12,9 @@ import { createSilentLogger } from '../../../src/log.js';
 import { makeSpec, makeTempDir, recordingOptions, root, useIsolateRunners } from './isolate-spec.js';
 import { failureOf, jsonOf } from '../../helpers/run-outcomes.js';
 import { until } from '../../helpers/wait.js';
+import { useProcessServices } from '../../helpers/process-services.js';
+
+const services = useProcessServices();
 
 const logger = createSilentLogger();
 const isolateRunner = useIsolateRunners();
@@ -84,7 +87,7 @@ describe('isolate runner: time', () => {
 
 describe('isolate runner: shutdown', () => {
   it('answers a call in flight with cancelled when the runner closes, and refuses new calls', async () => {
-    const runner = createIsolateRunner(makeSpec('isolate', 'switch.mjs'), { logger });
+    const runner = createIsolateRunner(makeSpec('isolate', 'switch.mjs'), { logger, services });
     const options = recordingOptions(30_000);
     const pending = runner.run({ callId: 'inflight', args: { mode: 'progress_then_never' } }, options);
     await until(() => options.progress.length > 0);

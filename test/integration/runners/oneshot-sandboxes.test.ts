@@ -11,11 +11,14 @@ import type { Runner, RunSpec } from '../../../src/runner/types.js';
 import { findMarkedProcesses, pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 import { jsonTextOf } from '../../helpers/run-outcomes.js';
 import { job, newWorkdir, processSpec, runOptions, useRunnerTest } from './process-spec.js';
+import { useProcessServices } from '../../helpers/process-services.js';
+
+const services = useProcessServices();
 
 const t = useRunnerTest();
 
 function start(overrides: Partial<RunSpec>, deps: Partial<ProcessRunnerDeps> = {}): Runner {
-  t.runner = createProcessRunner(processSpec(t.marker, overrides), { logger: createSilentLogger(), ...deps });
+  t.runner = createProcessRunner(processSpec(t.marker, overrides), { logger: createSilentLogger(), services, ...deps });
   return t.runner;
 }
 
@@ -108,7 +111,7 @@ describe('one-shot sandboxes prepared ahead', () => {
 
   it('keeps sandboxes prepared for a bounded number of tools, the least recently used giving up first', async () => {
     const runners: Runner[] = ['first', 'second', 'third', 'fourth'].map((name) =>
-      createProcessRunner(processSpec(t.marker, { name, command: ['/bin/sh', '-c', 'exec cat', t.marker, name] }), { logger: createSilentLogger(), maxToolsPrepared: 3 }),
+      createProcessRunner(processSpec(t.marker, { name, command: ['/bin/sh', '-c', 'exec cat', t.marker, name] }), { logger: createSilentLogger(), services, maxToolsPrepared: 3 }),
     );
     try {
       for (const tool of runners) expect(jsonTextOf(await tool.run(job({}), runOptions()))).toBe('{}');
