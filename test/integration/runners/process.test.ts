@@ -85,7 +85,7 @@ describe('process runner, one-shot', () => {
     const script = "trap 'echo term > ./got-term; exit 0' TERM; echo ready > ./ready; while :; do /bin/sleep 0.05; done";
     // The longest grace (the tool exits on TERM, so it ends early): a loaded machine may take a while to run the trap.
     // The deadline comes after the script is ready.
-    t.runner = createProcessRunner(processSpec(t.marker, { command: ['/bin/sh', '-c', script, t.marker], roots: [{ path: workdir, access: 'read_write' }] }), { logger: createSilentLogger(), graceMs: MAX_GRACE_MS });
+    t.runner = createProcessRunner(processSpec(t.marker, { command: ['/bin/sh', '-c', script, t.marker], roots: [{ path: workdir, access: 'read_write' }] }), { logger: createSilentLogger(), services, graceMs: MAX_GRACE_MS });
     const outcome = await t.runner.run(job({}), runOptions({ timeoutMs: 8000 }));
     expect(failureOf(outcome)).toEqual({ code: 'timeout', details: { timeoutMs: 8000 } });
     expect(existsSync(join(workdir, 'ready'))).toBe(true);
