@@ -8,7 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { createSilentLogger } from '../../../src/log.js';
 import { createProcessRunner, type ProcessRunnerDeps } from '../../../src/runner/process/process-runner.js';
 import type { Runner, RunSpec } from '../../../src/runner/types.js';
-import { findMarkedProcesses, pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
+import { spawnerMemory } from '../../../src/runner/process/spawner-client.js';
+import { findMarkedProcesses, isBlockedReadingStdin, pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
+import { until } from '../../helpers/wait.js';
 import { jsonTextOf } from '../../helpers/run-outcomes.js';
 import { job, newWorkdir, processSpec, runOptions, useRunnerTest } from './process-spec.js';
 
@@ -49,9 +51,10 @@ describe('one-shot sandboxes prepared ahead', () => {
     const workdir = newWorkdir();
     const tool = start({ command: [...COUNTING_TOOL, t.marker], roots: [{ path: workdir, access: 'read_write' }] });
     expect(jsonTextOf(await tool.run(job({ call: 1 }), runOptions()))).toBe('{"call":1}');
-    expect(await waitForPreparedSandbox()).toHaveLength(1);
-    // Give a sandbox that did not wait every chance to show it.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    const gates = await waitForPreparedSandbox();
+    expect(gates).toHaveLength(1);
+    // The prepared sandbox's shell sleeps in read(0): it waits at its gate, so its tool has not run.
+    expect(await pollUntil(() => ({ done: isBlockedReadingStdin(gates[0]!), value: isBlockedReadingStdin(gates[0]!) }), 10_000)).toBe(true);
     expect(startedCount(workdir)).toBe(1);
     // The tool reads exactly its arguments: the start line stays with the gate.
     expect(jsonTextOf(await tool.run(job({ call: 2 }), runOptions()))).toBe('{"call":2}');
@@ -79,7 +82,9 @@ describe('one-shot sandboxes prepared ahead', () => {
     process.kill(shell ?? 0, 'SIGKILL');
     // The whole sandbox ends with its shell; its exit then reaches the host through the spawner.
     expect(await waitForNoMarkedProcesses(t.marker)).toEqual([]);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The spawner sends a tool's exit before it answers a later request: once it reports no
+    // live group, the host has heard that the prepared sandbox ended.
+    await until(async () => (await spawnerMemory())?.liveGroups === 0, 'the spawner to report the killed sandbox gone');
     expect(jsonTextOf(await tool.run(job({ call: 2 }), runOptions()))).toBe('{"call":2}');
   });
 

@@ -9,7 +9,7 @@ import { createProcessRunner } from '../../../src/runner/process/process-runner.
 import { spawnTool } from '../../../src/runner/process/spawn.js';
 import { buildSandboxArgv, START_LINE } from '../../../src/runner/bwrap/argv.js';
 import { spawnerMemory, spawnerPid } from '../../../src/runner/process/spawner-client.js';
-import { findMarkedProcesses, waitForMarkedProcesses, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
+import { findMarkedProcesses, isAlive, waitForMarkedProcesses, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 import { job, processSpec, runOptions, useRunnerTest } from './process-spec.js';
 
 const t = useRunnerTest();
@@ -88,8 +88,11 @@ describe('spawner process', () => {
     const tool = await sleeper();
     const pid = spawnerPid() ?? 0;
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.kill(pid, signal);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The signals are pending the moment kill() returns, and a pending signal acts before the
+    // spawner runs any more of its code: its answer to the next request proves it handled them.
+    expect((await spawnerMemory())?.liveGroups).toBeGreaterThan(0);
     expect(spawnerPid()).toBe(pid);
+    expect(isAlive(pid)).toBe(true);
     expect(findMarkedProcesses(t.marker).length).toBeGreaterThan(0);
     process.kill(-(tool.pid ?? 0), 'SIGKILL');
     expect((await tool.ended).kind).toBe('exited');
