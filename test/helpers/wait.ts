@@ -1,5 +1,6 @@
 // Waiting in tests without fixed sleeps: a bounded poll of a condition the
 // test can observe (a count, a file, a log line, a journal row), never "wait N ms and hope".
+import { readFileSync } from 'node:fs';
 
 type Probe<T> = () => { done: boolean; value: T } | Promise<{ done: boolean; value: T }>;
 
@@ -20,4 +21,20 @@ export async function until(predicate: () => boolean | Promise<boolean>, what = 
     return { done, value: done };
   }, timeoutMs, everyMs);
   if (!met) throw new Error(`timed out waiting for ${what}`);
+}
+
+/**
+ * Polls until `path` holds at least one whole line (a fixture's readiness file: `echo ready > ./ready`
+ * creates the file before it writes the line); returns its text, '' if the deadline passed first.
+ */
+export async function waitForLineIn(path: string, deadlineMs = 10_000): Promise<string> {
+  return pollUntil(() => {
+    let text = '';
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch {
+      // not there yet
+    }
+    return { done: text.endsWith('\n'), value: text };
+  }, deadlineMs);
 }

@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, expect } from 'vitest';
+import { createSilentLogger } from '../../../src/log.js';
+import { createProcessRunner, type ProcessRunnerDeps } from '../../../src/runner/process/process-runner.js';
 import type { Runner, RunSpec } from '../../../src/runner/types.js';
 import { waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 import { runSpec } from '../../helpers/run-spec.js';
@@ -58,6 +60,8 @@ export function job(args: Record<string, unknown>): { callId: string; args: Reco
 export interface RunnerTest {
   marker: string;
   runner: Runner | undefined;
+  /** Starts the test's runner: processSpec(marker, overrides), a silent logger unless `deps` gives one; closed after the test. */
+  start(overrides?: Partial<RunSpec>, deps?: Partial<ProcessRunnerDeps>): Runner;
 }
 
 /**
@@ -65,7 +69,14 @@ export interface RunnerTest {
  * and no process carrying the marker may be left, workdirs included.
  */
 export function useRunnerTest(): RunnerTest {
-  const state: RunnerTest = { marker: newMarker(), runner: undefined };
+  const state: RunnerTest = {
+    marker: newMarker(),
+    runner: undefined,
+    start(overrides = {}, deps = {}) {
+      state.runner = createProcessRunner(processSpec(state.marker, overrides), { logger: createSilentLogger(), ...deps });
+      return state.runner;
+    },
+  };
   afterEach(async () => {
     await state.runner?.close();
     state.runner = undefined;
