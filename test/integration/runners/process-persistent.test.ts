@@ -1,34 +1,18 @@
 // Persistent process pool (NDJSON) against hostile fixtures. Every process is
 // tagged with the test's marker; after each test a /proc scan proves none remains.
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createSilentLogger } from '../../../src/log.js';
 import type { Runner, RunSpec } from '../../../src/runner/types.js';
 import type { ProgressEvent } from '../../../src/runner/wire.js';
 import { findMarkedProcesses, pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 import { job, nodeFixture, runOptions, useRunnerTest } from './process-spec.js';
 import { failureOf, jsonTextOf } from '../../helpers/run-outcomes.js';
+import { recordingLogger } from '../../helpers/recording-logger.js';
 
 const t = useRunnerTest();
 
 /** The persistent fixture's spec: one long-lived process speaking NDJSON. */
 function persistent(overrides: Partial<RunSpec> = {}): Partial<RunSpec> {
   return { command: nodeFixture('persistent.mjs', t.marker), persistent: true, poolSize: 1, ...overrides };
-}
-
-/** A real pino logger whose lines are kept, with their total size. */
-function recordingLogger(): { logger: ReturnType<typeof createSilentLogger>; lines: () => Array<Record<string, unknown>>; bytes: () => number } {
-  const chunks: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      chunks.push(chunk.toString('utf8'));
-      done();
-    },
-  });
-  const logger = pino({ level: 'info' }, sink);
-  const text = () => chunks.join('');
-  return { logger, lines: () => text().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>), bytes: () => Buffer.byteLength(text()) };
 }
 
 async function echo(pool: Runner, value: unknown): Promise<{ value: unknown; instance: string }> {
