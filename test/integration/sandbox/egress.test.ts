@@ -14,7 +14,7 @@ import { createProcessRunner } from '../../../src/runner/process/process-runner.
 import type { RunSpec } from '../../../src/runner/types.js';
 import type { EgressAttempt, RunOutcome } from '../../../src/runner/wire.js';
 import { join } from 'node:path';
-import { FIXTURES_DIR, newMarker, probeSpec, runSandboxed, waitForNoMarkedProcesses, type ProbeResult } from './harness.js';
+import { FIXTURES_DIR, newMarker, probeSpec, runSandboxed, waitForNoMarkedProcessesOrKill, type ProbeResult } from './harness.js';
 import { runOptions } from '../../helpers/run-options.js';
 
 interface Served {
@@ -59,7 +59,7 @@ afterAll(async () => {
 
 let marker = newMarker();
 afterEach(async () => {
-  expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+  expect(await waitForNoMarkedProcessesOrKill(marker)).toEqual([]);
   marker = newMarker();
 });
 
