@@ -11,6 +11,9 @@ import type { Runner, RunSpec, SandboxMode, WorkspaceRoot } from '../../../src/r
 import type { ProgressEvent, RunOptions, SandboxDenial, ToolLogLevel } from '../../../src/runner/wire.js';
 import { runOptions } from '../../helpers/run-options.js';
 import { runSpec } from '../../helpers/run-spec.js';
+import { useProcessServices } from '../../helpers/process-services.js';
+
+const services = useProcessServices();
 
 const FIXTURES = fileURLToPath(new URL('../../fixtures/tools/', import.meta.url));
 
@@ -81,6 +84,8 @@ export function useRunnerCleanup(): <R extends Runner>(runner: R) => R {
 export function useFixtureRunners(mode: 'isolate' | 'worker', defaults: Partial<Omit<RunSpec, 'mode'>> = {}): (file: string, overrides?: Partial<Omit<RunSpec, 'mode'>>) => Runner {
   const track = useRunnerCleanup();
   const logger = createSilentLogger();
-  const create = mode === 'isolate' ? createIsolateRunner : createWorkerRunner;
-  return (file, overrides = {}) => track(create(makeSpec(mode, file, { ...defaults, ...overrides }), { logger }));
+  return (file, overrides = {}) => {
+    const spec = makeSpec(mode, file, { ...defaults, ...overrides });
+    return track(mode === 'isolate' ? createIsolateRunner(spec, { logger, services }) : createWorkerRunner(spec, { logger }));
+  };
 }

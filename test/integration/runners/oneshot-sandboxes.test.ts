@@ -8,13 +8,12 @@ import { describe, expect, it } from 'vitest';
 import { createSilentLogger } from '../../../src/log.js';
 import { createProcessRunner } from '../../../src/runner/process/process-runner.js';
 import type { Runner } from '../../../src/runner/types.js';
-import { spawnerMemory } from '../../../src/runner/process/spawner-client.js';
 import { findMarkedProcesses, isBlockedReadingStdin, pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 import { until } from '../../helpers/wait.js';
 import { jsonTextOf } from '../../helpers/run-outcomes.js';
 import { job, newWorkdir, processSpec, runOptions, useRunnerTest } from './process-spec.js';
-
 const t = useRunnerTest();
+const services = t.services;
 
 /** The shells waiting at a start gate with this test's marker: one per prepared sandbox. */
 function gateShells(): number[] {
@@ -79,7 +78,7 @@ describe('one-shot sandboxes prepared ahead', () => {
     expect(await waitForNoMarkedProcesses(t.marker)).toEqual([]);
     // The spawner sends a tool's exit before it answers a later request: once it reports no
     // live group, the host has heard that the prepared sandbox ended.
-    await until(async () => (await spawnerMemory())?.liveGroups === 0, 'the spawner to report the killed sandbox gone');
+    await until(async () => (await services.spawner.memory())?.liveGroups === 0, 'the spawner to report the killed sandbox gone');
     expect(jsonTextOf(await tool.run(job({ call: 2 }), runOptions()))).toBe('{"call":2}');
   });
 
@@ -109,7 +108,7 @@ describe('one-shot sandboxes prepared ahead', () => {
 
   it('keeps sandboxes prepared for a bounded number of tools, the least recently used giving up first', async () => {
     const runners: Runner[] = ['first', 'second', 'third', 'fourth'].map((name) =>
-      createProcessRunner(processSpec(t.marker, { name, command: ['/bin/sh', '-c', 'exec cat', t.marker, name] }), { logger: createSilentLogger(), maxToolsPrepared: 3 }),
+      createProcessRunner(processSpec(t.marker, { name, command: ['/bin/sh', '-c', 'exec cat', t.marker, name] }), { logger: createSilentLogger(), services, maxToolsPrepared: 3 }),
     );
     try {
       for (const tool of runners) expect(jsonTextOf(await tool.run(job({}), runOptions()))).toBe('{}');

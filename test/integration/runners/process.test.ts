@@ -15,6 +15,7 @@ import { failureOf, jsonTextOf } from '../../helpers/run-outcomes.js';
 import { waitForLineIn } from '../../helpers/wait.js';
 
 const t = useRunnerTest();
+const services = t.services;
 
 // The next normal call on the same runner works: the failure left nothing broken.
 async function expectNextCallWorks(target: Runner): Promise<void> {
@@ -236,7 +237,7 @@ function sessionOf(pid: number): string {
 }
 
 async function expectNextCallWorksWith(currentMarker: string): Promise<void> {
-  const tool = createProcessRunner(processSpec(currentMarker, {}), { logger: createSilentLogger() });
+  const tool = createProcessRunner(processSpec(currentMarker, {}), { logger: createSilentLogger(), services });
   try {
     await expectNextCallWorks(tool);
   } finally {

@@ -15,6 +15,9 @@ import { createRunner } from '../../../src/runner/index.js';
 import type { RunOutcome } from '../../../src/runner/wire.js';
 import { waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 import { runOptions } from '../../helpers/run-options.js';
+import { useProcessServices } from '../../helpers/process-services.js';
+
+const services = useProcessServices();
 
 const MARKER = `toolhost-bundled-sandbox-${randomUUID()}`;
 let workspace = '';
@@ -44,7 +47,7 @@ async function call(name: string, args: Record<string, unknown>, networkAllow?: 
   if (!view?.runSpec) throw new Error(`no bundled tool ${name}`);
   // The host's PATH (python3) and the marker every process carries, for the /proc scan.
   const env = { ...view.runSpec.env, PATH: process.env['PATH'] ?? '/usr/bin:/bin', TOOLHOST_TEST_MARKER: MARKER };
-  const runner = createRunner({ ...view.runSpec, env, ...(networkAllow ? { networkAllow } : {}) }, { logger: createSilentLogger() });
+  const runner = createRunner({ ...view.runSpec, env, ...(networkAllow ? { networkAllow } : {}) }, { logger: createSilentLogger(), services });
   try {
     return await runner.run({ callId: randomUUID(), args }, runOptions({ timeoutMs: view.limits.timeoutMs }));
   } finally {

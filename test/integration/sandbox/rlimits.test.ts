@@ -7,6 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { probePidsCgroup, sweepPidsCgroups } from '../../../src/runner/bwrap/pids-cgroup.js';
 import { buildSandboxArgv } from '../../../src/runner/bwrap/argv.js';
 import { makeTempDir, MARKER_VARIABLE, newMarker, probeSpec, runPrefix, runProbe, runSandboxed, useSandboxTest, waitForNoMarkedProcessesOrKill } from './harness.js';
+import { useProcessServices } from '../../helpers/process-services.js';
+
+const services = useProcessServices();
 
 describe.each(['namespace', 'none'] as const)('isolation %s: resource limits', (isolation) => {
   const sandbox = useSandboxTest('toolhost-sbx-limits-');
@@ -43,7 +46,7 @@ describe.each(['namespace', 'none'] as const)('isolation %s: resource limits', (
       roots: [{ path: sandbox.workspace.path, access: 'read' }],
     });
     // timeoutMs 1 → 1 s + the 2 s margin: SIGXCPU at 3 CPU seconds, SIGKILL at 4.
-    const argv = buildSandboxArgv(spec, { cwd: sandbox.workspace.path, timeoutMs: 1 });
+    const argv = buildSandboxArgv(spec, { services, cwd: sandbox.workspace.path, timeoutMs: 1 });
     expect(argv).toContain('--cpu=3:4');
     const run = await runSandboxed(spec, { cwd: sandbox.workspace.path, timeoutMs: 1 });
     // bubblewrap reports a child killed by a signal as 128 + the signal number (SIGXCPU = 24).
@@ -53,17 +56,17 @@ describe.each(['namespace', 'none'] as const)('isolation %s: resource limits', (
 
 describe('pids cgroups', () => {
   it('are available here, joined by the sandbox, and swept once it has finished', async () => {
-    expect(probePidsCgroup()).toMatchObject({ ok: true });
+    expect(probePidsCgroup(services.facts)).toMatchObject({ ok: true });
     const marker = newMarker();
     const workspace = makeTempDir('toolhost-sbx-cgroup-');
     try {
       const spec = probeSpec(marker, { roots: [{ path: workspace.path, access: 'read' }] });
-      const used = cgroupDirOf(buildSandboxArgv(spec, { cwd: workspace.path }));
-      const unused = cgroupDirOf(buildSandboxArgv(spec, { cwd: workspace.path }));
+      const used = cgroupDirOf(buildSandboxArgv(spec, { services, cwd: workspace.path }));
+      const unused = cgroupDirOf(buildSandboxArgv(spec, { services, cwd: workspace.path }));
       const run = await runPrefix(used.argv, spec, JSON.stringify({ ops: [{ op: 'session' }] }));
       expect(run.exitCode).toBe(0);
       expect(readFileSync(join(used.dir, 'pids.peak'), 'utf8').trim()).not.toBe('0');
-      sweepPidsCgroups();
+      sweepPidsCgroups(probePidsCgroup(services.facts));
       expect(existsSync(used.dir)).toBe(false);
       // Built but not yet run: an unjoined cgroup is kept until it counts as abandoned.
       expect(existsSync(unused.dir)).toBe(true);
