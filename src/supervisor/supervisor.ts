@@ -285,7 +285,8 @@ class CallSupervisor implements Supervisor {
     const durationMs = Date.now() - ctx.startedAt;
     const closing: CallEnd = end ?? { kind: 'error', error: new HostError('internal', 'The call ended without an outcome.', {}) };
     try {
-      await closeJournal(this.#deps.journal, ctx, closing);
+      const written = closeJournal(this.#deps.journal, ctx, closing);
+      if (written !== undefined) await written;
     } catch (error) {
       ctx.logger.error({ err: error, stage: ctx.stage }, 'could not write the journal record of a call');
     }

@@ -4,6 +4,7 @@
 // A configuration that does not load exits 1 with file:line:col lines.
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { openJournal } from '../../src/audit/open-journal.js';
 import { REPO_ROOT, ensureBuilt } from '../helpers/mcp-clients.js';
 import { findChildProcesses, isAlive, pollUntil, waitForMarkedProcesses, waitForNoMarkedProcesses } from '../helpers/proc-scan.js';
 import { collectOutput, makeHostDirs, spawnRawHost, until, waitForExit, type HostDirs, type RawHost } from './host-session.js';
@@ -69,6 +70,38 @@ describe.each(['stdin EOF', 'SIGTERM'] as const)('on %s', (how) => {
     const answer = output.lines.map((line) => JSON.parse(line) as { id?: unknown; result?: { isError?: boolean; _meta?: Record<string, { code?: string }> } }).find((message) => message.id === 2);
     expect(answer?.result?.isError).toBe(true);
     expect(answer?.result?._meta?.['toolhost/error']?.code).toBe('cancelled');
+  });
+});
+
+// Read-only calls' records are committed in batches a few ms after their answers
+// (src/audit/record-batch.ts); a graceful stop writes every one before it exits.
+describe.each(['stdin EOF', 'SIGTERM'] as const)('read-only records on %s', (how) => {
+  it('every answered read-only call is in the journal after the host exits', async () => {
+    dirs = makeHostDirs();
+    const child = spawnRawHost(dirs);
+    host = child;
+    const output = collectOutput(child);
+    const send = (message: unknown) => child.stdin.write(`${JSON.stringify(message)}\n`);
+    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    await until(() => output.lines.length > 0, 'the initialize answer');
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    const calls = 40;
+    for (let i = 0; i < calls; i++) send({ jsonrpc: '2.0', id: 100 + i, method: 'tools/call', params: { name: 'echo', arguments: { n: i } } });
+    const answers = () => output.lines.filter((line) => (JSON.parse(line) as { id?: unknown }).id !== 1).length;
+    await until(() => answers() === calls, 'every answer', 30_000);
+
+    if (how === 'stdin EOF') child.stdin.end();
+    else child.kill('SIGTERM');
+    expect(await exitWithin(child, EXIT_DEADLINE_MS)).toEqual({ code: 0, signal: null });
+
+    const journal = await openJournal({ stateDir: dirs.stateDir, asHost: false });
+    try {
+      const records = await journal.query({ tool: 'echo' });
+      expect(records).toHaveLength(calls);
+      expect(records.every((record) => record.status === 'completed' && record.sideEffect === 'read_only')).toBe(true);
+    } finally {
+      await journal.close();
+    }
   });
 });
 

@@ -61,6 +61,11 @@ function harness(behaviour: RunBehaviour, journalFaults: { finish?: Error } = {}
       starts.push(start);
       finishes.push(finish);
     },
+    recordSoon: (start, finish) => {
+      trace.push('journal.recordSoon');
+      starts.push(start);
+      finishes.push(finish);
+    },
     findByIdempotencyKey: async () => undefined,
     // No tool here is approved by an operator.
     createApproval: async () => {
@@ -121,17 +126,24 @@ describe('stage order', () => {
     expect(h.finishes).toMatchObject([{ status: 'completed', errorCode: null }]);
   });
 
-  it('a read-only call has no write-ahead record: one record at the end', async () => {
+  it('a read-only call has no write-ahead record: one record at the end, queued for its batch', async () => {
     const h = harness(async () => ok('1'));
     await h.call('reader');
+    expect(h.trace).toEqual(['tool.started', 'run', 'journal.recordSoon', 'tool.completed']);
+  });
+
+  it('a read-only call with an idempotency key is recorded before it answers (a repeat replays it)', async () => {
+    const h = harness(async () => ok('1'));
+    await h.call('reader', {}, { meta: { idempotencyKey: 'k-read' } });
     expect(h.trace).toEqual(['tool.started', 'run', 'journal.record', 'tool.completed']);
+    expect(h.starts[0]).toMatchObject({ idempotencyKey: 'k-read' });
   });
 
   it('a denied tool stops at exposure: no run, no lifecycle event, one record with the rule', async () => {
     const h = harness(async () => ok('1'));
     const outcome = await h.call('denied');
     expect(codeOf(outcome)).toBe('policy_denied');
-    expect(h.trace).toEqual(['journal.record']);
+    expect(h.trace).toEqual(['journal.recordSoon']);
     expect(h.starts[0]).toMatchObject({ decision: 'deny', rule: 'policies/r.yaml:4 tools.deny' });
     expect(h.finishes).toMatchObject([{ status: 'denied', errorCode: 'policy_denied' }]);
   });
@@ -140,7 +152,7 @@ describe('stage order', () => {
     const h = harness(async () => ok('1'));
     const outcome = await h.call('reader', { unexpected: true });
     expect(codeOf(outcome)).toBe('invalid_arguments');
-    expect(h.trace).toEqual(['journal.record']);
+    expect(h.trace).toEqual(['journal.recordSoon']);
     expect(h.finishes).toMatchObject([{ status: 'rejected', errorCode: 'invalid_arguments' }]);
   });
 });
