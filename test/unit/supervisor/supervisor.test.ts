@@ -7,6 +7,7 @@ import type { CallFinish, CallStart } from '../../../src/audit/call-record.js';
 import { createSilentLogger } from '../../../src/log.js';
 import type { Runner } from '../../../src/runner/types.js';
 import type { RunOptions, RunOutcome } from '../../../src/runner/wire.js';
+import { CallControl } from '../../../src/supervisor/call-control.js';
 import type { CallJournal } from '../../../src/supervisor/journal-entry.js';
 import { createRedactor } from '../../../src/supervisor/redact.js';
 import { RequestStateSigner } from '../../../src/supervisor/request-state.js';
@@ -154,6 +155,28 @@ describe('stage order', () => {
     expect(codeOf(outcome)).toBe('invalid_arguments');
     expect(h.trace).toEqual(['journal.recordSoon']);
     expect(h.finishes).toMatchObject([{ status: 'rejected', errorCode: 'invalid_arguments' }]);
+  });
+});
+
+describe('one control per call', () => {
+  it("runs the call under the control the caller built (no second one), the host's shutdown linked into it", async () => {
+    const controls: unknown[] = [];
+    let running: (() => void) | undefined;
+    const started = new Promise<void>((resolve) => (running = resolve));
+    const h = harness(async (options) => {
+      controls.push(options.control);
+      running?.();
+      await new Promise<void>((resolve) => (options.control.signal.aborted ? resolve() : options.control.signal.addEventListener('abort', () => resolve(), { once: true })));
+      return { ok: false, code: 'cancelled', message: 'stopped', details: {}, durationMs: 1 };
+    });
+    const control = new CallControl([new AbortController().signal]);
+    const call = h.call('reader', {}, { control, signal: control.signal });
+    await started;
+    expect(controls).toEqual([control]);
+    await h.supervisor.close();
+    expect(codeOf(await call)).toBe('cancelled');
+    expect(control.reason).toBe('cancelled');
+    expect(control.signal.aborted).toBe(true);
   });
 });
 
