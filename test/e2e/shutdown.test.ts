@@ -74,7 +74,8 @@ describe.each(['stdin EOF', 'SIGTERM'] as const)('on %s', (how) => {
 });
 
 // Read-only calls' records are committed in batches a few ms after their answers
-// (src/audit/record-batch.ts); a graceful stop writes every one before it exits.
+// (src/audit/record-batch.ts), and log lines are written off the event loop; a
+// graceful stop writes every one of both before it exits.
 describe.each(['stdin EOF', 'SIGTERM'] as const)('read-only records on %s', (how) => {
   it('every answered read-only call is in the journal after the host exits', async () => {
     dirs = makeHostDirs();
@@ -93,6 +94,13 @@ describe.each(['stdin EOF', 'SIGTERM'] as const)('read-only records on %s', (how
     if (how === 'stdin EOF') child.stdin.end();
     else child.kill('SIGTERM');
     expect(await exitWithin(child, EXIT_DEADLINE_MS)).toEqual({ code: 0, signal: null });
+
+    // The log is written off the event loop (serve's asynchronous pino destination): a graceful
+    // stop still writes every line, the last one ('stopped') included. 'exit' can come before
+    // the last stderr bytes are read: wait for them, bounded.
+    const logged = (message: string) => output.stderr().split('\n').filter((line) => line.includes(`"msg":"${message}"`)).length;
+    await until(() => logged('stopped') === 1, 'the last log line', 5_000);
+    expect(logged('call completed')).toBe(calls);
 
     const journal = await openJournal({ stateDir: dirs.stateDir, asHost: false });
     try {
