@@ -9,9 +9,7 @@ import { dirname, resolve } from 'node:path';
 import { createSilentLogger } from '../log.js';
 import { resolveCommandElement } from '../registry/manifest-paths.js';
 import { nodeModulesAbove } from '../registry/server-tools.js';
-import { listOne } from '../runner/upstream/discover.js';
-import type { UpstreamTool } from '../runner/upstream/server-instance.js';
-import type { RunSpec } from '../runner/types.js';
+import { listOne, ProcessServices, type RunSpec, type UpstreamTool } from '../runner/index.js';
 import { MAX_OUTPUT_BYTES } from '../policy/defaults.js';
 import { parseCommandArgs, UsageError } from './args.js';
 
@@ -28,7 +26,7 @@ equal to the workspace is written as \${WORKSPACE}.
 
   NAME                   the server name: a lowercase letter, then up to 15 lowercase letters or digits
   --out FILE             where to write the manifest (default ./NAME.yaml)
-  --memory-mb N          address space of the server, MiB (default 2048)
+  --memory-mb N          the server's data, MiB (default 256; the sandbox adds 1536 for its runtime)
   --startup-timeout-ms N start + initialize + tools/list (default 20000)
 
 Exit status: 0 written, 1 the server did not start or the file exists, 2 bad usage.
@@ -53,7 +51,7 @@ export async function run(argv: readonly string[]): Promise<number> {
   }
   const dir = realpathSync(dirname(out));
   const workspace = realpathSync(resolve(typeof values.workspace === 'string' ? values.workspace : '.'));
-  const memoryMb = positiveInt(values['memory-mb'], 2048, '--memory-mb');
+  const memoryMb = positiveInt(values['memory-mb'], 256, '--memory-mb');
   const startupTimeoutMs = positiveInt(values['startup-timeout-ms'], 20_000, '--startup-timeout-ms');
   const resolved = command.map((element, index) => {
     const result = resolveCommandElement(dir, element, index);
@@ -80,7 +78,9 @@ export async function run(argv: readonly string[]): Promise<number> {
     readOnlyPaths: nodeModulesAbove(dir),
     upstream: { server: name, tool: '', profile: 'read_only', startupTimeoutMs },
   };
-  const listing = await listOne(spec, { logger: createSilentLogger() });
+  // No host here: the server is listed through services of this command's own.
+  const services = new ProcessServices();
+  const listing = await listOne(spec, { logger: createSilentLogger(), services }).finally(() => services.close());
   if (!listing.ok) {
     process.stderr.write(`toolhost import: ${listing.reason}\n`);
     return 1;

@@ -6,12 +6,17 @@ import type { Logger } from '../../log.js';
 import type { RunSpec } from '../types.js';
 import { ServerInstance, type UpstreamTool } from './server-instance.js';
 import { DEFAULT_MAX_UPSTREAM_MESSAGE_BYTES } from './upstream-servers.js';
+import type { SandboxedSpawnServices } from '../process/process-sandbox.js';
 
 export type Listing = { readonly ok: true; readonly tools: readonly UpstreamTool[]; readonly truncated: boolean } | { readonly ok: false; readonly reason: string };
 
 export interface DiscoverDeps {
   readonly logger: Logger;
+  /** The services of the host that lists (and may keep) the servers; a caller without a host builds its own. */
+  readonly services: SandboxedSpawnServices;
   readonly bwrapPath?: string;
+  /** Redacts and cuts what a server logs before the host's log gets it. */
+  readonly redactLog?: (text: string, maxChars: number) => string;
 }
 
 /** The listing of every server in `probes` (by server name), read in parallel; the servers are stopped. */

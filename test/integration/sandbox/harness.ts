@@ -5,16 +5,24 @@ import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, expect } from 'vitest';
 import { runToCompletion } from '../../../src/runner/process/spawn.js';
-import { findMarkedProcesses, waitForNoMarkedProcesses as waitForNone, type MarkedProcess } from '../../helpers/proc-scan.js';
+import { findMarkedProcesses, waitForNoMarkedProcesses, type MarkedProcess } from '../../helpers/proc-scan.js';
 import type { RunSpec } from '../../../src/runner/types.js';
 import { buildSandboxArgv, type SandboxArgvOptions } from '../../../src/runner/bwrap/argv.js';
 import { runSpec } from '../../helpers/run-spec.js';
+import { useProcessServices } from '../../helpers/process-services.js';
 
 export const FIXTURES_DIR = realpathSync(fileURLToPath(new URL('../../fixtures/tools/sandbox/', import.meta.url)));
 export const PROBE_PY = join(FIXTURES_DIR, 'probe.py');
 export const STORM_SH = join(FIXTURES_DIR, 'storm.sh');
 export const MARKER_VARIABLE = 'TOOLHOST_TEST_MARKER';
+
+/** The sandbox services of the test file importing this harness (closed after its tests). */
+export const sandboxServices = useProcessServices();
+
+/** How a test asks for a sandbox: the argv options, with this file's services unless it names others. */
+export type SandboxRunOptions = Omit<SandboxArgvOptions, 'services'> & { readonly services?: SandboxArgvOptions['services'] };
 
 /** A unique marker for one test's processes. */
 export function newMarker(): string {
@@ -52,13 +60,13 @@ export interface SandboxRun {
  * Runs `[...buildSandboxArgv(spec, opts), ...spec.command]` the way the runner does:
  * through the spawner, its own process group, three pipes, and spec.env as bubblewrap's whole environment.
  */
-export function runSandboxed(spec: RunSpec, opts: SandboxArgvOptions, stdin = ''): Promise<SandboxRun> {
-  return runPrefix(buildSandboxArgv(spec, opts), spec, stdin);
+export function runSandboxed(spec: RunSpec, opts: SandboxRunOptions, stdin = ''): Promise<SandboxRun> {
+  return runPrefix(buildSandboxArgv(spec, { services: sandboxServices, ...opts }), spec, stdin);
 }
 
 /** Runs an already built prefix followed by spec.command, through the spawner and the start gate. */
 export async function runPrefix(prefix: readonly string[], spec: RunSpec, stdin = ''): Promise<SandboxRun> {
-  const run = await runToCompletion([...prefix, ...(spec.command ?? [])], spec.env, '/', stdin, 120_000);
+  const run = await runToCompletion([...prefix, ...(spec.command ?? [])], spec.env, '/', stdin, 120_000, sandboxServices);
   if (run.exit.kind === 'spawn_failed') throw new Error(`spawn failed: ${run.exit.errorCode}`);
   return { exitCode: run.exit.exitCode, signal: run.exit.signal, stdout: run.stdout, stderr: run.stderr };
 }
@@ -66,7 +74,7 @@ export async function runPrefix(prefix: readonly string[], spec: RunSpec, stdin 
 export type ProbeResult = { ok: unknown } | { error: string };
 
 /** Runs the probe fixture with `ops` and returns one result per op. */
-export async function runProbe(spec: RunSpec, opts: SandboxArgvOptions, ops: readonly Record<string, unknown>[]): Promise<ProbeResult[]> {
+export async function runProbe(spec: RunSpec, opts: SandboxRunOptions, ops: readonly Record<string, unknown>[]): Promise<ProbeResult[]> {
   const run = await runSandboxed(spec, opts, JSON.stringify({ ops }));
   if (run.exitCode !== 0) throw new Error(`probe exited ${String(run.exitCode)}/${String(run.signal)}: ${run.stderr}`);
   return JSON.parse(run.stdout) as ProbeResult[];
@@ -77,5 +85,46 @@ export function findMarkedPids(marker: string): number[] {
   return findMarkedProcesses(marker).map((found) => found.pid);
 }
 
-/** Polls until no process carries `marker` (bounded); returns the survivors, SIGKILLed, if any. */
-export const waitForNoMarkedProcesses = (marker: string, deadlineMs = 10_000): Promise<MarkedProcess[]> => waitForNone(marker, deadlineMs, { killSurvivors: true });
+/** Polls until no process carries `marker` (bounded, 10 s by default); returns the survivors, SIGKILLed, if any. */
+export function waitForNoMarkedProcessesOrKill(marker: string, deadlineMs = 10_000): Promise<MarkedProcess[]> {
+  return waitForNoMarkedProcesses(marker, deadlineMs, { killSurvivors: true });
+}
+
+/** One sandbox test's marker and workspace, both fresh for each test. */
+export interface SandboxTest {
+  readonly marker: string;
+  /** A real, symlink-resolved temporary folder. */
+  readonly workspace: { readonly path: string };
+}
+
+/**
+ * The hooks of a sandbox test: a new marker and workspace (named by `workspacePrefix`) before
+ * each test, and with `hostSecret` that variable set to `secret-<marker>` in the host's own
+ * environment (a secret no tool may see); after it, the variable and workspace go and no process
+ * carrying the marker may be left (bounded poll; survivors are SIGKILLed, so a failure does not
+ * leak into the next test).
+ */
+export function useSandboxTest(workspacePrefix: string, options: { readonly hostSecret?: string } = {}): SandboxTest {
+  let marker = newMarker();
+  let workspace: ReturnType<typeof makeTempDir> | undefined;
+  beforeEach(() => {
+    marker = newMarker();
+    workspace = makeTempDir(workspacePrefix);
+    if (options.hostSecret !== undefined) process.env[options.hostSecret] = `secret-${marker}`;
+  });
+  afterEach(async () => {
+    if (options.hostSecret !== undefined) delete process.env[options.hostSecret];
+    workspace?.remove();
+    workspace = undefined;
+    expect(await waitForNoMarkedProcessesOrKill(marker)).toEqual([]);
+  });
+  return {
+    get marker() {
+      return marker;
+    },
+    get workspace() {
+      if (workspace === undefined) throw new Error('the sandbox workspace exists only inside a test');
+      return workspace;
+    },
+  };
+}

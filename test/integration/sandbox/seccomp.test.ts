@@ -4,7 +4,10 @@
 // filter is in force in /proc/self/status; python3, node and sh still run.
 import { describe, expect, it, afterEach } from 'vitest';
 import { buildSandboxArgv } from '../../../src/runner/bwrap/argv.js';
-import { newMarker, probeSpec, runProbe, runSandboxed, waitForNoMarkedProcesses, type ProbeResult } from './harness.js';
+import { newMarker, probeSpec, runProbe, runSandboxed, waitForNoMarkedProcessesOrKill, type ProbeResult } from './harness.js';
+import { useProcessServices } from '../../helpers/process-services.js';
+
+const services = useProcessServices();
 
 const AF_NETLINK = 16;
 const AF_PACKET = 17;
@@ -25,7 +28,7 @@ const REFUSED: Array<[string, number, Array<number | string>]> = [
 describe('namespace sandbox: seccomp', () => {
   let marker = newMarker();
   afterEach(async () => {
-    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+    expect(await waitForNoMarkedProcessesOrKill(marker)).toEqual([]);
     marker = newMarker();
   });
 
@@ -64,7 +67,7 @@ describe('namespace sandbox: seccomp', () => {
 
   it('asks bubblewrap for the program on fd 4, which the tool never sees', async () => {
     const spec = probeSpec(marker);
-    const argv = buildSandboxArgv(spec, { cwd: spec.manifestDir });
+    const argv = buildSandboxArgv(spec, { services, cwd: spec.manifestDir });
     expect(argv.slice(0, argv.indexOf('--')).join(' ')).toContain('--seccomp 4');
     const [fds] = (await runProbe(spec, { cwd: spec.manifestDir }, [{ op: 'list', path: '/proc/self/fd' }])) as ProbeResult[];
     // 0-2, and the descriptor listdir itself holds open.
