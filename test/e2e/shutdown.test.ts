@@ -28,8 +28,8 @@ async function exitWithin(child: RawHost, ms: number) {
   return Promise.race([waitForExit(child), new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), ms))]);
 }
 
-/** A raw host, initialized, with a `sleeper` call running (its processes seen in /proc). */
-async function startSleeperCall(hostDirs: HostDirs) {
+/** A raw host that answered `initialize` (id 1): its output and a line sender. */
+async function startInitializedHost(hostDirs: HostDirs) {
   const child = spawnRawHost(hostDirs);
   host = child;
   const output = collectOutput(child);
@@ -37,6 +37,12 @@ async function startSleeperCall(hostDirs: HostDirs) {
   send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
   await until(() => output.lines.length > 0, 'the initialize answer');
   send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  return { child, output, send };
+}
+
+/** A raw host, initialized, with a `sleeper` call running (its processes seen in /proc). */
+async function startSleeperCall(hostDirs: HostDirs) {
+  const { child, output, send } = await startInitializedHost(hostDirs);
   // serve starts its spawner with the host when it has process tools, before any call needs it.
   const spawners = await pollUntil(() => ({ done: findSpawners(child).length > 0, value: findSpawners(child) }), 5_000);
   const marker = `${hostDirs.marker}-running`;
@@ -79,13 +85,7 @@ describe.each(['stdin EOF', 'SIGTERM'] as const)('on %s', (how) => {
 describe.each(['stdin EOF', 'SIGTERM'] as const)('read-only records on %s', (how) => {
   it('every answered read-only call is in the journal after the host exits', async () => {
     dirs = makeHostDirs();
-    const child = spawnRawHost(dirs);
-    host = child;
-    const output = collectOutput(child);
-    const send = (message: unknown) => child.stdin.write(`${JSON.stringify(message)}\n`);
-    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
-    await until(() => output.lines.length > 0, 'the initialize answer');
-    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    const { child, output, send } = await startInitializedHost(dirs);
     const calls = 40;
     for (let i = 0; i < calls; i++) send({ jsonrpc: '2.0', id: 100 + i, method: 'tools/call', params: { name: 'echo', arguments: { n: i } } });
     const answers = () => output.lines.filter((line) => (JSON.parse(line) as { id?: unknown }).id !== 1).length;
