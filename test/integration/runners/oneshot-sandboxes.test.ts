@@ -2,13 +2,13 @@
 // runs. Proven here: no tool code runs before its call (the start gate), each
 // call still has a sandbox of its own, a prepared sandbox that died or was
 // built for another timeout is not used, and none outlives close() or its idle time.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createSilentLogger } from '../../../src/log.js';
 import { createProcessRunner, type ProcessRunnerDeps } from '../../../src/runner/process/process-runner.js';
 import type { Runner, RunSpec } from '../../../src/runner/types.js';
-import { findMarkedProcesses, pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
+import { findMarkedProcesses, pollUntil, waitForNoMarkedProcesses, type MarkedProcess } from '../../helpers/proc-scan.js';
 import { jsonTextOf } from '../../helpers/run-outcomes.js';
 import { job, newWorkdir, processSpec, runOptions, useRunnerTest } from './process-spec.js';
 
@@ -20,15 +20,13 @@ function start(overrides: Partial<RunSpec>, deps: Partial<ProcessRunnerDeps> = {
 }
 
 /** The shells waiting at a start gate with this test's marker: one per prepared sandbox. */
-function gateShells(): number[] {
-  return findMarkedProcesses(t.marker)
-    .filter((found) => /^\S*(sh|dash) -c .*read -r start && exec "\$@"/.test(found.cmdline))
-    .map((found) => found.pid);
+function gateShells(): MarkedProcess[] {
+  return findMarkedProcesses(t.marker).filter((found) => /^\S*(sh|dash) -c .*read -r start && exec "\$@"/.test(found.cmdline));
 }
 
 async function waitForPreparedSandbox(): Promise<number[]> {
   return pollUntil(() => {
-    const shells = gateShells();
+    const shells = gateShells().map((found) => found.pid);
     return { done: shells.length > 0, value: shells };
   }, 10_000);
 }
@@ -69,7 +67,12 @@ describe('one-shot sandboxes prepared ahead', () => {
     }
     for (const output of outputs) expect(output).not.toContain('reused');
     // A fresh private directory each time; the gate shell's pid inside a new namespace is small.
-    expect(new Set(outputs.map((output) => output.split(' ')[0])).size).toBe(3);
+    const workdirs = outputs.map((output) => output.split(' ')[0] ?? '');
+    expect(new Set(workdirs).size).toBe(3);
+    // Each is removed after its call's answer, in the background: none outlives close().
+    await tool.close();
+    t.runner = undefined;
+    expect(workdirs.filter((dir) => existsSync(dir))).toEqual([]);
   });
 
   it('does not use a prepared sandbox that died while waiting', async () => {
@@ -113,19 +116,18 @@ describe('one-shot sandboxes prepared ahead', () => {
     );
     try {
       for (const tool of runners) expect(jsonTextOf(await tool.run(job({}), runOptions()))).toBe('{}');
-      const preparedFor = async (): Promise<string[]> => {
-        const shells = await pollUntil(() => {
-          const found = findMarkedProcesses(t.marker).filter((candidate) => /^\S*(sh|dash) -c .*read -r start && exec "\$@"/.test(candidate.cmdline));
-          return { done: found.length === 3, value: found };
+      // The least recently used tool's sandbox is stopped as the fourth's starts: poll for the settled set.
+      const preparedFor = async (expected: readonly string[]): Promise<string[]> =>
+        pollUntil(() => {
+          const names = gateShells().map((shell) => shell.cmdline.split(' ').at(-1) ?? '').sort();
+          return { done: names.join() === expected.join(), value: names };
         }, 10_000);
-        return shells.map((shell) => shell.cmdline.split(' ').at(-1) ?? '').sort();
-      };
-      expect(await preparedFor()).toEqual(['fourth', 'second', 'third']);
+      expect(await preparedFor(['fourth', 'second', 'third'])).toEqual(['fourth', 'second', 'third']);
       // Using the first tool again makes the second the least recently used.
       const [first] = runners;
       if (first === undefined) throw new Error('no runner');
       expect(jsonTextOf(await first.run(job({}), runOptions()))).toBe('{}');
-      expect(await preparedFor()).toEqual(['first', 'fourth', 'third']);
+      expect(await preparedFor(['first', 'fourth', 'third'])).toEqual(['first', 'fourth', 'third']);
     } finally {
       await Promise.all(runners.map((tool) => tool.close()));
     }
