@@ -6,7 +6,7 @@
 // synchronously and removes empty ones, since nothing else does: its own off
 // the event loop, other hosts' leftovers once at first use and at exit.
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
-import { readFile, rmdir, stat } from 'node:fs/promises';
+import { mkdir, readFile, rmdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
@@ -41,20 +41,52 @@ export class PidsCgroups {
   create(maxProcesses: number): PidsCgroup | undefined {
     const support = probePidsCgroup();
     if (!support.ok) return undefined;
+    const dir = this.nextDir(support.baseDir);
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'pids.max'), String(maxProcesses));
+    this.own.add(dir);
+    this.sweepOwnSoon();
+    return { dir, procsPath: join(dir, 'cgroup.procs'), version: support.version };
+  }
+
+  /**
+   * As create(), in the thread pool. For sandboxes started ahead of their call:
+   * a cgroup mkdir waits for the kernel's cgroup lock, which another sandbox's
+   * join holds across an RCU grace period (p90 19 ms on this machine under
+   * load), and the host's event loop must not wait with it.
+   */
+  async createAsync(maxProcesses: number): Promise<PidsCgroup | undefined> {
+    const support = probePidsCgroup();
+    if (!support.ok) return undefined;
+    const dir = this.nextDir(support.baseDir);
+    await mkdir(dir);
+    // Known before its limit is written: if that fails, the sweep still removes it.
+    this.own.add(dir);
+    this.sweepOwnSoon();
+    await writeFile(join(dir, 'pids.max'), String(maxProcesses));
+    return { dir, procsPath: join(dir, 'cgroup.procs'), version: support.version };
+  }
+
+  /** Removes a cgroup made for a sandbox that will not start (its argv could not be built). */
+  async discard(cgroup: PidsCgroup): Promise<void> {
+    try {
+      await rmdir(cgroup.dir);
+      this.own.delete(cgroup.dir);
+    } catch {
+      // Left to the sweep.
+    }
+  }
+
+  // A unique name; the first one also clears what earlier hosts left, once (from then on only our own).
+  private nextDir(baseDir: string): string {
     if (this.exitSweep === undefined) {
-      // First use: clear what earlier hosts left, once; from then on only our own.
       // Sandboxes die with the host (--die-with-parent), so at exit our cgroups are
       // empty or about to be; whatever is still busy is left to the next sweep.
       this.exitSweep = () => void sweepPidsCgroups({ hostExiting: true });
       process.once('exit', this.exitSweep);
       sweepPidsCgroups();
     }
-    const dir = join(support.baseDir, `${process.pid}-${Date.now().toString(36)}-${this.tag}${(this.sequence += 1)}`);
-    mkdirSync(dir);
-    writeFileSync(join(dir, 'pids.max'), String(maxProcesses));
-    this.own.add(dir);
-    this.sweepOwnSoon();
-    return { dir, procsPath: join(dir, 'cgroup.procs'), version: support.version };
+    return join(baseDir, `${process.pid}-${Date.now().toString(36)}-${this.tag}${(this.sequence += 1)}`);
   }
 
   /** Directories of this host's cgroups not removed yet (tests, diagnostics). */

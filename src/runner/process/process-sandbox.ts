@@ -12,7 +12,8 @@ import type { RunSpec } from '../types.js';
 import { buildSandboxArgv } from '../bwrap/argv.js';
 import { openEgressGrant, type EgressGrant, type EgressLimits } from '../bwrap/egress-grant.js';
 import { probeSandbox } from '../bwrap/probe.js';
-import type { PidsCgroups } from '../bwrap/pids-cgroup.js';
+import { DEFAULT_PIDS_CGROUPS, type PidsCgroup, type PidsCgroups } from '../bwrap/pids-cgroup.js';
+import { computeSandboxLimits } from '../bwrap/rlimits.js';
 import type { Workdir } from './spawn.js';
 
 export type SandboxArgv =
@@ -60,6 +61,15 @@ export async function resolveSandboxArgv(spec: RunSpec, request: SandboxArgvRequ
       return { ok: false, reason: `the egress proxy could not start: ${error instanceof Error ? error.message : String(error)}` };
     }
   }
+  // Made in the thread pool: sandboxes are started ahead, beside calls this event loop serves.
+  const cgroups = request.cgroups ?? DEFAULT_PIDS_CGROUPS;
+  let cgroup: PidsCgroup | undefined;
+  try {
+    cgroup = await cgroups.createAsync(computeSandboxLimits(spec, request.timeoutMs).processes);
+  } catch (error) {
+    await egress?.close();
+    throw error;
+  }
   let prefix: string[];
   const workStartedMs = performance.now();
   try {
@@ -67,11 +77,12 @@ export async function resolveSandboxArgv(spec: RunSpec, request: SandboxArgvRequ
       cwd: request.cwd,
       ...bwrap,
       ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
-      ...(request.cgroups !== undefined ? { cgroups: request.cgroups } : {}),
+      cgroups,
+      ...(cgroup === undefined ? {} : { cgroup }),
       ...(egress === undefined ? {} : { egress }),
     });
   } catch (error) {
-    await egress?.close();
+    await Promise.all([egress?.close(), cgroup === undefined ? undefined : cgroups.discard(cgroup)]);
     if (isHostError(error) && error.code === 'sandbox_unavailable') {
       const reason = error.details['reason'];
       return { ok: false, reason: typeof reason === 'string' ? reason : 'the sandbox cannot be built' };
