@@ -37,6 +37,9 @@ export class PidsCgroups {
   private readonly tag = randomBytes(3).toString('hex');
   private sequence = 0;
 
+  /** `sweepIntervalMs`: how often this host's finished cgroups are looked for (default SWEEP_INTERVAL_MS). */
+  constructor(private readonly sweepIntervalMs?: number) {}
+
   /** A fresh pids cgroup allowing `maxProcesses` tasks, or undefined when the host has no usable pids controller. */
   create(maxProcesses: number): PidsCgroup | undefined {
     const support = probePidsCgroup();
@@ -67,13 +70,24 @@ export class PidsCgroups {
     return { dir, procsPath: join(dir, 'cgroup.procs'), version: support.version };
   }
 
-  /** Removes a cgroup made for a sandbox that will not start (its argv could not be built). */
-  async discard(cgroup: PidsCgroup): Promise<void> {
-    try {
-      await rmdir(cgroup.dir);
-      this.own.delete(cgroup.dir);
-    } catch {
-      // Left to the sweep.
+  /**
+   * Removes a cgroup whose sandbox has ended (or will never start) now, rather
+   * than by the sweep, which reads two files of each cgroup first. Still busy
+   * (a straggler of the sandbox exiting): left to the sweep.
+   */
+  async remove(cgroup: PidsCgroup): Promise<void> {
+    // A task closes its files (the host's end-of-output) a moment before it leaves its cgroup.
+    for (const delayMs of [0, 10, 50]) {
+      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+      try {
+        await rmdir(cgroup.dir);
+        this.own.delete(cgroup.dir);
+        return;
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT') this.own.delete(cgroup.dir);
+        if (code !== 'EBUSY') return;
+      }
     }
   }
 
@@ -113,7 +127,7 @@ export class PidsCgroups {
         this.sweepTimer = undefined;
         if (this.own.size > 0 && this.exitSweep !== undefined) this.sweepOwnSoon();
       });
-    }, SWEEP_INTERVAL_MS);
+    }, this.sweepIntervalMs ?? SWEEP_INTERVAL_MS);
     this.sweepTimer.unref();
   }
 

@@ -10,7 +10,7 @@ import type { Logger } from '../../log.js';
 import type { RunSpec } from '../types.js';
 import { DEFAULT_PROCESS_GROUPS, killProcessGroupNow } from './kill.js';
 import { DEFAULT_SPAWNER } from './spawner-client.js';
-import { DEFAULT_PIDS_CGROUPS, type PidsCgroups } from '../bwrap/pids-cgroup.js';
+import { DEFAULT_PIDS_CGROUPS, type PidsCgroup, type PidsCgroups } from '../bwrap/pids-cgroup.js';
 import type { EgressGrant } from '../bwrap/egress-grant.js';
 import { resolveSandboxArgv, withEgress, type EgressSettings } from './process-sandbox.js';
 import { openWorkdir, spawnTool, type SpawnedTool, type SpawnServices, type Workdir } from './spawn.js';
@@ -22,6 +22,8 @@ export interface StartedSandbox {
   readonly workdir: Workdir;
   /** The sandbox's way out, when the tool has a network allow list (namespace only). */
   readonly egress: EgressGrant | undefined;
+  /** Its pids cgroup, removed once it has ended. */
+  readonly cgroup: PidsCgroup | undefined;
 }
 
 export type SandboxStart = { readonly ok: true; readonly sandbox: StartedSandbox } | { readonly ok: false; readonly reason: string };
@@ -151,15 +153,15 @@ export class OneShotSandboxes {
 
   /**
    * The call that took `sandbox` is over, its processes gone: the sandbox's
-   * workdir and egress grant are freed in the background (close() waits for
-   * that), not on the call's path, where removing the workdir was a round trip
-   * to the thread pool: 0.1 ms idle, up to 10 ms on a loaded machine.
+   * workdir, egress grant and cgroup are freed in the background (close()
+   * waits for that), not on the call's path, where removing the workdir was a
+   * round trip to the thread pool: 0.1 ms idle, up to 10 ms on a loaded machine.
    */
   release(sandbox: StartedSandbox): void {
     // Late attempts (none: its processes are gone) are only logged, never counted to this call.
     sandbox.egress?.detach();
     // After `ended` (settled already when the call got its outcome): never under a live tool.
-    this.settle(sandbox.tool.ended.then(() => sandbox.workdir.dispose()), 'freeing a finished sandbox failed');
+    this.settle(sandbox.tool.ended.then(() => this.free(sandbox)), 'freeing a finished sandbox failed');
   }
 
   /** Stops the prepared sandboxes and waits for every sandbox being stopped or freed; later calls to take() prepare none. */
@@ -217,7 +219,7 @@ export class OneShotSandboxes {
       }
       workdir = withEgress(workdir, sandbox.egress);
       const tool = await spawnTool(sandbox.argv, this.spec.env, workdir.cwd, this.deps.logger, this.services);
-      return { ok: true, sandbox: { tool, workdir, egress: sandbox.egress } };
+      return { ok: true, sandbox: { tool, workdir, egress: sandbox.egress, cgroup: sandbox.cgroup } };
     } catch (error) {
       await workdir.dispose();
       throw error;
@@ -228,14 +230,19 @@ export class OneShotSandboxes {
   private stop(prepared: Prepared): void {
     const stopped = prepared.start.then(async (result) => {
       if (!result.ok) return;
-      const { tool, workdir } = result.sandbox;
+      const { tool } = result.sandbox;
       if (tool.pid !== undefined) killProcessGroupNow(tool.pid);
       tool.stdout.destroy();
       tool.stderr.destroy();
       await tool.ended;
-      await workdir.dispose();
+      await this.free(result.sandbox);
     });
     this.settle(stopped, 'stopping a prepared sandbox failed');
+  }
+
+  // What an ended sandbox leaves on the host: its workdir (and egress grant) and its cgroup.
+  private async free(sandbox: StartedSandbox): Promise<void> {
+    await Promise.all([sandbox.workdir.dispose(), sandbox.cgroup === undefined ? undefined : this.services.cgroups.remove(sandbox.cgroup)]);
   }
 
   // Work in the background that close() waits for; a failure is logged, never thrown at a call.

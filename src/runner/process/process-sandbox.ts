@@ -17,7 +17,13 @@ import { computeSandboxLimits } from '../bwrap/rlimits.js';
 import type { Workdir } from './spawn.js';
 
 export type SandboxArgv =
-  | { readonly ok: true; readonly argv: readonly string[]; readonly egress: EgressGrant | undefined }
+  | {
+      readonly ok: true;
+      readonly argv: readonly string[];
+      readonly egress: EgressGrant | undefined;
+      /** The process's pids cgroup: its owner may remove it once the process has ended (the sweep does otherwise). */
+      readonly cgroup: PidsCgroup | undefined;
+    }
   | { readonly ok: false; readonly reason: string };
 
 /** How the egress proxies of a runner's processes are set up (defaults for real use). */
@@ -82,7 +88,7 @@ export async function resolveSandboxArgv(spec: RunSpec, request: SandboxArgvRequ
       ...(egress === undefined ? {} : { egress }),
     });
   } catch (error) {
-    await Promise.all([egress?.close(), cgroup === undefined ? undefined : cgroups.discard(cgroup)]);
+    await Promise.all([egress?.close(), cgroup === undefined ? undefined : cgroups.remove(cgroup)]);
     if (isHostError(error) && error.code === 'sandbox_unavailable') {
       const reason = error.details['reason'];
       return { ok: false, reason: typeof reason === 'string' ? reason : 'the sandbox cannot be built' };
@@ -92,7 +98,7 @@ export async function resolveSandboxArgv(spec: RunSpec, request: SandboxArgvRequ
     recordSandboxStartWork(performance.now() - workStartedMs);
   }
   // No descriptor closer: tools are started by the spawner, which closed the host's inheritable ones.
-  return { ok: true, argv: [...prefix, ...command], egress };
+  return { ok: true, argv: [...prefix, ...command], egress, cgroup };
 }
 
 /** `workdir`, whose dispose() also closes the process's egress grant (both end with the process). */

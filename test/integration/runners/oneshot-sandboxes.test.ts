@@ -7,6 +7,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createSilentLogger } from '../../../src/log.js';
 import { createProcessRunner, type ProcessRunnerDeps } from '../../../src/runner/process/process-runner.js';
+import { PidsCgroups } from '../../../src/runner/bwrap/pids-cgroup.js';
+import { ProcessGroups } from '../../../src/runner/process/kill.js';
+import { PreparedSandboxes } from '../../../src/runner/process/oneshot-sandboxes.js';
+import { SpawnerService } from '../../../src/runner/process/spawner-client.js';
 import type { Runner, RunSpec } from '../../../src/runner/types.js';
 import { findMarkedProcesses, pollUntil, waitForNoMarkedProcesses, type MarkedProcess } from '../../helpers/proc-scan.js';
 import { jsonTextOf } from '../../helpers/run-outcomes.js';
@@ -73,6 +77,24 @@ describe('one-shot sandboxes prepared ahead', () => {
     await tool.close();
     t.runner = undefined;
     expect(workdirs.filter((dir) => existsSync(dir))).toEqual([]);
+  });
+
+  it('removes the pids cgroup of every sandbox once it has ended, used or stopped, without waiting for the sweep', async () => {
+    // A sweep that never comes within the test: whatever is gone, the runner removed.
+    const cgroups = new PidsCgroups(3_600_000);
+    const services = { spawner: new SpawnerService(), groups: new ProcessGroups(), cgroups, prepared: new PreparedSandboxes() };
+    try {
+      const tool = start({ command: ['/bin/sh', '-c', 'exec cat', t.marker] }, { services });
+      for (let call = 1; call <= 3; call++) expect(jsonTextOf(await tool.run(job({ call }), runOptions()))).toBe(`{"call":${call}}`);
+      expect(cgroups.ownDirs.length).toBeGreaterThan(0);
+      await tool.close();
+      t.runner = undefined;
+      expect(cgroups.ownDirs).toEqual([]);
+    } finally {
+      services.spawner.close();
+      services.groups.close();
+      await cgroups.close();
+    }
   });
 
   it('does not use a prepared sandbox that died while waiting', async () => {

@@ -90,7 +90,7 @@ describe('pids cgroups', () => {
 });
 
 describe('pids cgroups made ahead, in the thread pool (sandboxes started before their call)', () => {
-  it('carry the process limit and are joined by the sandbox; one discarded is gone', async () => {
+  it('carry the process limit and are joined by the sandbox; one removed is gone', async () => {
     const cgroups = new PidsCgroups();
     const marker = newMarker();
     const workspace = makeTempDir('toolhost-sbx-cgroup-');
@@ -110,7 +110,7 @@ describe('pids cgroups made ahead, in the thread pool (sandboxes started before 
       const spare = await cgroups.createAsync(3);
       if (spare === undefined) throw new Error('no pids cgroup');
       expect(readFileSync(join(spare.dir, 'pids.max'), 'utf8').trim()).toBe('3');
-      await cgroups.discard(spare);
+      await cgroups.remove(spare);
       expect(existsSync(spare.dir)).toBe(false);
     } finally {
       await cgroups.close();
