@@ -37,10 +37,16 @@ export type Admission =
   | { readonly ok: true; readonly host: string; readonly port: number; readonly address: string; readonly family: number }
   | { readonly ok: false; readonly reason: EgressRefusal; readonly host?: string; readonly address?: string };
 
+/** admitByName's answer: no address yet (the proxy resolves). */
+export type NameAdmission =
+  | { readonly ok: true; readonly host: string; readonly port: number }
+  | { readonly ok: false; readonly reason: EgressRefusal; readonly host?: string };
+
 export const DEFAULT_EGRESS_PORT: number;
 export const READ_ONLY_METHODS: readonly string[];
 export function parseAllowEntry(raw: unknown): AllowEntry | undefined;
 export function canonicalHost(raw: string): string | undefined;
 export function classifyAddress(address: string): AddressClass;
 export function isMethodAdmitted(readOnly: boolean, method: string): boolean;
+export function admitByName(rules: EgressRules, target: EgressTarget): NameAdmission;
 export function admitEgress(rules: EgressRules, target: EgressTarget): Promise<Admission>;

@@ -95,14 +95,9 @@ export function isMethodAdmitted(readOnly, method) {
  * @returns {Promise<import('./egress-admission.d.mts').Admission>}
  */
 export async function admitEgress(rules, target) {
-  const host = canonicalHost(target.host);
-  const port = target.port;
-  if (host === undefined) return refuse('non_canonical_host');
-  if (!Number.isInteger(port) || port < 1 || port > 65535) return refuse('bad_port', host);
-  if (target.method !== undefined && !isMethodAdmitted(rules.readOnly === true, target.method)) return refuse('method_not_allowed_for_class', host);
-  const entries = rules.allow.map(parseAllowEntry).filter((entry) => entry !== undefined);
-  const entry = entries.find((candidate) => candidate.host === host && (candidate.port ?? DEFAULT_EGRESS_PORT) === port);
-  if (entry === undefined) return refuse('host_not_allowed', host);
+  const named = admitByName(rules, target);
+  if (!named.ok) return named;
+  const { host, port } = named;
   const family = isIP(host);
   if (family !== 0) {
     // A literal: the entry names this exact address, so any class is admitted (SPEC 3.2).
@@ -122,6 +117,25 @@ export async function admitEgress(rules, target) {
   }
   const address = addresses[0];
   return { ok: true, host, port, address, family: isIP(address) };
+}
+
+/**
+ * The part of admitEgress that needs no name lookup (spelling, port, method, allow entry): what
+ * an isolate process checks before it asks the proxy, which admits again and resolves.
+ * @param {import('./egress-admission.d.mts').EgressRules} rules
+ * @param {import('./egress-admission.d.mts').EgressTarget} target
+ * @returns {import('./egress-admission.d.mts').NameAdmission}
+ */
+export function admitByName(rules, target) {
+  const host = canonicalHost(target.host);
+  const port = target.port;
+  if (host === undefined) return refuse('non_canonical_host');
+  if (!Number.isInteger(port) || port < 1 || port > 65535) return refuse('bad_port', host);
+  if (target.method !== undefined && !isMethodAdmitted(rules.readOnly === true, target.method)) return refuse('method_not_allowed_for_class', host);
+  const entries = rules.allow.map(parseAllowEntry).filter((entry) => entry !== undefined);
+  const entry = entries.find((candidate) => candidate.host === host && (candidate.port ?? DEFAULT_EGRESS_PORT) === port);
+  if (entry === undefined) return refuse('host_not_allowed', host);
+  return { ok: true, host, port };
 }
 
 async function resolveSystem(host) {

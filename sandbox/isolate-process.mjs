@@ -4,8 +4,11 @@
 // and the prepared contexts of one isolate tool. A V8 or isolated-vm failure, a
 // catastrophic out-of-memory or an abort ends this process and fails its calls;
 // the host lives on. ctx.fs runs here, so paths resolve where only the declared
-// roots exist; ctx.fetch is asked of the host. Everything sent to the host is
-// cut to the bounds of ISOLATE_WIRE_LIMITS (src/runner/wire.ts) first.
+// roots exist; ctx.fetch runs here too, out through the egress proxy of the
+// tool's grant (the only way out of this network namespace; each request names
+// its call's token), so what a fetch brings back (head, body, time) is bounded
+// here and never crosses to the host. Everything sent to the host is cut to the
+// bounds of ISOLATE_WIRE_LIMITS (src/runner/wire.ts) first.
 //
 // Channel: frames (sandbox/frames.mjs) on stdin (host → here) and stdout
 // (here → host); stderr carries diagnostics only. Message shapes: wire.ts.
@@ -15,6 +18,8 @@ import { encodeFrame, FrameReader } from './frames.mjs';
 import { LIMITS } from './isolate-limits.mjs';
 import { IsolateSlot, toPreludeClosure } from './isolate-slot.mjs';
 import { createScopedFs } from './scoped-fs.mjs';
+import { createConnectionLimiter } from './egress-client.mjs';
+import { createScopedFetch } from './scoped-fetch.mjs';
 
 /** @typedef {import('../src/runner/wire.js').IsolateInitMessage} IsolateInitMessage */
 /** @typedef {import('../src/runner/wire.js').IsolateRunMessage} IsolateRunMessage */
@@ -27,6 +32,8 @@ const MAX_PENDING_CTX_CALLS = 32;
 const MAX_PATH_CHARS = 4096;
 const MAX_FETCH_REQUEST_BYTES = 1024 * 1024;
 const MAX_FETCH_HEADERS = 100;
+/** Connections through the proxy at once, this process's calls together (the proxy refuses past 16). */
+const MAX_PROXY_CONNECTIONS = 8;
 const LOG_LEVELS = new Set(['debug', 'info', 'warn', 'error']);
 
 /** @type {IsolateInitMessage | undefined} */
@@ -42,11 +49,14 @@ let slotCount = 0;
 const queue = [];
 /** @type {Map<number, Call>} */
 const calls = new Map();
+/** @type {((signal?: AbortSignal) => Promise<() => void>) | undefined} */
+let acquireConnection;
 
 /**
  * @typedef {{ id: number, callId: string, timeoutMs: number, startedMs: number, stopped: boolean,
- *   slot: IsolateSlot | undefined, events: number, eventBytes: number, denials: number, pending: number,
- *   fetches: Map<number, (answer: { ok: boolean, value: unknown }) => void>, nextFetchId: number,
+ *   slot: IsolateSlot | undefined, events: number, eventBytes: number, denials: number, attempts: number, pending: number,
+ *   egressToken: string | undefined, aborter: AbortController,
+ *   fetch: ReturnType<typeof createScopedFetch> | undefined,
  *   fs: ReturnType<typeof createScopedFs> | undefined }} Call
  */
 
@@ -87,13 +97,6 @@ function onHostMessage(header, body) {
     case 'stop':
       stopCall(header.id);
       return;
-    case 'fetch_result':
-      calls.get(header.id)?.fetches.get(header.requestId)?.(
-        header.ok
-          ? { ok: true, value: { status: header.status, statusText: header.statusText, url: header.url, headers: header.headers, body: body.toString('utf8') } }
-          : { ok: false, value: header.failure },
-      );
-      return;
     default:
       return;
   }
@@ -103,6 +106,7 @@ function onHostMessage(header, body) {
 function init(message) {
   if (config !== undefined) return;
   config = message;
+  if (message.egress !== undefined) acquireConnection = createConnectionLimiter(MAX_PROXY_CONNECTIONS);
   ivm = createRequire(import.meta.url)(message.ivmPath);
   sources = {
     toolName: message.toolName,
@@ -196,9 +200,11 @@ async function startCall(message) {
     events: 0,
     eventBytes: 0,
     denials: 0,
+    attempts: 0,
     pending: 0,
-    fetches: new Map(),
-    nextFetchId: 1,
+    egressToken: typeof message.egressToken === 'string' ? message.egressToken : undefined,
+    aborter: new AbortController(),
+    fetch: undefined,
     fs: undefined,
   };
   calls.set(call.id, call);
@@ -279,8 +285,8 @@ function finishCall(call, message, body) {
 
 async function afterCall(call, slot) {
   calls.delete(call.id);
-  for (const resolve of call.fetches.values()) resolve({ ok: false, value: { code: 'aborted', message: 'fetch: the call ended' } });
-  call.fetches.clear();
+  // The call's fetches in flight end with it (the host closes its token at the proxy too).
+  call.aborter.abort();
   if (call.stopped || !slot.isUsable) {
     dropSlot(slot, 'retired');
     slot.busy = false;
@@ -316,7 +322,7 @@ function stopCall(id) {
     call.stopped = true;
     calls.delete(id);
     call.slot?.dispose('retired');
-    for (const resolve of call.fetches.values()) resolve({ ok: false, value: { code: 'aborted', message: 'fetch: the call was stopped' } });
+    call.aborter.abort();
   }
   send({ type: 'stopped', id });
 }
@@ -374,7 +380,7 @@ function dispatch(call, prepared, id, op, args) {
 }
 
 async function perform(call, op, args) {
-  if (op === 'fetch') return fetchThroughHost(call, args[0], args[1]);
+  if (op === 'fetch') return fetchThroughProxy(call, args[0], args[1]);
   const { roots, protectedPaths, hiddenPaths } = /** @type {IsolateInitMessage} */ (config);
   // Per call, so each refusal is reported by the call that caused it.
   call.fs ??= createScopedFs({ roots, protectedPaths, hiddenPaths, onDenied: (denial) => reportDenial(call, denial) });
@@ -436,10 +442,10 @@ function chargeEvent(call, text) {
   return true;
 }
 
-// ctx.fetch until the egress proxy serves it inside the sandbox: the request is
-// checked for size here and performed by the host's scoped fetch (allowlist,
-// redirects, bounded body), whose answer comes back as a `fetch_result`.
-function fetchThroughHost(call, rawUrl, rawInit) {
+// ctx.fetch: bounded in size here, admitted by name here (allow list, spelling, the
+// read_only methods, which a tunnel would hide from the proxy), then sent through the
+// proxy, which admits again, resolves and reports the attempt to the call's journal.
+function fetchThroughProxy(call, rawUrl, rawInit) {
   if (typeof rawUrl !== 'string') throw ctxError('invalid_argument', 'fetch: the URL must be a string');
   if (rawUrl.length > LIMITS.maxUrlChars) throw ctxError('invalid_argument', `fetch: the URL is longer than ${LIMITS.maxUrlChars} characters`);
   const init = typeof rawInit === 'object' && rawInit !== null ? rawInit : {};
@@ -462,25 +468,38 @@ function fetchThroughHost(call, rawUrl, rawInit) {
   if (body !== undefined && Buffer.byteLength(body, 'utf8') > MAX_FETCH_REQUEST_BYTES) {
     throw Object.assign(ctxError('too_large', `fetch: the request body exceeds ${MAX_FETCH_REQUEST_BYTES} bytes`), { maxBytes: MAX_FETCH_REQUEST_BYTES });
   }
-  const requestId = call.nextFetchId++;
-  return new Promise((resolve, reject) => {
-    call.fetches.set(requestId, (answer) => {
-      call.fetches.delete(requestId);
-      if (answer.ok) resolve(answer.value);
-      else reject(Object.assign(ctxError('host_error', 'the ctx call failed'), answer.value));
-    });
-    send(
-      {
-        type: 'fetch',
-        id: call.id,
-        requestId,
-        url: rawUrl,
-        ...(method !== undefined ? { method } : {}),
-        ...(headers !== undefined ? { headers } : {}),
-        hasBody: body !== undefined,
-      },
-      body,
-    );
+  call.fetch ??= newCallFetch(call);
+  return call.fetch(rawUrl, { ...(method !== undefined ? { method } : {}), ...(headers !== undefined ? { headers } : {}), ...(body !== undefined ? { body } : {}) });
+}
+
+function newCallFetch(call) {
+  const egress = /** @type {IsolateInitMessage} */ (config).egress;
+  const sideEffect = /** @type {IsolateInitMessage} */ (config).sideEffect;
+  // No allow list (or no token): every request is refused by name, nothing leaves.
+  const proxy = egress !== undefined && call.egressToken !== undefined ? { url: egress.proxyUrl, token: call.egressToken, acquire: acquireConnection } : undefined;
+  return createScopedFetch({
+    allow: proxy === undefined ? [] : egress.allow,
+    ...(sideEffect !== undefined ? { sideEffect } : {}),
+    // Never a lookup here: without a proxy nothing passes admitByName's allow list anyway.
+    proxy: proxy ?? { url: 'http://127.0.0.1:1', token: '0'.repeat(32) },
+    signal: call.aborter.signal,
+    maxRequestBytes: MAX_FETCH_REQUEST_BYTES,
+    onDenied: (denial) => reportDenial(call, denial),
+    onAttempt: (attempt) => reportAttempt(call, attempt),
+  });
+}
+
+/** A fetch refused here, before any connection: counted as the call's attempt (the proxy reports the rest). */
+function reportAttempt(call, attempt) {
+  if (call.stopped || call.attempts >= LIMITS.maxDenialsPerCall) return;
+  call.attempts += 1;
+  send({
+    type: 'egress',
+    id: call.id,
+    host: cut(String(attempt.host), 256),
+    port: Number.isInteger(attempt.port) ? attempt.port : null,
+    method: typeof attempt.method === 'string' ? cut(attempt.method, 16) : null,
+    reason: cut(String(attempt.reason), 64),
   });
 }
 

@@ -29,6 +29,17 @@ export interface ScopedFetchOptions {
   readonly maxRequestBytes?: number;
   /** Default 5. */
   readonly maxRedirects?: number;
+  /**
+   * Out through the egress proxy (an isolate process) instead of directly: `url` is the proxy inside
+   * the sandbox, `token` the call's (its grant's openCall), `acquire` bounds connections at once.
+   */
+  readonly proxy?: ScopedFetchProxy;
+}
+
+export interface ScopedFetchProxy {
+  readonly url: string;
+  readonly token: string;
+  readonly acquire?: (signal?: AbortSignal) => Promise<() => void>;
 }
 
 export interface FetchInit {
@@ -67,6 +78,9 @@ export const DEFAULT_MAX_RESPONSE_BYTES: number;
 export const DEFAULT_MAX_REQUEST_BYTES: number;
 export const DEFAULT_MAX_REDIRECTS: number;
 
+export const MAX_RESPONSE_HEAD_BYTES: number;
+
 export function createScopedFetch(options: ScopedFetchOptions): ScopedFetch;
+export function createConnectionLimiter(max: number): (signal?: AbortSignal) => Promise<() => void>;
 export function isHostAllowed(allow: readonly AllowEntry[], url: URL): boolean;
 export function parseAllowEntry(raw: unknown): AllowEntry | undefined;

@@ -6,9 +6,18 @@
 // the very address that admission resolved (no second lookup to rebind).
 // Redirects are followed by hand so every hop is admitted again, and bodies
 // are counted as they arrive. Plain ESM, no imports from src/.
+//
+// Two ways out. Direct (worker tools, in the host): the request goes to the
+// address admission resolved. Through the egress proxy (isolate tools, from
+// their isolate process, whose network namespace has nothing else): the
+// checks that need no lookup run here first, then the proxy admits again,
+// resolves, connects and reports the attempt; plain HTTP goes to the proxy as
+// an absolute-URI request, HTTPS through a CONNECT tunnel with TLS to the
+// origin from here (certificate checked as usual; egress-client.mjs).
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { admitEgress, canonicalHost, parseAllowEntry as parseEgressEntry, DEFAULT_EGRESS_PORT } from './egress-admission.mjs';
+import { asFetched, proxiedRequest } from './egress-client.mjs';
+import { admitByName, admitEgress, canonicalHost, parseAllowEntry as parseEgressEntry, DEFAULT_EGRESS_PORT } from './egress-admission.mjs';
 import { READ_ONLY_METHODS } from './egress-methods.mjs';
 
 /** Bytes of a response body kept at most; more fails the call with code `too_large`. */
@@ -16,6 +25,7 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 /** Bytes of a request body sent at most. */
 export const DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
 export const DEFAULT_MAX_REDIRECTS = 5;
+export { createConnectionLimiter, MAX_RESPONSE_HEAD_BYTES } from './egress-client.mjs';
 
 const MAX_TARGET_CHARS = 512;
 const MAX_HEADERS = 100;
@@ -34,6 +44,7 @@ export function createScopedFetch(options) {
   const maxRequestBytes = options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
   const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
   const onDenied = options.onDenied ?? (() => {});
+  const proxy = options.proxy;
 
   function deny(target, reason, prefix) {
     const shown = String(target).slice(0, MAX_TARGET_CHARS);
@@ -78,11 +89,23 @@ export function createScopedFetch(options) {
   }
 
   async function admit(url, method, isRedirect) {
-    const admission = await admitEgress(rules, { host: url.hostname, port: Number(url.port || defaultPort(url)), method });
-    report(url, method, admission);
+    const target = { host: url.hostname, port: Number(url.port || defaultPort(url)), method };
+    // Through the proxy, the attempt is the proxy's to report once it sees it; only a refusal here is reported here.
+    const admission = proxy === undefined ? await admitEgress(rules, target) : admitByName(rules, target);
+    if (proxy === undefined || !admission.ok) report(url, method, admission);
     if (admission.ok) return admission;
-    const reason = isRedirect && admission.reason === 'host_not_allowed' ? 'redirect_host_not_allowed' : admission.reason;
-    throw deny(url.href, reason, reason === 'method_not_allowed_for_class' ? `${method} is not allowed` : undefined);
+    throw refusal(url, admission.reason, method, isRedirect);
+  }
+
+  function refusal(url, reason, method, isRedirect) {
+    const shown = isRedirect && reason === 'host_not_allowed' ? 'redirect_host_not_allowed' : reason;
+    return deny(url.href, shown, shown === 'method_not_allowed_for_class' ? `${method} is not allowed` : undefined);
+  }
+
+  // One hop: its response (body unread) or the proxy's refusal.
+  async function send(url, admission, init) {
+    if (proxy === undefined) return pinnedRequest(url, admission, init);
+    return proxiedRequest(url, proxy, init);
   }
 
   return async function scopedFetch(rawUrl, init = {}) {
@@ -91,33 +114,40 @@ export function createScopedFetch(options) {
     let { method, body } = request;
     for (let hop = 0; ; hop += 1) {
       const admission = await admit(url, method, hop > 0);
-      let response;
+      // Connections through the proxy are few at once per process: a hop waits for one.
+      const release = proxy?.acquire === undefined ? () => {} : await proxy.acquire(options.signal);
       try {
-        response = await pinnedRequest(url, admission, { method, headers: request.headers, body, signal: options.signal });
-      } catch (error) {
-        if (options.signal?.aborted) throw fetchError('aborted', 'fetch: the call was stopped');
-        throw fetchError('network_error', `fetch: request to ${url.host} failed`);
-      }
-      const location = response.headers.location;
-      if (REDIRECT_STATUSES.has(response.status) && typeof location === 'string') {
-        response.destroy();
-        if (hop >= maxRedirects) throw fetchError('too_many_redirects', `fetch: more than ${maxRedirects} redirects`);
-        const next = checkUrl(location, url).url;
-        if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
-          method = 'GET';
-          body = undefined;
+        let response;
+        try {
+          response = await send(url, admission, { method, headers: request.headers, body, signal: options.signal });
+        } catch (error) {
+          if (options.signal?.aborted) throw fetchError('aborted', 'fetch: the call was stopped');
+          throw fetchError('network_error', `fetch: request to ${url.host} failed`);
         }
-        url = next;
-        continue;
+        if (response.refusal !== undefined) throw refusal(url, response.refusal, method, hop > 0);
+        const location = response.headers.location;
+        if (REDIRECT_STATUSES.has(response.status) && typeof location === 'string') {
+          response.destroy();
+          if (hop >= maxRedirects) throw fetchError('too_many_redirects', `fetch: more than ${maxRedirects} redirects`);
+          const next = checkUrl(location, url).url;
+          if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
+            method = 'GET';
+            body = undefined;
+          }
+          url = next;
+          continue;
+        }
+        const text = await readBodyBounded(response, maxResponseBytes, options.signal);
+        return {
+          status: response.status,
+          statusText: response.statusText,
+          url: url.href,
+          headers: response.headers,
+          body: text,
+        };
+      } finally {
+        release();
       }
-      const text = await readBodyBounded(response, maxResponseBytes, options.signal);
-      return {
-        status: response.status,
-        statusText: response.statusText,
-        url: url.href,
-        headers: response.headers,
-        body: text,
-      };
     }
   };
 }
@@ -155,11 +185,7 @@ function pinnedRequest(url, admission, init) {
       signal: init.signal,
       agent: false,
     });
-    request.once('response', (response) => {
-      const flat = {};
-      for (const [name, value] of Object.entries(response.headers)) flat[name] = Array.isArray(value) ? value.join(', ') : String(value);
-      resolve({ status: response.statusCode ?? 0, statusText: response.statusMessage ?? '', headers: flat, stream: response, destroy: () => response.destroy() });
-    });
+    request.once('response', (response) => resolve(asFetched(response)));
     request.once('error', reject);
     request.end(init.body);
   });

@@ -4,24 +4,33 @@
 // the listings into tools. serve, validate and list all come through here.
 import { loadHostConfig, type HostConfig, type LoadHostConfigOptions } from './host-config.js';
 import type { Logger } from './log.js';
-import { listUpstreamServers, listUpstreamServersKeeping } from './runner/upstream/discover.js';
-import type { ServerInstance } from './runner/upstream/server-instance.js';
+import { listUpstreamServers, listUpstreamServersKeeping, ProcessServices, type ServerInstance } from './runner/index.js';
 
-/** loadHostConfig, with each upstream server started once to read its tools. */
+/**
+ * loadHostConfig, with each upstream server started once to read its tools
+ * (validate, list: no host, so the servers go through services of their own,
+ * closed once they are listed and stopped).
+ */
 export async function loadHostConfigWithServers(options: LoadHostConfigOptions, deps: { readonly logger: Logger }): Promise<HostConfig> {
   const first = loadHostConfig(options);
   if (first.serverProbes.size === 0 || first.problems.length > 0) return first;
-  const serverListings = await listUpstreamServers(first.serverProbes, deps);
-  return loadHostConfig({ ...options, serverListings });
+  const services = new ProcessServices({ logger: deps.logger });
+  try {
+    const serverListings = await listUpstreamServers(first.serverProbes, { ...deps, services });
+    return loadHostConfig({ ...options, serverListings });
+  } finally {
+    await services.close();
+  }
 }
 
 /**
  * The same, keeping each server that listed running (by server name) so the host can
  * serve its first calls with it instead of starting it again; the caller owns them.
+ * They are started through the host's `services`, whose groups track them from the start.
  */
 export async function loadHostConfigKeepingServers(
   options: LoadHostConfigOptions,
-  deps: { readonly logger: Logger },
+  deps: { readonly logger: Logger; readonly services: ProcessServices },
 ): Promise<{ config: HostConfig; instances: Map<string, ServerInstance> }> {
   const first = loadHostConfig(options);
   if (first.serverProbes.size === 0 || first.problems.length > 0) return { config: first, instances: new Map() };

@@ -8,12 +8,10 @@ import { resolve } from 'node:path';
 import { openJournal } from './audit/open-journal.js';
 import type { HostConfig } from './host-config.js';
 import { loadHostConfigKeepingServers } from './host-servers.js';
-import type { ServerInstance } from './runner/upstream/server-instance.js';
-import { UpstreamServers } from './runner/upstream/upstream-servers.js';
 import { fingerprintListing } from './registry/server-tools.js';
 import { ConfigError } from './config/problem.js';
 import type { Logger } from './log.js';
-import { createRunner, ProcessServices } from './runner/index.js';
+import { createRunner, ProcessServices, UpstreamServers, type ServerInstance } from './runner/index.js';
 import { createRedactor } from './supervisor/redact.js';
 import { DEFAULT_REQUEST_STATE_TTL_MS, RequestStateSigner } from './supervisor/request-state.js';
 import { RunnerCache } from './supervisor/runner-cache.js';
@@ -80,25 +78,30 @@ export const DEFAULT_APPROVAL_TIMEOUT_MS = 120_000;
 /** Builds a host; throws ConfigError (every problem listed) when manifests or policies do not load. */
 export async function createHost(options: HostOptions): Promise<Host> {
   const { logger } = options;
-  const { config, instances } = await loadHostConfigKeepingServers({
-    manifestDirs: options.manifestDirs,
-    policyFiles: options.policyFiles,
-    workspace: options.workspace,
-    stateDir: options.stateDir,
-    ...(options.logFile !== undefined ? { logFile: options.logFile } : {}),
-    ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
-    ...(options.env !== undefined ? { env: options.env } : {}),
-  }, { logger });
+  // Built first: the upstream servers that list their tools are already this host's processes.
+  const services = new ProcessServices({ logger });
+  let instances: ReadonlyMap<string, ServerInstance> = new Map();
   try {
-    return await buildHost(options, config, instances);
+    const loaded = await loadHostConfigKeepingServers({
+      manifestDirs: options.manifestDirs,
+      policyFiles: options.policyFiles,
+      workspace: options.workspace,
+      stateDir: options.stateDir,
+      ...(options.logFile !== undefined ? { logFile: options.logFile } : {}),
+      ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+      ...(options.env !== undefined ? { env: options.env } : {}),
+    }, { logger, services });
+    instances = loaded.instances;
+    return await buildHost(options, loaded.config, instances, services);
   } catch (error) {
     // The servers that listed are still running: nothing may outlive a host that did not start.
     await Promise.allSettled([...instances.values()].map((instance) => instance.killAndWait()));
+    await services.close();
     throw error;
   }
 }
 
-async function buildHost(options: HostOptions, config: HostConfig, instances: ReadonlyMap<string, ServerInstance>): Promise<Host> {
+async function buildHost(options: HostOptions, config: HostConfig, instances: ReadonlyMap<string, ServerInstance>, services: ProcessServices): Promise<Host> {
   const { logger } = options;
   // Exclusions are not fatal: `serve` logs them, `validate` reports them.
   if (config.problems.length > 0) throw new ConfigError(config.problems);
@@ -119,10 +122,10 @@ async function buildHost(options: HostOptions, config: HostConfig, instances: Re
     ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
   });
   const artifacts = { put: (bytes: Uint8Array, mimeType: string) => journal.putArtifact(bytes, mimeType), get: (uri: string) => journal.getArtifact(uri) };
-  const services = new ProcessServices({ logger });
   if (options.startSpawnerAhead === true && [...config.tools.values()].some((view) => view.runSpec?.mode === 'process')) services.spawner.start();
   const upstream = new UpstreamServers({
     logger,
+    services,
     fingerprint: fingerprintListing,
     fingerprints: new Map(config.servers.flatMap((server) => (server.fingerprint !== undefined ? [[server.server, server.fingerprint] as const] : []))),
   });

@@ -353,6 +353,8 @@ try {
       ['one-shot namespace call, with an allow list', results.egress.withAllowList.p50, results.egress.withAllowList.p99, results.egress.allowListRatio],
       ['fetch, direct (isolation none)', results.egress.fetchDirect.p50, results.egress.fetchDirect.p99, ''],
       ['fetch, through the proxy (namespace)', results.egress.fetchProxied.p50, results.egress.fetchProxied.p99, results.egress.proxyRatio],
+      ['ctx.fetch, from the host (worker)', results.egress.ctxFetchDirect.p50, results.egress.ctxFetchDirect.p99, ''],
+      ['ctx.fetch, from the isolate process through the proxy', results.egress.ctxFetchProxied.p50, results.egress.ctxFetchProxied.p99, results.egress.ctxFetchRatio],
     ]));
     log('');
   }
@@ -389,6 +391,16 @@ async function benchEgress() {
   const dir = join(scratch, 'manifests-egress');
   mkdirSync(dir);
   cpSync(join(ROOT, 'scripts/bench/fetch_loop.py'), join(dir, 'fetch_loop.py'));
+  cpSync(join(ROOT, 'scripts/bench/fetch_loop.js'), join(dir, 'fetch_loop.js'));
+  // ctx.fetch: from an isolate tool's isolate process through its proxy, against a worker tool's from the host.
+  for (const [name, mode] of [['ctx_fetch_proxied', 'isolate'], ['ctx_fetch_direct', 'worker']]) {
+    writeFileSync(join(dir, `${name}.yaml`), [
+      `name: ${name}`, `description: ctx.fetch of the bench server in a loop (${mode}).`, 'sideEffect: read_only', 'timeoutMs: 30000',
+      'sandbox:', `  mode: ${mode}`, 'entry: ./fetch_loop.js',
+      'network:', `  allow: ["127.0.0.1:${port}"]`,
+      'input:', '  type: object', '  properties:', '    url: { type: string, maxLength: 200 }', '    count: { type: integer }', '',
+    ].join('\n'));
+  }
   for (const name of ['echo_namespace.yaml', 'echo_namespace_net.yaml']) cpSync(join(ROOT, 'scripts/bench/manifests', name), join(dir, name));
   for (const [name, isolation] of [['fetch_proxied', 'namespace'], ['fetch_direct', 'none']]) {
     writeFileSync(join(dir, `${name}.yaml`), [
@@ -406,6 +418,8 @@ async function benchEgress() {
     const withAllowList = [];
     const direct = [];
     const proxied = [];
+    const ctxDirect = [];
+    const ctxProxied = [];
     for (let i = 0; i < 5; i++) {
       await callOk(egressHost.client, 'echo_namespace', ECHO);
       await callOk(egressHost.client, 'echo_namespace_net', ECHO);
@@ -425,10 +439,24 @@ async function benchEgress() {
         into.push(...JSON.parse(result.content[0].text));
       }
     }
+    // Warmed up (the isolate process started, the worker pool up), then interleaved.
+    for (const name of ['ctx_fetch_direct', 'ctx_fetch_proxied']) await callOk(egressHost.client, name, { ...args, count: 2 });
+    for (let i = 0; i < Math.max(3, rounds / 5); i++) {
+      for (const [name, into] of [['ctx_fetch_direct', ctxDirect], ['ctx_fetch_proxied', ctxProxied]]) {
+        const result = await callOk(egressHost.client, name, args);
+        into.push(JSON.parse(result.content[0].text).perFetchMs);
+      }
+    }
     const summary = {
       noNetwork: summarize(noNetwork), withAllowList: summarize(withAllowList), fetchDirect: summarize(direct), fetchProxied: summarize(proxied),
+      ctxFetchDirect: summarize(ctxDirect), ctxFetchProxied: summarize(ctxProxied),
     };
-    return { ...summary, allowListRatio: round(summary.withAllowList.p50 / summary.noNetwork.p50), proxyRatio: round(summary.fetchProxied.p50 / summary.fetchDirect.p50) };
+    return {
+      ...summary,
+      allowListRatio: round(summary.withAllowList.p50 / summary.noNetwork.p50),
+      proxyRatio: round(summary.fetchProxied.p50 / summary.fetchDirect.p50),
+      ctxFetchRatio: round(summary.ctxFetchProxied.p50 / summary.ctxFetchDirect.p50),
+    };
   } finally {
     await egressHost.close();
     server.close();

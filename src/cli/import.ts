@@ -9,9 +9,7 @@ import { dirname, resolve } from 'node:path';
 import { createSilentLogger } from '../log.js';
 import { resolveCommandElement } from '../registry/manifest-paths.js';
 import { nodeModulesAbove } from '../registry/server-tools.js';
-import { listOne } from '../runner/upstream/discover.js';
-import type { UpstreamTool } from '../runner/upstream/server-instance.js';
-import type { RunSpec } from '../runner/types.js';
+import { listOne, ProcessServices, type RunSpec, type UpstreamTool } from '../runner/index.js';
 import { MAX_OUTPUT_BYTES } from '../policy/defaults.js';
 import { parseCommandArgs, UsageError } from './args.js';
 
@@ -80,7 +78,9 @@ export async function run(argv: readonly string[]): Promise<number> {
     readOnlyPaths: nodeModulesAbove(dir),
     upstream: { server: name, tool: '', profile: 'read_only', startupTimeoutMs },
   };
-  const listing = await listOne(spec, { logger: createSilentLogger() });
+  // No host here: the server is listed through services of this command's own.
+  const services = new ProcessServices();
+  const listing = await listOne(spec, { logger: createSilentLogger(), services }).finally(() => services.close());
   if (!listing.ok) {
     process.stderr.write(`toolhost import: ${listing.reason}\n`);
     return 1;

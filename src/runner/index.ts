@@ -13,7 +13,7 @@ import type { UpstreamServers } from './upstream/upstream-servers.js';
 export interface CreateRunnerDeps {
   readonly logger: Logger;
   /** The host's sandbox services (spawner, groups, cgroups, prepared sandboxes, isolate processes). */
-  readonly services?: ProcessServices;
+  readonly services: ProcessServices;
   /** One-shot process tools: sandboxes to keep prepared (0: none); default by isolation. */
   readonly preparedAhead?: number;
   /** The host's upstream MCP servers; needed by tools that have `spec.upstream`. */
@@ -42,3 +42,7 @@ export function createRunner(spec: RunSpec, deps: CreateRunnerDeps): Runner {
 export { ProcessServices, type ProcessServicesOptions } from './process-services.js';
 export { runSandboxChecks, type DoctorCheck } from './bwrap/checks.js';
 export { checkIsolateProcess } from './isolate/isolate-check.js';
+export type { RunSpec } from './types.js';
+export { listOne, listUpstreamServers, listUpstreamServersKeeping, type Listing } from './upstream/discover.js';
+export type { ServerInstance, UpstreamTool } from './upstream/server-instance.js';
+export { UpstreamServers } from './upstream/upstream-servers.js';

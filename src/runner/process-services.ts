@@ -1,10 +1,14 @@
 // Everything one host holds for its sandboxes, built by host.ts and passed down
-// to the runners: its spawner, the process groups it started, its pids cgroups,
+// to the runners and upstream servers: its spawner, the process groups it
+// started, its pids cgroups, what it learned about the machine (SandboxFacts),
 // the bound on tools keeping sandboxes prepared, and its live isolate processes.
 // Nothing of it is shared between hosts, even two in one process (a reload's
-// next host builds its own, and the old one's goes with it).
+// next host builds its own, and the old one's goes with it), and src/runner
+// keeps no state of its own in modules (test/unit/runner/module-state.test.ts):
+// callers without a host (doctor, import, scripts, tests) build one and close it.
 import type { Logger } from '../log.js';
 import { PidsCgroups } from './bwrap/pids-cgroup.js';
+import { SandboxFacts } from './bwrap/sandbox-facts.js';
 import { IsolateProcesses, MAX_ISOLATE_PROCESSES } from './isolate/isolate-processes.js';
 import { ProcessGroups } from './process/kill.js';
 import { MAX_TOOLS_PREPARED, PreparedSandboxes, type ProcessSandboxServices } from './process/oneshot-sandboxes.js';
@@ -16,18 +20,22 @@ export interface ProcessServicesOptions {
   readonly maxToolsPrepared?: number;
   /** Isolate processes this host keeps alive at a time. */
   readonly maxIsolateProcesses?: number;
+  /** How often the host looks for its finished pids cgroups; default once a second (pids-cgroup.ts). */
+  readonly cgroupSweepIntervalMs?: number;
 }
 
 export class ProcessServices implements ProcessSandboxServices {
   readonly spawner: SpawnerService;
   readonly groups = new ProcessGroups();
-  readonly cgroups = new PidsCgroups();
+  readonly facts = new SandboxFacts();
+  readonly cgroups: PidsCgroups;
   readonly prepared: PreparedSandboxes;
   readonly isolateProcesses: IsolateProcesses;
   private closing: Promise<void> | undefined;
 
   constructor(options: ProcessServicesOptions = {}) {
     this.spawner = new SpawnerService(options.logger);
+    this.cgroups = new PidsCgroups(this.facts, options.cgroupSweepIntervalMs);
     this.prepared = new PreparedSandboxes(options.maxToolsPrepared ?? MAX_TOOLS_PREPARED);
     this.isolateProcesses = new IsolateProcesses(options.maxIsolateProcesses ?? MAX_ISOLATE_PROCESSES);
   }

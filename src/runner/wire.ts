@@ -137,6 +137,13 @@ export interface IsolateInitMessage {
   readonly roots: readonly { readonly path: string; readonly access: 'read' | 'read_write' }[];
   readonly protectedPaths: readonly string[];
   readonly hiddenPaths: readonly string[];
+  /** The tool's class: a read_only tool's ctx.fetch may only send GET, HEAD and OPTIONS. */
+  readonly sideEffect?: string;
+  /**
+   * A tool with a network allow list: ctx.fetch goes out through the egress proxy at `proxyUrl`
+   * (the bridge of the process's grant), admitted by name against `allow` first. Absent: no network.
+   */
+  readonly egress?: { readonly proxyUrl: string; readonly allow: readonly string[] };
 }
 
 /** One call; `id` names it on this channel until its `result`. */
@@ -146,6 +153,8 @@ export interface IsolateRunMessage {
   readonly callId: string;
   readonly args: Readonly<Record<string, unknown>>;
   readonly timeoutMs: number;
+  /** The call's token at the egress proxy (its grant's openCall): each of its requests carries it. */
+  readonly egressToken?: string;
 }
 
 /** The host gave up on call `id` (deadline or cancel): its isolate is disposed, then `stopped`. */
@@ -154,29 +163,7 @@ export interface IsolateStopMessage {
   readonly id: number;
 }
 
-/** The host's answer to a `fetch`; on success the response body is the frame's body. */
-export type IsolateFetchResultMessage =
-  | {
-      readonly type: 'fetch_result';
-      readonly id: number;
-      readonly requestId: number;
-      readonly ok: true;
-      readonly status: number;
-      readonly statusText: string;
-      readonly url: string;
-      readonly headers: Readonly<Record<string, string>>;
-    }
-  | { readonly type: 'fetch_result'; readonly id: number; readonly requestId: number; readonly ok: false; readonly failure: CtxFailureData };
-
-export type HostToIsolateMessage = IsolateInitMessage | IsolateRunMessage | IsolateStopMessage | IsolateFetchResultMessage;
-
-/** A ctx call's failure as plain data: becomes an Error with this `code` inside the tool. */
-export interface CtxFailureData {
-  readonly code: string;
-  readonly message: string;
-  readonly maxBytes?: number;
-  readonly maxEntries?: number;
-}
+export type HostToIsolateMessage = IsolateInitMessage | IsolateRunMessage | IsolateStopMessage;
 
 /**
  * How call `id` ended over there. `envelope`: the prelude's answer (read by
@@ -204,15 +191,7 @@ export type IsolateToHostMessage =
   | { readonly type: 'progress'; readonly id: number; readonly progress: number; readonly total?: number; readonly message?: string }
   | { readonly type: 'log'; readonly id: number; readonly level: ToolLogLevel; readonly message: string }
   | { readonly type: 'denied'; readonly id: number; readonly op: string; readonly target: string; readonly reason: string }
-  /** ctx.fetch, served by the host (until the egress proxy serves it inside); a request body is the frame's body. */
-  | {
-      readonly type: 'fetch';
-      readonly id: number;
-      readonly requestId: number;
-      readonly url: string;
-      readonly method?: string;
-      readonly headers?: Readonly<Record<string, string>>;
-      readonly hasBody: boolean;
-    }
+  /** A ctx.fetch refused in the isolate process before any connection (the proxy reports the others). */
+  | { readonly type: 'egress'; readonly id: number; readonly host: string; readonly port: number | null; readonly method: string | null; readonly reason: string }
   /** isolated-vm's onCatastrophicError in the isolate of call `id` (if one ran there): the process ends right after. */
   | { readonly type: 'catastrophe'; readonly message: string; readonly id?: number };

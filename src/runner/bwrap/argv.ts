@@ -13,17 +13,26 @@
 import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { HostError } from '../../errors.js';
-import { DEFAULT_PIDS_CGROUPS, type PidsCgroup, type PidsCgroups } from './pids-cgroup.js';
+import type { PidsCgroup, PidsCgroups } from './pids-cgroup.js';
 import { buildPrlimitArgv, computeSandboxLimits, type SandboxLimitOverrides } from './rlimits.js';
 import type { RunSpec } from '../types.js';
 import { bwrapSupports, findBwrap, findExecutable, findPrlimit } from './binaries.js';
 import { isPathInside, resolveCommandMounts } from './command.js';
 import { detectSandboxFeatures } from './features.js';
 import { guardHostFiles, type SandboxBinds } from './guard.js';
+import type { SandboxFacts } from './sandbox-facts.js';
 import { seccompProgram } from './seccomp.js';
 import { bridgeScript, egressEnv, SANDBOX_EGRESS_SOCKET } from './egress-bridge.js';
 
+/** What building a sandbox goes through: the host's pids cgroups and what it knows of the machine (its ProcessServices). */
+export interface SandboxArgvServices {
+  readonly cgroups: PidsCgroups;
+  readonly facts: SandboxFacts;
+}
+
 export interface SandboxArgvOptions {
+  /** The host's (process-services.ts): the call's cgroup is made there, machine facts are learned there. */
+  readonly services: SandboxArgvServices;
   /** Absolute working directory of the tool (the first root, or a fresh private directory). */
   readonly cwd: string;
   /** namespace: a host directory to show as /tmp (read-write); default a fresh tmpfs. Ignored by isolation none. */
@@ -34,9 +43,7 @@ export interface SandboxArgvOptions {
   readonly limits?: SandboxLimitOverrides;
   /** A specific bubblewrap binary (a seam for tests and odd installs); default `bwrap` on PATH. */
   readonly bwrapPath?: string;
-  /** The host's pids cgroups (process-services.ts); default: those of callers without a host. */
-  readonly cgroups?: PidsCgroups;
-  /** The process's pids cgroup, made beforehand off the event loop (PidsCgroups.createAsync); absent: made here from `cgroups`. */
+  /** The process's pids cgroup, made beforehand off the event loop (PidsCgroups.createAsync); absent: made here from services.cgroups. */
   readonly cgroup?: PidsCgroup;
   /**
    * namespace with a non-empty networkAllow: the process's egress grant (egress-grant.ts), whose
@@ -75,9 +82,10 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
   const program = spec.command?.[0];
   if (program === undefined || program === '') throw new TypeError(`tool ${spec.name} has no command`);
   if (!isAbsolute(opts.cwd)) throw new TypeError(`cwd must be absolute: ${opts.cwd}`);
-  const bwrap = findBwrap(opts.bwrapPath);
+  const { facts, cgroups } = opts.services;
+  const bwrap = findBwrap(facts, opts.bwrapPath);
   if (bwrap === undefined) throw unavailable('bubblewrap is not installed', 'install bubblewrap: apt-get install bubblewrap');
-  const prlimit = findPrlimit();
+  const prlimit = findPrlimit(facts);
   if (prlimit === undefined) throw unavailable('prlimit is not installed', 'install util-linux: apt-get install util-linux');
 
   const isolated = spec.isolation === 'namespace';
@@ -87,13 +95,13 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
   // The proxy variables win over any the tool's env passes through: they are the only way out.
   const env = { ...sandboxEnv(spec.env), ...(egress === undefined ? {} : egressEnv()) };
   const limits = computeSandboxLimits(spec, opts.timeoutMs, opts.limits);
-  const features = detectSandboxFeatures(bwrap);
+  const features = detectSandboxFeatures(facts, bwrap);
   // A namespaced tool never runs without its seccomp filter (SPEC section 3.3).
-  const seccomp = isolated ? seccompProgram() : undefined;
+  const seccomp = isolated ? seccompProgram(facts) : undefined;
   if (seccomp?.ok === false) throw unavailable('no seccomp filter', seccomp.reason);
   // Everything that can throw comes before the cgroup is made, so a failure leaves none behind.
-  const mounts = isolated ? pathMounts(spec, opts.cwd, env['PATH'] ?? SANDBOX_DEFAULT_PATH) : [];
-  const cgroup = opts.cgroup ?? (opts.cgroups ?? DEFAULT_PIDS_CGROUPS).create(limits.processes);
+  const mounts = isolated ? pathMounts(facts, spec, opts.cwd, env['PATH'] ?? SANDBOX_DEFAULT_PATH) : [];
+  const cgroup = opts.cgroup ?? cgroups.create(limits.processes);
   // cgroup v2 refuses to move a process to a cgroup outside its cgroup namespace: keep the host's then.
   const unshareCgroup = cgroup?.version !== 2;
   const argv = [bwrap, ...(isolated ? namespaceFlags(features, unshareCgroup) : []), '--unshare-pid', '--die-with-parent', '--new-session'];
@@ -104,10 +112,10 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
 
   if (isolated) {
     // tmpfs pages are host memory that RLIMIT_AS does not count: cap /tmp and /dev/shm.
-    const tmpfsSize = bwrapSupports(bwrap, '--size') ? ['--size', String(PRIVATE_TMPFS_MAX_BYTES)] : [];
+    const tmpfsSize = bwrapSupports(facts, bwrap, '--size') ? ['--size', String(PRIVATE_TMPFS_MAX_BYTES)] : [];
     // bubblewrap covers /proc/sys and /proc/sysrq-trigger only when it cannot write them, and
     // a root-mapped user passes test_perm on global sysctls: the whole /proc goes read-only.
-    argv.push(...systemMounts(), '--proc', '/proc', '--remount-ro', '/proc', '--dev', '/dev', ...tmpfsSize, '--tmpfs', '/dev/shm');
+    argv.push(...systemMounts(facts), '--proc', '/proc', '--remount-ro', '/proc', '--dev', '/dev', ...tmpfsSize, '--tmpfs', '/dev/shm');
     argv.push(...(opts.privateTmp !== undefined ? ['--bind', opts.privateTmp, '/tmp'] : [...tmpfsSize, '--tmpfs', '/tmp']));
     argv.push(...mounts);
     if (cgroup !== undefined) argv.push('--bind', cgroup.procsPath, SANDBOX_CGROUP_PROCS_PATH);
@@ -127,8 +135,9 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
   // Then the start gate (and the cgroup join, then the egress bridge): if joining fails or the
   // bridge does not come up, the tool never starts (fail closed).
   const bridge = socat === undefined ? '' : `{ ${bridgeScript(socat)}; } && `;
-  if (cgroup !== undefined) argv.push(shellPath(), '-c', `echo 0 > "$0" && ${bridge}${START_GATE_SCRIPT}`, isolated ? SANDBOX_CGROUP_PROCS_PATH : cgroup.procsPath);
-  else argv.push(shellPath(), '-c', `${bridge}${START_GATE_SCRIPT}`, 'toolhost-gate');
+  const shell = shellPath(facts);
+  if (cgroup !== undefined) argv.push(shell, '-c', `echo 0 > "$0" && ${bridge}${START_GATE_SCRIPT}`, isolated ? SANDBOX_CGROUP_PROCS_PATH : cgroup.procsPath);
+  else argv.push(shell, '-c', `${bridge}${START_GATE_SCRIPT}`, 'toolhost-gate');
   return argv;
 }
 
@@ -137,12 +146,12 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
  * the argv is bubblewrap's and asks for it there (`--seccomp 4` before `--`).
  * spawnTool calls this, so every caller of buildSandboxArgv gets the filter.
  */
-export function sandboxFd4Input(argv: readonly string[]): Uint8Array | undefined {
+export function sandboxFd4Input(facts: SandboxFacts, argv: readonly string[]): Uint8Array | undefined {
   const end = argv.indexOf('--');
   const flags = end === -1 ? argv : argv.slice(0, end);
   const at = flags.indexOf('--seccomp');
   if (at === -1 || flags[at + 1] !== String(SANDBOX_SECCOMP_FD)) return undefined;
-  const program = seccompProgram();
+  const program = seccompProgram(facts);
   if (!program.ok) throw unavailable('no seccomp filter', program.reason);
   return program.bytes;
 }
@@ -178,12 +187,10 @@ function namespaceFlags(features: ReturnType<typeof detectSandboxFeatures>, unsh
   return flags;
 }
 
-function systemMounts(): string[] {
-  systemMountsCache ??= computeSystemMounts();
-  return systemMountsCache;
+// Read from the host's /usr and /etc once per host: a dozen lstat calls at every sandbox start otherwise.
+function systemMounts(facts: SandboxFacts): readonly string[] {
+  return facts.remember('system-mounts', () => Object.freeze(computeSystemMounts()));
 }
-
-let systemMountsCache: string[] | undefined;
 
 function computeSystemMounts(): string[] {
   const argv: string[] = [];
@@ -203,7 +210,7 @@ function computeSystemMounts(): string[] {
 }
 
 // The command's install prefix, the manifest folder, the roots and cwd, at their host paths.
-function pathMounts(spec: RunSpec, cwd: string, searchPath: string): string[] {
+function pathMounts(facts: SandboxFacts, spec: RunSpec, cwd: string, searchPath: string): string[] {
   const binds: SandboxBinds = new Map();
   const manifestDir = realpathSync(spec.manifestDir);
   for (const root of spec.roots) binds.set(root.path, root.access === 'read_write' ? 'rw' : 'ro');
@@ -216,7 +223,7 @@ function pathMounts(spec: RunSpec, cwd: string, searchPath: string): string[] {
 
   const visible = [...SYSTEM_DIRS.filter((dir) => entryKind(dir) !== undefined), ...binds.keys()];
   const program = spec.command?.[0] ?? '';
-  const command = resolveCommandMounts(program.includes('/') ? resolve(cwd, program) : program, searchPath, cwd, visible, manifestDir);
+  const command = resolveCommandMounts(facts, program.includes('/') ? resolve(cwd, program) : program, searchPath, cwd, visible, manifestDir);
   const argv: string[] = [];
   for (const dir of command.readOnlyBinds) argv.push('--ro-bind', dir, dir);
   for (const link of command.symlinks) argv.push('--symlink', link.target, link.path);
@@ -251,11 +258,9 @@ function sandboxEnv(env: Readonly<Record<string, string>>): Record<string, strin
   return out;
 }
 
-// Resolved once: /bin/sh does not move under a running host, and this ran at every sandbox start.
-let shell: string | undefined;
-function shellPath(): string {
-  shell ??= realpathSync('/bin/sh');
-  return shell;
+// Resolved once per host: /bin/sh does not move under a running host, and this ran at every sandbox start.
+function shellPath(facts: SandboxFacts): string {
+  return facts.remember('shell', () => realpathSync('/bin/sh'));
 }
 
 function entryKind(path: string): 'dir' | 'symlink' | 'file' | undefined {

@@ -1,8 +1,10 @@
 // The host programs the sandbox is built from (bubblewrap, prlimit, a POSIX
-// shell), found once, synchronously, so building an argv never awaits.
+// shell), found once per host (its SandboxFacts), synchronously, so building an
+// argv never awaits.
 import { execFileSync } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
+import type { SandboxFacts } from './sandbox-facts.js';
 
 /** Where programs are looked up when neither the caller nor the environment says. */
 export const DEFAULT_SEARCH_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -20,49 +22,40 @@ export function findExecutable(name: string, searchPath: string = process.env['P
 }
 
 /** bubblewrap: the explicit path if given (a test seam), else `bwrap` on PATH or in the usual places. */
-export function findBwrap(bwrapPath?: string): string | undefined {
+export function findBwrap(facts: SandboxFacts, bwrapPath?: string): string | undefined {
   if (bwrapPath !== undefined) return isExecutableFile(bwrapPath) ? bwrapPath : undefined;
-  return findHostProgram('bwrap');
+  return findHostProgram(facts, 'bwrap');
 }
 
 /** prlimit from util-linux. */
-export function findPrlimit(): string | undefined {
-  return findHostProgram('prlimit');
+export function findPrlimit(facts: SandboxFacts): string | undefined {
+  return findHostProgram(facts, 'prlimit');
 }
 
 // Every sandbox start looked both programs up again: a stat and an access per PATH
 // entry, the largest part of building an argv. A program found stays found (per
 // PATH); if it is removed later, its spawn fails and the call fails closed. One not
 // found is looked for again, so installing it needs no restart.
-const found = new Map<string, string>();
-
-function findHostProgram(name: string): string | undefined {
+function findHostProgram(facts: SandboxFacts, name: string): string | undefined {
   const searchPath = `${process.env['PATH'] ?? ''}${delimiter}${DEFAULT_SEARCH_PATH}`;
-  const key = `${name}\0${searchPath}`;
-  const cached = found.get(key);
-  if (cached !== undefined) return cached;
-  const path = findExecutable(name, searchPath);
-  if (path !== undefined) found.set(key, path);
-  return path;
+  return facts.remember(`program\0${name}\0${searchPath}`, () => findExecutable(name, searchPath), (path) => path !== undefined);
 }
 
-/** Whether this bubblewrap knows `flag` (read from its --help once per binary). */
-export function bwrapSupports(bwrapPath: string, flag: string): boolean {
-  let help = helpCache.get(bwrapPath);
-  if (help === undefined) {
-    try {
-      help = execFileSync(bwrapPath, ['--help'], { encoding: 'utf8', timeout: 5000, env: {}, stdio: ['ignore', 'pipe', 'pipe'] });
-    } catch (error) {
-      // bwrap --help exits 0, but be lenient: take whatever it printed.
-      const stdout = (error as { stdout?: unknown }).stdout;
-      help = typeof stdout === 'string' ? stdout : '';
-    }
-    helpCache.set(bwrapPath, help);
-  }
+/** Whether this bubblewrap knows `flag` (read from its --help once per binary and host). */
+export function bwrapSupports(facts: SandboxFacts, bwrapPath: string, flag: string): boolean {
+  const help = facts.remember(`bwrap-help\0${bwrapPath}`, () => readBwrapHelp(bwrapPath));
   return new RegExp(`(^|\\s)${flag.replace(/[-]/g, '\\-')}(\\s|$)`, 'm').test(help);
 }
 
-const helpCache = new Map<string, string>();
+function readBwrapHelp(bwrapPath: string): string {
+  try {
+    return execFileSync(bwrapPath, ['--help'], { encoding: 'utf8', timeout: 5000, env: {}, stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (error) {
+    // bwrap --help exits 0, but be lenient: take whatever it printed.
+    const stdout = (error as { stdout?: unknown }).stdout;
+    return typeof stdout === 'string' ? stdout : '';
+  }
+}
 
 function isExecutableFile(path: string): boolean {
   try {

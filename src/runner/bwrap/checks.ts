@@ -16,6 +16,7 @@ import { REFUSED_SYSCALLS_X86_64, seccompProgram } from './seccomp.js';
 import { SANDBOX_PROXY_PORT, SANDBOX_PROXY_URL } from './egress-bridge.js';
 import { openEgressGrant, type EgressGrant } from './egress-grant.js';
 import { createSilentLogger } from '../../log.js';
+import { ProcessServices } from '../process-services.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';
 
@@ -32,29 +33,42 @@ export interface SandboxCheckOptions {
   readonly bwrapPath?: string;
 }
 
-/** Every OS-sandbox check, in report order. */
+/**
+ * Every OS-sandbox check, in report order. The doctor belongs to no host: its
+ * sandboxes go through services of its own (spawner, groups, cgroups, facts
+ * learned afresh), closed when the checks are done.
+ */
 export async function runSandboxChecks(options: SandboxCheckOptions = {}): Promise<DoctorCheck[]> {
-  const bwrap = findBwrap(options.bwrapPath);
-  const checks: DoctorCheck[] = [await checkBubblewrap(options.bwrapPath)];
-  checks.push(bwrap === undefined ? skipped('user-namespace', NO_BWRAP) : checkUserNamespace(bwrap));
+  const services = new ProcessServices();
+  try {
+    return await runChecks(services, options.bwrapPath);
+  } finally {
+    await services.close();
+  }
+}
+
+async function runChecks(services: ProcessServices, bwrapPath: string | undefined): Promise<DoctorCheck[]> {
+  const bwrap = findBwrap(services.facts, bwrapPath);
+  const checks: DoctorCheck[] = [await checkBubblewrap(services, bwrapPath)];
+  checks.push(bwrap === undefined ? skipped('user-namespace', NO_BWRAP) : checkUserNamespace(services, bwrap));
   checks.push(bwrap === undefined ? skipped('network-namespace', NO_BWRAP) : await checkNetworkNamespace(bwrap));
-  checks.push(await checkPrlimit());
-  checks.push(checkPidsLimit(bwrap));
+  checks.push(await checkPrlimit(services));
+  checks.push(checkPidsLimit(services, bwrap));
   const python = await checkPython();
   checks.push(python);
   if (bwrap === undefined) checks.push(skipped('namespace-sandbox', NO_BWRAP));
   else if (python.status !== 'ok') checks.push(skipped('namespace-sandbox', 'python3 is missing'));
-  else checks.push(await checkNamespaceSandbox(options.bwrapPath));
-  checks.push(bwrap === undefined ? skipped('seccomp', NO_BWRAP) : await checkSeccomp(options.bwrapPath));
+  else checks.push(await checkNamespaceSandbox(services, bwrapPath));
+  checks.push(bwrap === undefined ? skipped('seccomp', NO_BWRAP) : await checkSeccomp(services, bwrapPath));
   if (bwrap === undefined) checks.push(skipped('egress-bridge', NO_BWRAP));
   else if (python.status !== 'ok') checks.push(skipped('egress-bridge', 'python3 is missing'));
-  else checks.push(await checkEgressBridge(options.bwrapPath));
+  else checks.push(await checkEgressBridge(services, bwrapPath));
   return checks;
 }
 
 // End to end, and reaching nothing: a namespaced python3 asks the proxy, through the bridge,
 // for a tunnel its grant does not allow, and must get the proxy's own refusal back.
-async function checkEgressBridge(bwrapPath: string | undefined): Promise<DoctorCheck> {
+async function checkEgressBridge(services: ProcessServices, bwrapPath: string | undefined): Promise<DoctorCheck> {
   const socat = findExecutable('socat') ?? null;
   if (socat === null) {
     return { name: 'egress-bridge', status: 'fail', detail: 'namespaced tools with network.allow cannot run without socat (the egress bridge): apt-get install socat', facts: { socat, works: false } };
@@ -69,8 +83,8 @@ async function checkEgressBridge(bwrapPath: string | undefined): Promise<DoctorC
       stdout: 'text', isolation: 'namespace', persistent: false, poolSize: 1, env: { PATH: process.env['PATH'] ?? '' },
       roots: [{ path: dir, access: 'read' }], networkAllow: ['127.0.0.1:1'], maxOutputBytes: 4096, protectedPaths: [], hiddenPaths: [],
     };
-    const argv = buildSandboxArgv(spec, { cwd: dir, timeoutMs: 10_000, egress: grant, ...(bwrapPath === undefined ? {} : { bwrapPath }) });
-    const out = await runToCompletion([...argv, ...(spec.command ?? [])], spec.env, dir, '', 15_000);
+    const argv = buildSandboxArgv(spec, { services, cwd: dir, timeoutMs: 10_000, egress: grant, ...(bwrapPath === undefined ? {} : { bwrapPath }) });
+    const out = await runToCompletion([...argv, ...(spec.command ?? [])], spec.env, dir, '', 15_000, services);
     const refused = grant.counts().refused;
     if (out.stdout.trim() === '403' && refused === 1) {
       return { name: 'egress-bridge', status: 'ok', detail: `${socat} bridges the sandbox's ${SANDBOX_PROXY_URL} to the host's egress proxy, which admits only allowed hosts`, facts: { socat, works: true } };
@@ -85,8 +99,8 @@ async function checkEgressBridge(bwrapPath: string | undefined): Promise<DoctorC
 }
 
 // In force, not only built: a namespaced sh reads its own Seccomp line (2 = filter mode).
-async function checkSeccomp(bwrapPath: string | undefined): Promise<DoctorCheck> {
-  const program = seccompProgram();
+async function checkSeccomp(services: ProcessServices, bwrapPath: string | undefined): Promise<DoctorCheck> {
+  const program = seccompProgram(services.facts);
   if (!program.ok) return { name: 'seccomp', status: 'fail', detail: program.reason, facts: { inForce: false, instructions: null } };
   const facts = { instructions: program.instructions, architecture: 'x86_64', refusedSyscalls: Object.keys(REFUSED_SYSCALLS_X86_64).length + 2 };
   const dir = mkdtempSync(join(tmpdir(), 'toolhost-doctor-'));
@@ -96,8 +110,8 @@ async function checkSeccomp(bwrapPath: string | undefined): Promise<DoctorCheck>
       stdout: 'text', isolation: 'namespace', persistent: false, poolSize: 1, env: {},
       roots: [], networkAllow: [], maxOutputBytes: 4096, protectedPaths: [], hiddenPaths: [],
     };
-    const argv = buildSandboxArgv(spec, { cwd: dir, timeoutMs: 10_000, ...(bwrapPath === undefined ? {} : { bwrapPath }) });
-    const out = await runToCompletion([...argv, ...(spec.command ?? [])], spec.env, dir, '', 15_000);
+    const argv = buildSandboxArgv(spec, { services, cwd: dir, timeoutMs: 10_000, ...(bwrapPath === undefined ? {} : { bwrapPath }) });
+    const out = await runToCompletion([...argv, ...(spec.command ?? [])], spec.env, dir, '', 15_000, services);
     if (/^Seccomp:\s*2$/m.test(out.stdout)) {
       return { name: 'seccomp', status: 'ok', detail: `a ${program.instructions}-instruction filter is in force in every namespaced process: keyrings, ptrace, bpf, perf, userfaultfd, modules, kexec, new namespaces, mounts and non-IP sockets answer EPERM`, facts: { inForce: true, ...facts } };
     }
@@ -109,17 +123,17 @@ async function checkSeccomp(bwrapPath: string | undefined): Promise<DoctorCheck>
   }
 }
 
-async function checkBubblewrap(bwrapPath: string | undefined): Promise<DoctorCheck> {
-  const path = findBwrap(bwrapPath) ?? null;
+async function checkBubblewrap(services: ProcessServices, bwrapPath: string | undefined): Promise<DoctorCheck> {
+  const path = findBwrap(services.facts, bwrapPath) ?? null;
   const version = path === null ? undefined : await readBwrapVersion(path);
-  const probe = await probeSandbox(bwrapPath === undefined ? {} : { bwrapPath });
+  const probe = await probeSandbox(services.facts, bwrapPath === undefined ? {} : { bwrapPath });
   const facts = { path, version: version ?? null, namespacesUsable: probe.ok };
   if (probe.ok) return { name: 'bubblewrap', status: 'ok', detail: `${path ?? 'bwrap'} ${probe.version}: pid, ipc, uts, net and mount namespaces can be created`, facts };
   return { name: 'bubblewrap', status: 'fail', detail: `process tools cannot run: ${probe.reason}`, facts };
 }
 
-function checkUserNamespace(bwrap: string): DoctorCheck {
-  const features = detectSandboxFeatures(bwrap);
+function checkUserNamespace(services: ProcessServices, bwrap: string): DoctorCheck {
+  const features = detectSandboxFeatures(services.facts, bwrap);
   const facts = { usable: features.userNamespace, disableNested: features.disableUserns };
   if (features.userNamespace) {
     const nested = features.disableUserns ? 'nested user namespaces are blocked (--disable-userns)' : 'bubblewrap < 0.8 cannot block nested user namespaces';
@@ -141,8 +155,8 @@ async function checkNetworkNamespace(bwrap: string): Promise<DoctorCheck> {
   return { name: 'network-namespace', status: 'fail', detail: explainNamespaceFailure(result.stderr), facts: { usable: false } };
 }
 
-async function checkPrlimit(): Promise<DoctorCheck> {
-  const path = findPrlimit() ?? null;
+async function checkPrlimit(services: ProcessServices): Promise<DoctorCheck> {
+  const path = findPrlimit(services.facts) ?? null;
   if (path === null) {
     return { name: 'prlimit', status: 'fail', detail: 'no resource limits without prlimit: install util-linux (apt-get install util-linux)', facts: { path, version: null } };
   }
@@ -151,13 +165,13 @@ async function checkPrlimit(): Promise<DoctorCheck> {
   return { name: 'prlimit', status: 'ok', detail: `${path}: address space, CPU seconds, file size and open files are limited`, facts: { path, version } };
 }
 
-function checkPidsLimit(bwrap: string | undefined): DoctorCheck {
-  const cgroup = probePidsCgroup();
+function checkPidsLimit(services: ProcessServices, bwrap: string | undefined): DoctorCheck {
+  const cgroup = probePidsCgroup(services.facts);
   if (cgroup.ok) {
     return { name: 'pids-limit', status: 'ok', detail: `each sandbox gets its own pids cgroup under ${cgroup.baseDir} (pids.max)`, facts: { mechanism: 'cgroup', cgroupVersion: cgroup.version, baseDir: cgroup.baseDir } };
   }
   const asRoot = process.getuid?.() === 0;
-  const userns = bwrap !== undefined && detectSandboxFeatures(bwrap).userNamespace;
+  const userns = bwrap !== undefined && detectSandboxFeatures(services.facts, bwrap).userNamespace;
   if (!asRoot && userns) {
     return { name: 'pids-limit', status: 'warn', detail: `namespace sandboxes count processes with RLIMIT_NPROC in their user namespace; isolation none has no process limit (${cgroup.reason})`, facts: { mechanism: 'rlimit', cgroupVersion: null, baseDir: null } };
   }
@@ -179,7 +193,7 @@ async function checkPython(): Promise<DoctorCheck> {
 }
 
 // End to end: python3 through the real argv of an isolation: namespace tool.
-async function checkNamespaceSandbox(bwrapPath: string | undefined): Promise<DoctorCheck> {
+async function checkNamespaceSandbox(services: ProcessServices, bwrapPath: string | undefined): Promise<DoctorCheck> {
   const dir = mkdtempSync(join(tmpdir(), 'toolhost-doctor-'));
   try {
     const spec: RunSpec = {
@@ -187,9 +201,9 @@ async function checkNamespaceSandbox(bwrapPath: string | undefined): Promise<Doc
       stdout: 'text', isolation: 'namespace', persistent: false, poolSize: 1, env: { PATH: process.env['PATH'] ?? '' },
       roots: [{ path: dir, access: 'read' }], networkAllow: [], maxOutputBytes: 4096, protectedPaths: [], hiddenPaths: [],
     };
-    const argv = buildSandboxArgv(spec, { cwd: dir, timeoutMs: 10_000, ...(bwrapPath === undefined ? {} : { bwrapPath }) });
+    const argv = buildSandboxArgv(spec, { services, cwd: dir, timeoutMs: 10_000, ...(bwrapPath === undefined ? {} : { bwrapPath }) });
     // Through the spawner and the start gate, exactly as a call would run.
-    const out = await runToCompletion([...argv, ...(spec.command ?? [])], spec.env, dir, '', 15_000);
+    const out = await runToCompletion([...argv, ...(spec.command ?? [])], spec.env, dir, '', 15_000, services);
     if (out.stdout.trim() === '42') return { name: 'namespace-sandbox', status: 'ok', detail: 'python3 runs inside the namespace sandbox, with its install prefix read-only', facts: { works: true } };
     return { name: 'namespace-sandbox', status: 'fail', detail: `python3 does not run inside the namespace sandbox: ${out.stderr.slice(0, 300) || 'no output'}`, facts: { works: false } };
   } catch (error) {

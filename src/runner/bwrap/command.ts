@@ -12,6 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { findExecutable } from './binaries.js';
+import type { SandboxFacts } from './sandbox-facts.js';
 
 export interface CommandMounts {
   /** Host paths to bind read-only at the same path. */
@@ -26,15 +27,18 @@ export interface CommandMounts {
  * the sandbox gets, so the host resolves exactly what execvp will find inside.
  * `manifestDir` is where a version manager looks for a version file.
  */
-export function resolveCommandMounts(program: string, searchPath: string, cwd: string, visibleDirs: readonly string[], manifestDir: string): CommandMounts {
+export function resolveCommandMounts(
+  facts: SandboxFacts,
+  program: string,
+  searchPath: string,
+  cwd: string,
+  visibleDirs: readonly string[],
+  manifestDir: string,
+): CommandMounts {
   const versionDir = versionLookupDir(manifestDir);
-  const key = `${program}\0${searchPath}\0${cwd}\0${visibleDirs.join(':')}\0${versionDir}`;
-  let mounts = cache.get(key);
-  if (mounts === undefined) {
-    mounts = computeCommandMounts(program, searchPath, cwd, visibleDirs, versionDir);
-    cache.set(key, mounts);
-  }
-  return mounts;
+  // Resolving a shim runs its version manager: once per command and host, not per sandbox.
+  const key = `command-mounts\0${program}\0${searchPath}\0${cwd}\0${visibleDirs.join(':')}\0${versionDir}`;
+  return facts.remember(key, () => computeCommandMounts(program, searchPath, cwd, visibleDirs, versionDir));
 }
 
 /** True when `path` is `dir` or inside it. */
@@ -42,8 +46,7 @@ export function isPathInside(path: string, dir: string): boolean {
   return dir === '/' || path === dir || path.startsWith(`${dir}/`);
 }
 
-const NO_MOUNTS: CommandMounts = { readOnlyBinds: [], symlinks: [] };
-const cache = new Map<string, CommandMounts>();
+const NO_MOUNTS: CommandMounts = Object.freeze({ readOnlyBinds: Object.freeze([]), symlinks: Object.freeze([]) });
 
 // Never bind these wholesale as an install prefix: they hold users' secrets.
 const HIDDEN_TREES = ['/root', '/home', '/tmp', '/var/tmp', '/run', '/proc', '/sys', '/dev'];

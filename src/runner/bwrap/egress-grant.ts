@@ -11,6 +11,12 @@
 //   grant.attach(onEgress);   // a call starts using the process: fresh counts
 //   ...; grant.counts();      // what that call did
 //   await grant.close();      // when the process is gone
+//
+// A process that serves several calls at once (an isolate process) opens the
+// grant with `perCall: true` and gives each call a channel of its own instead:
+//   const channel = grant.openCall(onEgress);  // its token goes to the process with the call
+//   ...; channel.counts(); channel.close();     // the call is over: its connections are cut
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +35,18 @@ export interface EgressGrantOptions {
   readonly limits?: Partial<EgressLimits>;
   /** Resolves a name to its addresses (a seam for tests); default the system resolver. */
   readonly resolve?: (host: string) => Promise<readonly string[]>;
+  /** Calls run side by side: each request must carry an open call's token (see openCall). */
+  readonly perCall?: boolean;
+}
+
+/** One call's way out through a perCall grant. */
+export interface EgressCallChannel {
+  /** Sent by the process as `Proxy-Authorization: Toolhost <token>` on each of the call's requests. */
+  readonly token: string;
+  /** What the call did so far. */
+  counts(): EgressCounts;
+  /** The call is over: its token is refused from now on and its connections are cut; idempotent. */
+  close(): void;
 }
 
 export interface EgressGrant {
@@ -40,6 +58,8 @@ export interface EgressGrant {
   detach(): void;
   /** What the current (or last) call did. */
   counts(): EgressCounts;
+  /** A channel for one of several calls at once (a perCall grant): fresh counts and budget, attempts to `sink`. */
+  openCall(sink?: (attempt: EgressAttempt) => void): EgressCallChannel;
   /** Closes the proxy, cuts its connections and removes its folder; idempotent. */
   close(): Promise<void>;
 }
@@ -61,6 +81,7 @@ export async function openEgressGrant(options: EgressGrantOptions): Promise<Egre
       options.logger[attempt.admitted ? 'info' : 'warn']({ egress: attempt }, attempt.admitted ? 'egress admitted (no call)' : 'egress refused (no call)');
     },
     onLimit: (limit) => options.logger.warn({ egressLimit: limit, limits }, 'egress limit reached; further traffic of this call is cut'),
+    ...(options.perCall === true ? { requireCallToken: true } : {}),
   });
   try {
     await proxy.listen(socketPath);
@@ -79,6 +100,14 @@ export async function openEgressGrant(options: EgressGrantOptions): Promise<Egre
       sink = undefined;
     },
     counts: () => ({ ...proxy.counts }),
+    openCall(callSink) {
+      const token = randomBytes(16).toString('hex');
+      proxy.openCall(token, (attempt) => {
+        if (callSink !== undefined) return callSink(attempt);
+        options.logger[attempt.admitted ? 'info' : 'warn']({ egress: attempt }, attempt.admitted ? 'egress admitted' : 'egress refused');
+      });
+      return { token, counts: () => proxy.callCounts(token), close: () => proxy.closeCall(token) };
+    },
     close() {
       closing ??= proxy.close().then(() => rm(dir, { recursive: true, force: true }));
       return closing;

@@ -8,10 +8,21 @@
 // names itself; the proxy connects to the address it returns, never to the
 // name. Every attempt is reported; connections, concurrency and bytes are
 // bounded so a flood from a tool costs the host a fixed, small amount.
+//
+// Counts and budgets are kept per call in a ledger. A process that serves one
+// call at a time (a one-shot or persistent tool) uses the default ledger,
+// reset per call. One that serves several at once (an isolate process) opens
+// a ledger per call with its own token, which that process's ctx.fetch sends
+// as `Proxy-Authorization: Toolhost <token>` on every request (a hop header:
+// never forwarded); with `requireCallToken`, a request without a known token
+// is refused (`unknown_call`), and closing a call cuts its connections.
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { lookup } from 'node:dns/promises';
 import { admitEgress, isMethodAdmitted, type EgressRules } from '../../../sandbox/egress-admission.mjs';
 import type { EgressAttempt } from '../wire.js';
+import { CALL_TOKEN_ECHO_HEADER, isCallToken, parseRequestHead } from './egress-request-head.js';
+
+export { CALL_TOKEN_ECHO_HEADER, CALL_TOKEN_SCHEME, isCallToken, parseRequestHead } from './egress-request-head.js';
 
 export type { EgressAttempt } from '../wire.js';
 
@@ -52,19 +63,33 @@ export interface EgressCounts {
 export interface EgressProxyOptions {
   readonly rules: EgressRules;
   readonly limits: EgressLimits;
-  /** Called for every attempt (up to maxAttempts per call). */
+  /** Called for every attempt of the default ledger (up to maxAttempts per call). */
   readonly onAttempt: (attempt: EgressAttempt) => void;
   /** Called once per call when an attempt or byte limit is reached. */
   readonly onLimit?: (limit: 'attempts' | 'connections' | 'bytes') => void;
+  /** Only requests that name an open call's token are served (a process with several calls at once). */
+  readonly requireCallToken?: boolean;
+}
+
+
+/** One call's counts, budget and sockets. */
+interface Ledger {
+  readonly counts: EgressCounts;
+  attempts: number;
+  readonly limitsReported: Set<string>;
+  readonly sockets: Set<Socket>;
+  readonly onAttempt: (attempt: EgressAttempt) => void;
+  readonly token?: string;
 }
 
 /** The proxy server of one grant; `reset()` starts a new call's counters and budget. */
 export class EgressProxy {
-  readonly counts: EgressCounts = { admitted: 0, refused: 0, bytesOut: 0, bytesIn: 0 };
+  /** The default ledger's counts (calls without a token). */
+  readonly counts: EgressCounts;
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
-  private attempts = 0;
-  private limitsReported = new Set<string>();
+  private readonly fallback: Ledger;
+  private readonly calls = new Map<string, Ledger>();
   private isClosed = false;
 
   private readonly rules: EgressRules;
@@ -75,6 +100,8 @@ export class EgressProxy {
     this.rules = { ...options.rules, resolve: limitConcurrency(options.rules.resolve ?? resolveSystem, MAX_LOOKUPS_IN_FLIGHT) };
     this.server = createServer({ pauseOnConnect: false }, (client) => this.accept(client));
     this.server.maxConnections = options.limits.maxConcurrent * 2;
+    this.fallback = newLedger(options.onAttempt);
+    this.counts = this.fallback.counts;
   }
 
   /** Listens on a Unix socket path. */
@@ -92,8 +119,28 @@ export class EgressProxy {
   /** A new call: fresh counters and budget (a persistent process serves calls one after another). */
   reset(): void {
     Object.assign(this.counts, { admitted: 0, refused: 0, bytesOut: 0, bytesIn: 0 });
-    this.attempts = 0;
-    this.limitsReported.clear();
+    this.fallback.attempts = 0;
+    this.fallback.limitsReported.clear();
+  }
+
+  /** A call of its own, beside others: requests that carry `token` count here and go to `onAttempt`. */
+  openCall(token: string, onAttempt: (attempt: EgressAttempt) => void): void {
+    if (!isCallToken(token) || this.calls.has(token)) throw new TypeError('a call token must be new and 32 hex digits');
+    this.calls.set(token, newLedger(onAttempt, token));
+  }
+
+  /** What call `token` did so far (zeros once it is closed). */
+  callCounts(token: string): EgressCounts {
+    const ledger = this.calls.get(token);
+    return ledger === undefined ? { admitted: 0, refused: 0, bytesOut: 0, bytesIn: 0 } : { ...ledger.counts };
+  }
+
+  /** The call is over: its token is refused from now on and its connections are cut. */
+  closeCall(token: string): void {
+    const ledger = this.calls.get(token);
+    if (ledger === undefined) return;
+    this.calls.delete(token);
+    for (const socket of ledger.sockets) socket.destroy();
   }
 
   /** Stops listening and cuts every connection. */
@@ -107,27 +154,33 @@ export class EgressProxy {
     this.track(client);
     client.on('error', () => undefined);
     if (this.isClosed) return void client.destroy();
-    if (this.attempts >= this.options.limits.maxAttempts) {
-      this.reportLimit('attempts');
-      this.counts.refused++;
-      return void client.destroy();
-    }
+    // Without tokens the call is known before the head: past its budget, nothing is read at all.
+    if (this.options.requireCallToken !== true && this.isOverAttempts(this.fallback)) return void client.destroy();
     // Two sockets per admitted connection: the cap counts client sockets only.
     const open = [...this.sockets].filter((socket) => (socket as TaggedSocket).isClient === true).length;
     (client as TaggedSocket).isClient = true;
-    if (open >= this.options.limits.maxConcurrent) {
-      this.record({ kind: 'malformed', host: '', port: null, method: null }, 'too_many_connections');
+    const isCrowded = open >= this.options.limits.maxConcurrent;
+    if (isCrowded && this.options.requireCallToken !== true) {
+      this.record(this.fallback, { kind: 'malformed', host: '', port: null, method: null }, 'too_many_connections');
       return void refuseHttp(client, 'too_many_connections');
     }
-    this.readHead(client);
+    // With tokens, a crowded connection is refused once its head names the call it belongs to.
+    this.readHead(client, isCrowded);
   }
 
-  private readHead(client: Socket): void {
+  private isOverAttempts(ledger: Ledger): boolean {
+    if (ledger.attempts < this.options.limits.maxAttempts) return false;
+    this.reportLimit(ledger, 'attempts');
+    ledger.counts.refused++;
+    return true;
+  }
+
+  private readHead(client: Socket, isCrowded: boolean): void {
     const { maxHeadBytes, headTimeoutMs } = this.options.limits;
     let head = Buffer.alloc(0);
     const timer = setTimeout(() => {
       client.off('data', onData);
-      this.record({ kind: 'malformed', host: '', port: null, method: null }, 'head_timeout');
+      this.record(this.fallback, { kind: 'malformed', host: '', port: null, method: null }, 'head_timeout');
       client.destroy();
     }, headTimeoutMs);
     const onData = (chunk: Buffer): void => {
@@ -138,48 +191,55 @@ export class EgressProxy {
       client.off('data', onData);
       client.pause();
       if (end === -1 || end > maxHeadBytes) {
-        this.record({ kind: 'malformed', host: '', port: null, method: null }, 'head_too_large');
+        this.record(this.fallback, { kind: 'malformed', host: '', port: null, method: null }, 'head_too_large');
         return refuseHttp(client, 'head_too_large');
       }
-      void this.handle(client, head.subarray(0, end).toString('latin1'), head.subarray(end + 4));
+      void this.handle(client, head.subarray(0, end).toString('latin1'), head.subarray(end + 4), isCrowded);
     };
     client.on('data', onData);
     client.once('close', () => clearTimeout(timer));
   }
 
-  private async handle(client: Socket, head: string, rest: Buffer): Promise<void> {
+  private async handle(client: Socket, head: string, rest: Buffer, isCrowded: boolean): Promise<void> {
     const request = parseRequestHead(head);
     if (!request.ok) {
-      this.record({ kind: 'malformed', host: '', port: null, method: null }, request.reason);
+      this.record(this.fallback, { kind: 'malformed', host: '', port: null, method: null }, request.reason);
       return refuseHttp(client, request.reason);
     }
     const described = { kind: request.kind, host: request.host.slice(0, 256), port: request.port, method: request.kind === 'http' ? request.method : null } as const;
-    if (this.counts.admitted >= this.options.limits.maxConnections) {
-      this.reportLimit('connections');
-      this.record(described, 'connection_limit');
-      return refuseHttp(client, 'connection_limit');
+    const ledger = request.callToken === undefined ? undefined : this.calls.get(request.callToken);
+    if (ledger === undefined && this.options.requireCallToken === true) {
+      if (this.isOverAttempts(this.fallback)) return void client.destroy();
+      this.record(this.fallback, described, 'unknown_call');
+      return refuseHttp(client, 'unknown_call');
     }
-    if (request.kind === 'http' && !isMethodAdmitted(this.options.rules.readOnly === true, request.method)) {
-      this.record(described, 'method_not_allowed_for_class');
-      return refuseHttp(client, 'method_not_allowed_for_class');
+    const call = ledger ?? this.fallback;
+    if (this.isOverAttempts(call)) return void client.destroy();
+    call.sockets.add(client);
+    client.once('close', () => call.sockets.delete(client));
+    const refuse = (reason: string, address?: string, host?: string): void => {
+      this.record(call, { ...described, host: host ?? described.host }, reason, address);
+      refuseHttp(client, reason, 403, call.token);
+    };
+    if (isCrowded) return refuse('too_many_connections');
+    if (call.counts.admitted >= this.options.limits.maxConnections) {
+      this.reportLimit(call, 'connections');
+      return refuse('connection_limit');
     }
+    if (request.kind === 'http' && !isMethodAdmitted(this.options.rules.readOnly === true, request.method)) return refuse('method_not_allowed_for_class');
     // A read_only tool's GET carries no body: what follows its head is never forwarded.
-    if (request.kind === 'http' && this.options.rules.readOnly === true && request.hasBody) {
-      this.record(described, 'body_not_allowed');
-      return refuseHttp(client, 'body_not_allowed');
-    }
+    if (request.kind === 'http' && this.options.rules.readOnly === true && request.hasBody) return refuse('body_not_allowed');
     const admission = await admitEgress(this.rules, { host: request.host, port: request.port, ...(request.kind === 'http' ? { method: request.method } : {}) });
-    if (!admission.ok) {
-      this.record({ ...described, host: admission.host ?? described.host }, admission.reason, admission.address);
-      return refuseHttp(client, admission.reason);
-    }
+    if (!admission.ok) return refuse(admission.reason, admission.address, admission.host);
     if (this.isClosed || client.destroyed) return;
-    this.record({ ...described, host: admission.host }, null, admission.address);
+    this.record(call, { ...described, host: admission.host }, null, admission.address);
     const upstream = connect({ host: admission.address, port: admission.port, family: admission.family });
     this.track(upstream);
+    call.sockets.add(upstream);
+    upstream.once('close', () => call.sockets.delete(upstream));
     let isConnected = false;
     upstream.on('error', () => {
-      if (!isConnected && !client.destroyed) refuseHttp(client, 'upstream_unreachable', 502);
+      if (!isConnected && !client.destroyed) refuseHttp(client, 'upstream_unreachable', 502, call.token);
     });
     upstream.setTimeout(this.options.limits.connectTimeoutMs, () => upstream.destroy(new Error('connect timeout')));
     upstream.once('connect', () => {
@@ -187,38 +247,38 @@ export class EgressProxy {
       upstream.setTimeout(0);
       if (request.kind === 'connect') {
         client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-        this.splice(client, upstream, rest, true);
+        this.splice(call, client, upstream, rest, true);
       } else {
-        this.count(upstream, request.forwardHead.length, 'out');
+        this.count(call, upstream, request.forwardHead.length, 'out');
         upstream.write(request.forwardHead);
         // A read_only tool's request had no body: nothing more of the client is forwarded.
-        this.splice(client, upstream, rest, this.options.rules.readOnly !== true);
+        this.splice(call, client, upstream, rest, this.options.rules.readOnly !== true);
       }
     });
   }
 
   // Bytes both ways, counted against the call's budget; either side closing closes both.
-  private splice(client: Socket, upstream: Socket, rest: Buffer, clientToUpstream: boolean): void {
+  private splice(call: Ledger, client: Socket, upstream: Socket, rest: Buffer, clientToUpstream: boolean): void {
     const stop = (): void => {
       client.destroy();
       upstream.destroy();
     };
     client.once('close', stop);
     upstream.once('close', () => (client.writableLength > 0 ? client.end() : client.destroy()));
-    this.forward(upstream, client, 'in');
+    this.forward(call, upstream, client, 'in');
     if (clientToUpstream) {
-      if (rest.length > 0 && this.count(upstream, rest.length, 'out')) upstream.write(rest);
-      this.forward(client, upstream, 'out');
+      if (rest.length > 0 && this.count(call, upstream, rest.length, 'out')) upstream.write(rest);
+      this.forward(call, client, upstream, 'out');
       client.once('end', () => upstream.end());
     }
     client.resume();
   }
 
   // With backpressure: a fast side never piles bytes up in the host while the other side is slow.
-  private forward(from: Socket, to: Socket, direction: 'in' | 'out'): void {
+  private forward(call: Ledger, from: Socket, to: Socket, direction: 'in' | 'out'): void {
     const upstream = direction === 'in' ? from : to;
     from.on('data', (chunk: Buffer) => {
-      if (!this.count(upstream, chunk.length, direction)) return;
+      if (!this.count(call, upstream, chunk.length, direction)) return;
       if (!to.write(chunk)) {
         from.pause();
         to.once('drain', () => from.resume());
@@ -226,30 +286,30 @@ export class EgressProxy {
     });
   }
 
-  private count(upstream: Socket, bytes: number, direction: 'in' | 'out'): boolean {
-    if (direction === 'in') this.counts.bytesIn += bytes;
-    else this.counts.bytesOut += bytes;
-    if (this.counts.bytesIn + this.counts.bytesOut <= this.options.limits.maxBytes) return true;
-    this.reportLimit('bytes');
+  private count(call: Ledger, upstream: Socket, bytes: number, direction: 'in' | 'out'): boolean {
+    if (direction === 'in') call.counts.bytesIn += bytes;
+    else call.counts.bytesOut += bytes;
+    if (call.counts.bytesIn + call.counts.bytesOut <= this.options.limits.maxBytes) return true;
+    this.reportLimit(call, 'bytes');
     upstream.destroy();
     return false;
   }
 
-  private record(target: Omit<EgressAttempt, 'admitted' | 'reason' | 'address'>, reason: string | null, address?: string): void {
-    this.attempts++;
-    if (reason === null) this.counts.admitted++;
-    else this.counts.refused++;
+  private record(call: Ledger, target: Omit<EgressAttempt, 'admitted' | 'reason' | 'address'>, reason: string | null, address?: string): void {
+    call.attempts++;
+    if (reason === null) call.counts.admitted++;
+    else call.counts.refused++;
     const attempt: EgressAttempt = { ...target, admitted: reason === null, reason, address: address ?? null };
     try {
-      this.options.onAttempt(attempt);
+      call.onAttempt(attempt);
     } catch {
       // An observer's failure must not turn a refusal into an allow or crash the proxy.
     }
   }
 
-  private reportLimit(limit: 'attempts' | 'connections' | 'bytes'): void {
-    if (this.limitsReported.has(limit)) return;
-    this.limitsReported.add(limit);
+  private reportLimit(call: Ledger, limit: 'attempts' | 'connections' | 'bytes'): void {
+    if (call.limitsReported.has(limit)) return;
+    call.limitsReported.add(limit);
     this.options.onLimit?.(limit);
   }
 
@@ -260,6 +320,10 @@ export class EgressProxy {
 }
 
 type TaggedSocket = Socket & { isClient?: boolean };
+
+function newLedger(onAttempt: (attempt: EgressAttempt) => void, token?: string): Ledger {
+  return { counts: { admitted: 0, refused: 0, bytesOut: 0, bytesIn: 0 }, attempts: 0, limitsReported: new Set(), sockets: new Set(), onAttempt, ...(token === undefined ? {} : { token }) };
+}
 
 /** Name lookups of one proxy running at once. */
 export const MAX_LOOKUPS_IN_FLIGHT = 2;
@@ -286,56 +350,11 @@ function limitConcurrency<A, R>(run: (arg: A) => Promise<R>, limit: number): (ar
   };
 }
 
-type RequestHead =
-  | { readonly ok: true; readonly kind: 'connect'; readonly host: string; readonly port: number }
-  | { readonly ok: true; readonly kind: 'http'; readonly method: string; readonly host: string; readonly port: number; readonly hasBody: boolean; readonly forwardHead: Buffer }
-  | { readonly ok: false; readonly reason: string };
-
-// Headers that describe the hop to the proxy, never forwarded.
-const HOP_HEADERS = new Set(['proxy-authorization', 'proxy-connection', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer']);
-
-/** Parses a proxy request head (without its final CRLFCRLF). */
-export function parseRequestHead(head: string): RequestHead {
-  const lines = head.split('\r\n');
-  const requestLine = /^([A-Z]{1,16}) (\S{1,4096}) HTTP\/1\.[01]$/.exec(lines[0] ?? '');
-  if (requestLine === null) return { ok: false, reason: 'malformed_request' };
-  const method = requestLine[1] ?? '';
-  const target = requestLine[2] ?? '';
-  if (method === 'CONNECT') {
-    const authority = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+):(\d{1,5})$/.exec(target);
-    // Some clients (Python 3.11's http.client) send an IPv6 tunnel target without brackets: the port is the last part.
-    const bare = authority === null ? /^([0-9a-fA-F:.]*:[0-9a-fA-F:.]*):(\d{1,5})$/.exec(target) : null;
-    if (authority === null && bare === null) return { ok: false, reason: 'malformed_request' };
-    const host = authority?.[1] ?? `[${bare?.[1] ?? ''}]`;
-    return { ok: true, kind: 'connect', host, port: Number(authority?.[2] ?? bare?.[2]) };
-  }
-  const url = /^http:\/\/(\[[0-9a-fA-F:.]+\]|[^/:?#[\]@]+)(?::(\d{1,5}))?(\/[^\s]*)?$/i.exec(target);
-  if (url === null) return { ok: false, reason: 'not_a_proxy_request' };
-  const host = url[1] ?? '';
-  const port = url[2] === undefined ? 80 : Number(url[2]);
-  const path = url[3] ?? '/';
-  const headers: string[] = [];
-  let hasBody = false;
-  let hasHost = false;
-  for (const line of lines.slice(1)) {
-    const colon = line.indexOf(':');
-    if (colon <= 0) return { ok: false, reason: 'malformed_request' };
-    const name = line.slice(0, colon).trim().toLowerCase();
-    const value = line.slice(colon + 1).trim();
-    if (HOP_HEADERS.has(name)) continue;
-    if (name === 'transfer-encoding' || (name === 'content-length' && value !== '0')) hasBody = true;
-    if (name === 'host') hasHost = true;
-    headers.push(line);
-  }
-  if (!hasHost) headers.unshift(`Host: ${url[2] === undefined ? host : `${host}:${port}`}`);
-  // One request per connection: the server closes after its answer, so nothing else rides along.
-  const forward = [`${method} ${path} HTTP/1.1`, ...headers, 'Connection: close', '', ''].join('\r\n');
-  return { ok: true, kind: 'http', method, host, port, hasBody, forwardHead: Buffer.from(forward, 'latin1') };
-}
-
-function refuseHttp(client: Socket, reason: string, status = 403): void {
+// The call's token is echoed so its client can tell the proxy's refusal from an origin's answer.
+function refuseHttp(client: Socket, reason: string, status = 403, token?: string): void {
   const body = `toolhost egress proxy: refused (${reason})\n`;
   const text = status === 502 ? 'Bad Gateway' : 'Forbidden';
-  client.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: text/plain\r\nX-Toolhost-Refusal: ${reason}\r\nConnection: close\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+  const echo = token === undefined ? '' : `${CALL_TOKEN_ECHO_HEADER}: ${token}\r\n`;
+  client.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: text/plain\r\nX-Toolhost-Refusal: ${reason}\r\n${echo}Connection: close\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
   client.resume();
 }

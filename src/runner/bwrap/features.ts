@@ -1,9 +1,10 @@
-// What this machine's bubblewrap can do, learned by running it once (cached per
-// binary). Synchronous on purpose: buildSandboxArgv is synchronous, and these
-// checks take a few milliseconds once per host process.
+// What this machine's bubblewrap can do, learned by running it once (per binary,
+// kept in the host's SandboxFacts). Synchronous on purpose: buildSandboxArgv is
+// synchronous, and these checks take a few milliseconds once per host.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { bwrapSupports } from './binaries.js';
+import type { SandboxFacts } from './sandbox-facts.js';
 
 export interface SandboxFeatures {
   /** `--unshare-user` works: root in the sandbox has no capability on the host. */
@@ -14,14 +15,9 @@ export interface SandboxFeatures {
   readonly userNamespaceProblem?: string;
 }
 
-/** Runs `bwrap --unshare-user … true` once per binary and reports what works. */
-export function detectSandboxFeatures(bwrapPath: string): SandboxFeatures {
-  let features = cache.get(bwrapPath);
-  if (features === undefined) {
-    features = detect(bwrapPath);
-    cache.set(bwrapPath, features);
-  }
-  return features;
+/** Runs `bwrap --unshare-user … true` once per binary (and host) and reports what works. */
+export function detectSandboxFeatures(facts: SandboxFacts, bwrapPath: string): SandboxFeatures {
+  return facts.remember(`features\0${bwrapPath}`, () => detect(facts, bwrapPath));
 }
 
 /** The outcome of running `bwrap <args> true` with an empty environment: exit 0, or stderr. */
@@ -52,12 +48,10 @@ export function explainNamespaceFailure(stderr: string): string {
   return `bubblewrap could not create the sandbox (${stderr})`;
 }
 
-const cache = new Map<string, SandboxFeatures>();
-
 const USERNS_PROBE = ['--unshare-user', '--unshare-pid', '--die-with-parent', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev'];
 
-function detect(bwrapPath: string): SandboxFeatures {
-  const disableUserns = bwrapSupports(bwrapPath, '--disable-userns');
+function detect(facts: SandboxFacts, bwrapPath: string): SandboxFeatures {
+  const disableUserns = bwrapSupports(facts, bwrapPath, '--disable-userns');
   const probe = tryBwrap(bwrapPath, USERNS_PROBE);
   if (probe.ok) return { userNamespace: true, disableUserns };
   return { userNamespace: false, disableUserns, userNamespaceProblem: explainNamespaceFailure(probe.stderr) };

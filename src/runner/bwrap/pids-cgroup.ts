@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, statSync, 
 import { mkdir, readFile, rmdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import type { SandboxFacts } from './sandbox-facts.js';
 
 export interface PidsCgroup {
   /** The cgroup's directory on the host. */
@@ -22,10 +23,9 @@ export type PidsCgroupSupport =
   | { readonly ok: true; readonly baseDir: string; readonly version: 1 | 2 }
   | { readonly ok: false; readonly reason: string };
 
-/** Whether this host can give each sandbox a pids cgroup (cached; creates `<pids mount>/toolhost`). */
-export function probePidsCgroup(): PidsCgroupSupport {
-  cachedSupport ??= findPidsCgroupBase();
-  return cachedSupport;
+/** Whether this host can give each sandbox a pids cgroup (learned once per host; creates `<pids mount>/toolhost`). */
+export function probePidsCgroup(facts: SandboxFacts): PidsCgroupSupport {
+  return facts.remember('pids-cgroup', findPidsCgroupBase);
 }
 
 /** The pids cgroups one host made and has not removed yet; the host builds one (process-services.ts). */
@@ -38,13 +38,16 @@ export class PidsCgroups {
   private sequence = 0;
 
   /** `sweepIntervalMs`: how often this host's finished cgroups are looked for (default SWEEP_INTERVAL_MS). */
-  constructor(private readonly sweepIntervalMs?: number) {}
+  constructor(
+    private readonly facts: SandboxFacts,
+    private readonly sweepIntervalMs?: number,
+  ) {}
 
   /** A fresh pids cgroup allowing `maxProcesses` tasks, or undefined when the host has no usable pids controller. */
   create(maxProcesses: number): PidsCgroup | undefined {
-    const support = probePidsCgroup();
+    const support = probePidsCgroup(this.facts);
     if (!support.ok) return undefined;
-    const dir = this.nextDir(support.baseDir);
+    const dir = this.nextDir(support);
     mkdirSync(dir);
     writeFileSync(join(dir, 'pids.max'), String(maxProcesses));
     this.own.add(dir);
@@ -59,9 +62,9 @@ export class PidsCgroups {
    * load), and the host's event loop must not wait with it.
    */
   async createAsync(maxProcesses: number): Promise<PidsCgroup | undefined> {
-    const support = probePidsCgroup();
+    const support = probePidsCgroup(this.facts);
     if (!support.ok) return undefined;
-    const dir = this.nextDir(support.baseDir);
+    const dir = this.nextDir(support);
     await mkdir(dir);
     // Known before its limit is written: if that fails, the sweep still removes it.
     this.own.add(dir);
@@ -92,15 +95,15 @@ export class PidsCgroups {
   }
 
   // A unique name; the first one also clears what earlier hosts left, once (from then on only our own).
-  private nextDir(baseDir: string): string {
+  private nextDir(support: { readonly baseDir: string; readonly version: 1 | 2; readonly ok: true }): string {
     if (this.exitSweep === undefined) {
       // Sandboxes die with the host (--die-with-parent), so at exit our cgroups are
       // empty or about to be; whatever is still busy is left to the next sweep.
-      this.exitSweep = () => void sweepPidsCgroups({ hostExiting: true });
+      this.exitSweep = () => void sweepPidsCgroups(support, { hostExiting: true });
       process.once('exit', this.exitSweep);
-      sweepPidsCgroups();
+      sweepPidsCgroups(support);
     }
-    return join(baseDir, `${process.pid}-${Date.now().toString(36)}-${this.tag}${(this.sequence += 1)}`);
+    return join(support.baseDir, `${process.pid}-${Date.now().toString(36)}-${this.tag}${(this.sequence += 1)}`);
   }
 
   /** Directories of this host's cgroups not removed yet (tests, diagnostics). */
@@ -108,11 +111,21 @@ export class PidsCgroups {
     return [...this.own];
   }
 
-  /** Removes this host's finished cgroups now and stops the timer (host close). */
+  /**
+   * Removes this host's cgroups and stops the timer (host close, after its runners
+   * closed). A sandbox just killed may still be counted in its cgroup for a moment
+   * (the processes of its pid namespace are still exiting): retried briefly, so a
+   * closed host leaves none behind; one still busy after that is left to the next sweep.
+   */
   async close(): Promise<void> {
     clearTimeout(this.sweepTimer);
     this.sweepTimer = undefined;
+    const deadline = performance.now() + CLOSE_SWEEP_MS;
     await this.sweepOwn(true);
+    while (this.own.size > 0 && performance.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, CLOSE_RETRY_MS));
+      await this.sweepOwn(true);
+    }
     if (this.exitSweep !== undefined) process.off('exit', this.exitSweep);
     this.exitSweep = undefined;
   }
@@ -145,20 +158,11 @@ export class PidsCgroups {
   }
 }
 
-/** The cgroups of callers that belong to no host (doctor, tests); a host builds its own. */
-export const DEFAULT_PIDS_CGROUPS = new PidsCgroups();
-
-/** A fresh pids cgroup in the default set (callers without a host). */
-export function createPidsCgroup(maxProcesses: number): PidsCgroup | undefined {
-  return DEFAULT_PIDS_CGROUPS.create(maxProcesses);
-}
-
 /**
  * Removes empty toolhost cgroups that are finished, abandoned, or whose host is gone. Returns how many.
  * `hostExiting`: this host will start no more sandboxes, so its own unjoined cgroups go too.
  */
-export function sweepPidsCgroups(options: { readonly hostExiting?: boolean } = {}): number {
-  const support = probePidsCgroup();
+export function sweepPidsCgroups(support: PidsCgroupSupport, options: { readonly hostExiting?: boolean } = {}): number {
   if (!support.ok) return 0;
   let removed = 0;
   for (const name of safeReaddir(support.baseDir)) {
@@ -179,9 +183,9 @@ export function sweepPidsCgroups(options: { readonly hostExiting?: boolean } = {
 // a peak above zero (it was used and is now empty) or old age marks it finished.
 const ABANDONED_AFTER_MS = 60_000;
 const SWEEP_INTERVAL_MS = 1000;
-
-// A fact about the machine, learned once per process: not per-host state.
-let cachedSupport: PidsCgroupSupport | undefined;
+/** How long a closing host waits for its last cgroups to empty, and how often it looks. */
+const CLOSE_SWEEP_MS = 2000;
+const CLOSE_RETRY_MS = 20;
 
 /** Empty, and either used (a peak above zero) or left unjoined too long: finished. */
 function isFinished(current: number | undefined, peak: number | undefined, ageMs: number): boolean {

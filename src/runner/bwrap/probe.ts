@@ -4,6 +4,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { findBwrap, findPrlimit } from './binaries.js';
 import { explainNamespaceFailure } from './features.js';
+import type { SandboxFacts } from './sandbox-facts.js';
 import { seccompProgram } from './seccomp.js';
 
 export type SandboxProbe = { readonly ok: true; readonly version: string } | { readonly ok: false; readonly reason: string };
@@ -13,20 +14,12 @@ export interface SandboxProbeOptions {
   readonly bwrapPath?: string;
 }
 
-/** Whether process tools can run sandboxed here (cached per bubblewrap path). */
-export function probeSandbox(options: SandboxProbeOptions = {}): Promise<SandboxProbe> {
-  const key = options.bwrapPath ?? '';
-  let probe = cache.get(key);
-  if (probe === undefined) {
-    probe = runProbe(options.bwrapPath);
-    cache.set(key, probe);
-  }
-  return probe;
-}
-
-/** Forgets cached probes (after installing bubblewrap, and in tests). */
-export function clearSandboxProbeCache(): void {
-  cache.clear();
+/**
+ * Whether process tools can run sandboxed here: probed once per bubblewrap path
+ * and host (its SandboxFacts; a host started after installing bubblewrap probes afresh).
+ */
+export function probeSandbox(facts: SandboxFacts, options: SandboxProbeOptions = {}): Promise<SandboxProbe> {
+  return facts.remember(`probe\0${options.bwrapPath ?? ''}`, () => runProbe(facts, options.bwrapPath));
 }
 
 /** `bwrap --version` → "0.8.0", or undefined when it cannot run. */
@@ -49,30 +42,28 @@ export const REQUIRED_NAMESPACE_FLAGS = [
 
 export const INSTALL_BUBBLEWRAP = 'install bubblewrap: apt-get install bubblewrap (Fedora: dnf install bubblewrap)';
 
-const cache = new Map<string, Promise<SandboxProbe>>();
-
-async function runProbe(bwrapPath: string | undefined): Promise<SandboxProbe> {
-  const bwrap = findBwrap(bwrapPath);
+async function runProbe(facts: SandboxFacts, bwrapPath: string | undefined): Promise<SandboxProbe> {
+  const bwrap = findBwrap(facts, bwrapPath);
   if (bwrap === undefined) {
     const where = bwrapPath === undefined ? 'bwrap is not on PATH' : `no executable bubblewrap at ${bwrapPath}`;
     return { ok: false, reason: `${where}: ${INSTALL_BUBBLEWRAP}` };
   }
   const version = await readBwrapVersion(bwrap);
   if (version === undefined) return { ok: false, reason: `${bwrap} --version failed: reinstall bubblewrap (${INSTALL_BUBBLEWRAP})` };
-  if (findPrlimit() === undefined) return { ok: false, reason: 'prlimit is not on PATH (resource limits): install util-linux: apt-get install util-linux' };
+  if (findPrlimit(facts) === undefined) return { ok: false, reason: 'prlimit is not on PATH (resource limits): install util-linux: apt-get install util-linux' };
   // No --unshare-user here: root and a setuid bubblewrap need none, and an unprivileged
   // bubblewrap implies it; buildSandboxArgv adds it only where it works.
   const namespaces = await tryNamespaces(bwrap, REQUIRED_NAMESPACE_FLAGS);
   if (!namespaces.ok) return { ok: false, reason: explainNamespaceFailure(namespaces.stderr) };
   // Namespaced tools never run without their filter: a bubblewrap or kernel that refuses it fails closed.
-  const seccomp = await trySeccomp(bwrap);
+  const seccomp = await trySeccomp(facts, bwrap);
   if (!seccomp.ok) return { ok: false, reason: seccomp.reason };
   return { ok: true, version };
 }
 
 /** Runs `bwrap --seccomp 4 … true` with the host's filter on fd 4; ok:false says why it cannot be installed. */
-export function trySeccomp(bwrapPath: string): Promise<{ ok: true } | { ok: false; reason: string }> {
-  const program = seccompProgram();
+export function trySeccomp(facts: SandboxFacts, bwrapPath: string): Promise<{ ok: true } | { ok: false; reason: string }> {
+  const program = seccompProgram(facts);
   if (!program.ok) return Promise.resolve({ ok: false, reason: program.reason });
   return new Promise((resolve) => {
     const args = ['--seccomp', '4', '--unshare-pid', '--die-with-parent', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--', 'true'];

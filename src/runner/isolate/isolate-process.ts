@@ -3,18 +3,23 @@
 // comes back into outcomes. Nothing from there is trusted: frames are bounded
 // before they are buffered, every field is checked, each call's events are
 // counted again, and a process that breaks the protocol is killed. A process
-// that dies fails only its own calls; the runner starts the next one.
+// that dies fails only its own calls; the runner starts the next one. A tool
+// with a network allow list gets an egress grant with the process (closed with
+// it): ctx.fetch goes out from over there through that grant's proxy, each call
+// on a channel of its own (token, counts, budget), so the host serves no fetch.
 import type { Logger } from '../../log.js';
 import { FrameReader, encodeFrame } from '../../../sandbox/frames.mjs';
 import { START_LINE } from '../bwrap/argv.js';
 import { killProcessGroupNow } from '../process/kill.js';
 import { TailBuffer } from '../process/output-cap.js';
-import { openWorkdir, spawnTool, type SpawnedTool, type SpawnServices, type Workdir } from '../process/spawn.js';
-import type { PidsCgroups } from '../bwrap/pids-cgroup.js';
+import { openWorkdir, spawnTool, type SpawnedTool, type Workdir } from '../process/spawn.js';
+import type { SandboxedSpawnServices } from '../process/process-sandbox.js';
 import type { RunSpec } from '../types.js';
 import { failure, MAX_TOOL_MESSAGE_CHARS, parseToolEnvelope, type Outcome } from '../tool-envelope.js';
 import { ISOLATE_WIRE_LIMITS, type HostToIsolateMessage, type Job, type RunOptions, type ToolLogLevel } from '../wire.js';
-import { serveIsolateFetch, type IsolateFetchRequest } from './isolate-fetch.js';
+import { openEgressGrant, type EgressCallChannel, type EgressGrant } from '../bwrap/egress-grant.js';
+import { SANDBOX_PROXY_URL } from '../bwrap/egress-bridge.js';
+import type { EgressSettings } from '../process/process-sandbox.js';
 import { classifyIsolateError, isIvmFailure, isToolMemoryError, type HostDisposeReason } from './isolate-errors.js';
 import { MAX_ISOLATES_PER_PROCESS, PRELUDE_URL, resolveIsolatedVm, resolveIsolateSandbox } from './isolate-sandbox.js';
 import { constants } from 'node:os';
@@ -34,37 +39,54 @@ export type IsolateProcessStart = { readonly ok: true; readonly process: Isolate
 export interface IsolateProcessDeps {
   readonly logger: Logger;
   readonly bwrapPath?: string;
-  /** The host's spawner, groups and cgroups; default: those of callers without a host. */
-  readonly services?: IsolateSandboxServices;
+  /** The host's spawner, groups, cgroups and machine facts. */
+  readonly services: IsolateSandboxServices;
+  /** Tools with a network allow list: their egress proxy's limits and resolver. */
+  readonly egress?: EgressSettings;
 }
 
 /** What starting an isolate process goes through (a host's ProcessServices). */
-export interface IsolateSandboxServices extends SpawnServices {
-  readonly cgroups: PidsCgroups;
-}
+export type IsolateSandboxServices = SandboxedSpawnServices;
 
 /** Starts an isolate process for `spec` and waits until its first context is ready. */
 export async function startIsolateProcess(spec: RunSpec, deps: IsolateProcessDeps): Promise<IsolateProcessStart> {
   if (spec.entryPath === undefined) return { ok: false, reason: `isolate tool ${spec.name} has no entry` };
   const workdir = await openWorkdir(spec);
   let tool: SpawnedTool | undefined;
+  let grant: EgressGrant | undefined;
   try {
+    if (spec.networkAllow.length > 0) {
+      try {
+        grant = await openEgressGrant({
+          allow: spec.networkAllow,
+          readOnly: spec.sideEffect === 'read_only',
+          logger: deps.logger,
+          perCall: true,
+          ...(deps.egress?.limits === undefined ? {} : { limits: deps.egress.limits }),
+          ...(deps.egress?.resolve === undefined ? {} : { resolve: deps.egress.resolve }),
+        });
+      } catch (error) {
+        await workdir.dispose();
+        return { ok: false, reason: `the egress proxy could not start: ${error instanceof Error ? error.message : String(error)}` };
+      }
+    }
     const sandbox = await resolveIsolateSandbox(spec, {
       cwd: workdir.cwd,
+      services: deps.services,
       ...(deps.bwrapPath !== undefined ? { bwrapPath: deps.bwrapPath } : {}),
-      ...(deps.services !== undefined ? { cgroups: deps.services.cgroups } : {}),
+      ...(grant !== undefined ? { egress: grant } : {}),
     });
     if (!sandbox.ok) {
-      await workdir.dispose();
+      await Promise.all([workdir.dispose(), grant?.close()]);
       return { ok: false, reason: sandbox.reason };
     }
-    tool = await spawnTool(sandbox.argv, sandbox.env, workdir.cwd, deps.logger, deps.services);
+    tool = await spawnTool(sandbox.argv, sandbox.env, workdir.cwd, deps.services);
     if (tool.pid === undefined) {
-      await workdir.dispose();
+      await Promise.all([workdir.dispose(), grant?.close()]);
       const exit = await tool.exited;
       return { ok: false, reason: `the isolate process could not be spawned (${exit.kind === 'spawn_failed' ? exit.errorCode : 'exited'})` };
     }
-    const started = new IsolateProcess(spec, tool, workdir, deps.logger);
+    const started = new IsolateProcess(spec, tool, workdir, deps.logger, grant);
     const init: HostToIsolateMessage = {
       type: 'init',
       toolName: spec.name,
@@ -77,6 +99,8 @@ export async function startIsolateProcess(spec: RunSpec, deps: IsolateProcessDep
       roots: spec.roots.map((root) => ({ path: root.path, access: root.access })),
       protectedPaths: [...(spec.protectedPaths ?? [])],
       hiddenPaths: [...(spec.hiddenPaths ?? [])],
+      ...(spec.sideEffect !== undefined ? { sideEffect: spec.sideEffect } : {}),
+      ...(grant !== undefined ? { egress: { proxyUrl: SANDBOX_PROXY_URL, allow: [...spec.networkAllow] } } : {}),
     };
     tool.stdin.write(START_LINE);
     tool.stdin.write(encodeFrame(init));
@@ -88,7 +112,7 @@ export async function startIsolateProcess(spec: RunSpec, deps: IsolateProcessDep
     return { ok: true, process: started };
   } catch (error) {
     if (tool?.pid !== undefined) killProcessGroupNow(tool.pid);
-    await workdir.dispose();
+    await Promise.all([workdir.dispose(), grant?.close()]);
     throw error;
   }
 }
@@ -98,7 +122,10 @@ interface ActiveCall {
   readonly resolve: (outcome: Outcome) => void;
   events: number;
   eventBytes: number;
-  fetch?: AbortController;
+  /** Fetches refused over there before any connection, counted against the same bound as denials. */
+  attempts: number;
+  /** Its way out through the process's egress grant; closed when the call settles. */
+  readonly egress: EgressCallChannel | undefined;
 }
 
 /** One live isolate process and its calls. */
@@ -121,11 +148,12 @@ export class IsolateProcess {
     private readonly tool: SpawnedTool,
     workdir: Workdir,
     private readonly logger: Logger,
+    private readonly grant?: EgressGrant,
   ) {
     this.ready = new Promise((resolve) => (this.markReady = resolve));
     const maxHeaderBytes = ISOLATE_WIRE_LIMITS.maxHeaderBytes;
-    // The largest body is a result (maxOutputBytes) or a fetch request (1 MiB).
-    const maxFrameBytes = 8 + maxHeaderBytes + Math.max(spec.maxOutputBytes, 1024 * 1024);
+    // The largest body is a result (maxOutputBytes).
+    const maxFrameBytes = 8 + maxHeaderBytes + spec.maxOutputBytes;
     const reader = new FrameReader({
       maxFrameBytes,
       maxHeaderBytes,
@@ -146,7 +174,7 @@ export class IsolateProcess {
       const crashed = this.crashOutcome(exit.kind === 'exited' ? exit : undefined);
       for (const call of this.calls.values()) this.settle(call, crashed);
       this.calls.clear();
-      await workdir.dispose().catch(() => undefined);
+      await Promise.all([workdir.dispose().catch(() => undefined), grant?.close()]);
     });
   }
 
@@ -182,10 +210,14 @@ export class IsolateProcess {
     const id = this.nextId++;
     return new Promise<Outcome>((resolve) => {
       let unregister: () => void = () => undefined;
+      // Its own token at the proxy: this call's attempts, counts and budget, beside the others'.
+      const egress = this.grant?.openCall(options.onEgress);
       const call: ActiveCall = {
         options,
         events: 0,
         eventBytes: 0,
+        attempts: 0,
+        egress,
         resolve: (outcome) => {
           unregister();
           resolve(outcome);
@@ -200,7 +232,7 @@ export class IsolateProcess {
         this.settle(call, { ok: false, ...control.failure() });
         this.requestStop(id);
       });
-      if (this.calls.has(id)) this.send({ type: 'run', id, callId: job.callId, args: job.args, timeoutMs });
+      if (this.calls.has(id)) this.send({ type: 'run', id, callId: job.callId, args: job.args, timeoutMs, ...(egress !== undefined ? { egressToken: egress.token } : {}) });
     });
   }
 
@@ -240,7 +272,8 @@ export class IsolateProcess {
   }
 
   private settle(call: ActiveCall, outcome: Outcome): void {
-    call.fetch?.abort();
+    // The call is over: its token is refused from now on and its connections are cut.
+    call.egress?.close();
     call.resolve(outcome);
   }
 
@@ -299,8 +332,8 @@ export class IsolateProcess {
       case 'denied':
         this.forwardDenial(call, message);
         return;
-      case 'fetch':
-        this.serveFetch(id as number, call, message, body);
+      case 'egress':
+        this.forwardAttempt(call, message);
         return;
       default:
         this.breakProtocol(`an unknown frame type`);
@@ -392,33 +425,20 @@ export class IsolateProcess {
     call.options.onDenied?.(denial);
   }
 
-  private serveFetch(id: number, call: ActiveCall, message: Record<string, unknown>, body: Buffer): void {
-    const requestId = message['requestId'];
-    if (typeof requestId !== 'number') return this.breakProtocol('a fetch without a request id');
-    call.fetch ??= new AbortController();
-    const request: IsolateFetchRequest = {
-      url: stringField(message, 'url', ISOLATE_WIRE_LIMITS.maxUrlChars),
-      ...(typeof message['method'] === 'string' ? { method: message['method'].slice(0, 16) } : {}),
-      ...(isStringRecord(message['headers']) ? { headers: message['headers'] } : {}),
-      ...(message['hasBody'] === true ? { body: body.toString('utf8') } : {}),
-    };
-    void serveIsolateFetch(request, {
-      allow: this.spec.networkAllow,
-      ...(this.spec.sideEffect !== undefined ? { sideEffect: this.spec.sideEffect } : {}),
-      signal: call.fetch.signal,
-      onDenied: (denial) => {
-        this.logger.info({ tool: this.spec.name, denial }, 'sandbox refused a ctx call');
-        call.options.onDenied?.(denial);
-      },
-      ...(call.options.onEgress !== undefined ? { onAttempt: call.options.onEgress } : {}),
-    }).then((answer) => {
-      if (!this.calls.has(id)) return;
-      if (answer.ok) {
-        const { status, statusText, url, headers, body: text } = answer.response;
-        this.send({ type: 'fetch_result', id, requestId, ok: true, status, statusText, url, headers }, text);
-      } else {
-        this.send({ type: 'fetch_result', id, requestId, ok: false, failure: answer.failure });
-      }
+  // A fetch refused over there by name: one refused attempt of the call (bounded again here).
+  private forwardAttempt(call: ActiveCall, message: Record<string, unknown>): void {
+    if (call.attempts >= ISOLATE_WIRE_LIMITS.maxDenialsPerCall) return;
+    call.attempts += 1;
+    const port = message['port'];
+    const method = message['method'];
+    call.options.onEgress?.({
+      kind: 'fetch',
+      host: stringField(message, 'host', 256),
+      port: typeof port === 'number' && Number.isInteger(port) && port >= 0 && port <= 65535 ? port : null,
+      method: typeof method === 'string' ? method.slice(0, 16) : null,
+      admitted: false,
+      reason: stringField(message, 'reason', 64) || 'refused',
+      address: null,
     });
   }
 }
@@ -431,9 +451,4 @@ function signalOfExitCode(exitCode: number | null): NodeJS.Signals | undefined {
 function stringField(message: Record<string, unknown>, key: string, maxChars: number): string {
   const value = message[key];
   return typeof value === 'string' ? value.slice(0, maxChars) : '';
-}
-
-function isStringRecord(value: unknown): value is Record<string, string> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  return Object.values(value).every((entry) => typeof entry === 'string');
 }

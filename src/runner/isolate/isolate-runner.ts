@@ -10,22 +10,23 @@ import type { Runner, RunSpec } from '../types.js';
 import type { Job, RunOptions, RunOutcome } from '../wire.js';
 import { failure, toRunOutcome, type Outcome } from '../tool-envelope.js';
 import { startIsolateProcess, type IsolateProcess, type IsolateProcessStart, type IsolateSandboxServices } from './isolate-process.js';
-import { IsolateProcesses, type IsolateProcessOwner } from './isolate-processes.js';
+import type { IsolateProcesses, IsolateProcessOwner } from './isolate-processes.js';
+import type { EgressSettings } from '../process/process-sandbox.js';
 
 export interface IsolateRunnerDeps {
   readonly logger: Logger;
-  /** The host's live isolate processes; default: the host's (services), else a registry of this runner's own. */
-  readonly isolateProcesses?: IsolateProcesses;
-  /** The host's spawner, groups, cgroups (and isolate processes); default: those of callers without a host. */
-  readonly services?: IsolateSandboxServices & { readonly isolateProcesses?: IsolateProcesses };
+  /** The host's spawner, groups, cgroups, machine facts and live isolate processes (its ProcessServices). */
+  readonly services: IsolateSandboxServices & { readonly isolateProcesses: IsolateProcesses };
   /** A specific bubblewrap binary (a seam for tests and odd installs); default `bwrap` on PATH. */
   readonly bwrapPath?: string;
+  /** Tools with a network allow list: their egress proxy's limits and resolver. */
+  readonly egress?: EgressSettings;
 }
 
 /** Builds the runner for one `mode: isolate` tool. */
 export function createIsolateRunner(spec: RunSpec, deps: IsolateRunnerDeps): Runner {
   const logger = deps.logger.child({ runner: 'isolate', tool: spec.name });
-  const registry = deps.isolateProcesses ?? deps.services?.isolateProcesses ?? new IsolateProcesses();
+  const registry = deps.services.isolateProcesses;
   let current: IsolateProcess | undefined;
   let starting: Promise<IsolateProcessStart> | undefined;
   let closed = false;
@@ -46,8 +47,9 @@ export function createIsolateRunner(spec: RunSpec, deps: IsolateRunnerDeps): Run
       try {
         const started = await startIsolateProcess(spec, {
           logger,
+          services: deps.services,
           ...(deps.bwrapPath !== undefined ? { bwrapPath: deps.bwrapPath } : {}),
-          ...(deps.services !== undefined ? { services: deps.services } : {}),
+          ...(deps.egress !== undefined ? { egress: deps.egress } : {}),
         });
         if (!started.ok) {
           logger.warn({ reason: started.reason }, 'isolate process could not start');

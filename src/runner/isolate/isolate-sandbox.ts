@@ -2,9 +2,11 @@
 // bubblewrap/argv.ts, built from a spec derived from the isolate tool's. Only the
 // tool's roots (with their access), its manifest folder (read-only), the code
 // that runs there (sandbox/, isolated-vm) and the system directories exist
-// inside; no network (ctx.fetch is asked of the host until the egress proxy
-// serves it); an address-space cap, a pids cgroup, its own pid namespace, and
-// it dies with the host. Fail closed: without a working sandbox, no process.
+// inside; a network namespace of its own with nothing in it but, for a tool
+// with a network allow list, the bridge to the egress proxy of its grant
+// (ctx.fetch goes out there); an address-space cap, a pids cgroup, its own pid
+// namespace, and it dies with the host. Fail closed: without a working
+// sandbox (or, with an allow list, without its grant), no process.
 import { realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
@@ -12,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { isHostError } from '../../errors.js';
 import { buildSandboxArgv } from '../bwrap/argv.js';
 import { probeSandbox } from '../bwrap/probe.js';
-import type { PidsCgroups } from '../bwrap/pids-cgroup.js';
+import type { SandboxArgvServices } from '../bwrap/argv.js';
 import type { RunSpec } from '../types.js';
 
 export const ISOLATE_PROCESS_URL = new URL('../../../sandbox/isolate-process.mjs', import.meta.url);
@@ -45,8 +47,10 @@ export interface IsolateSandboxRequest {
   /** Absolute working directory (the first root, or a private directory). */
   readonly cwd: string;
   readonly bwrapPath?: string;
-  /** The host's pids cgroups; default: those of callers without a host. */
-  readonly cgroups?: PidsCgroups;
+  /** The host's pids cgroups and machine facts (its ProcessServices). */
+  readonly services: SandboxArgvServices;
+  /** The tool's egress grant (a tool with a network allow list): its socket is bound in and bridged. */
+  readonly egress?: { readonly socketPath: string };
 }
 
 /** The address-space cap of the isolate process for a tool's heap limit. */
@@ -57,15 +61,18 @@ export function isolateProcessAddressSpaceMb(memoryMb: number): number {
 /** The full argv that starts the isolate process for `spec` in its sandbox, or why it cannot. */
 export async function resolveIsolateSandbox(spec: RunSpec, request: IsolateSandboxRequest): Promise<IsolateSandbox> {
   const bwrap = request.bwrapPath !== undefined ? { bwrapPath: request.bwrapPath } : {};
-  const probe = await probeSandbox(bwrap);
+  const probe = await probeSandbox(request.services.facts, bwrap);
   if (!probe.ok) return { ok: false, reason: probe.reason };
   const processSpec = isolateProcessSpec(spec);
+  // No grant, no network: buildSandboxArgv would give an allow list without one nothing anyway.
+  if (processSpec.networkAllow.length > 0 && request.egress === undefined) return { ok: false, reason: 'a tool with a network allow list needs its egress grant' };
   try {
     const prefix = buildSandboxArgv(processSpec, {
       cwd: request.cwd,
+      services: request.services,
       ...bwrap,
       limits: { cpuSeconds: ISOLATE_PROCESS_CPU_SECONDS, processes: ISOLATE_PROCESS_MAX_TASKS },
-      ...(request.cgroups !== undefined ? { cgroups: request.cgroups } : {}),
+      ...(request.egress !== undefined ? { egress: request.egress } : {}),
     });
     return { ok: true, argv: [...prefix, ...(processSpec.command ?? [])], env: processSpec.env, addressSpaceMb: processSpec.memoryMb };
   } catch (error) {
@@ -77,18 +84,19 @@ export async function resolveIsolateSandbox(spec: RunSpec, request: IsolateSandb
   }
 }
 
-/** isolated-vm's main file, resolved where the host loads packages from (bound read-only inside). */
+/**
+ * isolated-vm's main file, resolved where the host loads packages from (bound
+ * read-only inside). Resolved at each isolate-process start (a lookup and a
+ * realpath, next to a process start of about half a second), not remembered.
+ */
 export function resolveIsolatedVm(): string {
-  ivmMain ??= realpathSync(createRequire(import.meta.url).resolve('isolated-vm'));
-  return ivmMain;
+  return realpathSync(createRequire(import.meta.url).resolve('isolated-vm'));
 }
-
-let ivmMain: string | undefined;
 
 /**
  * The process-tool spec the sandbox is built from. The code that runs inside is
  * added as read-only roots of the sandbox only: ctx.fs still sees just the tool's.
- * networkAllow is empty whatever the tool's: the process gets no network at all.
+ * networkAllow is the tool's: with one, the process's only way out is its grant's proxy.
  */
 export function isolateProcessSpec(spec: RunSpec): RunSpec {
   const sandboxDir = realpathSync(dirname(fileURLToPath(ISOLATE_PROCESS_URL)));
@@ -102,7 +110,7 @@ export function isolateProcessSpec(spec: RunSpec): RunSpec {
     command: [process.execPath, ...ISOLATE_PROCESS_NODE_FLAGS, fileURLToPath(ISOLATE_PROCESS_URL)],
     memoryMb: isolateProcessAddressSpaceMb(spec.memoryMb),
     env: { PATH: process.env['PATH'] ?? '/usr/local/bin:/usr/bin:/bin', [ISOLATE_TOOL_ENV]: spec.name },
-    networkAllow: [],
+    networkAllow: [...spec.networkAllow],
     roots: [
       ...spec.roots,
       ...(covered(sandboxDir) ? [] : [{ path: sandboxDir, access: 'read' as const }]),

@@ -21,7 +21,7 @@ export interface KillOptions {
    * still goes to the whole group.
    */
   readonly spareLeaderFromTerm?: boolean;
-  /** The host's live groups, which forget this one once it is killed; default: DEFAULT_PROCESS_GROUPS. */
+  /** The host's live groups (those that track this one), which forget it once it is killed. */
   readonly groups?: ProcessGroups;
 }
 
@@ -50,6 +50,11 @@ export class ProcessGroups {
     return this.live.size;
   }
 
+  /** Whether the group led by `pid` is one of these (tests, diagnostics). */
+  has(pid: number): boolean {
+    return this.live.has(pid);
+  }
+
   /** SIGKILLs every group still tracked (host close or exit). */
   killAllNow(): void {
     for (const pid of this.live) signalGroup(pid, 'SIGKILL');
@@ -62,19 +67,6 @@ export class ProcessGroups {
     if (this.sweep !== undefined) process.off('exit', this.sweep);
     this.sweep = undefined;
   }
-}
-
-/** Groups of callers that belong to no host (doctor, tests); a host builds its own. */
-export const DEFAULT_PROCESS_GROUPS = new ProcessGroups();
-
-/** Remembers a live group in the default set (callers without a host). */
-export function trackProcessGroup(pid: number): void {
-  DEFAULT_PROCESS_GROUPS.track(pid);
-}
-
-/** How many groups the default set tracks as live (for tests and the soak script). */
-export function countTrackedProcessGroups(): number {
-  return DEFAULT_PROCESS_GROUPS.size;
 }
 
 /**
@@ -93,7 +85,7 @@ export async function killProcessGroup(pid: number, graceMs = DEFAULT_GRACE_MS, 
   // SIGKILL even when the leader has exited: stragglers may still hold the group.
   signalGroup(pid, 'SIGKILL');
   if (options.exited !== undefined) await settleWithin(options.exited, MAX_GRACE_MS);
-  (options.groups ?? DEFAULT_PROCESS_GROUPS).untrack(pid);
+  options.groups?.untrack(pid);
 }
 
 /** SIGKILLs the group at once, no grace (host shutdown, output floods). */
@@ -143,7 +135,9 @@ function killChildrenNow(leaderPid: number): void {
 // tree; scanning the parent link of every process on the machine took tens of
 // milliseconds on a busy host, and the deadline waits for it.
 async function signalDescendantsOf(leaderPid: number, signal: NodeJS.Signals): Promise<void> {
-  if (!hasChildrenFiles()) {
+  // Linux 3.5+ with CONFIG_PROC_CHILDREN (every mainstream kernel) has them. Asked at each
+  // kill (one stat) rather than remembered in a module: kills are not on a call's fast path.
+  if (!existsSync(`/proc/self/task/${process.pid}/children`)) {
     await signalDescendantsByScan(leaderPid, signal);
     return;
   }
@@ -173,14 +167,6 @@ async function readChildPids(pid: number): Promise<number[]> {
   }
   const lists = await Promise.all(threads.map((tid) => readFile(`/proc/${pid}/task/${tid}/children`, 'latin1').catch(() => '')));
   return lists.flatMap((list) => list.split(' ').filter((word) => word !== '').map(Number)).filter((child) => Number.isInteger(child) && child > 1);
-}
-
-let childrenFiles: boolean | undefined;
-
-// Linux 3.5+ with CONFIG_PROC_CHILDREN (every mainstream kernel) has them.
-function hasChildrenFiles(): boolean {
-  childrenFiles ??= existsSync(`/proc/self/task/${process.pid}/children`);
-  return childrenFiles;
 }
 
 // The fallback: the parent link in /proc/PID/stat of every process on the machine.

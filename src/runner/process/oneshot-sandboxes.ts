@@ -4,13 +4,13 @@
 // sandbox of its own, but it was started earlier and waits at its start gate
 // (bwrap/argv.ts) until a call opens it. No tool code runs before its call:
 // the gate is a shell reading one line, then exec'ing the tool. What a call
-// leaves (its workdir, its egress grant) is freed after its answer, in the
+// leaves (its workdir, egress grant and pids cgroup) is freed after its answer, in the
 // background: nothing of it is needed for the answer.
 import type { Logger } from '../../log.js';
 import type { RunSpec } from '../types.js';
-import { DEFAULT_PROCESS_GROUPS, killProcessGroupNow } from './kill.js';
-import { DEFAULT_SPAWNER } from './spawner-client.js';
-import { DEFAULT_PIDS_CGROUPS, type PidsCgroup, type PidsCgroups } from '../bwrap/pids-cgroup.js';
+import { killProcessGroupNow } from './kill.js';
+import type { SandboxArgvServices } from '../bwrap/argv.js';
+import type { PidsCgroup } from '../bwrap/pids-cgroup.js';
 import type { EgressGrant } from '../bwrap/egress-grant.js';
 import { resolveSandboxArgv, withEgress, type EgressSettings } from './process-sandbox.js';
 import { openWorkdir, spawnTool, type SpawnedTool, type SpawnServices, type Workdir } from './spawn.js';
@@ -30,8 +30,8 @@ export type SandboxStart = { readonly ok: true; readonly sandbox: StartedSandbox
 
 export interface OneShotSandboxesDeps {
   readonly logger: Logger;
-  /** The host's spawner, groups, cgroups and prepared-sandbox bound; default: those of callers without a host. */
-  readonly services?: ProcessSandboxServices;
+  /** The host's spawner, groups, cgroups, machine facts and prepared-sandbox bound. */
+  readonly services: ProcessSandboxServices;
   readonly bwrapPath?: string;
   /** How long prepared sandboxes may wait unused; default PREPARED_IDLE_MS. */
   readonly preparedIdleMs?: number;
@@ -89,18 +89,9 @@ export class PreparedSandboxes {
 }
 
 /** What preparing and starting sandboxes goes through: a host's ProcessServices. */
-export interface ProcessSandboxServices extends SpawnServices {
-  readonly cgroups: PidsCgroups;
+export interface ProcessSandboxServices extends SpawnServices, SandboxArgvServices {
   readonly prepared: PreparedSandboxes;
 }
-
-/** The services of callers that belong to no host (doctor, tests); a host builds its own. */
-export const DEFAULT_SANDBOX_SERVICES: ProcessSandboxServices = {
-  spawner: DEFAULT_SPAWNER,
-  groups: DEFAULT_PROCESS_GROUPS,
-  cgroups: DEFAULT_PIDS_CGROUPS,
-  prepared: new PreparedSandboxes(),
-};
 
 interface Prepared {
   readonly timeoutMs: number;
@@ -122,7 +113,7 @@ export class OneShotSandboxes {
     private readonly spec: RunSpec,
     private readonly deps: OneShotSandboxesDeps,
   ) {
-    this.services = deps.services ?? DEFAULT_SANDBOX_SERVICES;
+    this.services = deps.services;
     this.ahead = Math.max(0, Math.floor(deps.preparedAhead ?? PREPARED_AHEAD[spec.isolation === 'namespace' ? 'namespace' : 'none']));
   }
 
@@ -209,7 +200,7 @@ export class OneShotSandboxes {
         cwd: workdir.cwd,
         timeoutMs,
         logger: this.deps.logger,
-        cgroups: this.services.cgroups,
+        services: this.services,
         ...(this.deps.bwrapPath !== undefined ? { bwrapPath: this.deps.bwrapPath } : {}),
         ...(this.deps.egress !== undefined ? { egress: this.deps.egress } : {}),
       });
@@ -218,7 +209,7 @@ export class OneShotSandboxes {
         return { ok: false, reason: sandbox.reason };
       }
       workdir = withEgress(workdir, sandbox.egress);
-      const tool = await spawnTool(sandbox.argv, this.spec.env, workdir.cwd, this.deps.logger, this.services);
+      const tool = await spawnTool(sandbox.argv, this.spec.env, workdir.cwd, this.services);
       return { ok: true, sandbox: { tool, workdir, egress: sandbox.egress, cgroup: sandbox.cgroup } };
     } catch (error) {
       await workdir.dispose();

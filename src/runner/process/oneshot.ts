@@ -16,8 +16,8 @@ import { START_LINE } from '../bwrap/argv.js';
 export interface OneShotDeps {
   readonly logger: Logger;
   readonly graceMs?: number;
-  /** The host's services (its live groups forget a killed one); default: those of callers without a host. */
-  readonly services?: ProcessSandboxServices;
+  /** The host's services (its live groups forget a killed one). */
+  readonly services: ProcessSandboxServices;
 }
 
 /** Runs one call of a one-shot process tool in a sandbox of its own; never throws for tool failures. */
@@ -51,7 +51,7 @@ async function superviseOneShot(spec: RunSpec, job: Job, options: RunOptions, de
     killing = killProcessGroup(tool.pid, now ? 0 : (deps.graceMs ?? DEFAULT_GRACE_MS), {
       exited: tool.ended,
       spareLeaderFromTerm: !now,
-      ...(deps.services !== undefined ? { groups: deps.services.groups } : {}),
+      groups: deps.services.groups,
     });
   };
   const onOutput = (chunk: Buffer, isStdout: boolean): void => {

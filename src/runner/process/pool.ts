@@ -22,8 +22,8 @@ export interface ProcessPoolDeps {
   readonly logger: Logger;
   readonly graceMs?: number;
   readonly bwrapPath?: string;
-  /** The host's spawner, groups and cgroups; default: those of callers without a host. */
-  readonly services?: ProcessSandboxServices;
+  /** The host's spawner, groups, cgroups and machine facts. */
+  readonly services: ProcessSandboxServices;
   readonly egress?: EgressSettings;
 }
 
@@ -117,7 +117,7 @@ export class ProcessPool {
         cwd: workdir.cwd,
         logger: this.deps.logger,
         ...(this.deps.bwrapPath !== undefined ? { bwrapPath: this.deps.bwrapPath } : {}),
-        ...(this.deps.services !== undefined ? { cgroups: this.deps.services.cgroups } : {}),
+        services: this.deps.services,
         ...(this.deps.egress !== undefined ? { egress: this.deps.egress } : {}),
       });
       if (!sandbox.ok || this.isClosed) {
@@ -126,7 +126,7 @@ export class ProcessPool {
         return;
       }
       workdir = withEgress(workdir, sandbox.egress);
-      const slot = this.watch(await spawnTool(sandbox.argv, this.spec.env, workdir.cwd, this.deps.logger, this.deps.services), workdir, sandbox.egress);
+      const slot = this.watch(await spawnTool(sandbox.argv, this.spec.env, workdir.cwd, this.deps.services), workdir, sandbox.egress);
       this.slots.add(slot);
       // Closed while it was starting: close() is waiting for it too (see startingSlots).
       if (this.isClosed) this.retire(slot, 'cancelled', {}, true);
@@ -234,7 +234,7 @@ export class ProcessPool {
     slot.killing = killProcessGroup(slot.tool.pid, now ? 0 : (this.deps.graceMs ?? DEFAULT_GRACE_MS), {
       exited: slot.tool.ended,
       spareLeaderFromTerm: !now,
-      ...(this.deps.services !== undefined ? { groups: this.deps.services.groups } : {}),
+      groups: this.deps.services.groups,
     });
   }
 

@@ -21,8 +21,8 @@ export interface ProcessRunnerDeps {
   readonly preparedAhead?: number;
   /** One-shot tools: how many tools of this host keep sandboxes prepared at a time. */
   readonly maxToolsPrepared?: number;
-  /** The host's spawner, groups, cgroups and prepared-sandbox bound; default: those of callers without a host. */
-  readonly services?: ProcessSandboxServices;
+  /** The host's spawner, groups, cgroups, machine facts and prepared-sandbox bound (its ProcessServices). */
+  readonly services: ProcessSandboxServices;
   /** Namespaced tools with a network allow list: how their egress proxies are set up. */
   readonly egress?: EgressSettings;
 }

@@ -12,9 +12,13 @@ import type { RunSpec } from '../types.js';
 import { buildSandboxArgv } from '../bwrap/argv.js';
 import { openEgressGrant, type EgressGrant, type EgressLimits } from '../bwrap/egress-grant.js';
 import { probeSandbox } from '../bwrap/probe.js';
-import { DEFAULT_PIDS_CGROUPS, type PidsCgroup, type PidsCgroups } from '../bwrap/pids-cgroup.js';
+import type { SandboxArgvServices } from '../bwrap/argv.js';
+import type { PidsCgroup } from '../bwrap/pids-cgroup.js';
 import { computeSandboxLimits } from '../bwrap/rlimits.js';
-import type { Workdir } from './spawn.js';
+import type { SpawnServices, Workdir } from './spawn.js';
+
+/** What starting a sandboxed process goes through: the host's spawner, groups, cgroups and machine facts (its ProcessServices). */
+export interface SandboxedSpawnServices extends SpawnServices, SandboxArgvServices {}
 
 export type SandboxArgv =
   | {
@@ -40,8 +44,8 @@ export interface SandboxArgvRequest {
   readonly timeoutMs?: number;
   /** A specific bubblewrap binary (a seam for tests and odd installs); default `bwrap` on PATH. */
   readonly bwrapPath?: string;
-  /** The host's pids cgroups; default: those of callers without a host. */
-  readonly cgroups?: PidsCgroups;
+  /** The host's pids cgroups and machine facts (its ProcessServices). */
+  readonly services: SandboxArgvServices;
   readonly logger: Logger;
   readonly egress?: EgressSettings;
 }
@@ -51,7 +55,7 @@ export async function resolveSandboxArgv(spec: RunSpec, request: SandboxArgvRequ
   const command = spec.command ?? [];
   if (command.length === 0 || command[0] === '') return { ok: false, reason: 'the manifest has no command' };
   const bwrap = request.bwrapPath !== undefined ? { bwrapPath: request.bwrapPath } : {};
-  const probe = await probeSandbox(bwrap);
+  const probe = await probeSandbox(request.services.facts, bwrap);
   if (!probe.ok) return { ok: false, reason: probe.reason };
   let egress: EgressGrant | undefined;
   if (spec.isolation === 'namespace' && spec.networkAllow.length > 0) {
@@ -68,7 +72,7 @@ export async function resolveSandboxArgv(spec: RunSpec, request: SandboxArgvRequ
     }
   }
   // Made in the thread pool: sandboxes are started ahead, beside calls this event loop serves.
-  const cgroups = request.cgroups ?? DEFAULT_PIDS_CGROUPS;
+  const { cgroups } = request.services;
   let cgroup: PidsCgroup | undefined;
   try {
     cgroup = await cgroups.createAsync(computeSandboxLimits(spec, request.timeoutMs).processes);
@@ -81,9 +85,9 @@ export async function resolveSandboxArgv(spec: RunSpec, request: SandboxArgvRequ
   try {
     prefix = buildSandboxArgv(spec, {
       cwd: request.cwd,
+      services: request.services,
       ...bwrap,
       ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
-      cgroups,
       ...(cgroup === undefined ? {} : { cgroup }),
       ...(egress === undefined ? {} : { egress }),
     });

@@ -8,12 +8,12 @@ import { mkdtemp, rm, rmdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
-import type { Logger } from '../../log.js';
 import type { RunSpec } from '../types.js';
-import { DEFAULT_PROCESS_GROUPS, killProcessGroupNow, type ProcessGroups } from './kill.js';
+import { killProcessGroupNow, type ProcessGroups } from './kill.js';
 import { sandboxFd4Input, START_LINE } from '../bwrap/argv.js';
+import type { SandboxFacts } from '../bwrap/sandbox-facts.js';
 import { readSandboxExitCode } from '../bwrap/status.js';
-import { DEFAULT_SPAWNER, type SpawnerExit, type SpawnerService } from './spawner-client.js';
+import type { SpawnerExit, SpawnerService } from './spawner-client.js';
 
 /** Where a process tool runs; `dispose` removes a private directory made for it. */
 export interface Workdir {
@@ -54,32 +54,28 @@ async function removeWorkdir(cwd: string): Promise<void> {
   }
 }
 
-/** The host's spawner and live-group set a spawn goes through (a host's ProcessServices). */
+/**
+ * The host's spawner, live-group set and machine facts (the seccomp filter) a
+ * spawn goes through: a host's ProcessServices. Callers without a host (doctor,
+ * scripts, tests) build one of their own and close it.
+ */
 export interface SpawnServices {
   readonly spawner: SpawnerService;
   readonly groups: ProcessGroups;
+  readonly facts: SandboxFacts;
 }
-
-const DEFAULT_SPAWN_SERVICES: SpawnServices = { spawner: DEFAULT_SPAWNER, groups: DEFAULT_PROCESS_GROUPS };
 
 /**
  * Spawns `argv` in its own process group with exactly three pipes and `env` as
- * its whole environment, through `services` (the host's; default: those of
- * callers without a host). A failed spawn gives a tool with no pid, empty
- * output and `ended` = spawn_failed.
+ * its whole environment, through the host's `services`, whose groups track it
+ * until it has ended. A failed spawn gives a tool with no pid, empty output and
+ * `ended` = spawn_failed.
  */
-export async function spawnTool(
-  argv: readonly string[],
-  env: Readonly<Record<string, string>>,
-  cwd: string,
-  logger?: Logger,
-  services: SpawnServices = DEFAULT_SPAWN_SERVICES,
-): Promise<SpawnedTool> {
-  void logger;
+export async function spawnTool(argv: readonly string[], env: Readonly<Record<string, string>>, cwd: string, services: SpawnServices): Promise<SpawnedTool> {
   const [file, ...args] = argv;
   if (file === undefined) throw new TypeError('spawnTool needs a non-empty argv');
   // The whole environment, copied: never the host's (a secret there must stay invisible).
-  const fd4 = sandboxFd4Input(argv);
+  const fd4 = sandboxFd4Input(services.facts, argv);
   const started = await services.spawner.spawn({ file, args, cwd, env: { ...env }, ...(fd4 === undefined ? {} : { fd4 }) });
   if (!started.ok) return failedSpawn(started.errorCode);
   const { pid, stdin, stdout, stderr, status } = started.process;
@@ -121,8 +117,15 @@ export interface CompletedRun {
  * `input` behind START_LINE and collects everything it writes. For short checks
  * (`toolhost doctor`), not calls: no output cap, and SIGKILL after `timeoutMs`.
  */
-export async function runToCompletion(argv: readonly string[], env: Readonly<Record<string, string>>, cwd: string, input: string, timeoutMs: number): Promise<CompletedRun> {
-  const tool = await spawnTool(argv, env, cwd);
+export async function runToCompletion(
+  argv: readonly string[],
+  env: Readonly<Record<string, string>>,
+  cwd: string,
+  input: string,
+  timeoutMs: number,
+  services: SpawnServices,
+): Promise<CompletedRun> {
+  const tool = await spawnTool(argv, env, cwd, services);
   let stdout = '';
   let stderr = '';
   tool.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));

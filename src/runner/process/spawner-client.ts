@@ -85,28 +85,9 @@ export class SpawnerService {
   }
 }
 
-/** The spawner of callers that belong to no host (doctor, tests); a host builds its own. */
-export const DEFAULT_SPAWNER = new SpawnerService();
-
-/** Starts `request` through the default spawner (callers without a host). */
-export function spawnThroughSpawner(request: SpawnerRequest, logger?: Logger): Promise<SpawnerResult> {
-  void logger;
-  return DEFAULT_SPAWNER.spawn(request);
-}
-
-/** The default spawner's memory (the soak script and tests). */
-export function spawnerMemory(): Promise<SpawnerMemory | undefined> {
-  return DEFAULT_SPAWNER.memory();
-}
-
 export interface SpawnerMemory {
   readonly usage: NodeJS.MemoryUsage;
   readonly liveGroups: number;
-}
-
-/** The default spawner's pid, when one is running (for tests and diagnostics). */
-export function spawnerPid(): number | undefined {
-  return DEFAULT_SPAWNER.pid;
 }
 
 const SPAWNER_URL = new URL('../../../sandbox/spawner.mjs', import.meta.url);

@@ -6,11 +6,14 @@ import type { Logger } from '../../log.js';
 import type { RunSpec } from '../types.js';
 import { ServerInstance, type UpstreamTool } from './server-instance.js';
 import { DEFAULT_MAX_UPSTREAM_MESSAGE_BYTES } from './upstream-servers.js';
+import type { SandboxedSpawnServices } from '../process/process-sandbox.js';
 
 export type Listing = { readonly ok: true; readonly tools: readonly UpstreamTool[]; readonly truncated: boolean } | { readonly ok: false; readonly reason: string };
 
 export interface DiscoverDeps {
   readonly logger: Logger;
+  /** The services of the host that lists (and may keep) the servers; a caller without a host builds its own. */
+  readonly services: SandboxedSpawnServices;
   readonly bwrapPath?: string;
 }
 

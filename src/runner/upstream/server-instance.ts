@@ -10,7 +10,7 @@ import type { RunSpec } from '../types.js';
 import type { RunOptions } from '../wire.js';
 import { DEFAULT_GRACE_MS, killProcessGroup } from '../process/kill.js';
 import { TailBuffer } from '../process/output-cap.js';
-import { resolveSandboxArgv, withEgress, type EgressSettings } from '../process/process-sandbox.js';
+import { resolveSandboxArgv, withEgress, type EgressSettings, type SandboxedSpawnServices } from '../process/process-sandbox.js';
 import { openWorkdir, spawnTool, type SpawnedTool, type ToolExit } from '../process/spawn.js';
 import { START_LINE } from '../bwrap/argv.js';
 import { PipeClientTransport, type PipeFault } from './pipe-transport.js';
@@ -25,6 +25,11 @@ export interface InstanceSpec {
 
 export interface InstanceDeps {
   readonly logger: Logger;
+  /**
+   * The host's spawner, groups, cgroups and machine facts: the server is one of
+   * the host's processes, tracked by its groups and killed when it closes.
+   */
+  readonly services: SandboxedSpawnServices;
   readonly graceMs?: number;
   readonly bwrapPath?: string;
   /** The egress proxies' limits and resolver, for servers with a network allow list. */
@@ -93,6 +98,7 @@ export class ServerInstance {
     const sandbox = await resolveSandboxArgv(spec.run, {
       cwd: opened.cwd,
       logger: deps.logger,
+      services: deps.services,
       ...(deps.bwrapPath !== undefined ? { bwrapPath: deps.bwrapPath } : {}),
       ...(deps.egress !== undefined ? { egress: deps.egress } : {}),
     });
@@ -102,7 +108,7 @@ export class ServerInstance {
     }
     // A server with a network allow list reaches out only through its own egress proxy, closed with it.
     const workdir = withEgress(opened, sandbox.egress);
-    const process = await spawnTool(sandbox.argv, spec.run.env, workdir.cwd, deps.logger);
+    const process = await spawnTool(sandbox.argv, spec.run.env, workdir.cwd, deps.services);
     const ended = process.ended.then(async (exit) => {
       await workdir.dispose();
       return exit;
@@ -220,7 +226,9 @@ export class ServerInstance {
   kill(reason: InstanceEnd['reason'] = 'killed'): void {
     if (this.#killing !== undefined || this.#end !== undefined) return;
     this.#killing = reason;
-    if (this.process.pid !== undefined) void killProcessGroup(this.process.pid, this.deps.graceMs ?? DEFAULT_GRACE_MS, { exited: this.process.exited });
+    if (this.process.pid !== undefined) {
+      void killProcessGroup(this.process.pid, this.deps.graceMs ?? DEFAULT_GRACE_MS, { exited: this.process.exited, groups: this.deps.services.groups });
+    }
   }
 
   /** Kills and waits until the process is gone. */

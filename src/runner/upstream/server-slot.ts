@@ -4,13 +4,16 @@
 // on every call: after each failure the next try waits longer (backoff), and
 // meanwhile calls fail `sandbox_unavailable` naming the last reason.
 import type { Logger } from '../../log.js';
+import type { EgressSettings, SandboxedSpawnServices } from '../process/process-sandbox.js';
 import { ServerInstance, type InstanceSpec, type StartResult } from './server-instance.js';
 
 export interface SlotDeps {
   readonly logger: Logger;
+  /** The host's spawner, groups, cgroups and machine facts, which its servers are started through. */
+  readonly services: SandboxedSpawnServices;
   readonly graceMs?: number;
   readonly bwrapPath?: string;
-  readonly egress?: import('../process/process-sandbox.js').EgressSettings;
+  readonly egress?: EgressSettings;
   /** Clock for backoff (tests); default Date.now. */
   readonly now?: () => number;
 }

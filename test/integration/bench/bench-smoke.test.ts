@@ -65,7 +65,7 @@ describe('npm run bench --smoke', () => {
     expect(beside.spawns).toBeGreaterThan(0);
     // Measured inside the host: it saw sandboxes start, so the measurement is wired.
     expect(beside.sandboxStartWork.count).toBeGreaterThan(0);
-    for (const target of ['noNetwork', 'withAllowList', 'fetchDirect', 'fetchProxied']) expect(results['egress'][target].n, target).toBeGreaterThan(0);
+    for (const target of ['noNetwork', 'withAllowList', 'fetchDirect', 'fetchProxied', 'ctxFetchDirect', 'ctxFetchProxied']) expect(results['egress'][target].n, target).toBeGreaterThan(0);
     expect(results['egress'].proxyRatio).toBeGreaterThan(0);
     // The journal on each store; PostgreSQL may only be missing outside CI (the section then says so).
     const journal = results['journal'];

@@ -12,6 +12,9 @@ import { createSilentLogger } from '../../../src/log.js';
 import { makeTempDir, recordingOptions, root } from './isolate-spec.js';
 import { jsonOf } from '../../helpers/run-outcomes.js';
 import { runSpec } from '../../helpers/run-spec.js';
+import { useProcessServices } from '../../helpers/process-services.js';
+
+const services = useProcessServices();
 
 const MANIFESTS = fileURLToPath(new URL('../../../manifests/', import.meta.url));
 const logger = createSilentLogger();
@@ -23,7 +26,7 @@ const MAIN_JS = 'const needle = 1;\n';
 function bundled(file: string, mode: 'isolate' | 'worker', roots: WorkspaceRoot[]): Runner {
   const entryPath = path.join(MANIFESTS, file);
   const spec = runSpec({ name: path.basename(file).replace(/\.m?js$/, ''), mode, manifestDir: path.dirname(entryPath), entryPath, roots });
-  const runner = mode === 'isolate' ? createIsolateRunner(spec, { logger }) : createWorkerRunner(spec, { logger });
+  const runner = mode === 'isolate' ? createIsolateRunner(spec, { logger, services }) : createWorkerRunner(spec, { logger });
   runners.push(runner);
   return runner;
 }

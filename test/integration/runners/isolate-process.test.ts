@@ -3,21 +3,22 @@
 // used gives way), a process that dies between calls replaced ahead of the next.
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createSilentLogger } from '../../../src/log.js';
-import { clearSandboxProbeCache } from '../../../src/runner/bwrap/probe.js';
 import { createIsolateRunner } from '../../../src/runner/isolate/isolate-runner.js';
-import { IsolateProcesses } from '../../../src/runner/isolate/isolate-processes.js';
 import { ISOLATE_TOOL_ENV } from '../../../src/runner/isolate/isolate-sandbox.js';
 import { findMarkedProcesses, pollUntil } from '../../helpers/proc-scan.js';
 import { failureOf, jsonOf } from '../../helpers/run-outcomes.js';
 import { FIXTURES_DIR } from '../sandbox/harness.js';
 import { makeSpec, recordingOptions, useRunnerCleanup } from './isolate-spec.js';
+import { useProcessServices } from '../../helpers/process-services.js';
+
+const services = useProcessServices();
+/** A host that keeps one isolate process alive at a time. */
+const oneProcessServices = useProcessServices({ maxIsolateProcesses: 1 });
 
 const logger = createSilentLogger();
 const track = useRunnerCleanup();
-
-afterEach(() => clearSandboxProbeCache());
 
 /** A unique tool name: its isolate process is found in /proc by it. */
 function uniqueName(prefix: string): string {
@@ -35,19 +36,19 @@ describe('isolate processes', () => {
     ['missing', '/nonexistent/toolhost-test/bwrap', 'apt-get install bubblewrap'],
     ['unable to create namespaces', join(FIXTURES_DIR, 'bwrap-denied.sh'), 'Creating new namespace failed'],
   ])('fail closed with sandbox_unavailable when bubblewrap is %s', async (_name, bwrapPath, why) => {
-    const runner = track(createIsolateRunner(makeSpec('isolate', 'echo.mjs'), { logger, bwrapPath }));
+    const runner = track(createIsolateRunner(makeSpec('isolate', 'echo.mjs'), { logger, services, bwrapPath }));
     const outcome = await runner.run({ callId: 'closed', args: {} }, recordingOptions());
     expect(failureOf(outcome)).toEqual({ code: 'sandbox_unavailable', details: { reason: expect.stringContaining(why) } });
   });
 
   it('keeps at most maxAlive processes per host: the least recently used idle one gives way, and comes back on its next call', async () => {
-    const registry = new IsolateProcesses(1);
+    const registry = oneProcessServices.isolateProcesses;
     const first = uniqueName('lru_a');
     const second = uniqueName('lru_b');
-    const a = track(createIsolateRunner(makeSpec('isolate', 'echo.mjs', { name: first }), { logger, isolateProcesses: registry }));
+    const a = track(createIsolateRunner(makeSpec('isolate', 'echo.mjs', { name: first }), { logger, services: oneProcessServices }));
     expect(jsonOf(await a.run({ callId: 'a1', args: { n: 1 } }, recordingOptions(20_000)))).toEqual({ echo: { n: 1 }, callId: 'a1' });
     expect(isolateProcessPids(first)).toHaveLength(1);
-    const b = track(createIsolateRunner(makeSpec('isolate', 'echo.mjs', { name: second }), { logger, isolateProcesses: registry }));
+    const b = track(createIsolateRunner(makeSpec('isolate', 'echo.mjs', { name: second }), { logger, services: oneProcessServices }));
     expect(jsonOf(await b.run({ callId: 'b1', args: { n: 2 } }, recordingOptions(20_000)))).toEqual({ echo: { n: 2 }, callId: 'b1' });
     expect(await pollUntil(() => ({ done: isolateProcessPids(first).length === 0, value: isolateProcessPids(first) }), 10_000)).toEqual([]);
     expect(registry.aliveCount).toBe(1);
@@ -57,7 +58,7 @@ describe('isolate processes', () => {
 
   it('replaces a process that died between calls before the next call, and leaves nothing behind on close', async () => {
     const name = uniqueName('restart');
-    const runner = createIsolateRunner(makeSpec('isolate', 'echo.mjs', { name }), { logger });
+    const runner = createIsolateRunner(makeSpec('isolate', 'echo.mjs', { name }), { logger, services });
     expect(jsonOf(await runner.run({ callId: 'r1', args: {} }, recordingOptions(20_000)))).toEqual({ echo: {}, callId: 'r1' });
     const [pid] = isolateProcessPids(name);
     process.kill(pid ?? 0, 'SIGKILL');

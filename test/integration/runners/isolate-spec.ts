@@ -10,6 +10,9 @@ import type { Runner, RunSpec, SandboxMode, WorkspaceRoot } from '../../../src/r
 import type { ProgressEvent, RunOptions, SandboxDenial, ToolLogLevel } from '../../../src/runner/wire.js';
 import { runOptions } from '../../helpers/run-options.js';
 import { runSpec } from '../../helpers/run-spec.js';
+import { useProcessServices } from '../../helpers/process-services.js';
+
+const services = useProcessServices();
 
 const FIXTURES = fileURLToPath(new URL('../../fixtures/tools/', import.meta.url));
 
@@ -77,5 +80,5 @@ export function useRunnerCleanup(): <R extends Runner>(runner: R) => R {
 export function useIsolateRunners(): (file: string, overrides?: Partial<Omit<RunSpec, 'mode'>>) => Runner {
   const track = useRunnerCleanup();
   const logger = createSilentLogger();
-  return (file, overrides = {}) => track(createIsolateRunner(makeSpec('isolate', file, overrides), { logger }));
+  return (file, overrides = {}) => track(createIsolateRunner(makeSpec('isolate', file, overrides), { logger, services }));
 }

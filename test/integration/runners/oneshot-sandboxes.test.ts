@@ -7,19 +7,19 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createSilentLogger } from '../../../src/log.js';
 import { createProcessRunner, type ProcessRunnerDeps } from '../../../src/runner/process/process-runner.js';
-import { PidsCgroups } from '../../../src/runner/bwrap/pids-cgroup.js';
-import { ProcessGroups } from '../../../src/runner/process/kill.js';
-import { PreparedSandboxes } from '../../../src/runner/process/oneshot-sandboxes.js';
-import { SpawnerService } from '../../../src/runner/process/spawner-client.js';
+import { ProcessServices } from '../../../src/runner/index.js';
 import type { Runner, RunSpec } from '../../../src/runner/types.js';
 import { findMarkedProcesses, pollUntil, waitForNoMarkedProcesses, type MarkedProcess } from '../../helpers/proc-scan.js';
 import { jsonTextOf } from '../../helpers/run-outcomes.js';
 import { job, newWorkdir, processSpec, runOptions, useRunnerTest } from './process-spec.js';
+import { useProcessServices } from '../../helpers/process-services.js';
+
+const services = useProcessServices();
 
 const t = useRunnerTest();
 
 function start(overrides: Partial<RunSpec>, deps: Partial<ProcessRunnerDeps> = {}): Runner {
-  t.runner = createProcessRunner(processSpec(t.marker, overrides), { logger: createSilentLogger(), ...deps });
+  t.runner = createProcessRunner(processSpec(t.marker, overrides), { logger: createSilentLogger(), services, ...deps });
   return t.runner;
 }
 
@@ -81,19 +81,16 @@ describe('one-shot sandboxes prepared ahead', () => {
 
   it('removes the pids cgroup of every sandbox once it has ended, used or stopped, without waiting for the sweep', async () => {
     // A sweep that never comes within the test: whatever is gone, the runner removed.
-    const cgroups = new PidsCgroups(3_600_000);
-    const services = { spawner: new SpawnerService(), groups: new ProcessGroups(), cgroups, prepared: new PreparedSandboxes() };
+    const own = new ProcessServices({ cgroupSweepIntervalMs: 3_600_000 });
     try {
-      const tool = start({ command: ['/bin/sh', '-c', 'exec cat', t.marker] }, { services });
+      const tool = start({ command: ['/bin/sh', '-c', 'exec cat', t.marker] }, { services: own });
       for (let call = 1; call <= 3; call++) expect(jsonTextOf(await tool.run(job({ call }), runOptions()))).toBe(`{"call":${call}}`);
-      expect(cgroups.ownDirs.length).toBeGreaterThan(0);
+      expect(own.cgroups.ownDirs.length).toBeGreaterThan(0);
       await tool.close();
       t.runner = undefined;
-      expect(cgroups.ownDirs).toEqual([]);
+      expect(own.cgroups.ownDirs).toEqual([]);
     } finally {
-      services.spawner.close();
-      services.groups.close();
-      await cgroups.close();
+      await own.close();
     }
   });
 
@@ -134,7 +131,7 @@ describe('one-shot sandboxes prepared ahead', () => {
 
   it('keeps sandboxes prepared for a bounded number of tools, the least recently used giving up first', async () => {
     const runners: Runner[] = ['first', 'second', 'third', 'fourth'].map((name) =>
-      createProcessRunner(processSpec(t.marker, { name, command: ['/bin/sh', '-c', 'exec cat', t.marker, name] }), { logger: createSilentLogger(), maxToolsPrepared: 3 }),
+      createProcessRunner(processSpec(t.marker, { name, command: ['/bin/sh', '-c', 'exec cat', t.marker, name] }), { logger: createSilentLogger(), services, maxToolsPrepared: 3 }),
     );
     try {
       for (const tool of runners) expect(jsonTextOf(await tool.run(job({}), runOptions()))).toBe('{}');

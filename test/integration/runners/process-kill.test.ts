@@ -4,12 +4,15 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
-import { countTrackedProcessGroups, killProcessGroup, killProcessGroupNow, trackProcessGroup } from '../../../src/runner/process/kill.js';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { killProcessGroup, killProcessGroupNow, ProcessGroups } from '../../../src/runner/process/kill.js';
 import { findMarkedProcesses, pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 import { newMarker, newWorkdir, removeWorkdirs } from './process-spec.js';
 
 let marker = newMarker();
+/** The live groups of this file's "host" (a host's ProcessServices holds its own). */
+const groups = new ProcessGroups();
+afterAll(() => groups.close());
 
 afterEach(async () => {
   expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
@@ -21,7 +24,7 @@ function spawnGroup(script: string, workdir: string): { pid: number; exited: Pro
   const child = spawn('/bin/sh', ['-c', script, marker], { detached: true, stdio: 'ignore', cwd: workdir, env: { MARKER: marker } });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   if (child.pid === undefined) throw new Error('spawn failed');
-  trackProcessGroup(child.pid);
+  groups.track(child.pid);
   return { pid: child.pid, exited };
 }
 
@@ -36,12 +39,12 @@ describe('killProcessGroup', () => {
     const child = `trap 'echo child > child-term; exit 0' TERM; echo ready > ready; while :; do sleep 0.05; done`;
     const { pid, exited } = spawnGroup(`trap 'echo leader > leader-term' TERM; /bin/sh -c "${child}" & while :; do sleep 0.05; done`, workdir);
     await waitForFile(join(workdir, 'ready'));
-    const trackedBefore = countTrackedProcessGroups();
-    await killProcessGroup(pid, 300, { exited, spareLeaderFromTerm: true });
+    const trackedBefore = groups.size;
+    await killProcessGroup(pid, 300, { exited, spareLeaderFromTerm: true, groups });
     await waitForFile(join(workdir, 'child-term'));
     expect(readFileSync(join(workdir, 'child-term'), 'utf8')).toBe('child\n');
     expect(existsSync(join(workdir, 'leader-term'))).toBe(false);
-    expect(countTrackedProcessGroups()).toBe(trackedBefore - 1);
+    expect(groups.size).toBe(trackedBefore - 1);
   });
 
   it('SIGTERMs descendants several levels down, in sessions of their own, and spares the leader', async () => {
@@ -86,9 +89,10 @@ describe('killProcessGroup', () => {
     if (!existsSync(new URL(killUrl))) throw new Error('dist/ is missing: run `npm run build` first');
     const script = `
       import { spawn } from 'node:child_process';
-      const { trackProcessGroup } = await import(${JSON.stringify(killUrl)});
+      const { ProcessGroups } = await import(${JSON.stringify(killUrl)});
+      const groups = new ProcessGroups();
       const child = spawn('/bin/sh', ['-c', 'trap "" TERM; echo ready; exec sleep 1000', ${JSON.stringify(marker)}], { detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
-      trackProcessGroup(child.pid);
+      groups.track(child.pid);
       child.stdout.once('data', () => process.exit(0));
     `;
     const host = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'ignore' });

@@ -10,11 +10,14 @@ import type { ProgressEvent } from '../../../src/runner/wire.js';
 import { findMarkedProcesses, pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 import { job, nodeFixture, processSpec, runOptions, useRunnerTest } from './process-spec.js';
 import { failureOf, jsonTextOf } from '../../helpers/run-outcomes.js';
+import { useProcessServices } from '../../helpers/process-services.js';
+
+const services = useProcessServices();
 
 const t = useRunnerTest();
 
 function startPool(overrides: Partial<RunSpec> = {}, logger = createSilentLogger()): Runner {
-  t.runner = createProcessRunner(processSpec(t.marker, { command: nodeFixture('persistent.mjs', t.marker), persistent: true, poolSize: 1, ...overrides }), { logger });
+  t.runner = createProcessRunner(processSpec(t.marker, { command: nodeFixture('persistent.mjs', t.marker), persistent: true, poolSize: 1, ...overrides }), { logger, services });
   return t.runner;
 }
 

@@ -12,11 +12,14 @@ import { STDERR_TAIL_BYTES } from '../../../src/runner/process/output-cap.js';
 import { findMarkedProcesses, pollUntil, waitForNoCallProcesses } from '../../helpers/proc-scan.js';
 import { FIXTURES_DIR, job, newWorkdir, processSpec, runOptions, useRunnerTest } from './process-spec.js';
 import { failureOf, jsonTextOf } from '../../helpers/run-outcomes.js';
+import { useProcessServices } from '../../helpers/process-services.js';
+
+const services = useProcessServices();
 
 const t = useRunnerTest();
 
 function start(overrides: Partial<RunSpec>): Runner {
-  t.runner = createProcessRunner(processSpec(t.marker, overrides), { logger: createSilentLogger() });
+  t.runner = createProcessRunner(processSpec(t.marker, overrides), { logger: createSilentLogger(), services });
   return t.runner;
 }
 
@@ -219,7 +222,7 @@ describe('process runner, one-shot', () => {
   });
 
   it('fails closed with sandbox_unavailable when bubblewrap is missing, and starts nothing', async () => {
-    t.runner = createProcessRunner(processSpec(t.marker, {}), { logger: createSilentLogger(), bwrapPath: `/nonexistent/${t.marker}/bwrap` });
+    t.runner = createProcessRunner(processSpec(t.marker, {}), { logger: createSilentLogger(), services, bwrapPath: `/nonexistent/${t.marker}/bwrap` });
     const { code, details } = failureOf(await t.runner.run(job({ mode: 'echo' }), runOptions()));
     expect(code).toBe('sandbox_unavailable');
     expect(typeof details['reason']).toBe('string');
@@ -241,7 +244,7 @@ function sessionOf(pid: number): string {
 }
 
 async function expectNextCallWorksWith(currentMarker: string): Promise<void> {
-  const tool = createProcessRunner(processSpec(currentMarker, {}), { logger: createSilentLogger() });
+  const tool = createProcessRunner(processSpec(currentMarker, {}), { logger: createSilentLogger(), services });
   try {
     await expectNextCallWorks(tool);
   } finally {

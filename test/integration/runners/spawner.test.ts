@@ -8,9 +8,11 @@ import { createSilentLogger } from '../../../src/log.js';
 import { createProcessRunner } from '../../../src/runner/process/process-runner.js';
 import { spawnTool } from '../../../src/runner/process/spawn.js';
 import { buildSandboxArgv, START_LINE } from '../../../src/runner/bwrap/argv.js';
-import { spawnerMemory, spawnerPid } from '../../../src/runner/process/spawner-client.js';
 import { findMarkedProcesses, waitForMarkedProcesses, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 import { job, processSpec, runOptions, useRunnerTest } from './process-spec.js';
+import { useProcessServices } from '../../helpers/process-services.js';
+
+const services = useProcessServices();
 
 const t = useRunnerTest();
 
@@ -20,16 +22,16 @@ function parentOf(pid: number): number {
 }
 
 function sleeper(): Promise<Awaited<ReturnType<typeof spawnTool>>> {
-  return spawnTool(['/bin/sh', '-c', 'exec /bin/sleep 1000', t.marker], { TOOLHOST_TEST_MARKER: t.marker }, '/');
+  return spawnTool(['/bin/sh', '-c', 'exec /bin/sleep 1000', t.marker], { TOOLHOST_TEST_MARKER: t.marker }, '/', services);
 }
 
 describe('spawner process', () => {
   it('forks the sandbox of a call, so the host itself never forks for a process tool', async () => {
-    t.runner = createProcessRunner(processSpec(t.marker, { command: ['/bin/sh', '-c', 'cat; exec /bin/sleep 1000', t.marker] }), { logger: createSilentLogger() });
+    t.runner = createProcessRunner(processSpec(t.marker, { command: ['/bin/sh', '-c', 'cat; exec /bin/sleep 1000', t.marker] }), { logger: createSilentLogger(), services });
     const pending = t.runner.run(job({ hello: 1 }), runOptions({ timeoutMs: 5000 }));
     const [wrapper] = (await waitForMarkedProcesses(t.marker, 1)).filter((found) => found.cmdline.startsWith('/usr/bin/bwrap'));
     expect(wrapper).toBeDefined();
-    const spawner = spawnerPid();
+    const spawner = services.spawner.pid;
     expect(spawner).toBeDefined();
     expect(spawner).not.toBe(process.pid);
     expect(parentOf(wrapper?.pid ?? 0)).toBe(spawner);
@@ -42,7 +44,7 @@ describe('spawner process', () => {
   it('hands over every byte a tool writes before the host holds its pipes', async () => {
     for (let i = 0; i < 10; i++) {
       // No start gate here: the tool writes the moment it starts.
-      const tool = await spawnTool(['/bin/sh', '-c', 'head -c 1000000 /dev/zero; head -c 70000 /dev/zero >&2'], {}, '/');
+      const tool = await spawnTool(['/bin/sh', '-c', 'head -c 1000000 /dev/zero; head -c 70000 /dev/zero >&2'], {}, '/', services);
       let stdoutBytes = 0;
       let stderrBytes = 0;
       tool.stdout.on('data', (chunk: Buffer) => (stdoutBytes += chunk.length));
@@ -56,40 +58,40 @@ describe('spawner process', () => {
   it('takes its tools along when it is killed, and a new spawner serves the next tool', async () => {
     // A real sandbox: bubblewrap dies with its parent, the spawner.
     const spec = processSpec(t.marker, { command: ['/bin/sh', '-c', 'exec /bin/sleep 1000', t.marker] });
-    const tool = await spawnTool([...buildSandboxArgv(spec, { cwd: '/tmp' }), ...(spec.command ?? [])], spec.env, '/tmp');
+    const tool = await spawnTool([...buildSandboxArgv(spec, { services, cwd: '/tmp' }), ...(spec.command ?? [])], spec.env, '/tmp', services);
     tool.stdin.write(START_LINE);
     await waitForMarkedProcesses(t.marker, 3);
     expect(findMarkedProcesses(t.marker).length).toBeGreaterThan(0);
-    const first = spawnerPid();
+    const first = services.spawner.pid;
     process.kill(first ?? 0, 'SIGKILL');
     expect(await tool.ended).toEqual({ kind: 'exited', exitCode: null, signal: 'SIGKILL' });
     expect(await waitForNoMarkedProcesses(t.marker)).toEqual([]);
 
-    const echo = await spawnTool(['/bin/cat'], {}, '/');
+    const echo = await spawnTool(['/bin/cat'], {}, '/', services);
     let text = '';
     echo.stdout.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
     echo.stdin.end('still here');
     expect(await echo.ended).toEqual({ kind: 'exited', exitCode: 0, signal: null });
     expect(text).toBe('still here');
-    expect(spawnerPid()).toBeDefined();
-    expect(spawnerPid()).not.toBe(first);
+    expect(services.spawner.pid).toBeDefined();
+    expect(services.spawner.pid).not.toBe(first);
   });
 
   it('forgets every tool once it has ended (it reports its memory and live tools)', async () => {
-    const tools = await Promise.all(Array.from({ length: 20 }, () => spawnTool(['/bin/sh', '-c', 'exit 0'], {}, '/')));
+    const tools = await Promise.all(Array.from({ length: 20 }, () => spawnTool(['/bin/sh', '-c', 'exit 0'], {}, '/', services)));
     for (const tool of tools) tool.stdin.end();
     await Promise.all(tools.map((tool) => tool.ended));
-    const memory = await spawnerMemory();
+    const memory = await services.spawner.memory();
     expect(memory?.liveGroups).toBe(0);
     expect(memory?.usage.rss).toBeGreaterThan(0);
   });
 
   it('ignores SIGINT, SIGTERM and SIGHUP: a Ctrl-C to the terminal leaves the host in charge of its tools', async () => {
     const tool = await sleeper();
-    const pid = spawnerPid() ?? 0;
+    const pid = services.spawner.pid ?? 0;
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.kill(pid, signal);
     await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(spawnerPid()).toBe(pid);
+    expect(services.spawner.pid).toBe(pid);
     expect(findMarkedProcesses(t.marker).length).toBeGreaterThan(0);
     process.kill(-(tool.pid ?? 0), 'SIGKILL');
     expect((await tool.ended).kind).toBe('exited');
@@ -98,14 +100,14 @@ describe('spawner process', () => {
   it('gives the tool the environment it was asked for and nothing of the host\'s', async () => {
     process.env['TOOLHOST_SPAWNER_TEST_SECRET'] = 'do-not-leak';
     try {
-      t.runner = createProcessRunner(processSpec(t.marker, { command: ['/bin/sh', '-c', 'env; cat > /dev/null', t.marker], stdout: 'text' }), { logger: createSilentLogger() });
+      t.runner = createProcessRunner(processSpec(t.marker, { command: ['/bin/sh', '-c', 'env; cat > /dev/null', t.marker], stdout: 'text' }), { logger: createSilentLogger(), services });
       const outcome = await t.runner.run(job({}), runOptions());
       if (!outcome.ok || outcome.output.type !== 'text') throw new Error(`expected text output: ${JSON.stringify(outcome)}`);
       const env = Buffer.from(outcome.output.bytes).toString('utf8');
       expect(env).toContain(`TOOLHOST_TEST_MARKER=${t.marker}`);
       expect(env).not.toContain('do-not-leak');
       // The spawner itself holds nothing of the host's environment but PATH (Node adds its IPC channel's).
-      const spawnerEnv = readFileSync(`/proc/${spawnerPid() ?? 0}/environ`, 'latin1').split('\0').filter(Boolean);
+      const spawnerEnv = readFileSync(`/proc/${services.spawner.pid ?? 0}/environ`, 'latin1').split('\0').filter(Boolean);
       expect(spawnerEnv.map((entry) => entry.split('=')[0]).filter((name) => !name?.startsWith('NODE_CHANNEL_'))).toEqual(['PATH']);
     } finally {
       delete process.env['TOOLHOST_SPAWNER_TEST_SECRET'];

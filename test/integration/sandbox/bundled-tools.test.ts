@@ -18,6 +18,9 @@ import type { RunOutcome } from '../../../src/runner/wire.js';
 import { waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 import { runOptions } from '../../helpers/run-options.js';
 import { runSpec } from '../../helpers/run-spec.js';
+import { useProcessServices } from '../../helpers/process-services.js';
+
+const services = useProcessServices();
 
 const MARKER = `toolhost-bundled-sandbox-${randomUUID()}`;
 let workspace = '';
@@ -60,7 +63,7 @@ async function call(name: string, args: Record<string, unknown>, networkAllow?: 
   const manifest = manifests.get(name);
   if (!manifest) throw new Error(`no bundled tool ${name}`);
   const spec = runSpecOf(manifest);
-  const runner = createRunner(networkAllow ? { ...spec, networkAllow } : spec, { logger: createSilentLogger() });
+  const runner = createRunner(networkAllow ? { ...spec, networkAllow } : spec, { logger: createSilentLogger(), services });
   try {
     return await runner.run({ callId: randomUUID(), args }, runOptions({ timeoutMs: manifest.timeoutMs }));
   } finally {

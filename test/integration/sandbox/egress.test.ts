@@ -16,6 +16,9 @@ import type { EgressAttempt, RunOutcome } from '../../../src/runner/wire.js';
 import { join } from 'node:path';
 import { FIXTURES_DIR, newMarker, probeSpec, runSandboxed, waitForNoMarkedProcesses, type ProbeResult } from './harness.js';
 import { runOptions } from '../../helpers/run-options.js';
+import { useProcessServices } from '../../helpers/process-services.js';
+
+const services = useProcessServices();
 
 interface Served {
   readonly server: HttpServer;
@@ -64,7 +67,7 @@ afterEach(async () => {
 });
 
 async function callProbe(spec: RunSpec, ops: Record<string, unknown>[], limits?: Record<string, number>): Promise<{ results: ProbeResult[]; attempts: EgressAttempt[] }> {
-  const runner = createProcessRunner(spec, { logger: createSilentLogger(), preparedAhead: 0, egress: { resolve: RESOLVER, ...(limits ? { limits } : {}) } });
+  const runner = createProcessRunner(spec, { logger: createSilentLogger(), services, preparedAhead: 0, egress: { resolve: RESOLVER, ...(limits ? { limits } : {}) } });
   const attempts: EgressAttempt[] = [];
   try {
     const outcome: RunOutcome = await runner.run(
@@ -211,7 +214,7 @@ describe('egress proxy: a persistent namespaced tool', () => {
       persistent: true,
       poolSize: 1,
     });
-    const runner = createProcessRunner(spec, { logger: createSilentLogger() });
+    const runner = createProcessRunner(spec, { logger: createSilentLogger(), services });
     try {
       const perCall: EgressAttempt[][] = [];
       for (const url of [`http://127.0.0.1:${allowed.port}/one`, `http://127.0.0.1:${other.port}/two`, `http://127.0.0.1:${allowed.port}/three`]) {

@@ -7,9 +7,13 @@ import { isHostError } from '../../../src/errors.js';
 import { createSilentLogger } from '../../../src/log.js';
 import { createProcessRunner } from '../../../src/runner/process/process-runner.js';
 import { buildSandboxArgv } from '../../../src/runner/bwrap/argv.js';
-import { clearSandboxProbeCache, probeSandbox } from '../../../src/runner/bwrap/probe.js';
+import { probeSandbox } from '../../../src/runner/bwrap/probe.js';
+import { SandboxFacts } from '../../../src/runner/bwrap/sandbox-facts.js';
 import { FIXTURES_DIR, newMarker, probeSpec } from './harness.js';
 import { runOptions } from '../../helpers/run-options.js';
+import { useProcessServices } from '../../helpers/process-services.js';
+
+const services = useProcessServices();
 
 const MISSING_BWRAP = '/nonexistent/toolhost-test/bwrap';
 const DENIED_BWRAP = join(FIXTURES_DIR, 'bwrap-denied.sh');
@@ -17,31 +21,30 @@ const NO_SECCOMP_BWRAP = join(FIXTURES_DIR, 'bwrap-no-seccomp.sh');
 
 describe('fail closed', () => {
   afterEach(() => {
-    clearSandboxProbeCache();
     vi.restoreAllMocks();
   });
 
   it('probes the real bubblewrap as usable, with its version', async () => {
-    const probe = await probeSandbox();
+    const probe = await probeSandbox(new SandboxFacts());
     expect(probe).toEqual({ ok: true, version: expect.stringMatching(/^\d+\.\d+/) });
   });
 
   it('reports a missing bubblewrap with how to install it', async () => {
-    const probe = await probeSandbox({ bwrapPath: MISSING_BWRAP });
+    const probe = await probeSandbox(new SandboxFacts(), { bwrapPath: MISSING_BWRAP });
     expect(probe.ok).toBe(false);
     expect(probe.ok ? '' : probe.reason).toContain('apt-get install bubblewrap');
   });
 
   it('reports a bubblewrap that cannot create namespaces, with the kernel\'s refusal', async () => {
-    const probe = await probeSandbox({ bwrapPath: DENIED_BWRAP });
+    const probe = await probeSandbox(new SandboxFacts(), { bwrapPath: DENIED_BWRAP });
     expect(probe.ok).toBe(false);
     expect(probe.ok ? '' : probe.reason).toContain('Creating new namespace failed: Operation not permitted');
   });
 
   it('never runs a namespaced tool without its seccomp filter: sandbox_unavailable naming the filter', async () => {
-    const probe = await probeSandbox({ bwrapPath: NO_SECCOMP_BWRAP });
+    const probe = await probeSandbox(new SandboxFacts(), { bwrapPath: NO_SECCOMP_BWRAP });
     expect(probe).toEqual({ ok: false, reason: expect.stringContaining('seccomp') });
-    const runner = createProcessRunner(probeSpec(newMarker()), { logger: createSilentLogger(), bwrapPath: NO_SECCOMP_BWRAP });
+    const runner = createProcessRunner(probeSpec(newMarker()), { logger: createSilentLogger(), services, bwrapPath: NO_SECCOMP_BWRAP });
     try {
       const outcome = await runner.run({ callId: 'no-seccomp', args: { ops: [] } }, runOptions({ timeoutMs: 10_000 }));
       expect(outcome).toMatchObject({ ok: false, code: 'sandbox_unavailable', details: { reason: expect.stringContaining('seccomp') } });
@@ -53,7 +56,7 @@ describe('fail closed', () => {
   it('refuses to build an argv without bubblewrap: sandbox_unavailable, never an unsandboxed command', () => {
     let thrown: unknown;
     try {
-      buildSandboxArgv(probeSpec(newMarker()), { cwd: FIXTURES_DIR, bwrapPath: MISSING_BWRAP });
+      buildSandboxArgv(probeSpec(newMarker()), { services, cwd: FIXTURES_DIR, bwrapPath: MISSING_BWRAP });
     } catch (error) {
       thrown = error;
     }
@@ -66,7 +69,6 @@ describe('fail closed', () => {
 
 describe('toolhost doctor', () => {
   afterEach(() => {
-    clearSandboxProbeCache();
     vi.restoreAllMocks();
   });
 

@@ -10,11 +10,18 @@ import { findMarkedProcesses, waitForNoMarkedProcesses as waitForNone, type Mark
 import type { RunSpec } from '../../../src/runner/types.js';
 import { buildSandboxArgv, type SandboxArgvOptions } from '../../../src/runner/bwrap/argv.js';
 import { runSpec } from '../../helpers/run-spec.js';
+import { useProcessServices } from '../../helpers/process-services.js';
 
 export const FIXTURES_DIR = realpathSync(fileURLToPath(new URL('../../fixtures/tools/sandbox/', import.meta.url)));
 export const PROBE_PY = join(FIXTURES_DIR, 'probe.py');
 export const STORM_SH = join(FIXTURES_DIR, 'storm.sh');
 export const MARKER_VARIABLE = 'TOOLHOST_TEST_MARKER';
+
+/** The sandbox services of the test file importing this harness (closed after its tests). */
+export const sandboxServices = useProcessServices();
+
+/** How a test asks for a sandbox: the argv options, with this file's services unless it names others. */
+export type SandboxRunOptions = Omit<SandboxArgvOptions, 'services'> & { readonly services?: SandboxArgvOptions['services'] };
 
 /** A unique marker for one test's processes. */
 export function newMarker(): string {
@@ -52,13 +59,13 @@ export interface SandboxRun {
  * Runs `[...buildSandboxArgv(spec, opts), ...spec.command]` the way the runner does:
  * through the spawner, its own process group, three pipes, and spec.env as bubblewrap's whole environment.
  */
-export function runSandboxed(spec: RunSpec, opts: SandboxArgvOptions, stdin = ''): Promise<SandboxRun> {
-  return runPrefix(buildSandboxArgv(spec, opts), spec, stdin);
+export function runSandboxed(spec: RunSpec, opts: SandboxRunOptions, stdin = ''): Promise<SandboxRun> {
+  return runPrefix(buildSandboxArgv(spec, { services: sandboxServices, ...opts }), spec, stdin);
 }
 
 /** Runs an already built prefix followed by spec.command, through the spawner and the start gate. */
 export async function runPrefix(prefix: readonly string[], spec: RunSpec, stdin = ''): Promise<SandboxRun> {
-  const run = await runToCompletion([...prefix, ...(spec.command ?? [])], spec.env, '/', stdin, 120_000);
+  const run = await runToCompletion([...prefix, ...(spec.command ?? [])], spec.env, '/', stdin, 120_000, sandboxServices);
   if (run.exit.kind === 'spawn_failed') throw new Error(`spawn failed: ${run.exit.errorCode}`);
   return { exitCode: run.exit.exitCode, signal: run.exit.signal, stdout: run.stdout, stderr: run.stderr };
 }
@@ -66,7 +73,7 @@ export async function runPrefix(prefix: readonly string[], spec: RunSpec, stdin 
 export type ProbeResult = { ok: unknown } | { error: string };
 
 /** Runs the probe fixture with `ops` and returns one result per op. */
-export async function runProbe(spec: RunSpec, opts: SandboxArgvOptions, ops: readonly Record<string, unknown>[]): Promise<ProbeResult[]> {
+export async function runProbe(spec: RunSpec, opts: SandboxRunOptions, ops: readonly Record<string, unknown>[]): Promise<ProbeResult[]> {
   const run = await runSandboxed(spec, opts, JSON.stringify({ ops }));
   if (run.exitCode !== 0) throw new Error(`probe exited ${String(run.exitCode)}/${String(run.signal)}: ${run.stderr}`);
   return JSON.parse(run.stdout) as ProbeResult[];

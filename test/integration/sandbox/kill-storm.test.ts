@@ -7,6 +7,9 @@ import { spawnTool } from '../../../src/runner/process/spawn.js';
 import { killProcessGroupNow } from '../../../src/runner/process/kill.js';
 import { buildSandboxArgv, START_LINE } from '../../../src/runner/bwrap/argv.js';
 import { findMarkedPids, makeTempDir, MARKER_VARIABLE, newMarker, probeSpec, STORM_SH, waitForNoMarkedProcesses } from './harness.js';
+import { useProcessServices } from '../../helpers/process-services.js';
+
+const services = useProcessServices();
 
 describe.each(['namespace', 'none'] as const)('isolation %s: a storm of 100 sleepers', (isolation) => {
   let marker: string;
@@ -30,8 +33,8 @@ describe.each(['namespace', 'none'] as const)('isolation %s: a storm of 100 slee
       roots: [{ path: workspace.path, access: 'read' }],
     });
     // Room for the storm: the default process limit is below 100 on purpose.
-    const argv = [...buildSandboxArgv(spec, { cwd: workspace.path, limits: { processes: 150 } }), ...(spec.command ?? [])];
-    const tool = await spawnTool(argv, spec.env, workspace.path);
+    const argv = [...buildSandboxArgv(spec, { services, cwd: workspace.path, limits: { processes: 150 } }), ...(spec.command ?? [])];
+    const tool = await spawnTool(argv, spec.env, workspace.path, services);
     let stderr = '';
     tool.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     await new Promise<void>((resolve, reject) => {

@@ -4,12 +4,15 @@
 import { existsSync, readFileSync, rmdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { PidsCgroups, probePidsCgroup, sweepPidsCgroups } from '../../../src/runner/bwrap/pids-cgroup.js';
+import { probePidsCgroup, sweepPidsCgroups } from '../../../src/runner/bwrap/pids-cgroup.js';
 import { DEFAULT_PROCESSES } from '../../../src/runner/bwrap/rlimits.js';
 import { resolveSandboxArgv } from '../../../src/runner/process/process-sandbox.js';
 import { createSilentLogger } from '../../../src/log.js';
 import { buildSandboxArgv } from '../../../src/runner/bwrap/argv.js';
 import { makeTempDir, MARKER_VARIABLE, newMarker, probeSpec, runPrefix, runProbe, runSandboxed, waitForNoMarkedProcesses } from './harness.js';
+import { useProcessServices } from '../../helpers/process-services.js';
+
+const services = useProcessServices();
 
 describe.each(['namespace', 'none'] as const)('isolation %s: resource limits', (isolation) => {
   let marker: string;
@@ -57,7 +60,7 @@ describe.each(['namespace', 'none'] as const)('isolation %s: resource limits', (
       roots: [{ path: workspace.path, access: 'read' }],
     });
     // timeoutMs 1 → 1 s + the 2 s margin: SIGXCPU at 3 CPU seconds, SIGKILL at 4.
-    const argv = buildSandboxArgv(spec, { cwd: workspace.path, timeoutMs: 1 });
+    const argv = buildSandboxArgv(spec, { services, cwd: workspace.path, timeoutMs: 1 });
     expect(argv).toContain('--cpu=3:4');
     const run = await runSandboxed(spec, { cwd: workspace.path, timeoutMs: 1 });
     // bubblewrap reports a child killed by a signal as 128 + the signal number (SIGXCPU = 24).
@@ -67,17 +70,17 @@ describe.each(['namespace', 'none'] as const)('isolation %s: resource limits', (
 
 describe('pids cgroups', () => {
   it('are available here, joined by the sandbox, and swept once it has finished', async () => {
-    expect(probePidsCgroup()).toMatchObject({ ok: true });
+    expect(probePidsCgroup(services.facts)).toMatchObject({ ok: true });
     const marker = newMarker();
     const workspace = makeTempDir('toolhost-sbx-cgroup-');
     try {
       const spec = probeSpec(marker, { roots: [{ path: workspace.path, access: 'read' }] });
-      const used = cgroupDirOf(buildSandboxArgv(spec, { cwd: workspace.path }));
-      const unused = cgroupDirOf(buildSandboxArgv(spec, { cwd: workspace.path }));
+      const used = cgroupDirOf(buildSandboxArgv(spec, { services, cwd: workspace.path }));
+      const unused = cgroupDirOf(buildSandboxArgv(spec, { services, cwd: workspace.path }));
       const run = await runPrefix(used.argv, spec, JSON.stringify({ ops: [{ op: 'session' }] }));
       expect(run.exitCode).toBe(0);
       expect(readFileSync(join(used.dir, 'pids.peak'), 'utf8').trim()).not.toBe('0');
-      sweepPidsCgroups();
+      sweepPidsCgroups(probePidsCgroup(services.facts));
       expect(existsSync(used.dir)).toBe(false);
       // Built but not yet run: an unjoined cgroup is kept until it counts as abandoned.
       expect(existsSync(unused.dir)).toBe(true);
@@ -91,12 +94,12 @@ describe('pids cgroups', () => {
 
 describe('pids cgroups made ahead, in the thread pool (sandboxes started before their call)', () => {
   it('carry the process limit and are joined by the sandbox; one removed is gone', async () => {
-    const cgroups = new PidsCgroups();
+    const { cgroups } = services;
     const marker = newMarker();
     const workspace = makeTempDir('toolhost-sbx-cgroup-');
     try {
       const spec = probeSpec(marker, { roots: [{ path: workspace.path, access: 'read' }] });
-      const sandbox = await resolveSandboxArgv(spec, { cwd: workspace.path, timeoutMs: 10_000, logger: createSilentLogger(), cgroups });
+      const sandbox = await resolveSandboxArgv(spec, { cwd: workspace.path, timeoutMs: 10_000, logger: createSilentLogger(), services });
       if (!sandbox.ok) throw new Error(sandbox.reason);
       const { dir } = cgroupDirOf([...sandbox.argv]);
       expect(cgroups.ownDirs).toContain(dir);
@@ -113,7 +116,6 @@ describe('pids cgroups made ahead, in the thread pool (sandboxes started before 
       await cgroups.remove(spare);
       expect(existsSync(spare.dir)).toBe(false);
     } finally {
-      await cgroups.close();
       workspace.remove();
       expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
     }

@@ -10,11 +10,14 @@ import type { RunSpec } from '../../../src/runner/types.js';
 import type { RunOutcome } from '../../../src/runner/wire.js';
 import { makeTempDir, MARKER_VARIABLE, newMarker, probeSpec, STORM_SH, waitForNoMarkedProcesses, type ProbeResult } from './harness.js';
 import { runOptions } from '../../helpers/run-options.js';
+import { useProcessServices } from '../../helpers/process-services.js';
+
+const services = useProcessServices();
 
 const SECRET_NAME = 'TOOLHOST_RUNNER_TEST_SECRET_KEY';
 
 async function callOnce(spec: RunSpec, args: Record<string, unknown>, timeoutMs = 20_000, bwrapPath?: string): Promise<RunOutcome> {
-  const runner = createProcessRunner(spec, { logger: createSilentLogger(), ...(bwrapPath === undefined ? {} : { bwrapPath }) });
+  const runner = createProcessRunner(spec, { logger: createSilentLogger(), services, ...(bwrapPath === undefined ? {} : { bwrapPath }) });
   try {
     return await runner.run({ callId: `call-${spec.name}`, args }, runOptions({ timeoutMs }));
   } finally {

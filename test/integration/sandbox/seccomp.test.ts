@@ -5,6 +5,9 @@
 import { describe, expect, it, afterEach } from 'vitest';
 import { buildSandboxArgv } from '../../../src/runner/bwrap/argv.js';
 import { newMarker, probeSpec, runProbe, runSandboxed, waitForNoMarkedProcesses, type ProbeResult } from './harness.js';
+import { useProcessServices } from '../../helpers/process-services.js';
+
+const services = useProcessServices();
 
 const AF_NETLINK = 16;
 const AF_PACKET = 17;
@@ -64,7 +67,7 @@ describe('namespace sandbox: seccomp', () => {
 
   it('asks bubblewrap for the program on fd 4, which the tool never sees', async () => {
     const spec = probeSpec(marker);
-    const argv = buildSandboxArgv(spec, { cwd: spec.manifestDir });
+    const argv = buildSandboxArgv(spec, { services, cwd: spec.manifestDir });
     expect(argv.slice(0, argv.indexOf('--')).join(' ')).toContain('--seccomp 4');
     const [fds] = (await runProbe(spec, { cwd: spec.manifestDir }, [{ op: 'list', path: '/proc/self/fd' }])) as ProbeResult[];
     // 0-2, and the descriptor listdir itself holds open.

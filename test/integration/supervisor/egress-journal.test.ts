@@ -1,6 +1,7 @@
-// A namespaced process tool's network attempts through a real host: counted in
-// the call's journal record and shown by `toolhost audit --json` (SPEC 3.2, 7).
-// The tool is read_only, so its POST through the proxy is refused.
+// A namespaced process tool's and an isolate tool's network attempts through a
+// real host: counted in the call's journal record and shown by `toolhost audit
+// --json` (SPEC 3.2, 7). The tools are read_only, so their POSTs are refused
+// (through the proxy; for ctx.fetch in the isolate process, before it).
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer, type Server } from 'node:http';
@@ -30,6 +31,20 @@ afterAll(async () => {
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
 });
+
+async function auditJson(stateDir: string, tool: string): Promise<Array<{ tool: string; status: string; egress: unknown }>> {
+  let written = '';
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    written += String(chunk);
+    return true;
+  });
+  try {
+    expect(await runAudit(['--state', stateDir, '--tool', tool, '--json'])).toBe(0);
+  } finally {
+    vi.restoreAllMocks();
+  }
+  return JSON.parse(written) as Array<{ tool: string; status: string; egress: unknown }>;
+}
 
 describe('egress in the journal', () => {
   it('counts admitted and refused attempts on the call record, and audit --json shows them', async () => {
@@ -79,17 +94,66 @@ describe('egress in the journal', () => {
     expect(seen).toEqual(['GET /read']);
     await again.close();
 
-    let written = '';
-    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      written += String(chunk);
-      return true;
-    });
-    try {
-      expect(await runAudit(['--state', again.stateDir, '--tool', 'egress_probe', '--json'])).toBe(0);
-    } finally {
-      vi.restoreAllMocks();
-    }
-    const records = JSON.parse(written) as Array<{ tool: string; status: string; egress: unknown }>;
-    expect(records).toEqual([expect.objectContaining({ tool: 'egress_probe', status: 'completed', egress: { admitted: 1, refused: 2 } })]);
+    expect(await auditJson(again.stateDir, 'egress_probe')).toEqual([expect.objectContaining({ tool: 'egress_probe', status: 'completed', egress: { admitted: 1, refused: 2 } })]);
+  });
+});
+
+describe('ctx.fetch egress in the journal', () => {
+  it("counts an isolate tool's fetches (the proxy's and the isolate process's refusals) on the call record, and audit --json shows them", async () => {
+    const root = mkdtempSync(join(tmpdir(), 'toolhost-egress-journal-isolate-'));
+    onTestFinished(() => rmSync(root, { recursive: true, force: true }));
+    const tools = join(root, 'fetch-tools');
+    mkdirSync(tools, { recursive: true });
+    writeFileSync(
+      join(tools, 'fetch_all.js'),
+      [
+        '// Sends each request in turn; reports each status or refusal code.',
+        'export default async function fetchAll(args, ctx) {',
+        '  const out = [];',
+        '  for (const { url, method } of args.requests) {',
+        '    try { out.push((await ctx.fetch(url, method ? { method, body: "x" } : undefined)).status); }',
+        '    catch (error) { out.push(error.code); }',
+        '  }',
+        '  return { out };',
+        '}',
+        '',
+      ].join('\n'),
+    );
+    writeFileSync(
+      join(tools, 'fetch_all.yaml'),
+      [
+        'name: fetch_all',
+        'description: Fetches a list of URLs.',
+        'sideEffect: read_only',
+        'timeoutMs: 30000',
+        'sandbox:',
+        '  mode: isolate',
+        'entry: ./fetch_all.js',
+        'network:',
+        `  allow: ["127.0.0.1:${port}", "localhost:${port}"]`,
+        'input:',
+        '  type: object',
+        '  properties:',
+        '    requests: { type: array, maxItems: 8 }',
+        '',
+      ].join('\n'),
+    );
+    const host = await startHost({ root, policy: `network:\n  allow: ["127.0.0.1:${port}", "localhost:${port}"]`, host: { manifestDirs: [tools] } });
+    seen.length = 0;
+    const outcome = resultOf(
+      await host.call('fetch_all', {
+        requests: [
+          { url: `http://127.0.0.1:${port}/read` },
+          { url: `http://127.0.0.1:${port}/write`, method: 'POST' },
+          { url: `http://localhost:${port}/loopback-by-name` },
+          { url: `http://127.0.0.1:${otherPort}/other` },
+        ],
+      }),
+    );
+    expect(outcome.structuredContent).toEqual({ out: [200, 'policy_denied', 'policy_denied', 'policy_denied'] });
+    expect(seen).toEqual(['GET /read']);
+    await host.close();
+    // Admitted: the GET (the proxy's); refused: the POST and the other port (the isolate process's), localhost (the proxy's).
+    expect(await auditJson(host.stateDir, 'fetch_all')).toEqual([expect.objectContaining({ tool: 'fetch_all', status: 'completed', egress: { admitted: 1, refused: 3 } })]);
   });
 });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
+  createConnectionLimiter,
   createScopedFetch,
   isHostAllowed,
   parseAllowEntry,
@@ -199,5 +200,89 @@ describe('allow entries', () => {
     expect(isHostAllowed(allow, new URL('https://example.com/x'))).toBe(true);
     expect(isHostAllowed(allow, new URL('http://example.com/x'))).toBe(false);
     expect(isHostAllowed(allow, new URL('https://example.com.evil.test/x'))).toBe(false);
+  });
+});
+
+describe('scoped fetch through a proxy (an isolate process)', () => {
+  const TOKEN = 'b'.repeat(32);
+
+  // Stands in for the egress proxy's answers: the request as it came, and a 403 with or without the token echoed.
+  async function withProxy(echo: boolean, run: (proxyUrl: string, heads: string[]) => Promise<void>): Promise<void> {
+    const heads: string[] = [];
+    const proxy = createServer((request, response) => {
+      heads.push(`${request.method ?? ''} ${request.url ?? ''} ${String(request.headers['proxy-authorization'])}`);
+      response.writeHead(403, { 'x-toolhost-refusal': 'address_loopback', ...(echo ? { 'x-toolhost-call': TOKEN } : {}) });
+      response.end('refused');
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      await run(`http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, heads);
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise((resolve) => proxy.close(resolve));
+    }
+  }
+
+  it("sends an absolute-URI request with the call's token, and takes the proxy's refusal (token echoed) as policy_denied", async () => {
+    await withProxy(true, async (proxyUrl, heads) => {
+      const denials: ScopedFetchDenial[] = [];
+      const attempts: ScopedFetchAttempt[] = [];
+      const fetch = createScopedFetch({ allow: ['127.0.0.1:8080'], proxy: { url: proxyUrl, token: TOKEN }, onDenied: (denial) => denials.push(denial), onAttempt: (attempt) => attempts.push(attempt) });
+      await expect(fetch('http://127.0.0.1:8080/x?y=1', { headers: { 'Proxy-Authorization': 'Toolhost forged' } })).rejects.toMatchObject({ code: 'policy_denied', reason: 'address_loopback' });
+      expect(heads).toEqual([`GET http://127.0.0.1:8080/x?y=1 Toolhost ${TOKEN}`]);
+      expect(denials).toMatchObject([{ op: 'fetch', reason: 'address_loopback' }]);
+      // The proxy reports that attempt itself: nothing is reported twice.
+      expect(attempts).toEqual([]);
+    });
+  });
+
+  it("takes a 403 without the token echoed as the origin's answer (an origin cannot pass a refusal off)", async () => {
+    await withProxy(false, async (proxyUrl) => {
+      const fetch = createScopedFetch({ allow: ['127.0.0.1:8080'], proxy: { url: proxyUrl, token: TOKEN } });
+      await expect(fetch('http://127.0.0.1:8080/x')).resolves.toMatchObject({ status: 403, body: 'refused' });
+    });
+  });
+
+  it('refuses by name before any connection, and reports that attempt itself', async () => {
+    await withProxy(true, async (proxyUrl, heads) => {
+      const attempts: ScopedFetchAttempt[] = [];
+      const fetch = createScopedFetch({ allow: ['127.0.0.1:8080'], sideEffect: 'read_only', proxy: { url: proxyUrl, token: TOKEN }, onAttempt: (attempt) => attempts.push(attempt) });
+      await expect(fetch('https://127.0.0.1:8080/x', { method: 'POST', body: 'x' })).rejects.toMatchObject({ code: 'policy_denied', reason: 'method_not_allowed_for_class' });
+      await expect(fetch('http://127.0.0.1:9/x')).rejects.toMatchObject({ code: 'policy_denied', reason: 'host_not_allowed' });
+      expect(heads).toEqual([]);
+      expect(attempts.map((attempt) => [attempt.kind, attempt.reason])).toEqual([['fetch', 'method_not_allowed_for_class'], ['fetch', 'host_not_allowed']]);
+    });
+  });
+});
+
+describe('createConnectionLimiter', () => {
+  it('lets `max` through at once, queues the rest in order, and drops a waiter whose signal aborts', async () => {
+    const acquire = createConnectionLimiter(2);
+    const first = await acquire();
+    const second = await acquire();
+    const order: string[] = [];
+    const controller = new AbortController();
+    const aborted = acquire(controller.signal).then(() => order.push('aborted one got in'), (error: { code?: string }) => order.push(`aborted: ${String(error.code)}`));
+    const third = acquire().then((release) => {
+      order.push('third');
+      return release;
+    });
+    controller.abort();
+    await aborted;
+    expect(order).toEqual(['aborted: aborted']);
+    first();
+    first(); // a second release of the same place frees nothing more
+    const releaseThird = await third;
+    expect(order).toEqual(['aborted: aborted', 'third']);
+    let fourthIn = false;
+    const fourth = acquire().then((release) => {
+      fourthIn = true;
+      return release;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(fourthIn).toBe(false);
+    second();
+    (await fourth)();
+    releaseThird();
   });
 });

@@ -6,20 +6,19 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { computeSandboxLimits, CPU_MARGIN_SECONDS, DEFAULT_CPU_SECONDS, DEFAULT_PROCESSES } from '../../../../src/runner/bwrap/rlimits.js';
-import { sweepPidsCgroups } from '../../../../src/runner/bwrap/pids-cgroup.js';
 import type { RunSpec } from '../../../../src/runner/types.js';
 import { buildSandboxArgv, SANDBOX_DEFAULT_PATH, SANDBOX_SECCOMP_FD } from '../../../../src/runner/bwrap/argv.js';
 import { SANDBOX_EGRESS_SOCKET } from '../../../../src/runner/bwrap/egress-bridge.js';
 import { runSpec } from '../../../helpers/run-spec.js';
+import { useProcessServices } from '../../../helpers/process-services.js';
+
+const services = useProcessServices();
 
 const MANIFEST_DIR = realpathSync(fileURLToPath(new URL('../../../fixtures/tools/sandbox/', import.meta.url)));
 const READ_ROOT = realpathSync(fileURLToPath(new URL('../../../fixtures/', import.meta.url)));
 const WRITE_ROOT = realpathSync(fileURLToPath(new URL('../../../unit/', import.meta.url)));
 
-// Every argv built here made a pids cgroup that no sandbox joins: remove them.
-afterAll(() => {
-  sweepPidsCgroups({ hostExiting: true });
-});
+// Every argv built here made a pids cgroup that no sandbox joins: closing the services removes them.
 
 function spec(overrides: Partial<RunSpec> = {}): RunSpec {
   return runSpec({
@@ -44,7 +43,7 @@ function pairsOf(bwrap: string[], flag: string): string[] {
 describe('buildSandboxArgv', () => {
   it('starts with bubblewrap, then prlimit, and ends with the start gate', () => {
     for (const isolation of ['none', 'namespace'] as const) {
-      const argv = buildSandboxArgv(spec({ isolation }), { cwd: WRITE_ROOT });
+      const argv = buildSandboxArgv(spec({ isolation }), { services, cwd: WRITE_ROOT });
       expect(argv[0]).toMatch(/(^|\/)bwrap$/);
       const prlimitAt = argv.findIndex((arg) => /(^|\/)prlimit$/.test(arg));
       expect(prlimitAt).toBeGreaterThan(argv.indexOf('--'));
@@ -58,7 +57,7 @@ describe('buildSandboxArgv', () => {
 
   it('gives both modes a pid namespace, a new session, death with the parent, /proc, /dev and a clean env', () => {
     for (const isolation of ['none', 'namespace'] as const) {
-      const { bwrap } = split(buildSandboxArgv(spec({ isolation }), { cwd: WRITE_ROOT }));
+      const { bwrap } = split(buildSandboxArgv(spec({ isolation }), { services, cwd: WRITE_ROOT }));
       for (const flag of ['--unshare-pid', '--die-with-parent', '--new-session', '--clearenv']) expect(bwrap).toContain(flag);
       expect(pairsOf(bwrap, '--proc')).toHaveLength(1);
       expect(bwrap[bwrap.indexOf('--proc') + 1]).toBe('/proc');
@@ -68,19 +67,19 @@ describe('buildSandboxArgv', () => {
   });
 
   it('asks for the seccomp filter on fd 4 in namespace mode only', () => {
-    expect(pairsOf(split(buildSandboxArgv(spec(), { cwd: WRITE_ROOT })).bwrap, '--seccomp')[0]?.split(' ')[0]).toBe(String(SANDBOX_SECCOMP_FD));
-    expect(split(buildSandboxArgv(spec({ isolation: 'none' }), { cwd: WRITE_ROOT })).bwrap).not.toContain('--seccomp');
+    expect(pairsOf(split(buildSandboxArgv(spec(), { services, cwd: WRITE_ROOT })).bwrap, '--seccomp')[0]?.split(' ')[0]).toBe(String(SANDBOX_SECCOMP_FD));
+    expect(split(buildSandboxArgv(spec({ isolation: 'none' }), { services, cwd: WRITE_ROOT })).bwrap).not.toContain('--seccomp');
   });
 
   it('isolation none shares the host filesystem and network', () => {
-    const { bwrap } = split(buildSandboxArgv(spec({ isolation: 'none' }), { cwd: WRITE_ROOT }));
+    const { bwrap } = split(buildSandboxArgv(spec({ isolation: 'none' }), { services, cwd: WRITE_ROOT }));
     expect(pairsOf(bwrap, '--dev-bind')).toEqual(['/ /']);
     expect(bwrap).not.toContain('--unshare-net');
     expect(bwrap).not.toContain('--tmpfs');
   });
 
   it('isolation namespace unshares ipc, uts and net, drops capabilities and remounts / read-only', () => {
-    const { bwrap } = split(buildSandboxArgv(spec(), { cwd: WRITE_ROOT }));
+    const { bwrap } = split(buildSandboxArgv(spec(), { services, cwd: WRITE_ROOT }));
     for (const flag of ['--unshare-ipc', '--unshare-uts', '--unshare-net', '--unshare-cgroup-try', '--remount-ro']) expect(bwrap).toContain(flag);
     expect(pairsOf(bwrap, '--dev-bind')).toEqual([]);
     const remounted = bwrap.flatMap((arg, index) => (arg === '--remount-ro' ? [bwrap[index + 1]] : []));
@@ -89,11 +88,11 @@ describe('buildSandboxArgv', () => {
   });
 
   it('always gives namespace mode a network namespace; with networkAllow and a grant, only the proxy bridge out', () => {
-    const withoutGrant = buildSandboxArgv(spec({ networkAllow: ['api.github.com'] }), { cwd: WRITE_ROOT });
+    const withoutGrant = buildSandboxArgv(spec({ networkAllow: ['api.github.com'] }), { services, cwd: WRITE_ROOT });
     expect(split(withoutGrant).bwrap).toContain('--unshare-net');
     expect(withoutGrant.join(' ')).not.toContain('socat');
     const socketPath = join(WRITE_ROOT, 'egress-test.sock');
-    const argv = buildSandboxArgv(spec({ networkAllow: ['api.github.com'] }), { cwd: WRITE_ROOT, egress: { socketPath } });
+    const argv = buildSandboxArgv(spec({ networkAllow: ['api.github.com'] }), { services, cwd: WRITE_ROOT, egress: { socketPath } });
     const { bwrap, inner } = split(argv);
     expect(bwrap).toContain('--unshare-net');
     expect(pairsOf(bwrap, '--bind')).toContain(`${socketPath} ${SANDBOX_EGRESS_SOCKET}`);
@@ -103,11 +102,11 @@ describe('buildSandboxArgv', () => {
     expect(gate.indexOf('socat')).toBeGreaterThan(-1);
     expect(gate.indexOf('socat')).toBeLessThan(gate.indexOf('read -r start'));
     // An empty allow list gets no bridge even with a grant.
-    expect(buildSandboxArgv(spec(), { cwd: WRITE_ROOT, egress: { socketPath } }).join(' ')).not.toContain('socat');
+    expect(buildSandboxArgv(spec(), { services, cwd: WRITE_ROOT, egress: { socketPath } }).join(' ')).not.toContain('socat');
   });
 
   it('binds roots with their access, the manifest folder read-only, and never /, /etc, /root or /home whole', () => {
-    const { bwrap } = split(buildSandboxArgv(spec(), { cwd: WRITE_ROOT }));
+    const { bwrap } = split(buildSandboxArgv(spec(), { services, cwd: WRITE_ROOT }));
     const readOnly = pairsOf(bwrap, '--ro-bind');
     const readWrite = pairsOf(bwrap, '--bind');
     expect(readOnly).toContain(`${READ_ROOT} ${READ_ROOT}`);
@@ -121,28 +120,28 @@ describe('buildSandboxArgv', () => {
   });
 
   it('gives a private tmpfs /tmp, or the caller\'s private directory as /tmp', () => {
-    const tmpfs = split(buildSandboxArgv(spec(), { cwd: WRITE_ROOT })).bwrap;
+    const tmpfs = split(buildSandboxArgv(spec(), { services, cwd: WRITE_ROOT })).bwrap;
     const mounts = tmpfs.flatMap((arg, index) => (arg === '--tmpfs' ? [tmpfs[index + 1]] : []));
     expect(mounts).toEqual(expect.arrayContaining(['/tmp', '/dev/shm']));
     // Both are size-capped: tmpfs pages are host memory that RLIMIT_AS does not count.
     expect(tmpfs.filter((arg) => arg === '--size')).toHaveLength(2);
-    const own = split(buildSandboxArgv(spec(), { cwd: WRITE_ROOT, privateTmp: READ_ROOT })).bwrap;
+    const own = split(buildSandboxArgv(spec(), { services, cwd: WRITE_ROOT, privateTmp: READ_ROOT })).bwrap;
     expect(pairsOf(own, '--bind')).toContain(`${READ_ROOT} /tmp`);
   });
 
   it('sets exactly spec.env, plus a fixed PATH when spec.env has none', () => {
-    const { bwrap } = split(buildSandboxArgv(spec({ env: { LANG: 'C.UTF-8', TZ: 'UTC' } }), { cwd: WRITE_ROOT }));
+    const { bwrap } = split(buildSandboxArgv(spec({ env: { LANG: 'C.UTF-8', TZ: 'UTC' } }), { services, cwd: WRITE_ROOT }));
     expect(pairsOf(bwrap, '--setenv')).toEqual(['LANG C.UTF-8', 'TZ UTC', `PATH ${SANDBOX_DEFAULT_PATH}`]);
-    const withPath = split(buildSandboxArgv(spec({ env: { PATH: '/usr/bin' } }), { cwd: WRITE_ROOT })).bwrap;
+    const withPath = split(buildSandboxArgv(spec({ env: { PATH: '/usr/bin' } }), { services, cwd: WRITE_ROOT })).bwrap;
     expect(pairsOf(withPath, '--setenv')).toEqual(['PATH /usr/bin']);
   });
 
   it('refuses an environment name bubblewrap would mangle', () => {
-    expect(() => buildSandboxArgv(spec({ env: { 'A=B': 'x' } }), { cwd: WRITE_ROOT })).toThrow(TypeError);
+    expect(() => buildSandboxArgv(spec({ env: { 'A=B': 'x' } }), { services, cwd: WRITE_ROOT })).toThrow(TypeError);
   });
 
   it('applies address space, CPU, file size and open-file limits with prlimit', () => {
-    const argv = buildSandboxArgv(spec({ memoryMb: 64 }), { cwd: WRITE_ROOT, timeoutMs: 2500, limits: { fileSizeBytes: 4096, openFiles: 32 } });
+    const argv = buildSandboxArgv(spec({ memoryMb: 64 }), { services, cwd: WRITE_ROOT, timeoutMs: 2500, limits: { fileSizeBytes: 4096, openFiles: 32 } });
     const prlimit = argv.slice(argv.findIndex((arg) => /(^|\/)prlimit$/.test(arg)));
     expect(prlimit.slice(1)).toEqual(expect.arrayContaining([`--as=${64 * 1024 * 1024}`, `--cpu=${3 + CPU_MARGIN_SECONDS}:${4 + CPU_MARGIN_SECONDS}`, '--fsize=4096', '--nofile=32']));
   });
@@ -188,7 +187,7 @@ describe('buildSandboxArgv: the command\'s interpreter', () => {
 
   it('binds a version manager\'s real install read-only and turns the shim into a symlink to it', () => {
     const manager = join(home, '.fakeenv');
-    const argv = buildSandboxArgv(spec({ command: ['faketool'], env: { PATH: `${manager}/shims:/usr/bin:/bin` } }), { cwd: WRITE_ROOT });
+    const argv = buildSandboxArgv(spec({ command: ['faketool'], env: { PATH: `${manager}/shims:/usr/bin:/bin` } }), { services, cwd: WRITE_ROOT });
     const { bwrap } = split(argv);
     expect(pairsOf(bwrap, '--ro-bind')).toContain(`${manager}/versions/1.0 ${manager}/versions/1.0`);
     expect(pairsOf(bwrap, '--symlink')).toContain(`${manager}/versions/1.0/bin/faketool ${manager}/shims/faketool`);
@@ -200,14 +199,14 @@ describe('buildSandboxArgv: the command\'s interpreter', () => {
 
   it('binds only the binary when its prefix is a home folder that may hold credentials', () => {
     const tool = join(home, '.cargo', 'bin', 'cargotool');
-    const { bwrap } = split(buildSandboxArgv(spec({ command: ['cargotool'], env: { PATH: `${home}/.cargo/bin:/usr/bin` } }), { cwd: WRITE_ROOT }));
+    const { bwrap } = split(buildSandboxArgv(spec({ command: ['cargotool'], env: { PATH: `${home}/.cargo/bin:/usr/bin` } }), { services, cwd: WRITE_ROOT }));
     expect(pairsOf(bwrap, '--ro-bind')).toContain(`${tool} ${tool}`);
     const bound = pairsOf(bwrap, '--ro-bind').map((pair) => pair.split(' ')[0]);
     expect(bound).not.toContain(join(home, '.cargo'));
   });
 
   it('adds nothing for a command in the system directories', () => {
-    const plain = split(buildSandboxArgv(spec({ command: ['sh'], env: { PATH: '/usr/bin:/bin' } }), { cwd: WRITE_ROOT })).bwrap;
+    const plain = split(buildSandboxArgv(spec({ command: ['sh'], env: { PATH: '/usr/bin:/bin' } }), { services, cwd: WRITE_ROOT })).bwrap;
     expect(pairsOf(plain, '--symlink').filter((pair) => !/^usr\//.test(pair))).toEqual([]);
   });
 });
@@ -242,7 +241,7 @@ describe('buildSandboxArgv: interpreter resolution is not the workspace\'s to ch
   const boundVersions = (cwd: string): string[] => {
     const argv = buildSandboxArgv(
       spec({ command: ['verpy'], manifestDir, env: { PATH: `${manager}/shims:/usr/bin:/bin` }, roots: [{ path: workspace, access: 'read_write' }] }),
-      { cwd },
+      { services, cwd },
     );
     return pairsOf(split(argv).bwrap, '--ro-bind').flatMap((pair) => (pair.startsWith(`${manager}/versions/`) ? [pair.split(' ')[0]!.slice(manager.length + 10)] : []));
   };
@@ -273,7 +272,7 @@ function writeExecutable(path: string, text: string): void {
 
 describe('buildSandboxArgv: secrets under a broad root', () => {
   it('masks /etc/shadow and SSH host keys even when a root covers /etc', () => {
-    const { bwrap } = split(buildSandboxArgv(spec({ roots: [{ path: '/etc', access: 'read' }] }), { cwd: WRITE_ROOT }));
+    const { bwrap } = split(buildSandboxArgv(spec({ roots: [{ path: '/etc', access: 'read' }] }), { services, cwd: WRITE_ROOT }));
     expect(pairsOf(bwrap, '--ro-bind')).toContain('/dev/null /etc/shadow');
     const afterRoot = bwrap.slice(bwrap.lastIndexOf('/etc') - 1);
     expect(afterRoot.join(' ')).toContain('/dev/null /etc/shadow');

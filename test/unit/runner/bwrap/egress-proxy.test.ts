@@ -1,43 +1,15 @@
-// The proxy's request-head reader: CONNECT targets (IPv6 with or without
-// brackets), absolute plain-HTTP URLs rewritten to origin form with the hop
-// headers dropped and Connection: close, and what is not a proxy request.
+// The egress proxy on a real Unix socket: name lookups bounded, answers that
+// are not public refused; with call tokens (an isolate process), requests
+// without an open call's token refused, counts per call, the token echoed in
+// refusals, and a closed call's tunnels cut.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect, createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_EGRESS_LIMITS, EgressProxy, MAX_LOOKUPS_IN_FLIGHT, parseRequestHead } from '../../../../src/runner/bwrap/egress-proxy.js';
+import { DEFAULT_EGRESS_LIMITS, EgressProxy, MAX_LOOKUPS_IN_FLIGHT } from '../../../../src/runner/bwrap/egress-proxy.js';
+import { pollUntil } from '../../../helpers/wait.js';
 import type { EgressAttempt } from '../../../../src/runner/wire.js';
-
-describe('parseRequestHead', () => {
-  it('reads CONNECT targets', () => {
-    expect(parseRequestHead('CONNECT api.github.com:443 HTTP/1.1\r\nHost: api.github.com:443')).toEqual({ ok: true, kind: 'connect', host: 'api.github.com', port: 443 });
-    expect(parseRequestHead('CONNECT [::1]:8080 HTTP/1.1')).toEqual({ ok: true, kind: 'connect', host: '[::1]', port: 8080 });
-    expect(parseRequestHead('CONNECT ::1:8080 HTTP/1.0')).toEqual({ ok: true, kind: 'connect', host: '[::1]', port: 8080 });
-    expect(parseRequestHead('CONNECT host HTTP/1.1')).toEqual({ ok: false, reason: 'malformed_request' });
-  });
-
-  it('rewrites a plain-HTTP request for the origin and drops what belongs to the hop', () => {
-    const head = parseRequestHead('POST http://127.0.0.1:8080/a?b=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nProxy-Authorization: x\r\nConnection: keep-alive\r\nContent-Length: 3');
-    expect(head).toMatchObject({ ok: true, kind: 'http', method: 'POST', host: '127.0.0.1', port: 8080, hasBody: true });
-    if (!head.ok || head.kind !== 'http') return;
-    expect(head.forwardHead.toString('latin1')).toBe('POST /a?b=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Length: 3\r\nConnection: close\r\n\r\n');
-    const bare = parseRequestHead('GET http://example.com HTTP/1.1');
-    expect(bare).toMatchObject({ ok: true, host: 'example.com', port: 80, hasBody: false });
-    if (bare.ok && bare.kind === 'http') expect(bare.forwardHead.toString('latin1')).toBe('GET / HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n');
-  });
-
-  it.each([
-    ['GET /relative HTTP/1.1', 'not_a_proxy_request'],
-    ['GET https://example.com/ HTTP/1.1', 'not_a_proxy_request'],
-    ['GET http://user@example.com/ HTTP/1.1', 'not_a_proxy_request'],
-    ['get http://example.com/ HTTP/1.1', 'malformed_request'],
-    ['GET http://example.com/ HTTP/2', 'malformed_request'],
-    ['GET http://example.com/ HTTP/1.1\r\nno colon here', 'malformed_request'],
-  ])('refuses %j as %s', (head, reason) => {
-    expect(parseRequestHead(head)).toEqual({ ok: false, reason });
-  });
-});
 
 describe('EgressProxy', () => {
   it('runs at most MAX_LOOKUPS_IN_FLIGHT name lookups at once, and refuses each answer that is not public', async () => {
@@ -88,6 +60,67 @@ describe('EgressProxy', () => {
       expect(proxy.counts).toMatchObject({ admitted: 0, refused: 6 });
     } finally {
       await proxy.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('EgressProxy with call tokens (an isolate process: several calls at once)', () => {
+  const TOKEN = 'a'.repeat(32);
+
+  /** Sends `head` on a new connection; resolves with everything the proxy answered once it closes. */
+  function exchange(path: string, head: string): Promise<string> {
+    return new Promise((done) => {
+      const socket = connect(path);
+      let text = '';
+      socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+      socket.on('error', () => undefined);
+      socket.on('close', () => done(text));
+      socket.write(head);
+    });
+  }
+
+  it("refuses a request without an open call's token, counts each call apart, echoes the token, and cuts a closed call's tunnels", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'toolhost-proxy-token-'));
+    const sink = createServer((socket) => socket.on('error', () => undefined).resume());
+    await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
+    const port = (sink.address() as AddressInfo).port;
+    const fallback: EgressAttempt[] = [];
+    const ofCall: EgressAttempt[] = [];
+    const proxy = new EgressProxy({ rules: { allow: [`127.0.0.1:${port}`] }, limits: DEFAULT_EGRESS_LIMITS, onAttempt: (attempt) => fallback.push(attempt), requireCallToken: true });
+    const path = join(dir, 'proxy.sock');
+    try {
+      await proxy.listen(path);
+      const without = await exchange(path, `CONNECT 127.0.0.1:${port} HTTP/1.1\r\n\r\n`);
+      expect(without).toContain('X-Toolhost-Refusal: unknown_call');
+      expect(fallback.map((attempt) => attempt.reason)).toEqual(['unknown_call']);
+
+      proxy.openCall(TOKEN, (attempt) => ofCall.push(attempt));
+      const refused = await exchange(path, `CONNECT 127.0.0.1:${port + 1 > 65535 ? port - 1 : port + 1} HTTP/1.1\r\nProxy-Authorization: Toolhost ${TOKEN}\r\n\r\n`);
+      expect(refused).toContain('X-Toolhost-Refusal: host_not_allowed');
+      expect(refused).toContain(`X-Toolhost-Call: ${TOKEN}`);
+
+      // An admitted tunnel, held open, is cut when its call closes.
+      const tunnel = connect(path);
+      tunnel.on('error', () => undefined);
+      let answer = '';
+      let isClosed = false;
+      tunnel.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+      tunnel.on('close', () => (isClosed = true));
+      tunnel.write(`CONNECT 127.0.0.1:${port} HTTP/1.1\r\nProxy-Authorization: Toolhost ${TOKEN}\r\n\r\n`);
+      expect(await pollUntil(() => ({ done: answer.includes('200'), value: answer }), 10_000)).toContain('200 Connection Established');
+      expect(proxy.callCounts(TOKEN)).toMatchObject({ admitted: 1, refused: 1 });
+      proxy.closeCall(TOKEN);
+      expect(await pollUntil(() => ({ done: isClosed, value: isClosed }), 10_000)).toBe(true);
+      expect(ofCall.map((attempt) => [attempt.kind, attempt.admitted, attempt.reason])).toEqual([['connect', false, 'host_not_allowed'], ['connect', true, null]]);
+
+      // Closed: the token is refused like none at all, on the fallback's count.
+      expect(await exchange(path, `CONNECT 127.0.0.1:${port} HTTP/1.1\r\nProxy-Authorization: Toolhost ${TOKEN}\r\n\r\n`)).toContain('X-Toolhost-Refusal: unknown_call');
+      expect(fallback).toHaveLength(2);
+      expect(ofCall).toHaveLength(2);
+    } finally {
+      await proxy.close();
+      await new Promise((resolve) => sink.close(resolve));
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -6,6 +6,7 @@
 // test/integration/sandbox/seccomp.test.ts.
 import { describe, expect, it } from 'vitest';
 import { assembleBpf, BPF_JEQ_K, BPF_JGE_K, BPF_JSET_K, BPF_LD_W_ABS, BPF_RET_K, decodeBpf, encodeBpf, type BpfInstruction } from '../../../../src/runner/bwrap/seccomp-bpf.js';
+import { SandboxFacts } from '../../../../src/runner/bwrap/sandbox-facts.js';
 import {
   AUDIT_ARCH_X86_64,
   CLONE_NAMESPACE_FLAGS,
@@ -65,7 +66,7 @@ function interpret(program: readonly BpfInstruction[], data: SeccompData): numbe
 }
 
 const program = (() => {
-  const built = seccompProgram('x64');
+  const built = seccompProgram(new SandboxFacts(), 'x64');
   if (!built.ok) throw new Error(built.reason);
   return decodeBpf(built.bytes);
 })();
@@ -74,7 +75,7 @@ const ERRNO_EPERM = SECCOMP_RET_ERRNO | EPERM;
 
 describe('the seccomp program', () => {
   it('is small, encoded as 8-byte sock_filter entries, and round-trips', () => {
-    const built = seccompProgram('x64');
+    const built = seccompProgram(new SandboxFacts(), 'x64');
     expect(built.ok).toBe(true);
     if (!built.ok) return;
     expect(built.bytes.length).toBe(built.instructions * 8);
@@ -127,7 +128,7 @@ describe('the seccomp program', () => {
   });
 
   it('exists only for x86_64: elsewhere namespaced tools fail closed', () => {
-    expect(seccompProgram('arm64')).toMatchObject({ ok: false });
+    expect(seccompProgram(new SandboxFacts(), 'arm64')).toMatchObject({ ok: false });
   });
 });
 
