@@ -44,7 +44,7 @@ createWorkspace(workspace);
 
 console.log(bold('toolhost demo: a scripted agent session over MCP stdio'));
 say(dim(`workspace: ${workspace}`));
-say(dim(`command:   toolhost serve --manifests manifests --manifests scripts/demo/manifests --manifests examples/servers --policy examples/servers-policy.yaml --workspace <workspace> --state <state> --log-file <log>`));
+say(dim(`command:   toolhost serve --manifests manifests --manifests scripts/demo/manifests --workspace <workspace> --state <state> --log-file <log>`));
 
 /** The scripted user: declines the first approval, approves the next ones. */
 let approvalsAsked = 0;
@@ -64,11 +64,10 @@ const transport = new StdioClientTransport({
     '--no-node-snapshot', // isolated-vm needs it; bin/toolhost.js would otherwise re-exec itself with it
     BIN,
     'serve',
+    // The bundled manifests, with manifests/servers/fs.yaml: an upstream MCP server (the
+    // reference filesystem server, an npm dependency) under the supervisor and the built-in policy.
     '--manifests', join(REPO, 'manifests'),
     '--manifests', join(REPO, 'scripts/demo/manifests'),
-    // An upstream MCP server (the reference filesystem server, an npm dependency) under the supervisor.
-    '--manifests', join(REPO, 'examples/servers'),
-    '--policy', join(REPO, 'examples/servers-policy.yaml'),
     '--workspace', workspace,
     '--state', stateDir,
     '--log-file', logFile,

@@ -133,7 +133,15 @@ export function loadHostConfig(options: LoadHostConfigOptions): HostConfig {
     const built = buildToolView(probe, layers, workspace, env, guarded);
     const server = probe.upstream?.server ?? probe.name;
     if (built.view.runSpec) serverProbes.set(server, built.view.runSpec);
-    else exclusions.push(...built.exclusions);
+    else {
+      exclusions.push(...built.exclusions);
+      // Excluded by the policy, like a tool: never started, reported with the rule (not as "not started").
+      const index = servers.findIndex((report) => report.server === server);
+      const report = servers[index];
+      const check = built.assessment.exclusions[0];
+      const why = check ? `${check.text}${check.rule !== undefined ? ` (${check.rule})` : ''}` : 'it conflicts with the policy';
+      if (report && report.unavailable !== undefined) servers[index] = { ...report, unavailable: why, isExcludedByPolicy: true };
+    }
   }
 
   const policy = enforced.policy;

@@ -5,6 +5,7 @@
 import { loadHostConfig, type HostConfig, type LoadHostConfigOptions } from './host-config.js';
 import type { Logger } from './log.js';
 import { listUpstreamServers, listUpstreamServersKeeping, ProcessServices, type ServerInstance } from './runner/index.js';
+import { createRedactor } from './supervisor/redact.js';
 
 /**
  * loadHostConfig, with each upstream server started once to read its tools
@@ -16,7 +17,7 @@ export async function loadHostConfigWithServers(options: LoadHostConfigOptions, 
   if (first.serverProbes.size === 0 || first.problems.length > 0) return first;
   const services = new ProcessServices({ logger: deps.logger });
   try {
-    const serverListings = await listUpstreamServers(first.serverProbes, { ...deps, services });
+    const serverListings = await listUpstreamServers(first.serverProbes, { ...deps, services, redactLog: logRedactorOf(first) });
     return loadHostConfig({ ...options, serverListings });
   } finally {
     await services.close();
@@ -34,6 +35,13 @@ export async function loadHostConfigKeepingServers(
 ): Promise<{ config: HostConfig; instances: Map<string, ServerInstance> }> {
   const first = loadHostConfig(options);
   if (first.serverProbes.size === 0 || first.problems.length > 0) return { config: first, instances: new Map() };
-  const { listings, instances } = await listUpstreamServersKeeping(first.serverProbes, deps, true);
+  const { listings, instances } = await listUpstreamServersKeeping(first.serverProbes, { ...deps, redactLog: logRedactorOf(first) }, true);
   return { config: loadHostConfig({ ...options, serverListings: listings }), instances };
+}
+
+// What a server logs while it is listed (and after, when the host keeps it) is redacted like
+// the rest of the host's log of tools: the secret values of the host's environment, host paths.
+function logRedactorOf(config: HostConfig): (text: string, maxChars: number) => string {
+  const redact = createRedactor({ secretValues: config.secretValues(), visibleRoots: [config.workspace] });
+  return (text, maxChars) => redact.cut(text, maxChars);
 }

@@ -123,9 +123,18 @@ async function buildHost(options: HostOptions, config: HostConfig, instances: Re
   });
   const artifacts = { put: (bytes: Uint8Array, mimeType: string) => journal.putArtifact(bytes, mimeType), get: (uri: string) => journal.getArtifact(uri) };
   if (options.startSpawnerAhead === true && [...config.tools.values()].some((view) => view.runSpec?.mode === 'process')) services.spawner.start();
+  const redact = createRedactor({
+    secretValues: config.secretValues(),
+    // Paths inside the workspace may be shown, as given or with symlinks resolved.
+    visibleRoots: [...new Set([config.workspace, options.workspace, realpathOr(options.workspace)])],
+    // Paths under these are hidden even when they do not exist (yet); elsewhere only existing paths are.
+    hostRoots: hostRootsOf(options),
+  });
   const upstream = new UpstreamServers({
     logger,
     services,
+    // What a server writes to stderr or logs reaches the host's log redacted and bounded.
+    redactLog: (text, maxChars) => redact.cut(text, maxChars),
     fingerprint: fingerprintListing,
     fingerprints: new Map(config.servers.flatMap((server) => (server.fingerprint !== undefined ? [[server.server, server.fingerprint] as const] : []))),
   });
@@ -138,13 +147,6 @@ async function buildHost(options: HostOptions, config: HostConfig, instances: Re
   }
   const runnerDeps = { logger, services, upstream, ...(options.prepareSandboxes === false ? { preparedAhead: 0 } : {}) };
   const runners = new RunnerCache((spec) => createRunner(spec, runnerDeps));
-  const redact = createRedactor({
-    secretValues: config.secretValues(),
-    // Paths inside the workspace may be shown, as given or with symlinks resolved.
-    visibleRoots: [...new Set([config.workspace, options.workspace, realpathOr(options.workspace)])],
-    // Paths under these are hidden even when they do not exist (yet); elsewhere only existing paths are.
-    hostRoots: hostRootsOf(options),
-  });
   const supervisor = createSupervisor({
     config,
     journal,

@@ -163,18 +163,16 @@ try {
   }
 
   if (want('upstream')) {
-    // 1b. An upstream MCP server (the reference filesystem server, examples/servers/fs.yaml)
+    // 1b. An upstream MCP server (the reference filesystem server, manifests/servers/fs.yaml)
     // through toolhost against the same server called directly by an SDK client, in this
     // run, in interleaved batches; and its start-up (host ready: the server listed once in
     // its sandbox; first call: served by that same instance).
     const fsArgs = { path: workspace };
-    const upstreamPolicy = join(scratch, 'upstream-policy.yaml');
-    writeFileSync(upstreamPolicy, readFileSync(policy, 'utf8').replace('maxMemoryMb: 512', 'maxMemoryMb: 2048'));
-    const direct = await connect(process.execPath, [join(ROOT, 'examples/servers/filesystem.mjs'), workspace]);
+    const direct = await connect(process.execPath, [join(ROOT, 'manifests/servers/filesystem.mjs'), workspace]);
     const directFirstStart = performance.now();
     await callOk(direct.client, 'list_allowed_directories', {});
     const directFirstCallMs = performance.now() - directFirstStart;
-    const viaHost = await connect(process.execPath, hostArgs({ manifests: join(ROOT, 'examples/servers'), policy: upstreamPolicy, workspace, state: join(scratch, `state-${stateCount++}`) }));
+    const viaHost = await connect(process.execPath, hostArgs({ manifests: join(ROOT, 'manifests/servers'), policy, workspace, state: join(scratch, `state-${stateCount++}`) }));
     const hostFirstStart = performance.now();
     await callOk(viaHost.client, 'fs__list_allowed_directories', {});
     const hostFirstCallMs = performance.now() - hostFirstStart;

@@ -26,7 +26,7 @@ equal to the workspace is written as \${WORKSPACE}.
 
   NAME                   the server name: a lowercase letter, then up to 15 lowercase letters or digits
   --out FILE             where to write the manifest (default ./NAME.yaml)
-  --memory-mb N          address space of the server, MiB (default 2048)
+  --memory-mb N          the server's data, MiB (default 256; the sandbox adds 1536 for its runtime)
   --startup-timeout-ms N start + initialize + tools/list (default 20000)
 
 Exit status: 0 written, 1 the server did not start or the file exists, 2 bad usage.
@@ -51,7 +51,7 @@ export async function run(argv: readonly string[]): Promise<number> {
   }
   const dir = realpathSync(dirname(out));
   const workspace = realpathSync(resolve(typeof values.workspace === 'string' ? values.workspace : '.'));
-  const memoryMb = positiveInt(values['memory-mb'], 2048, '--memory-mb');
+  const memoryMb = positiveInt(values['memory-mb'], 256, '--memory-mb');
   const startupTimeoutMs = positiveInt(values['startup-timeout-ms'], 20_000, '--startup-timeout-ms');
   const resolved = command.map((element, index) => {
     const result = resolveCommandElement(dir, element, index);

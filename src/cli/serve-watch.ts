@@ -87,7 +87,10 @@ class PathWatch {
   ) {
     const name = basename(path);
     this.parent = this.open(dirname(path), false, (filename) => {
-      if (filename !== null && filename !== name) return;
+      if (filename !== null && filename !== name) {
+        context.logger.debug({ path: join(dirname(path), filename) }, 'configuration watch: a change beside a watched path, ignored');
+        return;
+      }
       // The path itself was created, removed or replaced: watch whatever is there now.
       this.armInner();
       context.schedule();
@@ -106,7 +109,10 @@ class PathWatch {
     this.inner = undefined;
     if (this.closed || !isDirectory(this.path)) return;
     this.inner = this.open(this.path, this.recursive, (filename) => {
-      if (filename !== null && isInsideAny(join(this.path, filename), this.context.ignore)) return;
+      if (filename !== null && isInsideAny(join(this.path, filename), this.context.ignore)) {
+        this.context.logger.debug({ path: join(this.path, filename) }, 'configuration watch: a change the host made itself, ignored');
+        return;
+      }
       this.context.schedule();
     });
   }

@@ -11,7 +11,7 @@ export function formatServerReports(reports: readonly ServerReport[]): string {
   for (const report of reports) {
     out += `server ${report.server} (${report.displayFile})`;
     if (report.unavailable !== undefined) {
-      out += `: not available: ${report.unavailable}\n`;
+      out += `${report.isExcludedByPolicy === true ? ': excluded by the policy' : ': not available'}: ${report.unavailable}\n`;
       continue;
     }
     out += `: ${report.tools.filter((tool) => tool.excluded === undefined).length} of ${report.tools.length} tools offered${report.truncated ? ' (listing cut: the server lists too many tools)' : ''}\n`;
@@ -31,6 +31,7 @@ export function formatServerReports(reports: readonly ServerReport[]): string {
 /** A server that could not be started is a load problem naming its manifest (validate fails on it). */
 export function serverProblems(reports: readonly ServerReport[]): Problem[] {
   return reports.flatMap((report) =>
-    report.unavailable !== undefined ? [{ file: report.displayFile, line: 1, col: 1, reason: `server "${report.server}" is not available: ${report.unavailable}` }] : [],
+    // A server the policy excludes is in the exclusions already, with its rule.
+    report.unavailable !== undefined && report.isExcludedByPolicy !== true ? [{ file: report.displayFile, line: 1, col: 1, reason: `server "${report.server}" is not available: ${report.unavailable}` }] : [],
   );
 }

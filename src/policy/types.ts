@@ -1,7 +1,7 @@
 // The shapes the policy layer hands to the rest of the host. The supervisor
 // reads a ToolView per tool and never re-derives policy itself.
 import type { Manifest, SandboxMode } from '../registry/manifest.js';
-import type { RunSpec } from '../runner/types.js';
+import type { RunSpec } from '../registry/run-spec.js';
 
 /**
  * A rule is named `file:line key` (SPEC section 4), e.g.

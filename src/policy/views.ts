@@ -4,7 +4,7 @@
 import type { Problem } from '../config/problem.js';
 import type { ProtectedPaths } from '../config/protected-paths.js';
 import type { Manifest } from '../registry/manifest.js';
-import type { RunSpec } from '../runner/types.js';
+import type { RunSpec } from '../registry/run-spec.js';
 import { assessTool, type ToolAssessment } from './assess-tool.js';
 import { MAX_OUTPUT_BYTES } from './defaults.js';
 import { findMatch } from './globs.js';

@@ -44,6 +44,8 @@ export interface ServerReport {
   readonly displayFile: string;
   /** Set when the server could not be started or listed. */
   readonly unavailable?: string;
+  /** The server conflicts with the policy (`unavailable` names the rule): an exclusion, not a start failure. */
+  readonly isExcludedByPolicy?: boolean;
   readonly truncated: boolean;
   readonly tools: readonly ServerToolReport[];
   /** What the listing was (fingerprintListing), to tell a real tools/list_changed from a repeat. */

@@ -1,6 +1,8 @@
-// The ordered stages of one tool call (SPEC section 5). The names are used in
-// logs, journal notes and error context, so a refusal can always be traced to
-// the one stage (and the one file) that decided it.
+// The ordered stages of one tool call (SPEC section 5), in the order
+// supervisor.ts enters them (test/unit/supervisor/supervisor.test.ts holds it
+// to this list). The names are used in the call's log line, error context,
+// trace spans and the bench's stage times, so a refusal can always be traced
+// to the one stage (and the one file) that decided it.
 
 export const STAGES = [
   /** Call budget, a concurrency slot in FIFO order, an already-cancelled request: session-limits.ts */
@@ -11,12 +13,12 @@ export const STAGES = [
   'exposure',
   /** Arguments against the compiled input schema: validate-args.ts */
   'validate-args',
-  /** `_meta.idempotencyKey`: replay, mismatch or interrupted: idempotency.ts */
-  'idempotency',
   /** allow or ask, and what a shadow policy would deny, logged: policy.ts */
   'policy',
   /** Elicitation, input_required or approval_required: approval.ts */
   'approval',
+  /** `_meta.idempotencyKey` (read at validate-args): replay, mismatch or interrupted, after policy and approval: idempotency.ts */
+  'idempotency',
   /** Write-ahead journal entry for every non-read-only call: journal-entry.ts */
   'journal',
   /** The sandbox runner with its timeout and the request's signal: run.ts */

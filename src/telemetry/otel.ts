@@ -11,11 +11,10 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { MeterProvider, PeriodicExportingMetricReader, type IMetricReader } from '@opentelemetry/sdk-metrics';
 import type { Logger } from '../log.js';
-import type { Stage } from '../supervisor/stages.js';
 import type { CallSpan, CallSpanInfo, Telemetry } from './telemetry.js';
 
 /** The stages that get a child span. The others are cheap checks, covered by the call span. */
-export const TRACED_STAGES: ReadonlySet<Stage> = new Set<Stage>(['policy', 'approval', 'journal', 'run']);
+export const TRACED_STAGES: ReadonlySet<string> = new Set(['policy', 'approval', 'journal', 'run']);
 
 export const DURATION_METRIC = 'mcp.server.operation.duration';
 

@@ -11,16 +11,15 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_KINDS, REPO_ROOT, connectStdioClient, ensureBuilt, type ClientKind } from '../helpers/mcp-clients.js';
 import { findMarkedProcesses, pollUntil } from '../helpers/proc-scan.js';
+import { traceIo } from '../helpers/strace-io.js';
 import { MARKER_ENV, countToolListChanges, errorOf, makeHostDirs, stopClient, type HostClient, type HostDirs } from './host-session.js';
 
 beforeAll(() => ensureBuilt(), 300_000);
 
 const FIXTURES = join(REPO_ROOT, 'test/e2e/fixtures/upstream');
-// Node servers reserve over 1 GiB of address space: the policy raises the built-in 256 MiB maximum.
+// The built-in limits: each server declares memoryMb 256, and the sandbox adds the runtime's allowance.
 const POLICY = `kind: Policy
 name: e2e_upstream
-limits:
-  maxMemoryMb: 2048
 `;
 const SECRET = 'hunter2-upstream-secret-value';
 
@@ -113,20 +112,80 @@ describe.each(CLIENT_KINDS)('%s client, real upstream servers', (kind: ClientKin
     expect(textOf(result)).not.toContain(SECRET);
   });
 
-  it('a cancelled call is answered at once and the server goes on serving', async () => {
-    const controller = new AbortController();
-    let progressed!: () => void;
-    const firstProgress = new Promise<void>((resolve) => (progressed = resolve));
-    const call = client.callTool(
-      { name: 'ev__trigger_long_running_operation', arguments: { duration: 60, steps: 60 } },
-      { signal: controller.signal, onprogress: () => progressed(), timeout: 120_000 },
+  it('passes the server\'s own progress on to a client that asked with a progressToken', async () => {
+    const seen: Array<{ progress: number; total?: number }> = [];
+    const result = await client.callTool(
+      { name: 'ev__trigger_long_running_operation', arguments: { duration: 0.4, steps: 4 } },
+      { onprogress: (progress) => seen.push({ progress: progress.progress, ...(progress.total !== undefined ? { total: progress.total } : {}) }), timeout: 60_000 },
     );
-    await firstProgress;
-    controller.abort();
-    await expect(call).rejects.toThrow();
-    const echo = await client.callTool({ name: 'ev__echo', arguments: { message: 'after cancel' } });
-    expect(textOf(echo)).toContain('after cancel');
+    expect(result['isError']).toBeFalsy();
+    expect(textOf(result)).toContain('Steps: 4');
+    // Every step the server reported, in order, with its total: the host answers after the last one.
+    expect(seen).toEqual([1, 2, 3, 4].map((progress) => ({ progress, total: 4 })));
   }, 60_000);
+
+  it("the server's stderr reaches the host's log (pino JSON on the host's stderr)", async () => {
+    // Both reference servers announce themselves on stderr at start-up.
+    const lines = await pollUntil(() => {
+      const logged = client.stderrText().split('\n').filter((line) => line.includes('"upstream server stderr"')).map((line) => JSON.parse(line) as Record<string, unknown>);
+      return { done: logged.some((line) => String(line['server']).startsWith('fs:')), value: logged };
+    }, 20_000);
+    expect(lines.find((line) => String(line['server']).startsWith('fs:'))).toMatchObject({ name: 'toolhost', stderr: expect.stringContaining('Secure MCP Filesystem Server running on stdio') });
+  });
+
+  it('a cancel reaches the server: it reads notifications/cancelled for that request and never answers it, and goes on serving', async () => {
+    // A first call: the host is serving (a modern client's connect waits for nothing) and the
+    // instance that serves ev's tools is the one running.
+    expect(textOf(await client.callTool({ name: 'ev__echo', arguments: { message: 'before' } }))).toContain('before');
+    const pids = serverPids(dirs, 'everything.mjs');
+    expect(pids.length, JSON.stringify(findMarkedProcesses(dirs.workspace))).toBe(1);
+    // The server's own pipes, seen from outside it (strace on its host pid): what it read and wrote.
+    const trace = await traceIo(pids[0]!, join(dirs.root, `server-io-${kind}.trace`));
+    try {
+      const controller = new AbortController();
+      let progressed!: () => void;
+      const firstProgress = new Promise<void>((resolve) => (progressed = resolve));
+      const call = client.callTool(
+        { name: 'ev__trigger_long_running_operation', arguments: { duration: 3, steps: 3 } },
+        { signal: controller.signal, onprogress: () => progressed(), timeout: 120_000 },
+      );
+      await firstProgress;
+      controller.abort();
+      await expect(call).rejects.toThrow();
+      // The host's tools/call as the server read it, then notifications/cancelled for its id.
+      const read = await pollUntil(() => {
+        const messages = trace.readMessages() as Array<Record<string, any>>;
+        const request = messages.find((message) => message['method'] === 'tools/call' && message['params']?.['name'] === 'trigger-long-running-operation');
+        const cancel = messages.find((message) => message['method'] === 'notifications/cancelled' && message['params']?.['requestId'] === request?.['id']);
+        return { done: request !== undefined && cancel !== undefined, value: { request, cancel } };
+      }, 30_000);
+      expect(read.cancel, `the server read no notifications/cancelled for the call; it read: ${JSON.stringify(trace.readMessages()).slice(-2000)}`).toBeDefined();
+      const requestId = read.request?.['id'] as number;
+      const token = read.request?.['params']?.['_meta']?.['progressToken'];
+      // The operation itself ignores the signal and runs to its end (its last progress is written),
+      // but the server's SDK saw the cancel and drops the answer: no response with that id.
+      const lastStep = await pollUntil(() => {
+        const written = trace.writtenMessages() as Array<Record<string, any>>;
+        return { done: written.some((message) => message['method'] === 'notifications/progress' && message['params']?.['progressToken'] === token && message['params']?.['progress'] === 3), value: written };
+      }, 30_000);
+      expect(lastStep.some((message) => message['params']?.['progressToken'] === token && message['params']?.['progress'] === 3)).toBe(true);
+      // A later call, answered after the cancelled one's end in the server's own output order,
+      // and an uncancelled one: both answered, so an answer to the cancelled call would show.
+      const echo = await client.callTool({ name: 'ev__echo', arguments: { message: 'after cancel' } });
+      expect(textOf(echo)).toContain('after cancel');
+      expect(textOf(await client.callTool({ name: 'ev__trigger_long_running_operation', arguments: { duration: 0.1, steps: 1 } }))).toContain('Steps: 1');
+      const written = await pollUntil(() => {
+        const messages = trace.writtenMessages() as Array<Record<string, any>>;
+        return { done: messages.some((message) => String(message['result']?.['content']?.[0]?.['text']).includes('Steps: 1')), value: messages };
+      }, 30_000);
+      const answers = written.filter((message) => message['id'] !== undefined && message['method'] === undefined);
+      expect(answers.some((message) => String(message['result']?.['content']?.[0]?.['text']).includes('after cancel'))).toBe(true);
+      expect(answers.some((message) => String(message['result']?.['content']?.[0]?.['text']).includes('Steps: 1'))).toBe(true);
+      expect(answers.filter((message) => message['id'] === requestId)).toEqual([]);
+    } finally {
+      await trace.stop();
+    }
+  }, 120_000);
 
   it('a server SIGKILLed mid-call: the call fails tool_crashed and the next call gets a fresh server', async () => {
     let progressed!: () => void;

@@ -102,6 +102,20 @@ export function isAlive(pid: number): boolean {
   return !isZombie(pid);
 }
 
+// read(2)'s number, as /proc/PID/syscall names it, by architecture.
+const READ_SYSCALL: Partial<Record<NodeJS.Architecture, string>> = { x64: '0', arm64: '63' };
+
+/**
+ * True when `pid` sleeps inside read(0, …): the kernel's own word that it waits for
+ * its stdin (a start gate that has not opened), with no sleep to let it show otherwise.
+ */
+export function isBlockedReadingStdin(pid: number): boolean {
+  const read = READ_SYSCALL[process.arch];
+  if (read === undefined) throw new Error(`no read(2) number known for ${process.arch}`);
+  const [number, fd] = (readProcFile(pid, 'syscall') ?? '').trim().split(' ');
+  return number === read && fd === '0x0';
+}
+
 /** Polls until at least `count` processes carry `marker` (a readiness signal from /proc). */
 export async function waitForMarkedProcesses(marker: string, count: number, deadlineMs = 10_000): Promise<MarkedProcess[]> {
   return pollUntil(() => {

@@ -15,6 +15,8 @@ export interface DiscoverDeps {
   /** The services of the host that lists (and may keep) the servers; a caller without a host builds its own. */
   readonly services: SandboxedSpawnServices;
   readonly bwrapPath?: string;
+  /** Redacts and cuts what a server logs before the host's log gets it. */
+  readonly redactLog?: (text: string, maxChars: number) => string;
 }
 
 /** The listing of every server in `probes` (by server name), read in parallel; the servers are stopped. */

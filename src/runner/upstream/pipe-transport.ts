@@ -3,6 +3,10 @@
 // bytes before it is decoded (a server cannot make the host buffer more than
 // `maxMessageBytes`), strict UTF-8, one JSON value per line. Anything else is a
 // protocol fault the owner turns into a stable outcome (the instance is killed).
+// A response that follows a notification in the same read is delivered one
+// macrotask later: the SDK handles notifications a microtask after delivery but
+// responses at once, and drops a request's progress handler with its response,
+// so the server's last progress before its answer would otherwise be lost.
 import type { Readable, Writable } from 'node:stream';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
 import { LineSplitter } from '../process/ndjson.js';
@@ -16,6 +20,11 @@ export class PipeClientTransport implements Transport {
   onerror?: (error: Error) => void;
   onmessage?: <T extends JSONRPCMessage>(message: T) => void;
   #isClosed = false;
+  /** The input ended: close once the queue is delivered. */
+  #isEnding = false;
+  /** Parsed messages not delivered yet (a response waits for the notification before it). */
+  #queue: JSONRPCMessage[] = [];
+  #isDrainScheduled = false;
   readonly #lines: LineSplitter;
 
   constructor(
@@ -30,8 +39,8 @@ export class PipeClientTransport implements Transport {
 
   async start(): Promise<void> {
     this.input.on('data', (chunk: Buffer) => this.#read(chunk));
-    this.input.once('close', () => this.#closed());
-    this.input.once('end', () => this.#closed());
+    this.input.once('close', () => this.#ended());
+    this.input.once('end', () => this.#ended());
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
@@ -60,12 +69,41 @@ export class PipeClientTransport implements Transport {
         return this.#fault('not_json');
       }
       if (!isJsonRpc(message)) return this.#fault('not_json_rpc');
-      this.onmessage?.(message);
+      this.#queue.push(message);
     }
+    if (!this.#isDrainScheduled) this.#drain();
+  }
+
+  // Delivers the queue in order; a response right after a notification waits one macrotask.
+  #drain(): void {
+    this.#isDrainScheduled = false;
+    let hasNotified = false;
+    while (this.#queue.length > 0 && !this.#isClosed) {
+      const next = this.#queue[0] as JSONRPCMessage;
+      const isResponse = !('method' in next);
+      if (hasNotified && isResponse) {
+        this.#isDrainScheduled = true;
+        // A server far ahead of the host waits in the pipe, not in this queue.
+        if (this.#queue.length > MAX_QUEUED_MESSAGES) this.input.pause();
+        setImmediate(() => this.#drain());
+        return;
+      }
+      this.#queue.shift();
+      if (!('id' in next)) hasNotified = true;
+      this.onmessage?.(next);
+    }
+    this.input.resume();
+    if (this.#isEnding) this.#closed();
+  }
+
+  #ended(): void {
+    this.#isEnding = true;
+    if (!this.#isDrainScheduled) this.#closed();
   }
 
   #fault(fault: PipeFault): void {
     this.input.removeAllListeners('data');
+    this.#queue = [];
     this.onFault(fault);
     this.#closed();
   }
@@ -76,6 +114,9 @@ export class PipeClientTransport implements Transport {
     this.onclose?.();
   }
 }
+
+/** Messages parsed ahead of delivery before the pipe is paused. */
+const MAX_QUEUED_MESSAGES = 1024;
 
 function isJsonRpc(value: unknown): value is JSONRPCMessage {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && (value as Record<string, unknown>)['jsonrpc'] === '2.0';

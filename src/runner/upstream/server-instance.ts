@@ -13,7 +13,10 @@ import { TailBuffer } from '../process/output-cap.js';
 import { resolveSandboxArgv, withEgress, type EgressSettings, type SandboxedSpawnServices } from '../process/process-sandbox.js';
 import { openWorkdir, spawnTool, type SpawnedTool, type ToolExit } from '../process/spawn.js';
 import { START_LINE } from '../bwrap/argv.js';
+import { withRuntimeAllowance } from './address-space.js';
 import { PipeClientTransport, type PipeFault } from './pipe-transport.js';
+import { gateProgress } from './progress-gate.js';
+import { ServerLog } from './server-log.js';
 
 /** The server's spec: a RunSpec whose command is the server's, plus its start-up budget. */
 export interface InstanceSpec {
@@ -34,6 +37,8 @@ export interface InstanceDeps {
   readonly bwrapPath?: string;
   /** The egress proxies' limits and resolver, for servers with a network allow list. */
   readonly egress?: EgressSettings;
+  /** Redacts and cuts what the server logs before the host's log gets it (Redactor.cut). */
+  readonly redactLog?: (text: string, maxChars: number) => string;
 }
 
 /** Why an instance ended, as facts for the calls that were running on it. */
@@ -70,6 +75,7 @@ export class ServerInstance {
   #killing: InstanceEnd['reason'] | undefined;
   #isStdoutClosed = false;
   readonly #stderr = new TailBuffer();
+  readonly #log: ServerLog;
 
   private constructor(
     private readonly spec: InstanceSpec,
@@ -78,7 +84,13 @@ export class ServerInstance {
     readonly client: Client,
     ended: Promise<ToolExit>,
   ) {
-    process.stderr.on('data', (chunk: Buffer) => this.#stderr.push(chunk));
+    // Named as the host's log names the server's profiles: `fs:read_only`, `fs:declared`.
+    const upstream = spec.run.upstream;
+    this.#log = new ServerLog({ logger: deps.logger, server: upstream ? `${upstream.server}:${upstream.profile}` : spec.run.name, ...(deps.redactLog ? { redact: deps.redactLog } : {}) });
+    process.stderr.on('data', (chunk: Buffer) => {
+      this.#stderr.push(chunk);
+      this.#log.stderr(chunk);
+    });
     process.stdout.once('end', () => (this.#isStdoutClosed = true));
     process.stdout.once('close', () => (this.#isStdoutClosed = true));
     this.gone = ended.then((exit) => {
@@ -87,6 +99,7 @@ export class ServerInstance {
         ...(exit.kind === 'spawn_failed' ? {} : { exitCode: exit.exitCode, signal: exit.signal }),
         stderrTail: this.#stderr.toText(),
       };
+      this.#log.end();
       void client.close().catch(() => undefined);
       return this.#end;
     });
@@ -95,7 +108,7 @@ export class ServerInstance {
   /** Starts the server in its sandbox and completes the MCP handshake within startupTimeoutMs. */
   static async start(spec: InstanceSpec, deps: InstanceDeps): Promise<StartResult> {
     const opened = await openWorkdir(spec.run);
-    const sandbox = await resolveSandboxArgv(spec.run, {
+    const sandbox = await resolveSandboxArgv(withRuntimeAllowance(spec.run), {
       cwd: opened.cwd,
       logger: deps.logger,
       services: deps.services,
@@ -131,10 +144,7 @@ export class ServerInstance {
       roots: spec.run.roots.map((root) => ({ uri: `file://${root.path}`, name: root.path })),
     }));
     client.setNotificationHandler('notifications/tools/list_changed', () => self.onToolsChanged?.());
-    client.setNotificationHandler('notifications/message', (notification) => {
-      const params = notification.params as { level?: unknown; data?: unknown };
-      deps.logger.info({ server: spec.run.name, level: String(params.level).slice(0, 16), data: JSON.stringify(params.data ?? null).slice(0, 1024) }, 'upstream server log');
-    });
+    client.setNotificationHandler('notifications/message', (notification) => self.#log.message(notification.params));
     const started = await withDeadline(client.connect(transport), spec.startupTimeoutMs, self.gone);
     if (started !== 'ok') {
       const end = await self.killAndWait('killed');
@@ -191,6 +201,8 @@ export class ServerInstance {
       stopped ??= reason === 'timeout' ? 'timeout' : 'cancelled';
       controller.abort();
     });
+    // The server's progress, bounded per call before the supervisor (redaction) and the client see it.
+    const onprogress = gateProgress(options.onProgress);
     const request = this.client
       .request(
         { method: 'tools/call', params: { name, arguments: args } },
@@ -200,7 +212,7 @@ export class ServerInstance {
           signal: controller.signal,
           // The call's control decides; the SDK's default of 60 s must not cut a longer budget.
           timeout: 2 ** 31 - 1,
-          ...(options.onProgress ? { onprogress: (progress: { progress: number; total?: number; message?: string }) => options.onProgress?.(progress) } : {}),
+          ...(onprogress ? { onprogress } : {}),
         },
       )
       .then((result): CallAnswer => ({ kind: 'result', result }))

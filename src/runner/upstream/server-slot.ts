@@ -14,6 +14,8 @@ export interface SlotDeps {
   readonly graceMs?: number;
   readonly bwrapPath?: string;
   readonly egress?: EgressSettings;
+  /** Redacts and cuts what a server logs before the host's log gets it. */
+  readonly redactLog?: (text: string, maxChars: number) => string;
   /** Clock for backoff (tests); default Date.now. */
   readonly now?: () => number;
 }

@@ -45,7 +45,10 @@ describe('toolhost validate', () => {
     const { code, stdout, stderr } = await toolhost('validate');
     expect(stderr).toBe('');
     expect(code).toBe(0);
-    expect(stdout.startsWith('ok: ')).toBe(true);
+    expect(stdout.trimEnd().split('\n').at(-1)).toMatch(/^ok: /);
+    // The bundled upstream server (manifests/servers/fs.yaml) starts in its sandbox under the
+    // built-in limits (memoryMb 256 plus the runtime's allowance) and every tool is offered.
+    expect(stdout).toContain('server fs (manifests/servers/fs.yaml): 14 of 14 tools offered');
   });
 
   it('exits 0 with the bundled organisation baseline and shadow trial', async () => {
@@ -153,6 +156,13 @@ describe('toolhost list', () => {
     expect(code).toBe(0);
     const httpGet = (JSON.parse(stdout) as Record<string, unknown>[]).find((tool) => tool['name'] === 'http_get');
     expect(httpGet).toMatchObject({ listed: false, excluded: true, decision: 'deny', code: 'policy_denied', rule: `test/fixtures/policies/tight-org.yaml:${lineOf('test/fixtures/policies/tight-org.yaml', 'maxTimeoutMs')} limits.maxTimeoutMs` });
+  });
+
+  it('a server the policy excludes is reported with the rule, never started, and list still exits 0', async () => {
+    const { code, stdout, stderr } = await toolhost('list', '--policy', 'test/fixtures/policies/tight-org.yaml');
+    expect(code).toBe(0);
+    expect(stderr).toBe('');
+    expect(stdout).toMatch(/server fs \(manifests\/servers\/fs\.yaml\): excluded by the policy: timeoutMs 15000 is above the policy maximum 5000 \(test\/fixtures\/policies\/tight-org\.yaml:\d+ limits\.maxTimeoutMs\)/);
   });
 });
 

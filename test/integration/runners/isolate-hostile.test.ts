@@ -9,7 +9,7 @@ import { createIsolateRunner } from '../../../src/runner/isolate/isolate-runner.
 import type { Runner } from '../../../src/runner/types.js';
 import type { EgressAttempt } from '../../../src/runner/wire.js';
 import { createSilentLogger } from '../../../src/log.js';
-import { makeSpec, makeTempDir, recordingOptions, root, useIsolateRunners } from './isolate-spec.js';
+import { makeSpec, makeTempDir, recordingOptions, root, useFixtureRunners } from './isolate-spec.js';
 import { failureOf, jsonOf } from '../../helpers/run-outcomes.js';
 import { until } from '../../helpers/wait.js';
 import { useProcessServices } from '../../helpers/process-services.js';
@@ -17,7 +17,7 @@ import { useProcessServices } from '../../helpers/process-services.js';
 const services = useProcessServices();
 
 const logger = createSilentLogger();
-const isolateRunner = useIsolateRunners();
+const isolateRunner = useFixtureRunners('isolate');
 
 /** Recovery is proven on the same runner (same isolate generation or its rebuild) with a normal call. */
 async function expectRecovers(runner: Runner, args: Record<string, unknown>, expected: unknown): Promise<void> {

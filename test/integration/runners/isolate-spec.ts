@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach } from 'vitest';
 import { createSilentLogger } from '../../../src/log.js';
 import { createIsolateRunner } from '../../../src/runner/isolate/isolate-runner.js';
+import { createWorkerRunner } from '../../../src/runner/worker/worker-runner.js';
 import type { Runner, RunSpec, SandboxMode, WorkspaceRoot } from '../../../src/runner/types.js';
 import type { ProgressEvent, RunOptions, SandboxDenial, ToolLogLevel } from '../../../src/runner/wire.js';
 import { runOptions } from '../../helpers/run-options.js';
@@ -76,9 +77,15 @@ export function useRunnerCleanup(): <R extends Runner>(runner: R) => R {
   };
 }
 
-/** An isolate runner for a fixture file, closed after each test. */
-export function useIsolateRunners(): (file: string, overrides?: Partial<Omit<RunSpec, 'mode'>>) => Runner {
+/**
+ * A runner of `mode` for a fixture file of tools/<mode>/, closed after each test;
+ * `defaults` go under each call's overrides (a worker's heap, say).
+ */
+export function useFixtureRunners(mode: 'isolate' | 'worker', defaults: Partial<Omit<RunSpec, 'mode'>> = {}): (file: string, overrides?: Partial<Omit<RunSpec, 'mode'>>) => Runner {
   const track = useRunnerCleanup();
   const logger = createSilentLogger();
-  return (file, overrides = {}) => track(createIsolateRunner(makeSpec('isolate', file, overrides), { logger, services }));
+  return (file, overrides = {}) => {
+    const spec = makeSpec(mode, file, { ...defaults, ...overrides });
+    return track(mode === 'isolate' ? createIsolateRunner(spec, { logger, services }) : createWorkerRunner(spec, { logger }));
+  };
 }

@@ -5,10 +5,10 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Runner } from '../../../src/runner/types.js';
 import type { RunOutcome } from '../../../src/runner/wire.js';
-import { makeTempDir, recordingOptions, root, useIsolateRunners } from './isolate-spec.js';
+import { makeTempDir, recordingOptions, root, useFixtureRunners } from './isolate-spec.js';
 import { failureOf, jsonOf } from '../../helpers/run-outcomes.js';
 
-const isolateRunner = useIsolateRunners();
+const isolateRunner = useFixtureRunners('isolate');
 
 describe('isolate runner: normal calls', () => {
   it('calls the default export with a copy of the arguments and the call id', async () => {

@@ -6,31 +6,26 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createSilentLogger } from '../../../src/log.js';
-import { createProcessRunner, type ProcessRunnerDeps } from '../../../src/runner/process/process-runner.js';
+import { createProcessRunner } from '../../../src/runner/process/process-runner.js';
 import { ProcessServices } from '../../../src/runner/index.js';
-import type { Runner, RunSpec } from '../../../src/runner/types.js';
-import { findMarkedProcesses, pollUntil, waitForNoMarkedProcesses, type MarkedProcess } from '../../helpers/proc-scan.js';
+import type { Runner } from '../../../src/runner/types.js';
+import { findMarkedProcesses, isBlockedReadingStdin, pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
+import { until } from '../../helpers/wait.js';
 import { jsonTextOf } from '../../helpers/run-outcomes.js';
 import { job, newWorkdir, processSpec, runOptions, useRunnerTest } from './process-spec.js';
-import { useProcessServices } from '../../helpers/process-services.js';
-
-const services = useProcessServices();
-
 const t = useRunnerTest();
-
-function start(overrides: Partial<RunSpec>, deps: Partial<ProcessRunnerDeps> = {}): Runner {
-  t.runner = createProcessRunner(processSpec(t.marker, overrides), { logger: createSilentLogger(), services, ...deps });
-  return t.runner;
-}
+const services = t.services;
 
 /** The shells waiting at a start gate with this test's marker: one per prepared sandbox. */
-function gateShells(): MarkedProcess[] {
-  return findMarkedProcesses(t.marker).filter((found) => /^\S*(sh|dash) -c .*read -r start && exec "\$@"/.test(found.cmdline));
+function gateShells(): number[] {
+  return findMarkedProcesses(t.marker)
+    .filter((found) => /^\S*(sh|dash) -c .*read -r start && exec "\$@"/.test(found.cmdline))
+    .map((found) => found.pid);
 }
 
 async function waitForPreparedSandbox(): Promise<number[]> {
   return pollUntil(() => {
-    const shells = gateShells().map((found) => found.pid);
+    const shells = gateShells();
     return { done: shells.length > 0, value: shells };
   }, 10_000);
 }
@@ -49,11 +44,12 @@ function startedCount(workdir: string): number {
 describe('one-shot sandboxes prepared ahead', () => {
   it('runs no tool code before its call: the prepared sandbox waits at its start gate', async () => {
     const workdir = newWorkdir();
-    const tool = start({ command: [...COUNTING_TOOL, t.marker], roots: [{ path: workdir, access: 'read_write' }] });
+    const tool = t.start({ command: [...COUNTING_TOOL, t.marker], roots: [{ path: workdir, access: 'read_write' }] });
     expect(jsonTextOf(await tool.run(job({ call: 1 }), runOptions()))).toBe('{"call":1}');
-    expect(await waitForPreparedSandbox()).toHaveLength(1);
-    // Give a sandbox that did not wait every chance to show it.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    const gates = await waitForPreparedSandbox();
+    expect(gates).toHaveLength(1);
+    // The prepared sandbox's shell sleeps in read(0): it waits at its gate, so its tool has not run.
+    expect(await pollUntil(() => ({ done: isBlockedReadingStdin(gates[0]!), value: isBlockedReadingStdin(gates[0]!) }), 10_000)).toBe(true);
     expect(startedCount(workdir)).toBe(1);
     // The tool reads exactly its arguments: the start line stays with the gate.
     expect(jsonTextOf(await tool.run(job({ call: 2 }), runOptions()))).toBe('{"call":2}');
@@ -62,7 +58,7 @@ describe('one-shot sandboxes prepared ahead', () => {
 
   it('still gives every call a sandbox of its own: private workdir, /tmp and pid namespace', async () => {
     const script = 'cat > /dev/null; [ -e /tmp/seen ] && echo reused; echo x > /tmp/seen; printf "%s %s" "$(pwd)" "$$"';
-    const tool = start({ command: ['/bin/sh', '-c', script, t.marker], stdout: 'text', isolation: 'namespace' });
+    const tool = t.start({ command: ['/bin/sh', '-c', script, t.marker], stdout: 'text', isolation: 'namespace' });
     const outputs: string[] = [];
     for (let i = 0; i < 3; i++) {
       const outcome = await tool.run(job({}), runOptions());
@@ -83,7 +79,7 @@ describe('one-shot sandboxes prepared ahead', () => {
     // A sweep that never comes within the test: whatever is gone, the runner removed.
     const own = new ProcessServices({ cgroupSweepIntervalMs: 3_600_000 });
     try {
-      const tool = start({ command: ['/bin/sh', '-c', 'exec cat', t.marker] }, { services: own });
+      const tool = t.start({ command: ['/bin/sh', '-c', 'exec cat', t.marker] }, { services: own });
       for (let call = 1; call <= 3; call++) expect(jsonTextOf(await tool.run(job({ call }), runOptions()))).toBe(`{"call":${call}}`);
       expect(own.cgroups.ownDirs.length).toBeGreaterThan(0);
       await tool.close();
@@ -95,19 +91,21 @@ describe('one-shot sandboxes prepared ahead', () => {
   });
 
   it('does not use a prepared sandbox that died while waiting', async () => {
-    const tool = start({ command: ['/bin/sh', '-c', 'exec cat', t.marker] });
+    const tool = t.start({ command: ['/bin/sh', '-c', 'exec cat', t.marker] });
     expect(jsonTextOf(await tool.run(job({ call: 1 }), runOptions()))).toBe('{"call":1}');
     const [shell] = await waitForPreparedSandbox();
     process.kill(shell ?? 0, 'SIGKILL');
     // The whole sandbox ends with its shell; its exit then reaches the host through the spawner.
     expect(await waitForNoMarkedProcesses(t.marker)).toEqual([]);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The spawner sends a tool's exit before it answers a later request: once it reports no
+    // live group, the host has heard that the prepared sandbox ended.
+    await until(async () => (await services.spawner.memory())?.liveGroups === 0, 'the spawner to report the killed sandbox gone');
     expect(jsonTextOf(await tool.run(job({ call: 2 }), runOptions()))).toBe('{"call":2}');
   });
 
   it('builds a new sandbox when the call\'s timeout differs, with the CPU limit from that timeout', async () => {
     const script = 'cat > /dev/null; grep "Max cpu time" /proc/self/limits';
-    const tool = start({ command: ['/bin/sh', '-c', script, t.marker], stdout: 'text' });
+    const tool = t.start({ command: ['/bin/sh', '-c', script, t.marker], stdout: 'text' });
     const cpuLimit = async (timeoutMs: number): Promise<string> => {
       const outcome = await tool.run(job({}), runOptions({ timeoutMs }));
       if (!outcome.ok || outcome.output.type !== 'text') throw new Error(`expected text output: ${JSON.stringify(outcome)}`);
@@ -122,7 +120,7 @@ describe('one-shot sandboxes prepared ahead', () => {
   });
 
   it('stops a prepared sandbox that waited longer than its idle time', async () => {
-    const tool = start({ command: ['/bin/sh', '-c', 'exec cat', t.marker] }, { preparedIdleMs: 200 });
+    const tool = t.start({ command: ['/bin/sh', '-c', 'exec cat', t.marker] }, { preparedIdleMs: 200 });
     expect(jsonTextOf(await tool.run(job({}), runOptions()))).toBe('{}');
     expect(await waitForNoMarkedProcesses(t.marker)).toEqual([]);
     // And the next call starts one afresh.
@@ -135,32 +133,33 @@ describe('one-shot sandboxes prepared ahead', () => {
     );
     try {
       for (const tool of runners) expect(jsonTextOf(await tool.run(job({}), runOptions()))).toBe('{}');
-      // The least recently used tool's sandbox is stopped as the fourth's starts: poll for the settled set.
-      const preparedFor = async (expected: readonly string[]): Promise<string[]> =>
-        pollUntil(() => {
-          const names = gateShells().map((shell) => shell.cmdline.split(' ').at(-1) ?? '').sort();
-          return { done: names.join() === expected.join(), value: names };
+      const preparedFor = async (): Promise<string[]> => {
+        const shells = await pollUntil(() => {
+          const found = findMarkedProcesses(t.marker).filter((candidate) => /^\S*(sh|dash) -c .*read -r start && exec "\$@"/.test(candidate.cmdline));
+          return { done: found.length === 3, value: found };
         }, 10_000);
-      expect(await preparedFor(['fourth', 'second', 'third'])).toEqual(['fourth', 'second', 'third']);
+        return shells.map((shell) => shell.cmdline.split(' ').at(-1) ?? '').sort();
+      };
+      expect(await preparedFor()).toEqual(['fourth', 'second', 'third']);
       // Using the first tool again makes the second the least recently used.
       const [first] = runners;
       if (first === undefined) throw new Error('no runner');
       expect(jsonTextOf(await first.run(job({}), runOptions()))).toBe('{}');
-      expect(await preparedFor(['first', 'fourth', 'third'])).toEqual(['first', 'fourth', 'third']);
+      expect(await preparedFor()).toEqual(['first', 'fourth', 'third']);
     } finally {
       await Promise.all(runners.map((tool) => tool.close()));
     }
   });
 
   it('prepares none when asked for none (a host serving one call, `toolhost call`)', async () => {
-    const tool = start({ command: ['/bin/sh', '-c', 'exec cat', t.marker] }, { preparedAhead: 0 });
+    const tool = t.start({ command: ['/bin/sh', '-c', 'exec cat', t.marker] }, { preparedAhead: 0 });
     expect(jsonTextOf(await tool.run(job({ only: 1 }), runOptions()))).toBe('{"only":1}');
     expect(await waitForNoMarkedProcesses(t.marker)).toEqual([]);
     expect(jsonTextOf(await tool.run(job({ only: 2 }), runOptions()))).toBe('{"only":2}');
   });
 
   it('answers cancelled and leaves nothing when closed while a call waits for its sandbox', async () => {
-    const tool = start({ command: ['/bin/sh', '-c', 'exec /bin/sleep 1000', t.marker] });
+    const tool = t.start({ command: ['/bin/sh', '-c', 'exec /bin/sleep 1000', t.marker] });
     const pending = tool.run(job({}), runOptions());
     await t.runner?.close();
     t.runner = undefined;

@@ -8,6 +8,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { killProcessGroup, killProcessGroupNow, ProcessGroups } from '../../../src/runner/process/kill.js';
 import { findMarkedProcesses, pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 import { newMarker, newWorkdir, removeWorkdirs } from './process-spec.js';
+import { waitForLineIn } from '../../helpers/wait.js';
 
 let marker = newMarker();
 /** The live groups of this file's "host" (a host's ProcessServices holds its own). */
@@ -29,8 +30,7 @@ function spawnGroup(script: string, workdir: string): { pid: number; exited: Pro
 }
 
 async function waitForFile(path: string): Promise<void> {
-  await pollUntil(() => ({ done: existsSync(path), value: undefined }), 10_000);
-  expect(existsSync(path)).toBe(true);
+  expect(await waitForLineIn(path)).not.toBe('');
 }
 
 describe('killProcessGroup', () => {

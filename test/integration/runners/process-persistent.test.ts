@@ -1,38 +1,18 @@
 // Persistent process pool (NDJSON) against hostile fixtures. Every process is
 // tagged with the test's marker; after each test a /proc scan proves none remains.
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createProcessRunner } from '../../../src/runner/process/process-runner.js';
-import { createSilentLogger } from '../../../src/log.js';
 import type { Runner, RunSpec } from '../../../src/runner/types.js';
 import type { ProgressEvent } from '../../../src/runner/wire.js';
 import { findMarkedProcesses, pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
-import { job, nodeFixture, processSpec, runOptions, useRunnerTest } from './process-spec.js';
+import { job, nodeFixture, runOptions, useRunnerTest } from './process-spec.js';
 import { failureOf, jsonTextOf } from '../../helpers/run-outcomes.js';
-import { useProcessServices } from '../../helpers/process-services.js';
-
-const services = useProcessServices();
+import { recordingLogger } from '../../helpers/recording-logger.js';
 
 const t = useRunnerTest();
 
-function startPool(overrides: Partial<RunSpec> = {}, logger = createSilentLogger()): Runner {
-  t.runner = createProcessRunner(processSpec(t.marker, { command: nodeFixture('persistent.mjs', t.marker), persistent: true, poolSize: 1, ...overrides }), { logger, services });
-  return t.runner;
-}
-
-/** A real pino logger whose lines are kept, with their total size. */
-function recordingLogger(): { logger: ReturnType<typeof createSilentLogger>; lines: () => Array<Record<string, unknown>>; bytes: () => number } {
-  const chunks: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      chunks.push(chunk.toString('utf8'));
-      done();
-    },
-  });
-  const logger = pino({ level: 'info' }, sink);
-  const text = () => chunks.join('');
-  return { logger, lines: () => text().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>), bytes: () => Buffer.byteLength(text()) };
+/** The persistent fixture's spec: one long-lived process speaking NDJSON. */
+function persistent(overrides: Partial<RunSpec> = {}): Partial<RunSpec> {
+  return { command: nodeFixture('persistent.mjs', t.marker), persistent: true, poolSize: 1, ...overrides };
 }
 
 async function echo(pool: Runner, value: unknown): Promise<{ value: unknown; instance: string }> {
@@ -48,7 +28,7 @@ async function waitForGrandchild(): Promise<ReturnType<typeof findMarkedProcesse
 
 describe('process runner, persistent pool', () => {
   it('answers calls from a warm process that stays alive between them', async () => {
-    const pool = startPool();
+    const pool = t.start(persistent());
     const first = await echo(pool, { n: 1 });
     const second = await echo(pool, 'two');
     expect(first.value).toEqual({ n: 1 });
@@ -57,7 +37,7 @@ describe('process runner, persistent pool', () => {
   });
 
   it('forwards progress envelopes to onProgress', async () => {
-    const pool = startPool();
+    const pool = t.start(persistent());
     const events: ProgressEvent[] = [];
     const outcome = await pool.run(job({ op: 'progress' }), runOptions({ onProgress: (event) => events.push(event) }));
     expect(JSON.parse(jsonTextOf(outcome))).toMatchObject({ done: true });
@@ -65,14 +45,14 @@ describe('process runner, persistent pool', () => {
   });
 
   it('turns an error envelope into tool_error and keeps the process', async () => {
-    const pool = startPool();
+    const pool = t.start(persistent());
     const before = await echo(pool, 0);
     expect(failureOf(await pool.run(job({ op: 'error' }), runOptions()))).toEqual({ code: 'tool_error', details: { message: 'bad input' } });
     expect((await echo(pool, 1)).instance).toBe(before.instance);
   });
 
   it('kills and replaces a process that prints a non-JSON line; the call fails invalid_output', async () => {
-    const pool = startPool();
+    const pool = t.start(persistent());
     const before = await echo(pool, 0);
     expect(failureOf(await pool.run(job({ op: 'garbage' }), runOptions()))).toEqual({ code: 'invalid_output', details: { reason: 'not_json' } });
     const after = await echo(pool, 1);
@@ -81,14 +61,14 @@ describe('process runner, persistent pool', () => {
   });
 
   it('ignores a line with an unknown id', async () => {
-    const pool = startPool();
+    const pool = t.start(persistent());
     const before = await echo(pool, 0);
     const outcome = await pool.run(job({ op: 'unknown-id' }), runOptions());
     expect(JSON.parse(jsonTextOf(outcome))).toEqual({ instance: before.instance });
   });
 
   it('replaces a timed-out process and kills the grandchild it left in another session', async () => {
-    const pool = startPool();
+    const pool = t.start(persistent());
     const before = await echo(pool, 0);
     const pending = pool.run(job({ op: 'hang-with-grandchild' }), runOptions({ timeoutMs: 2000 }));
     const grandchild = await waitForGrandchild();
@@ -105,7 +85,7 @@ describe('process runner, persistent pool', () => {
   });
 
   it('cancels through the AbortSignal, kills the process and replaces it', async () => {
-    const pool = startPool();
+    const pool = t.start(persistent());
     const before = await echo(pool, 0);
     const controller = new AbortController();
     const pending = pool.run(job({ op: 'hang-with-grandchild' }), runOptions({ signal: controller.signal }));
@@ -117,7 +97,7 @@ describe('process runner, persistent pool', () => {
   });
 
   it('reports a process that dies during a call as tool_crashed, then starts a new one', async () => {
-    const pool = startPool();
+    const pool = t.start(persistent());
     const { code, details } = failureOf(await pool.run(job({ op: 'crash' }), runOptions()));
     expect(code).toBe('tool_crashed');
     expect(details['exitCode']).toBe(128 + 11);
@@ -127,7 +107,7 @@ describe('process runner, persistent pool', () => {
   });
 
   it('replaces at once a process that crashes after it has been answering', async () => {
-    const pool = startPool();
+    const pool = t.start(persistent());
     const before = await echo(pool, 0);
     expect(failureOf(await pool.run(job({ op: 'crash' }), runOptions())).code).toBe('tool_crashed');
     // The replacement starts without waiting for the next call.
@@ -140,7 +120,7 @@ describe('process runner, persistent pool', () => {
   });
 
   it('kills a process whose line grows past maxOutputBytes: output_limit', async () => {
-    const pool = startPool({ maxOutputBytes: 64 * 1024 });
+    const pool = t.start(persistent({ maxOutputBytes: 64 * 1024 }));
     expect(failureOf(await pool.run(job({ op: 'long-line', bytes: 1024 * 1024 }), runOptions()))).toEqual({
       code: 'output_limit',
       details: { maxOutputBytes: 64 * 1024 },
@@ -149,7 +129,7 @@ describe('process runner, persistent pool', () => {
   });
 
   it('hands duplicate-key and 100,000-deep results on as raw JSON text', async () => {
-    const pool = startPool({ maxOutputBytes: 1 << 20 });
+    const pool = t.start(persistent({ maxOutputBytes: 1 << 20 }));
     expect(jsonTextOf(await pool.run(job({ op: 'raw-result', raw: '{"a":1,"a":2}' }), runOptions()))).toBe('{"a":1,"a":2}');
     const deep = '['.repeat(100_000) + ']'.repeat(100_000);
     expect(jsonTextOf(await pool.run(job({ op: 'raw-result', raw: deep }), runOptions()))).toBe(deep);
@@ -157,7 +137,7 @@ describe('process runner, persistent pool', () => {
   });
 
   it('queues calls when every process is busy and runs them on poolSize processes', async () => {
-    const pool = startPool({ poolSize: 2 });
+    const pool = t.start(persistent({ poolSize: 2 }));
     const answers = await Promise.all([0, 1, 2, 3, 4, 5].map((value) => echo(pool, value)));
     expect(answers.map((answer) => answer.value)).toEqual([0, 1, 2, 3, 4, 5]);
     expect(new Set(answers.map((answer) => answer.instance)).size).toBeLessThanOrEqual(2);
@@ -165,7 +145,7 @@ describe('process runner, persistent pool', () => {
   });
 
   it('times out a call still waiting in the queue without touching the busy process', async () => {
-    const pool = startPool({ poolSize: 1 });
+    const pool = t.start(persistent({ poolSize: 1 }));
     const busy = pool.run(job({ op: 'hang' }), runOptions({ timeoutMs: 3000 }));
     expect(failureOf(await pool.run(job({ op: 'echo', value: 1 }), runOptions({ timeoutMs: 100 })))).toEqual({
       code: 'timeout',
@@ -176,7 +156,7 @@ describe('process runner, persistent pool', () => {
   });
 
   it('close() kills every process and fails later calls as cancelled', async () => {
-    const pool = startPool({ poolSize: 2 });
+    const pool = t.start(persistent({ poolSize: 2 }));
     await echo(pool, 0);
     const pending = pool.run(job({ op: 'hang' }), runOptions());
     await pool.close();
@@ -187,7 +167,7 @@ describe('process runner, persistent pool', () => {
 
   it('unsolicited output of persistent processes: a 4 MB flood between calls is cut off, logged at a bounded rate, and the process replaced', async () => {
     const log = recordingLogger();
-    const pool = startPool({}, log.logger);
+    const pool = t.start(persistent(), { logger: log.logger });
     const first = JSON.parse(jsonTextOf(await pool.run(job({ op: 'flood-after', bytes: 4 << 20 }), runOptions()))) as { instance: string };
     // Retired for its flood while idle: no call is needed to notice, and the next call goes to its replacement.
     const replacing = (): boolean => log.lines().some((line) => line['msg'] === 'persistent process wrote too much between calls; replacing it');
@@ -203,7 +183,7 @@ describe('process runner, persistent pool', () => {
 
   it('a little output between calls is ignored and the process stays', async () => {
     const log = recordingLogger();
-    const pool = startPool({}, log.logger);
+    const pool = t.start(persistent(), { logger: log.logger });
     const first = JSON.parse(jsonTextOf(await pool.run(job({ op: 'chatter-after', lines: 20 }), runOptions()))) as { instance: string };
     expect((await echo(pool, 1)).instance).toBe(first.instance);
     expect((await echo(pool, 2)).instance).toBe(first.instance);

@@ -6,8 +6,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, expect } from 'vitest';
+import { createSilentLogger } from '../../../src/log.js';
+import { createProcessRunner, type ProcessRunnerDeps } from '../../../src/runner/process/process-runner.js';
 import type { Runner, RunSpec } from '../../../src/runner/types.js';
+import type { ProcessServices } from '../../../src/runner/index.js';
 import { waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
+import { useProcessServices } from '../../helpers/process-services.js';
 import { runSpec } from '../../helpers/run-spec.js';
 
 export const FIXTURES_DIR = fileURLToPath(new URL('../../fixtures/tools/process/', import.meta.url));
@@ -58,14 +62,26 @@ export function job(args: Record<string, unknown>): { callId: string; args: Reco
 export interface RunnerTest {
   marker: string;
   runner: Runner | undefined;
+  /** This file's ProcessServices (spawner, groups, cgroups), closed after its tests. */
+  readonly services: ProcessServices;
+  /** Starts the test's runner: processSpec(marker, overrides) on `services`, a silent logger unless `deps` gives one; closed after the test. */
+  start(overrides?: Partial<RunSpec>, deps?: Partial<ProcessRunnerDeps>): Runner;
 }
 
 /**
- * The state of one file's runner tests; after each test the runner is closed
- * and no process carrying the marker may be left, workdirs included.
+ * The state of one file's runner tests (call it once, at the top of the file); after each
+ * test the runner is closed and no process carrying the marker may be left, workdirs included.
  */
 export function useRunnerTest(): RunnerTest {
-  const state: RunnerTest = { marker: newMarker(), runner: undefined };
+  const state: RunnerTest = {
+    marker: newMarker(),
+    runner: undefined,
+    services: useProcessServices(),
+    start(overrides = {}, deps = {}) {
+      state.runner = createProcessRunner(processSpec(state.marker, overrides), { logger: createSilentLogger(), services: state.services, ...deps });
+      return state.runner;
+    },
+  };
   afterEach(async () => {
     await state.runner?.close();
     state.runner = undefined;

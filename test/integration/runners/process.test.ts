@@ -6,22 +6,16 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createProcessRunner } from '../../../src/runner/process/process-runner.js';
 import { createSilentLogger } from '../../../src/log.js';
-import type { Runner, RunSpec } from '../../../src/runner/types.js';
+import type { Runner } from '../../../src/runner/types.js';
 import { SANDBOX_DEFAULT_PATH } from '../../../src/runner/bwrap/argv.js';
 import { STDERR_TAIL_BYTES } from '../../../src/runner/process/output-cap.js';
 import { findMarkedProcesses, pollUntil, waitForNoCallProcesses } from '../../helpers/proc-scan.js';
 import { FIXTURES_DIR, job, newWorkdir, processSpec, runOptions, useRunnerTest } from './process-spec.js';
 import { failureOf, jsonTextOf } from '../../helpers/run-outcomes.js';
-import { useProcessServices } from '../../helpers/process-services.js';
-
-const services = useProcessServices();
+import { until, waitForLineIn } from '../../helpers/wait.js';
 
 const t = useRunnerTest();
-
-function start(overrides: Partial<RunSpec>): Runner {
-  t.runner = createProcessRunner(processSpec(t.marker, overrides), { logger: createSilentLogger(), services });
-  return t.runner;
-}
+const services = t.services;
 
 // The next normal call on the same runner works: the failure left nothing broken.
 async function expectNextCallWorks(target: Runner): Promise<void> {
@@ -32,27 +26,28 @@ async function expectNextCallWorks(target: Runner): Promise<void> {
 describe('process runner, one-shot', () => {
   it('passes the arguments on stdin and returns stdout as JSON text, in the first root', async () => {
     const workdir = newWorkdir();
-    const tool = start({ roots: [{ path: workdir, access: 'read' }] });
+    const tool = t.start({ roots: [{ path: workdir, access: 'read' }] });
     const outcome = await tool.run(job({ mode: 'echo', value: 'héllo' }), runOptions());
     expect(JSON.parse(jsonTextOf(outcome))).toEqual({ received: { mode: 'echo', value: 'héllo' }, cwd: workdir });
   });
 
   it('runs in a fresh private directory, removed afterwards, when the tool has no root', async () => {
-    const tool = start({ roots: [] });
+    const tool = t.start({ roots: [] });
     const { cwd } = JSON.parse(jsonTextOf(await tool.run(job({ mode: 'echo' }), runOptions()))) as { cwd: string };
     expect(cwd).toContain('toolhost-proc-');
-    expect(existsSync(cwd)).toBe(false);
+    // Removed after the answer, in the background (it is not on the call's path).
+    await until(() => !existsSync(cwd), 'the private directory to be removed');
   });
 
   it('returns stdout: text as raw bytes', async () => {
-    const tool = start({ stdout: 'text' });
+    const tool = t.start({ stdout: 'text' });
     const outcome = await tool.run(job({ mode: 'text' }), runOptions());
     if (!outcome.ok || outcome.output.type !== 'text') throw new Error('expected text output');
     expect(Buffer.from(outcome.output.bytes).toString('utf8')).toBe('plain text, ünïcode\n');
   });
 
   it('times out `sleep 1000` and kills it', async () => {
-    const tool = start({ command: ['/bin/sh', '-c', 'exec /bin/sleep 1000', t.marker] });
+    const tool = t.start({ command: ['/bin/sh', '-c', 'exec /bin/sleep 1000', t.marker] });
     const outcome = await tool.run(job({}), runOptions({ timeoutMs: 300 }));
     expect(failureOf(outcome)).toEqual({ code: 'timeout', details: { timeoutMs: 300 } });
     expect(await waitForNoCallProcesses(t.marker)).toEqual([]);
@@ -60,11 +55,10 @@ describe('process runner, one-shot', () => {
 
   it('kills a TERM-trapping shell and its setsid double-forked grandchild on timeout', async () => {
     const workdir = newWorkdir();
-    const tool = start({ command: ['/bin/sh', join(FIXTURES_DIR, 'trap-term-grandchild.sh'), t.marker], roots: [{ path: workdir, access: 'read_write' }] });
+    const tool = t.start({ command: ['/bin/sh', join(FIXTURES_DIR, 'trap-term-grandchild.sh'), t.marker], roots: [{ path: workdir, access: 'read_write' }] });
     const pending = tool.run(job({}), runOptions({ timeoutMs: 3000 }));
     // Readiness: the fixture writes ./ready after its grandchild has left the session.
-    await pollUntil(() => ({ done: existsSync(join(workdir, 'ready')), value: undefined }), 10_000);
-    expect(readFileSync(join(workdir, 'ready'), 'utf8')).toBe(`ready ${t.marker}\n`);
+    expect(await waitForLineIn(join(workdir, 'ready'))).toBe(`ready ${t.marker}\n`);
     const grandchild = await waitForGrandchild(t.marker);
     expect(grandchild).toHaveLength(1);
     // The grandchild is in another session and process group than the tool's wrapper.
@@ -81,7 +75,7 @@ describe('process runner, one-shot', () => {
   it('gives the tool SIGTERM and its grace before the kill on timeout', async () => {
     const workdir = newWorkdir();
     const script = "trap 'echo term > ./got-term; exit 0' TERM; echo ready > ./ready; while :; do /bin/sleep 0.05; done";
-    const tool = start({ command: ['/bin/sh', '-c', script, t.marker], roots: [{ path: workdir, access: 'read_write' }] });
+    const tool = t.start({ command: ['/bin/sh', '-c', script, t.marker], roots: [{ path: workdir, access: 'read_write' }] });
     const outcome = await tool.run(job({}), runOptions({ timeoutMs: 3000 }));
     expect(failureOf(outcome)).toEqual({ code: 'timeout', details: { timeoutMs: 3000 } });
     expect(existsSync(join(workdir, 'ready'))).toBe(true);
@@ -90,7 +84,7 @@ describe('process runner, one-shot', () => {
 
   it('stops a stdout flood at the cap without buffering it all', async () => {
     const maxOutputBytes = 1 << 20;
-    const tool = start({ command: ['/usr/bin/yes', t.marker], maxOutputBytes });
+    const tool = t.start({ command: ['/usr/bin/yes', t.marker], maxOutputBytes });
     const { code, details } = failureOf(await tool.run(job({}), runOptions()));
     expect(code).toBe('output_limit');
     expect(details['maxOutputBytes']).toBe(maxOutputBytes);
@@ -100,7 +94,7 @@ describe('process runner, one-shot', () => {
   });
 
   it('counts stderr against the same cap', async () => {
-    const tool = start({ maxOutputBytes: 256 * 1024 });
+    const tool = t.start({ maxOutputBytes: 256 * 1024 });
     const { code, details } = failureOf(await tool.run(job({ mode: 'flood-stderr' }), runOptions()));
     expect(code).toBe('output_limit');
     expect(details['maxOutputBytes']).toBe(256 * 1024);
@@ -108,7 +102,7 @@ describe('process runner, one-shot', () => {
   });
 
   it('refuses stdout that is not UTF-8 as invalid_output', async () => {
-    const tool = start({});
+    const tool = t.start({});
     expect(failureOf(await tool.run(job({ mode: 'invalid-utf8' }), runOptions()))).toEqual({
       code: 'invalid_output',
       details: { reason: 'invalid_utf8', bytes: 5 },
@@ -117,13 +111,13 @@ describe('process runner, one-shot', () => {
   });
 
   it('passes duplicate-key JSON through as text for the supervisor to refuse', async () => {
-    const tool = start({});
+    const tool = t.start({});
     expect(jsonTextOf(await tool.run(job({ mode: 'duplicate-keys' }), runOptions()))).toBe('{"a":1,"a":2}');
     await expectNextCallWorks(tool);
   });
 
   it('passes JSON nested 100,000 deep through as text without overflowing the stack', async () => {
-    const tool = start({});
+    const tool = t.start({});
     const json = jsonTextOf(await tool.run(job({ mode: 'deep' }), runOptions()));
     expect(json.length).toBe(200_000);
     expect(json.startsWith('[[[[')).toBe(true);
@@ -131,7 +125,7 @@ describe('process runner, one-shot', () => {
   });
 
   it('reports a non-zero exit as tool_error with a bounded stderr tail', async () => {
-    const tool = start({});
+    const tool = t.start({});
     const { code, details } = failureOf(await tool.run(job({ mode: 'fail' }), runOptions()));
     expect(code).toBe('tool_error');
     expect(details['exitCode']).toBe(3);
@@ -144,7 +138,7 @@ describe('process runner, one-shot', () => {
   });
 
   it('reports a crash by signal as tool_crashed', async () => {
-    const tool = start({});
+    const tool = t.start({});
     const { code, details } = failureOf(await tool.run(job({ mode: 'segv' }), runOptions()));
     expect(code).toBe('tool_crashed');
     expect(details['signal']).toBe('SIGSEGV');
@@ -153,10 +147,10 @@ describe('process runner, one-shot', () => {
 
   it('cancels through the AbortSignal and kills the whole tree', async () => {
     const workdir = newWorkdir();
-    const tool = start({ command: ['/bin/sh', join(FIXTURES_DIR, 'trap-term-grandchild.sh'), t.marker], roots: [{ path: workdir, access: 'read_write' }] });
+    const tool = t.start({ command: ['/bin/sh', join(FIXTURES_DIR, 'trap-term-grandchild.sh'), t.marker], roots: [{ path: workdir, access: 'read_write' }] });
     const controller = new AbortController();
     const pending = tool.run(job({}), runOptions({ signal: controller.signal }));
-    await pollUntil(() => ({ done: existsSync(join(workdir, 'ready')), value: undefined }), 10_000);
+    expect(await waitForLineIn(join(workdir, 'ready'))).toBe(`ready ${t.marker}\n`);
     expect(await waitForGrandchild(t.marker)).toHaveLength(1);
     controller.abort();
     expect(failureOf(await pending)).toEqual({ code: 'cancelled', details: {} });
@@ -164,7 +158,7 @@ describe('process runner, one-shot', () => {
   });
 
   it('leaves no listener on a long-lived signal shared by many calls', async () => {
-    const tool = start({});
+    const tool = t.start({});
     const shared = new AbortController().signal;
     for (let i = 0; i < 3; i++) {
       const options = runOptions({ signal: shared });
@@ -177,7 +171,7 @@ describe('process runner, one-shot', () => {
   });
 
   it('answers cancelled without spawning when the signal is already aborted', async () => {
-    const tool = start({ command: ['/bin/sh', '-c', 'exec /bin/sleep 1000', t.marker] });
+    const tool = t.start({ command: ['/bin/sh', '-c', 'exec /bin/sleep 1000', t.marker] });
     const controller = new AbortController();
     controller.abort();
     expect(failureOf(await tool.run(job({}), runOptions({ signal: controller.signal }))).code).toBe('cancelled');
@@ -185,7 +179,7 @@ describe('process runner, one-shot', () => {
   });
 
   it('kills background jobs the tool leaves behind when it exits', async () => {
-    const tool = start({});
+    const tool = t.start({});
     expect(JSON.parse(jsonTextOf(await tool.run(job({ mode: 'background-then-exit' }), runOptions())))).toEqual({ ok: true });
     expect(await waitForNoCallProcesses(t.marker)).toEqual([]);
   });
@@ -194,7 +188,7 @@ describe('process runner, one-shot', () => {
     const secret = `secret-${t.marker}`;
     process.env['TOOLHOST_TEST_SECRET_TOKEN'] = secret;
     try {
-      const tool = start({ env: { TOOLHOST_TEST_MARKER: t.marker, LANG: 'C.UTF-8' } });
+      const tool = t.start({ env: { TOOLHOST_TEST_MARKER: t.marker, LANG: 'C.UTF-8' } });
       const json = jsonTextOf(await tool.run(job({ mode: 'env' }), runOptions()));
       expect(json).not.toContain(secret);
       const env = JSON.parse(json) as Record<string, string>;
@@ -211,19 +205,19 @@ describe('process runner, one-shot', () => {
   });
 
   it('gives the tool only file descriptors 0, 1 and 2', async () => {
-    const tool = start({ command: ['/usr/bin/python3', join(FIXTURES_DIR, 'list-fds.py'), t.marker] });
+    const tool = t.start({ command: ['/usr/bin/python3', join(FIXTURES_DIR, 'list-fds.py'), t.marker] });
     expect(JSON.parse(jsonTextOf(await tool.run(job({}), runOptions())))).toEqual([0, 1, 2]);
   });
 
   it('runs the tool inside the namespace sandbox when the manifest asks for it', async () => {
     const workdir = newWorkdir();
-    const tool = start({ isolation: 'namespace', roots: [{ path: workdir, access: 'read' }] });
+    const tool = t.start({ isolation: 'namespace', roots: [{ path: workdir, access: 'read' }] });
     expect(JSON.parse(jsonTextOf(await tool.run(job({ mode: 'echo' }), runOptions())))).toEqual({ received: { mode: 'echo' }, cwd: workdir });
   });
 
   it('fails closed with sandbox_unavailable when bubblewrap is missing, and starts nothing', async () => {
-    t.runner = createProcessRunner(processSpec(t.marker, {}), { logger: createSilentLogger(), services, bwrapPath: `/nonexistent/${t.marker}/bwrap` });
-    const { code, details } = failureOf(await t.runner.run(job({ mode: 'echo' }), runOptions()));
+    const runner = t.start({}, { bwrapPath: `/nonexistent/${t.marker}/bwrap` });
+    const { code, details } = failureOf(await runner.run(job({ mode: 'echo' }), runOptions()));
     expect(code).toBe('sandbox_unavailable');
     expect(typeof details['reason']).toBe('string');
     expect(findMarkedProcesses(t.marker)).toEqual([]);

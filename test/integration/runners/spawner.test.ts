@@ -4,17 +4,12 @@
 // the terminal's and a group's signals (the host decides when it ends).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { createSilentLogger } from '../../../src/log.js';
-import { createProcessRunner } from '../../../src/runner/process/process-runner.js';
 import { spawnTool } from '../../../src/runner/process/spawn.js';
 import { buildSandboxArgv, START_LINE } from '../../../src/runner/bwrap/argv.js';
-import { findMarkedProcesses, waitForMarkedProcesses, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
+import { findMarkedProcesses, isAlive, waitForMarkedProcesses, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 import { job, processSpec, runOptions, useRunnerTest } from './process-spec.js';
-import { useProcessServices } from '../../helpers/process-services.js';
-
-const services = useProcessServices();
-
 const t = useRunnerTest();
+const services = t.services;
 
 function parentOf(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
@@ -27,8 +22,8 @@ function sleeper(): Promise<Awaited<ReturnType<typeof spawnTool>>> {
 
 describe('spawner process', () => {
   it('forks the sandbox of a call, so the host itself never forks for a process tool', async () => {
-    t.runner = createProcessRunner(processSpec(t.marker, { command: ['/bin/sh', '-c', 'cat; exec /bin/sleep 1000', t.marker] }), { logger: createSilentLogger(), services });
-    const pending = t.runner.run(job({ hello: 1 }), runOptions({ timeoutMs: 5000 }));
+    const runner = t.start({ command: ['/bin/sh', '-c', 'cat; exec /bin/sleep 1000', t.marker] });
+    const pending = runner.run(job({ hello: 1 }), runOptions({ timeoutMs: 5000 }));
     const [wrapper] = (await waitForMarkedProcesses(t.marker, 1)).filter((found) => found.cmdline.startsWith('/usr/bin/bwrap'));
     expect(wrapper).toBeDefined();
     const spawner = services.spawner.pid;
@@ -36,7 +31,7 @@ describe('spawner process', () => {
     expect(spawner).not.toBe(process.pid);
     expect(parentOf(wrapper?.pid ?? 0)).toBe(spawner);
     // close() cancels the running call and stops the prepared sandbox.
-    await t.runner.close();
+    await runner.close();
     t.runner = undefined;
     expect((await pending).ok).toBe(false);
   });
@@ -90,8 +85,11 @@ describe('spawner process', () => {
     const tool = await sleeper();
     const pid = services.spawner.pid ?? 0;
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.kill(pid, signal);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The signals are pending the moment kill() returns, and a pending signal acts before the
+    // spawner runs any more of its code: its answer to the next request proves it handled them.
+    expect((await services.spawner.memory())?.liveGroups).toBeGreaterThan(0);
     expect(services.spawner.pid).toBe(pid);
+    expect(isAlive(pid)).toBe(true);
     expect(findMarkedProcesses(t.marker).length).toBeGreaterThan(0);
     process.kill(-(tool.pid ?? 0), 'SIGKILL');
     expect((await tool.ended).kind).toBe('exited');
@@ -100,8 +98,8 @@ describe('spawner process', () => {
   it('gives the tool the environment it was asked for and nothing of the host\'s', async () => {
     process.env['TOOLHOST_SPAWNER_TEST_SECRET'] = 'do-not-leak';
     try {
-      t.runner = createProcessRunner(processSpec(t.marker, { command: ['/bin/sh', '-c', 'env; cat > /dev/null', t.marker], stdout: 'text' }), { logger: createSilentLogger(), services });
-      const outcome = await t.runner.run(job({}), runOptions());
+      const runner = t.start({ command: ['/bin/sh', '-c', 'env; cat > /dev/null', t.marker], stdout: 'text' });
+      const outcome = await runner.run(job({}), runOptions());
       if (!outcome.ok || outcome.output.type !== 'text') throw new Error(`expected text output: ${JSON.stringify(outcome)}`);
       const env = Buffer.from(outcome.output.bytes).toString('utf8');
       expect(env).toContain(`TOOLHOST_TEST_MARKER=${t.marker}`);

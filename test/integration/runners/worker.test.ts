@@ -5,19 +5,12 @@ import { writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { createWorkerRunner } from '../../../src/runner/worker/worker-runner.js';
-import type { Runner, RunSpec } from '../../../src/runner/types.js';
-import { createSilentLogger } from '../../../src/log.js';
-import { makeSpec, makeTempDir, recordingOptions, root, useRunnerCleanup } from './isolate-spec.js';
+import type { Runner } from '../../../src/runner/types.js';
+import { makeTempDir, recordingOptions, root, useFixtureRunners } from './isolate-spec.js';
 import { failureOf, jsonOf } from '../../helpers/run-outcomes.js';
 import { until } from '../../helpers/wait.js';
 
-const logger = createSilentLogger();
-const track = useRunnerCleanup();
-
-function workerRunner(overrides: Partial<Omit<RunSpec, 'mode'>> = {}): Runner {
-  return track(createWorkerRunner(makeSpec('worker', 'switch.mjs', { memoryMb: 64, ...overrides }), { logger }));
-}
+const workerRunner = useFixtureRunners('worker', { memoryMb: 64 });
 
 async function expectRecovers(runner: Runner, value: number): Promise<void> {
   const outcome = await runner.run({ callId: 'after', args: { mode: 'echo', value } }, recordingOptions());
@@ -26,19 +19,19 @@ async function expectRecovers(runner: Runner, value: number): Promise<void> {
 
 describe('worker runner: normal calls', () => {
   it('runs the tool with its arguments, the call id and ctx.signal', async () => {
-    const runner = workerRunner();
+    const runner = workerRunner('switch.mjs');
     expect(runner.mode).toBe('worker');
     await expectRecovers(runner, 1);
   });
 
   it('gives the worker only the environment names in the spec', async () => {
-    const runner = workerRunner({ env: { TOOLHOST_TEST_LANG: 'C' } });
+    const runner = workerRunner('switch.mjs', { env: { TOOLHOST_TEST_LANG: 'C' } });
     const outcome = await runner.run({ callId: 'env', args: { mode: 'env' } }, recordingOptions());
     expect(jsonOf(outcome)).toEqual({ keys: ['TOOLHOST_TEST_LANG'] });
   });
 
   it('forwards progress and log events before the answer', async () => {
-    const runner = workerRunner();
+    const runner = workerRunner('switch.mjs');
     const options = recordingOptions();
     const outcome = await runner.run({ callId: 'ev', args: { mode: 'events' } }, options);
     expect(jsonOf(outcome)).toEqual({ done: true });
@@ -47,7 +40,7 @@ describe('worker runner: normal calls', () => {
   });
 
   it('turns a thrown error into tool_error with its code', async () => {
-    const runner = workerRunner();
+    const runner = workerRunner('switch.mjs');
     const outcome = await runner.run({ callId: 't', args: { mode: 'throw', message: 'nope' } }, recordingOptions());
     expect(failureOf(outcome)).toEqual({ code: 'tool_error', details: { errorCode: 'broken' } });
     if (!outcome.ok) expect(outcome.message).toBe('nope');
@@ -58,14 +51,14 @@ describe('worker runner: normal calls', () => {
     ['cycle', 'not_serializable'],
     ['undefined', 'undefined'],
   ])('refuses a %s result with invalid_output', async (mode, reason) => {
-    const runner = workerRunner();
+    const runner = workerRunner('switch.mjs');
     const outcome = await runner.run({ callId: mode, args: { mode } }, recordingOptions());
     expect(failureOf(outcome)).toEqual({ code: 'invalid_output', details: { reason } });
     await expectRecovers(runner, 2);
   });
 
   it('refuses a result larger than maxOutputBytes with output_limit', async () => {
-    const runner = workerRunner({ maxOutputBytes: 10 });
+    const runner = workerRunner('switch.mjs', { maxOutputBytes: 10 });
     const outcome = await runner.run({ callId: 'o', args: { mode: 'echo', value: 123456789012 } }, recordingOptions());
     expect(failureOf(outcome)).toEqual({ code: 'output_limit', details: { maxBytes: 10 } });
   });
@@ -73,7 +66,7 @@ describe('worker runner: normal calls', () => {
 
 describe('worker runner: hostile tools', () => {
   it('stops a busy loop with timeout, replaces the thread, and the next call works', async () => {
-    const runner = workerRunner();
+    const runner = workerRunner('switch.mjs');
     const before = jsonOf(await runner.run({ callId: 'th', args: { mode: 'thread' } }, recordingOptions())) as { threadId: number };
     const outcome = await runner.run({ callId: 'loop', args: { mode: 'busy_loop' } }, recordingOptions(300));
     expect(failureOf(outcome)).toEqual({ code: 'timeout', details: { timeoutMs: 300 } });
@@ -83,7 +76,7 @@ describe('worker runner: hostile tools', () => {
   });
 
   it('cancels a never-settling call when the signal aborts, and the next call works', async () => {
-    const runner = workerRunner();
+    const runner = workerRunner('switch.mjs');
     const options = recordingOptions(30_000);
     const pending = runner.run({ callId: 'c', args: { mode: 'never' } }, options);
     await until(() => options.progress.length > 0);
@@ -93,21 +86,21 @@ describe('worker runner: hostile tools', () => {
   });
 
   it('reports process.exit(1) as tool_crashed, and the pool recovers', async () => {
-    const runner = workerRunner();
+    const runner = workerRunner('switch.mjs');
     const outcome = await runner.run({ callId: 'exit', args: { mode: 'exit', code: 1 } }, recordingOptions());
     expect(failureOf(outcome)).toEqual({ code: 'tool_crashed', details: { exitCode: 1 } });
     await expectRecovers(runner, 5);
   });
 
   it('reports an uncaught exception from a timer as tool_crashed, and the pool recovers', async () => {
-    const runner = workerRunner();
+    const runner = workerRunner('switch.mjs');
     const outcome = await runner.run({ callId: 'timer', args: { mode: 'uncaught_timer' } }, recordingOptions());
     expect(failureOf(outcome)).toEqual({ code: 'tool_crashed', details: { reason: 'worker_error' } });
     await expectRecovers(runner, 6);
   });
 
   it('stops heap growth with memory_limit, and the next call works', async () => {
-    const runner = workerRunner({ memoryMb: 32 });
+    const runner = workerRunner('switch.mjs', { memoryMb: 32 });
     const outcome = await runner.run({ callId: 'heap', args: { mode: 'heap_growth' } }, recordingOptions(30_000));
     expect(failureOf(outcome)).toEqual({ code: 'memory_limit', details: { memoryMb: 32 } });
     await expectRecovers(runner, 7);
@@ -116,7 +109,7 @@ describe('worker runner: hostile tools', () => {
 
 describe('worker runner: shutdown', () => {
   it('answers a call in flight with cancelled when the runner closes, and refuses new calls', async () => {
-    const runner = createWorkerRunner(makeSpec('worker', 'switch.mjs', { memoryMb: 64 }), { logger });
+    const runner = workerRunner('switch.mjs');
     const options = recordingOptions(30_000);
     const pending = runner.run({ callId: 'inflight', args: { mode: 'never' } }, options);
     await until(() => options.progress.length > 0);
@@ -149,7 +142,7 @@ describe('worker runner: ctx.fs and ctx.fetch', () => {
   });
 
   it('reads inside the root and refuses ../ with policy_denied reported to onDenied', async () => {
-    const runner = workerRunner({ roots: [root(workspace.dir, 'read')] });
+    const runner = workerRunner('switch.mjs', { roots: [root(workspace.dir, 'read')] });
     const read = await runner.run({ callId: 'r', args: { mode: 'fs', op: 'readText', path: 'hello.txt' } }, recordingOptions());
     expect(jsonOf(read)).toEqual({ value: 'hello worker' });
     const options = recordingOptions();
@@ -164,7 +157,7 @@ describe('worker runner: ctx.fs and ctx.fetch', () => {
   });
 
   it('fetches from an allowed loopback host and refuses another', async () => {
-    const runner = workerRunner({ networkAllow: [`127.0.0.1:${port}`] });
+    const runner = workerRunner('switch.mjs', { networkAllow: [`127.0.0.1:${port}`] });
     const ok = await runner.run({ callId: 'f', args: { mode: 'fetch', url: `http://127.0.0.1:${port}/hello` } }, recordingOptions());
     expect(jsonOf(ok)).toEqual({ status: 200, body: 'hi' });
     const options = recordingOptions();

@@ -7,32 +7,34 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSilentLogger } from '../../../src/log.js';
-import { loadManifests } from '../../../src/registry/load-manifests.js';
-import type { Manifest } from '../../../src/registry/manifest.js';
+import { loadHostConfig, type HostConfig } from '../../../src/host-config.js';
 import { createRunner } from '../../../src/runner/index.js';
-import type { RunSpec } from '../../../src/runner/types.js';
 import type { RunOutcome } from '../../../src/runner/wire.js';
 import { waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 import { runOptions } from '../../helpers/run-options.js';
-import { runSpec } from '../../helpers/run-spec.js';
 import { useProcessServices } from '../../helpers/process-services.js';
 
 const services = useProcessServices();
 
 const MARKER = `toolhost-bundled-sandbox-${randomUUID()}`;
 let workspace = '';
-let manifests = new Map<string, Manifest>();
+let tools: HostConfig['tools'] = new Map();
 
 beforeAll(() => {
   workspace = realpathSync(mkdtempSync(join(tmpdir(), 'toolhost-bundled-')));
   writeFileSync(join(workspace, 'a.txt'), 'hello world\nsecond line\n');
   mkdirSync(join(workspace, 'sub'));
-  const loaded = loadManifests({ dirs: ['manifests'], workspace });
-  expect(loaded.problems).toEqual([]);
-  manifests = new Map(loaded.manifests.map((manifest) => [manifest.name, manifest]));
+  // What the host would hand each runner (policy/views.ts builds the RunSpec) under a policy that
+  // trusts the bundled tools and allows http_get's host; each test then narrows the network itself.
+  const policyFile = join(workspace, '..', `${basename(workspace)}.policy.yaml`);
+  writeFileSync(policyFile, `kind: Policy\nname: bundled-tools\ntrust:\n  firstParty: ["${realpathSync('manifests')}/**"]\nnetwork:\n  allow: ["api.github.com"]\n`);
+  const config = loadHostConfig({ manifestDirs: ['manifests'], policyFiles: [policyFile], workspace, env: {} });
+  rmSync(policyFile);
+  expect([...config.problems, ...config.exclusions]).toEqual([]);
+  tools = config.tools;
 });
 
 afterAll(async () => {
@@ -40,32 +42,14 @@ afterAll(async () => {
   expect(await waitForNoMarkedProcesses(MARKER)).toEqual([]);
 });
 
-// What the policy layer would hand the runner under a permissive policy.
-function runSpecOf(manifest: Manifest): RunSpec {
-  return runSpec({
-    name: manifest.name,
-    mode: manifest.sandbox.mode,
-    manifestDir: manifest.dir,
-    ...(manifest.entry ? { entryPath: manifest.entry } : {}),
-    ...(manifest.sandbox.command ? { command: manifest.sandbox.command } : {}),
-    memoryMb: manifest.sandbox.memoryMb ?? 128,
-    stdout: manifest.sandbox.stdout,
-    isolation: manifest.sandbox.isolation,
-    persistent: manifest.sandbox.persistent,
-    poolSize: manifest.sandbox.poolSize,
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', TOOLHOST_TEST_MARKER: MARKER },
-    roots: manifest.roots.map((root) => ({ path: root.path, access: root.access })),
-    networkAllow: manifest.networkAllow,
-  });
-}
-
 async function call(name: string, args: Record<string, unknown>, networkAllow?: readonly string[]): Promise<RunOutcome> {
-  const manifest = manifests.get(name);
-  if (!manifest) throw new Error(`no bundled tool ${name}`);
-  const spec = runSpecOf(manifest);
-  const runner = createRunner(networkAllow ? { ...spec, networkAllow } : spec, { logger: createSilentLogger(), services });
+  const view = tools.get(name);
+  if (!view?.runSpec) throw new Error(`no bundled tool ${name}`);
+  // The host's PATH (python3) and the marker every process carries, for the /proc scan.
+  const env = { ...view.runSpec.env, PATH: process.env['PATH'] ?? '/usr/bin:/bin', TOOLHOST_TEST_MARKER: MARKER };
+  const runner = createRunner({ ...view.runSpec, env, ...(networkAllow ? { networkAllow } : {}) }, { logger: createSilentLogger(), services });
   try {
-    return await runner.run({ callId: randomUUID(), args }, runOptions({ timeoutMs: manifest.timeoutMs }));
+    return await runner.run({ callId: randomUUID(), args }, runOptions({ timeoutMs: view.limits.timeoutMs }));
   } finally {
     await runner.close();
   }

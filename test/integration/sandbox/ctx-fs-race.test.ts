@@ -11,13 +11,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createScopedFs } from '../../../sandbox/scoped-fs.mjs';
-import { makeTempDir, root, useIsolateRunners, recordingOptions } from '../runners/isolate-spec.js';
+import { makeTempDir, root, useFixtureRunners, recordingOptions } from '../runners/isolate-spec.js';
 import { jsonOf } from '../../helpers/run-outcomes.js';
 
 const RACER = fileURLToPath(new URL('../../helpers/rename-exchange-racer.py', import.meta.url));
 const RACE_SECONDS = 3;
 const OUTSIDE_SIZE = 7777;
-const isolateRunner = useIsolateRunners();
+const isolateRunner = useFixtureRunners('isolate');
 
 let base: { dir: string; cleanup: () => Promise<void> };
 let workspace: string;

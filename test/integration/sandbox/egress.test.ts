@@ -14,7 +14,7 @@ import { createProcessRunner } from '../../../src/runner/process/process-runner.
 import type { RunSpec } from '../../../src/runner/types.js';
 import type { EgressAttempt, RunOutcome } from '../../../src/runner/wire.js';
 import { join } from 'node:path';
-import { FIXTURES_DIR, newMarker, probeSpec, runSandboxed, waitForNoMarkedProcesses, type ProbeResult } from './harness.js';
+import { FIXTURES_DIR, newMarker, probeSpec, runSandboxed, waitForNoMarkedProcessesOrKill, type ProbeResult } from './harness.js';
 import { runOptions } from '../../helpers/run-options.js';
 import { useProcessServices } from '../../helpers/process-services.js';
 
@@ -62,7 +62,7 @@ afterAll(async () => {
 
 let marker = newMarker();
 afterEach(async () => {
-  expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+  expect(await waitForNoMarkedProcessesOrKill(marker)).toEqual([]);
   marker = newMarker();
 });
 
@@ -82,14 +82,10 @@ async function callProbe(spec: RunSpec, ops: Record<string, unknown>[], limits?:
   }
 }
 
-function egressSpec(allow: string[], overrides: Partial<RunSpec> = {}): RunSpec {
-  return probeSpec(marker, { networkAllow: allow, ...overrides });
-}
-
 describe('egress proxy: a namespaced Python tool', () => {
   it('reaches an allowed 127.0.0.1:PORT through HTTP_PROXY, plainly and through a CONNECT tunnel', async () => {
     allowed.requests.length = 0;
-    const spec = egressSpec([`127.0.0.1:${allowed.port}`]);
+    const spec = probeSpec(marker, { networkAllow: [`127.0.0.1:${allowed.port}`] });
     const { results, attempts } = await callProbe(spec, [
       { op: 'env' },
       { op: 'http', url: `http://127.0.0.1:${allowed.port}/plain`, method: 'POST', body: 'sent' },
@@ -113,7 +109,7 @@ describe('egress proxy: a namespaced Python tool', () => {
     other.requests.length = 0;
     const port = allowed.port;
     // loopback.test is even in the allow list: a name that resolves to 127.0.0.1 is refused all the same.
-    const spec = egressSpec([`127.0.0.1:${port}`, `loopback.test:${port}`]);
+    const spec = probeSpec(marker, { networkAllow: [`127.0.0.1:${port}`, `loopback.test:${port}`] });
     const targets: Array<[string, number, string]> = [
       ['127.0.0.1', other.port, 'host_not_allowed'], // the host's other loopback service
       ['127.0.0.1', 22, 'host_not_allowed'],
@@ -142,7 +138,7 @@ describe('egress proxy: a namespaced Python tool', () => {
   });
 
   it('gives raw TCP, UDP and DNS no route out', async () => {
-    const spec = egressSpec([`127.0.0.1:${allowed.port}`]);
+    const spec = probeSpec(marker, { networkAllow: [`127.0.0.1:${allowed.port}`] });
     const { results } = await callProbe(spec, [
       // The sandbox's own loopback: the host's listener is not there.
       { op: 'connect', host: '127.0.0.1', port: allowed.port },
@@ -156,7 +152,7 @@ describe('egress proxy: a namespaced Python tool', () => {
 
   it('holds a read_only tool to GET, HEAD and OPTIONS on plain HTTP', async () => {
     allowed.requests.length = 0;
-    const spec = egressSpec([`127.0.0.1:${allowed.port}`], { sideEffect: 'read_only' });
+    const spec = probeSpec(marker, { networkAllow: [`127.0.0.1:${allowed.port}`], sideEffect: 'read_only' });
     const { results, attempts } = await callProbe(spec, [
       { op: 'http', url: `http://127.0.0.1:${allowed.port}/write`, method: 'POST', body: 'x' },
       { op: 'http', url: `http://127.0.0.1:${allowed.port}/delete`, method: 'DELETE' },
@@ -187,7 +183,7 @@ describe('egress proxy: a namespaced Python tool', () => {
     const sinkPort = (sink.address() as { port: number }).port;
     const rssBefore = process.memoryUsage().rss;
     try {
-      const spec = egressSpec([`127.0.0.1:${sinkPort}`]);
+      const spec = probeSpec(marker, { networkAllow: [`127.0.0.1:${sinkPort}`] });
       const { results, attempts } = await callProbe(spec, [{ op: 'flood', host: '127.0.0.1', port: sinkPort, count: 60 }], { maxConcurrent: 8, maxAttempts: 40 });
       const answers = (results[0] as { ok: Record<string, number> }).ok;
       expect(Object.values(answers).reduce((sum, count) => sum + count, 0)).toBe(60);
@@ -209,7 +205,8 @@ describe('egress proxy: a namespaced Python tool', () => {
 
 describe('egress proxy: a persistent namespaced tool', () => {
   it('attributes each call its own attempts, on the same process', async () => {
-    const spec = egressSpec([`127.0.0.1:${allowed.port}`], {
+    const spec = probeSpec(marker, {
+      networkAllow: [`127.0.0.1:${allowed.port}`],
       command: ['python3', join(FIXTURES_DIR, 'fetch_persistent.py')],
       persistent: true,
       poolSize: 1,

@@ -5,30 +5,25 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFi
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PRIVATE_TMPFS_MAX_BYTES } from '../../../src/runner/bwrap/argv.js';
-import { makeTempDir, newMarker, PROBE_PY, probeSpec, runProbe, waitForNoMarkedProcesses } from './harness.js';
+import { makeTempDir, PROBE_PY, probeSpec, runProbe, useSandboxTest } from './harness.js';
 
 describe('namespace sandbox: filesystem', () => {
-  let marker: string;
-  let workspace: ReturnType<typeof makeTempDir>;
+  const sandbox = useSandboxTest('toolhost-sbx-ws-');
   let outside: ReturnType<typeof makeTempDir>;
 
   beforeEach(() => {
-    marker = newMarker();
-    workspace = makeTempDir('toolhost-sbx-ws-');
     outside = makeTempDir('toolhost-sbx-outside-');
   });
 
-  afterEach(async () => {
-    workspace.remove();
+  afterEach(() => {
     outside.remove();
-    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
   });
 
   it('keeps writes outside the workspace off the host', async () => {
-    const name = `escape-${marker}`;
+    const name = `escape-${sandbox.marker}`;
     const targets = [`/usr/${name}`, `/var/tmp/${name}`, `/tmp/${name}`, `/${name}`, `/etc/${name}`, join(outside.path, name)];
-    const spec = probeSpec(marker, { roots: [{ path: workspace.path, access: 'read_write' }] });
-    const results = await runProbe(spec, { cwd: workspace.path }, targets.map((path) => ({ op: 'write', path })));
+    const spec = probeSpec(sandbox.marker, { roots: [{ path: sandbox.workspace.path, access: 'read_write' }] });
+    const results = await runProbe(spec, { cwd: sandbox.workspace.path }, targets.map((path) => ({ op: 'write', path })));
     // /tmp is a private tmpfs: the write may succeed there, but only there.
     expect(results[2]).toEqual({ ok: true });
     for (const [index, result] of results.entries()) {
@@ -38,34 +33,34 @@ describe('namespace sandbox: filesystem', () => {
   });
 
   it('lets the tool write in a read-write root, at its host path', async () => {
-    const spec = probeSpec(marker, { roots: [{ path: workspace.path, access: 'read_write' }] });
-    const target = join(workspace.path, 'out.txt');
-    const results = await runProbe(spec, { cwd: workspace.path }, [{ op: 'write', path: target, text: 'written inside' }]);
+    const spec = probeSpec(sandbox.marker, { roots: [{ path: sandbox.workspace.path, access: 'read_write' }] });
+    const target = join(sandbox.workspace.path, 'out.txt');
+    const results = await runProbe(spec, { cwd: sandbox.workspace.path }, [{ op: 'write', path: target, text: 'written inside' }]);
     expect(results).toEqual([{ ok: true }]);
     expect(readFileSync(target, 'utf8')).toBe('written inside');
   });
 
   it('refuses writes to a read-only root and to the manifest folder', async () => {
-    writeFileSync(join(workspace.path, 'keep.txt'), 'original');
-    const spec = probeSpec(marker, { roots: [{ path: workspace.path, access: 'read' }] });
-    const results = await runProbe(spec, { cwd: workspace.path }, [
-      { op: 'write', path: join(workspace.path, 'keep.txt'), text: 'changed' },
-      { op: 'write', path: join(workspace.path, 'new.txt') },
-      { op: 'write', path: join(spec.manifestDir, `planted-${marker}.py`) },
-      { op: 'read', path: join(workspace.path, 'keep.txt') },
+    writeFileSync(join(sandbox.workspace.path, 'keep.txt'), 'original');
+    const spec = probeSpec(sandbox.marker, { roots: [{ path: sandbox.workspace.path, access: 'read' }] });
+    const results = await runProbe(spec, { cwd: sandbox.workspace.path }, [
+      { op: 'write', path: join(sandbox.workspace.path, 'keep.txt'), text: 'changed' },
+      { op: 'write', path: join(sandbox.workspace.path, 'new.txt') },
+      { op: 'write', path: join(spec.manifestDir, `planted-${sandbox.marker}.py`) },
+      { op: 'read', path: join(sandbox.workspace.path, 'keep.txt') },
     ]);
     expect(results.slice(0, 3)).toEqual([{ error: 'EROFS' }, { error: 'EROFS' }, { error: 'EROFS' }]);
     expect(results[3]).toEqual({ ok: 'original' });
-    expect(readFileSync(join(workspace.path, 'keep.txt'), 'utf8')).toBe('original');
-    expect(existsSync(join(workspace.path, 'new.txt'))).toBe(false);
-    expect(existsSync(join(spec.manifestDir, `planted-${marker}.py`))).toBe(false);
+    expect(readFileSync(join(sandbox.workspace.path, 'keep.txt'), 'utf8')).toBe('original');
+    expect(existsSync(join(sandbox.workspace.path, 'new.txt'))).toBe(false);
+    expect(existsSync(join(spec.manifestDir, `planted-${sandbox.marker}.py`))).toBe(false);
   });
 
   it('hides /root, /home, /etc/shadow, other secrets in /etc and the host /tmp', async () => {
     const hostTmpFile = join(outside.path, 'host-tmp-secret.txt');
     writeFileSync(hostTmpFile, 'host secret');
-    const spec = probeSpec(marker, { roots: [{ path: workspace.path, access: 'read_write' }] });
-    const results = await runProbe(spec, { cwd: workspace.path }, [
+    const spec = probeSpec(sandbox.marker, { roots: [{ path: sandbox.workspace.path, access: 'read_write' }] });
+    const results = await runProbe(spec, { cwd: sandbox.workspace.path }, [
       { op: 'read', path: '/etc/shadow' },
       { op: 'read', path: '/etc/gshadow' },
       { op: 'read', path: '/root/.bashrc' },
@@ -86,8 +81,8 @@ describe('namespace sandbox: filesystem', () => {
   });
 
   it('keeps /etc/shadow unreadable even under a root declared at /etc', async () => {
-    const spec = probeSpec(marker, { roots: [{ path: '/etc', access: 'read' }, { path: workspace.path, access: 'read' }] });
-    const results = await runProbe(spec, { cwd: workspace.path }, [
+    const spec = probeSpec(sandbox.marker, { roots: [{ path: '/etc', access: 'read' }, { path: sandbox.workspace.path, access: 'read' }] });
+    const results = await runProbe(spec, { cwd: sandbox.workspace.path }, [
       { op: 'read', path: '/etc/shadow' },
       { op: 'read', path: '/etc/gshadow' },
       { op: 'read', path: '/etc/hostname' },
@@ -100,12 +95,12 @@ describe('namespace sandbox: filesystem', () => {
 
   it('gives a symlink planted in a read-write root no access outside', async () => {
     writeFileSync(join(outside.path, 'secret.txt'), 'outside secret');
-    mkdirSync(join(workspace.path, 'sub'));
-    symlinkSync(outside.path, join(workspace.path, 'to-outside'));
-    symlinkSync('/etc', join(workspace.path, 'to-etc'));
-    symlinkSync('../../../../../../../../', join(workspace.path, 'sub', 'to-root'));
-    const spec = probeSpec(marker, { roots: [{ path: workspace.path, access: 'read_write' }] });
-    const results = await runProbe(spec, { cwd: workspace.path }, [
+    mkdirSync(join(sandbox.workspace.path, 'sub'));
+    symlinkSync(outside.path, join(sandbox.workspace.path, 'to-outside'));
+    symlinkSync('/etc', join(sandbox.workspace.path, 'to-etc'));
+    symlinkSync('../../../../../../../../', join(sandbox.workspace.path, 'sub', 'to-root'));
+    const spec = probeSpec(sandbox.marker, { roots: [{ path: sandbox.workspace.path, access: 'read_write' }] });
+    const results = await runProbe(spec, { cwd: sandbox.workspace.path }, [
       { op: 'read', path: 'to-outside/secret.txt' },
       { op: 'write', path: 'to-outside/planted.txt' },
       { op: 'read', path: 'to-etc/shadow' },
@@ -122,8 +117,8 @@ describe('namespace sandbox: filesystem', () => {
   });
 
   it('runs in the first root with a read-only filesystem root and a private, writable /tmp', async () => {
-    const spec = probeSpec(marker, { roots: [{ path: workspace.path, access: 'read' }] });
-    const results = await runProbe(spec, { cwd: workspace.path }, [
+    const spec = probeSpec(sandbox.marker, { roots: [{ path: sandbox.workspace.path, access: 'read' }] });
+    const results = await runProbe(spec, { cwd: sandbox.workspace.path }, [
       { op: 'write', path: 'relative.txt' },
       { op: 'write', path: '/tmp/scratch.txt' },
       { op: 'read', path: '/tmp/scratch.txt' },
@@ -133,21 +128,21 @@ describe('namespace sandbox: filesystem', () => {
   });
 
   it('keeps the manifest folder read-only inside a read-write root', async () => {
-    const manifestDir = join(workspace.path, 'tools');
+    const manifestDir = join(sandbox.workspace.path, 'tools');
     mkdirSync(manifestDir);
     copyFileSync(PROBE_PY, join(manifestDir, 'probe.py'));
-    const spec = probeSpec(marker, { manifestDir, command: ['python3', join(manifestDir, 'probe.py')], roots: [{ path: workspace.path, access: 'read_write' }] });
-    const results = await runProbe(spec, { cwd: workspace.path }, [
+    const spec = probeSpec(sandbox.marker, { manifestDir, command: ['python3', join(manifestDir, 'probe.py')], roots: [{ path: sandbox.workspace.path, access: 'read_write' }] });
+    const results = await runProbe(spec, { cwd: sandbox.workspace.path }, [
       { op: 'write', path: join(manifestDir, 'tool.py') },
-      { op: 'write', path: join(workspace.path, 'beside.txt') },
+      { op: 'write', path: join(sandbox.workspace.path, 'beside.txt') },
     ]);
     expect(results).toEqual([{ error: 'EROFS' }, { ok: true }]);
     expect(existsSync(join(manifestDir, 'tool.py'))).toBe(false);
   });
 
   it('shows the caller\'s private directory as /tmp when given one', async () => {
-    const spec = probeSpec(marker, { roots: [{ path: workspace.path, access: 'read' }] });
-    const results = await runProbe(spec, { cwd: workspace.path, privateTmp: outside.path }, [{ op: 'write', path: '/tmp/kept.txt', text: 'kept' }]);
+    const spec = probeSpec(sandbox.marker, { roots: [{ path: sandbox.workspace.path, access: 'read' }] });
+    const results = await runProbe(spec, { cwd: sandbox.workspace.path, privateTmp: outside.path }, [{ op: 'write', path: '/tmp/kept.txt', text: 'kept' }]);
     expect(results).toEqual([{ ok: true }]);
     expect(readFileSync(join(outside.path, 'kept.txt'), 'utf8')).toBe('kept');
   });
@@ -155,8 +150,8 @@ describe('namespace sandbox: filesystem', () => {
   it('keeps global kernel settings in /proc/sys and /proc/sysrq-trigger unwritable', async () => {
     // Rewrites the host's current value, so even a failing sandbox changes nothing.
     const current = readFileSync('/proc/sys/kernel/printk_ratelimit', 'utf8');
-    const spec = probeSpec(marker, { roots: [{ path: workspace.path, access: 'read' }] });
-    const results = await runProbe(spec, { cwd: workspace.path }, [
+    const spec = probeSpec(sandbox.marker, { roots: [{ path: sandbox.workspace.path, access: 'read' }] });
+    const results = await runProbe(spec, { cwd: sandbox.workspace.path }, [
       { op: 'write', path: '/proc/sys/kernel/printk_ratelimit', text: current },
       { op: 'writable', path: '/proc/sysrq-trigger' },
       { op: 'read', path: '/proc/self/status' },
@@ -166,8 +161,8 @@ describe('namespace sandbox: filesystem', () => {
   });
 
   it('caps the private /tmp, so filling it cannot exhaust host memory', async () => {
-    const spec = probeSpec(marker, { roots: [{ path: workspace.path, access: 'read' }] });
-    const results = await runProbe(spec, { cwd: workspace.path }, [
+    const spec = probeSpec(sandbox.marker, { roots: [{ path: sandbox.workspace.path, access: 'read' }] });
+    const results = await runProbe(spec, { cwd: sandbox.workspace.path }, [
       { op: 'write_bytes', path: '/tmp/fill.bin', bytes: PRIVATE_TMPFS_MAX_BYTES + 1024 * 1024 },
     ]);
     expect(results).toEqual([{ error: 'ENOSPC' }]);

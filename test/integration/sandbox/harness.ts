@@ -5,8 +5,9 @@ import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, expect } from 'vitest';
 import { runToCompletion } from '../../../src/runner/process/spawn.js';
-import { findMarkedProcesses, waitForNoMarkedProcesses as waitForNone, type MarkedProcess } from '../../helpers/proc-scan.js';
+import { findMarkedProcesses, waitForNoMarkedProcesses, type MarkedProcess } from '../../helpers/proc-scan.js';
 import type { RunSpec } from '../../../src/runner/types.js';
 import { buildSandboxArgv, type SandboxArgvOptions } from '../../../src/runner/bwrap/argv.js';
 import { runSpec } from '../../helpers/run-spec.js';
@@ -84,5 +85,46 @@ export function findMarkedPids(marker: string): number[] {
   return findMarkedProcesses(marker).map((found) => found.pid);
 }
 
-/** Polls until no process carries `marker` (bounded); returns the survivors, SIGKILLed, if any. */
-export const waitForNoMarkedProcesses = (marker: string, deadlineMs = 10_000): Promise<MarkedProcess[]> => waitForNone(marker, deadlineMs, { killSurvivors: true });
+/** Polls until no process carries `marker` (bounded, 10 s by default); returns the survivors, SIGKILLed, if any. */
+export function waitForNoMarkedProcessesOrKill(marker: string, deadlineMs = 10_000): Promise<MarkedProcess[]> {
+  return waitForNoMarkedProcesses(marker, deadlineMs, { killSurvivors: true });
+}
+
+/** One sandbox test's marker and workspace, both fresh for each test. */
+export interface SandboxTest {
+  readonly marker: string;
+  /** A real, symlink-resolved temporary folder. */
+  readonly workspace: { readonly path: string };
+}
+
+/**
+ * The hooks of a sandbox test: a new marker and workspace (named by `workspacePrefix`) before
+ * each test, and with `hostSecret` that variable set to `secret-<marker>` in the host's own
+ * environment (a secret no tool may see); after it, the variable and workspace go and no process
+ * carrying the marker may be left (bounded poll; survivors are SIGKILLed, so a failure does not
+ * leak into the next test).
+ */
+export function useSandboxTest(workspacePrefix: string, options: { readonly hostSecret?: string } = {}): SandboxTest {
+  let marker = newMarker();
+  let workspace: ReturnType<typeof makeTempDir> | undefined;
+  beforeEach(() => {
+    marker = newMarker();
+    workspace = makeTempDir(workspacePrefix);
+    if (options.hostSecret !== undefined) process.env[options.hostSecret] = `secret-${marker}`;
+  });
+  afterEach(async () => {
+    if (options.hostSecret !== undefined) delete process.env[options.hostSecret];
+    workspace?.remove();
+    workspace = undefined;
+    expect(await waitForNoMarkedProcessesOrKill(marker)).toEqual([]);
+  });
+  return {
+    get marker() {
+      return marker;
+    },
+    get workspace() {
+      if (workspace === undefined) throw new Error('the sandbox workspace exists only inside a test');
+      return workspace;
+    },
+  };
+}

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SANDBOX_DEFAULT_PATH } from '../../../src/runner/bwrap/argv.js';
-import { makeTempDir, MARKER_VARIABLE, newMarker, PROBE_PY, probeSpec, runProbe, waitForNoMarkedProcesses } from './harness.js';
+import { MARKER_VARIABLE, newMarker, PROBE_PY, probeSpec, runProbe, useSandboxTest, waitForNoMarkedProcessesOrKill } from './harness.js';
 
 const SECRET_NAME = 'TOOLHOST_TEST_SECRET_TOKEN';
 
@@ -30,7 +30,7 @@ describe('namespace sandbox: network', () => {
 
   afterEach(async () => {
     await new Promise((resolve) => server.close(resolve));
-    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+    expect(await waitForNoMarkedProcessesOrKill(marker)).toEqual([]);
   });
 
   it('cannot reach a host loopback listener when network.allow is empty', async () => {
@@ -51,25 +51,12 @@ describe('namespace sandbox: network', () => {
 });
 
 describe.each(['namespace', 'none'] as const)('isolation %s: environment and session', (isolation) => {
-  let marker: string;
-  let workspace: ReturnType<typeof makeTempDir>;
-
-  beforeEach(() => {
-    marker = newMarker();
-    workspace = makeTempDir('toolhost-sbx-env-');
-    process.env[SECRET_NAME] = `secret-${marker}`;
-  });
-
-  afterEach(async () => {
-    delete process.env[SECRET_NAME];
-    workspace.remove();
-    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
-  });
+  const sandbox = useSandboxTest('toolhost-sbx-env-', { hostSecret: SECRET_NAME });
 
   it('gives the tool exactly spec.env: a host secret is invisible, also in /proc', async () => {
-    const env = { LANG: 'C.UTF-8', [MARKER_VARIABLE]: marker };
-    const spec = probeSpec(marker, { isolation, env, command: [hostPython(), PROBE_PY], roots: [{ path: workspace.path, access: 'read' }] });
-    const results = await runProbe(spec, { cwd: workspace.path }, [
+    const env = { LANG: 'C.UTF-8', [MARKER_VARIABLE]: sandbox.marker };
+    const spec = probeSpec(sandbox.marker, { isolation, env, command: [hostPython(), PROBE_PY], roots: [{ path: sandbox.workspace.path, access: 'read' }] });
+    const results = await runProbe(spec, { cwd: sandbox.workspace.path }, [
       { op: 'env' },
       { op: 'read', path: '/proc/1/environ' },
       { op: 'read', path: '/proc/self/environ' },
@@ -78,12 +65,12 @@ describe.each(['namespace', 'none'] as const)('isolation %s: environment and ses
     expect(results[0]).toEqual({ ok: expect.objectContaining({ ...env, PATH: SANDBOX_DEFAULT_PATH }) });
     const seen = Object.keys((results[0] as { ok: Record<string, string> }).ok).sort();
     expect(seen.filter((name) => !['LANG', MARKER_VARIABLE, 'PATH', 'PWD', 'LC_CTYPE'].includes(name))).toEqual([]);
-    for (const result of results) expect(JSON.stringify(result)).not.toContain(`secret-${marker}`);
+    for (const result of results) expect(JSON.stringify(result)).not.toContain(`secret-${sandbox.marker}`);
   });
 
   it('starts the tool in a new session, so it has no controlling terminal to inject into', async () => {
-    const spec = probeSpec(marker, { isolation, roots: [{ path: workspace.path, access: 'read' }] });
-    const [session] = await runProbe(spec, { cwd: workspace.path }, [{ op: 'session' }]);
+    const spec = probeSpec(sandbox.marker, { isolation, roots: [{ path: sandbox.workspace.path, access: 'read' }] });
+    const [session] = await runProbe(spec, { cwd: sandbox.workspace.path }, [{ op: 'session' }]);
     const facts = (session as { ok: { pid: number; sid: number; tty: string } }).ok;
     // getsid() is 0 when the session leader is outside the caller's pid namespace:
     // a sid of 1 (bubblewrap's init) or the tool itself proves a session of the sandbox's own.

@@ -4,31 +4,21 @@
 // is an empty read-only folder.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeTempDir, newMarker, probeSpec, runProbe, waitForNoMarkedProcesses } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { probeSpec, runProbe, useSandboxTest } from './harness.js';
 
 describe('namespace sandbox: protected paths', () => {
-  let marker: string;
-  let workspace: ReturnType<typeof makeTempDir>;
-
-  beforeEach(() => {
-    marker = newMarker();
-    workspace = makeTempDir('toolhost-sbx-protected-');
-  });
-  afterEach(async () => {
-    workspace.remove();
-    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
-  });
+  const sandbox = useSandboxTest('toolhost-sbx-protected-');
 
   it('keeps a deep manifest folder, a missing policies/ and the state folder out of reach', async () => {
-    const ws = workspace.path;
+    const ws = sandbox.workspace.path;
     const manifests = join(ws, 'config/tools/manifests');
     const state = join(ws, '.toolhost');
     mkdirSync(manifests, { recursive: true });
     writeFileSync(join(manifests, 'tool.yaml'), 'name: tool\n');
     mkdirSync(state);
     writeFileSync(join(state, 'journal.sqlite'), 'journal');
-    const spec = probeSpec(marker, {
+    const spec = probeSpec(sandbox.marker, {
       roots: [{ path: ws, access: 'read_write' }],
       protectedPaths: [manifests, join(ws, 'policies'), state],
       hiddenPaths: [state],
@@ -67,9 +57,9 @@ describe('namespace sandbox: protected paths', () => {
   });
 
   it('a read_write root declared inside a protected folder is read-only', async () => {
-    const manifests = join(workspace.path, 'manifests');
+    const manifests = join(sandbox.workspace.path, 'manifests');
     mkdirSync(join(manifests, 'data'), { recursive: true });
-    const spec = probeSpec(marker, {
+    const spec = probeSpec(sandbox.marker, {
       roots: [{ path: join(manifests, 'data'), access: 'read_write' }],
       protectedPaths: [manifests],
       hiddenPaths: [],

@@ -3,41 +3,30 @@
 // does not bind root), and CPU seconds from the timeout.
 import { existsSync, readFileSync, rmdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { probePidsCgroup, sweepPidsCgroups } from '../../../src/runner/bwrap/pids-cgroup.js';
 import { DEFAULT_PROCESSES } from '../../../src/runner/bwrap/rlimits.js';
 import { resolveSandboxArgv } from '../../../src/runner/process/process-sandbox.js';
 import { createSilentLogger } from '../../../src/log.js';
 import { buildSandboxArgv } from '../../../src/runner/bwrap/argv.js';
-import { makeTempDir, MARKER_VARIABLE, newMarker, probeSpec, runPrefix, runProbe, runSandboxed, waitForNoMarkedProcesses } from './harness.js';
+import { makeTempDir, MARKER_VARIABLE, newMarker, probeSpec, runPrefix, runProbe, runSandboxed, useSandboxTest, waitForNoMarkedProcessesOrKill } from './harness.js';
 import { useProcessServices } from '../../helpers/process-services.js';
 
 const services = useProcessServices();
 
 describe.each(['namespace', 'none'] as const)('isolation %s: resource limits', (isolation) => {
-  let marker: string;
-  let workspace: ReturnType<typeof makeTempDir>;
-
-  beforeEach(() => {
-    marker = newMarker();
-    workspace = makeTempDir('toolhost-sbx-limits-');
-  });
-
-  afterEach(async () => {
-    workspace.remove();
-    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
-  });
+  const sandbox = useSandboxTest('toolhost-sbx-limits-');
 
   it('fails an allocation beyond memoryMb and allows one below it', async () => {
-    const spec = probeSpec(marker, { isolation, memoryMb: 128, roots: [{ path: workspace.path, access: 'read' }] });
-    const results = await runProbe(spec, { cwd: workspace.path }, [{ op: 'alloc', mb: 16 }, { op: 'alloc', mb: 256 }]);
+    const spec = probeSpec(sandbox.marker, { isolation, memoryMb: 128, roots: [{ path: sandbox.workspace.path, access: 'read' }] });
+    const results = await runProbe(spec, { cwd: sandbox.workspace.path }, [{ op: 'alloc', mb: 16 }, { op: 'alloc', mb: 256 }]);
     expect(results).toEqual([{ ok: 16 }, { error: 'MemoryError' }]);
   });
 
   it('stops a write at the file-size limit', async () => {
-    const spec = probeSpec(marker, { isolation, roots: [{ path: workspace.path, access: 'read_write' }] });
-    const target = join(workspace.path, 'big.bin');
-    const results = await runProbe(spec, { cwd: workspace.path, limits: { fileSizeBytes: 1024 * 1024 } }, [
+    const spec = probeSpec(sandbox.marker, { isolation, roots: [{ path: sandbox.workspace.path, access: 'read_write' }] });
+    const target = join(sandbox.workspace.path, 'big.bin');
+    const results = await runProbe(spec, { cwd: sandbox.workspace.path, limits: { fileSizeBytes: 1024 * 1024 } }, [
       { op: 'write_bytes', path: target, bytes: 4 * 1024 * 1024 },
     ]);
     expect(results).toEqual([{ error: 'EFBIG' }]);
@@ -45,24 +34,24 @@ describe.each(['namespace', 'none'] as const)('isolation %s: resource limits', (
   });
 
   it('stops a bounded fork bomb at the process limit with EAGAIN', async () => {
-    const spec = probeSpec(marker, { isolation, roots: [{ path: workspace.path, access: 'read' }] });
-    const [result] = await runProbe(spec, { cwd: workspace.path, limits: { processes: 20 } }, [{ op: 'fork', count: 100 }]);
+    const spec = probeSpec(sandbox.marker, { isolation, roots: [{ path: sandbox.workspace.path, access: 'read' }] });
+    const [result] = await runProbe(spec, { cwd: sandbox.workspace.path, limits: { processes: 20 } }, [{ op: 'fork', count: 100 }]);
     const facts = (result as { ok: { forked: number; error: string | null } }).ok;
     expect(facts.error).toBe('EAGAIN');
     expect(facts.forked).toBeLessThan(20);
   });
 
   it('kills a busy loop at the CPU limit derived from the timeout', async () => {
-    const spec = probeSpec(marker, {
+    const spec = probeSpec(sandbox.marker, {
       isolation,
       command: ['/bin/sh', '-c', 'while :; do :; done'],
-      env: { PATH: '/usr/bin:/bin', [MARKER_VARIABLE]: marker },
-      roots: [{ path: workspace.path, access: 'read' }],
+      env: { PATH: '/usr/bin:/bin', [MARKER_VARIABLE]: sandbox.marker },
+      roots: [{ path: sandbox.workspace.path, access: 'read' }],
     });
     // timeoutMs 1 → 1 s + the 2 s margin: SIGXCPU at 3 CPU seconds, SIGKILL at 4.
-    const argv = buildSandboxArgv(spec, { services, cwd: workspace.path, timeoutMs: 1 });
+    const argv = buildSandboxArgv(spec, { services, cwd: sandbox.workspace.path, timeoutMs: 1 });
     expect(argv).toContain('--cpu=3:4');
-    const run = await runSandboxed(spec, { cwd: workspace.path, timeoutMs: 1 });
+    const run = await runSandboxed(spec, { cwd: sandbox.workspace.path, timeoutMs: 1 });
     // bubblewrap reports a child killed by a signal as 128 + the signal number (SIGXCPU = 24).
     expect(run.exitCode).toBe(128 + 24);
   });
@@ -87,7 +76,7 @@ describe('pids cgroups', () => {
       rmdirSync(unused.dir);
     } finally {
       workspace.remove();
-      expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+      expect(await waitForNoMarkedProcessesOrKill(marker)).toEqual([]);
     }
   });
 });
@@ -117,7 +106,7 @@ describe('pids cgroups made ahead, in the thread pool (sandboxes started before 
       expect(existsSync(spare.dir)).toBe(false);
     } finally {
       workspace.remove();
-      expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+      expect(await waitForNoMarkedProcessesOrKill(marker)).toEqual([]);
     }
   });
 });

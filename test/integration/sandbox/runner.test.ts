@@ -3,12 +3,12 @@
 // what a real call sees, with real codes.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createSilentLogger } from '../../../src/log.js';
 import { createProcessRunner } from '../../../src/runner/process/process-runner.js';
 import type { RunSpec } from '../../../src/runner/types.js';
 import type { RunOutcome } from '../../../src/runner/wire.js';
-import { makeTempDir, MARKER_VARIABLE, newMarker, probeSpec, STORM_SH, waitForNoMarkedProcesses, type ProbeResult } from './harness.js';
+import { MARKER_VARIABLE, type ProbeResult, probeSpec, STORM_SH, useSandboxTest, waitForNoMarkedProcessesOrKill } from './harness.js';
 import { runOptions } from '../../helpers/run-options.js';
 import { useProcessServices } from '../../helpers/process-services.js';
 
@@ -32,28 +32,15 @@ function probeResults(outcome: RunOutcome): ProbeResult[] {
 }
 
 describe('process runner in the namespace sandbox', () => {
-  let marker: string;
-  let workspace: ReturnType<typeof makeTempDir>;
-
-  beforeEach(() => {
-    marker = newMarker();
-    workspace = makeTempDir('toolhost-sbx-runner-');
-    process.env[SECRET_NAME] = `secret-${marker}`;
-  });
-
-  afterEach(async () => {
-    delete process.env[SECRET_NAME];
-    workspace.remove();
-    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
-  });
+  const sandbox = useSandboxTest('toolhost-sbx-runner-', { hostSecret: SECRET_NAME });
 
   it('keeps writes outside the workspace, secrets and hidden paths away from a real call', async () => {
-    const spec = probeSpec(marker, { roots: [{ path: workspace.path, access: 'read_write' }] });
-    const escape = `/var/tmp/runner-escape-${marker}`;
+    const spec = probeSpec(sandbox.marker, { roots: [{ path: sandbox.workspace.path, access: 'read_write' }] });
+    const escape = `/var/tmp/runner-escape-${sandbox.marker}`;
     const outcome = await callOnce(spec, {
       ops: [
         { op: 'write', path: escape },
-        { op: 'write', path: join(workspace.path, 'inside.txt') },
+        { op: 'write', path: join(sandbox.workspace.path, 'inside.txt') },
         { op: 'read', path: '/etc/shadow' },
         { op: 'env' },
       ],
@@ -61,25 +48,25 @@ describe('process runner in the namespace sandbox', () => {
     const results = probeResults(outcome);
     expect(results.slice(0, 3)).toEqual([{ error: 'ENOENT' }, { ok: true }, { error: 'ENOENT' }]);
     expect(existsSync(escape)).toBe(false);
-    expect(existsSync(join(workspace.path, 'inside.txt'))).toBe(true);
+    expect(existsSync(join(sandbox.workspace.path, 'inside.txt'))).toBe(true);
     expect(Object.keys((results[3] as { ok: Record<string, string> }).ok)).not.toContain(SECRET_NAME);
-    expect(JSON.stringify(results)).not.toContain(`secret-${marker}`);
+    expect(JSON.stringify(results)).not.toContain(`secret-${sandbox.marker}`);
   });
 
   it('kills a storm of sleepers on timeout, setsid\'d ones included, with none left', async () => {
-    const spec = probeSpec(marker, {
+    const spec = probeSpec(sandbox.marker, {
       command: ['/bin/sh', STORM_SH, '50'],
       stdout: 'text',
-      env: { PATH: '/usr/bin:/bin', [MARKER_VARIABLE]: marker },
-      roots: [{ path: workspace.path, access: 'read' }],
+      env: { PATH: '/usr/bin:/bin', [MARKER_VARIABLE]: sandbox.marker },
+      roots: [{ path: sandbox.workspace.path, access: 'read' }],
     });
     const outcome = await callOnce(spec, {}, 1500);
     expect(outcome).toMatchObject({ ok: false, code: 'timeout', details: { timeoutMs: 1500 } });
-    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+    expect(await waitForNoMarkedProcessesOrKill(sandbox.marker)).toEqual([]);
   });
 
   it('fails closed with sandbox_unavailable when bubblewrap is missing', async () => {
-    const spec = probeSpec(marker, { roots: [{ path: workspace.path, access: 'read' }] });
+    const spec = probeSpec(sandbox.marker, { roots: [{ path: sandbox.workspace.path, access: 'read' }] });
     const outcome = await callOnce(spec, { ops: [] }, 5000, '/nonexistent/toolhost-runner-test/bwrap');
     expect(outcome).toMatchObject({ ok: false, code: 'sandbox_unavailable', details: { reason: expect.stringContaining('apt-get install bubblewrap') } });
   });

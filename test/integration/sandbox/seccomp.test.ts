@@ -4,7 +4,7 @@
 // filter is in force in /proc/self/status; python3, node and sh still run.
 import { describe, expect, it, afterEach } from 'vitest';
 import { buildSandboxArgv } from '../../../src/runner/bwrap/argv.js';
-import { newMarker, probeSpec, runProbe, runSandboxed, waitForNoMarkedProcesses, type ProbeResult } from './harness.js';
+import { newMarker, probeSpec, runProbe, runSandboxed, waitForNoMarkedProcessesOrKill, type ProbeResult } from './harness.js';
 import { useProcessServices } from '../../helpers/process-services.js';
 
 const services = useProcessServices();
@@ -28,7 +28,7 @@ const REFUSED: Array<[string, number, Array<number | string>]> = [
 describe('namespace sandbox: seccomp', () => {
   let marker = newMarker();
   afterEach(async () => {
-    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
+    expect(await waitForNoMarkedProcessesOrKill(marker)).toEqual([]);
     marker = newMarker();
   });
 

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { watchConfig, type ConfigWatch } from '../../../src/cli/serve-watch.js';
-import { createSilentLogger } from '../../../src/log.js';
+import { recordingLogger, type RecordingLogger } from '../../helpers/recording-logger.js';
+import { until } from '../../helpers/wait.js';
 
 const DEBOUNCE_MS = 50;
 
@@ -15,6 +16,7 @@ describe('watchConfig', () => {
   let root: string;
   let changes: number;
   let watch: ConfigWatch | undefined;
+  let log: RecordingLogger;
 
   const start = (options: { manifestDirs?: string[]; policyFiles?: string[]; ignore?: string[] } = {}): void => {
     watch = watchConfig({
@@ -24,19 +26,17 @@ describe('watchConfig', () => {
       ignore: options.ignore ?? [],
       debounceMs: DEBOUNCE_MS,
       onChange: () => void changes++,
-      logger: createSilentLogger(),
+      logger: log.logger,
     });
   };
   /** Makes a change and waits for the reload it triggers (bounded). */
   const expectReload = async (change: () => void): Promise<void> => {
     const before = changes;
     change();
-    const deadline = Date.now() + 5_000;
-    while (changes === before) {
-      if (Date.now() > deadline) throw new Error('no reload was triggered');
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await until(() => changes !== before, 'a reload', 5_000);
   };
+  /** The paths the watcher has logged as ignored so far. */
+  const ignoredPaths = (): Set<unknown> => new Set(log.lines().filter((line) => String(line['msg']).endsWith(', ignored')).map((line) => line['path']));
 
   beforeEach(() => {
     root = realpathSync(mkdtempSync(join(tmpdir(), 'toolhost-watch-')));
@@ -44,6 +44,7 @@ describe('watchConfig', () => {
     mkdirSync(join(root, 'ws'));
     writeFileSync(join(root, 'org.yaml'), 'kind: Policy\n');
     changes = 0;
+    log = recordingLogger('debug');
   });
   afterEach(() => {
     watch?.close();
@@ -80,10 +81,11 @@ describe('watchConfig', () => {
   it('ignores the host writing its own state inside a watched folder, and unrelated files beside a policy', async () => {
     mkdirSync(join(root, 'manifests/.toolhost'));
     start({ ignore: [join(root, 'manifests/.toolhost')] });
-    for (let index = 0; index < 5; index++) writeFileSync(join(root, 'manifests/.toolhost', `journal-${index}`), 'x');
-    writeFileSync(join(root, 'unrelated.txt'), 'x');
-    // Proving that nothing happens needs a quiet period: several debounce windows.
-    await new Promise((resolve) => setTimeout(resolve, DEBOUNCE_MS * 6));
+    const written = [...Array.from({ length: 5 }, (_, index) => join(root, 'manifests/.toolhost', `journal-${index}`)), join(root, 'unrelated.txt')];
+    for (const path of written) writeFileSync(path, 'x');
+    // The watcher says so when it sets a change aside (the moment it would otherwise arm a reload):
+    // once it has said so for every write, none of them can reload.
+    await until(() => written.every((path) => ignoredPaths().has(path)), 'every write to be ignored', 5_000);
     expect(changes).toBe(0);
     // A real change afterwards is seen, and is the only reload.
     await expectReload(() => writeFileSync(join(root, 'manifests/tool.yaml'), 'x'));

@@ -124,7 +124,7 @@ describe('schemas/manifest.schema.json covers both kinds (for editors)', () => {
     const { manifestSchemaPath } = await import('../../../src/registry/manifest-schema.js');
     const validate = createConfigAjv().compile(JSON.parse(readFileSync(manifestSchemaPath(), 'utf8')) as Record<string, unknown>);
     const root = new URL('../../../', import.meta.url);
-    expect(validate(parse(readFileSync(new URL('examples/servers/fs.yaml', root), 'utf8')))).toBe(true);
+    expect(validate(parse(readFileSync(new URL('manifests/servers/fs.yaml', root), 'utf8')))).toBe(true);
     const tool = parse(readFileSync(new URL('manifests/read_file.yaml', root), 'utf8')) as Record<string, unknown>;
     expect(validate(tool)).toBe(true);
     expect(validate({ ...tool, tools: {} })).toBe(false);

@@ -12,6 +12,7 @@ import { createRedactor } from '../../../src/supervisor/redact.js';
 import { RequestStateSigner } from '../../../src/supervisor/request-state.js';
 import { RunnerCache } from '../../../src/supervisor/runner-cache.js';
 import { SessionCounters } from '../../../src/supervisor/session-counters.js';
+import { STAGES } from '../../../src/supervisor/stages.js';
 import { createSupervisor } from '../../../src/supervisor/supervisor.js';
 import type { CallOutcome, CallRequest, Supervisor } from '../../../src/supervisor/types.js';
 import { manifestYaml, policyYaml, useTestWorkspaces } from '../policy/workspace.js';
@@ -23,6 +24,8 @@ type RunBehaviour = (options: RunOptions, trace: string[]) => Promise<RunOutcome
 interface Harness {
   readonly supervisor: Supervisor;
   readonly trace: string[];
+  /** The stages the supervisor entered, in order (CallContext.enter through the request's CallTrace). */
+  readonly stages: string[];
   readonly finishes: CallFinish[];
   readonly starts: CallStart[];
   call(name: string, args?: unknown, extra?: Partial<CallRequest>): Promise<CallOutcome>;
@@ -43,6 +46,7 @@ function harness(behaviour: RunBehaviour, journalFaults: { finish?: Error } = {}
   });
   const config = workspace.load();
   const trace: string[] = [];
+  const stages: string[] = [];
   const starts: CallStart[] = [];
   const finishes: CallFinish[] = [];
   const journal: CallJournal = {
@@ -92,6 +96,7 @@ function harness(behaviour: RunBehaviour, journalFaults: { finish?: Error } = {}
   return {
     supervisor,
     trace,
+    stages,
     starts,
     finishes,
     call: (name, args = {}, extra = {}) =>
@@ -102,6 +107,7 @@ function harness(behaviour: RunBehaviour, journalFaults: { finish?: Error } = {}
         signal: new AbortController().signal,
         approval: { kind: 'none' },
         onEvent: (event) => trace.push(event.type),
+        trace: { enterStage: (stage) => stages.push(stage) },
         ...extra,
       }),
   };
@@ -119,6 +125,20 @@ describe('stage order', () => {
     expect(h.trace).toEqual(['journal.begin', 'tool.started', 'run', 'journal.finish', 'tool.completed']);
     expect(h.starts[0]).toMatchObject({ tool: 'writer', decision: 'allow', sideEffect: 'local_mutation' });
     expect(h.finishes).toMatchObject([{ status: 'completed', errorCode: null }]);
+  });
+
+  it('a mutating call goes through every stage of STAGES, in its order; finish runs from finally', async () => {
+    const h = harness(async () => ok('{"done":true}'));
+    await h.call('writer');
+    expect(h.stages).toEqual(STAGES.filter((stage) => stage !== 'finish'));
+  });
+
+  it('a refusal stops at the stage that decided it, and no later stage runs', async () => {
+    const h = harness(async () => ok('1'));
+    await h.call('denied');
+    expect(h.stages).toEqual(['session-limits', 'lookup', 'exposure']);
+    await h.call('reader', { unexpected: true });
+    expect(h.stages.slice(3)).toEqual(['session-limits', 'lookup', 'exposure', 'validate-args']);
   });
 
   it('a read-only call has no write-ahead record: one record at the end', async () => {

@@ -3,18 +3,31 @@
 // memory, and the host and the server's other tools go on.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UPSTREAM_RUNTIME_ALLOWANCE_MB } from '../../../../src/runner/upstream/address-space.js';
+import { MAX_SERVER_LOG_LINE_CHARS, SERVER_LOG_BURST, SERVER_LOG_LINES_PER_SECOND } from '../../../../src/runner/upstream/server-log.js';
 import { findMarkedProcesses, pollUntil } from '../../../helpers/proc-scan.js';
 import { closeAllHosts, errorOf, resultOf, startHost, textOf, type TestHost } from '../../supervisor/harness.js';
 
 const SERVERS = fileURLToPath(new URL('../../../fixtures/servers', import.meta.url));
-const POLICY = 'limits:\n  maxMemoryMb: 2048\nnetwork:\n  allow: ["example.invalid"]';
+// The built-in limits: each server declares memoryMb 256; the sandbox adds the runtime's allowance.
+const POLICY = 'network:\n  allow: ["example.invalid"]';
 
 let host: TestHost;
+// The host's log, as pino writes it (JSON lines), for the server's stderr and log messages.
+const logLines: Array<Record<string, unknown>> = [];
+const logSink = new Writable({
+  write: (chunk: Buffer, _encoding, done) => {
+    for (const line of chunk.toString('utf8').split('\n')) if (line !== '') logLines.push(JSON.parse(line) as Record<string, unknown>);
+    done();
+  },
+});
 
 beforeAll(async () => {
-  host = await startHost({ host: { manifestDirs: [SERVERS] }, policy: POLICY, env: { HOSTILE_TEST_SECRET_TOKEN: 'sekrit-value-123' } });
+  host = await startHost({ host: { manifestDirs: [SERVERS], logger: pino({ level: 'info' }, logSink) }, policy: POLICY, env: { HOSTILE_TEST_SECRET_TOKEN: 'sekrit-value-123' } });
 }, 120_000);
 afterAll(async () => {
   const workspace = host.workspace;
@@ -85,6 +98,46 @@ describe('calling hostile servers', () => {
 
   it('a stderr flood is drained into a bounded tail and the call still answers', async () => {
     expect(textOf(await host.call('faults__flood_stderr'))).toBe('after the flood');
+    // 32 MiB without a newline reach the host's log as one line, cut while it arrived.
+    const flood = await pollUntil(() => {
+      const line = logLines.find((entry) => entry['msg'] === 'upstream server stderr' && String(entry['stderr']).startsWith('eeee'));
+      return { done: line !== undefined, value: line };
+    }, 20_000);
+    expect(flood).toMatchObject({ server: 'faults:declared', cut: true });
+    expect(String(flood?.['stderr']).length).toBeLessThanOrEqual(MAX_SERVER_LOG_LINE_CHARS);
+  });
+
+  it("the server's stderr and log messages reach the host's log, redacted", async () => {
+    writeFileSync(join(host.workspace, 'log-secret.txt'), 'sekrit-value-123\n');
+    expect(textOf(await host.call('faults__log'))).toBe('logged');
+    const found = await pollUntil(() => {
+      const stderr = logLines.find((entry) => String(entry['stderr']).startsWith('hostile stderr line'));
+      const message = logLines.find((entry) => entry['msg'] === 'upstream server log' && String(entry['data']).includes('hostile log message'));
+      return { done: stderr !== undefined && message !== undefined, value: { stderr, message } };
+    }, 20_000);
+    expect(found.stderr).toMatchObject({ server: 'faults:declared', stderr: 'hostile stderr line: [redacted]', level: 30 });
+    expect(found.message).toMatchObject({ server: 'faults:declared', upstreamLevel: 'warning', upstreamLogger: 'hostile', data: '{"note":"hostile log message: [redacted]"}', level: 40 });
+    expect(JSON.stringify(logLines)).not.toContain('sekrit-value-123');
+  });
+
+  it('a flood of stderr lines and log messages is rate-limited in the host\'s log, and the server goes on', async () => {
+    const before = logLines.length;
+    const startedMs = performance.now();
+    expect(textOf(await host.call('faults__log_flood'))).toBe('flooded');
+    await pollUntil(() => ({ done: logLines.slice(before).some((entry) => entry['msg'] === 'upstream server logs too much: dropping lines'), value: true }), 20_000);
+    expect(textOf(await host.call('faults__ok'))).toBe('ok');
+    const elapsedS = (performance.now() - startedMs) / 1000;
+    const flood = logLines.slice(before).filter((entry) => String(entry['data'] ?? entry['stderr'] ?? '').startsWith('flood '));
+    // 10,000 lines sent; the bucket lets through its burst and its refill over the time that passed.
+    expect(flood.length).toBeLessThanOrEqual(SERVER_LOG_BURST + Math.ceil(elapsedS * SERVER_LOG_LINES_PER_SECOND) + 1);
+    expect(flood.length).toBeGreaterThan(0);
+  });
+
+  it("the server's address space is its memoryMb plus the runtime's allowance", async () => {
+    const limits = textOf(await host.call('faults__limits'));
+    const line = limits.split('\n').find((entry) => entry.startsWith('Max address space'));
+    const bytes = (UPSTREAM_RUNTIME_ALLOWANCE_MB + 256) * 1024 * 1024;
+    expect(line?.split(/\s{2,}/).slice(1, 3)).toEqual([String(bytes), String(bytes)]);
   });
 
   it('sampling and elicitation requests are refused; roots/list is answered with the workspace roots', async () => {
@@ -130,6 +183,17 @@ describe('calling hostile servers', () => {
     expect(seen).toMatch(/hang (\d+)\ncancelled \1/);
     // The hung server answers no ping: it is killed, and the next call gets a fresh one.
     expect(textOf(await host.call('faults__ok'))).toBe('ok');
+  });
+
+  it('a server killed for not settling after a cancel fails its other in-flight calls tool_crashed; the next call gets a fresh instance', async () => {
+    const slow = host.call('faults__slow');
+    // The read-only instance has the slow call (it says so on stderr, which reaches the host's log).
+    await pollUntil(() => ({ done: logLines.some((entry) => String(entry['stderr']).startsWith('slow received')), value: true }), 20_000);
+    expect(errorOf(await host.call('faults__hang_read')).code).toBe('timeout');
+    const crashed = errorOf(await slow);
+    expect(crashed.code).toBe('tool_crashed');
+    expect(crashed.details).toMatchObject({ reason: 'killed' });
+    expect(textOf(await host.call('faults__ok_read'))).toBe('ok');
   });
 
   it('a resource link it returned is readable through the host, forwarded to that server only', async () => {
