@@ -68,6 +68,11 @@ export interface Host {
   readonly services: ProcessServices;
   /** True while the journal answers a read (`/readyz` of `serve --http`). */
   isJournalReady(): boolean;
+  /**
+   * Commits the read-only calls' records still queued for their batch (they land a few ms
+   * after each answer on their own); another connection to the journal sees them after this.
+   */
+  flushJournal(): Promise<void>;
   /** Cancels in-flight calls, closes runners and the journal. Idempotent. */
   close(): Promise<void>;
 }
@@ -186,7 +191,7 @@ async function buildHost(options: HostOptions, config: HostConfig, instances: Re
       return false;
     }
   };
-  return { supervisor, config, sessionId, services, isJournalReady, onUpstreamToolsChanged: (listener) => upstream.onToolsChanged(listener), close };
+  return { supervisor, config, sessionId, services, isJournalReady, flushJournal: () => journal.flush(), onUpstreamToolsChanged: (listener) => upstream.onToolsChanged(listener), close };
 }
 
 /** A call id no call has: reading it proves the journal answers without touching a record. */

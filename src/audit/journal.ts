@@ -37,6 +37,16 @@ export interface Journal {
   finish(id: string, finish: CallFinish): Promise<void>;
   /** One-shot record for a call refused or answered without a write-ahead record. */
   record(start: CallStart, finish: CallFinish): Promise<void>;
+  /**
+   * The one-shot record of a read-only call without an idempotency key, queued:
+   * committed with others in one transaction within a few milliseconds
+   * (record-batch.ts). A crash may lose the last few milliseconds of these;
+   * reads of this journal (get, query, findByIdempotencyKey, reconcile), flush()
+   * and close() write them first. Throws at once when the journal is closed or a reader.
+   */
+  recordSoon(start: CallStart, finish: CallFinish): void;
+  /** Commits every queued recordSoon record; resolves once they are written (a failure is logged). */
+  flush(): Promise<void>;
   /** The record that governs an idempotency key of a tool, or undefined when the key may run. */
   findByIdempotencyKey(tool: string, key: string): Promise<IdempotencyRecord | undefined>;
   /** An operator's decision on an interrupted call; throws unknown_call or not_interrupted. */
@@ -60,6 +70,6 @@ export interface Journal {
   /** Spends an approved approval for one call of that tool with those arguments, at most once, on any host. */
   spendApproval(id: string, tool: string, argsHash: string, callId: string): Promise<SpendOutcome>;
 
-  /** Ends this host's row (its still-started calls become interrupted), stops leases, closes. Idempotent. */
+  /** Commits queued records, ends this host's row (its still-started calls become interrupted), stops leases, closes. Idempotent. */
   close(): Promise<void>;
 }

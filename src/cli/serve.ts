@@ -9,7 +9,7 @@ import { ConfigError, formatProblem } from '../config/problem.js';
 import { startEventLoopStats } from '../diagnostics/event-loop.js';
 import { startStageStats } from '../diagnostics/stage-times.js';
 import { createHost } from '../host.js';
-import { createLogger, type Logger } from '../log.js';
+import { createLogger, flushLogs, type Logger } from '../log.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../protocol/boundary.js';
 import { CUSTOM_METHODS } from '../protocol/custom-methods.js';
 import { serverHandleOf, serveToolhost, ToolhostServing, type ToolhostServer, type ToolhostServerOptions } from '../protocol/server.js';
@@ -68,7 +68,8 @@ export async function run(argv: readonly string[]): Promise<number> {
   const maxMessageBytes = parseMaxMessageBytes(values['max-message-bytes']);
   const flags = { ...hostFlagsFrom(values), journalUrl: journalFlagFrom(values) };
   const http = httpSettingsFrom(values);
-  const logger = createLogger(flags.logFile !== undefined ? { file: flags.logFile } : {});
+  // Asynchronous lines (see createLogger): the end-of-call line no longer blocks the event loop.
+  const logger = createLogger({ sync: false, ...(flags.logFile !== undefined ? { file: flags.logFile } : {}) });
   let authenticator;
   try {
     authenticator = http ? buildAuthenticator(http, logger) : undefined;
@@ -179,6 +180,8 @@ export async function run(argv: readonly string[]): Promise<number> {
   await hosts.close();
   await server.close().catch((error: unknown) => logger.warn({ err: String(error) }, 'server close failed'));
   await telemetry?.shutdown().catch((error: unknown) => logger.warn({ err: String(error) }, 'telemetry shutdown failed'));
+  logger.info('stopped');
+  await flushLogs(logger);
   return 0;
 }
 

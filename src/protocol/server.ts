@@ -112,7 +112,7 @@ export class ToolhostServing {
   /** Aborts every in-flight call (reason: shutdown) and waits, at most `timeoutMs`, for their answers. */
   async cancelInFlight(timeoutMs: number): Promise<void> {
     const calls = [...this.#state.inFlight];
-    for (const call of calls) call.shutdown.abort(new HostError('cancelled', 'The host is shutting down.', { reason: 'shutdown' }));
+    for (const call of calls) call.control.abort(new HostError('cancelled', 'The host is shutting down.', { reason: 'shutdown' }));
     await Promise.race([Promise.allSettled(calls.map((call) => call.answered)), delay(timeoutMs)]);
   }
 
@@ -155,8 +155,8 @@ interface ServingState {
 
 interface InFlightCall {
   readonly supervisor: Supervisor;
-  /** Aborted by cancelInFlight (the host's shutdown), with the HostError as its reason. */
-  readonly shutdown: AbortController;
+  /** The call's control: cancelInFlight (the host's shutdown) aborts it, with the HostError as its signal's reason. */
+  readonly control: CallControl;
   /** Settles once the handler returned (its answer is handed to the SDK). */
   readonly answered: Promise<unknown>;
 }
@@ -193,9 +193,9 @@ function buildServer(era: ProtocolEra, options: ToolhostServerOptions, state: Se
   server.setRequestHandler('tools/call', async (request, ctx) => {
     // The call stays on the supervisor it started with, even if a reload replaces it meanwhile.
     const supervisor = state.supervisor;
-    // The client's cancel and the host's shutdown, linked by hand (AbortSignal.any leaks on Node 20).
-    const shutdown = new AbortController();
-    const control = new CallControl([ctx.mcpReq.signal, shutdown.signal]);
+    // The call's one termination control (the supervisor links the host's shutdown into it):
+    // the client's cancel, and cancelInFlight's abort when serve shuts down.
+    const control = new CallControl([ctx.mcpReq.signal]);
     const params = request.params;
     const meta = (params._meta ?? {}) as Record<string, unknown>;
     const requestState = ctx.mcpReq.requestState<unknown>();
@@ -213,6 +213,7 @@ function buildServer(era: ProtocolEra, options: ToolhostServerOptions, state: Se
       args: params.arguments,
       meta,
       signal: control.signal,
+      control,
       approval: approvalChannelFor(era, server, ctx, options.elicitationTimeoutMs ?? DEFAULT_ELICITATION_TIMEOUT_MS),
       ...(typeof requestState === 'string' ? { requestState } : {}),
       ...(approvalAnswer !== undefined ? { approvalAnswer } : {}),
@@ -221,7 +222,7 @@ function buildServer(era: ProtocolEra, options: ToolhostServerOptions, state: Se
       ...(caller ? { caller: caller.session } : {}),
       ...(span ? { trace: span } : {}),
     });
-    const call: InFlightCall = { supervisor, shutdown, answered: work.catch(() => undefined) };
+    const call: InFlightCall = { supervisor, control, answered: work.catch(() => undefined) };
     state.inFlight.add(call);
     try {
       const outcome = await work;

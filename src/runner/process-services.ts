@@ -21,13 +21,15 @@ export interface ProcessServicesOptions {
   readonly maxToolsPrepared?: number;
   /** Isolate processes this host keeps alive at a time. */
   readonly maxIsolateProcesses?: number;
+  /** How often the host looks for its finished pids cgroups; default once a second (pids-cgroup.ts). */
+  readonly cgroupSweepIntervalMs?: number;
 }
 
 export class ProcessServices implements ProcessSandboxServices {
   readonly spawner: SpawnerService;
   readonly groups = new ProcessGroups();
   readonly facts = new SandboxFacts();
-  readonly cgroups = new PidsCgroups(this.facts);
+  readonly cgroups: PidsCgroups;
   readonly prepared: PreparedSandboxes;
   readonly isolateProcesses: IsolateProcesses;
   /** The start's sweep of dead hosts' egress folders (how many it removed). */
@@ -36,6 +38,7 @@ export class ProcessServices implements ProcessSandboxServices {
 
   constructor(options: ProcessServicesOptions = {}) {
     this.spawner = new SpawnerService(options.logger);
+    this.cgroups = new PidsCgroups(this.facts, options.cgroupSweepIntervalMs);
     this.prepared = new PreparedSandboxes(options.maxToolsPrepared ?? MAX_TOOLS_PREPARED);
     this.isolateProcesses = new IsolateProcesses(options.maxIsolateProcesses ?? MAX_ISOLATE_PROCESSES);
     // Egress folders of hosts that died without closing their grants (as pids cgroups are swept at first use).

@@ -44,16 +44,28 @@ export class CallControl implements RunControl {
   /** Follows `sources` (the request's signal, the host's shutdown): any abort stops the call. */
   constructor(sources: readonly AbortSignal[], options: CallControlOptions = {}) {
     this.#abortReason = options.abortReason ?? 'cancelled';
-    for (const source of sources) {
-      if (source.aborted) {
-        this.#stop(this.#abortReason, source.reason);
-        break;
-      }
-      const onAbort = (): void => void this.#stop(this.#abortReason, source.reason);
-      source.addEventListener('abort', onAbort, { once: true });
-      this.#links.push([source, onAbort]);
-    }
+    for (const source of sources) this.follow(source);
     if (options.timeoutMs !== undefined) this.startDeadline(options.timeoutMs);
+  }
+
+  /**
+   * Follows one more source (the supervisor adds the host's shutdown to the control
+   * the protocol layer built): its abort stops the call. Let go of by dispose().
+   */
+  follow(source: AbortSignal): void {
+    if (this.#controller.signal.aborted || this.#disposed) return;
+    if (source.aborted) {
+      this.#stop(this.#abortReason, source.reason);
+      return;
+    }
+    const onAbort = (): void => void this.#stop(this.#abortReason, source.reason);
+    source.addEventListener('abort', onAbort, { once: true });
+    this.#links.push([source, onAbort]);
+  }
+
+  /** Stops the call as a source's abort would (reason `abortReason`), the signal aborting with `signalReason`. */
+  abort(signalReason: unknown): ErrorCode {
+    return this.#stop(this.#abortReason, signalReason);
   }
 
   get signal(): AbortSignal {

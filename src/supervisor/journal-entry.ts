@@ -9,7 +9,7 @@ import type { CallContext } from './call-context.js';
 import { resolveKeyHolder, type ReplayedResult } from './idempotency.js';
 
 /** What the supervisor needs of the journal (both stores behind src/audit/journal.ts implement it). */
-export type CallJournal = Pick<Journal, 'begin' | 'finish' | 'record' | 'findByIdempotencyKey' | 'createApproval' | 'spendApproval'>;
+export type CallJournal = Pick<Journal, 'begin' | 'finish' | 'record' | 'recordSoon' | 'findByIdempotencyKey' | 'createApproval' | 'spendApproval'>;
 
 /** How a call ended, as the journal needs it. */
 export type CallEnd =
@@ -37,11 +37,19 @@ export async function beginJournal(journal: CallJournal, ctx: CallContext): Prom
   return undefined;
 }
 
-/** The one closing write of a call. */
-export async function closeJournal(journal: CallJournal, ctx: CallContext, end: CallEnd): Promise<void> {
+/**
+ * The one closing write of a call. A read-only call without an idempotency key
+ * is queued (nothing waits for it: returns undefined); every other record is
+ * written before the call answers (a key's record is what a repeat on any host replays).
+ */
+export function closeJournal(journal: CallJournal, ctx: CallContext, end: CallEnd): Promise<void> | undefined {
   const finish = toFinish(ctx, end);
-  if (ctx.journaled) await journal.finish(ctx.callId, finish);
-  else await journal.record(ctx.toStart(), finish);
+  if (ctx.journaled) return journal.finish(ctx.callId, finish);
+  if (ctx.idempotencyKey === null && ctx.view?.manifest.sideEffect === 'read_only') {
+    journal.recordSoon(ctx.toStart(), finish);
+    return undefined;
+  }
+  return journal.record(ctx.toStart(), finish);
 }
 
 function toFinish(ctx: CallContext, end: CallEnd): CallFinish {

@@ -109,9 +109,12 @@ class CallSupervisor implements Supervisor {
     if (this.#closing) {
       return Promise.resolve({ kind: 'error', callId: randomUUID(), error: new HostError('cancelled', 'The host is shutting down.', {}) });
     }
-    // Host shutdown cancels every call, as a client cancel would; the run stage arms the deadline.
-    const control = new CallControl([request.signal, this.#shutdown.signal]);
-    const call = this.#call({ ...request, signal: control.signal }, control);
+    // One control per call: the protocol layer's when it built one, else ours. Host shutdown
+    // cancels every call, as a client cancel would; the run stage arms the deadline.
+    const given = request.control;
+    const control = given ?? new CallControl([request.signal]);
+    control.follow(this.#shutdown.signal);
+    const call = this.#call(given !== undefined && request.signal === given.signal ? request : { ...request, signal: control.signal }, control);
     this.#inflight.add(call);
     void call.finally(() => {
       this.#inflight.delete(call);
@@ -285,7 +288,8 @@ class CallSupervisor implements Supervisor {
     const durationMs = Date.now() - ctx.startedAt;
     const closing: CallEnd = end ?? { kind: 'error', error: new HostError('internal', 'The call ended without an outcome.', {}) };
     try {
-      await closeJournal(this.#deps.journal, ctx, closing);
+      const written = closeJournal(this.#deps.journal, ctx, closing);
+      if (written !== undefined) await written;
     } catch (error) {
       ctx.logger.error({ err: error, stage: ctx.stage }, 'could not write the journal record of a call');
     }

@@ -29,8 +29,14 @@ export interface CallRequest {
   readonly args: unknown;
   /** The request's `_meta` (idempotencyKey, progressToken, requestState...). */
   readonly meta: Readonly<Record<string, unknown>>;
-  /** Aborted by notifications/cancelled or host shutdown. */
+  /** Aborted by notifications/cancelled or host shutdown; `control.signal` when a control is given. */
   readonly signal: AbortSignal;
+  /**
+   * The call's one termination control, when the caller built it (the protocol layer does):
+   * the supervisor links its shutdown into it and disposes it when the call is over.
+   * Absent: the supervisor builds one from `signal`.
+   */
+  readonly control?: import('./call-control.js').CallControl;
   readonly approval: ApprovalChannel;
   /** A signed approval state sent back by a modern client (input_required retry). */
   readonly requestState?: string;

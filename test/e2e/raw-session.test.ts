@@ -62,13 +62,17 @@ describe('a raw session', () => {
     const sent = '{"text":"h\\u00e9llo","n":7}';
     send(`{"jsonrpc":"2.0","id":"h1","method":"tools/call","params":{"name":"echo","arguments":${sent}}}`);
     expect((await answerTo('h1')).result?.['isError']).toBeUndefined();
-    const journal = Journal.open(dirs.stateDir, { asHost: false });
-    try {
-      const echoes = journal.query({ tool: 'echo' });
-      expect(echoes.map((record) => record.argsHash)).toEqual([hashArgs(JSON.parse(sent))]);
-    } finally {
-      journal.close();
-    }
+    const echoes = () => {
+      const journal = Journal.open(dirs.stateDir, { asHost: false });
+      try {
+        return journal.query({ tool: 'echo' });
+      } finally {
+        journal.close();
+      }
+    };
+    // A read-only call's record is committed in a batch a few ms after its answer.
+    await until(() => echoes().length > 0, 'the record of the echo call');
+    expect(echoes().map((record) => record.argsHash)).toEqual([hashArgs(JSON.parse(sent))]);
   });
 
   it('serves the next request after malformed ones', async () => {

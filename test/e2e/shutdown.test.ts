@@ -4,6 +4,7 @@
 // A configuration that does not load exits 1 with file:line:col lines.
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { openJournal } from '../../src/audit/open-journal.js';
 import { REPO_ROOT, ensureBuilt } from '../helpers/mcp-clients.js';
 import { findChildProcesses, isAlive, pollUntil, waitForMarkedProcesses, waitForNoMarkedProcesses } from '../helpers/proc-scan.js';
 import { collectOutput, makeHostDirs, spawnRawHost, until, waitForExit, type HostDirs, type RawHost } from './host-session.js';
@@ -30,8 +31,8 @@ async function exitWithin(child: RawHost, ms: number) {
   return Promise.race([waitForExit(child), new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), ms))]);
 }
 
-/** A raw host, initialized, with a `sleeper` call running (its processes seen in /proc). */
-async function startSleeperCall(hostDirs: HostDirs) {
+/** A raw host that answered `initialize` (id 1): its output and a line sender. */
+async function startInitializedHost(hostDirs: HostDirs) {
   const child = spawnRawHost(hostDirs);
   host = child;
   const output = collectOutput(child);
@@ -39,6 +40,12 @@ async function startSleeperCall(hostDirs: HostDirs) {
   send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
   await until(() => output.lines.length > 0, 'the initialize answer');
   send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  return { child, output, send };
+}
+
+/** A raw host, initialized, with a `sleeper` call running (its processes seen in /proc). */
+async function startSleeperCall(hostDirs: HostDirs) {
+  const { child, output, send } = await startInitializedHost(hostDirs);
   // serve starts its spawner with the host when it has process tools, before any call needs it.
   const spawners = await pollUntil(() => ({ done: findSpawners(child).length > 0, value: findSpawners(child) }), 15_000);
   const marker = `${hostDirs.marker}-running`;
@@ -72,6 +79,40 @@ describe.each(['stdin EOF', 'SIGTERM'] as const)('on %s', (how) => {
     const answer = output.lines.map((line) => JSON.parse(line) as { id?: unknown; result?: { isError?: boolean; _meta?: Record<string, { code?: string }> } }).find((message) => message.id === 2);
     expect(answer?.result?.isError).toBe(true);
     expect(answer?.result?._meta?.['toolhost/error']?.code).toBe('cancelled');
+  });
+});
+
+// Read-only calls' records are committed in batches a few ms after their answers
+// (src/audit/record-batch.ts), and log lines are written off the event loop; a
+// graceful stop writes every one of both before it exits.
+describe.each(['stdin EOF', 'SIGTERM'] as const)('read-only records on %s', (how) => {
+  it('every answered read-only call is in the journal after the host exits', async () => {
+    dirs = makeHostDirs();
+    const { child, output, send } = await startInitializedHost(dirs);
+    const calls = 40;
+    for (let i = 0; i < calls; i++) send({ jsonrpc: '2.0', id: 100 + i, method: 'tools/call', params: { name: 'echo', arguments: { n: i } } });
+    const answers = () => output.lines.filter((line) => (JSON.parse(line) as { id?: unknown }).id !== 1).length;
+    await until(() => answers() === calls, 'every answer', 30_000);
+
+    if (how === 'stdin EOF') child.stdin.end();
+    else child.kill('SIGTERM');
+    expect(await exitWithin(child, EXIT_DEADLINE_MS)).toEqual({ code: 0, signal: null });
+
+    // The log is written off the event loop (serve's asynchronous pino destination): a graceful
+    // stop still writes every line, the last one ('stopped') included. 'exit' can come before
+    // the last stderr bytes are read: wait for them, bounded.
+    const logged = (message: string) => output.stderr().split('\n').filter((line) => line.includes(`"msg":"${message}"`)).length;
+    await until(() => logged('stopped') === 1, 'the last log line', 5_000);
+    expect(logged('call completed')).toBe(calls);
+
+    const journal = await openJournal({ stateDir: dirs.stateDir, asHost: false });
+    try {
+      const records = await journal.query({ tool: 'echo' });
+      expect(records).toHaveLength(calls);
+      expect(records.every((record) => record.status === 'completed' && record.sideEffect === 'read_only')).toBe(true);
+    } finally {
+      await journal.close();
+    }
   });
 });
 

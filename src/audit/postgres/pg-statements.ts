@@ -8,6 +8,17 @@ export interface NamedStatement {
   readonly text: string;
 }
 
+/** Columns of SQL.insertCall, in the order of its values. */
+const INSERT_CALL_COLUMNS = `id, host_id, session_id, principal, tool, args_hash, side_effect, decision, rule, approval, idempotency_key,
+       status, error_code, result_hash, result_bytes, replay, started_at, ended_at, egress_admitted, egress_refused`;
+const INSERT_CALL_ARITY = 20;
+
+/** A multi-row SQL.insertCall for `rows` calls (values row after row): one statement, one transaction. */
+export function insertCallsText(rows: number): string {
+  const tuples = Array.from({ length: rows }, (_, row) => `(${Array.from({ length: INSERT_CALL_ARITY }, (_, column) => `$${row * INSERT_CALL_ARITY + column + 1}`).join(', ')})`);
+  return `INSERT INTO calls (${INSERT_CALL_COLUMNS}) VALUES ${tuples.join(', ')}`;
+}
+
 const statement = (name: string, text: string): NamedStatement => ({ name: `toolhost_${name}`, text });
 
 /** Statements by purpose; $n placeholders in the order their callers pass values. */
@@ -36,9 +47,7 @@ export const SQL = {
   endHost: statement('end_host', `UPDATE hosts SET ended_at = $2, end_reason = 'closed' WHERE id = $1 AND ended_at IS NULL`),
   insertCall: statement(
     'insert_call',
-    `INSERT INTO calls (id, host_id, session_id, principal, tool, args_hash, side_effect, decision, rule, approval, idempotency_key,
-       status, error_code, result_hash, result_bytes, replay, started_at, ended_at, egress_admitted, egress_refused)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
+    `INSERT INTO calls (${INSERT_CALL_COLUMNS}) VALUES (${Array.from({ length: INSERT_CALL_ARITY }, (_, column) => `$${column + 1}`).join(', ')})`,
   ),
   // Takes the key for $3, unless a call that still holds it claimed it first:
   // a failed, refused, cancelled or rerun-reconciled holder lets it go.

@@ -35,8 +35,9 @@ import { sha256Hex } from '../hash.js';
 import { JournalError } from '../journal-error.js';
 import type { BeginOutcome, Journal } from '../journal.js';
 import { createPool, unreachable, writeFailed } from './pg-connection.js';
+import { RecordBatch, type PendingRecord } from '../record-batch.js';
 import { migratePostgres } from './pg-schema.js';
-import { SQL, type NamedStatement } from './pg-statements.js';
+import { insertCallsText, SQL, type NamedStatement } from './pg-statements.js';
 
 /** How long a host's lease lasts unless renewed; renewed every third of it. */
 export const DEFAULT_LEASE_MS = 30_000;
@@ -96,6 +97,9 @@ export class PostgresStore implements Journal {
   #lastSweepMs = 0;
   #closed = false;
   #sessionId: string | null = null;
+  /** Read-only calls' records, committed a few at a time in one statement. */
+  readonly #batch: RecordBatch;
+  #closing: Promise<void> | undefined;
 
   constructor(
     pool: pg.Pool,
@@ -108,6 +112,7 @@ export class PostgresStore implements Journal {
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.#artifactTtlMs = options.artifactTtlMs ?? DEFAULT_ARTIFACT_TTL_MS;
     if (!Number.isFinite(this.leaseMs) || this.leaseMs < 100) throw new RangeError(`the journal lease must be at least 100 ms, got ${this.leaseMs}`);
+    this.#batch = new RecordBatch((records) => this.#recordMany(records), logger);
   }
 
   /** Registers the host row and starts renewing its lease; recovers expired hosts either way. */
@@ -165,22 +170,29 @@ export class PostgresStore implements Journal {
 
   async record(start: CallStart, finish: CallFinish): Promise<void> {
     const hostId = this.#requireHost();
-    await this.#run(SQL.insertCall, [
-      ...startValues(start, hostId),
-      finish.status,
-      finish.errorCode,
-      finish.resultHash,
-      finish.resultBytes,
-      finish.replay,
-      start.startedAt,
-      finish.endedAt,
-      finish.egressAdmitted ?? 0,
-      finish.egressRefused ?? 0,
-    ]);
+    await this.#run(SQL.insertCall, recordValues(start, finish, hostId));
   }
 
+  recordSoon(start: CallStart, finish: CallFinish): void {
+    this.#requireHost();
+    this.#batch.add({ start, finish });
+  }
+
+  flush(): Promise<void> {
+    return this.#batch.flush();
+  }
+
+  // One multi-row INSERT: one round trip and one transaction for the whole batch.
+  // The host id is read when the batch is written (a lost lease moves later calls to a new row).
+  async #recordMany(records: readonly PendingRecord[]): Promise<void> {
+    const hostId = this.hostId as string;
+    await this.#run({ name: '', text: insertCallsText(records.length) }, records.flatMap(({ start, finish }) => recordValues(start, finish, hostId)));
+  }
+
+  // Reads see this host's queued records: they flush first.
   async findByIdempotencyKey(tool: string, key: string): Promise<IdempotencyRecord | undefined> {
     this.#requireOpen();
+    await this.#batch.flush();
     const result = await this.#run<{ id: string; status: IdempotencyRecord['status']; args_hash: string; replay: string | null; reconciliation: Reconciliation | null }>(SQL.findByKey, [tool, key]);
     const row = result.rows[0];
     return row === undefined ? undefined : { id: row.id, status: row.status, argsHash: row.args_hash, replay: row.replay, reconciliation: row.reconciliation };
@@ -188,6 +200,7 @@ export class PostgresStore implements Journal {
 
   async reconcile(id: string, action: Reconciliation): Promise<CallRecord> {
     this.#requireOpen();
+    await this.#batch.flush();
     await this.expireLeases();
     return this.#transaction(async (client) => {
       const found = await this.#runOn<CallRow>(client, SQL.getCallForUpdate, [id]);
@@ -209,6 +222,7 @@ export class PostgresStore implements Journal {
 
   async query(filter: CallFilter = {}): Promise<CallRecord[]> {
     this.#requireOpen();
+    await this.#batch.flush();
     const where: string[] = [];
     const values: unknown[] = [];
     const add = (sql: string, value: unknown) => (values.push(value), where.push(sql.replace('?', `$${values.length}`)));
@@ -223,6 +237,7 @@ export class PostgresStore implements Journal {
 
   async get(id: string): Promise<CallRecord | undefined> {
     this.#requireOpen();
+    await this.#batch.flush();
     const row = (await this.#run<CallRow>(SQL.getCall, [id])).rows[0];
     return row === undefined ? undefined : toCallRecord(row);
   }
@@ -290,9 +305,15 @@ export class PostgresStore implements Journal {
     return { ok: false, reason: spendRefusalOf(record, tool, argsHash, now), ...(record ? { approval: record } : {}) };
   }
 
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
     this.#closed = true;
+    // Queued records first (nothing new is queued from here), while the host row and the pool still stand.
+    await this.#batch.flush();
     clearInterval(this.#renewal);
     await this.#renewing;
     try {
@@ -390,6 +411,22 @@ const ROLLBACK = Symbol('rollback');
 
 function toConfig(statement: NamedStatement, values: unknown[]): pg.QueryConfig {
   return statement.name === '' ? { text: statement.text, values } : { name: statement.name, text: statement.text, values };
+}
+
+/** The values of SQL.insertCall for a call recorded in one go. */
+function recordValues(start: CallStart, finish: CallFinish, hostId: string): unknown[] {
+  return [
+    ...startValues(start, hostId),
+    finish.status,
+    finish.errorCode,
+    finish.resultHash,
+    finish.resultBytes,
+    finish.replay,
+    start.startedAt,
+    finish.endedAt,
+    finish.egressAdmitted ?? 0,
+    finish.egressRefused ?? 0,
+  ];
 }
 
 function startValues(start: CallStart, hostId: string): unknown[] {

@@ -117,6 +117,16 @@ export class SqliteJournal {
     this.write(() => this.statements.insertCall.run({ ...startParams(start), hostId, ...finishParams(finish) }));
   }
 
+  /** One-shot records of many calls, in one transaction (a batch of read-only calls: record-batch.ts). */
+  recordMany(records: readonly { readonly start: CallStart; readonly finish: CallFinish }[]): void {
+    const hostId = this.requireHost();
+    this.write(() =>
+      this.db.transaction(() => {
+        for (const { start, finish } of records) this.statements.insertCall.run({ ...startParams(start), hostId, ...finishParams(finish) });
+      })(),
+    );
+  }
+
   /**
    * The record that governs an idempotency key of a tool, or undefined when
    * the key may run: `started` (in flight on some host) first, then an
@@ -280,7 +290,8 @@ export class SqliteJournal {
     if (this.closed) throw new JournalError('journal_closed', 'The journal is closed.', {});
   }
 
-  private requireHost(): string {
+  /** This host's row id; throws journal_closed, or journal_read_only for a reader. */
+  requireHost(): string {
     this.requireOpen();
     if (this.hostId === null) {
       throw new JournalError('journal_read_only', 'This journal was opened for reading; it records no calls.', {});

@@ -1,11 +1,13 @@
 // The embedded store behind the Journal interface: the synchronous SQLite
 // journal, its file artifact store and its approvals, answered as promises.
 // Behaviour is the SQLite journal's own (sqlite-journal.ts); this only adapts.
-import type { Logger } from '../../log.js';
+import { createSilentLogger, type Logger } from '../../log.js';
 import type { StoredArtifact } from '../artifact-ref.js';
 import type { ApprovalDecision, ApprovalRecord, NewApproval, SpendOutcome } from '../approval-record.js';
 import type { CallFilter, CallFinish, CallRecord, CallStart, IdempotencyRecord, Reconciliation } from '../call-record.js';
 import type { BeginOutcome, Journal } from '../journal.js';
+import { JournalError } from '../journal-error.js';
+import { RecordBatch } from '../record-batch.js';
 import { SqliteApprovals } from './approvals.js';
 import { ArtifactStore } from './artifacts.js';
 import { SqliteJournal, type JournalOptions } from './sqlite-journal.js';
@@ -31,6 +33,9 @@ export class SqliteStore implements Journal {
   readonly kind = 'sqlite' as const;
   readonly #artifacts: ArtifactStore | undefined;
   readonly #approvals: SqliteApprovals;
+  /** Read-only calls' records, committed a few at a time in one transaction. */
+  readonly #batch: RecordBatch;
+  #closing: Promise<void> | undefined;
 
   constructor(
     readonly stateDir: string,
@@ -44,6 +49,7 @@ export class SqliteStore implements Journal {
         ? undefined
         : new ArtifactStore(stateDir, sync, { ...(options.logger ? { logger: options.logger } : {}), ...(options.artifactTtlMs ? { ttlMs: options.artifactTtlMs } : {}) });
     this.#approvals = new SqliteApprovals(() => sync.database);
+    this.#batch = new RecordBatch((records) => sync.recordMany(records), options.logger ?? createSilentLogger());
   }
 
   get location(): string {
@@ -66,19 +72,34 @@ export class SqliteStore implements Journal {
     this.sync.record(start, finish);
   }
 
+  recordSoon(start: CallStart, finish: CallFinish): void {
+    if (this.#closing !== undefined) throw new JournalError('journal_closed', 'The journal is closed.', {});
+    this.sync.requireHost();
+    this.#batch.add({ start, finish });
+  }
+
+  flush(): Promise<void> {
+    return this.#batch.flush();
+  }
+
+  // Reads see this host's queued records: they flush first.
   async findByIdempotencyKey(tool: string, key: string): Promise<IdempotencyRecord | undefined> {
+    await this.#batch.flush();
     return this.sync.findByIdempotencyKey(tool, key);
   }
 
   async reconcile(id: string, action: Reconciliation): Promise<CallRecord> {
+    await this.#batch.flush();
     return this.sync.reconcile(id, action);
   }
 
   async query(filter?: CallFilter): Promise<CallRecord[]> {
+    await this.#batch.flush();
     return this.sync.query(filter);
   }
 
   async get(id: string): Promise<CallRecord | undefined> {
+    await this.#batch.flush();
     return this.sync.get(id);
   }
 
@@ -111,8 +132,9 @@ export class SqliteStore implements Journal {
     return this.#approvals.spend(id, tool, argsHash, callId);
   }
 
-  async close(): Promise<void> {
-    this.sync.close();
+  close(): Promise<void> {
+    this.#closing ??= this.#batch.flush().finally(() => this.sync.close());
+    return this.#closing;
   }
 
   #requireArtifacts(): ArtifactStore {

@@ -13,7 +13,7 @@
 import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { HostError } from '../../errors.js';
-import type { PidsCgroups } from './pids-cgroup.js';
+import type { PidsCgroup, PidsCgroups } from './pids-cgroup.js';
 import { buildPrlimitArgv, computeSandboxLimits, type SandboxLimitOverrides } from './rlimits.js';
 import type { RunSpec } from '../types.js';
 import { bwrapSupports, findBwrap, findExecutable, findPrlimit } from './binaries.js';
@@ -43,6 +43,8 @@ export interface SandboxArgvOptions {
   readonly limits?: SandboxLimitOverrides;
   /** A specific bubblewrap binary (a seam for tests and odd installs); default `bwrap` on PATH. */
   readonly bwrapPath?: string;
+  /** The process's pids cgroup, made beforehand off the event loop (PidsCgroups.createAsync); absent: made here from services.cgroups. */
+  readonly cgroup?: PidsCgroup;
   /**
    * namespace with a non-empty networkAllow: the process's egress grant (egress-grant.ts), whose
    * proxy socket is bound in and bridged to a loopback port named by HTTP_PROXY. Absent: no
@@ -74,7 +76,7 @@ export const PRIVATE_TMPFS_MAX_BYTES = 256 * 1024 * 1024;
 /**
  * The argv prefix to put before spec.command: `bwrap …flags… -- prlimit …limits… -- sh -c <[join cgroup,] start gate>`.
  * Throws `sandbox_unavailable` when bubblewrap or prlimit cannot be found: never a run without isolation.
- * Creates the call's pids cgroup (when the host has one) as a side effect; empty ones are swept later.
+ * Creates the call's pids cgroup (when the host has one and opts.cgroup brings none) as a side effect; empty ones are swept later.
  */
 export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): string[] {
   const program = spec.command?.[0];
@@ -99,7 +101,7 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
   if (seccomp?.ok === false) throw unavailable('no seccomp filter', seccomp.reason);
   // Everything that can throw comes before the cgroup is made, so a failure leaves none behind.
   const mounts = isolated ? pathMounts(facts, spec, opts.cwd, env['PATH'] ?? SANDBOX_DEFAULT_PATH) : [];
-  const cgroup = cgroups.create(limits.processes);
+  const cgroup = opts.cgroup ?? cgroups.create(limits.processes);
   // cgroup v2 refuses to move a process to a cgroup outside its cgroup namespace: keep the host's then.
   const unshareCgroup = cgroup?.version !== 2;
   const argv = [bwrap, ...(isolated ? namespaceFlags(features, unshareCgroup) : []), '--unshare-pid', '--die-with-parent', '--new-session'];

@@ -31,7 +31,8 @@ export async function runOneShot(spec: RunSpec, job: Job, options: RunOptions, d
   try {
     return await superviseOneShot(spec, job, options, deps, started.sandbox.tool, startedMs);
   } finally {
-    await started.sandbox.workdir.dispose();
+    // What is left of it (the workdir, the egress grant) is freed after the answer, not on its path.
+    sandboxes.release(started.sandbox);
   }
 }
 

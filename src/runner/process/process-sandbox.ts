@@ -13,13 +13,21 @@ import { buildSandboxArgv } from '../bwrap/argv.js';
 import { openEgressGrant, type EgressGrant, type EgressLimits } from '../bwrap/egress-grant.js';
 import { probeSandbox } from '../bwrap/probe.js';
 import type { SandboxArgvServices } from '../bwrap/argv.js';
+import type { PidsCgroup } from '../bwrap/pids-cgroup.js';
+import { computeSandboxLimits } from '../bwrap/rlimits.js';
 import type { SpawnServices, Workdir } from './spawn.js';
 
 /** What starting a sandboxed process goes through: the host's spawner, groups, cgroups and machine facts (its ProcessServices). */
 export interface SandboxedSpawnServices extends SpawnServices, SandboxArgvServices {}
 
 export type SandboxArgv =
-  | { readonly ok: true; readonly argv: readonly string[]; readonly egress: EgressGrant | undefined }
+  | {
+      readonly ok: true;
+      readonly argv: readonly string[];
+      readonly egress: EgressGrant | undefined;
+      /** The process's pids cgroup: its owner may remove it once the process has ended (the sweep does otherwise). */
+      readonly cgroup: PidsCgroup | undefined;
+    }
   | { readonly ok: false; readonly reason: string };
 
 /** How the egress proxies of a runner's processes are set up (defaults for real use). */
@@ -63,6 +71,15 @@ export async function resolveSandboxArgv(spec: RunSpec, request: SandboxArgvRequ
       return { ok: false, reason: `the egress proxy could not start: ${error instanceof Error ? error.message : String(error)}` };
     }
   }
+  // Made in the thread pool: sandboxes are started ahead, beside calls this event loop serves.
+  const { cgroups } = request.services;
+  let cgroup: PidsCgroup | undefined;
+  try {
+    cgroup = await cgroups.createAsync(computeSandboxLimits(spec, request.timeoutMs).processes);
+  } catch (error) {
+    await egress?.close();
+    throw error;
+  }
   let prefix: string[];
   const workStartedMs = performance.now();
   try {
@@ -71,10 +88,11 @@ export async function resolveSandboxArgv(spec: RunSpec, request: SandboxArgvRequ
       services: request.services,
       ...bwrap,
       ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
+      ...(cgroup === undefined ? {} : { cgroup }),
       ...(egress === undefined ? {} : { egress }),
     });
   } catch (error) {
-    await egress?.close();
+    await Promise.all([egress?.close(), cgroup === undefined ? undefined : cgroups.remove(cgroup)]);
     if (isHostError(error) && error.code === 'sandbox_unavailable') {
       const reason = error.details['reason'];
       return { ok: false, reason: typeof reason === 'string' ? reason : 'the sandbox cannot be built' };
@@ -84,7 +102,7 @@ export async function resolveSandboxArgv(spec: RunSpec, request: SandboxArgvRequ
     recordSandboxStartWork(performance.now() - workStartedMs);
   }
   // No descriptor closer: tools are started by the spawner, which closed the host's inheritable ones.
-  return { ok: true, argv: [...prefix, ...command], egress };
+  return { ok: true, argv: [...prefix, ...command], egress, cgroup };
 }
 
 /** `workdir`, whose dispose() also closes the process's egress grant (both end with the process). */

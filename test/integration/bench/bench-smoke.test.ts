@@ -43,6 +43,9 @@ describe('npm run bench --smoke', () => {
     expect(Object.keys(results['throughput'])).toEqual(['baseline', 'baselineV1', 'isolate', 'worker', 'process', 'persistent', 'namespace']);
     // Interleaved rounds: one peer p50 per round, and a ratio per target against it.
     expect(results['latency'].baseline.roundsP50).toHaveLength(2);
+    // The floors of a one-shot call (raw spawn, bare bubblewrap) are measured in the same rounds.
+    expect(results['latency'].rawBwrap.roundsP50).toHaveLength(2);
+    expect(results['latency'].rawSpawn.roundsP50).toHaveLength(2);
     expect(results['ratios'].worker.p50).toBeGreaterThan(0);
     // Measured inside the host: every stage of a sequential worker call was timed.
     expect(Object.keys(results['stages'].echo_worker)).toEqual(expect.arrayContaining(['lookup', 'policy', 'run', 'result-checks', 'finish']));

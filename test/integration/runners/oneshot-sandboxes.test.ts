@@ -2,11 +2,12 @@
 // runs. Proven here: no tool code runs before its call (the start gate), each
 // call still has a sandbox of its own, a prepared sandbox that died or was
 // built for another timeout is not used, and none outlives close() or its idle time.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createSilentLogger } from '../../../src/log.js';
 import { createProcessRunner } from '../../../src/runner/process/process-runner.js';
+import { ProcessServices } from '../../../src/runner/index.js';
 import type { Runner } from '../../../src/runner/types.js';
 import { findMarkedProcesses, isBlockedReadingStdin, pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 import { until } from '../../helpers/wait.js';
@@ -66,7 +67,27 @@ describe('one-shot sandboxes prepared ahead', () => {
     }
     for (const output of outputs) expect(output).not.toContain('reused');
     // A fresh private directory each time; the gate shell's pid inside a new namespace is small.
-    expect(new Set(outputs.map((output) => output.split(' ')[0])).size).toBe(3);
+    const workdirs = outputs.map((output) => output.split(' ')[0] ?? '');
+    expect(new Set(workdirs).size).toBe(3);
+    // Each is removed after its call's answer, in the background: none outlives close().
+    await tool.close();
+    t.runner = undefined;
+    expect(workdirs.filter((dir) => existsSync(dir))).toEqual([]);
+  });
+
+  it('removes the pids cgroup of every sandbox once it has ended, used or stopped, without waiting for the sweep', async () => {
+    // A sweep that never comes within the test: whatever is gone, the runner removed.
+    const own = new ProcessServices({ cgroupSweepIntervalMs: 3_600_000 });
+    try {
+      const tool = t.start({ command: ['/bin/sh', '-c', 'exec cat', t.marker] }, { services: own });
+      for (let call = 1; call <= 3; call++) expect(jsonTextOf(await tool.run(job({ call }), runOptions()))).toBe(`{"call":${call}}`);
+      expect(own.cgroups.ownDirs.length).toBeGreaterThan(0);
+      await tool.close();
+      t.runner = undefined;
+      expect(own.cgroups.ownDirs).toEqual([]);
+    } finally {
+      await own.close();
+    }
   });
 
   it('does not use a prepared sandbox that died while waiting', async () => {

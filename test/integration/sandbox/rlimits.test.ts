@@ -5,6 +5,9 @@ import { existsSync, readFileSync, rmdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { probePidsCgroup, sweepPidsCgroups } from '../../../src/runner/bwrap/pids-cgroup.js';
+import { DEFAULT_PROCESSES } from '../../../src/runner/bwrap/rlimits.js';
+import { resolveSandboxArgv } from '../../../src/runner/process/process-sandbox.js';
+import { createSilentLogger } from '../../../src/log.js';
 import { buildSandboxArgv } from '../../../src/runner/bwrap/argv.js';
 import { makeTempDir, MARKER_VARIABLE, newMarker, probeSpec, runPrefix, runProbe, runSandboxed, useSandboxTest, waitForNoMarkedProcessesOrKill } from './harness.js';
 import { useProcessServices } from '../../helpers/process-services.js';
@@ -71,6 +74,36 @@ describe('pids cgroups', () => {
       // Built but not yet run: an unjoined cgroup is kept until it counts as abandoned.
       expect(existsSync(unused.dir)).toBe(true);
       rmdirSync(unused.dir);
+    } finally {
+      workspace.remove();
+      expect(await waitForNoMarkedProcessesOrKill(marker)).toEqual([]);
+    }
+  });
+});
+
+describe('pids cgroups made ahead, in the thread pool (sandboxes started before their call)', () => {
+  it('carry the process limit and are joined by the sandbox; one removed is gone', async () => {
+    const { cgroups } = services;
+    const marker = newMarker();
+    const workspace = makeTempDir('toolhost-sbx-cgroup-');
+    try {
+      const spec = probeSpec(marker, { roots: [{ path: workspace.path, access: 'read' }] });
+      const sandbox = await resolveSandboxArgv(spec, { cwd: workspace.path, timeoutMs: 10_000, logger: createSilentLogger(), services });
+      if (!sandbox.ok) throw new Error(sandbox.reason);
+      const { dir } = cgroupDirOf([...sandbox.argv]);
+      expect(cgroups.ownDirs).toContain(dir);
+      expect(readFileSync(join(dir, 'pids.max'), 'utf8').trim()).toBe(String(DEFAULT_PROCESSES));
+      const prefix = sandbox.argv.slice(0, sandbox.argv.length - (spec.command?.length ?? 0));
+      const run = await runPrefix(prefix, spec, JSON.stringify({ ops: [{ op: 'fork', count: 100 }] }));
+      expect(run.exitCode, run.stderr).toBe(0);
+      const [result] = JSON.parse(run.stdout) as [{ ok: { forked: number; error: string | null } }];
+      expect(result.ok.error).toBe('EAGAIN');
+      expect(result.ok.forked).toBeLessThan(DEFAULT_PROCESSES);
+      const spare = await cgroups.createAsync(3);
+      if (spare === undefined) throw new Error('no pids cgroup');
+      expect(readFileSync(join(spare.dir, 'pids.max'), 'utf8').trim()).toBe('3');
+      await cgroups.remove(spare);
+      expect(existsSync(spare.dir)).toBe(false);
     } finally {
       workspace.remove();
       expect(await waitForNoMarkedProcessesOrKill(marker)).toEqual([]);

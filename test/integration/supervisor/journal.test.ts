@@ -187,6 +187,8 @@ describe('write-ahead records (sqlite store: read back synchronously inside the 
       }),
     );
     expect(seenWhileRunning).toBeUndefined();
+    // Queued for its batch (committed a few ms after the answer); the flush commits it now.
+    await host.flushJournal();
     const reader = Journal.open(host.stateDir, { asHost: false });
     try {
       expect(reader.get(outcome.callId)).toMatchObject({ status: 'completed', sideEffect: 'read_only' });

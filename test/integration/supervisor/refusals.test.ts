@@ -103,6 +103,8 @@ describe('policy decision', () => {
     const shadow = ['kind: Policy', 'name: trial', 'mode: shadow', 'tools:', '  deny: ["echo"]', ''].join('\n');
     const host = await startHost({ extraPolicies: [shadow] });
     const outcome = resultOf(await host.call('echo', { value: 'still runs' }));
+    // A read-only call's record is committed in a batch; another connection sees it after the flush.
+    await host.flushJournal();
     const journal = Journal.open(host.stateDir, { asHost: false });
     try {
       const record = journal.get(outcome.callId);
@@ -124,6 +126,7 @@ describe('journal records of refusals', () => {
       (await host.call('greet', { name: 'x' })).callId,
       (await host.call('greet', { name: 'y' })).callId,
     ];
+    await host.flushJournal();
     const journal = Journal.open(host.stateDir, { asHost: false });
     try {
       const records = ids.map((id) => journal.get(id));

@@ -122,3 +122,45 @@ describeEachStore('query', (store) => {
     expect(await ids({ tool: 'fs.write', status: 'started' })).toEqual([c.id]);
   });
 });
+
+describeEachStore('read-only records in a batch (recordSoon)', (store) => {
+  const readOnly = () => callStart({ tool: 'fs.read', sideEffect: 'read_only' });
+
+  it('a read of the same journal sees queued records (it flushes first)', async () => {
+    const journal = await store().open();
+    const starts = [readOnly(), readOnly(), readOnly()];
+    for (const start of starts) journal.recordSoon(start, callFinish());
+    expect(await journal.get(starts[0]!.id)).toMatchObject({ status: 'completed', sideEffect: 'read_only', hostId: journal.hostId });
+    journal.recordSoon(readOnly(), callFinish({ status: 'failed', errorCode: 'tool_error', resultHash: null, resultBytes: null }));
+    expect((await journal.query({ tool: 'fs.read' })).map((record) => record.status).sort()).toEqual(['completed', 'completed', 'completed', 'failed']);
+  });
+
+  it('another host sees them once flush() resolves', async () => {
+    const writer = await store().open();
+    const other = await store().open();
+    const start = readOnly();
+    writer.recordSoon(start, callFinish());
+    await writer.flush();
+    expect(await other.get(start.id)).toMatchObject({ status: 'completed', hostId: writer.hostId });
+  });
+
+  it('close writes every queued record first: a graceful stop loses nothing', async () => {
+    const journal = await store().open();
+    const starts = Array.from({ length: 300 }, readOnly);
+    for (const start of starts) journal.recordSoon(start, callFinish());
+    // No flush, no read: close alone must commit them.
+    await journal.close();
+    const reader = await store().open({ asHost: false });
+    const ids = new Set((await reader.query({ tool: 'fs.read' })).map((record) => record.id));
+    expect(starts.filter((start) => !ids.has(start.id))).toEqual([]);
+  });
+
+  it('refuses at once on a reader and after close', async () => {
+    await (await store().open()).close();
+    const reader = await store().open({ asHost: false });
+    expect(() => reader.recordSoon(readOnly(), callFinish())).toThrow(expect.objectContaining({ code: 'journal_read_only' }));
+    const journal = await store().open();
+    await journal.close();
+    expect(() => journal.recordSoon(readOnly(), callFinish())).toThrow(expect.objectContaining({ code: 'journal_closed' }));
+  });
+});

@@ -309,6 +309,10 @@ describe('shutdown', () => {
     const result = await call;
     expect(result['isError']).toBe(true);
     expect((result['_meta'] as Record<string, unknown>)['toolhost/error']).toEqual({ code: 'cancelled', reason: 'shutdown', recovery: 'stop' });
+    // One termination control per call, built here and handed down: the request's signal is its signal.
+    const request = supervisor.requests.find((candidate) => candidate.name === 'wait');
+    expect(request?.control?.signal).toBe(request?.signal);
+    expect(request?.control?.reason).toBe('cancelled');
   });
 });
 

@@ -78,6 +78,28 @@ describe('CallControl', () => {
     expect(control.reason).toBeUndefined();
   });
 
+  it('follow links one more source (the host shutdown, added by the supervisor); dispose lets go of it too', () => {
+    const shutdown = new AbortController();
+    const control = new CallControl([new AbortController().signal]);
+    control.follow(shutdown.signal);
+    expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(1);
+    control.dispose();
+    expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(0);
+    const live = new CallControl([]);
+    live.follow(shutdown.signal);
+    shutdown.abort('host closing');
+    expect(live.reason).toBe('cancelled');
+    expect(live.signal.reason).toBe('host closing');
+  });
+
+  it('abort stops the call as a source would, with the given reason on its signal', () => {
+    const control = new CallControl([new AbortController().signal]);
+    const why = { details: { reason: 'shutdown' } };
+    expect(control.abort(why)).toBe('cancelled');
+    expect(control.signal.reason).toBe(why);
+    expect(control.stop('timeout')).toBe('cancelled');
+  });
+
   it('afterStop resolves the grace after the stop (the supervisor backstop)', async () => {
     const control = new CallControl([]);
     const backstop = vi.fn();

@@ -7,6 +7,7 @@ import type { CallFinish, CallStart } from '../../../src/audit/call-record.js';
 import { createSilentLogger } from '../../../src/log.js';
 import type { Runner } from '../../../src/runner/types.js';
 import type { RunOptions, RunOutcome } from '../../../src/runner/wire.js';
+import { CallControl } from '../../../src/supervisor/call-control.js';
 import type { CallJournal } from '../../../src/supervisor/journal-entry.js';
 import { createRedactor } from '../../../src/supervisor/redact.js';
 import { RequestStateSigner } from '../../../src/supervisor/request-state.js';
@@ -62,6 +63,11 @@ function harness(behaviour: RunBehaviour, journalFaults: { finish?: Error } = {}
     },
     record: async (start, finish) => {
       trace.push('journal.record');
+      starts.push(start);
+      finishes.push(finish);
+    },
+    recordSoon: (start, finish) => {
+      trace.push('journal.recordSoon');
       starts.push(start);
       finishes.push(finish);
     },
@@ -141,17 +147,24 @@ describe('stage order', () => {
     expect(h.stages.slice(3)).toEqual(['session-limits', 'lookup', 'exposure', 'validate-args']);
   });
 
-  it('a read-only call has no write-ahead record: one record at the end', async () => {
+  it('a read-only call has no write-ahead record: one record at the end, queued for its batch', async () => {
     const h = harness(async () => ok('1'));
     await h.call('reader');
+    expect(h.trace).toEqual(['tool.started', 'run', 'journal.recordSoon', 'tool.completed']);
+  });
+
+  it('a read-only call with an idempotency key is recorded before it answers (a repeat replays it)', async () => {
+    const h = harness(async () => ok('1'));
+    await h.call('reader', {}, { meta: { idempotencyKey: 'k-read' } });
     expect(h.trace).toEqual(['tool.started', 'run', 'journal.record', 'tool.completed']);
+    expect(h.starts[0]).toMatchObject({ idempotencyKey: 'k-read' });
   });
 
   it('a denied tool stops at exposure: no run, no lifecycle event, one record with the rule', async () => {
     const h = harness(async () => ok('1'));
     const outcome = await h.call('denied');
     expect(codeOf(outcome)).toBe('policy_denied');
-    expect(h.trace).toEqual(['journal.record']);
+    expect(h.trace).toEqual(['journal.recordSoon']);
     expect(h.starts[0]).toMatchObject({ decision: 'deny', rule: 'policies/r.yaml:4 tools.deny' });
     expect(h.finishes).toMatchObject([{ status: 'denied', errorCode: 'policy_denied' }]);
   });
@@ -160,8 +173,30 @@ describe('stage order', () => {
     const h = harness(async () => ok('1'));
     const outcome = await h.call('reader', { unexpected: true });
     expect(codeOf(outcome)).toBe('invalid_arguments');
-    expect(h.trace).toEqual(['journal.record']);
+    expect(h.trace).toEqual(['journal.recordSoon']);
     expect(h.finishes).toMatchObject([{ status: 'rejected', errorCode: 'invalid_arguments' }]);
+  });
+});
+
+describe('one control per call', () => {
+  it("runs the call under the control the caller built (no second one), the host's shutdown linked into it", async () => {
+    const controls: unknown[] = [];
+    let running: (() => void) | undefined;
+    const started = new Promise<void>((resolve) => (running = resolve));
+    const h = harness(async (options) => {
+      controls.push(options.control);
+      running?.();
+      await new Promise<void>((resolve) => (options.control.signal.aborted ? resolve() : options.control.signal.addEventListener('abort', () => resolve(), { once: true })));
+      return { ok: false, code: 'cancelled', message: 'stopped', details: {}, durationMs: 1 };
+    });
+    const control = new CallControl([new AbortController().signal]);
+    const call = h.call('reader', {}, { control, signal: control.signal });
+    await started;
+    expect(controls).toEqual([control]);
+    await h.supervisor.close();
+    expect(codeOf(await call)).toBe('cancelled');
+    expect(control.reason).toBe('cancelled');
+    expect(control.signal.aborted).toBe(true);
   });
 });
 
