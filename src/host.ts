@@ -56,6 +56,11 @@ export interface HostOptions {
   readonly prepareSandboxes?: boolean;
   /** Start the spawner now when the host has process tools (`serve`), instead of on the first call. */
   readonly startSpawnerAhead?: boolean;
+  /**
+   * Start the isolate processes of the isolate tools (`serve`; as many as the host keeps alive)
+   * in the background, one at a time, so a tool's first call does not pay for its process start.
+   */
+  readonly startIsolatesAhead?: boolean;
 }
 
 export interface Host {
@@ -178,6 +183,11 @@ async function buildHost(options: HostOptions, config: HostConfig, instances: Re
       await journal.close();
     },
   });
+  if (options.startIsolatesAhead === true) {
+    const isolateTools = [...config.tools.values()].filter((view) => view.runSpec?.mode === 'isolate').slice(0, services.isolateProcesses.maxAlive);
+    // In the background, one process at a time: the host answers `initialize` meanwhile.
+    void runners.warm(isolateTools).catch((error: unknown) => logger.warn({ err: String(error) }, 'starting isolate processes ahead failed'));
+  }
   // Runners first (their processes answered and killed), then what is left of the host's sandboxes.
   const close = async (): Promise<void> => {
     await supervisor.close();

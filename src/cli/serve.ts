@@ -251,6 +251,7 @@ async function buildHost(flags: ReturnType<typeof hostFlagsFrom> & { journalUrl:
       ...(flags.logFile !== undefined ? { logFile: flags.logFile } : {}),
       logger,
       startSpawnerAhead: true,
+      startIsolatesAhead: true,
     });
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;

@@ -12,4 +12,6 @@ export interface Runner {
   run(job: Job, options: RunOptions): Promise<RunOutcome>;
   /** Stops pools and kills every process; idempotent. */
   close(): Promise<void>;
+  /** Settles once what the runner starts ahead is up (an isolate runner: its isolate process); for warming. */
+  ready?(): Promise<void>;
 }

@@ -24,6 +24,17 @@ export class RunnerCache {
     return runner;
   }
 
+  /**
+   * Builds the runners of `views` one after another, each once the previous one is ready
+   * (its process up), so warming never takes both cores from the calls; stops when closed.
+   */
+  async warm(views: readonly ToolView[]): Promise<void> {
+    for (const view of views) {
+      if (this.#closed) return;
+      await this.get(view).ready?.();
+    }
+  }
+
   /** Closes every runner (pools stopped, processes killed); idempotent. */
   async closeAll(): Promise<void> {
     this.#closed = true;

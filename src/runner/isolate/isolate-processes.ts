@@ -15,6 +15,7 @@ export interface IsolateProcessOwner {
 export class IsolateProcesses {
   // Least recently used first (Map order).
   private readonly owners = new Map<IsolateProcessOwner, true>();
+  #started = 0;
 
   constructor(readonly maxAlive: number = MAX_ISOLATE_PROCESSES) {}
 
@@ -31,6 +32,16 @@ export class IsolateProcesses {
   /** `owner` no longer has a process. */
   forget(owner: IsolateProcessOwner): void {
     this.owners.delete(owner);
+  }
+
+  /** An isolate process of this host came up. */
+  noteStarted(): void {
+    this.#started += 1;
+  }
+
+  /** How many isolate processes this host has started (tests, diagnostics). */
+  get startedCount(): number {
+    return this.#started;
   }
 
   /** How many owners hold a process (tests, diagnostics). */

@@ -60,6 +60,7 @@ export function createIsolateRunner(spec: RunSpec, deps: IsolateRunnerDeps): Run
           return { ok: false, reason: 'the runner closed' };
         }
         current = started.process;
+        registry.noteStarted();
         watchExit(started.process);
         return started;
       } catch (error) {
@@ -120,5 +121,9 @@ export function createIsolateRunner(spec: RunSpec, deps: IsolateRunnerDeps): Run
     await process.exited;
   }
 
-  return { mode: 'isolate', run, close };
+  async function ready(): Promise<void> {
+    if (!closed) await ensureProcess();
+  }
+
+  return { mode: 'isolate', run, close, ready };
 }
