@@ -13,4 +13,5 @@ export interface Cluster {
   stop(): void;
 }
 export function findPostgresBin(): string | undefined;
-export function startCluster(options?: { bin?: string; log?: (line: string) => void }): Promise<Cluster>;
+/** `port`: the first port to try (tests); by default a free one. A port taken before the server binds it is replaced. */
+export function startCluster(options?: { bin?: string; log?: (line: string) => void; port?: number }): Promise<Cluster>;

@@ -4,12 +4,13 @@
 // run) and by `npm run fleet-db` (one for a person trying the fleet mode).
 // initdb refuses to run as root: as root, the cluster runs as the `postgres`
 // user (Debian's package creates it), via runuser.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** The folder holding initdb and pg_ctl: PATH first, then Debian's /usr/lib/postgresql/<version>/bin. */
 export function findPostgresBin() {
@@ -38,6 +39,14 @@ function freePort() {
   });
 }
 
+function readText(path) {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
 function userId(name) {
   try {
     return {
@@ -54,7 +63,7 @@ function userId(name) {
  * The superuser connects through the socket without a password (trust); TCP on
  * 127.0.0.1 needs a password (scram-sha-256), for `passwordUser`.
  */
-export async function startCluster({ bin = findPostgresBin(), log = () => {} } = {}) {
+export async function startCluster({ bin = findPostgresBin(), log = () => {}, port: firstPort } = {}) {
   if (bin === undefined) throw new Error('PostgreSQL is not installed: no initdb on PATH or in /usr/lib/postgresql/*/bin (Debian: apt-get install postgresql)');
   const root = mkdtempSync(join(tmpdir(), 'toolhost-pg-'));
   const data = join(root, 'data');
@@ -67,7 +76,7 @@ export async function startCluster({ bin = findPostgresBin(), log = () => {} } =
     const [file, argv] = asOwner(command, args);
     return execFileSync(file, argv, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   };
-  const port = await freePort();
+  let port = firstPort ?? (await freePort());
   const password = randomBytes(18).toString('base64url');
   const startArgs = () => [
     '-D', data, '-l', join(root, 'server.log'), '-w', '-t', '30',
@@ -75,12 +84,26 @@ export async function startCluster({ bin = findPostgresBin(), log = () => {} } =
     'start',
   ];
   const passwordUser = 'toolhost_pw';
+  // Before the server starts: a starter killed during pg_ctl start leaves nothing either.
+  const watchdog = startWatchdog(root, data, asOwner(join(bin, 'pg_ctl'), []).flat());
   try {
     run(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth-local=trust', '--auth-host=scram-sha-256', '-E', 'UTF8', '--no-sync', '--no-instructions']);
     log(`initdb done in ${data}`);
-    run(join(bin, 'pg_ctl'), startArgs());
+    for (let attempt = 1; ; attempt++) {
+      try {
+        run(join(bin, 'pg_ctl'), startArgs());
+        break;
+      } catch (error) {
+        // The port was free when picked, and the server binds it later: another process
+        // (a parallel test run) may have taken it meanwhile. Pick another.
+        if (attempt >= 3 || !readText(join(root, 'server.log')).includes('already in use')) throw error;
+        log(`port ${port} was taken; trying another`);
+        port = await freePort();
+      }
+    }
   } catch (error) {
     rmSync(root, { recursive: true, force: true });
+    watchdog.stdin.end();
     throw new Error(`could not start a throwaway PostgreSQL: ${error.stderr ?? error.message}`);
   }
   const psql = (sql) => run('psql', ['-h', root, '-p', String(port), '-U', 'postgres', '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', '-qAtc', sql]);
@@ -113,7 +136,23 @@ export async function startCluster({ bin = findPostgresBin(), log = () => {} } =
         // already stopped
       }
       rmSync(root, { recursive: true, force: true });
+      // After the folder is gone: the watchdog sees the end of its pipe and finds nothing to stop.
+      watchdog.stdin.end();
     },
   };
   return cluster;
+}
+
+/**
+ * Starts cluster-watchdog.mjs, which stops the cluster and removes its folder
+ * when this process ends without calling stop() (a SIGKILLed test run). Its
+ * stdin is a pipe from here; neither it nor the pipe keeps this process alive.
+ */
+function startWatchdog(root, data, pgCtl) {
+  const script = fileURLToPath(new URL('./cluster-watchdog.mjs', import.meta.url));
+  const watchdog = spawn(process.execPath, [script, JSON.stringify({ root, data, pgCtl })], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
+  watchdog.unref();
+  watchdog.stdin.unref?.();
+  watchdog.stdin.on('error', () => undefined);
+  return watchdog;
 }

@@ -7,6 +7,7 @@
 // keeps no state of its own in modules (test/unit/runner/module-state.test.ts):
 // callers without a host (doctor, import, scripts, tests) build one and close it.
 import type { Logger } from '../log.js';
+import { sweepStaleEgressDirs } from './bwrap/egress-grant.js';
 import { PidsCgroups } from './bwrap/pids-cgroup.js';
 import { SandboxFacts } from './bwrap/sandbox-facts.js';
 import { IsolateProcesses, MAX_ISOLATE_PROCESSES } from './isolate/isolate-processes.js';
@@ -31,6 +32,8 @@ export class ProcessServices implements ProcessSandboxServices {
   readonly cgroups: PidsCgroups;
   readonly prepared: PreparedSandboxes;
   readonly isolateProcesses: IsolateProcesses;
+  /** The start's sweep of dead hosts' egress folders (how many it removed). */
+  readonly sweptEgressDirs: Promise<number>;
   private closing: Promise<void> | undefined;
 
   constructor(options: ProcessServicesOptions = {}) {
@@ -38,6 +41,8 @@ export class ProcessServices implements ProcessSandboxServices {
     this.cgroups = new PidsCgroups(this.facts, options.cgroupSweepIntervalMs);
     this.prepared = new PreparedSandboxes(options.maxToolsPrepared ?? MAX_TOOLS_PREPARED);
     this.isolateProcesses = new IsolateProcesses(options.maxIsolateProcesses ?? MAX_ISOLATE_PROCESSES);
+    // Egress folders of hosts that died without closing their grants (as pids cgroups are swept at first use).
+    this.sweptEgressDirs = sweepStaleEgressDirs();
   }
 
   /** After the runners closed: kills what is left, stops the spawner, removes this host's cgroups. Idempotent. */

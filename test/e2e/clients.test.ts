@@ -120,7 +120,7 @@ describe.each(CLIENT_KINDS)('%s client without elicitation', (kind: ClientKind) 
     const before = logs.length;
     const meta = kind === 'v2-modern' ? { _meta: { 'io.modelcontextprotocol/logLevel': 'info' } } : {};
     await client.callTool({ name: 'echo', arguments: {}, ...meta });
-    const deadline = Date.now() + 5_000;
+    const deadline = Date.now() + 30_000;
     while (logs.length < before + 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
     const types = logs.slice(before).map((log) => (log.data as { type?: string }).type);
     expect(types).toEqual(['tool.started', 'tool.completed']);
@@ -138,7 +138,7 @@ describe.each(CLIENT_KINDS)('%s client without elicitation', (kind: ClientKind) 
     expect((await waitForMarkedProcesses(marker, 2)).length).toBe(2);
     controller.abort('the user pressed stop');
     expect(await outcome).toBe('rejected');
-    expect(await waitForNoMarkedProcesses(marker, 5_000)).toEqual([]);
+    expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
     // The session goes on.
     const after = await client.callTool({ name: 'echo', arguments: { text: 'still here' } });
     expect(after['structuredContent']).toEqual({ echo: { text: 'still here' } });

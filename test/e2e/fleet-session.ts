@@ -84,7 +84,7 @@ export function makeFleet(policy = E2E_POLICY): Fleet {
     async cleanup() {
       for (const client of clients.splice(0)) await client.close().catch(() => undefined);
       for (const raw of raws.splice(0)) if (raw.exitCode === null && raw.signalCode === null) raw.kill('SIGKILL');
-      const left = await waitForNoMarkedProcesses(marker, 8_000);
+      const left = await waitForNoMarkedProcesses(marker);
       rmSync(root, { recursive: true, force: true });
       if (left.length > 0) throw new Error(`processes outlived the fleet: ${left.map((entry) => `${entry.pid} ${entry.cmdline}`).join('; ')}`);
     },

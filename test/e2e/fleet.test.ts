@@ -13,7 +13,9 @@ import { createTestDatabase, postgresUnavailable, type TestDatabase } from '../h
 import { collectOutput, errorOf, until, waitForExit } from './host-session.js';
 import { makeFleet, openRawSession, type Fleet } from './fleet-session.js';
 
-const LEASE_MS = 600;
+// Short, so the doomed host's call is found quickly; not so short that a live host stalled
+// on a loaded machine misses its renewals and counts as dead.
+const LEASE_MS = 3000;
 const SHORT_LEASE = { TOOLHOST_JOURNAL_LEASE_MS: String(LEASE_MS) };
 
 describe.skipIf(postgresUnavailable !== undefined)('a fleet of hosts on one PostgreSQL journal', () => {

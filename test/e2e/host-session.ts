@@ -63,7 +63,7 @@ export async function startClient(dirs: HostDirs, options: ClientOptions): Promi
 /** Closes the client (which ends the host's stdin) and proves the host and its children are gone. */
 export async function stopClient(client: HostClient | undefined, dirs: HostDirs): Promise<void> {
   await client?.close().catch(() => undefined);
-  const left = await waitForNoMarkedProcesses(dirs.marker, 8_000);
+  const left = await waitForNoMarkedProcesses(dirs.marker);
   if (left.length > 0) {
     for (const { pid } of left) killQuietly(pid);
     throw new Error(`processes outlived the host: ${left.map((entry) => `${entry.pid} ${entry.cmdline}`).join('; ')}`);

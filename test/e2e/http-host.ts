@@ -55,7 +55,7 @@ export async function startHttpHost(dirs: HostDirs, authArgs: readonly string[],
     base ??= listeningUrl(stderr);
     if (child.exitCode !== null) throw new Error(`the host exited (${child.exitCode}) before listening:\n${stderr}`);
     return base !== undefined;
-  }, 'the host to listen', 30_000);
+  }, 'the host to listen', 60_000);
   const url = `${base!}/mcp`.replace(/\/mcp\/mcp$/, '/mcp');
   return {
     base: url.replace(/\/mcp$/, ''),
@@ -66,7 +66,7 @@ export async function startHttpHost(dirs: HostDirs, authArgs: readonly string[],
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       const exit = await waitForExit(child);
       if (stdout !== '') throw new Error(`serve --http wrote to stdout: ${stdout.slice(0, 200)}`);
-      const left = await waitForNoMarkedProcesses(dirs.marker, 8_000);
+      const left = await waitForNoMarkedProcesses(dirs.marker);
       if (left.length > 0) throw new Error(`processes outlived the host: ${left.map((entry) => `${entry.pid} ${entry.cmdline}`).join('; ')}`);
       return exit;
     },

@@ -52,9 +52,9 @@ describe('serve --http on SIGHUP', () => {
       await client.listTools();
       // The client opens its standalone GET stream on its own schedule; a reload before that
       // is not heard, so reload again (bounded) until one is.
-      for (let attempt = 0; attempt < 10 && changes() === 0; attempt++) {
+      for (let attempt = 0; attempt < 20 && changes() === 0; attempt++) {
         host.process.kill('SIGHUP');
-        await until(() => changes() > 0, 'notifications/tools/list_changed', 1_500).catch(() => undefined);
+        await until(() => changes() > 0, 'notifications/tools/list_changed', 3_000).catch(() => undefined);
       }
       expect(changes()).toBeGreaterThan(0);
     } finally {

@@ -73,7 +73,7 @@ describe('MCP Inspector CLI', () => {
       idempotentHint: true,
       openWorldHint: false,
     });
-    expect(await waitForNoMarkedProcesses(dirs.marker, 5_000)).toEqual([]);
+    expect(await waitForNoMarkedProcesses(dirs.marker)).toEqual([]);
   });
 
   it('calls read_file on the workspace', async () => {
@@ -81,7 +81,7 @@ describe('MCP Inspector CLI', () => {
     expect(code).toBe(0);
     expect(json['isError']).toBeFalsy();
     expect(json['structuredContent']).toMatchObject({ path: 'docs/intro.md', text: '# Intro\nThe inspector read this.', totalLines: 2 });
-    expect(await waitForNoMarkedProcesses(dirs.marker, 5_000)).toEqual([]);
+    expect(await waitForNoMarkedProcesses(dirs.marker)).toEqual([]);
   });
 
   it('sees a refusal as an error result with its code', async () => {

@@ -54,7 +54,7 @@ beforeAll(async () => {
   manifests = mkdtempSync(join(tmpdir(), 'toolhost-e2e-hostile-'));
   copyFileSync(SWITCH_TOOL, join(manifests, 'switch.js'));
   writeFileSync(join(manifests, `${HOSTILE}.yaml`), manifest(HOSTILE, 20_000));
-  writeFileSync(join(manifests, `${INNOCENT}.yaml`), manifest(INNOCENT, 5_000));
+  writeFileSync(join(manifests, `${INNOCENT}.yaml`), manifest(INNOCENT, 20_000));
   dirs = makeHostDirs({ manifests: [manifests] });
   client = await startClient(dirs, { kind: 'v2-legacy' });
 }, 300_000);

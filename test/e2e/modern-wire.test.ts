@@ -35,7 +35,7 @@ describe('a modern-era client on the wire', () => {
   afterAll(async () => {
     host.stdin.end();
     await waitForExit(host);
-    await waitForNoMarkedProcesses(dirs.marker, 5_000);
+    await waitForNoMarkedProcesses(dirs.marker);
     dirs.cleanup();
   });
 

@@ -44,13 +44,13 @@ describe.each(CLIENT_KINDS)('%s client, real upstream servers', (kind: ClientKin
     dirs = makeHostDirs({ manifests: [FIXTURES], policy: POLICY });
     writeFileSync(join(dirs.workspace, 'notes.txt'), 'first line\nsecond line\n');
     client = await connect(dirs, kind);
-  }, 120_000);
+  }, 180_000);
   afterAll(async () => {
     await stopClient(client, dirs);
     // No server process (matched by the workspace in its cmdline) outlives the host.
     expect(findMarkedProcesses(dirs.workspace)).toEqual([]);
     dirs.cleanup();
-  }, 60_000);
+  }, 180_000);
 
   it('lists each classified tool as <server>__<tool>; unclassified and hidden tools are not listed', async () => {
     const { tools } = await client.listTools();
@@ -122,7 +122,7 @@ describe.each(CLIENT_KINDS)('%s client, real upstream servers', (kind: ClientKin
     expect(textOf(result)).toContain('Steps: 4');
     // Every step the server reported, in order, with its total: the host answers after the last one.
     expect(seen).toEqual([1, 2, 3, 4].map((progress) => ({ progress, total: 4 })));
-  }, 60_000);
+  }, 180_000);
 
   it("the server's stderr reaches the host's log (pino JSON on the host's stderr)", async () => {
     // Both reference servers announce themselves on stderr at start-up.
@@ -185,7 +185,7 @@ describe.each(CLIENT_KINDS)('%s client, real upstream servers', (kind: ClientKin
     } finally {
       await trace.stop();
     }
-  }, 120_000);
+  }, 180_000);
 
   it('a server SIGKILLed mid-call: the call fails tool_crashed and the next call gets a fresh server', async () => {
     let progressed!: () => void;
@@ -203,7 +203,7 @@ describe.each(CLIENT_KINDS)('%s client, real upstream servers', (kind: ClientKin
       return { done: now.length === 1, value: now };
     }, 10_000);
     expect(fresh[0]).not.toBe(pids[0]);
-  }, 60_000);
+  }, 180_000);
 });
 
 // The host's environment holds the marker and a secret-named variable; neither may reach the server.
@@ -236,11 +236,11 @@ describe('an upstream tools/list_changed through serve', () => {
   beforeAll(async () => {
     dirs = makeHostDirs({ manifests: [HOSTILE], policy: POLICY });
     client = await connect(dirs, 'v2-legacy');
-  }, 120_000);
+  }, 180_000);
   afterAll(async () => {
     await stopClient(client, dirs);
     dirs.cleanup();
-  }, 60_000);
+  }, 180_000);
 
   it('reloads that server\'s tools (classified by the same entries) and sends the host\'s own list_changed', async () => {
     const changes = await countToolListChanges(client);
@@ -250,5 +250,5 @@ describe('an upstream tools/list_changed through serve', () => {
     await pollUntil(() => ({ done: changes() > 0, value: changes() }), 60_000);
     const after = (await client.listTools()).tools.map((tool) => tool['name']);
     expect(after).toContain('faults__added_later');
-  }, 90_000);
+  }, 180_000);
 });

@@ -88,7 +88,7 @@ describe.each(['v1-legacy', 'v2-legacy', 'v2-modern'] as const)('reload by watch
 
   it('a new manifest file is listed and callable', async () => {
     const changed = nextChange('adding echo_again.yaml');
-    writeFileSync(join(manifests, 'echo_again.yaml'), 'name: echo_again\ndescription: Echo, added while serving.\nsideEffect: read_only\ntimeoutMs: 5000\nsandbox:\n  mode: isolate\nentry: ./echo.js\ninput: { type: object }\n');
+    writeFileSync(join(manifests, 'echo_again.yaml'), 'name: echo_again\ndescription: Echo, added while serving.\nsideEffect: read_only\ntimeoutMs: 20000\nsandbox:\n  mode: isolate\nentry: ./echo.js\ninput: { type: object }\n');
     await changed;
     expect(await names()).toEqual(['echo', 'echo_again', 'gate']);
     const result = await client.callTool({ name: 'echo_again', arguments: { x: 1 } });

@@ -33,7 +33,7 @@ export function findMarkedProcesses(marker: string): MarkedProcess[] {
  * remains. With `killSurvivors`, what remains is SIGKILLed too, so a failing
  * test leaves nothing behind for the next one.
  */
-export async function waitForNoMarkedProcesses(marker: string, deadlineMs = 5000, options: { readonly killSurvivors?: boolean } = {}): Promise<MarkedProcess[]> {
+export async function waitForNoMarkedProcesses(marker: string, deadlineMs = 15_000, options: { readonly killSurvivors?: boolean } = {}): Promise<MarkedProcess[]> {
   const survivors = await pollUntil(() => {
     const remaining = findMarkedProcesses(marker);
     return { done: remaining.length === 0, value: remaining };
@@ -57,7 +57,7 @@ export async function waitForNoMarkedProcesses(marker: string, deadlineMs = 5000
  * bubblewrap processes above it are not the call's and are left out. Whatever
  * the tool started, or a gate shell that already ran the tool, still counts.
  */
-export async function waitForNoCallProcesses(marker: string, deadlineMs = 5000): Promise<MarkedProcess[]> {
+export async function waitForNoCallProcesses(marker: string, deadlineMs = 15_000): Promise<MarkedProcess[]> {
   return pollUntil(() => {
     const remaining = withoutPreparedSandboxes(findMarkedProcesses(marker));
     return { done: remaining.length === 0, value: remaining };
@@ -117,7 +117,7 @@ export function isBlockedReadingStdin(pid: number): boolean {
 }
 
 /** Polls until at least `count` processes carry `marker` (a readiness signal from /proc). */
-export async function waitForMarkedProcesses(marker: string, count: number, deadlineMs = 10_000): Promise<MarkedProcess[]> {
+export async function waitForMarkedProcesses(marker: string, count: number, deadlineMs = 30_000): Promise<MarkedProcess[]> {
   return pollUntil(() => {
     const found = findMarkedProcesses(marker);
     return { done: found.length >= count, value: found };

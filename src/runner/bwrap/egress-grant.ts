@@ -17,7 +17,8 @@
 //   const channel = grant.openCall(onEgress);  // its token goes to the process with the call
 //   ...; channel.counts(); channel.close();     // the call is over: its connections are cut
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { lstat, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../../log.js';
@@ -68,7 +69,8 @@ export interface EgressGrant {
 export async function openEgressGrant(options: EgressGrantOptions): Promise<EgressGrant> {
   if (options.allow.length === 0) throw new TypeError('an egress grant needs a non-empty allow list');
   // mkdtemp makes the folder 0700: no other user of this machine can reach the socket.
-  const dir = await mkdtemp(join(tmpdir(), 'toolhost-egress-'));
+  // The pid in its name lets a later host remove it if this one dies without closing it.
+  const dir = await mkdtemp(join(tmpdir(), `${EGRESS_DIR_PREFIX}${process.pid}-`));
   const socketPath = join(dir, 'proxy.sock');
   let sink: ((attempt: EgressAttempt) => void) | undefined;
   const limits = { ...DEFAULT_EGRESS_LIMITS, ...options.limits };
@@ -113,4 +115,37 @@ export async function openEgressGrant(options: EgressGrantOptions): Promise<Egre
       return closing;
     },
   };
+}
+
+const EGRESS_DIR_PREFIX = 'toolhost-egress-';
+
+/**
+ * Removes the grant folders of hosts that are gone: a SIGKILLed host never closes
+ * its grants, and their folders stay in the temporary directory. Only folders of
+ * this user whose owner pid is dead; a live owner (or a reused pid) keeps its
+ * folder. Returns how many were removed; never throws.
+ */
+export async function sweepStaleEgressDirs(): Promise<number> {
+  const base = tmpdir();
+  let removed = 0;
+  let names: string[];
+  try {
+    names = await readdir(base);
+  } catch {
+    return 0;
+  }
+  for (const name of names) {
+    const ownerPid = Number(/^toolhost-egress-(\d+)-/.exec(name)?.[1]);
+    if (!Number.isInteger(ownerPid) || ownerPid <= 0 || ownerPid === process.pid || existsSync(`/proc/${ownerPid}`)) continue;
+    const dir = join(base, name);
+    try {
+      const found = await lstat(dir);
+      if (!found.isDirectory() || found.uid !== process.getuid?.()) continue;
+      await rm(dir, { recursive: true, force: true });
+      removed += 1;
+    } catch {
+      // gone meanwhile, or not ours to remove
+    }
+  }
+  return removed;
 }

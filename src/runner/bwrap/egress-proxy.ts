@@ -155,24 +155,37 @@ export class EgressProxy {
     client.on('error', () => undefined);
     if (this.isClosed) return void client.destroy();
     // Without tokens the call is known before the head: past its budget, nothing is read at all.
-    if (this.options.requireCallToken !== true && this.isOverAttempts(this.fallback)) return void client.destroy();
+    if (this.options.requireCallToken !== true && this.isOverAttempts(this.fallback, client)) return void client.destroy();
     // Two sockets per admitted connection: the cap counts client sockets only.
     const open = [...this.sockets].filter((socket) => (socket as TaggedSocket).isClient === true).length;
     (client as TaggedSocket).isClient = true;
     const isCrowded = open >= this.options.limits.maxConcurrent;
     if (isCrowded && this.options.requireCallToken !== true) {
-      this.record(this.fallback, { kind: 'malformed', host: '', port: null, method: null }, 'too_many_connections');
+      this.record(client, this.fallback, { kind: 'malformed', host: '', port: null, method: null }, 'too_many_connections');
       return void refuseHttp(client, 'too_many_connections');
     }
     // With tokens, a crowded connection is refused once its head names the call it belongs to.
     this.readHead(client, isCrowded);
   }
 
-  private isOverAttempts(ledger: Ledger): boolean {
-    if (ledger.attempts < this.options.limits.maxAttempts) return false;
-    this.reportLimit(ledger, 'attempts');
-    ledger.counts.refused++;
-    return true;
+  /**
+   * Past the call's attempt budget: true (refuse unanswered). Else the connection takes one of
+   * its attempts now, before its head is read or admitted: counted only when recorded, every
+   * connection still reading or being admitted passed this check and recorded past the limit.
+   */
+  private isOverAttempts(ledger: Ledger, client: Socket): boolean {
+    const held = (client as TaggedSocket).attemptOf;
+    if (held === ledger) return false;
+    if (ledger.attempts >= this.options.limits.maxAttempts) {
+      this.reportLimit(ledger, 'attempts');
+      ledger.counts.refused++;
+      return true;
+    }
+    // Taken from the default ledger at accept, the head named a call: the attempt is that call's.
+    if (held !== undefined) held.attempts--;
+    ledger.attempts++;
+    (client as TaggedSocket).attemptOf = ledger;
+    return false;
   }
 
   private readHead(client: Socket, isCrowded: boolean): void {
@@ -180,7 +193,7 @@ export class EgressProxy {
     let head = Buffer.alloc(0);
     const timer = setTimeout(() => {
       client.off('data', onData);
-      this.record(this.fallback, { kind: 'malformed', host: '', port: null, method: null }, 'head_timeout');
+      this.record(client, this.fallback, { kind: 'malformed', host: '', port: null, method: null }, 'head_timeout');
       client.destroy();
     }, headTimeoutMs);
     const onData = (chunk: Buffer): void => {
@@ -191,7 +204,7 @@ export class EgressProxy {
       client.off('data', onData);
       client.pause();
       if (end === -1 || end > maxHeadBytes) {
-        this.record(this.fallback, { kind: 'malformed', host: '', port: null, method: null }, 'head_too_large');
+        this.record(client, this.fallback, { kind: 'malformed', host: '', port: null, method: null }, 'head_too_large');
         return refuseHttp(client, 'head_too_large');
       }
       void this.handle(client, head.subarray(0, end).toString('latin1'), head.subarray(end + 4), isCrowded);
@@ -203,22 +216,22 @@ export class EgressProxy {
   private async handle(client: Socket, head: string, rest: Buffer, isCrowded: boolean): Promise<void> {
     const request = parseRequestHead(head);
     if (!request.ok) {
-      this.record(this.fallback, { kind: 'malformed', host: '', port: null, method: null }, request.reason);
+      this.record(client, this.fallback, { kind: 'malformed', host: '', port: null, method: null }, request.reason);
       return refuseHttp(client, request.reason);
     }
     const described = { kind: request.kind, host: request.host.slice(0, 256), port: request.port, method: request.kind === 'http' ? request.method : null } as const;
     const ledger = request.callToken === undefined ? undefined : this.calls.get(request.callToken);
     if (ledger === undefined && this.options.requireCallToken === true) {
-      if (this.isOverAttempts(this.fallback)) return void client.destroy();
-      this.record(this.fallback, described, 'unknown_call');
+      if (this.isOverAttempts(this.fallback, client)) return void client.destroy();
+      this.record(client, this.fallback, described, 'unknown_call');
       return refuseHttp(client, 'unknown_call');
     }
     const call = ledger ?? this.fallback;
-    if (this.isOverAttempts(call)) return void client.destroy();
+    if (this.isOverAttempts(call, client)) return void client.destroy();
     call.sockets.add(client);
     client.once('close', () => call.sockets.delete(client));
     const refuse = (reason: string, address?: string, host?: string): void => {
-      this.record(call, { ...described, host: host ?? described.host }, reason, address);
+      this.record(client, call, { ...described, host: host ?? described.host }, reason, address);
       refuseHttp(client, reason, 403, call.token);
     };
     if (isCrowded) return refuse('too_many_connections');
@@ -232,7 +245,7 @@ export class EgressProxy {
     const admission = await admitEgress(this.rules, { host: request.host, port: request.port, ...(request.kind === 'http' ? { method: request.method } : {}) });
     if (!admission.ok) return refuse(admission.reason, admission.address, admission.host);
     if (this.isClosed || client.destroyed) return;
-    this.record(call, { ...described, host: admission.host }, null, admission.address);
+    this.record(client, call, { ...described, host: admission.host }, null, admission.address);
     const upstream = connect({ host: admission.address, port: admission.port, family: admission.family });
     this.track(upstream);
     call.sockets.add(upstream);
@@ -295,8 +308,9 @@ export class EgressProxy {
     return false;
   }
 
-  private record(call: Ledger, target: Omit<EgressAttempt, 'admitted' | 'reason' | 'address'>, reason: string | null, address?: string): void {
-    call.attempts++;
+  private record(client: Socket, call: Ledger, target: Omit<EgressAttempt, 'admitted' | 'reason' | 'address'>, reason: string | null, address?: string): void {
+    // Once per connection: one that passed isOverAttempts holds its attempt already.
+    if ((client as TaggedSocket).attemptOf !== call) call.attempts++;
     if (reason === null) call.counts.admitted++;
     else call.counts.refused++;
     const attempt: EgressAttempt = { ...target, admitted: reason === null, reason, address: address ?? null };
@@ -319,7 +333,7 @@ export class EgressProxy {
   }
 }
 
-type TaggedSocket = Socket & { isClient?: boolean };
+type TaggedSocket = Socket & { isClient?: boolean; attemptOf?: Ledger };
 
 function newLedger(onAttempt: (attempt: EgressAttempt) => void, token?: string): Ledger {
   return { counts: { admitted: 0, refused: 0, bytesOut: 0, bytesIn: 0 }, attempts: 0, limitsReported: new Set(), sockets: new Set(), onAttempt, ...(token === undefined ? {} : { token }) };

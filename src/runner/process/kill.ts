@@ -94,14 +94,16 @@ export function killProcessGroupNow(pid: number): void {
 }
 
 function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  if (signal === 'SIGKILL') killChildrenNow(pid);
+  // Read before the group's SIGKILL (a dead leader's children are reparented), signalled after:
+  // a child killed first could be reaped by the leader, which then exits 0 instead of by SIGKILL.
+  const children = signal === 'SIGKILL' ? readChildrenNow(pid) : [];
   try {
     process.kill(-pid, signal);
   } catch (error) {
-    if (errorCode(error) === 'ESRCH') return; // already gone
-    // Not a group leader or not permitted as a group: walk the tree instead.
-    treeKill(pid, signal, () => undefined);
+    // ESRCH: already gone. Otherwise not a group leader or not permitted as a group: walk the tree instead.
+    if (errorCode(error) !== 'ESRCH') treeKill(pid, signal, () => undefined);
   }
+  killNow(children);
 }
 
 // The leader of a sandbox is bubblewrap; its child is the pid namespace's init,
@@ -110,18 +112,23 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
 // CI run once left the init and a whole storm alive after the group's SIGKILL.
 // SIGKILLing the init itself ends the namespace and everything in it at once,
 // whatever became of that signal. Synchronous: the host's exit sweep calls it.
-function killChildrenNow(leaderPid: number): void {
+function readChildrenNow(leaderPid: number): number[] {
   let list: string;
   try {
     list = readFileSync(`/proc/${leaderPid}/task/${leaderPid}/children`, 'latin1');
   } catch {
-    return; // gone, or no children files: the group's SIGKILL is all there is
+    return []; // gone, or no children files: the group's SIGKILL is all there is
   }
-  for (const word of list.split(' ')) {
-    const child = Number(word);
-    if (!Number.isInteger(child) || child <= 1) continue;
+  return list
+    .split(' ')
+    .map(Number)
+    .filter((child) => Number.isInteger(child) && child > 1);
+}
+
+function killNow(pids: readonly number[]): void {
+  for (const pid of pids) {
     try {
-      process.kill(child, 'SIGKILL');
+      process.kill(pid, 'SIGKILL');
     } catch {
       // exited meanwhile
     }
@@ -142,18 +149,22 @@ async function signalDescendantsOf(leaderPid: number, signal: NodeJS.Signals): P
     return;
   }
   const seen = new Set<number>([leaderPid]);
+  const descendants: number[] = [];
   let level = [leaderPid];
   while (level.length > 0) {
     const children = (await Promise.all(level.map(readChildPids))).flat().filter((pid) => !seen.has(pid));
-    for (const pid of children) {
-      seen.add(pid);
-      try {
-        process.kill(pid, signal);
-      } catch {
-        // exited meanwhile
-      }
-    }
+    for (const pid of children) seen.add(pid);
+    descendants.push(...children);
     level = children;
+  }
+  // Signalled once the whole tree is read, not level by level: a process that ends on the
+  // signal (a shell's TERM trap) would orphan its children before the walk reached them.
+  for (const pid of descendants) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // exited meanwhile
+    }
   }
 }
 

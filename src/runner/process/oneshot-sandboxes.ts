@@ -6,6 +6,7 @@
 // the gate is a shell reading one line, then exec'ing the tool. What a call
 // leaves (its workdir, egress grant and pids cgroup) is freed after its answer, in the
 // background: nothing of it is needed for the answer.
+import { readFileSync } from 'node:fs';
 import type { Logger } from '../../log.js';
 import type { RunSpec } from '../types.js';
 import { killProcessGroupNow } from './kill.js';
@@ -134,8 +135,9 @@ export class OneShotSandboxes {
     // tool: one-shot calls 10-20% slower on a loaded machine.)
     this.topUp(timeoutMs);
     const result = await start;
-    if (result.ok && prepared?.hasEnded === true) {
-      // It died while waiting (killed from outside, spawner gone): start afresh.
+    if (result.ok && prepared !== undefined && (prepared.hasEnded || !isRunning(result.sandbox.tool.pid))) {
+      // It died while waiting (killed from outside, spawner gone): start afresh. Its leader may
+      // be dead before the spawner's word of it arrives (a loaded host), so /proc is asked too.
       await result.sandbox.workdir.dispose();
       return this.start(timeoutMs);
     }
@@ -242,5 +244,18 @@ export class OneShotSandboxes {
       .catch((error: unknown) => this.deps.logger.warn({ tool: this.spec.name, err: error }, failure))
       .finally(() => this.settling.delete(settled));
     this.settling.add(settled);
+  }
+}
+
+/** False once `pid` has exited (gone, or a zombie its parent has not reaped yet). */
+function isRunning(pid: number | undefined): boolean {
+  if (pid === undefined) return false;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    // "pid (comm) state ...": comm may hold spaces and parentheses.
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
   }
 }

@@ -10,7 +10,7 @@ import { assertJournalBuilt, REPO_ROOT } from './journal-processes.js';
 function toolhost(...args: string[]): { status: number | null; stdout: string; stderr: string } {
   const result = spawnSync(process.execPath, ['--no-node-snapshot', `${REPO_ROOT}bin/toolhost.js`, ...args], {
     encoding: 'utf8',
-    timeout: 30_000,
+    timeout: 120_000,
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }

@@ -10,8 +10,12 @@ import { spawnFixtureHost, useJournalProcessTest } from './journal-processes.js'
 
 const t = useJournalProcessTest();
 
-/** A short lease, so the dead host's calls are found quickly; renewed every third of it while alive. */
-const LEASE_MS = 400;
+/**
+ * A short lease, so the dead host's calls are found quickly; renewed every third of it while
+ * alive. Not shorter: a live host that misses its renewals (a stall on a loaded machine) counts
+ * as dead, and the neighbour check below would rightly find its call interrupted.
+ */
+const LEASE_MS = 3000;
 const FIXTURE_ENV = { ...process.env, TOOLHOST_JOURNAL_LEASE_MS: String(LEASE_MS) };
 
 /** Opens readers until the call is interrupted (at once on SQLite; after the lease on PostgreSQL), bounded. */

@@ -19,7 +19,7 @@ async function toolhost(...args: string[]) {
     reject: false,
     env: { TOOLHOST_TEST_MARKER: MARKER, GITHUB_TOKEN: 'ghp-not-a-real-token' },
     extendEnv: true,
-    timeout: 30_000,
+    timeout: 120_000,
   });
   return { code: result.exitCode, stdout: String(result.stdout), stderr: String(result.stderr) };
 }
@@ -142,7 +142,7 @@ describe('toolhost list', () => {
   it('prints an aligned table with a header rule on a terminal', async () => {
     // script(1) gives the CLI a pseudo-terminal as stdout, as a person's shell would.
     const command = `'${process.execPath}' --no-node-snapshot '${MAIN}' list`;
-    const result = await execa('script', ['-qec', command, '/dev/null'], { cwd: ROOT, reject: false, env: { TOOLHOST_TEST_MARKER: MARKER }, timeout: 30_000 });
+    const result = await execa('script', ['-qec', command, '/dev/null'], { cwd: ROOT, reject: false, env: { TOOLHOST_TEST_MARKER: MARKER }, timeout: 120_000 });
     expect(result.exitCode).toBe(0);
     const lines = String(result.stdout).split(/\r?\n/);
     expect(lines[0]).toMatch(/^NAME +CLASS +SANDBOX +TRUST +LISTED +DECISION +RULE$/);

@@ -38,7 +38,12 @@ export interface RecordingOptions extends RunOptions {
   readonly controller: AbortController;
 }
 
-export function recordingOptions(timeoutMs = 5000): RecordingOptions {
+/**
+ * `timeoutMs` only bounds a failure unless the test is about the deadline (then it passes its
+ * own): a first call also starts the worker thread or isolate process, which takes seconds
+ * on a loaded machine.
+ */
+export function recordingOptions(timeoutMs = 30_000): RecordingOptions {
   const controller = new AbortController();
   const progress: ProgressEvent[] = [];
   const logs: Array<{ level: ToolLogLevel; message: string }> = [];

@@ -95,7 +95,7 @@ describe('one-shot sandboxes prepared ahead', () => {
     expect(jsonTextOf(await tool.run(job({ call: 1 }), runOptions()))).toBe('{"call":1}');
     const [shell] = await waitForPreparedSandbox();
     process.kill(shell ?? 0, 'SIGKILL');
-    // The whole sandbox ends with its shell; its exit then reaches the host through the spawner.
+    // The whole sandbox ends with its shell (the word of its exit may still be on its way from the spawner).
     expect(await waitForNoMarkedProcesses(t.marker)).toEqual([]);
     // The spawner sends a tool's exit before it answers a later request: once it reports no
     // live group, the host has heard that the prepared sandbox ended.

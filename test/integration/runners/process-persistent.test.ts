@@ -70,15 +70,16 @@ describe('process runner, persistent pool', () => {
   it('replaces a timed-out process and kills the grandchild it left in another session', async () => {
     const pool = t.start(persistent());
     const before = await echo(pool, 0);
-    const pending = pool.run(job({ op: 'hang-with-grandchild' }), runOptions({ timeoutMs: 2000 }));
+    // The deadline must come after the test saw the grandchild: generous for a loaded machine.
+    const pending = pool.run(job({ op: 'hang-with-grandchild' }), runOptions({ timeoutMs: 8000 }));
     const grandchild = await waitForGrandchild();
     expect(grandchild).toHaveLength(1);
-    expect(failureOf(await pending)).toEqual({ code: 'timeout', details: { timeoutMs: 2000 } });
+    expect(failureOf(await pending)).toEqual({ code: 'timeout', details: { timeoutMs: 8000 } });
     expect(
       await pollUntil(() => {
         const left = findMarkedProcesses(t.marker).filter((candidate) => candidate.cmdline === '/bin/sleep 1003');
         return { done: left.length === 0, value: left };
-      }, 5000),
+      }, 15_000),
     ).toEqual([]);
     const after = await echo(pool, 1);
     expect(after.instance).not.toBe(before.instance);

@@ -5,6 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createProcessRunner } from '../../../src/runner/process/process-runner.js';
+import { MAX_GRACE_MS } from '../../../src/runner/process/kill.js';
 import { createSilentLogger } from '../../../src/log.js';
 import type { Runner } from '../../../src/runner/types.js';
 import { SANDBOX_DEFAULT_PATH } from '../../../src/runner/bwrap/argv.js';
@@ -56,7 +57,8 @@ describe('process runner, one-shot', () => {
   it('kills a TERM-trapping shell and its setsid double-forked grandchild on timeout', async () => {
     const workdir = newWorkdir();
     const tool = t.start({ command: ['/bin/sh', join(FIXTURES_DIR, 'trap-term-grandchild.sh'), t.marker], roots: [{ path: workdir, access: 'read_write' }] });
-    const pending = tool.run(job({}), runOptions({ timeoutMs: 3000 }));
+    // The deadline must come after the fixture is ready: generous for a loaded machine.
+    const pending = tool.run(job({}), runOptions({ timeoutMs: 8000 }));
     // Readiness: the fixture writes ./ready after its grandchild has left the session.
     expect(await waitForLineIn(join(workdir, 'ready'))).toBe(`ready ${t.marker}\n`);
     const grandchild = await waitForGrandchild(t.marker);
@@ -67,7 +69,7 @@ describe('process runner, one-shot', () => {
     expect(sessionOf(grandchild[0]?.pid ?? 0)).not.toBe(sessionOf(wrapper?.pid ?? 0));
 
     const outcome = await pending;
-    expect(failureOf(outcome)).toEqual({ code: 'timeout', details: { timeoutMs: 3000 } });
+    expect(failureOf(outcome)).toEqual({ code: 'timeout', details: { timeoutMs: 8000 } });
     expect(await waitForNoCallProcesses(t.marker)).toEqual([]);
     await expectNextCallWorksWith(t.marker);
   });
@@ -75,9 +77,11 @@ describe('process runner, one-shot', () => {
   it('gives the tool SIGTERM and its grace before the kill on timeout', async () => {
     const workdir = newWorkdir();
     const script = "trap 'echo term > ./got-term; exit 0' TERM; echo ready > ./ready; while :; do /bin/sleep 0.05; done";
-    const tool = t.start({ command: ['/bin/sh', '-c', script, t.marker], roots: [{ path: workdir, access: 'read_write' }] });
-    const outcome = await tool.run(job({}), runOptions({ timeoutMs: 3000 }));
-    expect(failureOf(outcome)).toEqual({ code: 'timeout', details: { timeoutMs: 3000 } });
+    // The longest grace (the tool exits on TERM, so it ends early): a loaded machine may take a while to run the trap.
+    // The deadline comes after the script is ready.
+    const tool = t.start({ command: ['/bin/sh', '-c', script, t.marker], roots: [{ path: workdir, access: 'read_write' }] }, { graceMs: MAX_GRACE_MS });
+    const outcome = await tool.run(job({}), runOptions({ timeoutMs: 8000 }));
+    expect(failureOf(outcome)).toEqual({ code: 'timeout', details: { timeoutMs: 8000 } });
     expect(existsSync(join(workdir, 'ready'))).toBe(true);
     expect(readFileSync(join(workdir, 'got-term'), 'utf8')).toBe('term\n');
   });

@@ -23,7 +23,8 @@ function sleeper(): Promise<Awaited<ReturnType<typeof spawnTool>>> {
 describe('spawner process', () => {
   it('forks the sandbox of a call, so the host itself never forks for a process tool', async () => {
     const runner = t.start({ command: ['/bin/sh', '-c', 'cat; exec /bin/sleep 1000', t.marker] });
-    const pending = runner.run(job({ hello: 1 }), runOptions({ timeoutMs: 5000 }));
+    // close() ends the call: the deadline only bounds a failure.
+    const pending = runner.run(job({ hello: 1 }), runOptions({ timeoutMs: 60_000 }));
     const [wrapper] = (await waitForMarkedProcesses(t.marker, 1)).filter((found) => found.cmdline.startsWith('/usr/bin/bwrap'));
     expect(wrapper).toBeDefined();
     const spawner = services.spawner.pid;

@@ -61,7 +61,7 @@ function valueOf(outcome: RunOutcome): unknown {
   return JSON.parse(outcome.output.json);
 }
 
-describe('bundled tools in their sandboxes', { timeout: 60_000 }, () => {
+describe('bundled tools in their sandboxes', { timeout: 180_000 }, () => {
   it('read_file, list_dir and search_text run in an isolate', async () => {
     expect(valueOf(await call('read_file', { path: 'a.txt', startLine: 2 }))).toEqual({ path: 'a.txt', text: 'second line', startLine: 2, endLine: 2, totalLines: 2, truncated: false });
     expect(valueOf(await call('list_dir', {}))).toEqual({ path: '.', entries: [{ path: 'a.txt', type: 'file', size: 24 }, { path: 'sub', type: 'directory', size: 0 }], truncated: false });

@@ -27,7 +27,7 @@ beforeAll(async () => {
   writeFileSync(join(workspace, 'notes.txt'), 'not a picture\n');
   writeFileSync(join(workspace, 'policies/limits.yaml'), 'kind: Policy\nname: small-results\nlimits:\n  maxResultBytes: 8192\n');
   host = await createHost({ manifestDirs: [join(REPO, 'manifests')], policyFiles: [], workspace, stateDir: join(root, 'state'), logger: createSilentLogger() });
-}, 60_000);
+}, 180_000);
 afterAll(async () => {
   await host?.close();
   rmSync(root, { recursive: true, force: true });
@@ -36,7 +36,7 @@ afterAll(async () => {
 const call = (name: string, args: Record<string, unknown>): Promise<CallOutcome> =>
   host.supervisor.callTool({ name, args, meta: {}, signal: new AbortController().signal, approval: { kind: 'none' } });
 
-describe('view_image', { timeout: 30_000 }, () => {
+describe('view_image', { timeout: 180_000 }, () => {
   it('returns a line about the image and the image itself, the bytes of the file', async () => {
     const outcome = await call('view_image', { path: 'chart.png' });
     if (outcome.kind !== 'result') throw new Error(JSON.stringify(outcome));

@@ -15,7 +15,7 @@ let flags: string[];
 function toolhost(...args: string[]): { status: number | null; stdout: string; stderr: string } {
   const result = spawnSync(process.execPath, ['--no-node-snapshot', join(REPO_ROOT, 'bin/toolhost.js'), ...args], {
     encoding: 'utf8',
-    timeout: 30_000,
+    timeout: 120_000,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };

@@ -127,6 +127,6 @@ export function textOf(outcome: CallOutcome): string {
 }
 
 /** Polls until no process carries the marker (in its environment or argv), or the deadline passes; returns the survivors' pids. */
-export async function waitForNoProcesses(marker: string, deadlineMs = 5000): Promise<number[]> {
+export async function waitForNoProcesses(marker: string, deadlineMs = 15_000): Promise<number[]> {
   return (await waitForNoMarkedProcesses(marker, deadlineMs)).map((found) => found.pid);
 }

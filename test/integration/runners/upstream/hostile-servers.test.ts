@@ -28,13 +28,13 @@ const logSink = new Writable({
 
 beforeAll(async () => {
   host = await startHost({ host: { manifestDirs: [SERVERS], logger: pino({ level: 'info' }, logSink) }, policy: POLICY, env: { HOSTILE_TEST_SECRET_TOKEN: 'sekrit-value-123' } });
-}, 120_000);
+}, 180_000);
 afterAll(async () => {
   const workspace = host.workspace;
   await closeAllHosts();
   // Every server process (its cmdline holds the workspace) is gone with the host.
   expect(await pollUntil(() => ({ done: findMarkedProcesses(workspace).length === 0, value: findMarkedProcesses(workspace) }), 10_000)).toEqual([]);
-}, 60_000);
+}, 180_000);
 
 function reportOf(server: string) {
   const report = host.config.servers.find((candidate) => candidate.server === server);

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_EGRESS_LIMITS, EgressProxy, MAX_LOOKUPS_IN_FLIGHT } from '../../../../src/runner/bwrap/egress-proxy.js';
 import { pollUntil } from '../../../helpers/wait.js';
 import type { EgressAttempt } from '../../../../src/runner/wire.js';
+import { until } from '../../../helpers/wait.js';
 
 describe('EgressProxy', () => {
   it('runs at most MAX_LOOKUPS_IN_FLIGHT name lookups at once, and refuses each answer that is not public', async () => {
@@ -58,6 +59,59 @@ describe('EgressProxy', () => {
       expect(mostInFlight).toBe(MAX_LOOKUPS_IN_FLIGHT);
       expect(attempts.map((attempt) => attempt.reason)).toEqual(names.map(() => 'address_private'));
       expect(proxy.counts).toMatchObject({ admitted: 0, refused: 6 });
+    } finally {
+      await proxy.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it.each([
+    ['the default ledger', false],
+    ["a call's ledger (requests naming its token)", true],
+  ])('counts an attempt of %s before the head is admitted: connections still being admitted cannot pass maxAttempts', async (_, withToken) => {
+    const dir = mkdtempSync(join(tmpdir(), 'toolhost-proxy-unit-'));
+    // Every lookup is held, so all ten connections are accepted and read before the first attempt is recorded.
+    const held: Array<() => void> = [];
+    const resolve = async (): Promise<string[]> => {
+      await new Promise<void>((done) => held.push(done));
+      return ['10.0.0.1'];
+    };
+    const attempts: EgressAttempt[] = [];
+    const limits = { ...DEFAULT_EGRESS_LIMITS, maxAttempts: 4, maxConcurrent: 16 };
+    const token = 'b'.repeat(32);
+    const proxy = new EgressProxy({ rules: { allow: ['n.test:80'], resolve }, limits, onAttempt: (attempt) => attempts.push(attempt), requireCallToken: withToken });
+    if (withToken) proxy.openCall(token, (attempt) => attempts.push(attempt));
+    const authorization = withToken ? `Proxy-Authorization: Toolhost ${token}\r\n` : '';
+    try {
+      await proxy.listen(join(dir, 'proxy.sock'));
+      let closed = 0;
+      const answers = Promise.all(
+        Array.from(
+          { length: 10 },
+          () =>
+            new Promise<string>((done) => {
+              const socket = connect(join(dir, 'proxy.sock'));
+              let text = '';
+              socket.on('error', () => undefined);
+              socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+              socket.on('close', () => {
+                closed++;
+                done(text);
+              });
+              socket.write(`GET http://n.test/ HTTP/1.1\r\nHost: n.test\r\n${authorization}\r\n`);
+            }),
+        ),
+      );
+      // Past the limit, connections are closed unanswered while the first four wait for their lookups.
+      await until(() => closed === 6 && held.length > 0, 'six connections closed unanswered');
+      while (closed < 10) {
+        for (const done of held.splice(0)) done();
+        await new Promise((done) => setImmediate(done));
+      }
+      const texts = await answers;
+      expect(texts.filter((text) => text.includes('X-Toolhost-Refusal: address_private'))).toHaveLength(4);
+      expect(texts.filter((text) => text === '')).toHaveLength(6);
+      expect(attempts).toHaveLength(4);
     } finally {
       await proxy.close();
       rmSync(dir, { recursive: true, force: true });
