@@ -103,7 +103,7 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
     // ESRCH: already gone. Otherwise not a group leader or not permitted as a group: walk the tree instead.
     if (errorCode(error) !== 'ESRCH') treeKill(pid, signal, () => undefined);
   }
-  killNow(children);
+  signalEach(children, 'SIGKILL');
 }
 
 // The leader of a sandbox is bubblewrap; its child is the pid namespace's init,
@@ -119,16 +119,22 @@ function readChildrenNow(leaderPid: number): number[] {
   } catch {
     return []; // gone, or no children files: the group's SIGKILL is all there is
   }
+  return parseChildList(list);
+}
+
+/** The pids of a /proc/PID/task/TID/children file ("12 34 "). */
+function parseChildList(list: string): number[] {
   return list
     .split(' ')
+    .filter((word) => word !== '')
     .map(Number)
     .filter((child) => Number.isInteger(child) && child > 1);
 }
 
-function killNow(pids: readonly number[]): void {
+function signalEach(pids: readonly number[], signal: NodeJS.Signals): void {
   for (const pid of pids) {
     try {
-      process.kill(pid, 'SIGKILL');
+      process.kill(pid, signal);
     } catch {
       // exited meanwhile
     }
@@ -159,13 +165,7 @@ async function signalDescendantsOf(leaderPid: number, signal: NodeJS.Signals): P
   }
   // Signalled once the whole tree is read, not level by level: a process that ends on the
   // signal (a shell's TERM trap) would orphan its children before the walk reached them.
-  for (const pid of descendants) {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      // exited meanwhile
-    }
-  }
+  signalEach(descendants, signal);
 }
 
 /** Children of every thread of `pid` (a process forks from any of its threads); [] once it is gone. */
@@ -177,7 +177,7 @@ async function readChildPids(pid: number): Promise<number[]> {
     return [];
   }
   const lists = await Promise.all(threads.map((tid) => readFile(`/proc/${pid}/task/${tid}/children`, 'latin1').catch(() => '')));
-  return lists.flatMap((list) => list.split(' ').filter((word) => word !== '').map(Number)).filter((child) => Number.isInteger(child) && child > 1);
+  return lists.flatMap(parseChildList);
 }
 
 // The fallback: the parent link in /proc/PID/stat of every process on the machine.
@@ -199,15 +199,14 @@ async function signalDescendantsByScan(leaderPid: number, signal: NodeJS.Signals
     if (siblings === undefined) childrenOf.set(parentPid, [pid]);
     else siblings.push(pid);
   }
+  // The whole tree from the map first, then the signals (as above: none orphaned mid-walk).
+  const descendants: number[] = [];
   const pending = [...(childrenOf.get(leaderPid) ?? [])];
   for (let pid = pending.pop(); pid !== undefined; pid = pending.pop()) {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      // exited meanwhile
-    }
+    descendants.push(pid);
     pending.push(...(childrenOf.get(pid) ?? []));
   }
+  signalEach(descendants, signal);
 }
 
 async function readParentPid(pid: number): Promise<number | undefined> {
