@@ -1,13 +1,13 @@
 // The shape of the bubblewrap command line: which flags each isolation mode
 // gets, what is bound where and with which access, and the limits prlimit applies.
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { computeSandboxLimits, CPU_MARGIN_SECONDS, DEFAULT_CPU_SECONDS, DEFAULT_PROCESSES } from '../../../../src/runner/bwrap/rlimits.js';
 import type { RunSpec } from '../../../../src/runner/types.js';
-import { buildSandboxArgv, SANDBOX_DEFAULT_PATH, SANDBOX_SECCOMP_FD } from '../../../../src/runner/bwrap/argv.js';
+import { buildSandboxArgv, ETC_ALLOWLIST, ETC_COPY_MAX_BYTES, SANDBOX_DEFAULT_PATH, SANDBOX_FILE_FD_BASE, SANDBOX_SECCOMP_FD, sandboxFileInputs } from '../../../../src/runner/bwrap/argv.js';
 import { SANDBOX_EGRESS_SOCKET } from '../../../../src/runner/bwrap/egress-bridge.js';
 import { runSpec } from '../../../helpers/run-spec.js';
 import { useProcessServices } from '../../../helpers/process-services.js';
@@ -116,7 +116,9 @@ describe('buildSandboxArgv', () => {
     expect(bwrap.lastIndexOf(MANIFEST_DIR)).toBeGreaterThan(bwrap.lastIndexOf(READ_ROOT));
     const bound = [...readOnly, ...readWrite, ...pairsOf(bwrap, '--ro-bind-try')].map((pair) => pair.split(' ')[0]);
     for (const path of ['/', '/etc', '/root', '/home', '/etc/shadow', '/etc/gshadow', '/var']) expect(bound).not.toContain(path);
-    expect(bound).toContain('/etc/passwd');
+    // /etc/passwd is there as a copy (see "the allowlisted /etc files"), its folders bound.
+    expect(pairsOf(bwrap, '--file').map((pair) => pair.split(' ')[1])).toContain('/etc/passwd');
+    if (existsSync('/etc/ssl')) expect(bound).toContain('/etc/ssl');
   });
 
   it('gives a private tmpfs /tmp, or the caller\'s private directory as /tmp', () => {
@@ -269,6 +271,34 @@ function writeExecutable(path: string, text: string): void {
   writeFileSync(path, text);
   chmodSync(path, 0o755);
 }
+
+describe('buildSandboxArgv: the allowlisted /etc files', () => {
+  const hostFiles = ETC_ALLOWLIST.map((name) => `/etc/${name}`).filter((path) => existsSync(path) && statSync(path).isFile() && statSync(path).size <= ETC_COPY_MAX_BYTES);
+
+  it('copies the small regular ones (--file from descriptors in sequence, their mode) instead of a bind mount each', () => {
+    const argv = buildSandboxArgv(spec(), { services, cwd: WRITE_ROOT });
+    const { bwrap } = split(argv);
+    expect(hostFiles).toContain('/etc/passwd');
+    const copies = pairsOf(bwrap, '--file');
+    expect(copies).toEqual(hostFiles.map((path, index) => `${SANDBOX_FILE_FD_BASE + index} ${path}`));
+    for (const path of hostFiles) {
+      expect(bwrap[bwrap.indexOf(path) - 3]).toBe((statSync(path).mode & 0o7777).toString(8).padStart(4, '0'));
+      expect(pairsOf(bwrap, '--ro-bind-try')).not.toContain(`${path} ${path}`);
+    }
+    // Folders are still bound; the spawner opens exactly the copied files, in order.
+    if (existsSync('/etc/ssl')) expect(pairsOf(bwrap, '--ro-bind-try')).toContain('/etc/ssl /etc/ssl');
+    expect(sandboxFileInputs(argv)).toEqual(hostFiles);
+    expect(sandboxFileInputs(buildSandboxArgv(spec({ isolation: 'none' }), { services, cwd: WRITE_ROOT }))).toEqual([]);
+  });
+
+  it('never opens a file off the allowlist or out of sequence for a sandbox', () => {
+    const bwrap = '/usr/bin/bwrap';
+    expect(() => sandboxFileInputs([bwrap, '--file', String(SANDBOX_FILE_FD_BASE), '/etc/shadow', '--', 'cat'])).toThrow(TypeError);
+    expect(() => sandboxFileInputs([bwrap, '--file', String(SANDBOX_FILE_FD_BASE + 1), '/etc/passwd', '--', 'cat'])).toThrow(TypeError);
+    // After `--` it is the tool's own argument, not bubblewrap's.
+    expect(sandboxFileInputs([bwrap, '--', 'tool', '--file', '9', '/etc/shadow'])).toEqual([]);
+  });
+});
 
 describe('buildSandboxArgv: secrets under a broad root', () => {
   it('masks /etc/shadow and SSH host keys even when a root covers /etc', () => {
