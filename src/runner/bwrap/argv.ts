@@ -2,7 +2,7 @@
 // Both isolation modes get a pid namespace (killing bwrap kills every
 // descendant, setsid'd or not), --die-with-parent, a new session (no TIOCSTI
 // terminal injection), an environment of exactly spec.env, and resource limits
-// (prlimit, plus a pids cgroup joined before the tool starts). `namespace` adds
+// (the gate shell's ulimit, or prlimit, plus a pids cgroup joined before the tool starts). `namespace` adds
 // ipc/uts/cgroup/user/net namespaces (with a non-empty networkAllow, the only
 // way out is the host's egress proxy, through a bridge started by the gate),
 // a seccomp filter (seccomp.ts),
@@ -11,10 +11,10 @@
 // policies and state read-only or hidden (sandbox-guard.ts), a private /tmp,
 // and no /root, /home or secret files from /etc.
 import { accessSync, constants, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
-import { isAbsolute, resolve } from 'node:path';
+import { basename, isAbsolute, resolve } from 'node:path';
 import { HostError } from '../../errors.js';
 import type { PidsCgroup, PidsCgroups } from './pids-cgroup.js';
-import { buildPrlimitArgv, computeSandboxLimits, type SandboxLimitOverrides } from './rlimits.js';
+import { buildDashUlimitScript, buildPrlimitArgv, computeSandboxLimits, type SandboxLimitOverrides } from './rlimits.js';
 import type { RunSpec } from '../types.js';
 import { bwrapSupports, findBwrap, findExecutable, findPrlimit } from './binaries.js';
 import { isPathInside, resolveCommandMounts } from './command.js';
@@ -81,7 +81,8 @@ export const SANDBOX_HOSTNAME = 'toolhost-sandbox';
 export const PRIVATE_TMPFS_MAX_BYTES = 256 * 1024 * 1024;
 
 /**
- * The argv prefix to put before spec.command: `bwrap …flags… -- prlimit …limits… -- sh -c <[join cgroup,] start gate>`.
+ * The argv prefix to put before spec.command: `bwrap …flags… -- sh -c <limits, [join cgroup,] start gate>`
+ * (with a /bin/sh other than dash: `bwrap …flags… -- prlimit …limits… -- sh -c <[join cgroup,] start gate>`).
  * Throws `sandbox_unavailable` when bubblewrap or prlimit cannot be found: never a run without isolation.
  * Creates the call's pids cgroup (when the host has one and opts.cgroup brings none) as a side effect; empty ones are swept later.
  */
@@ -138,13 +139,17 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
   argv.push('--');
   // RLIMIT_NPROC only means "per sandbox" inside a user namespace, and never binds root.
   const nprocApplies = isolated && features.userNamespace && process.getuid?.() !== 0;
-  argv.push(...buildPrlimitArgv(prlimit, limits, nprocApplies));
-  // Then the start gate (and the cgroup join, then the egress bridge): if joining fails or the
-  // bridge does not come up, the tool never starts (fail closed).
-  const bridge = socat === undefined ? '' : `{ ${bridgeScript(socat)}; } && `;
   const shell = shellPath(facts);
-  if (cgroup !== undefined) argv.push(shell, '-c', `echo 0 > "$0" && ${bridge}${START_GATE_SCRIPT}`, isolated ? SANDBOX_CGROUP_PROCS_PATH : cgroup.procsPath);
-  else argv.push(shell, '-c', `${bridge}${START_GATE_SCRIPT}`, 'toolhost-gate');
+  // The limits are set by the gate shell's own builtins where it is dash (one exec fewer in
+  // every sandbox), else by prlimit in front of it; either way before any tool code runs.
+  const ulimits = basename(shell) === 'dash' ? buildDashUlimitScript(limits, nprocApplies) : undefined;
+  if (ulimits === undefined) argv.push(...buildPrlimitArgv(prlimit, limits, nprocApplies));
+  const limited = ulimits === undefined ? '' : `${ulimits} && `;
+  // Then the start gate (and the cgroup join, then the egress bridge): if a limit cannot be set,
+  // joining fails or the bridge does not come up, the tool never starts (fail closed).
+  const bridge = socat === undefined ? '' : `{ ${bridgeScript(socat)}; } && `;
+  if (cgroup !== undefined) argv.push(shell, '-c', `${limited}echo 0 > "$0" && ${bridge}${START_GATE_SCRIPT}`, isolated ? SANDBOX_CGROUP_PROCS_PATH : cgroup.procsPath);
+  else argv.push(shell, '-c', `${limited}${bridge}${START_GATE_SCRIPT}`, 'toolhost-gate');
   return argv;
 }
 
