@@ -24,7 +24,7 @@
 //   { type: 'exit', id, exitCode, signal }           the tool's leader exited
 //   { type: 'memory', id, usage, liveGroups }        process.memoryUsage() and live tools
 import { spawn } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync } from 'node:fs';
 import { listInheritableDescriptors } from './inherited-fds.mjs';
 
 /** Process-group leaders still alive, by pid: killed if the host goes away. */
@@ -98,14 +98,20 @@ function startTool({ id, file, args, cwd, env, fd4, files }) {
   child.stdio.slice(0, 4).forEach((stream, fd) => process.send({ type: 'stdio', id, fd }, stream));
 }
 
-// Read-only, for the child only. A file gone since the host listed it is copied empty
-// (never a missing descriptor, on which bubblewrap would fail the whole sandbox).
+// Read-only, for the child only. A file gone since the host listed it, or no longer a
+// regular file, is copied empty (never a missing descriptor, on which bubblewrap would fail
+// the whole sandbox). O_NONBLOCK: opening a FIFO put there meanwhile must not hang this
+// process, and a device (an endless /dev/zero) is never handed over to be copied.
 function openForChild(path) {
+  let fd;
   try {
-    return openSync(String(path), 'r');
+    fd = openSync(String(path), constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+    if (fstatSync(fd).isFile()) return fd;
   } catch {
-    return openSync('/dev/null', 'r');
+    // gone or unreadable: an empty file instead
   }
+  if (fd !== undefined) closeQuietly(fd);
+  return openSync('/dev/null', 'r');
 }
 
 function closeQuietly(fd) {
