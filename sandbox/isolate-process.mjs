@@ -124,15 +124,9 @@ function init(message) {
   };
   const slot = newSlot();
   idleSlots.push(slot);
-  // Ready once the first context is prepared: the first call finds it warm.
-  slot
-    .take()
-    .then((prepared) => {
-      slot.spares.unshift(Promise.resolve(prepared));
-      slot.refill();
-    })
-    .catch(() => undefined)
-    .finally(() => send({ type: 'ready' }));
+  // Ready once the first contexts are prepared: the first call finds one warm.
+  slot.refill();
+  void slot.whenRefilled().finally(() => send({ type: 'ready' }));
 }
 
 function newSlot() {
@@ -155,7 +149,6 @@ function dropSlot(slot, reason) {
   slotCount -= 1;
 }
 
-/** An idle warm slot, a new one while under the limit, or a place in the queue. */
 function acquireSlot() {
   const idle = idleSlots.pop();
   if (idle !== undefined) return Promise.resolve(idle);

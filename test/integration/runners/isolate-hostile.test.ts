@@ -150,6 +150,16 @@ describe('isolate runner: escape attempts', () => {
   });
 });
 
+describe('isolate runner: code that would run outside any call', () => {
+  it('gives the tool no FinalizationRegistry, so no finalizer can spin in its isolate after the call', async () => {
+    const runner = isolateRunner('spin-finalizer.mjs');
+    expect(jsonOf(await runner.run({ callId: 'finalizer', args: { rounds: 2000 } }, recordingOptions()))).toEqual({ registry: 'undefined' });
+    // Calls after it (its isolate, the contexts prepared there, and others beside) all answer.
+    const after = await Promise.all([1, 2, 3, 4, 5, 6].map((index) => runner.run({ callId: `after-${index}`, args: { rounds: 10 } }, recordingOptions())));
+    expect(after.map(jsonOf)).toEqual(Array.from({ length: 6 }, () => ({ registry: 'undefined' })));
+  });
+});
+
 describe('isolate runner: ctx.fs refusals', () => {
   let workspace: { dir: string; cleanup: () => Promise<void> };
   let outside: { dir: string; cleanup: () => Promise<void> };
