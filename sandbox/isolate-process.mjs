@@ -55,7 +55,7 @@ let acquireConnection;
 /**
  * @typedef {{ id: number, callId: string, timeoutMs: number, startedMs: number, stopped: boolean,
  *   slot: IsolateSlot | undefined, events: number, eventBytes: number, denials: number, attempts: number, pending: number,
- *   egressToken: string | undefined, aborter: AbortController,
+ *   egressToken: string | undefined, aborter: AbortController | undefined,
  *   fetch: ReturnType<typeof createScopedFetch> | undefined,
  *   fs: ReturnType<typeof createScopedFs> | undefined }} Call
  */
@@ -196,7 +196,8 @@ async function startCall(message) {
     attempts: 0,
     pending: 0,
     egressToken: typeof message.egressToken === 'string' ? message.egressToken : undefined,
-    aborter: new AbortController(),
+    // Made with the call's first fetch: most calls never fetch, and an abort builds a DOMException.
+    aborter: undefined,
     fetch: undefined,
     fs: undefined,
   };
@@ -279,7 +280,7 @@ function finishCall(call, message, body) {
 async function afterCall(call, slot) {
   calls.delete(call.id);
   // The call's fetches in flight end with it (the host closes its token at the proxy too).
-  call.aborter.abort();
+  call.aborter?.abort();
   if (call.stopped || !slot.isUsable) {
     dropSlot(slot, 'retired');
     slot.busy = false;
@@ -315,7 +316,7 @@ function stopCall(id) {
     call.stopped = true;
     calls.delete(id);
     call.slot?.dispose('retired');
-    call.aborter.abort();
+    call.aborter?.abort();
   }
   send({ type: 'stopped', id });
 }
@@ -475,7 +476,7 @@ function newCallFetch(call) {
     ...(sideEffect !== undefined ? { sideEffect } : {}),
     // Never a lookup here: without a proxy nothing passes admitByName's allow list anyway.
     proxy: proxy ?? { url: 'http://127.0.0.1:1', token: '0'.repeat(32) },
-    signal: call.aborter.signal,
+    signal: (call.aborter ??= new AbortController()).signal,
     maxRequestBytes: MAX_FETCH_REQUEST_BYTES,
     onDenied: (denial) => reportDenial(call, denial),
     onAttempt: (attempt) => reportAttempt(call, attempt),
