@@ -224,10 +224,10 @@ async function startCall(message) {
     }
     prepared.binding.dispatch = (id, op, args) => dispatch(call, prepared, id, op, args);
     const { module } = prepared.tool;
-    try {
-      await module.evaluate({ timeout: remainingMs(call) });
-    } catch (error) {
-      finishCall(call, ivmFailure(call, error, slot, 'evaluate'));
+    // Evaluated ahead (IsolateSlot.evaluateAhead), or now within the call's deadline.
+    const evaluated = prepared.evaluated ?? (await evaluateNow(module, call));
+    if (!evaluated.ok) {
+      finishCall(call, ivmFailure(call, evaluated.error, slot, 'evaluate'));
       return;
     }
     let envelope;
@@ -245,6 +245,15 @@ async function startCall(message) {
   } finally {
     prepared?.release();
     void afterCall(call, slot);
+  }
+}
+
+async function evaluateNow(module, call) {
+  try {
+    await module.evaluate({ timeout: remainingMs(call) });
+    return { ok: true };
+  } catch (error) {
+    return { ok: false, error };
   }
 }
 

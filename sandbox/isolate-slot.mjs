@@ -3,7 +3,8 @@
 // their own, so one call's heap exhaustion never fails another. Creating a
 // context, running the prelude and compiling and linking the tool module costs
 // about a millisecond, so contexts are prepared ahead, when the slot is built
-// and after each call; a warm call only evaluates the module and calls the tool.
+// and after each call, and the next call's module is evaluated then too: a warm
+// call only calls the tool.
 // The prelude is compiled once per isolate as a Script: each context runs it
 // afresh (its own closures, nothing shared but immutable code).
 // Plain ESM: it runs in the isolate process (sandbox/isolate-process.mjs).
@@ -16,6 +17,13 @@ export const HEAP_CHECK_EVERY_CALLS = 16;
 export const HEAP_REPLACE_FRACTION = 0.5;
 /** Bound on building the prelude's runtime (it only defines functions). */
 const PRELUDE_EVAL_TIMEOUT_MS = 1000;
+/**
+ * Bound on running a tool module's top level ahead of its call. Past it the
+ * context is thrown away and that slot stops evaluating ahead: its calls run the
+ * top level themselves, within their own deadline, as any call once did.
+ */
+export const EVALUATE_AHEAD_TIMEOUT_MS = 1000;
+const TIMED_OUT = 'Script execution timed out.';
 
 const RUNTIME_OPTION_KEYS = ['maxPendingHostCalls', 'maxOutputChars', 'maxMessageChars', 'maxEvents', 'maxEventChars', 'maxPathChars'];
 const PRELUDE_EXPORT = 'export default function createToolRuntime(';
@@ -62,7 +70,9 @@ return (kind, a, b, c) => (kind === 'run' ? runtime.run(a, b, c) : runtime.settl
  * @typedef {{ toolName: string, preludeClosure: string, toolSource: string, memoryMb: number,
  *   runtimeOptions: { maxPendingHostCalls: number, maxOutputChars: number, maxMessageChars: number, maxEvents: number, maxEventChars: number, maxPathChars: number } }} SlotSources
  * @typedef {{ binding: { dispatch: ((id: unknown, op: unknown, args: unknown) => void) | null },
- *   runtime: any, tool: { module: any } | { loadError: string }, release(): void }} PreparedContext
+ *   runtime: any, tool: { module: any } | { loadError: string }, release(): void,
+ *   evaluated?: { ok: true } | { ok: false, error: unknown } }} PreparedContext
+ *   `evaluated`: how the module's top level ended, when it ran ahead of the call.
  */
 
 /**
@@ -105,6 +115,8 @@ export class IsolateSlot {
     this.memoryLimitMb = Math.max(8, sources.memoryMb);
     /** @type {any[]} Modules of finished calls, released once the isolate is idle. */
     this.modulesToRelease = [];
+    /** Whether the next call's module is evaluated during the refill (off after a top level timed out). */
+    this.evaluatesAhead = true;
     this.isolate = new ivm.Isolate({
       memoryLimit: this.memoryLimitMb,
       onCatastrophicError: (message) => {
@@ -144,12 +156,43 @@ export class IsolateSlot {
         this.spares.push(this.prepareNow(context));
         context = undefined;
       }
+      // Last, as it runs tool code: the synchronous steps above need the isolate idle.
+      await this.evaluateAhead();
     })()
       // A failed spare is dropped; the next call prepares its own and reports the failure.
       .catch(() => undefined)
       .finally(() => {
         this.refilling = undefined;
       });
+  }
+
+  /**
+   * Runs the next call's module top level now, off that call's path, so the call
+   * itself is one step on the isolate's thread (the tool) instead of two. Only
+   * the first spare: one evaluated module at most waits beside a call's, as
+   * when each call evaluated its own. The top level has no ctx (it gets one
+   * only as an argument of the default export), so nothing of it reaches a
+   * call; a throw is kept and reported by the call that takes the context, as
+   * it would have been; a heap exhaustion ends the isolate as it would have.
+   */
+  async evaluateAhead() {
+    const next = this.spares[0];
+    if (!this.evaluatesAhead || next === undefined || next.evaluated !== undefined || !('module' in next.tool) || !this.isUsable) return;
+    this.dirty = true;
+    try {
+      await next.tool.module.evaluate({ timeout: EVALUATE_AHEAD_TIMEOUT_MS });
+      next.evaluated = { ok: true };
+    } catch (error) {
+      if (error instanceof Error && error.message === TIMED_OUT) {
+        // A slow top level: this context goes, and this slot's calls evaluate their own.
+        this.evaluatesAhead = false;
+        const at = this.spares.indexOf(next);
+        if (at >= 0) this.spares.splice(at, 1);
+        next.release();
+        return;
+      }
+      next.evaluated = { ok: false, error };
+    }
   }
 
   /** Settles once a refill under way is done (the first context at start). */
