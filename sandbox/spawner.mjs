@@ -11,8 +11,10 @@
 // environment, and it starts with the host's inheritable descriptors closed.
 //
 // Protocol (JSON over the IPC channel), host → spawner:
-//   { type: 'spawn', id, file, args, cwd, env, fd4? }  fd4: base64 bytes the child
-//                                                    reads on fd 4 (bubblewrap's --seccomp program)
+//   { type: 'spawn', id, file, args, cwd, env, fd4?, files? }  fd4: base64 bytes the child
+//                                                    reads on fd 4 (bubblewrap's --seccomp program);
+//                                                    files: host paths the child finds open read-only
+//                                                    on fds 5, 6, … (bubblewrap's --file sources)
 //   { type: 'memory', id }                           (diagnostics)
 // spawner → host:
 //   { type: 'ready' }                                once listening
@@ -22,7 +24,7 @@
 //   { type: 'exit', id, exitCode, signal }           the tool's leader exited
 //   { type: 'memory', id, usage, liveGroups }        process.memoryUsage() and live tools
 import { spawn } from 'node:child_process';
-import { closeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync } from 'node:fs';
 import { listInheritableDescriptors } from './inherited-fds.mjs';
 
 /** Process-group leaders still alive, by pid: killed if the host goes away. */
@@ -52,19 +54,25 @@ process.on('message', (message) => {
 
 process.send({ type: 'ready' });
 
-function startTool({ id, file, args, cwd, env, fd4 }) {
+function startTool({ id, file, args, cwd, env, fd4, files }) {
   let child;
   const input = typeof fd4 === 'string' ? Buffer.from(fd4, 'base64') : undefined;
+  const opened = Array.isArray(files) ? files.map(openForChild) : [];
   try {
     // fd 3 is bubblewrap's --json-status-fd: it reports the exit code there
     // itself, so the host learns it without waiting for this process's loop.
     // fd 4, when asked for, carries a few hundred bytes bubblewrap reads at
     // start (the seccomp program): a pipe, so no file of it exists anywhere.
-    const stdio = ['pipe', 'pipe', 'pipe', 'pipe', ...(input === undefined ? [] : ['pipe'])];
-    child = spawn(file, args, { cwd, env, detached: true, stdio });
+    // fds 5 and up are the files bubblewrap copies into the sandbox (--file),
+    // each closed by bubblewrap once copied: the tool never holds one.
+    const stdio = ['pipe', 'pipe', 'pipe', 'pipe', input === undefined ? (opened.length === 0 ? undefined : 'ignore') : 'pipe', ...opened];
+    child = spawn(file, args, { cwd, env, detached: true, stdio: stdio.filter((entry) => entry !== undefined) });
   } catch (error) {
     process.send({ type: 'failed', id, errorCode: error?.code ?? 'spawn_error' });
     return;
+  } finally {
+    // The child has its own copies once spawn() returned (or there is no child).
+    for (const fd of opened) closeQuietly(fd);
   }
   const pid = child.pid;
   if (pid === undefined) {
@@ -88,6 +96,30 @@ function startTool({ id, file, args, cwd, env, fd4 }) {
   process.send({ type: 'spawned', id, pid });
   // Sent without keepOpen: our copy of each descriptor is closed once it is across.
   child.stdio.slice(0, 4).forEach((stream, fd) => process.send({ type: 'stdio', id, fd }, stream));
+}
+
+// Read-only, for the child only. A file gone since the host listed it, or no longer a
+// regular file, is copied empty (never a missing descriptor, on which bubblewrap would fail
+// the whole sandbox). O_NONBLOCK: opening a FIFO put there meanwhile must not hang this
+// process, and a device (an endless /dev/zero) is never handed over to be copied.
+function openForChild(path) {
+  let fd;
+  try {
+    fd = openSync(String(path), constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+    if (fstatSync(fd).isFile()) return fd;
+  } catch {
+    // gone or unreadable: an empty file instead
+  }
+  if (fd !== undefined) closeQuietly(fd);
+  return openSync('/dev/null', 'r');
+}
+
+function closeQuietly(fd) {
+  try {
+    closeSync(fd);
+  } catch {
+    // already closed
+  }
 }
 
 function killGroup(pid) {

@@ -2,7 +2,7 @@
 // Both isolation modes get a pid namespace (killing bwrap kills every
 // descendant, setsid'd or not), --die-with-parent, a new session (no TIOCSTI
 // terminal injection), an environment of exactly spec.env, and resource limits
-// (prlimit, plus a pids cgroup joined before the tool starts). `namespace` adds
+// (the gate shell's ulimit, or prlimit, plus a pids cgroup joined before the tool starts). `namespace` adds
 // ipc/uts/cgroup/user/net namespaces (with a non-empty networkAllow, the only
 // way out is the host's egress proxy, through a bridge started by the gate),
 // a seccomp filter (seccomp.ts),
@@ -10,11 +10,11 @@
 // with their access, the manifest folder read-only, the host's own manifests,
 // policies and state read-only or hidden (sandbox-guard.ts), a private /tmp,
 // and no /root, /home or secret files from /etc.
-import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
-import { isAbsolute, resolve } from 'node:path';
+import { accessSync, constants, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { basename, isAbsolute, resolve } from 'node:path';
 import { HostError } from '../../errors.js';
 import type { PidsCgroup, PidsCgroups } from './pids-cgroup.js';
-import { buildPrlimitArgv, computeSandboxLimits, type SandboxLimitOverrides } from './rlimits.js';
+import { buildDashUlimitScript, buildPrlimitArgv, computeSandboxLimits, type SandboxLimitOverrides } from './rlimits.js';
 import type { RunSpec } from '../types.js';
 import { bwrapSupports, findBwrap, findExecutable, findPrlimit } from './binaries.js';
 import { isPathInside, resolveCommandMounts } from './command.js';
@@ -67,6 +67,13 @@ const START_GATE_SCRIPT = 'read -r start && exec "$@"';
 export const SANDBOX_STATUS_FD = 3;
 /** bubblewrap's --seccomp: the spawner writes the program into this descriptor (see sandboxFd4Input). */
 export const SANDBOX_SECCOMP_FD = 4;
+/**
+ * bubblewrap's --file: the allowlisted /etc files copied into the sandbox's root read their
+ * content from descriptors numbered from here up, opened by the spawner (see sandboxFileInputs).
+ */
+export const SANDBOX_FILE_FD_BASE = 5;
+/** An allowlisted /etc file larger than this is bind-mounted instead of copied. */
+export const ETC_COPY_MAX_BYTES = 256 * 1024;
 /** Where the sandbox sees its pids cgroup's `cgroup.procs` (namespace mode). */
 export const SANDBOX_CGROUP_PROCS_PATH = '/run/toolhost/cgroup.procs';
 export const SANDBOX_HOSTNAME = 'toolhost-sandbox';
@@ -74,7 +81,8 @@ export const SANDBOX_HOSTNAME = 'toolhost-sandbox';
 export const PRIVATE_TMPFS_MAX_BYTES = 256 * 1024 * 1024;
 
 /**
- * The argv prefix to put before spec.command: `bwrap …flags… -- prlimit …limits… -- sh -c <[join cgroup,] start gate>`.
+ * The argv prefix to put before spec.command: `bwrap …flags… -- sh -c <limits, [join cgroup,] start gate>`
+ * (with a /bin/sh other than dash: `bwrap …flags… -- prlimit …limits… -- sh -c <[join cgroup,] start gate>`).
  * Throws `sandbox_unavailable` when bubblewrap or prlimit cannot be found: never a run without isolation.
  * Creates the call's pids cgroup (when the host has one and opts.cgroup brings none) as a side effect; empty ones are swept later.
  */
@@ -115,7 +123,7 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
     const tmpfsSize = bwrapSupports(facts, bwrap, '--size') ? ['--size', String(PRIVATE_TMPFS_MAX_BYTES)] : [];
     // bubblewrap covers /proc/sys and /proc/sysrq-trigger only when it cannot write them, and
     // a root-mapped user passes test_perm on global sysctls: the whole /proc goes read-only.
-    argv.push(...systemMounts(facts), '--proc', '/proc', '--remount-ro', '/proc', '--dev', '/dev', ...tmpfsSize, '--tmpfs', '/dev/shm');
+    argv.push(...systemMounts(facts, bwrapSupports(facts, bwrap, '--perms')), '--proc', '/proc', '--remount-ro', '/proc', '--dev', '/dev', ...tmpfsSize, '--tmpfs', '/dev/shm');
     argv.push(...(opts.privateTmp !== undefined ? ['--bind', opts.privateTmp, '/tmp'] : [...tmpfsSize, '--tmpfs', '/tmp']));
     argv.push(...mounts);
     if (cgroup !== undefined) argv.push('--bind', cgroup.procsPath, SANDBOX_CGROUP_PROCS_PATH);
@@ -131,13 +139,17 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
   argv.push('--');
   // RLIMIT_NPROC only means "per sandbox" inside a user namespace, and never binds root.
   const nprocApplies = isolated && features.userNamespace && process.getuid?.() !== 0;
-  argv.push(...buildPrlimitArgv(prlimit, limits, nprocApplies));
-  // Then the start gate (and the cgroup join, then the egress bridge): if joining fails or the
-  // bridge does not come up, the tool never starts (fail closed).
-  const bridge = socat === undefined ? '' : `{ ${bridgeScript(socat)}; } && `;
   const shell = shellPath(facts);
-  if (cgroup !== undefined) argv.push(shell, '-c', `echo 0 > "$0" && ${bridge}${START_GATE_SCRIPT}`, isolated ? SANDBOX_CGROUP_PROCS_PATH : cgroup.procsPath);
-  else argv.push(shell, '-c', `${bridge}${START_GATE_SCRIPT}`, 'toolhost-gate');
+  // The limits are set by the gate shell's own builtins where it is dash (one exec fewer in
+  // every sandbox), else by prlimit in front of it; either way before any tool code runs.
+  const ulimits = basename(shell) === 'dash' ? buildDashUlimitScript(limits, nprocApplies) : undefined;
+  if (ulimits === undefined) argv.push(...buildPrlimitArgv(prlimit, limits, nprocApplies));
+  const limited = ulimits === undefined ? '' : `${ulimits} && `;
+  // Then the start gate (and the cgroup join, then the egress bridge): if a limit cannot be set,
+  // joining fails or the bridge does not come up, the tool never starts (fail closed).
+  const bridge = socat === undefined ? '' : `{ ${bridgeScript(socat)}; } && `;
+  if (cgroup !== undefined) argv.push(shell, '-c', `${limited}echo 0 > "$0" && ${bridge}${START_GATE_SCRIPT}`, isolated ? SANDBOX_CGROUP_PROCS_PATH : cgroup.procsPath);
+  else argv.push(shell, '-c', `${limited}${bridge}${START_GATE_SCRIPT}`, 'toolhost-gate');
   return argv;
 }
 
@@ -156,6 +168,28 @@ export function sandboxFd4Input(facts: SandboxFacts, argv: readonly string[]): U
   return program.bytes;
 }
 
+/**
+ * The host files a process started with `argv` must find open on descriptors
+ * SANDBOX_FILE_FD_BASE, +1, …: the sources of bubblewrap's `--file FD DEST` flags
+ * before `--`, each the allowlisted /etc file at DEST (computeSystemMounts only
+ * copies a file to its own path). spawnTool calls this, so every caller of
+ * buildSandboxArgv gets them. Anything else (a fd out of sequence, a path off the
+ * allowlist) throws: the host opens no other file for a sandbox.
+ */
+export function sandboxFileInputs(argv: readonly string[]): readonly string[] {
+  const end = argv.indexOf('--');
+  const paths: string[] = [];
+  for (let at = argv.indexOf('--file'); at !== -1 && (end === -1 || at < end); at = argv.indexOf('--file', at + 3)) {
+    const fd = argv[at + 1];
+    const path = argv[at + 2] ?? '';
+    if (fd !== String(SANDBOX_FILE_FD_BASE + paths.length) || !ETC_ALLOWLIST_PATHS.has(path)) {
+      throw new TypeError(`not a sandbox file input: --file ${String(fd)} ${path}`);
+    }
+    paths.push(path);
+  }
+  return paths;
+}
+
 /** Directories (or /usr-merge symlinks) the namespace sandbox shows read-only from the host. */
 export const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'] as const;
 
@@ -169,6 +203,8 @@ export const ETC_ALLOWLIST = [
   'localtime', 'timezone', 'os-release', 'debian_version', 'mime.types', 'protocols', 'services', 'locale.alias',
   'locale.conf', 'magic', 'magic.mime', 'inputrc', 'terminfo', 'fonts', 'python3', 'python3.11', 'python3.12',
 ] as const;
+
+const ETC_ALLOWLIST_PATHS: ReadonlySet<string> = new Set(ETC_ALLOWLIST.map((name) => `/etc/${name}`));
 
 /** Private-key folders inside allowlisted /etc folders, hidden under an empty tmpfs. */
 export const ETC_MASKED = ['/etc/ssl/private', '/etc/pki/tls/private'] as const;
@@ -188,20 +224,29 @@ function namespaceFlags(features: ReturnType<typeof detectSandboxFeatures>, unsh
 }
 
 // Read from the host's /usr and /etc once per host: a dozen lstat calls at every sandbox start otherwise.
-function systemMounts(facts: SandboxFacts): readonly string[] {
-  return facts.remember('system-mounts', () => Object.freeze(computeSystemMounts()));
+function systemMounts(facts: SandboxFacts, canCopy: boolean): readonly string[] {
+  return facts.remember(`system-mounts\0${String(canCopy)}`, () => Object.freeze(computeSystemMounts(canCopy)));
 }
 
-function computeSystemMounts(): string[] {
+function computeSystemMounts(canCopy: boolean): string[] {
   const argv: string[] = [];
   for (const dir of SYSTEM_DIRS) {
     const kind = entryKind(dir);
     if (kind === 'symlink') argv.push('--symlink', readlinkSync(dir), dir);
     else if (kind === 'dir') argv.push('--ro-bind', dir, dir);
   }
+  // A small regular file (or a symlink to one, as a bind would show it) is copied into the
+  // sandbox's root, whose final remount makes it read-only: a bind mount costs bubblewrap a
+  // mount, a remount and a read of the whole mount table, each file (a quarter of a
+  // namespaced sandbox's CPU for the twenty-odd files here). Its content is read when the
+  // sandbox starts, from the same path a bind would have shown; folders are still bound.
+  let copied = 0;
   for (const name of ETC_ALLOWLIST) {
     const path = `/etc/${name}`;
-    if (entryKind(path) !== undefined) argv.push('--ro-bind-try', path, path);
+    if (entryKind(path) === undefined) continue;
+    const mode = canCopy ? copyableFileMode(path) : undefined;
+    if (mode === undefined) argv.push('--ro-bind-try', path, path);
+    else argv.push('--perms', mode, '--file', String(SANDBOX_FILE_FD_BASE + copied++), path);
   }
   for (const path of ETC_MASKED) {
     if (entryKind(path) === 'dir') argv.push('--tmpfs', path);
@@ -261,6 +306,18 @@ function sandboxEnv(env: Readonly<Record<string, string>>): Record<string, strin
 // Resolved once per host: /bin/sh does not move under a running host, and this ran at every sandbox start.
 function shellPath(facts: SandboxFacts): string {
   return facts.remember('shell', () => realpathSync('/bin/sh'));
+}
+
+// The octal mode of a regular file the host can read and that is small enough to copy; else undefined.
+function copyableFileMode(path: string): string | undefined {
+  try {
+    const stat = statSync(path);
+    if (!stat.isFile() || stat.size > ETC_COPY_MAX_BYTES) return undefined;
+    accessSync(path, constants.R_OK);
+    return (stat.mode & 0o7777).toString(8).padStart(4, '0');
+  } catch {
+    return undefined;
+  }
 }
 
 function entryKind(path: string): 'dir' | 'symlink' | 'file' | undefined {

@@ -1,6 +1,7 @@
-// Resource limits of one sandboxed process, and the `prlimit` argv that applies
-// them inside bubblewrap, right before the tool's command is exec'd (so they
-// bind the tool and everything it starts, never bubblewrap itself).
+// Resource limits of one sandboxed process, and what applies them inside
+// bubblewrap right before the tool's command is exec'd (so they bind the tool and
+// everything it starts, never bubblewrap itself): the gate shell's own `ulimit`
+// builtins where /bin/sh is dash, else a `prlimit` argv in front of the shell.
 import type { RunSpec } from '../types.js';
 
 /** Limits of one process tool; every field is a count or carries its unit. */
@@ -68,6 +69,29 @@ export function buildPrlimitArgv(prlimitPath: string, limits: SandboxLimits, wit
     ...(withProcessRlimit ? [`--nproc=${limits.processes}`] : []),
     '--',
   ];
+}
+
+/**
+ * The same limits as the gate shell's own `ulimit` builtins, for dash (Debian's
+ * /bin/sh): `ulimit -v KiB && ulimit -t HARD && ulimit -S -t SOFT && ulimit -f BLOCKS
+ * && ulimit -n N [&& ulimit -p N]`, applied before the shell joins the cgroup and
+ * opens the gate, so they bind the tool as prlimit's did, without exec'ing prlimit
+ * in every sandbox. dash counts -v in KiB and -f in 512-byte blocks: a limit that
+ * is not a whole number of them gives undefined (prlimit then, which takes bytes).
+ * Other shells' ulimit differs in units and letters (bash: -f in KiB outside POSIX
+ * mode, -u for processes): only dash is asked for.
+ */
+export function buildDashUlimitScript(limits: SandboxLimits, withProcessRlimit: boolean): string | undefined {
+  if (limits.addressSpaceBytes % 1024 !== 0 || limits.fileSizeBytes % 512 !== 0) return undefined;
+  return [
+    `ulimit -v ${limits.addressSpaceBytes / 1024}`,
+    // Both limits, then the soft one lower: SIGXCPU at the soft limit, SIGKILL one second later.
+    `ulimit -t ${limits.cpuSeconds + 1}`,
+    `ulimit -S -t ${limits.cpuSeconds}`,
+    `ulimit -f ${limits.fileSizeBytes / 512}`,
+    `ulimit -n ${limits.openFiles}`,
+    ...(withProcessRlimit ? [`ulimit -p ${limits.processes}`] : []),
+  ].join(' && ');
 }
 
 function requirePositiveInteger(name: string, value: number): number {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
 import type { RunSpec } from '../types.js';
 import { killProcessGroupNow, type ProcessGroups } from './kill.js';
-import { sandboxFd4Input, START_LINE } from '../bwrap/argv.js';
+import { sandboxFd4Input, sandboxFileInputs, START_LINE } from '../bwrap/argv.js';
 import type { SandboxFacts } from '../bwrap/sandbox-facts.js';
 import { readSandboxExitCode } from '../bwrap/status.js';
 import type { SpawnerExit, SpawnerService } from './spawner-client.js';
@@ -76,7 +76,8 @@ export async function spawnTool(argv: readonly string[], env: Readonly<Record<st
   if (file === undefined) throw new TypeError('spawnTool needs a non-empty argv');
   // The whole environment, copied: never the host's (a secret there must stay invisible).
   const fd4 = sandboxFd4Input(services.facts, argv);
-  const started = await services.spawner.spawn({ file, args, cwd, env: { ...env }, ...(fd4 === undefined ? {} : { fd4 }) });
+  const files = sandboxFileInputs(argv);
+  const started = await services.spawner.spawn({ file, args, cwd, env: { ...env }, ...(fd4 === undefined ? {} : { fd4 }), ...(files.length === 0 ? {} : { files }) });
   if (!started.ok) return failedSpawn(started.errorCode);
   const { pid, stdin, stdout, stderr, status } = started.process;
   services.groups.track(pid);

@@ -23,6 +23,8 @@ export interface SpawnerRequest {
   readonly env: Readonly<Record<string, string>>;
   /** Bytes the new process reads on fd 4 (bubblewrap's --seccomp program), then end of file. */
   readonly fd4?: Uint8Array;
+  /** Host files the new process finds open read-only on fds 5, 6, … (bubblewrap's --file sources; see sandboxFileInputs). */
+  readonly files?: readonly string[];
 }
 
 /** A started process: its leader's pid (its own process group) and its pipes. */
@@ -203,7 +205,8 @@ class Spawner {
     };
     try {
       const fd4 = request.fd4 === undefined ? {} : { fd4: Buffer.from(request.fd4).toString('base64') };
-      this.child.send({ type: 'spawn', id, file: request.file, args: request.args, cwd: request.cwd, env: request.env, ...fd4 }, failSend);
+      const files = request.files === undefined ? {} : { files: request.files };
+      this.child.send({ type: 'spawn', id, file: request.file, args: request.args, cwd: request.cwd, env: request.env, ...fd4, ...files }, failSend);
     } catch (error) {
       failSend(error instanceof Error ? error : new Error(String(error)));
     }

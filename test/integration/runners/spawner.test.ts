@@ -2,7 +2,10 @@
 // it hands over arrive whole even when the tool writes before the host holds
 // them; a spawner that dies takes its tools along and is replaced; it ignores
 // the terminal's and a group's signals (the host decides when it ends).
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { spawnTool } from '../../../src/runner/process/spawn.js';
 import { buildSandboxArgv, START_LINE } from '../../../src/runner/bwrap/argv.js';
@@ -21,6 +24,26 @@ function sleeper(): Promise<Awaited<ReturnType<typeof spawnTool>>> {
 }
 
 describe('spawner process', () => {
+  it('hands the files a sandbox copies over on fds 5 and up, and an empty one for anything but a regular file', async () => {
+    // A FIFO would block an ordinary open, and a device would be copied forever: both come across empty.
+    const dir = mkdtempSync(join(tmpdir(), 'toolhost-spawner-files-'));
+    try {
+      writeFileSync(join(dir, 'plain'), 'plain text');
+      execFileSync('mkfifo', [join(dir, 'fifo')]);
+      const files = [join(dir, 'plain'), join(dir, 'fifo'), '/dev/zero', join(dir, 'missing')];
+      const script = 'for fd in 5 6 7 8; do printf "%s:" "$(cat <&$fd)"; done; [ -e /proc/self/fd/9 ] || echo end';
+      const started = await services.spawner.spawn({ file: '/bin/sh', args: ['-c', script, t.marker], cwd: '/', env: {}, files });
+      if (!started.ok) throw new Error(started.errorCode);
+      let out = '';
+      started.process.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+      started.process.stdin.end();
+      await new Promise((resolve) => started.process.stdout.once('close', resolve));
+      expect(out).toBe('plain text::::end\n');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('forks the sandbox of a call, so the host itself never forks for a process tool', async () => {
     const runner = t.start({ command: ['/bin/sh', '-c', 'cat; exec /bin/sleep 1000', t.marker] });
     // close() ends the call: the deadline only bounds a failure.

@@ -1,10 +1,11 @@
 // Hostile filesystem tests for isolation: namespace, through the real bubblewrap
 // argv: writes outside the workspace never reach the host, read-only roots stay
 // read-only, secrets and homes are invisible, planted symlinks lead nowhere.
-import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { PRIVATE_TMPFS_MAX_BYTES } from '../../../src/runner/bwrap/argv.js';
+import { ETC_ALLOWLIST, PRIVATE_TMPFS_MAX_BYTES } from '../../../src/runner/bwrap/argv.js';
 import { makeTempDir, PROBE_PY, probeSpec, runProbe, useSandboxTest } from './harness.js';
 
 describe('namespace sandbox: filesystem', () => {
@@ -78,6 +79,25 @@ describe('namespace sandbox: filesystem', () => {
     const rootListing = results[7] as { ok?: string[]; error?: string };
     expect(rootListing.error === 'ENOENT' || (rootListing.ok ?? []).every((entry) => entry === '.pyenv')).toBe(true);
     expect(results[8]).toHaveProperty('ok');
+  });
+
+  it('shows the allowlisted /etc files as the host has them, read-only, and leaves the tool no descriptor of them', async () => {
+    // Small regular files are copied into the sandbox (bubblewrap --file, from descriptors the
+    // spawner opens), not bind-mounted: the same content and mode, under the same read-only root.
+    const files = ETC_ALLOWLIST.map((name) => `/etc/${name}`).filter((path) => existsSync(path) && statSync(path).isFile());
+    expect(files).toContain('/etc/passwd');
+    const spec = probeSpec(sandbox.marker, { roots: [{ path: sandbox.workspace.path, access: 'read_write' }] });
+    const results = await runProbe(spec, { cwd: sandbox.workspace.path }, [
+      ...files.map((path) => ({ op: 'digest', path })),
+      ...files.map((path) => ({ op: 'write', path, text: 'planted' })),
+      { op: 'fds' },
+    ]);
+    const host = files.map((path) => ({ ok: { sha256: createHash('sha256').update(readFileSync(path)).digest('hex'), mode: (statSync(path).mode & 0o7777).toString(8).padStart(4, '0') } }));
+    expect(results.slice(0, files.length)).toEqual(host);
+    expect(results.slice(files.length, 2 * files.length)).toEqual(files.map(() => ({ error: 'EROFS' })));
+    // Only its three pipes: bubblewrap closed every descriptor it copied a file from.
+    expect(Object.keys((results[2 * files.length] as { ok: Record<string, string> }).ok).sort()).toEqual(['0', '1', '2']);
+    for (const path of files) expect(readFileSync(path, 'utf8')).not.toContain('planted');
   });
 
   it('keeps /etc/shadow unreadable even under a root declared at /etc', async () => {

@@ -41,6 +41,27 @@ describe.each(['namespace', 'none'] as const)('isolation %s: resource limits', (
     expect(facts.forked).toBeLessThan(20);
   });
 
+  it('gives the tool exactly the limits asked for, soft and hard (the gate shell sets them where it is dash, else prlimit)', async () => {
+    const spec = probeSpec(sandbox.marker, {
+      isolation,
+      memoryMb: 96,
+      command: ['/bin/cat', '/proc/self/limits'],
+      env: { PATH: '/usr/bin:/bin', [MARKER_VARIABLE]: sandbox.marker },
+      roots: [{ path: sandbox.workspace.path, access: 'read' }],
+    });
+    // 1 MiB is whole 512-byte blocks (dash's ulimit -f); 1000 bytes is not, so prlimit sets that one.
+    for (const fileSizeBytes of [1024 * 1024, 1000]) {
+      const run = await runSandboxed(spec, { cwd: sandbox.workspace.path, timeoutMs: 4000, limits: { fileSizeBytes, openFiles: 77 } });
+      expect(run.exitCode).toBe(0);
+      const limit = (name: string) => new RegExp(`^${name}\\s+(\\S+)\\s+(\\S+)`, 'm').exec(run.stdout)?.slice(1, 3);
+      expect(limit('Max address space')).toEqual([String(96 * 1024 * 1024), String(96 * 1024 * 1024)]);
+      // 4 s rounded up plus the margin; SIGKILL one second after SIGXCPU.
+      expect(limit('Max cpu time')).toEqual(['6', '7']);
+      expect(limit('Max file size')).toEqual([String(fileSizeBytes), String(fileSizeBytes)]);
+      expect(limit('Max open files')).toEqual(['77', '77']);
+    }
+  });
+
   it('kills a busy loop at the CPU limit derived from the timeout', async () => {
     const spec = probeSpec(sandbox.marker, {
       isolation,
@@ -50,7 +71,7 @@ describe.each(['namespace', 'none'] as const)('isolation %s: resource limits', (
     });
     // timeoutMs 1 → 1 s + the 2 s margin: SIGXCPU at 3 CPU seconds, SIGKILL at 4.
     const argv = buildSandboxArgv(spec, { services, cwd: sandbox.workspace.path, timeoutMs: 1 });
-    expect(argv).toContain('--cpu=3:4');
+    expect(argv.includes('--cpu=3:4') || argv.some((arg) => arg.includes('ulimit -t 4 && ulimit -S -t 3 && '))).toBe(true);
     const run = await runSandboxed(spec, { cwd: sandbox.workspace.path, timeoutMs: 1 });
     // bubblewrap reports a child killed by a signal as 128 + the signal number (SIGXCPU = 24).
     expect(run.exitCode).toBe(128 + 24);

@@ -28,6 +28,7 @@ const IMMUTABLE_CONSTANTS: ReadonlyMap<string, string> = new Map([
   ['worker/worker-runner.ts:LOG_LEVELS', 'ReadonlySet of log level names'],
   ['isolate/isolate-process.ts:LOG_LEVELS', 'ReadonlySet of log level names'],
   ['bwrap/egress-request-head.ts:HOP_HEADERS', 'ReadonlySet of hop-by-hop header names'],
+  ['bwrap/argv.ts:ETC_ALLOWLIST_PATHS', 'ReadonlySet of the allowlisted /etc paths'],
   // A fatal, non-streaming decoder keeps nothing between decode() calls.
   ['process/output-cap.ts:STRICT_UTF8', 'TextDecoder used only without { stream: true }'],
 ]);

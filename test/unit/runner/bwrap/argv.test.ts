@@ -1,13 +1,13 @@
 // The shape of the bubblewrap command line: which flags each isolation mode
-// gets, what is bound where and with which access, and the limits prlimit applies.
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+// gets, what is bound where and with which access, and the limits the gate shell or prlimit applies.
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { computeSandboxLimits, CPU_MARGIN_SECONDS, DEFAULT_CPU_SECONDS, DEFAULT_PROCESSES } from '../../../../src/runner/bwrap/rlimits.js';
+import { buildDashUlimitScript, computeSandboxLimits, CPU_MARGIN_SECONDS, DEFAULT_CPU_SECONDS, DEFAULT_PROCESSES } from '../../../../src/runner/bwrap/rlimits.js';
 import type { RunSpec } from '../../../../src/runner/types.js';
-import { buildSandboxArgv, SANDBOX_DEFAULT_PATH, SANDBOX_SECCOMP_FD } from '../../../../src/runner/bwrap/argv.js';
+import { buildSandboxArgv, ETC_ALLOWLIST, ETC_COPY_MAX_BYTES, SANDBOX_DEFAULT_PATH, SANDBOX_FILE_FD_BASE, SANDBOX_SECCOMP_FD, sandboxFileInputs } from '../../../../src/runner/bwrap/argv.js';
 import { SANDBOX_EGRESS_SOCKET } from '../../../../src/runner/bwrap/egress-bridge.js';
 import { runSpec } from '../../../helpers/run-spec.js';
 import { useProcessServices } from '../../../helpers/process-services.js';
@@ -17,6 +17,9 @@ const services = useProcessServices();
 const MANIFEST_DIR = realpathSync(fileURLToPath(new URL('../../../fixtures/tools/sandbox/', import.meta.url)));
 const READ_ROOT = realpathSync(fileURLToPath(new URL('../../../fixtures/', import.meta.url)));
 const WRITE_ROOT = realpathSync(fileURLToPath(new URL('../../../unit/', import.meta.url)));
+
+/** Debian's /bin/sh: the gate shell sets the limits itself (ulimit), without prlimit. */
+const IS_DASH = basename(realpathSync('/bin/sh')) === 'dash';
 
 // Every argv built here made a pids cgroup that no sandbox joins: closing the services removes them.
 
@@ -41,17 +44,24 @@ function pairsOf(bwrap: string[], flag: string): string[] {
 }
 
 describe('buildSandboxArgv', () => {
-  it('starts with bubblewrap, then prlimit, and ends with the start gate', () => {
+  it('starts with bubblewrap, then the limits (the gate shell\'s ulimit with dash, else prlimit), and ends with the start gate', () => {
     for (const isolation of ['none', 'namespace'] as const) {
       const argv = buildSandboxArgv(spec({ isolation }), { services, cwd: WRITE_ROOT });
       expect(argv[0]).toMatch(/(^|\/)bwrap$/);
       const prlimitAt = argv.findIndex((arg) => /(^|\/)prlimit$/.test(arg));
-      expect(prlimitAt).toBeGreaterThan(argv.indexOf('--'));
       // The gate is the last thing before the tool: a shell that reads one line, then execs "$@".
       const gateAt = argv.indexOf('-c');
-      expect(gateAt).toBeGreaterThan(prlimitAt);
+      expect(gateAt).toBeGreaterThan(argv.indexOf('--'));
       expect(argv[gateAt + 1]).toMatch(/read -r start && exec "\$@"$/);
       expect(argv).toHaveLength(gateAt + 3);
+      if (IS_DASH) {
+        // The limits first, then the cgroup join and the gate: all before any tool code.
+        expect(prlimitAt).toBe(-1);
+        expect(argv[gateAt + 1]).toMatch(/^ulimit -v \d+ && .* && echo 0 > "\$0" && read -r start/);
+      } else {
+        expect(prlimitAt).toBeGreaterThan(argv.indexOf('--'));
+        expect(gateAt).toBeGreaterThan(prlimitAt);
+      }
     }
   });
 
@@ -116,7 +126,9 @@ describe('buildSandboxArgv', () => {
     expect(bwrap.lastIndexOf(MANIFEST_DIR)).toBeGreaterThan(bwrap.lastIndexOf(READ_ROOT));
     const bound = [...readOnly, ...readWrite, ...pairsOf(bwrap, '--ro-bind-try')].map((pair) => pair.split(' ')[0]);
     for (const path of ['/', '/etc', '/root', '/home', '/etc/shadow', '/etc/gshadow', '/var']) expect(bound).not.toContain(path);
-    expect(bound).toContain('/etc/passwd');
+    // /etc/passwd is there as a copy (see "the allowlisted /etc files"), its folders bound.
+    expect(pairsOf(bwrap, '--file').map((pair) => pair.split(' ')[1])).toContain('/etc/passwd');
+    if (existsSync('/etc/ssl')) expect(bound).toContain('/etc/ssl');
   });
 
   it('gives a private tmpfs /tmp, or the caller\'s private directory as /tmp', () => {
@@ -140,10 +152,33 @@ describe('buildSandboxArgv', () => {
     expect(() => buildSandboxArgv(spec({ env: { 'A=B': 'x' } }), { services, cwd: WRITE_ROOT })).toThrow(TypeError);
   });
 
-  it('applies address space, CPU, file size and open-file limits with prlimit', () => {
+  it('applies address space, CPU, file size and open-file limits (dash\'s ulimit units, else prlimit\'s bytes)', () => {
     const argv = buildSandboxArgv(spec({ memoryMb: 64 }), { services, cwd: WRITE_ROOT, timeoutMs: 2500, limits: { fileSizeBytes: 4096, openFiles: 32 } });
-    const prlimit = argv.slice(argv.findIndex((arg) => /(^|\/)prlimit$/.test(arg)));
-    expect(prlimit.slice(1)).toEqual(expect.arrayContaining([`--as=${64 * 1024 * 1024}`, `--cpu=${3 + CPU_MARGIN_SECONDS}:${4 + CPU_MARGIN_SECONDS}`, '--fsize=4096', '--nofile=32']));
+    const cpu = 3 + CPU_MARGIN_SECONDS;
+    if (IS_DASH) {
+      expect(argv[argv.indexOf('-c') + 1]).toContain(`ulimit -v ${64 * 1024} && ulimit -t ${cpu + 1} && ulimit -S -t ${cpu} && ulimit -f 8 && ulimit -n 32 && `);
+    } else {
+      const prlimit = argv.slice(argv.findIndex((arg) => /(^|\/)prlimit$/.test(arg)));
+      expect(prlimit.slice(1)).toEqual(expect.arrayContaining([`--as=${64 * 1024 * 1024}`, `--cpu=${cpu}:${cpu + 1}`, '--fsize=4096', '--nofile=32']));
+    }
+    // A file size that is no whole number of dash's 512-byte blocks is prlimit's to set, exactly.
+    const odd = buildSandboxArgv(spec({ memoryMb: 64 }), { services, cwd: WRITE_ROOT, timeoutMs: 2500, limits: { fileSizeBytes: 1000 } });
+    expect(odd.slice(odd.findIndex((arg) => /(^|\/)prlimit$/.test(arg)) + 1)).toContain('--fsize=1000');
+    expect(odd[odd.indexOf('-c') + 1]).not.toContain('ulimit');
+  });
+});
+
+describe('buildDashUlimitScript', () => {
+  const limits = { addressSpaceBytes: 128 * 1024 * 1024, cpuSeconds: 7, fileSizeBytes: 1024 * 1024, openFiles: 64, processes: 20 };
+
+  it('sets every limit prlimit would, in dash\'s units: KiB, seconds (the hard one a second above), 512-byte blocks', () => {
+    expect(buildDashUlimitScript(limits, false)).toBe('ulimit -v 131072 && ulimit -t 8 && ulimit -S -t 7 && ulimit -f 2048 && ulimit -n 64');
+    expect(buildDashUlimitScript(limits, true)).toBe('ulimit -v 131072 && ulimit -t 8 && ulimit -S -t 7 && ulimit -f 2048 && ulimit -n 64 && ulimit -p 20');
+  });
+
+  it('gives none for a limit that is no whole number of its units', () => {
+    expect(buildDashUlimitScript({ ...limits, fileSizeBytes: 1000 }, false)).toBeUndefined();
+    expect(buildDashUlimitScript({ ...limits, addressSpaceBytes: 1000 }, false)).toBeUndefined();
   });
 });
 
@@ -269,6 +304,34 @@ function writeExecutable(path: string, text: string): void {
   writeFileSync(path, text);
   chmodSync(path, 0o755);
 }
+
+describe('buildSandboxArgv: the allowlisted /etc files', () => {
+  const hostFiles = ETC_ALLOWLIST.map((name) => `/etc/${name}`).filter((path) => existsSync(path) && statSync(path).isFile() && statSync(path).size <= ETC_COPY_MAX_BYTES);
+
+  it('copies the small regular ones (--file from descriptors in sequence, their mode) instead of a bind mount each', () => {
+    const argv = buildSandboxArgv(spec(), { services, cwd: WRITE_ROOT });
+    const { bwrap } = split(argv);
+    expect(hostFiles).toContain('/etc/passwd');
+    const copies = pairsOf(bwrap, '--file');
+    expect(copies).toEqual(hostFiles.map((path, index) => `${SANDBOX_FILE_FD_BASE + index} ${path}`));
+    for (const path of hostFiles) {
+      expect(bwrap[bwrap.indexOf(path) - 3]).toBe((statSync(path).mode & 0o7777).toString(8).padStart(4, '0'));
+      expect(pairsOf(bwrap, '--ro-bind-try')).not.toContain(`${path} ${path}`);
+    }
+    // Folders are still bound; the spawner opens exactly the copied files, in order.
+    if (existsSync('/etc/ssl')) expect(pairsOf(bwrap, '--ro-bind-try')).toContain('/etc/ssl /etc/ssl');
+    expect(sandboxFileInputs(argv)).toEqual(hostFiles);
+    expect(sandboxFileInputs(buildSandboxArgv(spec({ isolation: 'none' }), { services, cwd: WRITE_ROOT }))).toEqual([]);
+  });
+
+  it('never opens a file off the allowlist or out of sequence for a sandbox', () => {
+    const bwrap = '/usr/bin/bwrap';
+    expect(() => sandboxFileInputs([bwrap, '--file', String(SANDBOX_FILE_FD_BASE), '/etc/shadow', '--', 'cat'])).toThrow(TypeError);
+    expect(() => sandboxFileInputs([bwrap, '--file', String(SANDBOX_FILE_FD_BASE + 1), '/etc/passwd', '--', 'cat'])).toThrow(TypeError);
+    // After `--` it is the tool's own argument, not bubblewrap's.
+    expect(sandboxFileInputs([bwrap, '--', 'tool', '--file', '9', '/etc/shadow'])).toEqual([]);
+  });
+});
 
 describe('buildSandboxArgv: secrets under a broad root', () => {
   it('masks /etc/shadow and SSH host keys even when a root covers /etc', () => {
