@@ -56,7 +56,7 @@ const pool = workerData;
  */
 export default async function runTask(task) {
   const channel = channelNamed(pool.eventChannel);
-  const abort = new AbortController();
+  const abort = new CallAbort();
   runningCalls.set(task.callId, abort);
   let events = 0;
   const post = (message) => {
@@ -78,7 +78,7 @@ export default async function runTask(task) {
     if (typeof tool !== 'function') {
       return answer({ ok: false, code: 'tool_error', message: 'the tool module has no default export function', reason: 'load_failed' });
     }
-    const ctx = buildCtx(task.callId, abort.signal, post);
+    const ctx = buildCtx(task.callId, abort, post);
     let result;
     try {
       result = await tool(task.args, ctx);
@@ -117,21 +117,49 @@ const output = Object.freeze({
   }),
 });
 
-function buildCtx(callId, signal, post) {
+/**
+ * A call's abort: ctx.signal, made on first use (most tools never read it), already
+ * aborted if the call was stopped or ended before. Aborted when the host says stop
+ * and when the call ends, so a tool's leftover work learns it is over.
+ */
+class CallAbort {
+  #controller;
+  #aborted = false;
+
+  get signal() {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#aborted) this.#controller.abort();
+    }
+    return this.#controller.signal;
+  }
+
+  abort() {
+    this.#aborted = true;
+    this.#controller?.abort();
+  }
+}
+
+// ctx.fs and ctx.fetch are built on a call's first use of them: an echo call builds neither.
+function buildCtx(callId, abort, post) {
   const onDenied = (denial) => post({ type: 'denied', denial });
-  const fs = createScopedFs({ roots: pool.roots, protectedPaths: pool.protectedPaths ?? [], hiddenPaths: pool.hiddenPaths ?? [], onDenied });
-  const scopedFetch = createScopedFetch({ allow: pool.networkAllow, sideEffect: pool.sideEffect, onDenied, signal });
+  let fs;
+  let scopedFetch;
+  const fsOf = () => (fs ??= createScopedFs({ roots: pool.roots, protectedPaths: pool.protectedPaths ?? [], hiddenPaths: pool.hiddenPaths ?? [], onDenied }));
+  const fetchOf = () => (scopedFetch ??= createScopedFetch({ allow: pool.networkAllow, sideEffect: pool.sideEffect, onDenied, signal: abort.signal }));
   return Object.freeze({
     callId,
-    signal,
+    get signal() {
+      return abort.signal;
+    },
     output,
     fs: Object.freeze({
-      readText: (path) => fs.readText(path),
-      writeText: (path, text) => fs.writeText(path, text),
-      list: (path = '.') => fs.list(path),
-      stat: (path) => fs.stat(path),
+      readText: (path) => fsOf().readText(path),
+      writeText: (path, text) => fsOf().writeText(path, text),
+      list: (path = '.') => fsOf().list(path),
+      stat: (path) => fsOf().stat(path),
     }),
-    fetch: async (url, init) => wrapResponse(await scopedFetch(String(url), init)),
+    fetch: async (url, init) => wrapResponse(await fetchOf()(String(url), init)),
     progress(done, total, message) {
       if (!Number.isFinite(done)) return;
       post({
