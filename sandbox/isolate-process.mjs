@@ -55,7 +55,7 @@ let acquireConnection;
 /**
  * @typedef {{ id: number, callId: string, timeoutMs: number, startedMs: number, stopped: boolean,
  *   slot: IsolateSlot | undefined, events: number, eventBytes: number, denials: number, attempts: number, pending: number,
- *   egressToken: string | undefined, aborter: AbortController,
+ *   egressToken: string | undefined, aborter: AbortController | undefined,
  *   fetch: ReturnType<typeof createScopedFetch> | undefined,
  *   fs: ReturnType<typeof createScopedFs> | undefined }} Call
  */
@@ -124,15 +124,9 @@ function init(message) {
   };
   const slot = newSlot();
   idleSlots.push(slot);
-  // Ready once the first context is prepared: the first call finds it warm.
-  slot
-    .take()
-    .then((prepared) => {
-      slot.spares.unshift(Promise.resolve(prepared));
-      slot.refill();
-    })
-    .catch(() => undefined)
-    .finally(() => send({ type: 'ready' }));
+  // Ready once the first contexts are prepared: the first call finds one warm.
+  slot.refill();
+  void slot.whenRefilled().finally(() => send({ type: 'ready' }));
 }
 
 function newSlot() {
@@ -155,7 +149,6 @@ function dropSlot(slot, reason) {
   slotCount -= 1;
 }
 
-/** An idle warm slot, a new one while under the limit, or a place in the queue. */
 function acquireSlot() {
   const idle = idleSlots.pop();
   if (idle !== undefined) return Promise.resolve(idle);
@@ -203,7 +196,8 @@ async function startCall(message) {
     attempts: 0,
     pending: 0,
     egressToken: typeof message.egressToken === 'string' ? message.egressToken : undefined,
-    aborter: new AbortController(),
+    // Made with the call's first fetch: most calls never fetch, and an abort builds a DOMException.
+    aborter: undefined,
     fetch: undefined,
     fs: undefined,
   };
@@ -230,10 +224,10 @@ async function startCall(message) {
     }
     prepared.binding.dispatch = (id, op, args) => dispatch(call, prepared, id, op, args);
     const { module } = prepared.tool;
-    try {
-      await module.evaluate({ timeout: remainingMs(call) });
-    } catch (error) {
-      finishCall(call, ivmFailure(call, error, slot, 'evaluate'));
+    // Evaluated ahead (IsolateSlot.evaluateAhead), or now within the call's deadline.
+    const evaluated = prepared.evaluated ?? (await evaluateNow(module, call));
+    if (!evaluated.ok) {
+      finishCall(call, ivmFailure(call, evaluated.error, slot, 'evaluate'));
       return;
     }
     let envelope;
@@ -251,6 +245,15 @@ async function startCall(message) {
   } finally {
     prepared?.release();
     void afterCall(call, slot);
+  }
+}
+
+async function evaluateNow(module, call) {
+  try {
+    await module.evaluate({ timeout: remainingMs(call) });
+    return { ok: true };
+  } catch (error) {
+    return { ok: false, error };
   }
 }
 
@@ -286,7 +289,7 @@ function finishCall(call, message, body) {
 async function afterCall(call, slot) {
   calls.delete(call.id);
   // The call's fetches in flight end with it (the host closes its token at the proxy too).
-  call.aborter.abort();
+  call.aborter?.abort();
   if (call.stopped || !slot.isUsable) {
     dropSlot(slot, 'retired');
     slot.busy = false;
@@ -322,7 +325,7 @@ function stopCall(id) {
     call.stopped = true;
     calls.delete(id);
     call.slot?.dispose('retired');
-    call.aborter.abort();
+    call.aborter?.abort();
   }
   send({ type: 'stopped', id });
 }
@@ -482,7 +485,7 @@ function newCallFetch(call) {
     ...(sideEffect !== undefined ? { sideEffect } : {}),
     // Never a lookup here: without a proxy nothing passes admitByName's allow list anyway.
     proxy: proxy ?? { url: 'http://127.0.0.1:1', token: '0'.repeat(32) },
-    signal: call.aborter.signal,
+    signal: (call.aborter ??= new AbortController()).signal,
     maxRequestBytes: MAX_FETCH_REQUEST_BYTES,
     onDenied: (denial) => reportDenial(call, denial),
     onAttempt: (attempt) => reportAttempt(call, attempt),

@@ -3,7 +3,8 @@
 // their own, so one call's heap exhaustion never fails another. Creating a
 // context, running the prelude and compiling and linking the tool module costs
 // about a millisecond, so contexts are prepared ahead, when the slot is built
-// and after each call; a warm call only evaluates the module and calls the tool.
+// and after each call, and the next call's module is evaluated then too: a warm
+// call only calls the tool.
 // The prelude is compiled once per isolate as a Script: each context runs it
 // afresh (its own closures, nothing shared but immutable code).
 // Plain ESM: it runs in the isolate process (sandbox/isolate-process.mjs).
@@ -16,6 +17,13 @@ export const HEAP_CHECK_EVERY_CALLS = 16;
 export const HEAP_REPLACE_FRACTION = 0.5;
 /** Bound on building the prelude's runtime (it only defines functions). */
 const PRELUDE_EVAL_TIMEOUT_MS = 1000;
+/**
+ * Bound on running a tool module's top level ahead of its call. Past it the
+ * context is thrown away and that slot stops evaluating ahead: its calls run the
+ * top level themselves, within their own deadline, as any call once did.
+ */
+export const EVALUATE_AHEAD_TIMEOUT_MS = 1000;
+const TIMED_OUT = 'Script execution timed out.';
 
 const RUNTIME_OPTION_KEYS = ['maxPendingHostCalls', 'maxOutputChars', 'maxMessageChars', 'maxEvents', 'maxEventChars', 'maxPathChars'];
 const PRELUDE_EXPORT = 'export default function createToolRuntime(';
@@ -26,6 +34,9 @@ const PRELUDE_EXPORT = 'export default function createToolRuntime(';
  * process in isolated-vm 5.0.4 ("terminate called without an active exception"),
  * and SharedArrayBuffer and WebAssembly (whose memory is allocated outside the
  * isolate's heap limit, and which can make a shared buffer) have no use in a tool.
+ * A FinalizationRegistry callback runs as a task of V8's own, outside every
+ * timeout: one that spins holds the isolate for ever (and would hold this
+ * process's thread at the next synchronous step of IsolateSlot).
  */
 export const HARDEN_CONTEXT_SCRIPT = `'use strict';
 (() => {
@@ -33,6 +44,7 @@ export const HARDEN_CONTEXT_SCRIPT = `'use strict';
   remove(globalThis, 'SharedArrayBuffer');
   remove(globalThis, 'WebAssembly');
   if (typeof Atomics === 'object') { remove(Atomics, 'waitAsync'); remove(Atomics, 'wait'); }
+  remove(globalThis, 'FinalizationRegistry');
 })();`;
 
 /**
@@ -58,10 +70,27 @@ return (kind, a, b, c) => (kind === 'run' ? runtime.run(a, b, c) : runtime.settl
  * @typedef {{ toolName: string, preludeClosure: string, toolSource: string, memoryMb: number,
  *   runtimeOptions: { maxPendingHostCalls: number, maxOutputChars: number, maxMessageChars: number, maxEvents: number, maxEventChars: number, maxPathChars: number } }} SlotSources
  * @typedef {{ binding: { dispatch: ((id: unknown, op: unknown, args: unknown) => void) | null },
- *   runtime: any, tool: { module: any } | { loadError: string }, release(): void }} PreparedContext
+ *   runtime: any, tool: { module: any } | { loadError: string }, release(): void,
+ *   evaluated?: { ok: true } | { ok: false, error: unknown } }} PreparedContext
+ *   `evaluated`: how the module's top level ended, when it ran ahead of the call.
  */
 
-/** One isolate with its prepared contexts; retired after a stopped call, dead once disposed. */
+/**
+ * One isolate with its prepared contexts; retired after a stopped call, dead once disposed.
+ *
+ * Preparing is synchronous isolated-vm work on this thread: each asynchronous
+ * isolated-vm call is a round trip to the isolate's thread that costs far more
+ * CPU than the step itself (about 150 µs against 20 µs here), and a context
+ * takes six of them. A synchronous call waits for the isolate's lock, so it is
+ * made only while no tool code can hold it: on a new isolate, or after a call,
+ * once one asynchronous step (creating the first context, queued behind whatever
+ * the finished call left running, such as a continuation spinning to its
+ * deadline) has come back. No tool code runs in any prepared step (the harden
+ * script, the prelude, compiling and linking the module: all bounded, ours), and
+ * nothing of a tool's can be scheduled to run later on its own (no
+ * FinalizationRegistry, no Atomics.waitAsync, no WebAssembly: see the harden
+ * script), so the lock is free when those steps take it.
+ */
 export class IsolateSlot {
   /**
    * @param {any} ivm  the isolated-vm module
@@ -75,15 +104,19 @@ export class IsolateSlot {
     this.retired = false;
     /** @type {'retired' | 'wedged' | 'closed' | undefined} */
     this.hostDisposeReason = undefined;
-    /** @type {Promise<PreparedContext>[]} */
+    /** @type {PreparedContext[]} Prepared contexts, ready. */
     this.spares = [];
+    /** @type {Promise<void> | undefined} A refill under way: a call waits for it. */
+    this.refilling = undefined;
+    /** Whether tool code may have run since the isolate was last seen idle. */
+    this.dirty = false;
     this.preludeScript = undefined;
-    this.compileQueue = Promise.resolve();
-    this.compiling = false;
     this.callsSinceHeapCheck = 0;
     this.memoryLimitMb = Math.max(8, sources.memoryMb);
-    /** @type {any[]} */
-    this.releasesAfterCompile = [];
+    /** @type {any[]} Modules of finished calls, released once the isolate is idle. */
+    this.modulesToRelease = [];
+    /** Whether the next call's module is evaluated during the refill (off after a top level timed out). */
+    this.evaluatesAhead = true;
     this.isolate = new ivm.Isolate({
       memoryLimit: this.memoryLimitMb,
       onCatastrophicError: (message) => {
@@ -98,22 +131,91 @@ export class IsolateSlot {
     return !this.retired && !this.isolate.isDisposed;
   }
 
-  /** The oldest prepared spare if there is one, else a context prepared now. */
-  take() {
-    return this.spares.shift() ?? this.prepare();
+  /**
+   * A prepared context for one call (a spare, or one prepared now), after which
+   * the isolate counts as running tool code until it is next seen idle.
+   * @returns {Promise<PreparedContext>}
+   */
+  async take() {
+    while (this.refilling !== undefined) await this.refilling;
+    let prepared = this.spares.shift();
+    if (prepared === undefined) {
+      const first = await this.whenIdle();
+      prepared = this.prepareNow(first);
+    }
+    this.dirty = true;
+    return prepared;
   }
 
-  /** Starts preparing contexts in the background until SPARE_CONTEXTS are waiting. */
+  /** Starts preparing contexts until SPARE_CONTEXTS are waiting (the slot is idle). */
   refill() {
-    while (this.spares.length < SPARE_CONTEXTS && this.isUsable) {
-      const spare = this.prepare();
+    if (this.refilling !== undefined || !this.isUsable || this.spares.length >= SPARE_CONTEXTS) return;
+    this.refilling = (async () => {
+      let context = await this.whenIdle();
+      while (this.spares.length < SPARE_CONTEXTS && this.isUsable) {
+        this.spares.push(this.prepareNow(context));
+        context = undefined;
+      }
+      // Last, as it runs tool code: the synchronous steps above need the isolate idle.
+      await this.evaluateAhead();
+    })()
       // A failed spare is dropped; the next call prepares its own and reports the failure.
-      spare.catch(() => {
-        const at = this.spares.indexOf(spare);
-        if (at >= 0) this.spares.splice(at, 1);
+      .catch(() => undefined)
+      .finally(() => {
+        this.refilling = undefined;
       });
-      this.spares.push(spare);
+  }
+
+  /**
+   * Runs the next call's module top level now, off that call's path, so the call
+   * itself is one step on the isolate's thread (the tool) instead of two. Only
+   * the first spare: one evaluated module at most waits beside a call's, as
+   * when each call evaluated its own. The top level has no ctx (it gets one
+   * only as an argument of the default export), so nothing of it reaches a
+   * call; a throw is kept and reported by the call that takes the context, as
+   * it would have been; a heap exhaustion ends the isolate as it would have.
+   */
+  async evaluateAhead() {
+    const next = this.spares[0];
+    if (!this.evaluatesAhead || next === undefined || next.evaluated !== undefined || !('module' in next.tool) || !this.isUsable) return;
+    this.dirty = true;
+    try {
+      await next.tool.module.evaluate({ timeout: EVALUATE_AHEAD_TIMEOUT_MS });
+      next.evaluated = { ok: true };
+    } catch (error) {
+      if (error instanceof Error && error.message === TIMED_OUT) {
+        // A slow top level: this context goes, and this slot's calls evaluate their own.
+        this.evaluatesAhead = false;
+        const at = this.spares.indexOf(next);
+        if (at >= 0) this.spares.splice(at, 1);
+        next.release();
+        return;
+      }
+      next.evaluated = { ok: false, error };
     }
+  }
+
+  /** Settles once a refill under way is done (the first context at start). */
+  async whenRefilled() {
+    while (this.refilling !== undefined) await this.refilling;
+  }
+
+  /**
+   * Resolves when no tool code can hold the isolate: at once if none ran since
+   * it was last idle, else after one asynchronous step, creating a context (the
+   * first of the refill), queued behind whatever the last call left running.
+   * Modules of finished calls are released then, when nothing can be reading
+   * isolated-vm's module map on the isolate's thread.
+   * @returns {Promise<any>} the context created on the way, if one was
+   */
+  async whenIdle() {
+    let context;
+    if (this.dirty) {
+      context = await this.isolate.createContext();
+      this.dirty = false;
+    }
+    for (const module of this.modulesToRelease.splice(0)) releaseNow(module);
+    return context;
   }
 
   /**
@@ -135,18 +237,23 @@ export class IsolateSlot {
     if (this.isolate.isDisposed) return;
     this.hostDisposeReason ??= reason;
     this.retired = true;
-    for (const spare of this.spares.splice(0)) spare.then((prepared) => prepared.release()).catch(() => {});
+    for (const spare of this.spares.splice(0)) spare.release();
     try {
       this.isolate.dispose();
     } catch {
       // Already disposed by isolated-vm (memory limit) between the check and here.
     }
+    // The isolate is gone: releasing its modules now touches nothing of it.
+    for (const module of this.modulesToRelease.splice(0)) releaseNow(module);
   }
 
-  /** @returns {Promise<PreparedContext>} */
-  async prepare() {
+  /**
+   * Prepares one context synchronously (only while the isolate is idle: see the
+   * class comment); `context` is one created on the way there, else one is made.
+   * @returns {PreparedContext}
+   */
+  prepareNow(context = this.isolate.createContextSync()) {
     const { isolate, ivm } = this;
-    const context = await isolate.createContext();
     /** @type {{ release(): void }[]} */
     const handles = [];
     /** @type {PreparedContext['binding']} */
@@ -168,7 +275,7 @@ export class IsolateSlot {
       }
     };
     try {
-      await context.eval(HARDEN_CONTEXT_SCRIPT, { timeout: PRELUDE_EVAL_TIMEOUT_MS });
+      context.evalSync(HARDEN_CONTEXT_SCRIPT, { timeout: PRELUDE_EVAL_TIMEOUT_MS });
       // The callback turns into a plain function inside the isolate; its arguments arrive here as copies.
       const ctxCallback = new ivm.Callback(
         (id, op, args) => {
@@ -176,19 +283,18 @@ export class IsolateSlot {
         },
         { ignored: true },
       );
-      this.preludeScript ??= isolate.compileScript(`(function ($0, $1, $2, $3, $4, $5, $6) {\n${this.sources.preludeClosure}\n})`, {
+      this.preludeScript ??= isolate.compileScriptSync(`(function ($0, $1, $2, $3, $4, $5, $6) {\n${this.sources.preludeClosure}\n})`, {
         filename: 'toolhost:///prelude.mjs',
       });
-      const script = await this.preludeScript;
-      const factory = await script.run(context, { reference: true, timeout: PRELUDE_EVAL_TIMEOUT_MS });
+      const factory = this.preludeScript.runSync(context, { reference: true, timeout: PRELUDE_EVAL_TIMEOUT_MS });
       handles.push(factory);
-      const runtime = await factory.apply(
+      const runtime = factory.applySync(
         undefined,
         [ctxCallback, ...RUNTIME_OPTION_KEYS.map((key) => this.sources.runtimeOptions[key])],
         { result: { reference: true }, timeout: PRELUDE_EVAL_TIMEOUT_MS },
       );
       handles.push(runtime);
-      const tool = await this.linkTool(context, handles);
+      const tool = this.linkTool(context, handles);
       return { binding, runtime, tool, release };
     } catch (error) {
       release();
@@ -196,51 +302,27 @@ export class IsolateSlot {
     }
   }
 
-  // isolated-vm keeps an isolate's modules in one unlocked map: compileModule
-  // adds to it on the isolate's thread, module.release() removes from it on
-  // ours. The two at once corrupt it, so compiles run one at a time and a
-  // release that arrives during one waits until it ends.
-  compileToolModule() {
-    const compile = async () => {
-      this.compiling = true;
-      try {
-        return await this.isolate.compileModule(this.sources.toolSource, {
-          filename: `toolhost:///tools/${this.sources.toolName}.mjs`,
-        });
-      } finally {
-        this.compiling = false;
-        for (const module of this.releasesAfterCompile.splice(0)) releaseNow(module);
-      }
-    };
-    const compiled = this.compileQueue.then(compile, compile);
-    this.compileQueue = compiled.then(
-      () => undefined,
-      () => undefined,
-    );
-    return compiled;
-  }
-
-  releaseModule(module) {
-    if (this.compiling) this.releasesAfterCompile.push(module);
-    else releaseNow(module);
-  }
-
   // Modules are bound to the context they are instantiated in, so the tool is
   // compiled again for each context (V8 reuses its parse); no cached data from
-  // anywhere is ever passed to the compiler.
-  async linkTool(context, handles) {
+  // anywhere is ever passed to the compiler. isolated-vm keeps an isolate's
+  // modules in one unlocked map, which compiling (here, holding the isolate)
+  // adds to and module.release() (on this thread, without the lock) removes
+  // from, so a module is released only while the isolate is idle (whenIdle).
+  linkTool(context, handles) {
     let module;
     try {
-      module = await this.compileToolModule();
+      module = this.isolate.compileModuleSync(this.sources.toolSource, {
+        filename: `toolhost:///tools/${this.sources.toolName}.mjs`,
+      });
     } catch (error) {
       if (this.isolate.isDisposed) throw error;
       return { loadError: `the tool module does not compile: ${describeCompileError(error)}` };
     }
-    handles.push({ release: () => this.releaseModule(module) });
+    handles.push({ release: () => this.modulesToRelease.push(module) });
     if (module.dependencySpecifiers.length > 0) {
       return { loadError: 'the tool module imports other modules, which isolate tools cannot do' };
     }
-    await module.instantiate(context, refuseImport);
+    module.instantiateSync(context, refuseImport);
     return { module };
   }
 }

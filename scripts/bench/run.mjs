@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import { benchJournal } from './journal.mjs';
 import { ROOT, callOk, connect, connectHttp, findMarked, hostArgs, round, rssMb, summarize, throughput, timeCalls } from './lib.mjs';
@@ -81,6 +82,8 @@ try {
     const floors = [
       { key: 'rawSpawn', time: (count, warmup) => rawSpawnTimes(count, warmup, ['cat']) },
       { key: 'rawBwrap', time: (count, warmup) => rawSpawnTimes(count, warmup, BARE_BWRAP_CAT) },
+      // The floor under an isolate call: the fresh context each call gets (SPEC 3), made and released alone.
+      { key: 'freshContext', time: freshContextTimes },
     ];
     const targets = [...targetsOf(latencyHost), ...floors];
     for (const target of targets) await target.time(0, WARMUP);
@@ -130,9 +133,10 @@ try {
       ...targetsOf(latencyHost).map(({ key }) => [key, latency[key].p50, latency[key].p99, ratios[key].p50, round(throughputs[key], 0), ratios[key].throughput]),
       ['raw spawn(cat)', latency.rawSpawn.p50, latency.rawSpawn.p99, '', '', ''],
       ['raw spawn(bwrap pid ns, cat)', latency.rawBwrap.p50, latency.rawBwrap.p99, '', '', ''],
+      ['isolated-vm createContext()+release()', latency.freshContext.p50, latency.freshContext.p99, '', '', ''],
     ]));
     log(`peer p50 per round (ms): SDK v2 ${roundP50.baseline.join(' ')}; SDK v1 ${roundP50.baselineV1.join(' ')}`);
-    log(`floors p50 per round (ms): raw spawn ${roundP50.rawSpawn.join(' ')}; bare bwrap ${roundP50.rawBwrap.join(' ')}`);
+    log(`floors p50 per round (ms): raw spawn ${roundP50.rawSpawn.join(' ')}; bare bwrap ${roundP50.rawBwrap.join(' ')}; fresh context ${roundP50.freshContext.join(' ')}`);
     const processOverhead = overFloor('process', 'rawSpawn');
     results.oneShotOverheadOverRawSpawnMs = processOverhead;
     results.rawBwrapOverRawSpawnMs = round(median(roundP50.rawBwrap.map((p50, i) => p50 - roundP50.rawSpawn[i])));
@@ -469,6 +473,20 @@ async function benchEgress() {
 }
 
 /** Times `count` spawns of argv fed the echo arguments on stdin, each until its pipes close, after `warmup` unmeasured ones. */
+/** Times creating and releasing one bare isolated-vm context (one isolate, 64 MB, kept across rounds). */
+async function freshContextTimes(count, warmup) {
+  // On the function: this runs from the top-level code above, before a module-level binding here exists.
+  let isolate = freshContextTimes.isolate;
+  if (isolate === undefined || isolate.isDisposed) isolate = freshContextTimes.isolate = new (createRequire(import.meta.url)('isolated-vm').Isolate)({ memoryLimit: 64 });
+  const times = [];
+  for (let i = 0; i < count + warmup; i++) {
+    const start = performance.now();
+    (await isolate.createContext()).release();
+    if (i >= warmup) times.push(performance.now() - start);
+  }
+  return times;
+}
+
 async function rawSpawnTimes(count, warmup, [file, ...args]) {
   const times = [];
   for (let i = 0; i < count + warmup; i++) {

@@ -46,6 +46,8 @@ describe('npm run bench --smoke', () => {
     // The floors of a one-shot call (raw spawn, bare bubblewrap) are measured in the same rounds.
     expect(results['latency'].rawBwrap.roundsP50).toHaveLength(2);
     expect(results['latency'].rawSpawn.roundsP50).toHaveLength(2);
+    // So is the floor under an isolate call: one bare fresh context.
+    expect(results['latency'].freshContext.roundsP50).toHaveLength(2);
     expect(results['ratios'].worker.p50).toBeGreaterThan(0);
     // Measured inside the host: every stage of a sequential worker call was timed.
     expect(Object.keys(results['stages'].echo_worker)).toEqual(expect.arrayContaining(['lookup', 'policy', 'run', 'result-checks', 'finish']));

@@ -150,6 +150,41 @@ describe('isolate runner: escape attempts', () => {
   });
 });
 
+describe('isolate runner: the module top level', () => {
+  it('gives every call the module state its own top level made (fresh context per call)', async () => {
+    const runner = isolateRunner('top-level.mjs');
+    for (const tag of ['first', 'second', 'third']) {
+      expect(jsonOf(await runner.run({ callId: tag, args: { tag } }, recordingOptions()))).toEqual({ calls: 1, madeAt: ['top level', tag] });
+    }
+    const concurrent = await Promise.all(['a', 'b', 'c', 'd', 'e', 'f'].map((tag) => runner.run({ callId: tag, args: { tag } }, recordingOptions())));
+    expect(concurrent.map(jsonOf)).toEqual(['a', 'b', 'c', 'd', 'e', 'f'].map((tag) => ({ calls: 1, madeAt: ['top level', tag] })));
+  });
+
+  it('fails every call of a module whose top level throws as tool_error load_failed', async () => {
+    const runner = isolateRunner('top-level-throws.mjs');
+    for (const callId of ['t1', 't2', 't3']) {
+      expect(failureOf(await runner.run({ callId, args: {} }, recordingOptions()))).toEqual({ code: 'tool_error', details: { reason: 'load_failed' } });
+    }
+  });
+
+  it('ends every call of a module whose top level never ends at its deadline', async () => {
+    const runner = isolateRunner('top-level-spin.mjs');
+    for (const callId of ['s1', 's2']) {
+      expect(failureOf(await runner.run({ callId, args: {} }, recordingOptions(1500))).code).toBe('timeout');
+    }
+  });
+});
+
+describe('isolate runner: code that would run outside any call', () => {
+  it('gives the tool no FinalizationRegistry, so no finalizer can spin in its isolate after the call', async () => {
+    const runner = isolateRunner('spin-finalizer.mjs');
+    expect(jsonOf(await runner.run({ callId: 'finalizer', args: { rounds: 2000 } }, recordingOptions()))).toEqual({ registry: 'undefined' });
+    // Calls after it (its isolate, the contexts prepared there, and others beside) all answer.
+    const after = await Promise.all([1, 2, 3, 4, 5, 6].map((index) => runner.run({ callId: `after-${index}`, args: { rounds: 10 } }, recordingOptions())));
+    expect(after.map(jsonOf)).toEqual(Array.from({ length: 6 }, () => ({ registry: 'undefined' })));
+  });
+});
+
 describe('isolate runner: ctx.fs refusals', () => {
   let workspace: { dir: string; cleanup: () => Promise<void> };
   let outside: { dir: string; cleanup: () => Promise<void> };
