@@ -2,12 +2,15 @@
 // (once per path), builds the same ctx an isolate tool gets plus ctx.signal,
 // runs the tool and answers with a plain envelope: no Error object crosses the
 // thread boundary. Progress, log and denial events go out, and the host's
-// abort comes in, on the pool's BroadcastChannel (named in the task, one per
-// thread, messages tagged with the callId), since a Piscina task answers once.
-// Not a MessagePort per task: a port transferred per call grew both threads'
-// memory without bound (about 6 KB a call, until the worker hit its heap limit).
+// abort comes in, on the pool's BroadcastChannel (named in the pool's
+// workerData, one per thread, messages tagged with the callId), since a
+// Piscina task answers once. Not a MessagePort per task: a port transferred per
+// call grew both threads' memory without bound (about 6 KB a call, until the
+// worker hit its heap limit). What is the same for every call of the pool (the
+// entry, roots, paths, network allow list, limits) comes once, in workerData;
+// a task carries only the call id and the arguments.
 import { pathToFileURL } from 'node:url';
-import { BroadcastChannel } from 'node:worker_threads';
+import { BroadcastChannel, workerData } from 'node:worker_threads';
 import { createScopedFs } from './scoped-fs.mjs';
 import { createScopedFetch } from './scoped-fetch.mjs';
 
@@ -38,51 +41,59 @@ function channelNamed(name) {
 }
 
 /**
- * Runs one call.
- * @param {{ entryPath: string, callId: string, args: unknown, roots: Array<{path: string, access: 'read'|'read_write'}>,
- *           protectedPaths?: string[], hiddenPaths?: string[],
- *           networkAllow: string[], maxOutputBytes: number, eventChannel: string }} task
+ * The pool's calls have this in common (worker-runner.ts builds it once).
+ * @type {{ entryPath: string, roots: Array<{path: string, access: 'read'|'read_write'}>,
+ *          protectedPaths?: string[], hiddenPaths?: string[], networkAllow: string[], sideEffect?: string,
+ *          maxOutputBytes: number, eventChannel: string }}
+ */
+const pool = workerData;
+
+/**
+ * Runs one call. The answer counts the events posted for it (`events`): the
+ * host waits for that many before it answers, so none is lost (they travel on
+ * the channel, the answer on Piscina's port, and either may arrive first).
+ * @param {{ callId: string, args: unknown }} task
  */
 export default async function runTask(task) {
-  const channel = channelNamed(task.eventChannel);
-  const abort = new AbortController();
+  const channel = channelNamed(pool.eventChannel);
+  const abort = new CallAbort();
   runningCalls.set(task.callId, abort);
+  let events = 0;
   const post = (message) => {
     try {
       channel.postMessage({ ...message, callId: task.callId });
+      events++;
     } catch {
       // The host side is gone; the call has ended.
     }
   };
+  const answer = (envelope) => ({ ...envelope, events });
   try {
     let tool;
     try {
-      tool = await loadTool(task.entryPath);
+      tool = await loadTool(pool.entryPath);
     } catch (error) {
-      return { ok: false, code: 'tool_error', message: `the tool module failed to load: ${describe(error).message}`, reason: 'load_failed' };
+      return answer({ ok: false, code: 'tool_error', message: `the tool module failed to load: ${describe(error).message}`, reason: 'load_failed' });
     }
     if (typeof tool !== 'function') {
-      return { ok: false, code: 'tool_error', message: 'the tool module has no default export function', reason: 'load_failed' };
+      return answer({ ok: false, code: 'tool_error', message: 'the tool module has no default export function', reason: 'load_failed' });
     }
-    const ctx = buildCtx(task, abort.signal, post);
+    const ctx = buildCtx(task.callId, abort, post);
     let result;
     try {
       result = await tool(task.args, ctx);
     } catch (error) {
-      return { ok: false, code: 'tool_error', ...describe(error) };
+      return answer({ ok: false, code: 'tool_error', ...describe(error) });
     }
     const { json, reason } = serialize(result);
-    if (json === undefined) return { ok: false, code: 'invalid_output', message: 'the tool returned a value that is not JSON', reason };
-    if (Buffer.byteLength(json, 'utf8') > task.maxOutputBytes) {
-      return { ok: false, code: 'output_limit', message: 'the tool result exceeds the output limit' };
+    if (json === undefined) return answer({ ok: false, code: 'invalid_output', message: 'the tool returned a value that is not JSON', reason });
+    if (Buffer.byteLength(json, 'utf8') > pool.maxOutputBytes) {
+      return answer({ ok: false, code: 'output_limit', message: 'the tool result exceeds the output limit' });
     }
-    return { ok: true, json };
+    return answer({ ok: true, json });
   } finally {
     runningCalls.delete(task.callId);
     abort.abort();
-    // The last event: the host waits for it so no progress or log is lost (the
-    // answer travels on Piscina's own channel and may arrive first).
-    post({ type: 'end' });
   }
 }
 
@@ -106,21 +117,49 @@ const output = Object.freeze({
   }),
 });
 
-function buildCtx(task, signal, post) {
+/**
+ * A call's abort: ctx.signal, made on first use (most tools never read it), already
+ * aborted if the call was stopped or ended before. Aborted when the host says stop
+ * and when the call ends, so a tool's leftover work learns it is over.
+ */
+class CallAbort {
+  #controller;
+  #aborted = false;
+
+  get signal() {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#aborted) this.#controller.abort();
+    }
+    return this.#controller.signal;
+  }
+
+  abort() {
+    this.#aborted = true;
+    this.#controller?.abort();
+  }
+}
+
+// ctx.fs and ctx.fetch are built on a call's first use of them: an echo call builds neither.
+function buildCtx(callId, abort, post) {
   const onDenied = (denial) => post({ type: 'denied', denial });
-  const fs = createScopedFs({ roots: task.roots, protectedPaths: task.protectedPaths ?? [], hiddenPaths: task.hiddenPaths ?? [], onDenied });
-  const scopedFetch = createScopedFetch({ allow: task.networkAllow, sideEffect: task.sideEffect, onDenied, signal });
+  let fs;
+  let scopedFetch;
+  const fsOf = () => (fs ??= createScopedFs({ roots: pool.roots, protectedPaths: pool.protectedPaths ?? [], hiddenPaths: pool.hiddenPaths ?? [], onDenied }));
+  const fetchOf = () => (scopedFetch ??= createScopedFetch({ allow: pool.networkAllow, sideEffect: pool.sideEffect, onDenied, signal: abort.signal }));
   return Object.freeze({
-    callId: task.callId,
-    signal,
+    callId,
+    get signal() {
+      return abort.signal;
+    },
     output,
     fs: Object.freeze({
-      readText: (path) => fs.readText(path),
-      writeText: (path, text) => fs.writeText(path, text),
-      list: (path = '.') => fs.list(path),
-      stat: (path) => fs.stat(path),
+      readText: (path) => fsOf().readText(path),
+      writeText: (path, text) => fsOf().writeText(path, text),
+      list: (path = '.') => fsOf().list(path),
+      stat: (path) => fsOf().stat(path),
     }),
-    fetch: async (url, init) => wrapResponse(await scopedFetch(String(url), init)),
+    fetch: async (url, init) => wrapResponse(await fetchOf()(String(url), init)),
     progress(done, total, message) {
       if (!Number.isFinite(done)) return;
       post({

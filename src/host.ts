@@ -61,6 +61,8 @@ export interface HostOptions {
    * in the background, one at a time, so a tool's first call does not pay for its process start.
    */
   readonly startIsolatesAhead?: boolean;
+  /** SQLite journal: commit read-only calls' batched records on a writer thread, off the event loop (`serve`). */
+  readonly journalWriterThread?: boolean;
 }
 
 export interface Host {
@@ -130,6 +132,7 @@ async function buildHost(options: HostOptions, config: HostConfig, instances: Re
     sessionId,
     ...(options.env !== undefined ? { env: options.env } : {}),
     ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+    writeBatchesOffThread: options.journalWriterThread === true,
   });
   const artifacts = { put: (bytes: Uint8Array, mimeType: string) => journal.putArtifact(bytes, mimeType), get: (uri: string) => journal.getArtifact(uri) };
   if (options.startSpawnerAhead === true && [...config.tools.values()].some((view) => view.runSpec?.mode === 'process')) services.spawner.start();

@@ -18,6 +18,8 @@ export interface OpenJournalOptions {
   readonly leaseMs?: number;
   readonly env?: NodeJS.ProcessEnv;
   readonly cwd?: string;
+  /** SQLite: commit read-only calls' batched records on a writer thread (`serve`). */
+  readonly writeBatchesOffThread?: boolean;
 }
 
 /** The URL in force: the flag, else TOOLHOST_JOURNAL, else undefined (SQLite in the state folder). */
@@ -34,7 +36,7 @@ export async function openJournal(options: OpenJournalOptions): Promise<Journal>
     ...(options.sessionId !== undefined ? { sessionId: options.sessionId } : {}),
     ...(options.asHost !== undefined ? { asHost: options.asHost } : {}),
   };
-  if (url.kind === 'sqlite') return openSqliteStore(options.stateDir, { ...common, file: url.file });
+  if (url.kind === 'sqlite') return openSqliteStore(options.stateDir, { ...common, file: url.file, writeBatchesOffThread: options.writeBatchesOffThread === true });
   const leaseMs = options.leaseMs ?? leaseFromEnv(env);
   return openPostgresStore(url.connectionString, url.display, { ...common, leaseMs });
 }

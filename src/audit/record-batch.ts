@@ -17,8 +17,14 @@ export interface PendingRecord {
 /** The store's write of many records in one transaction (all or none). */
 export type WriteRecords = (records: readonly PendingRecord[]) => Promise<void> | void;
 
-/** How long a record may wait for others before its batch is committed (ms). */
-export const RECORD_BATCH_DELAY_MS = 3;
+/**
+ * How long a record may wait for others before its batch is committed (ms). 10, not
+ * 3: with 8 calls in flight a batch then carries three times the records, and each
+ * commit (a wake-up of the SQLite writer thread, a PostgreSQL statement) is paid a
+ * third as often (8 in flight, interleaved A/B: the host's CPU per call about 15%
+ * lower); a crash loses at most the read-only records of these last milliseconds.
+ */
+export const RECORD_BATCH_DELAY_MS = 10;
 /** A batch this large is committed at once, without waiting for the delay. */
 export const RECORD_BATCH_MAX_RECORDS = 128;
 

@@ -252,6 +252,7 @@ async function buildHost(flags: ReturnType<typeof hostFlagsFrom> & { journalUrl:
       logger,
       startSpawnerAhead: true,
       startIsolatesAhead: true,
+      journalWriterThread: true,
     });
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;

@@ -7,10 +7,18 @@ import type { Logger } from '../log.js';
 import { checkLine, refuseOversized, type MalformedResponse } from './boundary.js';
 import { LineReader } from './line-reader.js';
 
-/** The one writer of protocol lines. */
+/**
+ * The one writer of protocol lines. The lines of one turn of the event loop (the
+ * answers of several calls that finished together, with 8 in flight) go out in
+ * one write: one system call, and one wake-up of the client reading them.
+ */
 export class ProtocolOutput {
   private broken = false;
   private readonly write: (chunk: string, callback: (error?: Error | null) => void) => boolean;
+  /** Lines waiting for this turn's write, and who waits for each. */
+  private pending: string[] = [];
+  private waiters: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
+  private flushScheduled = false;
 
   constructor(
     private readonly stream: Writable,
@@ -24,15 +32,41 @@ export class ProtocolOutput {
     });
   }
 
-  /** Writes one JSON-RPC message as a line; resolves once the stream took it (back-pressure respected). */
-  async writeMessage(message: unknown): Promise<void> {
-    if (this.broken) throw new Error('the protocol output is closed');
+  /**
+   * Writes one JSON-RPC message as a line, in this turn's write; resolves once the
+   * stream took it (back-pressure respected). Write order is the call order.
+   */
+  writeMessage(message: unknown): Promise<void> {
+    if (this.broken) return Promise.reject(new Error('the protocol output is closed'));
     const line = `${JSON.stringify(message)}\n`;
-    await new Promise<void>((resolve, reject) => {
-      // The callback fires once the chunk is flushed or failed; write order is the call order.
-      this.write(line, (error) => (error ? reject(error) : resolve()));
+    return new Promise<void>((resolve, reject) => {
+      this.pending.push(line);
+      this.waiters.push({ resolve, reject });
+      if (this.flushScheduled) return;
+      this.flushScheduled = true;
+      // After the poll phase: every answer this turn produced is queued by then.
+      setImmediate(this.flush);
     });
   }
+
+  private readonly flush = (): void => {
+    this.flushScheduled = false;
+    const chunk = this.pending.length === 1 ? this.pending[0]! : this.pending.join('');
+    const waiters = this.waiters;
+    this.pending = [];
+    this.waiters = [];
+    if (this.broken) {
+      for (const waiter of waiters) waiter.reject(new Error('the protocol output is closed'));
+      return;
+    }
+    // The callback fires once the chunk is flushed or failed.
+    this.write(chunk, (error) => {
+      for (const waiter of waiters) {
+        if (error) waiter.reject(error);
+        else waiter.resolve();
+      }
+    });
+  };
 
   /**
    * From now on, any other write to this stream (a stray console.log, a library

@@ -114,7 +114,7 @@ export class SqliteJournal {
   /** One-shot record for a call refused or answered without running. */
   record(start: CallStart, finish: CallFinish): void {
     const hostId = this.requireHost();
-    this.write(() => this.statements.insertCall.run({ ...startParams(start), hostId, ...finishParams(finish) }));
+    this.write(() => this.statements.insertCall.run(recordParams(start, finish, hostId)));
   }
 
   /** One-shot records of many calls, in one transaction (a batch of read-only calls: record-batch.ts). */
@@ -122,7 +122,7 @@ export class SqliteJournal {
     const hostId = this.requireHost();
     this.write(() =>
       this.db.transaction(() => {
-        for (const { start, finish } of records) this.statements.insertCall.run({ ...startParams(start), hostId, ...finishParams(finish) });
+        for (const { start, finish } of records) this.statements.insertCall.run(recordParams(start, finish, hostId));
       })(),
     );
   }
@@ -308,6 +308,17 @@ interface HostRow {
   process_start: string | null;
 }
 
+/** The one INSERT of a call record (also run by the batch writer thread, record-writer-thread.mjs). */
+export const INSERT_CALL_SQL = `INSERT INTO calls (id, host_id, session_id, principal, tool, args_hash, side_effect, decision, rule, approval, idempotency_key,
+     status, error_code, result_hash, result_bytes, replay, started_at, ended_at, egress_admitted, egress_refused)
+   VALUES (@id, @hostId, @sessionId, @principal, @tool, @argsHash, @sideEffect, @decision, @rule, @approval, @idempotencyKey,
+     @status, @errorCode, @resultHash, @resultBytes, @replay, @startedAt, @endedAt, @egressAdmitted, @egressRefused)`;
+
+/** The parameters of INSERT_CALL_SQL for a finished call's one record. */
+export function recordParams(start: CallStart, finish: CallFinish, hostId: string): Record<string, unknown> {
+  return { ...startParams(start), hostId, ...finishParams(finish) };
+}
+
 const EMPTY_FINISH = { errorCode: null, resultHash: null, resultBytes: null, replay: null, endedAt: null, egressAdmitted: null, egressRefused: null };
 
 function startParams(start: CallStart) {
@@ -350,12 +361,7 @@ function prepareStatements(db: Database.Database) {
     // ended_at stays NULL: when an interrupted call stopped is unknown.
     interruptCallsOf: db.prepare(`UPDATE calls SET status = 'interrupted' WHERE host_id = @hostId AND status = 'started'`),
     endHost: db.prepare(`UPDATE hosts SET ended_at = @now, end_reason = @reason WHERE id = @hostId AND ended_at IS NULL`),
-    insertCall: db.prepare(
-      `INSERT INTO calls (id, host_id, session_id, principal, tool, args_hash, side_effect, decision, rule, approval, idempotency_key,
-         status, error_code, result_hash, result_bytes, replay, started_at, ended_at, egress_admitted, egress_refused)
-       VALUES (@id, @hostId, @sessionId, @principal, @tool, @argsHash, @sideEffect, @decision, @rule, @approval, @idempotencyKey,
-         @status, @errorCode, @resultHash, @resultBytes, @replay, @startedAt, @endedAt, @egressAdmitted, @egressRefused)`,
-    ),
+    insertCall: db.prepare(INSERT_CALL_SQL),
     finishCall: db.prepare(
       `UPDATE calls SET status = @status, error_code = @errorCode, result_hash = @resultHash, result_bytes = @resultBytes,
          replay = @replay, ended_at = @endedAt, egress_admitted = @egressAdmitted, egress_refused = @egressRefused

@@ -7,15 +7,21 @@ import type { ApprovalDecision, ApprovalRecord, NewApproval, SpendOutcome } from
 import type { CallFilter, CallFinish, CallRecord, CallStart, IdempotencyRecord, Reconciliation } from '../call-record.js';
 import type { BeginOutcome, Journal } from '../journal.js';
 import { JournalError } from '../journal-error.js';
-import { RecordBatch } from '../record-batch.js';
+import { RecordBatch, type PendingRecord } from '../record-batch.js';
 import { SqliteApprovals } from './approvals.js';
 import { ArtifactStore } from './artifacts.js';
-import { SqliteJournal, type JournalOptions } from './sqlite-journal.js';
+import { RecordWriter } from './record-writer.js';
+import { INSERT_CALL_SQL, recordParams, SqliteJournal, type JournalOptions } from './sqlite-journal.js';
 
 export interface SqliteStoreOptions extends JournalOptions {
   logger?: Logger;
   /** Artifact lifetime; default 24 hours. */
   artifactTtlMs?: number;
+  /**
+   * Commit read-only calls' batches on a writer thread of their own (record-writer.ts), off
+   * the event loop: `serve`. Default false (a one-call CLI host would only pay the thread's start).
+   */
+  writeBatchesOffThread?: boolean;
 }
 
 /** Opens the SQLite journal of a state folder (or `file`) behind the Journal interface. */
@@ -35,6 +41,8 @@ export class SqliteStore implements Journal {
   readonly #approvals: SqliteApprovals;
   /** Read-only calls' records, committed a few at a time in one transaction. */
   readonly #batch: RecordBatch;
+  /** The thread that commits those batches, when the store was opened with writeBatchesOffThread. */
+  readonly #writer: RecordWriter | undefined;
   #closing: Promise<void> | undefined;
 
   constructor(
@@ -49,7 +57,9 @@ export class SqliteStore implements Journal {
         ? undefined
         : new ArtifactStore(stateDir, sync, { ...(options.logger ? { logger: options.logger } : {}), ...(options.artifactTtlMs ? { ttlMs: options.artifactTtlMs } : {}) });
     this.#approvals = new SqliteApprovals(() => sync.database);
-    this.#batch = new RecordBatch((records) => sync.recordMany(records), options.logger ?? createSilentLogger());
+    const logger = options.logger ?? createSilentLogger();
+    this.#writer = options.writeBatchesOffThread === true && sync.hostId !== null ? new RecordWriter(sync.file, INSERT_CALL_SQL, logger) : undefined;
+    this.#batch = new RecordBatch((records) => this.#writeBatch(records), logger);
   }
 
   get location(): string {
@@ -132,9 +142,26 @@ export class SqliteStore implements Journal {
     return this.#approvals.spend(id, tool, argsHash, callId);
   }
 
+  /** The writer thread of the batches, if any (tests of SQLite specifics). */
+  get recordWriter(): RecordWriter | undefined {
+    return this.#writer;
+  }
+
   close(): Promise<void> {
-    this.#closing ??= this.#batch.flush().finally(() => this.sync.close());
+    this.#closing ??= this.#batch
+      .flush()
+      .then(() => this.#writer?.close())
+      .finally(() => this.sync.close());
     return this.#closing;
+  }
+
+  #writeBatch(records: readonly PendingRecord[]): Promise<void> | void {
+    if (this.#writer === undefined) return this.sync.recordMany(records);
+    const hostId = this.sync.requireHost();
+    return this.#writer.write(
+      records.map(({ start, finish }) => recordParams(start, finish, hostId)),
+      () => this.sync.recordMany(records),
+    );
   }
 
   #requireArtifacts(): ArtifactStore {

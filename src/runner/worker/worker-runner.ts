@@ -24,7 +24,10 @@ const LOG_LEVELS: ReadonlySet<string> = new Set(['debug', 'info', 'warn', 'error
 export function createWorkerRunner(spec: RunSpec, deps: { logger: Logger }): Runner {
   const logger = deps.logger.child({ runner: 'worker', tool: spec.name });
   if (spec.entryPath === undefined) throw new Error(`worker tool ${spec.name} has no entry`);
-  const entryPath = spec.entryPath;
+  // One channel per pool carries every call's events (tagged with its callId)
+  // and the host's aborts; a MessagePort transferred per call leaked memory in
+  // both threads (see sandbox/worker-entry.mjs).
+  const eventChannel = `toolhost-worker-events-${randomUUID()}`;
   const pool = new Piscina({
     filename: WORKER_ENTRY_URL.href,
     minThreads: 1,
@@ -34,12 +37,19 @@ export function createWorkerRunner(spec: RunSpec, deps: { logger: Logger }): Run
     // Only the names the manifest and policy allow, never the host's whole environment.
     env: { ...spec.env },
     resourceLimits: { maxOldGenerationSizeMb: Math.max(8, spec.memoryMb) },
+    // What every call of this tool shares, sent once per thread instead of cloned into each task.
+    workerData: {
+      entryPath: spec.entryPath,
+      roots: spec.roots.map((root) => ({ path: root.path, access: root.access })),
+      protectedPaths: [...(spec.protectedPaths ?? [])],
+      hiddenPaths: [...(spec.hiddenPaths ?? [])],
+      networkAllow: [...spec.networkAllow],
+      ...(spec.sideEffect !== undefined ? { sideEffect: spec.sideEffect } : {}),
+      maxOutputBytes: spec.maxOutputBytes,
+      eventChannel,
+    },
   });
   pool.on('error', (error: unknown) => logger.warn({ err: error }, 'worker pool error'));
-  // One channel per pool carries every call's events (tagged with its callId)
-  // and the host's aborts; a MessagePort transferred per call leaked memory in
-  // both threads (see sandbox/worker-entry.mjs).
-  const eventChannel = `toolhost-worker-events-${randomUUID()}`;
   const events = new BroadcastChannel(eventChannel);
   const listeners = new Map<string, (message: Record<string, unknown>) => void>();
   events.onmessage = (event: unknown) => {
@@ -61,33 +71,17 @@ export function createWorkerRunner(spec: RunSpec, deps: { logger: Logger }): Run
     // The call's control says when to stop (deadline, cancel, shutdown): the
     // worker is told over the channel, and Piscina aborts the task by the signal.
     const unregister = control.onStop(() => safePost(events, { type: 'abort', callId: job.callId }));
-    let markEnded: () => void = () => {};
-    const ended = new Promise<void>((resolve) => {
-      markEnded = resolve;
-    });
+    const drain = new EventDrain();
     listeners.set(job.callId, (message) => {
-      if (isEndEvent(message)) markEnded();
-      else forwardEvent(message, options, logger, job.callId);
+      forwardEvent(message, options, logger, job.callId);
+      drain.received();
     });
 
     try {
-      const envelope: unknown = await pool.run(
-        {
-          entryPath,
-          callId: job.callId,
-          args: job.args,
-          roots: spec.roots.map((root) => ({ path: root.path, access: root.access })),
-          protectedPaths: [...(spec.protectedPaths ?? [])],
-          hiddenPaths: [...(spec.hiddenPaths ?? [])],
-          networkAllow: [...spec.networkAllow],
-          ...(spec.sideEffect !== undefined ? { sideEffect: spec.sideEffect } : {}),
-          maxOutputBytes: spec.maxOutputBytes,
-          eventChannel,
-        },
-        { signal: control.signal },
-      );
-      // The worker posts `end` after its last event: wait for it so none is lost.
-      await Promise.race([ended, delay(EVENT_DRAIN_MS)]);
+      const envelope: unknown = await pool.run({ callId: job.callId, args: job.args }, { signal: control.signal });
+      // The answer counts the events the worker posted for this call: wait for the rest so none is lost.
+      const draining = drain.until(postedEventsOf(envelope), EVENT_DRAIN_MS);
+      if (draining !== undefined) await draining;
       return finish(parseToolEnvelope(envelope, { source: 'worker', maxOutputBytes: spec.maxOutputBytes, checkOutputBytes: false }));
     } catch (error) {
       if (control.reason !== undefined) return finish({ ok: false as const, ...control.failure() });
@@ -151,8 +145,36 @@ function forwardEvent(message: unknown, options: RunOptions, logger: Logger, cal
   }
 }
 
-function isEndEvent(message: unknown): boolean {
-  return typeof message === 'object' && message !== null && (message as Record<string, unknown>)['type'] === 'end';
+/** How many events the worker says it posted for the call (its answer's `events`); 0 when absent or not a count. */
+function postedEventsOf(envelope: unknown): number {
+  const events = typeof envelope === 'object' && envelope !== null ? (envelope as Record<string, unknown>)['events'] : undefined;
+  return typeof events === 'number' && Number.isSafeInteger(events) && events > 0 ? events : 0;
+}
+
+/** Counts a call's events as they arrive; until() waits for a number of them, bounded. */
+class EventDrain {
+  #count = 0;
+  #wanted = 0;
+  #wake: (() => void) | undefined;
+
+  received(): void {
+    this.#count++;
+    if (this.#wake !== undefined && this.#count >= this.#wanted) this.#wake();
+  }
+
+  /** Resolves once `wanted` events arrived, or after `timeoutMs`; at once (no promise, no timer) when they all did. */
+  until(wanted: number, timeoutMs: number): Promise<void> | undefined {
+    if (this.#count >= wanted) return undefined;
+    this.#wanted = wanted;
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      timer.unref();
+      this.#wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
 }
 
 function safePost(channel: BroadcastChannel, message: unknown): void {
@@ -161,8 +183,4 @@ function safePost(channel: BroadcastChannel, message: unknown): void {
   } catch {
     // Already closed.
   }
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }

@@ -39,6 +39,16 @@ describe('worker runner: normal calls', () => {
     expect(options.logs).toEqual([{ level: 'info', message: 'hello' }]);
   });
 
+  it('answers only after every event the worker posted for the call (its answer counts them)', async () => {
+    const runner = workerRunner('switch.mjs');
+    for (let round = 0; round < 5; round++) {
+      const options = recordingOptions();
+      const outcome = await runner.run({ callId: `burst-${round}`, args: { mode: 'event_burst', count: 300 } }, options);
+      expect(jsonOf(outcome)).toEqual({ done: true });
+      expect(options.progress.map((event) => event.progress)).toEqual(Array.from({ length: 300 }, (_, i) => i + 1));
+    }
+  });
+
   it('turns a thrown error into tool_error with its code', async () => {
     const runner = workerRunner('switch.mjs');
     const outcome = await runner.run({ callId: 't', args: { mode: 'throw', message: 'nope' } }, recordingOptions());

@@ -18,6 +18,26 @@ describe('ProtocolOutput', () => {
     expect(read()).toBe('{"jsonrpc":"2.0","id":1,"result":{}}\n{"jsonrpc":"2.0","method":"x"}\n');
   });
 
+  it('the lines of one turn go out in one write, in call order; each promise resolves once it is written', async () => {
+    const stdout = new PassThrough();
+    const chunks: string[] = [];
+    stdout.on('data', (chunk: Buffer) => chunks.push(chunk.toString('utf8')));
+    const output = new ProtocolOutput(stdout, createSilentLogger());
+    const first = [1, 2, 3].map((id) => output.writeMessage({ jsonrpc: '2.0', id, result: {} }));
+    await Promise.all(first);
+    await output.writeMessage({ jsonrpc: '2.0', id: 4, result: {} });
+    expect(chunks).toEqual(['{"jsonrpc":"2.0","id":1,"result":{}}\n{"jsonrpc":"2.0","id":2,"result":{}}\n{"jsonrpc":"2.0","id":3,"result":{}}\n', '{"jsonrpc":"2.0","id":4,"result":{}}\n']);
+  });
+
+  it('a broken stream rejects the lines waiting for their write', async () => {
+    const stdout = new PassThrough();
+    const output = new ProtocolOutput(stdout, createSilentLogger());
+    const waiting = output.writeMessage({ jsonrpc: '2.0', id: 1, result: {} });
+    stdout.emit('error', new Error('EPIPE'));
+    await expect(waiting).rejects.toThrow('the protocol output is closed');
+    await expect(output.writeMessage({ jsonrpc: '2.0', id: 2, result: {} })).rejects.toThrow('the protocol output is closed');
+  });
+
   it('after guard(), other writes to the stream go to stderr; protocol lines still reach stdout', async () => {
     const stdout = new PassThrough();
     const stderr = new PassThrough();

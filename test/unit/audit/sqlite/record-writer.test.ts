@@ -1,0 +1,105 @@
+// The SQLite store's writer thread for read-only calls' batches (record-writer.ts):
+// the thread commits them (not the host's connection), reads and other hosts see
+// them after a flush, close loses none, and a thread that dies hands its batches
+// back to the host's own connection.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openSqliteStore, type SqliteStore } from '../../../../src/audit/sqlite/sqlite-store.js';
+import { recordingLogger } from '../../../helpers/recording-logger.js';
+import { callFinish, callStart, makeTempParent } from '../journal-fixtures.js';
+
+let temp: ReturnType<typeof makeTempParent>;
+const stores: SqliteStore[] = [];
+
+function open(options: Parameters<typeof openSqliteStore>[1] = {}): SqliteStore {
+  const store = openSqliteStore(temp.stateDir, options);
+  stores.push(store);
+  return store;
+}
+
+const readOnly = () => callStart({ tool: 'fs.read', sideEffect: 'read_only' });
+
+beforeEach(() => {
+  temp = makeTempParent();
+});
+
+afterEach(async () => {
+  for (const store of stores.splice(0)) await store.close();
+  temp.remove();
+});
+
+describe('read-only batches on the writer thread', () => {
+  it('the thread commits them; the host and another host read them after a flush', async () => {
+    const store = open({ writeBatchesOffThread: true });
+    const writer = store.recordWriter;
+    expect(writer).toBeDefined();
+    const starts = Array.from({ length: 20 }, readOnly);
+    for (const start of starts) store.recordSoon(start, callFinish());
+    await store.flush();
+    expect(writer!.committedBatches).toBeGreaterThan(0);
+    expect(await store.get(starts[19]!.id)).toMatchObject({ status: 'completed', sideEffect: 'read_only', hostId: store.hostId });
+    const other = open({ asHost: false });
+    expect((await other.query({ tool: 'fs.read' })).map((record) => record.id).sort()).toEqual(starts.map((start) => start.id).sort());
+  });
+
+  it('close commits every queued record first', async () => {
+    const store = open({ writeBatchesOffThread: true });
+    const starts = Array.from({ length: 300 }, readOnly);
+    for (const start of starts) store.recordSoon(start, callFinish());
+    await store.close();
+    const reader = open({ asHost: false });
+    const ids = new Set((await reader.query({ tool: 'fs.read' })).map((record) => record.id));
+    expect(starts.filter((start) => !ids.has(start.id))).toEqual([]);
+  });
+
+  it('a thread that dies hands its batches to the host connection: nothing is lost', async () => {
+    const log = recordingLogger();
+    const store = open({ writeBatchesOffThread: true, logger: log.logger });
+    const writer = store.recordWriter!;
+    const before = readOnly();
+    store.recordSoon(before, callFinish());
+    await store.flush();
+    expect(writer.committedBatches).toBe(1);
+    // Stopped as a crash would stop it: the batch queued meanwhile still lands.
+    const exited = new Promise((resolve) => writer.thread.once('exit', resolve));
+    const during = readOnly();
+    store.recordSoon(during, callFinish());
+    const flushed = store.flush();
+    await writer.thread.terminate();
+    await exited;
+    await flushed;
+    // `during` may have been committed by the thread just before it stopped, or by the host after.
+    const committedByThread = writer.committedBatches;
+    const after = readOnly();
+    store.recordSoon(after, callFinish());
+    await store.flush();
+    for (const start of [before, during, after]) expect(await store.get(start.id)).toMatchObject({ status: 'completed' });
+    expect(writer.committedBatches).toBe(committedByThread);
+    expect(log.lines().some((line) => line['msg'] === 'journal writer thread stopped: batches are written on the host thread')).toBe(true);
+  });
+
+  it('a failed batch is refused as a whole and logged, as a failed write on the host is', async () => {
+    const log = recordingLogger();
+    const store = open({ writeBatchesOffThread: true, logger: log.logger });
+    const start = readOnly();
+    store.recordSoon(start, callFinish());
+    await store.flush();
+    // The same id again: the UNIQUE constraint refuses the batch in the thread.
+    const fresh = readOnly();
+    store.recordSoon(fresh, callFinish());
+    store.recordSoon(start, callFinish());
+    await store.flush();
+    expect(await store.get(fresh.id)).toBeUndefined();
+    expect(store.recordWriter!.committedBatches).toBe(1);
+    const failed = log.lines().find((line) => line['msg'] === 'journal: could not write a batch of read-only call records');
+    expect(failed).toMatchObject({ err: { code: 'SQLITE_CONSTRAINT_UNIQUE' }, calls: [fresh.id, start.id] });
+  });
+
+  it('without the option the host connection writes them (no thread)', async () => {
+    const store = open();
+    expect(store.recordWriter).toBeUndefined();
+    const start = readOnly();
+    store.recordSoon(start, callFinish());
+    await store.flush();
+    expect(await store.get(start.id)).toMatchObject({ status: 'completed' });
+  });
+});
