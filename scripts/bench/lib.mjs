@@ -87,6 +87,25 @@ export async function throughput(client, name, args, total, inFlight) {
   return total / ((performance.now() - start) / 1000);
 }
 
+/**
+ * Calls per second with `inFlight` calls at once over a window of at least `minMs` and
+ * `minCalls` calls: a window of fixed length, not of a fixed count, so a fast target's
+ * window is not over within one GC pause or one scheduling hiccup of a shared machine.
+ */
+export async function throughputOver(client, name, args, { minMs, minCalls, inFlight }) {
+  let done = 0;
+  const start = performance.now();
+  const more = () => done < minCalls || performance.now() - start < minMs;
+  const lane = async () => {
+    while (more()) {
+      done++;
+      await callOk(client, name, args);
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, lane));
+  return done / ((performance.now() - start) / 1000);
+}
+
 export async function callOk(client, name, args) {
   const result = await client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 });
   if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.content).slice(0, 300)}`);
