@@ -40,12 +40,14 @@ export interface ToolAssessment {
 export function assessTool(manifest: Manifest, policy: MergedPolicy, workspace: string): ToolAssessment {
   const checks: ToolCheck[] = [];
   const sideEffect = manifest.sideEffect;
+  // A server's start-up probe is named `<server>__`, a name no one wrote: its exclusion is the server's.
+  const subject = manifest.upstream?.probe === true ? `server "${manifest.upstream.server}"` : `tool "${manifest.name}"`;
   const exclude = (key: PolicyKey, rule: RuleRef, text: string, at: YamlPath): ToolCheck => ({
     key,
     outcome: 'exclude',
     rule,
     text,
-    problem: manifest.source.problemAt(at, `tool "${manifest.name}" excluded: ${text} (${rule})`),
+    problem: manifest.source.problemAt(at, `${subject} excluded: ${text} (${rule})`),
   });
 
   // Denial by name.

@@ -48,6 +48,8 @@ export interface ManifestUpstream {
   readonly readOnlyPaths: readonly string[];
   /** True when the server has a read_write root: its read_only tools then get an instance of their own. */
   readonly hasWritableRoot: boolean;
+  /** Set on the stand-in that starts the server to read its listing: the policy's verdict on it is the server's. */
+  readonly probe?: true;
 }
 
 export interface Manifest {

@@ -198,5 +198,12 @@ export function probeNameOf(server: string): string {
 export function probeManifestOf(server: ServerManifest, compiler: ToolSchemaCompiler): Manifest {
   const probe = buildServerTools({ ...server, tools: [] }, { ok: true, tools: [{ name: 'probe', inputSchema: { type: 'object' } }], truncated: false }, compiler).manifests[0];
   if (!probe) throw new Error(`internal: no probe manifest for server ${server.name}`);
-  return Object.freeze({ ...probe, name: probeNameOf(server.name), sideEffect: 'read_only', roots: server.roots.map((root) => ({ ...root, access: 'read' as const })) });
+  const upstream = probe.upstream === undefined ? undefined : { ...probe.upstream, probe: true as const };
+  return Object.freeze({
+    ...probe,
+    name: probeNameOf(server.name),
+    sideEffect: 'read_only',
+    roots: server.roots.map((root) => ({ ...root, access: 'read' as const })),
+    ...(upstream === undefined ? {} : { upstream }),
+  });
 }

@@ -68,6 +68,11 @@ describe('toolhost validate', () => {
     expect(lines).toContain(
       `manifests/http_get.yaml:${lineOf('manifests/http_get.yaml', 'allow:')}:11: tool "http_get" excluded: network host api.github.com is not allowed by test/fixtures/policies/tight-org.yaml (organisation) (${networkRule})`,
     );
+    // A server the policy excludes is named as the server, not by its start-up probe's name.
+    expect(lines).toContain(
+      `manifests/servers/fs.yaml:${lineOf('manifests/servers/fs.yaml', 'timeoutMs')}:12: server "fs" excluded: timeoutMs 15000 is above the policy maximum 5000 (${timeoutRule})`,
+    );
+    expect(stderr).not.toContain('fs__');
     for (const line of lines.slice(0, -1)) expect(line).toMatch(/^[^:]+:\d+:\d+: /);
     expect(lines.at(-1)).toMatch(/^toolhost validate: \d+ problems; /);
   });
