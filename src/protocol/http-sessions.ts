@@ -28,24 +28,68 @@ export class PrincipalSessions {
 
 interface LegacySession {
   readonly principal: string;
-  readonly transport: WebStandardStreamableHTTPServerTransport;
+  readonly transport: ActivityTrackingTransport;
   readonly server: Server;
+}
+
+/**
+ * A legacy session's transport that knows when it was last used (a request in, a
+ * message out) and how many of its client's requests are unanswered, so that an
+ * abandoned session can be closed without cutting a call that is still running.
+ */
+class ActivityTrackingTransport extends WebStandardStreamableHTTPServerTransport {
+  lastActiveMs = Date.now();
+  readonly #unanswered = new Set<string | number>();
+
+  get isBusy(): boolean {
+    return this.#unanswered.size > 0;
+  }
+
+  /** Notes a request from the client (called before the SDK sees it). */
+  noteIncoming(body: unknown): void {
+    this.lastActiveMs = Date.now();
+    for (const message of Array.isArray(body) ? body : [body]) {
+      if (isRecord(message) && typeof message['method'] === 'string' && isRequestId(message['id'])) this.#unanswered.add(message['id']);
+    }
+  }
+
+  override send(message: Parameters<WebStandardStreamableHTTPServerTransport['send']>[0], options?: Parameters<WebStandardStreamableHTTPServerTransport['send']>[1]): Promise<void> {
+    this.lastActiveMs = Date.now();
+    const record = message as unknown as Record<string, unknown>;
+    if (('result' in record || 'error' in record) && isRequestId(record['id'])) this.#unanswered.delete(record['id']);
+    return super.send(message, options);
+  }
 }
 
 /** Most legacy MCP sessions open at once, over all principals: a bound on memory. */
 export const MAX_LEGACY_SESSIONS = 1024;
 /** Most open legacy sessions of one principal; opening one more closes its oldest, so no principal can fill the host. */
 export const MAX_LEGACY_SESSIONS_PER_PRINCIPAL = 32;
+/**
+ * A legacy session with no request and no message for this long, and none of its
+ * client's requests unanswered, is closed: a client that went away without DELETE
+ * leaves nothing for ever. A client that comes back gets 404 for the old id and, as
+ * the MCP transport says it must, starts a new session with initialize.
+ */
+export const LEGACY_SESSION_IDLE_MS = 30 * 60_000;
+/** Longest gap between two looks for idle sessions. */
+const IDLE_SWEEP_MAX_EVERY_MS = 60_000;
 
 /** The sessionful legacy leg: Mcp-Session-Id → transport + server, per principal. */
 export class LegacySessions {
   readonly #sessions = new Map<string, LegacySession>();
+  readonly #idleMs: number;
+  readonly #sweep: NodeJS.Timeout;
 
   constructor(
     private readonly serving: ToolhostServing,
     private readonly principals: PrincipalSessions,
-    private readonly options: { readonly maxMessageBytes: number; readonly logger: Logger },
-  ) {}
+    private readonly options: { readonly maxMessageBytes: number; readonly logger: Logger; readonly idleMs?: number },
+  ) {
+    this.#idleMs = Math.max(1, options.idleMs ?? LEGACY_SESSION_IDLE_MS);
+    this.#sweep = setInterval(() => void this.#closeIdle(), Math.min(this.#idleMs, IDLE_SWEEP_MAX_EVERY_MS));
+    this.#sweep.unref();
+  }
 
   get size(): number {
     return this.#sessions.size;
@@ -58,6 +102,7 @@ export class LegacySessions {
       const session = this.#sessions.get(sessionId);
       // Another principal's session id is answered as an unknown one: ids are not shared secrets to probe.
       if (!session || session.principal !== principal) return sessionNotFound();
+      session.transport.noteIncoming(parsedBody);
       return session.transport.handleRequest(request, { parsedBody });
     }
     if (request.method !== 'POST' || !isInitialize(parsedBody)) {
@@ -66,11 +111,13 @@ export class LegacySessions {
     await this.#evictOldestBeyond(principal, MAX_LEGACY_SESSIONS_PER_PRINCIPAL - 1);
     if (this.#sessions.size >= MAX_LEGACY_SESSIONS) return jsonRpcError(503, -32000, 'Too many open sessions; close one (DELETE) and retry.');
     const session = await this.#open(principal);
+    session.transport.noteIncoming(parsedBody);
     return session.transport.handleRequest(request, { parsedBody });
   }
 
   /** Closes every session (host shutdown). */
   async closeAll(): Promise<void> {
+    clearInterval(this.#sweep);
     const sessions = [...this.#sessions.values()];
     this.#sessions.clear();
     await Promise.allSettled(sessions.map((session) => session.server.close()));
@@ -85,8 +132,18 @@ export class LegacySessions {
     }
   }
 
+  async #closeIdle(): Promise<void> {
+    const now = Date.now();
+    for (const [id, session] of [...this.#sessions]) {
+      if (session.transport.isBusy || now - session.transport.lastActiveMs < this.#idleMs) continue;
+      this.#sessions.delete(id);
+      this.options.logger.info({ principal: session.principal, idleMs: now - session.transport.lastActiveMs }, 'legacy http session closed: idle');
+      await session.server.close().catch(() => undefined);
+    }
+  }
+
   async #open(principal: string): Promise<LegacySession> {
-    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
+    const transport = new ActivityTrackingTransport({
       sessionIdGenerator: () => randomUUID(),
       maxRequestBodySize: this.options.maxMessageBytes,
       onsessioninitialized: (id) => {
@@ -104,6 +161,14 @@ export class LegacySessions {
     await server.connect(transport);
     return session;
   }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isRequestId(value: unknown): value is string | number {
+  return typeof value === 'string' || typeof value === 'number';
 }
 
 function isInitialize(body: unknown): boolean {

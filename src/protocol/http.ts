@@ -34,6 +34,8 @@ export interface HttpServeOptions {
   /** True while the journal answers (/readyz). */
   readonly isReady: () => boolean;
   readonly logger: Logger;
+  /** How long a legacy session may sit unused before it is closed; default LEGACY_SESSION_IDLE_MS (tests shorten it). */
+  readonly legacySessionIdleMs?: number;
 }
 
 export interface HttpServer {
@@ -48,7 +50,11 @@ export interface HttpServer {
 export async function serveHttp(options: HttpServeOptions): Promise<HttpServer> {
   const { serving, logger } = options;
   const principals = new PrincipalSessions(serving);
-  const legacy = new LegacySessions(serving, principals, { maxMessageBytes: options.maxMessageBytes, logger });
+  const legacy = new LegacySessions(serving, principals, {
+    maxMessageBytes: options.maxMessageBytes,
+    logger,
+    ...(options.legacySessionIdleMs !== undefined ? { idleMs: options.legacySessionIdleMs } : {}),
+  });
   const modern: McpHttpHandler = createMcpHandler(
     ({ era, authInfo }) => serving.buildServer(era, authInfo ? principals.callerFor(authInfo.clientId) : undefined),
     {
