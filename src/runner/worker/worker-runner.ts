@@ -68,9 +68,13 @@ export function createWorkerRunner(spec: RunSpec, deps: { logger: Logger }): Run
     const { control } = options;
     if (control.reason !== undefined) return finish({ ok: false as const, ...control.failure() });
 
-    // The call's control says when to stop (deadline, cancel, shutdown): the
-    // worker is told over the channel, and Piscina aborts the task by the signal.
-    const unregister = control.onStop(() => safePost(events, { type: 'abort', callId: job.callId }));
+    // The call's control says when to stop (deadline, cancel, shutdown): Piscina
+    // aborts the task (and ends its thread) and the worker is told over the channel.
+    const abort = new TaskAbort();
+    const unregister = control.onStop(() => {
+      abort.abort(control.signal.reason);
+      safePost(events, { type: 'abort', callId: job.callId });
+    });
     const drain = new EventDrain();
     listeners.set(job.callId, (message) => {
       forwardEvent(message, options, logger, job.callId);
@@ -78,7 +82,7 @@ export function createWorkerRunner(spec: RunSpec, deps: { logger: Logger }): Run
     });
 
     try {
-      const envelope: unknown = await pool.run({ callId: job.callId, args: job.args }, { signal: control.signal });
+      const envelope: unknown = await pool.run({ callId: job.callId, args: job.args }, { signal: abort });
       // The answer counts the events the worker posted for this call: wait for the rest so none is lost.
       const draining = drain.until(postedEventsOf(envelope), EVENT_DRAIN_MS);
       if (draining !== undefined) await draining;
@@ -149,6 +153,39 @@ function forwardEvent(message: unknown, options: RunOptions, logger: Logger, cal
 function postedEventsOf(envelope: unknown): number {
   const events = typeof envelope === 'object' && envelope !== null ? (envelope as Record<string, unknown>)['events'] : undefined;
   return typeof events === 'number' && Number.isSafeInteger(events) && events > 0 ? events : 0;
+}
+
+/**
+ * The abort Piscina listens to for one task, fired by the call's control (through
+ * the one onStop the runner registers anyway): Piscina accepts an emitter-style
+ * signal, so a call does not add and remove a listener on an AbortSignal.
+ */
+class TaskAbort {
+  aborted = false;
+  reason: unknown = undefined;
+  #listener: (() => void) | undefined;
+
+  once(_event: 'abort', listener: () => void): void {
+    this.#listener = listener;
+  }
+
+  off(_event: 'abort', listener: () => void): void {
+    if (this.#listener === listener) this.#listener = undefined;
+  }
+
+  /** Piscina's name for off() in the build it ships. */
+  removeListener(event: 'abort', listener: () => void): void {
+    this.off(event, listener);
+  }
+
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    const listener = this.#listener;
+    this.#listener = undefined;
+    listener?.();
+  }
 }
 
 /** Counts a call's events as they arrive; until() waits for a number of them, bounded. */

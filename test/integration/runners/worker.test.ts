@@ -95,6 +95,24 @@ describe('worker runner: hostile tools', () => {
     await expectRecovers(runner, 4);
   });
 
+  it('stops a call still waiting for the busy thread (timeout, cancel) without ending the call running on it', async () => {
+    const runner = workerRunner('switch.mjs');
+    const running = recordingOptions(30_000);
+    const first = runner.run({ callId: 'running', args: { mode: 'never' } }, running);
+    await until(() => running.progress.length > 0);
+    // Both wait in Piscina's queue behind `first` (one thread): each is taken off the queue by its own stop.
+    const timedOut = runner.run({ callId: 'queued-timeout', args: { mode: 'echo', value: 1 } }, recordingOptions(200));
+    const cancelling = recordingOptions(30_000);
+    const cancelled = runner.run({ callId: 'queued-cancel', args: { mode: 'echo', value: 2 } }, cancelling);
+    expect(failureOf(await timedOut)).toEqual({ code: 'timeout', details: { timeoutMs: 200 } });
+    cancelling.controller.abort();
+    expect(failureOf(await cancelled)).toEqual({ code: 'cancelled', details: {} });
+    // Had a queued call's stop ended the thread, `first` would have settled as tool_crashed by now.
+    running.controller.abort();
+    expect(failureOf(await first)).toEqual({ code: 'cancelled', details: {} });
+    await expectRecovers(runner, 6);
+  });
+
   it('reports process.exit(1) as tool_crashed, and the pool recovers', async () => {
     const runner = workerRunner('switch.mjs');
     const outcome = await runner.run({ callId: 'exit', args: { mode: 'exit', code: 1 } }, recordingOptions());
