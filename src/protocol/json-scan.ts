@@ -28,39 +28,95 @@ export type JsonScan =
  * frame object per level.
  */
 export function scanJson(text: string, trackDepth = Number.POSITIVE_INFINITY): JsonScan {
-  return new Scanner(text, trackDepth).run();
+  // Every line of a connection goes through here: one scanner, reset per line, so a
+  // line costs no stack, frame or key-set allocation of its own. The scan is
+  // synchronous and never re-entered, so sharing it is safe.
+  const scanner = SCANNER.reset(text, trackDepth);
+  try {
+    return scanner.run();
+  } finally {
+    scanner.release();
+  }
 }
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const OBJECT = 1;
 const ARRAY = 2;
+/** Stack slots kept between lines; a deeper line grows the stack for itself only. */
+const KEPT_DEPTH = 256;
+/** Keys of an object are compared in a list up to this many, then in a Set. */
+const LIST_KEYS = 16;
 
-/** Key bookkeeping of one object within the tracked depth. */
-interface ObjectFrame {
-  readonly keys: Set<string>;
+/** Key bookkeeping of one object within the tracked depth; reused by every object opened at its level. */
+class ObjectFrame {
+  readonly list: string[] = [];
+  set: Set<string> | undefined;
   /** The key whose value is being read. */
-  key?: string;
+  key: string | undefined;
+
+  clear(): void {
+    this.list.length = 0;
+    this.set = undefined;
+    this.key = undefined;
+  }
+
+  /** Records `key`; true when the object already had it. */
+  add(key: string): boolean {
+    this.key = key;
+    if (this.set !== undefined) {
+      if (this.set.has(key)) return true;
+      this.set.add(key);
+      return false;
+    }
+    const list = this.list;
+    for (let i = 0; i < list.length; i++) if (list[i] === key) return true;
+    list.push(key);
+    if (list.length > LIST_KEYS) this.set = new Set(list);
+    return false;
+  }
 }
 
 class Scanner {
+  private text = '';
+  private trackDepth = 0;
   private pos = 0;
   private maxDepth = 0;
   private duplicateKey: string | undefined;
   private protoKey: string | undefined;
   private idText: string | undefined;
   /** Kind of every open container, one byte per level. */
-  private kinds = new Uint8Array(256);
+  private kinds = new Uint8Array(KEPT_DEPTH);
   private depth = 0;
-  /** Object frames by level (undefined for arrays and for levels past trackDepth). */
-  private readonly frames: (ObjectFrame | undefined)[] = [];
+  /** Whether the container at each level is an object within the tracked depth (its frame is live). */
+  private readonly tracked: boolean[] = [];
+  /** Object frames by level, reused across objects and lines. */
+  private readonly frames: ObjectFrame[] = [];
   /** Where each tracked container sits in its parent: the parent's key, or `-` in an array. */
   private readonly labels: string[] = [];
 
-  constructor(
-    private readonly text: string,
-    private readonly trackDepth: number,
-  ) {}
+  reset(text: string, trackDepth: number): this {
+    this.text = text;
+    this.trackDepth = trackDepth;
+    this.pos = 0;
+    this.maxDepth = 0;
+    this.duplicateKey = undefined;
+    this.protoKey = undefined;
+    this.idText = undefined;
+    this.depth = 0;
+    return this;
+  }
+
+  /** Drops what the line left behind: its text, and a stack a hostile line grew. */
+  release(): void {
+    this.text = '';
+    if (this.kinds.length > KEPT_DEPTH) this.kinds = new Uint8Array(KEPT_DEPTH);
+    if (this.labels.length > KEPT_DEPTH) {
+      this.labels.length = KEPT_DEPTH;
+      this.tracked.length = KEPT_DEPTH;
+      this.frames.length = KEPT_DEPTH;
+    }
+  }
 
   run(): JsonScan {
     const text = this.text;
@@ -89,7 +145,7 @@ class Scanner {
           continue;
         }
         if (!this.readScalar()) return this.fail();
-        if (this.depth === 1 && this.frames[1]?.key === 'id') {
+        if (this.depth === 1 && this.tracked[1] === true && this.frames[1]!.key === 'id') {
           const c = text.charCodeAt(valueStart);
           if (c !== 0x74 && c !== 0x66) this.idText = text.slice(valueStart, this.pos); // not true/false
         }
@@ -136,8 +192,15 @@ class Scanner {
     this.kinds[depth] = kind;
     if (depth > this.maxDepth) this.maxDepth = depth;
     if (depth > this.trackDepth) return;
-    this.labels[depth] = this.kinds[depth - 1] === OBJECT ? (this.frames[depth - 1]?.key ?? '') : '-';
-    this.frames[depth] = kind === OBJECT ? { keys: new Set() } : undefined;
+    // The parent is within the tracked depth too, so an object parent has a live frame.
+    this.labels[depth] = this.kinds[depth - 1] === OBJECT ? (this.frames[depth - 1]!.key ?? '') : '-';
+    if (kind === OBJECT) {
+      const frame = (this.frames[depth] ??= new ObjectFrame());
+      frame.clear();
+      this.tracked[depth] = true;
+    } else {
+      this.tracked[depth] = false;
+    }
   }
 
   private fail(): JsonScan {
@@ -154,16 +217,15 @@ class Scanner {
     this.skipSpace();
     if (this.text.charCodeAt(this.pos) !== QUOTE) return false;
     const start = this.pos;
-    if (!this.readString()) return false;
-    const frame = this.depth <= this.trackDepth ? this.frames[this.depth] : undefined;
-    if (frame) {
+    const escaped = this.readString();
+    if (escaped === undefined) return false;
+    if (this.depth <= this.trackDepth && this.tracked[this.depth] === true) {
+      const frame = this.frames[this.depth]!;
       const raw = this.text.slice(start + 1, this.pos - 1);
       // Escapes make two spellings of one key ("a" and "\u0061"): compare decoded.
-      const key = raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
-      if (frame.keys.has(key)) this.duplicateKey ??= this.pathOf(key);
+      const key = escaped ? (JSON.parse(`"${raw}"`) as string) : raw;
+      if (frame.add(key)) this.duplicateKey ??= this.pathOf(key);
       if (key === '__proto__') this.protoKey ??= this.pathOf(key);
-      frame.keys.add(key);
-      frame.key = key;
     }
     this.skipSpace();
     if (this.text.charCodeAt(this.pos) !== 0x3a) return false;
@@ -173,7 +235,7 @@ class Scanner {
 
   private readScalar(): boolean {
     const code = this.text.charCodeAt(this.pos);
-    if (code === QUOTE) return this.readString();
+    if (code === QUOTE) return this.readString() !== undefined;
     if (code === 0x74) return this.readLiteral('true');
     if (code === 0x66) return this.readLiteral('false');
     if (code === 0x6e) return this.readLiteral('null');
@@ -187,53 +249,44 @@ class Scanner {
   }
 
   private readNumber(): boolean {
-    const match = NUMBER.exec(this.text.slice(this.pos, this.pos + 400));
-    if (!match || match[0].length === 0) return this.readLongNumber();
-    // A number longer than the window is rare; rescan it without the cap.
-    if (match[0].length >= 399) return this.readLongNumber();
-    this.pos += match[0].length;
-    return true;
-  }
-
-  private readLongNumber(): boolean {
-    NUMBER_STICKY.lastIndex = this.pos;
-    const match = NUMBER_STICKY.exec(this.text);
+    // Sticky: matches at pos without copying the rest of the line.
+    NUMBER.lastIndex = this.pos;
+    const match = NUMBER.exec(this.text);
     if (!match || match[0].length === 0) return false;
     this.pos += match[0].length;
     return true;
   }
 
-  /** Reads a string starting at the opening quote; leaves pos after the closing quote. */
-  private readString(): boolean {
+  /**
+   * Reads a string starting at the opening quote in one pass (control characters
+   * refused, escapes checked); leaves pos after the closing quote. Returns whether
+   * it held an escape, or undefined when it is not a valid string.
+   */
+  private readString(): boolean | undefined {
     const text = this.text;
-    let i = this.pos + 1;
-    for (;;) {
-      const close = text.indexOf('"', i);
-      if (close === -1) return false;
-      // Check the segment for control characters and escapes.
-      for (let j = i; j < close; j++) {
-        const c = text.charCodeAt(j);
-        if (c < 0x20) return false;
-        if (c === BACKSLASH) {
-          const next = text.charCodeAt(j + 1);
-          if (next === 0x75) {
-            if (!HEX4.test(text.slice(j + 2, j + 6))) return false;
-            j += 5;
-          } else if (ESCAPES.has(next)) {
-            j += 1;
-          } else {
-            return false;
-          }
+    const length = text.length;
+    let escaped = false;
+    for (let j = this.pos + 1; j < length; j++) {
+      const c = text.charCodeAt(j);
+      if (c === QUOTE) {
+        this.pos = j + 1;
+        return escaped;
+      }
+      if (c < 0x20) return undefined;
+      if (c === BACKSLASH) {
+        escaped = true;
+        const next = text.charCodeAt(j + 1);
+        if (next === 0x75) {
+          if (!isHex(text.charCodeAt(j + 2)) || !isHex(text.charCodeAt(j + 3)) || !isHex(text.charCodeAt(j + 4)) || !isHex(text.charCodeAt(j + 5))) return undefined;
+          j += 5;
+        } else if (isEscapeLetter(next)) {
+          j += 1;
+        } else {
+          return undefined;
         }
       }
-      // The escape loop may have stepped over the quote (`\"`): then look further.
-      if (isEscaped(text, close)) {
-        i = close + 1;
-        continue;
-      }
-      this.pos = close + 1;
-      return true;
     }
+    return undefined;
   }
 
   private skipSpace(): void {
@@ -246,17 +299,17 @@ class Scanner {
   }
 }
 
-const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/;
-const NUMBER_STICKY = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
-const HEX4 = /^[0-9a-fA-F]{4}$/;
-// " \ / b f n r t
-const ESCAPES = new Set([0x22, 0x5c, 0x2f, 0x62, 0x66, 0x6e, 0x72, 0x74]);
+const SCANNER = new Scanner();
 
-/** True when the quote at `index` is preceded by an odd number of backslashes. */
-function isEscaped(text: string, index: number): boolean {
-  let count = 0;
-  for (let i = index - 1; i >= 0 && text.charCodeAt(i) === BACKSLASH; i--) count++;
-  return count % 2 === 1;
+const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+
+function isHex(c: number): boolean {
+  return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
+}
+
+/** " \ / b f n r t */
+function isEscapeLetter(c: number): boolean {
+  return c === 0x22 || c === 0x5c || c === 0x2f || c === 0x62 || c === 0x66 || c === 0x6e || c === 0x72 || c === 0x74;
 }
 
 function escapePointer(key: string): string {

@@ -100,3 +100,40 @@ describe('duplicate key paths', () => {
     expect(check.ok ? undefined : check.response.error.data['key']).toBe(key);
   });
 });
+
+// One scanner serves every line (no per-line allocation): nothing a line leaves behind may change the next one's answer.
+describe('the scanner shared by every line', () => {
+  const manyKeys = (count: number, repeat: string): string =>
+    `{"jsonrpc":"2.0","id":1,"method":"m","params":{${Array.from({ length: count }, (_, i) => `"k${i}":${i}`).join(',')},"${repeat}":0}}`;
+
+  it('finds a duplicate among many keys (past the short list, in the set)', () => {
+    const check = checkLine(utf8(manyKeys(40, 'k3')), 4096);
+    expect(check.ok ? undefined : check.response.error.data).toEqual({ code: 'malformed_request', reason: 'duplicate_key', key: '/params/k3' });
+    expect(checkLine(utf8(manyKeys(40, 'k40')), 4096).ok).toBe(true);
+  });
+
+  it('does not carry keys, ids or depth from one line into the next', () => {
+    const hostile = `{"jsonrpc":"2.0","id":"deep","method":"m","params":{"a":1,"x":${'['.repeat(5000)}${']'.repeat(5000)}}}`;
+    expect(checkLine(utf8(hostile), DEFAULT_MAX_MESSAGE_BYTES).ok).toBe(false);
+    const sameKeys = '{"jsonrpc":"2.0","id":2,"method":"m","params":{"a":1,"x":[]}}';
+    expect(checkLine(utf8(sameKeys), 1024)).toEqual({ ok: true, message: JSON.parse(sameKeys) });
+    const duplicate = checkLine(utf8('{"jsonrpc":"2.0","id":3,"method":"m","params":{"b":{"a":1},"a":1,"a":2}}'), 1024);
+    expect(duplicate.ok ? undefined : { id: duplicate.response.id, ...duplicate.response.error.data }).toEqual({
+      id: 3,
+      code: 'malformed_request',
+      reason: 'duplicate_key',
+      key: '/params/a',
+    });
+    const noId = checkLine(utf8('{"jsonrpc":"2.0","method":"m","params":{"id":9},"x":1,"x":2}'), 1024);
+    expect(noId.ok ? undefined : noId.response.id).toBeNull();
+  });
+
+  it('checks escapes in one pass: an escaped quote, a bad escape, a short \\u', () => {
+    const escapedQuote = '{"jsonrpc":"2.0","id":4,"method":"m","params":{"s\\"k":"a\\"b\\\\","t":"\\u00E9"}}';
+    expect(checkLine(utf8(escapedQuote), 1024)).toEqual({ ok: true, message: JSON.parse(escapedQuote) });
+    for (const line of ['{"jsonrpc":"2.0","id":5,"method":"m","params":{"s":"\\q"}}', '{"jsonrpc":"2.0","id":5,"method":"m","params":{"s":"\\u12"}}']) {
+      const check = checkLine(utf8(line), 1024);
+      expect(check.ok ? undefined : [check.response.id, check.response.error.data.reason]).toEqual([5, 'invalid_json']);
+    }
+  });
+});
