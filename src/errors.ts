@@ -57,6 +57,18 @@ export function recoveryOf(code: ErrorCode, tool?: { readonly idempotent: boolea
   return (ERRORS[code] as ErrorInfo).recovery;
 }
 
+/**
+ * The `data` of a JSON-RPC error for a host code: the code, its facts and its
+ * recovery (SPEC 5.2: every error carries one, protocol faults too).
+ */
+export function errorData<C extends ErrorCode, D extends Record<string, unknown> = Record<never, never>>(
+  code: C,
+  details?: D,
+  recovery: Recovery = recoveryOf(code),
+): { code: C; recovery: Recovery } & D {
+  return { code, ...(details ?? ({} as D)), recovery };
+}
+
 /** The error with the recovery recoveryOf gives for this tool (the same object when nothing changes). */
 export function withToolRecovery(error: HostError, tool: { readonly idempotent: boolean } | undefined): HostError {
   const recovery = recoveryOf(error.code, tool);

@@ -4,6 +4,7 @@
 // left waiting on a request the SDK would have dropped.
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { scanJson } from './json-scan.js';
+import { errorData } from '../errors.js';
 
 /** Nesting allowed in one inbound message; the top-level object counts as 1. */
 export const MAX_MESSAGE_DEPTH = 64;
@@ -95,7 +96,7 @@ function refuse(
 ): LineCheck {
   return {
     ok: false,
-    response: { jsonrpc: '2.0', id, error: { code, message: MESSAGES[code], data: { code: 'malformed_request', reason, ...details } } },
+    response: { jsonrpc: '2.0', id, error: { code, message: MESSAGES[code], data: errorData('malformed_request', { reason, ...details }) } },
   };
 }
 

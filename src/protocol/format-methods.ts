@@ -9,6 +9,7 @@ import { parseCall } from '../formats/parse.js';
 import { renderTools } from '../formats/render.js';
 import type { Supervisor } from '../supervisor/types.js';
 import type { RegisterMethods } from './server.js';
+import { errorData } from '../errors.js';
 
 /** JSON-RPC "invalid params": a refused emission or bad params, with data {code: 'malformed_request', reason}. */
 export const JSONRPC_INVALID_PARAMS = -32602;
@@ -75,5 +76,5 @@ function formatParam(value: unknown): FormatName | undefined {
 }
 
 function malformed(reason: string): ProtocolError {
-  return new ProtocolError(JSONRPC_INVALID_PARAMS, `Invalid params: ${reason}`, { code: 'malformed_request', reason });
+  return new ProtocolError(JSONRPC_INVALID_PARAMS, `Invalid params: ${reason}`, errorData('malformed_request', { reason }));
 }

@@ -15,6 +15,7 @@ import { isResourceMetadataPath, resourceMetadata } from './auth/resource-metada
 import { checkHostAndOrigin, isLoopbackHost, LOOPBACK_HOSTNAMES, readMessageBody, writeJson, writeJsonRpcError } from './http-guards.js';
 import { LegacySessions, PrincipalSessions } from './http-sessions.js';
 import type { ToolhostServing } from './server.js';
+import { errorData } from '../errors.js';
 
 export const MCP_PATH = '/mcp';
 
@@ -126,7 +127,7 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServer> 
   const server: NodeHttpServer = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
       logger.error({ err: error instanceof Error ? error.message : String(error) }, 'http request failed');
-      if (!res.headersSent) writeJsonRpcError(res, 500, -32603, 'Internal error.', { code: 'internal' });
+      if (!res.headersSent) writeJsonRpcError(res, 500, -32603, 'Internal error.', errorData('internal'));
       else res.destroy();
     });
   });

@@ -2,7 +2,7 @@
 // CallToolResult (isError for refusals and tool failures), an input_required
 // result, or a JSON-RPC error for protocol faults (SPEC section 5).
 import { inputRequired, ProtocolError, type CallToolResult, type InputRequiredResult } from '@modelcontextprotocol/server';
-import { ERRORS, type ErrorInfo, type HostError } from '../errors.js';
+import { ERRORS, errorData, type ErrorInfo, type HostError } from '../errors.js';
 import type { SessionPolicy } from '../policy/types.js';
 import type { CallOutcome } from '../supervisor/types.js';
 
@@ -59,7 +59,7 @@ export function renderErrorResult(error: HostError): CallToolResult {
 
 /** The JSON-RPC error for an outcome that is a protocol fault, or undefined when it is a tool result. */
 export function toProtocolError(error: HostError, session: Pick<SessionPolicy, 'onUnknownTool' | 'onInvalidArguments'>): ProtocolError | undefined {
-  const data = { code: error.code, ...error.details };
+  const data = errorData(error.code, error.details, error.recovery);
   switch (error.code) {
     case 'malformed_request':
       return new ProtocolError(JSONRPC_INVALID_REQUEST, error.message, data);

@@ -4,7 +4,7 @@
 // No decision is made here: the supervisor decides, results.ts renders.
 import { ProtocolError, Server, type Implementation, type LoggingLevel, type ProtocolEra, type Transport } from '@modelcontextprotocol/server';
 import { serveStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
-import { HostError } from '../errors.js';
+import { errorData, HostError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { CallControl } from '../supervisor/call-control.js';
 import type { CallSession } from '../supervisor/call-session.js';
@@ -234,7 +234,7 @@ function buildServer(era: ProtocolEra, options: ToolhostServerOptions, state: Se
       if (error instanceof ProtocolError) throw error;
       // The supervisor turns every throwable into an outcome; reaching here is a host bug.
       logger.error({ err: error instanceof Error ? error.message : String(error) }, 'supervisor.callTool threw');
-      throw new ProtocolError(JSONRPC_INTERNAL_ERROR, 'Internal error.', { code: 'internal' });
+      throw new ProtocolError(JSONRPC_INTERNAL_ERROR, 'Internal error.', errorData('internal'));
     } finally {
       control.dispose();
       state.inFlight.delete(call);

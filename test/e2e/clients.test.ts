@@ -81,7 +81,7 @@ describe.each(CLIENT_KINDS)('%s client without elicitation', (kind: ClientKind) 
       (error: unknown) => error as { code?: number; data?: unknown },
     );
     expect(failure?.code).toBe(-32602);
-    expect(failure?.data).toEqual({ code: 'unknown_tool', available: LISTED });
+    expect(failure?.data).toEqual({ code: 'unknown_tool', available: LISTED, recovery: 'repair' });
   });
 
   it('stores a large result as an artifact: a bounded preview, a resource_link, the whole bytes by resources/read', async () => {

@@ -39,7 +39,7 @@ describe.skipIf(postgresUnavailable !== undefined)('the fleet journal when Postg
       (error: { code?: unknown; data?: unknown }) => ({ error }),
     );
     // internal is a JSON-RPC error (-32603) whose data names the code.
-    expect(failure).toMatchObject({ error: { code: -32603, data: { code: 'internal' } } });
+    expect(failure).toMatchObject({ error: { code: -32603, data: { code: 'internal', recovery: 'retry' } } });
     const counter = () => readFileSync(join(fleet.workspace, 'counter.txt'), 'utf8').split('\n').filter(Boolean);
     expect(counter()).toEqual(['before']);
 

@@ -157,7 +157,7 @@ describe('refusals before any MCP handling', () => {
       expect(response.status, body).toBe(400);
       const answer = JSON.parse(response.body);
       expect(answer.id).toBe(id);
-      expect(answer.error.data).toEqual({ code: 'malformed_request', reason: 'proto_key', key });
+      expect(answer.error.data).toEqual({ code: 'malformed_request', reason: 'proto_key', key, recovery: 'stop' });
     }
   });
 

@@ -59,12 +59,12 @@ describe('checkLine: refused lines answer with the id when it can be recovered',
 
   it('names the __proto__ key as a path', () => {
     const check = checkLine(utf8('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"p":{"__proto__":{"n":1}}}}}'), 1024);
-    expect(check.ok ? undefined : check.response.error.data).toEqual({ code: 'malformed_request', reason: 'proto_key', key: '/params/arguments/p/__proto__' });
+    expect(check.ok ? undefined : check.response.error.data).toEqual({ code: 'malformed_request', reason: 'proto_key', key: '/params/arguments/p/__proto__', recovery: 'stop' });
   });
 
   it('names the duplicated key as a path', () => {
     const check = checkLine(utf8('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"p":{"q":1,"q":2}}}}'), 1024);
-    expect(check.ok ? undefined : check.response.error.data).toEqual({ code: 'malformed_request', reason: 'duplicate_key', key: '/params/arguments/p/q' });
+    expect(check.ok ? undefined : check.response.error.data).toEqual({ code: 'malformed_request', reason: 'duplicate_key', key: '/params/arguments/p/q', recovery: 'stop' });
   });
 
   it('refuses a line above the byte cap with the id from its first bytes', () => {
@@ -73,7 +73,7 @@ describe('checkLine: refused lines answer with the id when it can be recovered',
     expect(check.ok ? undefined : check.response).toEqual({
       jsonrpc: '2.0',
       id: 'big',
-      error: { code: -32600, message: 'Invalid Request', data: { code: 'malformed_request', reason: 'too_large', maxBytes: 1000 } },
+      error: { code: -32600, message: 'Invalid Request', data: { code: 'malformed_request', reason: 'too_large', maxBytes: 1000, recovery: 'stop' } },
     });
   });
 });
@@ -108,7 +108,7 @@ describe('the scanner shared by every line', () => {
 
   it('finds a duplicate among many keys (past the short list, in the set)', () => {
     const check = checkLine(utf8(manyKeys(40, 'k3')), 4096);
-    expect(check.ok ? undefined : check.response.error.data).toEqual({ code: 'malformed_request', reason: 'duplicate_key', key: '/params/k3' });
+    expect(check.ok ? undefined : check.response.error.data).toEqual({ code: 'malformed_request', reason: 'duplicate_key', key: '/params/k3', recovery: 'stop' });
     expect(checkLine(utf8(manyKeys(40, 'k40')), 4096).ok).toBe(true);
   });
 
@@ -123,6 +123,7 @@ describe('the scanner shared by every line', () => {
       code: 'malformed_request',
       reason: 'duplicate_key',
       key: '/params/a',
+      recovery: 'stop',
     });
     const noId = checkLine(utf8('{"jsonrpc":"2.0","method":"m","params":{"id":9},"x":1,"x":2}'), 1024);
     expect(noId.ok ? undefined : noId.response.id).toBeNull();

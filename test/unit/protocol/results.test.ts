@@ -79,7 +79,7 @@ describe('renderOutcome: every error code', () => {
       expect(thrown).toBeInstanceOf(ProtocolError);
       const fault = thrown as ProtocolError;
       expect(fault.code).toBe(expected);
-      expect(fault.data).toEqual({ code, ...DETAILS[code] });
+      expect(fault.data).toEqual({ code, ...DETAILS[code], recovery: ERRORS[code].recovery });
     }
   });
 });
@@ -99,7 +99,7 @@ describe('renderOutcome: session settings', () => {
     const { thrown } = render('invalid_arguments', { ...DEFAULTS, onInvalidArguments: 'protocol_error' });
     expect(thrown).toBeInstanceOf(ProtocolError);
     expect((thrown as ProtocolError).code).toBe(-32602);
-    expect((thrown as ProtocolError).data).toEqual({ code: 'invalid_arguments', path: '/path', schema: { type: 'string' } });
+    expect((thrown as ProtocolError).data).toEqual({ code: 'invalid_arguments', path: '/path', schema: { type: 'string' }, recovery: 'repair' });
   });
 });
 

@@ -169,7 +169,7 @@ describe.each(CLIENT_KINDS)('with a %s client', (kind) => {
       (error: unknown) => error as { code?: number; data?: unknown },
     );
     expect(failure?.code).toBe(-32602);
-    expect(failure?.data).toEqual({ code: 'unknown_tool', available: ['echo', 'write_note'] });
+    expect(failure?.data).toEqual({ code: 'unknown_tool', available: ['echo', 'write_note'], recovery: 'repair' });
   });
 
   it('reads an artifact, and answers an unknown one with resource-not-found', async () => {
