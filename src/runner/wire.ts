@@ -226,3 +226,37 @@ export type SpawnerToHostMessage =
   | { readonly type: 'failed'; readonly id: number; readonly errorCode: string }
   | { readonly type: 'exit'; readonly id: number; readonly exitCode: number | null; readonly signal: string | null }
   | { readonly type: 'memory'; readonly id: number; readonly usage: NodeJS.MemoryUsage; readonly liveGroups: number };
+
+// ---- host ↔ worker threads (sandbox/worker-entry.mjs, through Piscina) ----
+
+/** What every call of one worker tool shares: Piscina's workerData, sent once per thread. */
+export interface WorkerPoolData {
+  readonly entryPath: string;
+  readonly roots: ReadonlyArray<{ readonly path: string; readonly access: 'read' | 'read_write' }>;
+  readonly protectedPaths?: readonly string[];
+  readonly hiddenPaths?: readonly string[];
+  readonly networkAllow: readonly string[];
+  readonly sideEffect?: string;
+  readonly maxOutputBytes: number;
+  /** The BroadcastChannel name of this pool's events (both directions). */
+  readonly eventChannel: string;
+}
+
+/** One call, as Piscina's task. */
+export interface WorkerTask {
+  readonly callId: string;
+  readonly args: unknown;
+}
+
+/** Host → worker thread, on the pool's channel: stop this call. */
+export interface WorkerAbortMessage {
+  readonly type: 'abort';
+  readonly callId: string;
+}
+
+/** Worker thread → host, on the pool's channel, each tagged with its call. */
+export type WorkerEventMessage = { readonly callId: string } & (
+  | { readonly type: 'progress'; readonly progress: number; readonly total?: number; readonly message?: string }
+  | { readonly type: 'log'; readonly level: ToolLogLevel; readonly message: string }
+  | { readonly type: 'denied'; readonly denial: SandboxDenial }
+);
