@@ -57,21 +57,23 @@ describe('upstream tools through the supervisor, a client without elicitation', 
   }, 180_000);
   afterAll(() => stop(client, dirs), 180_000);
 
-  it('serve starts without a server that does not start, lists the other tools, and logs which server and why', async () => {
+  it('serve starts without servers that do not start, lists the other tools, and logs which server and why', async () => {
     const names = (await client.listTools()).tools.map((tool) => String(tool['name']));
     expect(names.filter((name) => name.startsWith('counter__')).sort()).toEqual(COUNTER_TOOLS);
-    expect(names.filter((name) => name.startsWith('broken__'))).toEqual([]);
-    const warning = await pollUntil(() => {
-      const line = client
+    expect(names.filter((name) => name.startsWith('broken__') || name.startsWith('silent__'))).toEqual([]);
+    const warnings = await pollUntil(() => {
+      const lines = client
         .stderrText()
         .split('\n')
         .filter((text) => text.startsWith('{'))
         .map((text) => JSON.parse(text) as Record<string, unknown>)
-        .find((entry) => entry['msg'] === 'upstream server not available: serving without its tools');
-      return { done: line !== undefined, value: line };
+        .filter((entry) => entry['msg'] === 'upstream server not available: serving without its tools');
+      return { done: lines.length >= 2, value: new Map(lines.map((line) => [line['server'], line])) };
     }, 30_000);
-    expect(warning).toMatchObject({ server: 'broken', file: expect.stringContaining('broken.yaml'), reason: expect.stringContaining('counter server: refusing to start') });
-    expect(String(warning?.['reason'])).toContain('did not start');
+    expect([...warnings.keys()].sort()).toEqual(['broken', 'silent']);
+    // One exits at once (its stderr is the reason), the other never answers initialize (startupTimeoutMs).
+    expect(warnings.get('broken')).toMatchObject({ level: 40, file: expect.stringContaining('broken.yaml'), reason: expect.stringContaining('counter server: refusing to start') });
+    expect(warnings.get('silent')).toMatchObject({ level: 40, file: expect.stringContaining('silent.yaml'), reason: expect.stringContaining('within 2000 ms') });
   });
 
   it('journals an upstream call under its listed name, with its class and status', async () => {
