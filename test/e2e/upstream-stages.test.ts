@@ -17,10 +17,16 @@ import { errorOf, findMarkedProcesses, makeHostDirs, startClient, stopClient, ty
 beforeAll(() => ensureBuilt(), 300_000);
 
 const FIXTURES = join(REPO_ROOT, 'test/e2e/fixtures/upstream-stages');
+// The policy reaches upstream tools by their listed names and classes.
 const POLICY = `kind: Policy
 name: e2e_upstream_stages
+tools:
+  deny: ["counter__drop"]
+sideEffects:
+  requireApproval: [destructive, remote_mutation]   # a key set replaces the built-in [destructive]
 `;
-const COUNTER_TOOLS = ['counter__ask', 'counter__bump', 'counter__finish', 'counter__peek', 'counter__wipe'];
+// Listed: every classified tool but counter__drop, which the policy denies.
+const COUNTER_TOOLS = ['counter__ask', 'counter__bump', 'counter__finish', 'counter__peek', 'counter__send', 'counter__wipe'];
 
 function textOf(result: Record<string, unknown>): string {
   return (result['content'] as Array<{ type: string; text?: string }>).map((block) => block.text ?? '').join('\n');
@@ -87,8 +93,9 @@ describe('upstream tools through the supervisor, a client without elicitation', 
   });
 
   it.each([
-    ['a destructive tool (the built-in policy asks)', 'counter__wipe'],
+    ['a destructive tool', 'counter__wipe'],
     ['a tool whose entry says approval: always', 'counter__ask'],
+    ['a remote_mutation tool', 'counter__send'],
   ])('%s is refused approval_required, never reaching the server, and journaled so', async (_name, tool) => {
     const before = serverCalls(dirs).length;
     const error = errorOf(await client.callTool({ name: tool, arguments: { n: 2 } }));
@@ -99,6 +106,14 @@ describe('upstream tools through the supervisor, a client without elicitation', 
       return { done: found.length > 0, value: found };
     }, 20_000);
     expect(records[0]).toMatchObject({ tool, decision: 'ask', approval: 'required', status: 'denied', errorCode: 'approval_required' });
+  });
+
+  it('a tool the policy denies by its listed name is policy_denied naming the rule, and never reaches the server', async () => {
+    const before = serverCalls(dirs).length;
+    const error = errorOf(await client.callTool({ name: 'counter__drop', arguments: {} }));
+    expect(error).toMatchObject({ code: 'policy_denied', rule: expect.stringContaining('org-policy.yaml') });
+    expect(String(error['rule'])).toContain('tools.deny');
+    expect(serverCalls(dirs)).toHaveLength(before);
   });
 
   it('an idempotency key replays the first answer without calling the server again', async () => {
