@@ -47,6 +47,14 @@ function journalRecords(dirs: HostDirs, tool: string): CallRecord[] {
   }
 }
 
+/** The tool's records once there is one and all are closed (a bounded poll, whatever the journal's batching). */
+function settledRecords(dirs: HostDirs, tool: string): Promise<CallRecord[]> {
+  return pollUntil(() => {
+    const found = journalRecords(dirs, tool);
+    return { done: found.length > 0 && found.every((record) => record.status !== 'started'), value: found };
+  }, 20_000);
+}
+
 async function stop(client: HostClient | undefined, dirs: HostDirs): Promise<void> {
   await stopClient(client, dirs);
   // No server process (its cmdline names the workspace) outlives the host.
@@ -87,7 +95,7 @@ describe('upstream tools through the supervisor, a client without elicitation', 
     expect(result['isError']).toBeFalsy();
     expect(textOf(result)).toContain('bump call');
     expect(serverCalls(dirs)).toEqual(['bump {"n":1}']);
-    const records = journalRecords(dirs, 'counter__bump');
+    const records = await settledRecords(dirs, 'counter__bump');
     expect(records).toHaveLength(1);
     expect(records[0]).toMatchObject({ tool: 'counter__bump', sideEffect: 'local_mutation', decision: 'allow', status: 'completed', errorCode: null });
   });
@@ -101,10 +109,7 @@ describe('upstream tools through the supervisor, a client without elicitation', 
     const error = errorOf(await client.callTool({ name: tool, arguments: { n: 2 } }));
     expect(error).toMatchObject({ code: 'approval_required', recovery: 'stop' });
     expect(serverCalls(dirs)).toHaveLength(before);
-    const records = await pollUntil(() => {
-      const found = journalRecords(dirs, tool);
-      return { done: found.length > 0, value: found };
-    }, 20_000);
+    const records = await settledRecords(dirs, tool);
     expect(records[0]).toMatchObject({ tool, decision: 'ask', approval: 'required', status: 'denied', errorCode: 'approval_required' });
   });
 
@@ -163,7 +168,7 @@ describe('upstream tools through the supervisor, a client with elicitation', () 
     expect(asked[before]).toContain('counter__wipe');
     expect(asked[before]).toContain('destructive');
     expect(serverCalls(dirs)).toEqual(['wipe {"n":3}']);
-    expect(journalRecords(dirs, 'counter__wipe')[0]).toMatchObject({ sideEffect: 'destructive', decision: 'ask', approval: 'approved', status: 'completed' });
+    expect((await settledRecords(dirs, 'counter__wipe'))[0]).toMatchObject({ sideEffect: 'destructive', decision: 'ask', approval: 'approved', status: 'completed' });
   });
 
   it('a declined approval never reaches the server', async () => {
