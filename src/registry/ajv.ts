@@ -74,6 +74,11 @@ export function createToolSchemaCompiler(): ToolSchemaCompiler {
       const options: Options = relaxed ? { ...TOOL_SCHEMA_OPTIONS, strict: false } : TOOL_SCHEMA_OPTIONS;
       ajv = draft === '2020-12' ? new Ajv2020(options) : draft === '2019-09' ? new Ajv2019(options) : new AjvDraft07(options);
       addFormats(ajv);
+      // Ajv resolves `$anchor` (2019-09 and 2020-12 core) but never registers it
+      // as a keyword, so strict mode calls a schema that uses one "unknown keyword"
+      // and a valid schema would be refused. Draft-07 has no $anchor (it names
+      // anchors with `$id: "#name"`), so there it stays unknown.
+      if (draft !== 'draft-07') ajv.addKeyword('$anchor');
       instances.set(instanceKey, ajv);
     }
     return ajv;

@@ -80,6 +80,12 @@ describe('folder dependencies', () => {
     expect(because).toEqual([]);
   });
 
+  it('cli/ reaches the runners only through runner/index.ts (their one front door)', () => {
+    const inside = EDGES.filter((edge) => edge.from === 'cli' && edge.to === 'runner' && edge.target !== 'src/runner/index.ts').map((edge) => `${edge.file} → ${edge.target}`);
+    expect(EDGES.some((edge) => edge.from === 'cli' && edge.target === 'src/runner/index.ts')).toBe(true);
+    expect(inside).toEqual([]);
+  });
+
   it('sandbox/ imports nothing of src/ at runtime, and only the wire types from src/runner/wire.ts', () => {
     const reached = SANDBOX.flatMap((source) =>
       importsOf(source)

@@ -112,6 +112,8 @@ export class PostgresStore implements Journal {
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.#artifactTtlMs = options.artifactTtlMs ?? DEFAULT_ARTIFACT_TTL_MS;
     if (!Number.isFinite(this.leaseMs) || this.leaseMs < 100) throw new RangeError(`the journal lease must be at least 100 ms, got ${this.leaseMs}`);
+    // As the SQLite store: a zero or negative TTL would store every artifact already expired.
+    if (!Number.isFinite(this.#artifactTtlMs) || this.#artifactTtlMs <= 0) throw new RangeError(`artifactTtlMs must be a positive number of milliseconds, got ${this.#artifactTtlMs}`);
     this.#batch = new RecordBatch((records) => this.#recordMany(records), logger);
   }
 

@@ -55,7 +55,7 @@ export class SqliteStore implements Journal {
     this.#artifacts =
       options.asHost === false
         ? undefined
-        : new ArtifactStore(stateDir, sync, { ...(options.logger ? { logger: options.logger } : {}), ...(options.artifactTtlMs ? { ttlMs: options.artifactTtlMs } : {}) });
+        : new ArtifactStore(stateDir, sync, { ...(options.logger ? { logger: options.logger } : {}), ...(options.artifactTtlMs !== undefined ? { ttlMs: options.artifactTtlMs } : {}) });
     this.#approvals = new SqliteApprovals(() => sync.database);
     const logger = options.logger ?? createSilentLogger();
     this.#writer = options.writeBatchesOffThread === true && sync.hostId !== null ? new RecordWriter(sync.file, INSERT_CALL_SQL, logger) : undefined;

@@ -59,6 +59,10 @@ describe('npm run bench --smoke', () => {
     }
     expect(results['http'].telemetry.off.n).toBeGreaterThan(0);
     expect(results['http'].telemetry.on.n).toBeGreaterThan(0);
+    // A real upstream MCP server (server-filesystem), direct and through toolhost, in the same run.
+    expect(results['upstream'].direct.n).toBeGreaterThan(0);
+    expect(results['upstream'].throughToolhost.n).toBeGreaterThan(0);
+    expect(results['upstream'].startup.hostReadyMs).toBeGreaterThan(0);
     expect(results['kill']).toMatchObject({ orphans: 0, leftAfterClose: 0 });
     expect(Object.keys(results['scale'])).toEqual(['10', '100', '1000']);
     expect(results['rss'].samplesMb).toHaveLength(11);

@@ -14,7 +14,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderErrorResult } from '../../../src/protocol/results.js';
 import { BUILT_MAIN, ensureBuilt } from '../../helpers/mcp-clients.js';
-import { closeAllHosts, errorOf, resultOf, startHost, waitForNoProcesses, type TestHost } from './harness.js';
+import { closeAllHosts, errorOf, resultOf, startHost, waitForNoProcesses, type TestHost, type TestHostOptions } from './harness.js';
+import { recordingLogger } from '../../helpers/recording-logger.js';
 
 const HARDENING = fileURLToPath(new URL('../../fixtures/hardening/manifests', import.meta.url));
 const MARKER = `hardening-${randomUUID()}`;
@@ -27,8 +28,8 @@ afterAll(async () => {
 });
 
 /** A host whose environment names TOKEN a secret, with the token also in the workspace's .env. */
-async function leakyHost(policy = ''): Promise<TestHost> {
-  const host = await startHost({ manifestDirs: [HARDENING], marker: MARKER, env: { DEPLOY_TOKEN: TOKEN }, policy });
+async function leakyHost(policy = '', hostOptions: TestHostOptions['host'] = {}): Promise<TestHost> {
+  const host = await startHost({ manifestDirs: [HARDENING], marker: MARKER, env: { DEPLOY_TOKEN: TOKEN }, policy, host: hostOptions });
   writeFileSync(join(host.workspace, '.env'), `DEPLOY_TOKEN=${TOKEN}\n`);
   return host;
 }
@@ -67,6 +68,27 @@ describe('redact, then cut (a token placed across every cut)', () => {
     expect(error.code).toBe('tool_error');
     expect(error.message.length).toBeLessThanOrEqual(1000);
     expect(tokenPieces(renderedError(outcome))).toEqual([]);
+  });
+
+  // A worker's message crosses at up to 8192 characters; the supervisor redacts it whole, then
+  // cuts what the caller sees to 1000: a token across 1000 must be gone from the result, the log
+  // and the journal's files alike.
+  it('a worker tool: a thrown message whose token straddles the 1000 characters the caller sees', async () => {
+    const log = recordingLogger('debug');
+    const host = await leakyHost('', { logger: log.logger });
+    const outcome = await host.call('leak_worker', { how: 'throw_across', at: 980 });
+    const error = errorOf(outcome);
+    expect(error.code).toBe('tool_error');
+    expect(error.message.length).toBeLessThanOrEqual(1000);
+    expect(tokenPieces(renderedError(outcome))).toEqual([]);
+    await host.close();
+    const journal = readdirSync(host.stateDir, { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => readFileSync(join(entry.parentPath, entry.name), 'latin1'))
+      .join('\n');
+    const logged = JSON.stringify(log.lines());
+    expect(tokenPieces(logged)).toEqual([]);
+    expect(tokenPieces(journal)).toEqual([]);
   });
 
   it('the persistent pool: an error message whose token straddles 2048 characters', async () => {

@@ -26,6 +26,17 @@ describe('createToolSchemaCompiler', () => {
     expect(compiler.compile(schema(), 'draft-07')).not.toBe(base);
   });
 
+  it('compiles a 2020-12 or 2019-09 schema with an $anchor, and resolves a $ref to it; draft-07 has no $anchor', () => {
+    const anchored = { type: 'object', $defs: { address: { $anchor: 'addressDef', type: 'object', properties: { city: { type: 'string' } } } }, properties: { home: { $ref: '#/$defs/address' }, work: { $ref: '#addressDef' } } };
+    for (const draft of ['2020-12', '2019-09'] as const) {
+      const validate = createToolSchemaCompiler().compile(anchored, draft);
+      expect(validate({ home: { city: 'Oslo' }, work: { city: 'Bergen' } })).toBe(true);
+      expect(validate({ work: { city: 7 } })).toBe(false);
+      expect(validate.errors?.[0]).toMatchObject({ instancePath: '/work/city', keyword: 'type' });
+    }
+    expect(catchError(() => createToolSchemaCompiler().compile(anchored, 'draft-07'))).toMatchObject({ message: expect.stringContaining('$anchor') });
+  });
+
   it('keeps refusing a schema that does not compile', () => {
     const compiler = createToolSchemaCompiler();
     const bad = { type: 'object', properties: { a: { $ref: '#/$defs/missing' } } };
