@@ -29,7 +29,7 @@ export function parseAllowEntry(raw) {
   if (typeof raw !== 'string' || raw === '' || /[/@\s\\?#%]/.test(raw)) return undefined;
   const match = /^(\[[^\]]+\]|[^:]+)(?::(\d{1,5}))?$/.exec(raw);
   if (match === null) return undefined;
-  const host = canonicalHost(match[1]);
+  const host = canonicalHost(match[1] ?? '');
   if (host === undefined) return undefined;
   const port = match[2] === undefined ? undefined : Number(match[2]);
   if (port !== undefined && (port < 1 || port > 65535)) return undefined;
@@ -113,7 +113,7 @@ export async function admitEgress(rules, target) {
   // Every address must be public: a name that mixes in a loopback one is refused whole (rebinding).
   for (const address of addresses) {
     const kind = classifyAddress(address);
-    if (kind !== 'public') return refuse(kind === 'invalid' ? 'name_not_resolved' : `address_${kind}`, host, address);
+    if (kind !== 'public') return refuse(kind === 'invalid' ? 'name_not_resolved' : /** @type {const} */ (`address_${kind}`), host, address);
   }
   const address = addresses[0];
   return { ok: true, host, port, address, family: isIP(address) };
@@ -143,6 +143,12 @@ async function resolveSystem(host) {
   return found.map((entry) => entry.address);
 }
 
+/**
+ * @param {import('./egress-admission.d.mts').EgressRefusal} reason
+ * @param {string} [host]
+ * @param {string} [address]
+ * @returns {{ ok: false, reason: import('./egress-admission.d.mts').EgressRefusal, host?: string, address?: string }}
+ */
 function refuse(reason, host, address) {
   return { ok: false, reason, ...(host === undefined ? {} : { host }), ...(address === undefined ? {} : { address }) };
 }
@@ -171,7 +177,8 @@ function classifyIpv4([a = 0, b = 0, c = 0, d = 0]) {
 }
 
 function classifyIpv6(address) {
-  const words = ipv6Words(address);
+  // Eight 16-bit words when defined (ipv6Words checks the count): a tuple, so each index is a number.
+  const words = /** @type {[number, number, number, number, number, number, number, number] | undefined} */ (ipv6Words(address));
   if (words === undefined) return 'invalid';
   if (words.every((word) => word === 0)) return 'unspecified';
   if (words.slice(0, 7).every((word) => word === 0) && words[7] === 1) return 'loopback';

@@ -167,8 +167,9 @@ function once(run) {
   };
 }
 
+/** @returns {Error & { code: string }} */
 function fetchError(code, message) {
-  const error = new Error(message);
+  const error = /** @type {Error & { code: string }} */ (new Error(message));
   error.code = code;
   return error;
 }

@@ -3,7 +3,10 @@
 // `toolhost serve` uses this once, at start, to get a private duplicate of a
 // stdout that is a socket, so the protocol no longer depends on fd 1.
 // Plain ESM with no imports: it only echoes.
-process.on('message', (message, handle) => {
-  process.send(message, handle, () => process.exit(0));
+// Always forked with an IPC channel; without one there is nothing to echo to.
+if (process.send === undefined) process.exit(1);
+const send = process.send.bind(process);
+process.on('message', (message, /** @type {import('node:net').Socket | undefined} */ handle) => {
+  send(message, handle, () => process.exit(0));
 });
 process.on('disconnect', () => process.exit(0));

@@ -32,7 +32,7 @@ export default function createToolRuntime(hostStart, options) {
   }
 
   function makeError(code, message) {
-    const error = new ErrorCtor(message);
+    const error = /** @type {Error & { code?: string }} */ (new ErrorCtor(message));
     error.code = code;
     return error;
   }

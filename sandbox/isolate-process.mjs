@@ -24,6 +24,7 @@ import { createScopedFetch } from './scoped-fetch.mjs';
 /** @typedef {import('../src/runner/wire.js').IsolateInitMessage} IsolateInitMessage */
 /** @typedef {import('../src/runner/wire.js').IsolateRunMessage} IsolateRunMessage */
 /** @typedef {import('../src/runner/wire.js').IsolateToHostMessage} IsolateToHostMessage */
+/** @typedef {import('../src/runner/wire.js').ToolLogLevel} ToolLogLevel */
 
 /** The host is trusted: its frames (arguments, fetch bodies) may be large, never unbounded. */
 const MAX_INBOUND_FRAME_BYTES = 64 * 1024 * 1024;
@@ -34,7 +35,13 @@ const MAX_FETCH_REQUEST_BYTES = 1024 * 1024;
 const MAX_FETCH_HEADERS = 100;
 /** Connections through the proxy at once, this process's calls together (the proxy refuses past 16). */
 const MAX_PROXY_CONNECTIONS = 8;
-const LOG_LEVELS = new Set(['debug', 'info', 'warn', 'error']);
+/** @type {ReadonlySet<unknown>} */
+const LOG_LEVELS = new Set(/** @type {ToolLogLevel[]} */ (['debug', 'info', 'warn', 'error']));
+
+/** @returns {value is ToolLogLevel} */
+function isLogLevel(/** @type {unknown} */ value) {
+  return LOG_LEVELS.has(value);
+}
 
 /** @type {IsolateInitMessage | undefined} */
 let config;
@@ -429,7 +436,7 @@ function notify(call, op, args) {
     });
   } else if (op === 'log') {
     const [rawLevel, rawMessage] = args;
-    const level = typeof rawLevel === 'string' && LOG_LEVELS.has(rawLevel) ? rawLevel : 'info';
+    const level = isLogLevel(rawLevel) ? rawLevel : 'info';
     const text = cut(typeof rawMessage === 'string' ? rawMessage : String(rawMessage), LIMITS.maxMessageChars);
     if (!chargeEvent(call, text)) return;
     send({ type: 'log', id: call.id, level, message: text });
@@ -481,7 +488,7 @@ function newCallFetch(call) {
   // No allow list (or no token): every request is refused by name, nothing leaves.
   const proxy = egress !== undefined && call.egressToken !== undefined ? { url: egress.proxyUrl, token: call.egressToken, acquire: acquireConnection } : undefined;
   return createScopedFetch({
-    allow: proxy === undefined ? [] : egress.allow,
+    allow: proxy === undefined || egress === undefined ? [] : egress.allow,
     ...(sideEffect !== undefined ? { sideEffect } : {}),
     // Never a lookup here: without a proxy nothing passes admitByName's allow list anyway.
     proxy: proxy ?? { url: 'http://127.0.0.1:1', token: '0'.repeat(32) },

@@ -275,15 +275,16 @@ async function readBodyBounded(response, maxBytes, signal) {
       chunks.push(chunk);
     }
   } catch (error) {
-    if (error?.code === 'too_large') throw error;
+    if (/** @type {{ code?: unknown } | undefined} */ (error)?.code === 'too_large') throw error;
     if (signal?.aborted) throw fetchError('aborted', 'fetch: the call was stopped');
     throw fetchError('network_error', 'fetch: the response was cut off');
   }
   return new TextDecoder('utf-8').decode(Buffer.concat(chunks));
 }
 
+/** @returns {Error & { code: string, reason?: string, maxBytes?: number }} */
 function fetchError(code, message) {
-  const error = new Error(message);
+  const error = /** @type {Error & { code: string }} */ (new Error(message));
   error.code = code;
   return error;
 }

@@ -386,6 +386,10 @@ const REASON_TEXT = {
   protected_path: "the path holds the host's own configuration or state",
 };
 
+/**
+ * @param {import('node:fs').Stats} info
+ * @returns {import('./scoped-fs.d.mts').FsEntryType}
+ */
 function typeOf(info) {
   if (info.isFile()) return 'file';
   if (info.isDirectory()) return 'directory';
@@ -393,15 +397,17 @@ function typeOf(info) {
   return 'other';
 }
 
+/** @returns {Error & { code: string, isScopedFsError: true }} */
 function fsError(code, message) {
-  const error = new Error(message);
+  const error = /** @type {Error & { code: string, isScopedFsError: true }} */ (new Error(message));
   error.code = code;
   error.isScopedFsError = true;
   return error;
 }
 
-function isFsError(error) {
-  return typeof error === 'object' && error !== null && error.isScopedFsError === true;
+/** @returns {error is Error & { code: string, isScopedFsError: true }} */
+function isFsError(/** @type {unknown} */ error) {
+  return typeof error === 'object' && error !== null && /** @type {{ isScopedFsError?: unknown }} */ (error).isScopedFsError === true;
 }
 
 function tooLarge(op, requested, limit, unit = 'maxBytes') {

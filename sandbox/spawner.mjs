@@ -27,7 +27,31 @@ import { spawn } from 'node:child_process';
 import { closeSync, constants, fstatSync, openSync } from 'node:fs';
 import { listInheritableDescriptors } from './inherited-fds.mjs';
 
+/** @typedef {import('../src/runner/wire.js').HostToSpawnerMessage} HostToSpawnerMessage */
+/** @typedef {import('../src/runner/wire.js').SpawnerSpawnMessage} SpawnerSpawnMessage */
+/** @typedef {import('../src/runner/wire.js').SpawnerToHostMessage} SpawnerToHostMessage */
+/** @typedef {import('node:net').Socket} Socket */
+
+// Started by the host with an IPC channel, or useless: say so instead of a TypeError later.
+if (process.send === undefined) {
+  process.stderr.write('spawner: started without an IPC channel (the host forks it with one)\n');
+  process.exit(1);
+}
+const channelSend = process.send.bind(process);
+
+/**
+ * One message to the host, with the handle of a pipe end for 'stdio'.
+ * @param {SpawnerToHostMessage} message
+ * @param {import('node:stream').Readable | import('node:stream').Writable} [handle]
+ */
+function send(message, handle) {
+  // Node's typings accept only its listed handle classes; a pipe end is a net.Socket.
+  if (handle === undefined) channelSend(message);
+  else channelSend(message, /** @type {Socket} */ (/** @type {unknown} */ (handle)));
+}
+
 /** Process-group leaders still alive, by pid: killed if the host goes away. */
+/** @type {Set<number>} */
 const liveGroups = new Set();
 
 closeInheritedDescriptors();
@@ -45,16 +69,20 @@ process.on('disconnect', () => {
   process.exit(0);
 });
 
-process.on('message', (message) => {
-  if (message === null || typeof message !== 'object') return;
+process.on('message', (/** @type {unknown} */ raw) => {
+  if (raw === null || typeof raw !== 'object') return;
+  // Only the host holds this channel; its messages have wire.ts's shapes.
+  const message = /** @type {HostToSpawnerMessage} */ (raw);
   if (message.type === 'spawn') startTool(message);
   // For the soak script and tests: this process's memory, to show it stays flat.
-  else if (message.type === 'memory') process.send({ type: 'memory', id: message.id, usage: process.memoryUsage(), liveGroups: liveGroups.size });
+  else if (message.type === 'memory') send({ type: 'memory', id: message.id, usage: process.memoryUsage(), liveGroups: liveGroups.size });
 });
 
-process.send({ type: 'ready' });
+send({ type: 'ready' });
 
+/** @param {SpawnerSpawnMessage} request */
 function startTool({ id, file, args, cwd, env, fd4, files }) {
+  /** @type {import('node:child_process').ChildProcess} */
   let child;
   const input = typeof fd4 === 'string' ? Buffer.from(fd4, 'base64') : undefined;
   const opened = Array.isArray(files) ? files.map(openForChild) : [];
@@ -65,10 +93,11 @@ function startTool({ id, file, args, cwd, env, fd4, files }) {
     // start (the seccomp program): a pipe, so no file of it exists anywhere.
     // fds 5 and up are the files bubblewrap copies into the sandbox (--file),
     // each closed by bubblewrap once copied: the tool never holds one.
+    /** @type {Array<'pipe' | 'ignore' | number | undefined>} */
     const stdio = ['pipe', 'pipe', 'pipe', 'pipe', input === undefined ? (opened.length === 0 ? undefined : 'ignore') : 'pipe', ...opened];
     child = spawn(file, args, { cwd, env, detached: true, stdio: stdio.filter((entry) => entry !== undefined) });
   } catch (error) {
-    process.send({ type: 'failed', id, errorCode: error?.code ?? 'spawn_error' });
+    send({ type: 'failed', id, errorCode: errorCodeOf(error) });
     return;
   } finally {
     // The child has its own copies once spawn() returned (or there is no child).
@@ -76,26 +105,36 @@ function startTool({ id, file, args, cwd, env, fd4, files }) {
   }
   const pid = child.pid;
   if (pid === undefined) {
-    child.once('error', (error) => process.send({ type: 'failed', id, errorCode: error?.code ?? 'spawn_error' }));
+    child.once('error', (error) => send({ type: 'failed', id, errorCode: errorCodeOf(error) }));
     return;
   }
   liveGroups.add(pid);
   // Not one byte may be read here: the host reads these pipes. child_process
   // starts reading the output pipes at once; stop that before the loop turns.
-  for (const stream of child.stdio.slice(1, 4)) stream._handle?.readStop();
-  if (input !== undefined) {
-    const program = child.stdio[4];
+  // (_handle is Node's internal pipe wrap: not in the typings.)
+  for (const stream of child.stdio.slice(1, 4)) /** @type {{ _handle?: { readStop(): void } } | null | undefined} */ (stream)?._handle?.readStop();
+  // Asked for as 'pipe' above whenever input is defined: a writable stream.
+  const program = /** @type {import('node:stream').Writable | null | undefined} */ (child.stdio[4]);
+  if (input !== undefined && program != null) {
     // Far below a pipe's buffer: written whole at once, then closed so bubblewrap sees its end.
     program.on('error', () => undefined);
     program.end(input, () => program.destroy());
   }
   child.once('exit', (exitCode, signal) => {
     liveGroups.delete(pid);
-    process.send({ type: 'exit', id, exitCode, signal });
+    send({ type: 'exit', id, exitCode, signal });
   });
-  process.send({ type: 'spawned', id, pid });
+  send({ type: 'spawned', id, pid });
   // Sent without keepOpen: our copy of each descriptor is closed once it is across.
-  child.stdio.slice(0, 4).forEach((stream, fd) => process.send({ type: 'stdio', id, fd }, stream));
+  child.stdio.slice(0, 4).forEach((stream, fd) => {
+    if (stream !== null) send({ type: 'stdio', id, fd }, stream);
+  });
+}
+
+/** The errno code of a failed spawn (ENOENT, EACCES…), or 'spawn_error'. */
+function errorCodeOf(/** @type {unknown} */ error) {
+  const code = typeof error === 'object' && error !== null ? /** @type {{ code?: unknown }} */ (error).code : undefined;
+  return typeof code === 'string' ? code : 'spawn_error';
 }
 
 // Read-only, for the child only. A file gone since the host listed it, or no longer a

@@ -40,28 +40,29 @@ function channelNamed(name) {
   return channel;
 }
 
-/**
- * The pool's calls have this in common (worker-runner.ts builds it once).
- * @type {{ entryPath: string, roots: Array<{path: string, access: 'read'|'read_write'}>,
- *          protectedPaths?: string[], hiddenPaths?: string[], networkAllow: string[], sideEffect?: string,
- *          maxOutputBytes: number, eventChannel: string }}
- */
-const pool = workerData;
+/** @typedef {import('../src/runner/wire.js').WorkerPoolData} WorkerPoolData */
+/** @typedef {import('../src/runner/wire.js').WorkerTask} WorkerTask */
+/** @typedef {import('../src/runner/wire.js').WorkerEventMessage} WorkerEventMessage */
+/** @typedef {import('../src/runner/wire.js').ToolLogLevel} ToolLogLevel */
+/** @typedef {WorkerEventMessage extends infer M ? M extends unknown ? Omit<M, 'callId'> : never : never} WorkerEvent */
+
+/** The pool's calls have this in common (worker-runner.ts builds it once). */
+const pool = /** @type {WorkerPoolData} */ (workerData);
 
 /**
  * Runs one call. The answer counts the events posted for it (`events`): the
  * host waits for that many before it answers, so none is lost (they travel on
  * the channel, the answer on Piscina's port, and either may arrive first).
- * @param {{ callId: string, args: unknown }} task
+ * @param {WorkerTask} task
  */
 export default async function runTask(task) {
   const channel = channelNamed(pool.eventChannel);
   const abort = new CallAbort();
   runningCalls.set(task.callId, abort);
   let events = 0;
-  const post = (message) => {
+  const post = (/** @type {WorkerEvent} */ message) => {
     try {
-      channel.postMessage({ ...message, callId: task.callId });
+      channel.postMessage(/** @type {WorkerEventMessage} */ ({ ...message, callId: task.callId }));
       events++;
     } catch {
       // The host side is gone; the call has ended.
@@ -141,6 +142,11 @@ class CallAbort {
 }
 
 // ctx.fs and ctx.fetch are built on a call's first use of them: an echo call builds neither.
+/**
+ * @param {string} callId
+ * @param {CallAbort} abort
+ * @param {(message: WorkerEvent) => void} post
+ */
 function buildCtx(callId, abort, post) {
   const onDenied = (denial) => post({ type: 'denied', denial });
   let fs;
@@ -170,7 +176,7 @@ function buildCtx(callId, abort, post) {
       });
     },
     log(level, message) {
-      post({ type: 'log', level: LOG_LEVELS.has(level) ? level : 'info', message: String(message).slice(0, MAX_EVENT_CHARS) });
+      post({ type: 'log', level: LOG_LEVELS.has(level) ? /** @type {ToolLogLevel} */ (level) : 'info', message: String(message).slice(0, MAX_EVENT_CHARS) });
     },
   });
 }

@@ -195,3 +195,68 @@ export type IsolateToHostMessage =
   | { readonly type: 'egress'; readonly id: number; readonly host: string; readonly port: number | null; readonly method: string | null; readonly reason: string }
   /** isolated-vm's onCatastrophicError in the isolate of call `id` (if one ran there): the process ends right after. */
   | { readonly type: 'catastrophe'; readonly message: string; readonly id?: number };
+
+// ---- host ↔ spawner (sandbox/spawner.mjs, over its IPC channel) ----
+
+/** Start one process tool. fd4: base64 bytes the child reads on fd 4; files: host paths opened read-only on fds 5, 6, … */
+export interface SpawnerSpawnMessage {
+  readonly type: 'spawn';
+  readonly id: number;
+  readonly file: string;
+  readonly args: readonly string[];
+  readonly cwd: string;
+  readonly env: Readonly<Record<string, string>>;
+  readonly fd4?: string;
+  readonly files?: readonly string[];
+}
+
+/** Diagnostics: the spawner's own process.memoryUsage() and live tool count. */
+export interface SpawnerMemoryRequest {
+  readonly type: 'memory';
+  readonly id: number;
+}
+
+export type HostToSpawnerMessage = SpawnerSpawnMessage | SpawnerMemoryRequest;
+
+export type SpawnerToHostMessage =
+  | { readonly type: 'ready' }
+  | { readonly type: 'spawned'; readonly id: number; readonly pid: number }
+  /** Sent with the pipe end as the IPC handle, fds 0..3 in order. */
+  | { readonly type: 'stdio'; readonly id: number; readonly fd: number }
+  | { readonly type: 'failed'; readonly id: number; readonly errorCode: string }
+  | { readonly type: 'exit'; readonly id: number; readonly exitCode: number | null; readonly signal: string | null }
+  | { readonly type: 'memory'; readonly id: number; readonly usage: NodeJS.MemoryUsage; readonly liveGroups: number };
+
+// ---- host ↔ worker threads (sandbox/worker-entry.mjs, through Piscina) ----
+
+/** What every call of one worker tool shares: Piscina's workerData, sent once per thread. */
+export interface WorkerPoolData {
+  readonly entryPath: string;
+  readonly roots: ReadonlyArray<{ readonly path: string; readonly access: 'read' | 'read_write' }>;
+  readonly protectedPaths?: readonly string[];
+  readonly hiddenPaths?: readonly string[];
+  readonly networkAllow: readonly string[];
+  readonly sideEffect?: string;
+  readonly maxOutputBytes: number;
+  /** The BroadcastChannel name of this pool's events (both directions). */
+  readonly eventChannel: string;
+}
+
+/** One call, as Piscina's task. */
+export interface WorkerTask {
+  readonly callId: string;
+  readonly args: unknown;
+}
+
+/** Host → worker thread, on the pool's channel: stop this call. */
+export interface WorkerAbortMessage {
+  readonly type: 'abort';
+  readonly callId: string;
+}
+
+/** Worker thread → host, on the pool's channel, each tagged with its call. */
+export type WorkerEventMessage = { readonly callId: string } & (
+  | { readonly type: 'progress'; readonly progress: number; readonly total?: number; readonly message?: string }
+  | { readonly type: 'log'; readonly level: ToolLogLevel; readonly message: string }
+  | { readonly type: 'denied'; readonly denial: SandboxDenial }
+);

@@ -9,6 +9,7 @@ import type { Socket } from 'node:net';
 import { recordSandboxStartWork } from '../../diagnostics/event-loop.js';
 import type { Logger } from '../../log.js';
 import { killProcessGroupNow } from './kill.js';
+import type { HostToSpawnerMessage } from '../wire.js';
 
 /** How a spawned process's leader ended, or why it never started. */
 export type SpawnerExit =
@@ -206,7 +207,7 @@ class Spawner {
     try {
       const fd4 = request.fd4 === undefined ? {} : { fd4: Buffer.from(request.fd4).toString('base64') };
       const files = request.files === undefined ? {} : { files: request.files };
-      this.child.send({ type: 'spawn', id, file: request.file, args: request.args, cwd: request.cwd, env: request.env, ...fd4, ...files }, failSend);
+      this.child.send({ type: 'spawn', id, file: request.file, args: request.args, cwd: request.cwd, env: request.env, ...fd4, ...files } satisfies HostToSpawnerMessage, failSend);
     } catch (error) {
       failSend(error instanceof Error ? error : new Error(String(error)));
     }
@@ -221,7 +222,7 @@ class Spawner {
     return new Promise((resolve) => {
       this.memoryRequests.set(id, resolve);
       this.updateRef();
-      this.child.send({ type: 'memory', id }, (error) => {
+      this.child.send({ type: 'memory', id } satisfies HostToSpawnerMessage, (error) => {
         if (error === null) return;
         this.memoryRequests.delete(id);
         this.updateRef();

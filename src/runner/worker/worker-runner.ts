@@ -7,7 +7,7 @@ import { BroadcastChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { Logger } from '../../log.js';
 import type { Runner, RunSpec } from '../types.js';
-import type { Job, RunOptions, RunOutcome, ToolLogLevel } from '../wire.js';
+import type { Job, RunOptions, RunOutcome, ToolLogLevel, WorkerAbortMessage, WorkerPoolData, WorkerTask } from '../wire.js';
 import { failure, parseToolEnvelope, toRunOutcome, type Outcome } from '../tool-envelope.js';
 
 /** Calls that may wait for a free thread; more are refused rather than queued without bound. */
@@ -47,7 +47,7 @@ export function createWorkerRunner(spec: RunSpec, deps: { logger: Logger }): Run
       ...(spec.sideEffect !== undefined ? { sideEffect: spec.sideEffect } : {}),
       maxOutputBytes: spec.maxOutputBytes,
       eventChannel,
-    },
+    } satisfies WorkerPoolData,
   });
   pool.on('error', (error: unknown) => logger.warn({ err: error }, 'worker pool error'));
   const events = new BroadcastChannel(eventChannel);
@@ -73,7 +73,7 @@ export function createWorkerRunner(spec: RunSpec, deps: { logger: Logger }): Run
     const abort = new TaskAbort();
     const unregister = control.onStop(() => {
       abort.abort(control.signal.reason);
-      safePost(events, { type: 'abort', callId: job.callId });
+      safePost(events, { type: 'abort', callId: job.callId } satisfies WorkerAbortMessage);
     });
     const drain = new EventDrain();
     listeners.set(job.callId, (message) => {
@@ -82,7 +82,7 @@ export function createWorkerRunner(spec: RunSpec, deps: { logger: Logger }): Run
     });
 
     try {
-      const envelope: unknown = await pool.run({ callId: job.callId, args: job.args }, { signal: abort });
+      const envelope: unknown = await pool.run({ callId: job.callId, args: job.args } satisfies WorkerTask, { signal: abort });
       // The answer counts the events the worker posted for this call: wait for the rest so none is lost.
       const draining = drain.until(postedEventsOf(envelope), EVENT_DRAIN_MS);
       if (draining !== undefined) await draining;
