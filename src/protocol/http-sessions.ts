@@ -49,7 +49,11 @@ class ActivityTrackingTransport extends WebStandardStreamableHTTPServerTransport
   noteIncoming(body: unknown): void {
     this.lastActiveMs = Date.now();
     for (const message of Array.isArray(body) ? body : [body]) {
-      if (isRecord(message) && typeof message['method'] === 'string' && isRequestId(message['id'])) this.#unanswered.add(message['id']);
+      if (!isRecord(message) || typeof message['method'] !== 'string') continue;
+      if (isRequestId(message['id'])) this.#unanswered.add(message['id']);
+      // A cancelled request is never answered (SPEC 6): it no longer keeps the session busy.
+      const params = message['params'];
+      if (message['method'] === 'notifications/cancelled' && isRecord(params) && isRequestId(params['requestId'])) this.#unanswered.delete(params['requestId']);
     }
   }
 

@@ -3,7 +3,7 @@
 // session whose client still waits for an answer is never closed under it.
 // One process: a real host, the HTTP front with a short idle time, a raw
 // client for the abandoned session and an SDK v1 client for the busy one.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -93,6 +93,24 @@ describe('legacy HTTP sessions', () => {
       await until(() => closedIdle().length >= 2, 'the busy session to be closed once idle', 30_000);
     } finally {
       await busy.close().catch(() => undefined);
+    }
+  });
+
+  it('a session whose only unanswered request was cancelled is closed once idle (a cancelled request is never answered)', async () => {
+    const before = closedIdle().length;
+    const client: TestClient = await connectHttpClient(`${http.url}/mcp`, undefined, { kind: 'v1-legacy' });
+    try {
+      const dir = mkdtempSync(join(tmpdir(), 'toolhost-http-idle-cancel-'));
+      const controller = new AbortController();
+      const call = client.callTool({ name: 'barrier', arguments: { dir, name: 'alone', count: 2 } }, { signal: controller.signal, timeout: 60_000 });
+      // The call is running once its arrival is in the folder; then the client cancels it.
+      await until(() => readdirSync(dir).length === 1, 'the call to start', 30_000);
+      controller.abort();
+      await expect(call).rejects.toThrow();
+      await until(() => closedIdle().length > before, 'the session to be closed once idle', 30_000);
+      rmSync(dir, { recursive: true, force: true });
+    } finally {
+      await client.close().catch(() => undefined);
     }
   });
 });
