@@ -9,24 +9,19 @@ import type { Socket } from 'node:net';
 import { recordSandboxStartWork } from '../../diagnostics/event-loop.js';
 import type { Logger } from '../../log.js';
 import { killProcessGroupNow } from './kill.js';
-import type { HostToSpawnerMessage } from '../wire.js';
+import type { HostToSpawnerMessage, SpawnerSpawnMessage } from '../wire.js';
 
 /** How a spawned process's leader ended, or why it never started. */
 export type SpawnerExit =
   | { readonly kind: 'exited'; readonly exitCode: number | null; readonly signal: NodeJS.Signals | null }
   | { readonly kind: 'spawn_failed'; readonly errorCode: string };
 
-export interface SpawnerRequest {
-  readonly file: string;
-  readonly args: readonly string[];
-  readonly cwd: string;
-  /** The whole environment of the new process. */
-  readonly env: Readonly<Record<string, string>>;
-  /** Bytes the new process reads on fd 4 (bubblewrap's --seccomp program), then end of file. */
-  readonly fd4?: Uint8Array;
-  /** Host files the new process finds open read-only on fds 5, 6, … (bubblewrap's --file sources; see sandboxFileInputs). */
-  readonly files?: readonly string[];
-}
+/**
+ * One process to start: the spawn message of the wire without its framing, the whole
+ * environment of the new process, and fd 4's bytes (bubblewrap's --seccomp program) as
+ * bytes here (base64 on the wire); `files` are bubblewrap's --file sources (sandboxFileInputs).
+ */
+export type SpawnerRequest = Omit<SpawnerSpawnMessage, 'type' | 'id' | 'fd4'> & { readonly fd4?: Uint8Array };
 
 /** A started process: its leader's pid (its own process group) and its pipes. */
 export interface SpawnerProcess {

@@ -7,10 +7,8 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { noAuthentication } from '../../../src/protocol/auth/authenticator.js';
-import { serveHttp, type HttpServer } from '../../../src/protocol/http.js';
-import { ToolhostServing } from '../../../src/protocol/server.js';
-import { createSilentLogger } from '../../../src/log.js';
+import type { HttpServer } from '../../../src/protocol/http.js';
+import { serveHostOverHttp } from '../../helpers/http-front.js';
 import { connectHttpClient, type TestClient } from '../../helpers/mcp-clients.js';
 import { recordingLogger } from '../../helpers/recording-logger.js';
 import { until } from '../../helpers/wait.js';
@@ -26,17 +24,7 @@ const barrierDir = mkdtempSync(join(tmpdir(), 'toolhost-http-idle-'));
 
 beforeAll(async () => {
   host = await startHost();
-  const serving = new ToolhostServing({ supervisor: host.supervisor, logger: createSilentLogger(), serverInfo: { name: 'toolhost', version: 'test' } });
-  http = await serveHttp({
-    serving,
-    host: '127.0.0.1',
-    port: 0,
-    authenticator: noAuthentication(),
-    maxMessageBytes: 1 << 20,
-    isReady: () => host.isJournalReady(),
-    logger: log.logger,
-    legacySessionIdleMs: IDLE_MS,
-  });
+  http = await serveHostOverHttp(host, { logger: log.logger, legacySessionIdleMs: IDLE_MS });
 });
 
 afterAll(async () => {

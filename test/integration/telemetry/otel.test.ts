@@ -10,9 +10,8 @@ import { MetricReader } from '@opentelemetry/sdk-metrics';
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createSilentLogger } from '../../../src/log.js';
-import { noAuthentication } from '../../../src/protocol/auth/authenticator.js';
-import { serveHttp, type HttpServer } from '../../../src/protocol/http.js';
-import { ToolhostServing } from '../../../src/protocol/server.js';
+import type { HttpServer } from '../../../src/protocol/http.js';
+import { serveHostOverHttp } from '../../helpers/http-front.js';
 import { DURATION_METRIC, startOtelTelemetry } from '../../../src/telemetry/otel.js';
 import type { Telemetry } from '../../../src/telemetry/telemetry.js';
 import { connectHttpClient, type TestClient } from '../../helpers/mcp-clients.js';
@@ -38,16 +37,7 @@ const clients: TestClient[] = [];
 beforeAll(async () => {
   host = await startHost();
   telemetry = await startOtelTelemetry({ serviceVersion: 'test', logger: createSilentLogger(), spanProcessor: new SimpleSpanProcessor(exporter), metricReader: reader });
-  const serving = new ToolhostServing({ supervisor: host.supervisor, logger: createSilentLogger(), serverInfo: { name: 'toolhost', version: 'test' }, telemetry });
-  http = await serveHttp({
-    serving,
-    host: '127.0.0.1',
-    port: 0,
-    authenticator: noAuthentication(),
-    maxMessageBytes: 1 << 20,
-    isReady: () => host.isJournalReady(),
-    logger: createSilentLogger(),
-  });
+  http = await serveHostOverHttp(host, { telemetry });
 });
 
 afterAll(async () => {
