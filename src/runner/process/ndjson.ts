@@ -36,15 +36,18 @@ export class LineSplitter {
     for (let newline = chunk.indexOf(0x0a, start); newline !== -1; newline = chunk.indexOf(0x0a, start)) {
       const piece = chunk.subarray(start, newline);
       if (this.pendingBytes + piece.length > this.maxLineBytes) return 'overflow';
-      lines.push(this.pendingBytes === 0 ? piece : Buffer.concat([...this.pending, piece]));
-      this.pending = [];
-      this.pendingBytes = 0;
+      if (this.pendingBytes === 0) lines.push(piece);
+      else {
+        lines.push(Buffer.concat([...this.pending, piece]));
+        this.pending = [];
+        this.pendingBytes = 0;
+      }
       start = newline + 1;
     }
-    const rest = chunk.subarray(start);
-    if (rest.length > 0) {
-      this.pending.push(rest);
-      this.pendingBytes += rest.length;
+    // Most chunks end with their last line: no empty rest kept, nothing allocated for it.
+    if (start < chunk.length) {
+      this.pending.push(chunk.subarray(start));
+      this.pendingBytes += chunk.length - start;
       if (this.pendingBytes > this.maxLineBytes) return 'overflow';
     }
     return lines;
