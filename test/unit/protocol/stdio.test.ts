@@ -40,6 +40,18 @@ describe('ProtocolOutput', () => {
     await next;
   });
 
+  it('a message that cannot be serialized rejects its own promise, not the others of its write', async () => {
+    const stdout = new PassThrough();
+    const read = capture(stdout);
+    const output = new ProtocolOutput(stdout, createSilentLogger());
+    const transport = new BoundaryStdioTransport({ input: new PassThrough(), output, maxMessageBytes: 64, logger: createSilentLogger() });
+    const good = output.writeMessage({ jsonrpc: '2.0', id: 1, result: {} });
+    const bad = transport.send({ jsonrpc: '2.0', id: 2, result: { n: 1n } } as never);
+    await expect(bad).rejects.toThrow(TypeError);
+    await good;
+    expect(read()).toBe('{"jsonrpc":"2.0","id":1,"result":{}}\n');
+  });
+
   it('a broken stream rejects the lines waiting for their write', async () => {
     const stdout = new PassThrough();
     const output = new ProtocolOutput(stdout, createSilentLogger());
