@@ -5,10 +5,10 @@
 // sends, on an initialized legacy connection) is instead checked here, handed
 // to the same handler the SDK would call, and answered with the bytes the SDK
 // would write. Anything else (another method, a response, a notification, a
-// request with any field we do not know, a duplicate id) reaches the SDK
-// untouched. It sits on the transport the SDK instance is connected to, after
-// serveStdio's era pinning and ordering, so both doors see messages in the
-// same order; test/unit/protocol/call-fast-path.test.ts compares the two.
+// request with any field we do not know, a duplicate id, the modern era)
+// reaches the SDK untouched, and no call is taken while an earlier message is
+// still on its way to the SDK instance: both doors see messages in the same
+// order. test/unit/protocol/call-fast-path.test.ts compares the two.
 import {
   isInputRequiredResult,
   ProtocolError,
@@ -19,6 +19,7 @@ import {
   type InputRequiredResult,
   type JSONRPCMessage,
   type MessageExtraInfo,
+  type ProtocolEra,
   type RequestId,
   type Server,
   type Transport,
@@ -39,67 +40,99 @@ interface ResultCodec {
   validateResult(method: string, raw: unknown): { ok: true; value: unknown } | { ok: false; reason: string; message?: string };
 }
 
-/**
- * Puts the fast path in front of `server` once it is connected (serveStdio connects it).
- * Without the SDK's codec accessor (another SDK version) it stays off: the SDK serves all.
- */
-export function attachCallFastPath(server: Server, handle: ToolsCallHandler, logger: Logger): void {
-  const codecOf = (server as unknown as { _wireCodec?: () => ResultCodec })._wireCodec;
-  if (typeof codecOf !== 'function') {
-    logger.debug('tools/call fast path off: this SDK has no wire codec accessor');
-    return;
-  }
-  const connect = server.connect.bind(server);
-  server.connect = async (transport: Transport): Promise<void> => {
-    await connect(transport);
-    new CallFastPath(server, transport, handle, () => codecOf.call(server)).install();
-  };
+/** The legacy instance the fast path serves for, once connected. */
+interface Bound {
+  readonly server: Server;
+  /** The channel serveStdio connected it to (what the SDK's answers go through). */
+  readonly channel: Transport;
+  readonly handle: ToolsCallHandler;
+  readonly codec: () => ResultCodec;
 }
 
-/** What the SDK does with a call's request, response and cancel, for the calls taken here. */
-class CallFastPath {
+/**
+ * The fast path of one stdio connection. It sits on the wire transport in front of
+ * serveStdio, and knows each SDK instance's channel (attach): it takes a call only
+ * while every message it passed on has already been delivered to the SDK instance,
+ * so no call ever overtakes an earlier message (a logging/setLevel, a cancel).
+ */
+export class CallFastPath {
+  #bound: Bound | undefined;
+  /** Messages passed to serveStdio and not yet delivered to an instance. */
+  #undelivered = 0;
+  readonly #passed = new WeakSet<object>();
   /** Our calls in flight by id, as the SDK keeps its own: a cancel aborts the controller. */
   readonly #inFlight = new Map<RequestId, AbortController>();
 
   constructor(
-    private readonly server: Server,
-    private readonly transport: Transport,
-    private readonly handle: ToolsCallHandler,
-    private readonly codec: () => ResultCodec,
+    private readonly wire: Transport,
+    private readonly logger: Logger,
   ) {}
 
+  /** Puts the fast path in front of serveStdio's handler; call right after serveStdio. */
   install(): void {
-    const sdkOnMessage = this.transport.onmessage;
-    const sdkOnClose = this.transport.onclose;
-    this.transport.onmessage = (message: JSONRPCMessage, extra?: MessageExtraInfo) => {
-      // serveStdio hands legacy traffic over without extra; anything classified is the SDK's.
-      if (extra === undefined) {
+    const sdkOnMessage = this.wire.onmessage;
+    this.wire.onmessage = (message: JSONRPCMessage, extra?: MessageExtraInfo) => {
+      if (extra === undefined && this.#undelivered === 0) {
         const call = this.#takeCall(message);
-        if (call !== undefined) {
-          this.#start(call);
-          return;
-        }
-        this.#followCancel(message);
+        if (call !== undefined) return this.#start(call);
+      }
+      if (typeof message === 'object' && message !== null) {
+        this.#passed.add(message);
+        this.#undelivered++;
       }
       sdkOnMessage?.(message, extra);
     };
-    this.transport.onclose = () => {
+  }
+
+  /**
+   * Hooks `server` (any era) once serveStdio connects it: its deliveries are counted;
+   * a legacy instance's calls may take the fast path. Without the SDK's codec accessor
+   * (another SDK version) the fast path stays off and the SDK serves everything.
+   */
+  attach(server: Server, era: ProtocolEra, handle: ToolsCallHandler): void {
+    const codecOf = (server as unknown as { _wireCodec?: () => ResultCodec })._wireCodec;
+    const connect = server.connect.bind(server);
+    server.connect = async (channel: Transport): Promise<void> => {
+      await connect(channel);
+      this.#hookChannel(channel);
+      if (era !== 'legacy') return;
+      if (typeof codecOf !== 'function') {
+        this.logger.debug('tools/call fast path off: this SDK has no wire codec accessor');
+        return;
+      }
+      this.#bound = { server, channel, handle, codec: () => codecOf.call(server) };
+    };
+  }
+
+  #hookChannel(channel: Transport): void {
+    const sdkOnMessage = channel.onmessage;
+    const sdkOnClose = channel.onclose;
+    channel.onmessage = (message: JSONRPCMessage, extra?: MessageExtraInfo) => {
+      if (this.#passed.delete(message)) this.#undelivered--;
+      // Delivered in order behind everything before it: the SDK's own cancel runs now too.
+      this.#followCancel(message);
+      sdkOnMessage?.(message, extra);
+    };
+    channel.onclose = () => {
       try {
         sdkOnClose?.();
       } finally {
-        // As the SDK does on close: every running request is aborted, none is answered.
-        const error = new SdkError(SdkErrorCode.ConnectionClosed, 'Connection closed');
-        const running = [...this.#inFlight.values()];
-        this.#inFlight.clear();
-        for (const controller of running) controller.abort(error);
+        if (this.#bound?.channel === channel) {
+          // As the SDK does on close: every running request is aborted, none is answered.
+          const error = new SdkError(SdkErrorCode.ConnectionClosed, 'Connection closed');
+          const running = [...this.#inFlight.values()];
+          this.#inFlight.clear();
+          for (const controller of running) controller.abort(error);
+        }
       }
     };
   }
 
   /** The call when the fast path is sure of it, else undefined (the SDK takes it). */
   #takeCall(message: JSONRPCMessage): FastCall | undefined {
-    // Only once initialize negotiated the connection's version (and client capabilities).
-    if (this.server.getNegotiatedProtocolVersion() === undefined || this.server.transport !== this.transport) return undefined;
+    const bound = this.#bound;
+    // Only on a connected instance, once initialize negotiated its version (and client capabilities).
+    if (bound === undefined || bound.server.transport !== bound.channel || bound.server.getNegotiatedProtocolVersion() === undefined) return undefined;
     const call = plainToolsCall(message);
     // A reused id is a client bug the SDK answers its own way.
     if (call === undefined || this.#inFlight.has(call.id)) return undefined;
@@ -107,75 +140,41 @@ class CallFastPath {
   }
 
   #start({ id, params }: FastCall): void {
+    const bound = this.#bound!;
     const controller = new AbortController();
     this.#inFlight.set(id, controller);
-    const ctx = this.#contextOf(id, controller.signal);
-    // The SDK runs handlers a microtask after delivery: so does this, so a logging/setLevel
-    // delivered just before is in force and a cancel delivered just after finds the call.
+    const ctx = contextOf(bound.server, id, controller.signal);
+    // The SDK runs handlers a microtask after delivery: so does this.
     Promise.resolve()
-      .then(() => this.handle(params, ctx))
+      .then(() => bound.handle(params, ctx))
       .then(
-        (result) => this.#answer(id, controller.signal, result),
-        (error: unknown) => this.#answerError(id, controller.signal, error),
+        (result) => this.#answer(bound, id, controller.signal, result),
+        (error: unknown) => this.#answerError(bound, id, controller.signal, error),
       )
-      .catch((error: unknown) => this.server.onerror?.(new Error(`Failed to send response: ${String(error)}`)))
+      .catch((error: unknown) => bound.server.onerror?.(new Error(`Failed to send response: ${String(error)}`)))
       .finally(() => {
         if (this.#inFlight.get(id) === controller) this.#inFlight.delete(id);
       });
   }
 
-  /** The context the SDK's Server.buildContext gives a legacy request, for what the handler reads. */
-  #contextOf(id: RequestId, signal: AbortSignal): CallRequestContext {
-    const server = this.server;
-    const notify: CallRequestContext['mcpReq']['notify'] = (notification) => server.notification(notification, { relatedRequestId: id });
-    return {
-      mcpReq: {
-        id,
-        signal,
-        notify,
-        // The host filters lifecycle messages itself (requestedLogLevel); the SDK's own
-        // level map stays empty because server.ts answers logging/setLevel.
-        log: (level, data, logger) => notify({ method: 'notifications/message', params: { level, data, logger } }),
-        elicitInput: (params, options) => server.elicitInput(params, options),
-        requestState: () => undefined,
-        envelope: undefined,
-        inputResponses: undefined,
-        droppedInputResponseKeys: undefined,
-      },
-    };
-  }
-
-  async #answer(id: RequestId, signal: AbortSignal, result: CallToolResult | InputRequiredResult): Promise<void> {
+  async #answer(bound: Bound, id: RequestId, signal: AbortSignal, result: CallToolResult | InputRequiredResult): Promise<void> {
     let wire: unknown;
     try {
-      wire = this.#wireResult(result);
+      wire = wireResult(bound, result);
     } catch (error) {
-      return this.#answerError(id, signal, error);
+      return this.#answerError(bound, id, signal, error);
     }
     // After a cancel nothing more is sent for the request (SPEC section 6).
     if (signal.aborted) return;
-    await this.transport.send({ result: wire as CallToolResult, jsonrpc: '2.0', id });
-  }
-
-  /** What the SDK's tools/call wrapper makes of a handler's result: the zod output, or its error. */
-  #wireResult(result: CallToolResult | InputRequiredResult): unknown {
-    // Legacy calls get no input_required outcome (approval is elicitation there); one is a host bug.
-    if (isInputRequiredResult(result)) throw new ProtocolError(ProtocolErrorCode.InternalError, 'Internal error.');
-    const plain = plainResultInWireOrder(result);
-    if (plain !== undefined) return plain;
-    const validated = this.codec().validateResult('tools/call', result);
-    if (validated.ok) return validated.value;
-    throw validated.reason === 'not-in-era'
-      ? new ProtocolError(ProtocolErrorCode.InternalError, 'No wire schema for tools/call in the resolved era')
-      : new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid tools/call result: ${validated.message ?? ''}`);
+    await this.#send(bound, { result: wire as CallToolResult, jsonrpc: '2.0', id });
   }
 
   /** The SDK's error response for a handler that threw. */
-  async #answerError(id: RequestId, signal: AbortSignal, error: unknown): Promise<void> {
+  async #answerError(bound: Bound, id: RequestId, signal: AbortSignal, error: unknown): Promise<void> {
     if (signal.aborted) return;
     const fault = error as { code?: unknown; message?: unknown; data?: unknown };
     const thrown = Number.isSafeInteger(fault.code) ? (fault.code as number) : ProtocolErrorCode.InternalError;
-    await this.transport.send({
+    await this.#send(bound, {
       jsonrpc: '2.0',
       id,
       error: {
@@ -187,6 +186,16 @@ class CallFastPath {
     });
   }
 
+  /**
+   * Straight to the wire, as the legacy channel would pass it (its other work, the
+   * probe bookkeeping and the modern intercept, is for requests it delivered and
+   * for the modern era); nothing once the instance is closed, as the channel drops it.
+   */
+  async #send(bound: Bound, message: JSONRPCMessage): Promise<void> {
+    if (bound.server.transport !== bound.channel) return;
+    await this.wire.send(message);
+  }
+
   /** A well-formed notifications/cancelled aborts our call of that id, a microtask later, as the SDK's handler does. */
   #followCancel(message: JSONRPCMessage): void {
     if (this.#inFlight.size === 0) return;
@@ -195,6 +204,39 @@ class CallFastPath {
     const { reason } = (message as { params: { reason?: string } }).params;
     void Promise.resolve().then(() => this.#inFlight.get(requestId)?.abort(reason));
   }
+}
+
+/** The context the SDK's Server.buildContext gives a legacy request, for what the handler reads. */
+function contextOf(server: Server, id: RequestId, signal: AbortSignal): CallRequestContext {
+  const notify: CallRequestContext['mcpReq']['notify'] = (notification) => server.notification(notification, { relatedRequestId: id });
+  return {
+    mcpReq: {
+      id,
+      signal,
+      notify,
+      // The host filters lifecycle messages itself (requestedLogLevel); the SDK's own
+      // level map stays empty because server.ts answers logging/setLevel.
+      log: (level, data, logger) => notify({ method: 'notifications/message', params: { level, data, logger } }),
+      elicitInput: (params, options) => server.elicitInput(params, options),
+      requestState: () => undefined,
+      envelope: undefined,
+      inputResponses: undefined,
+      droppedInputResponseKeys: undefined,
+    },
+  };
+}
+
+/** What the SDK's tools/call wrapper makes of a handler's result: the zod output, or its error. */
+function wireResult(bound: Bound, result: CallToolResult | InputRequiredResult): unknown {
+  // Legacy calls get no input_required outcome (approval is elicitation there); one is a host bug.
+  if (isInputRequiredResult(result)) throw new ProtocolError(ProtocolErrorCode.InternalError, 'Internal error.');
+  const plain = plainResultInWireOrder(result);
+  if (plain !== undefined) return plain;
+  const validated = bound.codec().validateResult('tools/call', result);
+  if (validated.ok) return validated.value;
+  throw validated.reason === 'not-in-era'
+    ? new ProtocolError(ProtocolErrorCode.InternalError, 'No wire schema for tools/call in the resolved era')
+    : new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid tools/call result: ${validated.message ?? ''}`);
 }
 
 const TOOLS_CALL_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);

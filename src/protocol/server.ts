@@ -15,7 +15,7 @@ import { forwardLifecycleEvents, forwardProgress, requestedLogLevel } from './no
 import { readArtifactResource, ARTIFACT_URI_TEMPLATE } from './resources.js';
 import { JSONRPC_INTERNAL_ERROR, renderOutcome } from './results.js';
 import { TERMINAL_META_KEY } from '../supervisor/tool-output.js';
-import { attachCallFastPath, type ToolsCallHandler } from './call-fast-path.js';
+import { CallFastPath, type ToolsCallHandler } from './call-fast-path.js';
 
 /**
  * Adds methods beyond the MCP spec (e.g. `toolhost/render`, `toolhost/parse`) to each server
@@ -66,11 +66,13 @@ export interface ToolhostServer {
 /** Serves MCP on `transport` (both eras, one connection) with the supervisor behind it. */
 export function serveToolhost(transport: Transport, options: ToolhostServerOptions): ToolhostServer {
   const serving = new ToolhostServing(options);
-  const fastPath = options.callFastPath ?? true;
+  const fastPath = options.callFastPath === false ? undefined : new CallFastPath(transport, options.logger);
   const handle: StdioServerHandle = serveStdio(({ era }) => serving.buildServer(era, undefined, fastPath), {
     transport,
     onerror: (error) => options.logger.debug({ err: error.message }, 'mcp transport notice'),
   });
+  // In front of the handler serveStdio just set on the transport, before any message arrives.
+  fastPath?.install();
   return serverHandleOf(serving, () => handle.close());
 }
 
@@ -101,8 +103,8 @@ export class ToolhostServing {
     this.#state = { supervisor: options.supervisor, inFlight: new Set(), idleWaiters: new Set() };
   }
 
-  /** A server instance of `era`; over HTTP, for `caller`; `fastPath` on a stdio connection. */
-  buildServer(era: ProtocolEra, caller?: Caller, fastPath = false): Server {
+  /** A server instance of `era`; over HTTP, for `caller`; `fastPath`: the stdio connection's. */
+  buildServer(era: ProtocolEra, caller?: Caller, fastPath?: CallFastPath): Server {
     const server = buildServer(era, this.options, this.#state, caller, fastPath);
     this.#servers.add(server);
     server.onclose = () => this.#servers.delete(server);
@@ -169,7 +171,7 @@ interface InFlightCall {
   readonly answered: Promise<unknown>;
 }
 
-function buildServer(era: ProtocolEra, options: ToolhostServerOptions, state: ServingState, caller: Caller | undefined, fastPath: boolean): Server {
+function buildServer(era: ProtocolEra, options: ToolhostServerOptions, state: ServingState, caller: Caller | undefined, fastPath: CallFastPath | undefined): Server {
   const { logger } = options;
   const server = new Server(options.serverInfo, {
     capabilities: { tools: { listChanged: true }, resources: {}, logging: {} },
@@ -200,8 +202,8 @@ function buildServer(era: ProtocolEra, options: ToolhostServerOptions, state: Se
 
   const handleCall = toolsCallHandler(era, options, state, caller, server, () => legacyLogLevel);
   server.setRequestHandler('tools/call', (request, ctx) => handleCall(request.params, ctx));
-  // stdio, legacy era: well-formed calls skip the SDK's dispatch (call-fast-path.ts); the rest reach it unchanged.
-  if (fastPath && era === 'legacy') attachCallFastPath(server, handleCall, logger);
+  // stdio: a legacy connection's well-formed calls skip the SDK's dispatch (call-fast-path.ts); the rest reach it unchanged.
+  fastPath?.attach(server, era, handleCall);
 
   server.setRequestHandler('resources/list', async () => ({ resources: [] }));
   server.setRequestHandler('resources/templates/list', async () => ({
