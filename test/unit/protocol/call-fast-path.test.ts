@@ -69,6 +69,8 @@ function startSession(callFastPath: boolean): Session {
 /** A step of a raw session: a line to write, then (for a request) the wait for its answer. */
 type Step =
   | { readonly send: unknown; readonly answered?: RequestIdLike }
+  /** Several lines in one write: the server reads them in one go, so their order is the test. */
+  | { readonly chunk: readonly unknown[]; readonly answered: readonly RequestIdLike[] }
   | { readonly until: 'wait-started' | 'wait-aborted' }
   | { readonly elicit: 'accept' | 'decline' };
 type RequestIdLike = string | number;
@@ -90,6 +92,9 @@ async function runRaw(callFastPath: boolean, steps: readonly Step[]): Promise<st
       session.send(step.send);
       const id = step.answered;
       if (id !== undefined) await session.line((message) => message['id'] === id && message['method'] === undefined, `the answer to ${String(id)}`);
+    } else if ('chunk' in step) {
+      session.pair.serverInput.write(step.chunk.map((message) => `${JSON.stringify(message)}\n`).join(''));
+      for (const id of step.answered) await session.line((message) => message['id'] === id && message['method'] === undefined, `the answer to ${String(id)}`);
     } else if ('until' in step) {
       if (step.until === 'wait-started') await session.supervisor.waitStarted;
       else await until(() => session.supervisor.requests.some((request) => request.name === 'wait' && request.signal.aborted), 'the wait call aborted');
@@ -197,6 +202,40 @@ const CORPUS: ReadonlyArray<readonly [string, readonly Step[]]> = [
       { send: { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 60, reason: 5 } } },
       { send: { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 60, _meta: { progressToken: 0.5 } } } },
       call(61, { name: 'echo' }),
+    ],
+  ],
+  [
+    'order within one read: a setLevel just before a call, messages queued for the SDK before a call, a cancel just after its call',
+    [
+      INITIALIZE(),
+      INITIALIZED,
+      {
+        chunk: [
+          { jsonrpc: '2.0', id: 'lvl', method: 'logging/setLevel', params: { level: 'info' } },
+          { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'logged' } } },
+        ],
+        answered: ['lvl', 1],
+      },
+      {
+        chunk: [
+          { jsonrpc: '2.0', id: 'p1', method: 'ping' },
+          { jsonrpc: '2.0', id: 'p2', method: 'ping' },
+          { jsonrpc: '2.0', id: 'l', method: 'tools/list' },
+          { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { text: 'behind' } } },
+          { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'echo', arguments: { text: 'behind too' } } },
+        ],
+        answered: ['p1', 'p2', 'l', 2, 3],
+      },
+      {
+        chunk: [
+          { jsonrpc: '2.0', id: 70, method: 'tools/call', params: { name: 'wait', arguments: {} } },
+          { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 70 } },
+          { jsonrpc: '2.0', id: 71, method: 'tools/call', params: { name: 'echo', arguments: {} } },
+        ],
+        answered: [71],
+      },
+      { until: 'wait-aborted' },
+      call(72, { name: 'echo', arguments: {} }),
     ],
   ],
   ['approval without elicitation', [INITIALIZE(), INITIALIZED, call(1, { name: 'write_note', arguments: {} })]],
