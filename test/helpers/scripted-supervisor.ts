@@ -1,8 +1,13 @@
 // A supervisor double for protocol tests (unit scope: no real host behind it):
-// one scripted behaviour per tool name, every request recorded.
+// one scripted behaviour per tool name, every request recorded; and the
+// in-process protocol layer (boundary transport + SDK server) in front of it.
 import { HostError } from '../../src/errors.js';
+import { createSilentLogger } from '../../src/log.js';
+import { serveToolhost, type ToolhostServer } from '../../src/protocol/server.js';
+import { BoundaryStdioTransport, ProtocolOutput } from '../../src/protocol/stdio.js';
 import { openCallSession, type CallSession } from '../../src/supervisor/call-session.js';
 import type { CallOutcome, CallRequest, Supervisor, ToolDeclaration } from '../../src/supervisor/types.js';
+import { createStreamPair } from './mcp-clients.js';
 
 export const SCRIPTED_TOOLS: ToolDeclaration[] = [
   {
@@ -113,4 +118,37 @@ export class ScriptedSupervisor implements Supervisor {
   async close(): Promise<void> {
     this.closed = true;
   }
+}
+
+/** The protocol layer in process: the real boundary transport and SDK server over a stream pair, this double behind it. */
+export interface ScriptedServer {
+  readonly supervisor: ScriptedSupervisor;
+  readonly server: ToolhostServer;
+  /** Every line the server wrote, in order. */
+  readonly lines: string[];
+  readonly pair: ReturnType<typeof createStreamPair>;
+  write(line: string | Buffer): void;
+}
+
+export function startScriptedServer(options: { coalesceMs?: number; maxMessageBytes?: number; callFastPath?: boolean } = {}): ScriptedServer {
+  const supervisor = new ScriptedSupervisor();
+  const pair = createStreamPair(options.coalesceMs !== undefined ? { coalesceMs: options.coalesceMs } : {});
+  const logger = createSilentLogger();
+  const output = new ProtocolOutput(pair.serverOutput, logger);
+  const transport = new BoundaryStdioTransport({ input: pair.serverInput, output, maxMessageBytes: options.maxMessageBytes ?? 4096, logger });
+  const server = serveToolhost(transport, {
+    supervisor,
+    logger,
+    serverInfo: { name: 'toolhost', version: 'test' },
+    ...(options.callFastPath !== undefined ? { callFastPath: options.callFastPath } : {}),
+  });
+  const lines: string[] = [];
+  let buffered = '';
+  pair.serverOutput.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString('utf8');
+    const parts = buffered.split('\n');
+    buffered = parts.pop() ?? '';
+    lines.push(...parts);
+  });
+  return { supervisor, server, lines, pair, write: (line) => pair.serverInput.write(line) };
 }

@@ -5,19 +5,17 @@
 // supervisor is the scripted double (unit scope).
 import { Server } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createSilentLogger } from '../../../src/log.js';
 import { cancelledRequestId, plainResultInWireOrder, plainToolsCall } from '../../../src/protocol/call-fast-path.js';
-import { serveToolhost, type ToolhostServer } from '../../../src/protocol/server.js';
-import { BoundaryStdioTransport, ProtocolOutput } from '../../../src/protocol/stdio.js';
-import { CLIENT_KINDS, connectClient, createStreamPair, type ClientKind, type TestClient } from '../../helpers/mcp-clients.js';
-import { ScriptedSupervisor } from '../../helpers/scripted-supervisor.js';
+import type { ToolhostServer } from '../../../src/protocol/server.js';
+import { CLIENT_KINDS, connectClient, type ClientKind, type TestClient } from '../../helpers/mcp-clients.js';
+import { startScriptedServer, type ScriptedServer, type ScriptedSupervisor } from '../../helpers/scripted-supervisor.js';
 import { until } from '../../helpers/wait.js';
 
 interface Session {
   readonly supervisor: ScriptedSupervisor;
   readonly server: ToolhostServer;
   readonly lines: string[];
-  readonly pair: ReturnType<typeof createStreamPair>;
+  readonly pair: ScriptedServer['pair'];
   send(message: unknown): void;
   /** Waits until a written line satisfies `match`; returns it parsed. */
   line(match: (message: Record<string, unknown>) => boolean, what: string): Promise<Record<string, unknown>>;
@@ -30,19 +28,7 @@ afterEach(async () => {
 });
 
 function startSession(callFastPath: boolean): Session {
-  const supervisor = new ScriptedSupervisor();
-  const pair = createStreamPair();
-  const logger = createSilentLogger();
-  const transport = new BoundaryStdioTransport({ input: pair.serverInput, output: new ProtocolOutput(pair.serverOutput, logger), maxMessageBytes: 64 * 1024, logger });
-  const server = serveToolhost(transport, { supervisor, logger, serverInfo: { name: 'toolhost', version: 'test' }, callFastPath });
-  const lines: string[] = [];
-  let buffered = '';
-  pair.serverOutput.on('data', (chunk: Buffer) => {
-    buffered += chunk.toString('utf8');
-    const parts = buffered.split('\n');
-    buffered = parts.pop() ?? '';
-    lines.push(...parts);
-  });
+  const { supervisor, server, lines, pair } = startScriptedServer({ callFastPath, maxMessageBytes: 64 * 1024 });
   const session: Session = {
     supervisor,
     server,
@@ -51,14 +37,14 @@ function startSession(callFastPath: boolean): Session {
     send: (message) => pair.serverInput.write(`${typeof message === 'string' ? message : JSON.stringify(message)}\n`),
     async line(match, what) {
       let found: Record<string, unknown> | undefined;
-      await until(
-        () => {
+      try {
+        await until(() => {
           found = lines.map((line) => JSON.parse(line) as Record<string, unknown>).find(match);
           return found !== undefined;
-        },
-        `${what}; written so far: ${lines.map((line) => line.slice(0, 120)).join(' | ')}`,
-        10_000,
-      );
+        }, what);
+      } catch (error) {
+        throw new Error(`${String(error)}; written: ${lines.map((line) => line.slice(0, 120)).join(' | ')}`);
+      }
       return found!;
     },
   };
@@ -271,7 +257,7 @@ describe('the fast path writes what the SDK path writes', () => {
     const viaFastPath = await runRaw(true, steps);
     expect(viaSdk.length).toBeGreaterThan(0);
     expect(viaFastPath).toEqual(viaSdk);
-  });
+  }, 120_000);
 
   // The session per client kind; every result, error and progress the client saw, plus the raw lines.
   async function clientSession(kind: ClientKind, callFastPath: boolean): Promise<{ seen: unknown[]; lines: string[] }> {
@@ -312,7 +298,7 @@ describe('the fast path writes what the SDK path writes', () => {
     expect(viaSdk.seen).toHaveLength(9);
     expect(viaFastPath.seen).toEqual(viaSdk.seen);
     expect(viaFastPath.lines).toEqual(viaSdk.lines);
-  });
+  }, 120_000);
 });
 
 describe('the fast path takes the plain calls of a legacy connection, and only those', () => {

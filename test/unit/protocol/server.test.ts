@@ -7,7 +7,7 @@ import { createSilentLogger } from '../../../src/log.js';
 import { serveToolhost, type ToolhostServer } from '../../../src/protocol/server.js';
 import { BoundaryStdioTransport, ProtocolOutput } from '../../../src/protocol/stdio.js';
 import { CLIENT_KINDS, connectClient, createStreamPair, type ClientOptions, type TestClient } from '../../helpers/mcp-clients.js';
-import { ScriptedSupervisor, SCRIPTED_TOOLS as TOOLS } from '../../helpers/scripted-supervisor.js';
+import { ScriptedSupervisor, SCRIPTED_TOOLS as TOOLS, startScriptedServer, type ScriptedServer } from '../../helpers/scripted-supervisor.js';
 import { until } from '../../helpers/wait.js';
 
 interface Harness {
@@ -25,21 +25,8 @@ afterEach(async () => {
   harness = undefined;
 });
 
-function startServer(options: { coalesceMs?: number } = {}): Omit<Harness, 'client'> & { pair: ReturnType<typeof createStreamPair> } {
-  const supervisor = new ScriptedSupervisor();
-  const pair = createStreamPair(options);
-  const logger = createSilentLogger();
-  const transport = new BoundaryStdioTransport({ input: pair.serverInput, output: new ProtocolOutput(pair.serverOutput, logger), maxMessageBytes: 4096, logger });
-  const server = serveToolhost(transport, { supervisor, logger, serverInfo: { name: 'toolhost', version: 'test' } });
-  const lines: string[] = [];
-  let buffered = '';
-  pair.serverOutput.on('data', (chunk: Buffer) => {
-    buffered += chunk.toString('utf8');
-    const parts = buffered.split('\n');
-    buffered = parts.pop() ?? '';
-    lines.push(...parts);
-  });
-  return { supervisor, server, lines, write: (line) => pair.serverInput.write(line), pair };
+function startServer(options: { coalesceMs?: number } = {}): ScriptedServer {
+  return startScriptedServer(options);
 }
 
 async function startWithClient(options: ClientOptions, transport: { coalesceMs?: number } = {}): Promise<Required<Harness>> {
