@@ -172,7 +172,6 @@ interface InFlightCall {
 }
 
 function buildServer(era: ProtocolEra, options: ToolhostServerOptions, state: ServingState, caller: Caller | undefined, fastPath: CallFastPath | undefined): Server {
-  const { logger } = options;
   const server = new Server(options.serverInfo, {
     capabilities: { tools: { listChanged: true }, resources: {}, logging: {} },
     instructions: 'toolhost runs sandboxed tools under policy. Errors carry a stable code in their first line and in _meta["toolhost/error"].',
