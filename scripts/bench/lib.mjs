@@ -124,10 +124,12 @@ export function summarize(durations) {
 }
 
 /**
- * CPU time (µs) used so far by `pid`'s main thread and by its whole process tree (every
- * thread of `pid` and of its descendants that are alive now), from /proc: utime + stime,
- * in clock ticks of 10 ms (Linux's USER_HZ). Summed over a whole run's windows, it says
- * how much of the machine one call costs a target, independent of how loaded the machine was.
+ * CPU time (µs) used so far by `pid`'s main thread and by its whole process tree, from /proc.
+ * The main thread's is its scheduler run time (schedstat, in ns). The tree's is utime + stime
+ * of `pid` and of every descendant alive now, plus what the children they reaped used
+ * (cutime + cstime: a one-shot sandbox that exited inside a window still counts), in clock
+ * ticks of 10 ms (USER_HZ): precise over a whole run's windows, not within one short window.
+ * Summed over the run, it says what one call costs a target, however loaded the machine was.
  */
 export function cpuUs(pid) {
   const parents = new Map();
@@ -137,17 +139,16 @@ export function cpuUs(pid) {
     const fields = statFields(readProc(entry, 'stat'));
     if (fields === undefined) continue;
     parents.set(Number(entry), Number(fields[1]));
-    used.set(Number(entry), Number(fields[11]) + Number(fields[12]));
+    used.set(Number(entry), Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]));
   }
-  let tree = 0;
+  let ticks = 0;
   const visit = (at) => {
-    tree += used.get(at) ?? 0;
+    ticks += used.get(at) ?? 0;
     for (const [child, parent] of parents) if (parent === at) visit(child);
   };
   visit(pid);
-  const main = statFields(readProc(`${pid}/task/${pid}`, 'stat'));
-  const ticksToUs = 10_000;
-  return { mainUs: main === undefined ? 0 : (Number(main[11]) + Number(main[12])) * ticksToUs, treeUs: tree * ticksToUs };
+  const runNs = Number(readProc(`${pid}/task/${pid}`, 'schedstat').split(' ')[0] || 0);
+  return { mainUs: runNs / 1000, treeUs: ticks * 10_000 };
 }
 
 /** The fields of a /proc stat line after the command name (state is [0], ppid [1], utime [11], stime [12]). */

@@ -162,7 +162,7 @@ try {
       ['raw spawn(bwrap pid ns, cat)', latency.rawBwrap.p50, latency.rawBwrap.p99, '', '', ''],
       ['isolated-vm createContext()+release()', latency.freshContext.p50, latency.freshContext.p99, '', '', ''],
     ]));
-    log(`CPU per call at 8 in flight, µs (all windows of the run; /proc clock ticks): ${Object.entries(results.cpuPerCallUs).map(([k, v]) => `${k} main thread ${v.mainThread}, whole server ${v.serverTree}, client ${v.client}`).join('; ')}`);
+    log(`CPU per call at 8 in flight, µs (all windows of the run; main thread: its run time, /proc schedstat; whole server: /proc clock ticks, reaped children included): ${Object.entries(results.cpuPerCallUs).map(([k, v]) => `${k} main thread ${v.mainThread}, whole server ${v.serverTree}, client ${v.client}`).join('; ')}`);
     // A fresh context per isolate call (SPEC 3) costs at least the floor's CPU: on this machine's cores alone,
     // without any protocol, policy or journal, that caps what isolate calls can reach 8 in flight.
     const cores = results.machine.cpus;

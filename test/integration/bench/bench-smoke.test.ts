@@ -50,7 +50,11 @@ describe('npm run bench --smoke', () => {
     expect(results['latency'].freshContext.roundsP50).toHaveLength(2);
     expect(results['ratios'].worker.p50).toBeGreaterThan(0);
     // CPU per call at 8 in flight, from /proc, for every target (the peers' server too).
-    for (const [target, cpu] of Object.entries(results['cpuPerCallUs'] as Record<string, { mainThread: number; serverTree: number }>)) expect(cpu.serverTree, target).toBeGreaterThanOrEqual(cpu.mainThread);
+    // (Smoke windows are too short for the tree's 10 ms clock ticks to be compared with the main thread's run time.)
+    for (const [target, cpu] of Object.entries(results['cpuPerCallUs'] as Record<string, { mainThread: number; serverTree: number }>)) {
+      expect(cpu.mainThread, target).toBeGreaterThan(0);
+      expect(cpu.serverTree, target).toBeGreaterThanOrEqual(0);
+    }
     expect(Object.keys(results['cpuPerCallUs'])).toEqual(Object.keys(results['throughput']));
     expect(results['isolateCeiling'].callsPerSecond).toBeGreaterThan(0);
     // Measured inside the host: every stage of a sequential worker call was timed.
