@@ -8,11 +8,18 @@
 // call grew both threads' memory without bound (about 6 KB a call, until the
 // worker hit its heap limit). What is the same for every call of the pool (the
 // entry, roots, paths, network allow list, limits) comes once, in workerData;
-// a task carries only the call id and the arguments.
+// a task carries only the call id, the arguments and its start gate.
+//
+// The host hands a thread several calls at once, but the thread runs them one
+// at a time, in order: a call begins only if it wins its gate (the host may
+// have withdrawn it), and when it ends the thread begins nothing more if the
+// host marked it as being ended (src/runner/worker/call-gates.ts): ending a
+// thread to stop one call never stops another.
 import { pathToFileURL } from 'node:url';
-import { BroadcastChannel, workerData } from 'node:worker_threads';
+import { BroadcastChannel, threadId, workerData } from 'node:worker_threads';
 import { createScopedFs } from './scoped-fs.mjs';
 import { createScopedFetch } from './scoped-fetch.mjs';
+import { threadGate } from './worker-gate.mjs';
 
 // Generous: the host redacts the message, then cuts it to what the caller sees.
 const MAX_MESSAGE_CHARS = 8192;
@@ -48,6 +55,51 @@ function channelNamed(name) {
 
 /** The pool's calls have this in common (worker-runner.ts builds it once). */
 const pool = /** @type {WorkerPoolData} */ (workerData);
+const gate = threadGate(pool.gates, pool.gateMarks, threadId);
+/** @type {import('../src/runner/wire.js').WorkerWithdrawnAnswer} */
+const WITHDRAWN = Object.freeze({ withdrawn: true });
+
+/** Calls handed to this thread, not yet begun, in the order they came. */
+const waiting = [];
+let draining = false;
+/** Set once the host is ending this thread: nothing more begins here. */
+let ending = false;
+
+/**
+ * Piscina's handler: queues the call behind the ones this thread already holds.
+ * @param {WorkerTask} task
+ */
+export default function queueTask(task) {
+  return new Promise((resolve, reject) => {
+    waiting.push({ task, resolve, reject });
+    if (!draining) void drain();
+  });
+}
+
+async function drain() {
+  draining = true;
+  while (waiting.length > 0 && !ending) {
+    const { task, resolve, reject } = waiting.shift();
+    if (!gate.begin(task)) {
+      resolve(WITHDRAWN);
+      continue;
+    }
+    let answer;
+    let failed = false;
+    try {
+      answer = await runTask(task);
+    } catch (error) {
+      // Not expected (runTask answers every tool failure): Piscina passes it on, as before.
+      failed = true;
+      answer = error;
+    }
+    // The host marks the gate `killing` instead when it is ending this thread for this call.
+    if (!gate.end(task)) ending = true;
+    if (failed) reject(answer);
+    else resolve(answer);
+  }
+  draining = false;
+}
 
 /**
  * Runs one call. The answer counts the events posted for it (`events`): the
@@ -55,7 +107,7 @@ const pool = /** @type {WorkerPoolData} */ (workerData);
  * the channel, the answer on Piscina's port, and either may arrive first).
  * @param {WorkerTask} task
  */
-export default async function runTask(task) {
+async function runTask(task) {
   const channel = channelNamed(pool.eventChannel);
   const abort = new CallAbort();
   runningCalls.set(task.callId, abort);

@@ -113,6 +113,32 @@ describe('worker runner: hostile tools', () => {
     await expectRecovers(runner, 6);
   });
 
+  it('runs the calls a thread held but never began on the next thread when it is ended for another call', async () => {
+    const runner = workerRunner('switch.mjs');
+    const ended = jsonOf(await runner.run({ callId: 'held-th', args: { mode: 'thread' } }, recordingOptions())) as { threadId: number };
+    const running = recordingOptions(30_000);
+    const first = runner.run({ callId: 'held-by', args: { mode: 'never' } }, running);
+    await until(() => running.progress.length > 0);
+    // Handed to the same busy thread (it holds several calls, runs one at a time): none has begun.
+    const behind = [1, 2, 3].map((value) => runner.run({ callId: `behind-${value}`, args: { mode: 'thread' } }, recordingOptions()));
+    running.controller.abort();
+    expect(failureOf(await first)).toEqual({ code: 'cancelled', details: {} });
+    const threads = (await Promise.all(behind)).map((outcome) => (jsonOf(outcome) as { threadId: number }).threadId);
+    // All three ran, once each, on the thread that replaced the ended one.
+    expect(new Set(threads).size).toBe(1);
+    expect(threads[0]).not.toBe(ended.threadId);
+    await expectRecovers(runner, 8);
+  });
+
+  it('runs the calls behind a call that ends its thread (process.exit) on the next thread', async () => {
+    const runner = workerRunner('switch.mjs');
+    const crash = runner.run({ callId: 'crash', args: { mode: 'exit', code: 3 } }, recordingOptions());
+    const behind = [1, 2, 3].map((value) => runner.run({ callId: `after-crash-${value}`, args: { mode: 'echo', value } }, recordingOptions()));
+    expect(failureOf(await crash)).toEqual({ code: 'tool_crashed', details: { exitCode: 3 } });
+    const echoes = (await Promise.all(behind)).map((outcome) => (jsonOf(outcome) as { echo: number }).echo);
+    expect(echoes).toEqual([1, 2, 3]);
+  });
+
   it('reports process.exit(1) as tool_crashed, and the pool recovers', async () => {
     const runner = workerRunner('switch.mjs');
     const outcome = await runner.run({ callId: 'exit', args: { mode: 'exit', code: 1 } }, recordingOptions());
