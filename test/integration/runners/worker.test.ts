@@ -6,6 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Runner } from '../../../src/runner/types.js';
+import { WORKER_CALLS_PER_THREAD, WORKER_MAX_QUEUE } from '../../../src/runner/worker/worker-runner.js';
 import { makeTempDir, recordingOptions, root, useFixtureRunners } from './isolate-spec.js';
 import { failureOf, jsonOf } from '../../helpers/run-outcomes.js';
 import { until } from '../../helpers/wait.js';
@@ -137,6 +138,23 @@ describe('worker runner: hostile tools', () => {
     expect(failureOf(await crash)).toEqual({ code: 'tool_crashed', details: { exitCode: 3 } });
     const echoes = (await Promise.all(behind)).map((outcome) => (jsonOf(outcome) as { echo: number }).echo);
     expect(echoes).toEqual([1, 2, 3]);
+  });
+
+  it('refuses a call with queue_full once the line behind a busy thread is full, and runs every accepted one', async () => {
+    const runner = workerRunner('switch.mjs');
+    const running = recordingOptions(30_000);
+    const first = runner.run({ callId: 'blocker', args: { mode: 'never' } }, running);
+    await until(() => running.progress.length > 0);
+    // The busy thread holds WORKER_CALLS_PER_THREAD calls (the blocker and the next ones), WORKER_MAX_QUEUE more wait.
+    const accepted = Array.from({ length: WORKER_CALLS_PER_THREAD - 1 + WORKER_MAX_QUEUE }, (_, i) =>
+      runner.run({ callId: `line-${i}`, args: { mode: 'echo', value: i } }, recordingOptions()),
+    );
+    const refused = await runner.run({ callId: 'one-too-many', args: { mode: 'echo', value: -1 } }, recordingOptions());
+    expect(failureOf(refused)).toEqual({ code: 'internal', details: { reason: 'queue_full', maxQueue: WORKER_MAX_QUEUE } });
+    running.controller.abort();
+    expect(failureOf(await first)).toEqual({ code: 'cancelled', details: {} });
+    const echoes = (await Promise.all(accepted)).map((outcome) => (jsonOf(outcome) as { echo: number }).echo);
+    expect(echoes).toEqual(Array.from({ length: accepted.length }, (_, i) => i));
   });
 
   it('reports process.exit(1) as tool_crashed, and the pool recovers', async () => {
