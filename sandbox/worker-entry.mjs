@@ -122,9 +122,10 @@ async function runTask(task) {
   };
   const answer = (envelope) => ({ ...envelope, events });
   try {
-    let tool;
+    // Imported once per thread: a cached tool costs no await.
+    let tool = tools.get(pool.entryPath);
     try {
-      tool = await loadTool(pool.entryPath);
+      tool ??= await loadTool(pool.entryPath);
     } catch (error) {
       return answer({ ok: false, code: 'tool_error', message: `the tool module failed to load: ${describe(error).message}`, reason: 'load_failed' });
     }
@@ -140,10 +141,11 @@ async function runTask(task) {
     }
     const { json, reason } = serialize(result);
     if (json === undefined) return answer({ ok: false, code: 'invalid_output', message: 'the tool returned a value that is not JSON', reason });
-    if (Buffer.byteLength(json, 'utf8') > pool.maxOutputBytes) {
+    // A UTF-16 code unit is at most 3 UTF-8 bytes: a short result needs no count.
+    if (json.length * 3 > pool.maxOutputBytes && Buffer.byteLength(json, 'utf8') > pool.maxOutputBytes) {
       return answer({ ok: false, code: 'output_limit', message: 'the tool result exceeds the output limit' });
     }
-    return answer({ ok: true, json });
+    return { ok: true, json, events };
   } finally {
     runningCalls.delete(task.callId);
     abort.abort();
@@ -151,12 +153,9 @@ async function runTask(task) {
 }
 
 async function loadTool(entryPath) {
-  let tool = tools.get(entryPath);
-  if (tool === undefined) {
-    const module = await import(pathToFileURL(entryPath).href);
-    tool = module.default;
-    tools.set(entryPath, tool);
-  }
+  const module = await import(pathToFileURL(entryPath).href);
+  const tool = module.default;
+  tools.set(entryPath, tool);
   return tool;
 }
 
@@ -202,6 +201,7 @@ class CallAbort {
 function buildCtx(callId, abort, post) {
   const onDenied = (denial) => post({ type: 'denied', denial });
   let fs;
+  let fsFacade;
   let scopedFetch;
   const fsOf = () => (fs ??= createScopedFs({ roots: pool.roots, protectedPaths: pool.protectedPaths ?? [], hiddenPaths: pool.hiddenPaths ?? [], onDenied }));
   const fetchOf = () => (scopedFetch ??= createScopedFetch({ allow: pool.networkAllow, sideEffect: pool.sideEffect, onDenied, signal: abort.signal }));
@@ -211,12 +211,15 @@ function buildCtx(callId, abort, post) {
       return abort.signal;
     },
     output,
-    fs: Object.freeze({
-      readText: (path) => fsOf().readText(path),
-      writeText: (path, text) => fsOf().writeText(path, text),
-      list: (path = '.') => fsOf().list(path),
-      stat: (path) => fsOf().stat(path),
-    }),
+    // Built on first use too (and the same object after).
+    get fs() {
+      return (fsFacade ??= Object.freeze({
+        readText: (path) => fsOf().readText(path),
+        writeText: (path, text) => fsOf().writeText(path, text),
+        list: (path = '.') => fsOf().list(path),
+        stat: (path) => fsOf().stat(path),
+      }));
+    },
     fetch: async (url, init) => wrapResponse(await fetchOf()(String(url), init)),
     progress(done, total, message) {
       if (!Number.isFinite(done)) return;
