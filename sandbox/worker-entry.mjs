@@ -8,11 +8,18 @@
 // call grew both threads' memory without bound (about 6 KB a call, until the
 // worker hit its heap limit). What is the same for every call of the pool (the
 // entry, roots, paths, network allow list, limits) comes once, in workerData;
-// a task carries only the call id and the arguments.
+// a task carries only the call id, the arguments and its start gate.
+//
+// The host hands a thread several calls at once, but the thread runs them one
+// at a time, in order: a call begins only if it wins its gate (the host may
+// have withdrawn it), and when it ends the thread begins nothing more if the
+// host marked it as being ended (src/runner/worker/call-gates.ts): ending a
+// thread to stop one call never stops another.
 import { pathToFileURL } from 'node:url';
-import { BroadcastChannel, workerData } from 'node:worker_threads';
+import { BroadcastChannel, threadId, workerData } from 'node:worker_threads';
 import { createScopedFs } from './scoped-fs.mjs';
 import { createScopedFetch } from './scoped-fetch.mjs';
+import { threadGate } from './worker-gate.mjs';
 
 // Generous: the host redacts the message, then cuts it to what the caller sees.
 const MAX_MESSAGE_CHARS = 8192;
@@ -48,6 +55,51 @@ function channelNamed(name) {
 
 /** The pool's calls have this in common (worker-runner.ts builds it once). */
 const pool = /** @type {WorkerPoolData} */ (workerData);
+const gate = threadGate(pool.gates, pool.gateMarks, threadId);
+/** @type {import('../src/runner/wire.js').WorkerWithdrawnAnswer} */
+const WITHDRAWN = Object.freeze({ withdrawn: true });
+
+/** Calls handed to this thread, not yet begun, in the order they came. */
+const waiting = [];
+let draining = false;
+/** Set once the host is ending this thread: nothing more begins here. */
+let ending = false;
+
+/**
+ * Piscina's handler: queues the call behind the ones this thread already holds.
+ * @param {WorkerTask} task
+ */
+export default function queueTask(task) {
+  return new Promise((resolve, reject) => {
+    waiting.push({ task, resolve, reject });
+    if (!draining) void drain();
+  });
+}
+
+async function drain() {
+  draining = true;
+  while (waiting.length > 0 && !ending) {
+    const { task, resolve, reject } = waiting.shift();
+    if (!gate.begin(task)) {
+      resolve(WITHDRAWN);
+      continue;
+    }
+    let answer;
+    let failed = false;
+    try {
+      answer = await runTask(task);
+    } catch (error) {
+      // Not expected (runTask answers every tool failure): Piscina passes it on, as before.
+      failed = true;
+      answer = error;
+    }
+    // The host marks the gate `killing` instead when it is ending this thread for this call.
+    if (!gate.end(task)) ending = true;
+    if (failed) reject(answer);
+    else resolve(answer);
+  }
+  draining = false;
+}
 
 /**
  * Runs one call. The answer counts the events posted for it (`events`): the
@@ -55,7 +107,7 @@ const pool = /** @type {WorkerPoolData} */ (workerData);
  * the channel, the answer on Piscina's port, and either may arrive first).
  * @param {WorkerTask} task
  */
-export default async function runTask(task) {
+async function runTask(task) {
   const channel = channelNamed(pool.eventChannel);
   const abort = new CallAbort();
   runningCalls.set(task.callId, abort);
@@ -70,9 +122,10 @@ export default async function runTask(task) {
   };
   const answer = (envelope) => ({ ...envelope, events });
   try {
-    let tool;
+    // Imported once per thread: a cached tool costs no await.
+    let tool = tools.get(pool.entryPath);
     try {
-      tool = await loadTool(pool.entryPath);
+      tool ??= await loadTool(pool.entryPath);
     } catch (error) {
       return answer({ ok: false, code: 'tool_error', message: `the tool module failed to load: ${describe(error).message}`, reason: 'load_failed' });
     }
@@ -88,10 +141,11 @@ export default async function runTask(task) {
     }
     const { json, reason } = serialize(result);
     if (json === undefined) return answer({ ok: false, code: 'invalid_output', message: 'the tool returned a value that is not JSON', reason });
-    if (Buffer.byteLength(json, 'utf8') > pool.maxOutputBytes) {
+    // A UTF-16 code unit is at most 3 UTF-8 bytes: a short result needs no count.
+    if (json.length * 3 > pool.maxOutputBytes && Buffer.byteLength(json, 'utf8') > pool.maxOutputBytes) {
       return answer({ ok: false, code: 'output_limit', message: 'the tool result exceeds the output limit' });
     }
-    return answer({ ok: true, json });
+    return { ok: true, json, events };
   } finally {
     runningCalls.delete(task.callId);
     abort.abort();
@@ -99,12 +153,9 @@ export default async function runTask(task) {
 }
 
 async function loadTool(entryPath) {
-  let tool = tools.get(entryPath);
-  if (tool === undefined) {
-    const module = await import(pathToFileURL(entryPath).href);
-    tool = module.default;
-    tools.set(entryPath, tool);
-  }
+  const module = await import(pathToFileURL(entryPath).href);
+  const tool = module.default;
+  tools.set(entryPath, tool);
   return tool;
 }
 
@@ -150,6 +201,7 @@ class CallAbort {
 function buildCtx(callId, abort, post) {
   const onDenied = (denial) => post({ type: 'denied', denial });
   let fs;
+  let fsFacade;
   let scopedFetch;
   const fsOf = () => (fs ??= createScopedFs({ roots: pool.roots, protectedPaths: pool.protectedPaths ?? [], hiddenPaths: pool.hiddenPaths ?? [], onDenied }));
   const fetchOf = () => (scopedFetch ??= createScopedFetch({ allow: pool.networkAllow, sideEffect: pool.sideEffect, onDenied, signal: abort.signal }));
@@ -159,12 +211,15 @@ function buildCtx(callId, abort, post) {
       return abort.signal;
     },
     output,
-    fs: Object.freeze({
-      readText: (path) => fsOf().readText(path),
-      writeText: (path, text) => fsOf().writeText(path, text),
-      list: (path = '.') => fsOf().list(path),
-      stat: (path) => fsOf().stat(path),
-    }),
+    // Built on first use too (and the same object after).
+    get fs() {
+      return (fsFacade ??= Object.freeze({
+        readText: (path) => fsOf().readText(path),
+        writeText: (path, text) => fsOf().writeText(path, text),
+        list: (path = '.') => fsOf().list(path),
+        stat: (path) => fsOf().stat(path),
+      }));
+    },
     fetch: async (url, init) => wrapResponse(await fetchOf()(String(url), init)),
     progress(done, total, message) {
       if (!Number.isFinite(done)) return;

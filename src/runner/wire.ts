@@ -240,12 +240,34 @@ export interface WorkerPoolData {
   readonly maxOutputBytes: number;
   /** The BroadcastChannel name of this pool's events (both directions). */
   readonly eventChannel: string;
+  /** The start gates of the calls handed to the pool (src/runner/worker/call-gates.ts): one Int32 per task. */
+  readonly gates: SharedArrayBuffer;
+  readonly gateMarks: WorkerGateMarks;
 }
 
-/** One call, as Piscina's task. */
+/** The values a start gate takes besides a task's ticket (a positive int32). */
+export interface WorkerGateMarks {
+  /** The host withdrew the call before its thread began it: the thread skips it. */
+  readonly withdrawn: number;
+  /** The thread finished the call (the host may still be told its answer). */
+  readonly done: number;
+  /** The host is ending the thread running the call: it begins nothing more. */
+  readonly killing: number;
+  /** Begun on thread t: the gate holds `startedBase - t`. */
+  readonly startedBase: number;
+}
+
+/** One call, as Piscina's task; the thread begins it only if it wins the gate at `slot` from `ticket`. */
 export interface WorkerTask {
   readonly callId: string;
   readonly args: unknown;
+  readonly slot: number;
+  readonly ticket: number;
+}
+
+/** The worker thread's answer for a call the host withdrew before it began: never shown to anyone. */
+export interface WorkerWithdrawnAnswer {
+  readonly withdrawn: true;
 }
 
 /** Host → worker thread, on the pool's channel: stop this call. */

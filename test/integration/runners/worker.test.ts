@@ -6,6 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Runner } from '../../../src/runner/types.js';
+import { WORKER_CALLS_PER_THREAD, WORKER_MAX_QUEUE } from '../../../src/runner/worker/worker-runner.js';
 import { makeTempDir, recordingOptions, root, useFixtureRunners } from './isolate-spec.js';
 import { failureOf, jsonOf } from '../../helpers/run-outcomes.js';
 import { until } from '../../helpers/wait.js';
@@ -72,6 +73,15 @@ describe('worker runner: normal calls', () => {
     const outcome = await runner.run({ callId: 'o', args: { mode: 'echo', value: 123456789012 } }, recordingOptions());
     expect(failureOf(outcome)).toEqual({ code: 'output_limit', details: { maxBytes: 10 } });
   });
+
+  it('counts the result in UTF-8 bytes, not characters, against maxOutputBytes', async () => {
+    const runner = workerRunner('switch.mjs', { maxOutputBytes: 100 });
+    // 30 euro signs: 30 UTF-16 units but 90 UTF-8 bytes, so the JSON is under 100 characters and over 100 bytes.
+    const outcome = await runner.run({ callId: 'u', args: { mode: 'echo', value: '€'.repeat(30) } }, recordingOptions());
+    expect(failureOf(outcome)).toEqual({ code: 'output_limit', details: { maxBytes: 100 } });
+    const fits = await runner.run({ callId: 'v', args: { mode: 'echo', value: '€'.repeat(10) } }, recordingOptions());
+    expect(jsonOf(fits)).toEqual({ echo: '€'.repeat(10), callId: 'v', hasSignal: true });
+  });
 });
 
 describe('worker runner: hostile tools', () => {
@@ -111,6 +121,49 @@ describe('worker runner: hostile tools', () => {
     running.controller.abort();
     expect(failureOf(await first)).toEqual({ code: 'cancelled', details: {} });
     await expectRecovers(runner, 6);
+  });
+
+  it('runs the calls a thread held but never began on the next thread when it is ended for another call', async () => {
+    const runner = workerRunner('switch.mjs');
+    const ended = jsonOf(await runner.run({ callId: 'held-th', args: { mode: 'thread' } }, recordingOptions())) as { threadId: number };
+    const running = recordingOptions(30_000);
+    const first = runner.run({ callId: 'held-by', args: { mode: 'never' } }, running);
+    await until(() => running.progress.length > 0);
+    // Handed to the same busy thread (it holds several calls, runs one at a time): none has begun.
+    const behind = [1, 2, 3].map((value) => runner.run({ callId: `behind-${value}`, args: { mode: 'thread' } }, recordingOptions()));
+    running.controller.abort();
+    expect(failureOf(await first)).toEqual({ code: 'cancelled', details: {} });
+    const threads = (await Promise.all(behind)).map((outcome) => (jsonOf(outcome) as { threadId: number }).threadId);
+    // All three ran, once each, on the thread that replaced the ended one.
+    expect(new Set(threads).size).toBe(1);
+    expect(threads[0]).not.toBe(ended.threadId);
+    await expectRecovers(runner, 8);
+  });
+
+  it('runs the calls behind a call that ends its thread (process.exit) on the next thread', async () => {
+    const runner = workerRunner('switch.mjs');
+    const crash = runner.run({ callId: 'crash', args: { mode: 'exit', code: 3 } }, recordingOptions());
+    const behind = [1, 2, 3].map((value) => runner.run({ callId: `after-crash-${value}`, args: { mode: 'echo', value } }, recordingOptions()));
+    expect(failureOf(await crash)).toEqual({ code: 'tool_crashed', details: { exitCode: 3 } });
+    const echoes = (await Promise.all(behind)).map((outcome) => (jsonOf(outcome) as { echo: number }).echo);
+    expect(echoes).toEqual([1, 2, 3]);
+  });
+
+  it('refuses a call with queue_full once the line behind a busy thread is full, and runs every accepted one', async () => {
+    const runner = workerRunner('switch.mjs');
+    const running = recordingOptions(30_000);
+    const first = runner.run({ callId: 'blocker', args: { mode: 'never' } }, running);
+    await until(() => running.progress.length > 0);
+    // The busy thread holds WORKER_CALLS_PER_THREAD calls (the blocker and the next ones), WORKER_MAX_QUEUE more wait.
+    const accepted = Array.from({ length: WORKER_CALLS_PER_THREAD - 1 + WORKER_MAX_QUEUE }, (_, i) =>
+      runner.run({ callId: `line-${i}`, args: { mode: 'echo', value: i } }, recordingOptions()),
+    );
+    const refused = await runner.run({ callId: 'one-too-many', args: { mode: 'echo', value: -1 } }, recordingOptions());
+    expect(failureOf(refused)).toEqual({ code: 'internal', details: { reason: 'queue_full', maxQueue: WORKER_MAX_QUEUE } });
+    running.controller.abort();
+    expect(failureOf(await first)).toEqual({ code: 'cancelled', details: {} });
+    const echoes = (await Promise.all(accepted)).map((outcome) => (jsonOf(outcome) as { echo: number }).echo);
+    expect(echoes).toEqual(Array.from({ length: accepted.length }, (_, i) => i));
   });
 
   it('reports process.exit(1) as tool_crashed, and the pool recovers', async () => {
