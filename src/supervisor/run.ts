@@ -5,10 +5,10 @@
 // tells the runner to stop; a backstop here makes sure a runner that never
 // answers after that cannot hold a call (or a slot) forever.
 import { HostError } from '../errors.js';
-import type { Logger } from '../log.js';
 import type { Runner } from '../runner/types.js';
 import type { ProgressEvent, RunOutcome, RunOutput } from '../runner/wire.js';
 import type { CallContext } from './call-context.js';
+import type { CallLogger } from './call-logger.js';
 import type { Redactor } from './redact.js';
 import { MAX_ERROR_MESSAGE_CHARS } from './redact-error.js';
 
@@ -62,7 +62,7 @@ export async function runTool(input: RunInput): Promise<RunOutput> {
   }
 }
 
-function failWith(ctx: CallContext, outcome: Extract<RunOutcome, { ok: false }>, redact: Redactor, logger: Logger): never {
+function failWith(ctx: CallContext, outcome: Extract<RunOutcome, { ok: false }>, redact: Redactor, logger: CallLogger): never {
   // First termination reason wins: a cancel that arrived before the runner reported stays a cancel.
   const code = ctx.terminate(outcome.code);
   if (code !== outcome.code) {
