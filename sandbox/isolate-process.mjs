@@ -35,6 +35,13 @@ const MAX_FETCH_REQUEST_BYTES = 1024 * 1024;
 const MAX_FETCH_HEADERS = 100;
 /** Connections through the proxy at once, this process's calls together (the proxy refuses past 16). */
 const MAX_PROXY_CONNECTIONS = 8;
+/**
+ * Isolates kept warm for calls one after another: each call goes to one whose
+ * refill is done, so the fresh context the last call's isolate is making (about
+ * half a millisecond of V8 work on that isolate's thread) is made beside the
+ * next call instead of in front of it. Each still has the tool's heap limit.
+ */
+const WARM_SLOTS = 2;
 /** @type {ReadonlySet<unknown>} */
 const LOG_LEVELS = new Set(/** @type {ToolLogLevel[]} */ (['debug', 'info', 'warn', 'error']));
 
@@ -133,7 +140,14 @@ function init(message) {
   idleSlots.push(slot);
   // Ready once the first contexts are prepared: the first call finds one warm.
   slot.refill();
-  void slot.whenRefilled().finally(() => send({ type: 'ready' }));
+  void slot.whenRefilled().finally(() => {
+    send({ type: 'ready' });
+    while (slotCount < Math.min(WARM_SLOTS, message.maxIsolates)) {
+      const warm = newSlot();
+      idleSlots.unshift(warm);
+      warm.refill();
+    }
+  });
 }
 
 function newSlot() {
@@ -157,8 +171,17 @@ function dropSlot(slot, reason) {
 }
 
 function acquireSlot() {
-  const idle = idleSlots.pop();
-  if (idle !== undefined) return Promise.resolve(idle);
+  if (idleSlots.length > 0) {
+    // The one whose refill is done, else the one released last.
+    let at = idleSlots.length - 1;
+    for (let index = at; index >= 0; index -= 1) {
+      if (idleSlots[index].isReady) {
+        at = index;
+        break;
+      }
+    }
+    return Promise.resolve(idleSlots.splice(at, 1)[0]);
+  }
   if (slotCount < (config?.maxIsolates ?? 1)) return Promise.resolve(newSlot());
   return new Promise((resolve) => queue.push(resolve));
 }

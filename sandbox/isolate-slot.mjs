@@ -10,7 +10,7 @@
 // Plain ESM: it runs in the isolate process (sandbox/isolate-process.mjs).
 
 /** Contexts kept prepared per slot: back-to-back calls find one ready while the next is built. */
-export const SPARE_CONTEXTS = 2;
+export const SPARE_CONTEXTS = 3;
 /** Calls between two looks at a slot's heap. */
 export const HEAP_CHECK_EVERY_CALLS = 16;
 /** Share of the memory limit above which a slot's isolate is replaced between calls. */
@@ -71,8 +71,9 @@ return (kind, a, b, c) => (kind === 'run' ? runtime.run(a, b, c) : runtime.settl
  *   runtimeOptions: { maxPendingHostCalls: number, maxOutputChars: number, maxMessageChars: number, maxEvents: number, maxEventChars: number, maxPathChars: number } }} SlotSources
  * @typedef {{ binding: { dispatch: ((id: unknown, op: unknown, args: unknown) => void) | null },
  *   runtime: any, tool: { module: any } | { loadError: string }, release(): void,
- *   evaluated?: { ok: true } | { ok: false, error: unknown } }} PreparedContext
- *   `evaluated`: how the module's top level ended, when it ran ahead of the call.
+ *   evaluated?: { ok: true } | { ok: false, error: unknown }, evaluating?: Promise<void> }} PreparedContext
+ *   `evaluated`: how the module's top level ended, when it ran ahead of the call;
+ *   `evaluating`: set while it runs ahead.
  */
 
 /**
@@ -117,6 +118,10 @@ export class IsolateSlot {
     this.modulesToRelease = [];
     /** Whether the next call's module is evaluated during the refill (off after a top level timed out). */
     this.evaluatesAhead = true;
+    /** Contexts created ahead (fresh: nothing ever ran in them), not yet prepared because a call started. */
+    this.rawContexts = [];
+    /** Contexts handed to calls so far: a refill that sees it change across a wait takes no synchronous step. */
+    this.takes = 0;
     this.isolate = new ivm.Isolate({
       memoryLimit: this.memoryLimitMb,
       onCatastrophicError: (message) => {
@@ -131,32 +136,73 @@ export class IsolateSlot {
     return !this.retired && !this.isolate.isDisposed;
   }
 
+  /** Whether a call would start at once: no refill under way, and a spare whose top level ran ahead. */
+  get isReady() {
+    const first = this.spares[0];
+    return this.refilling === undefined && first !== undefined && first.evaluated !== undefined && this.isUsable;
+  }
+
   /**
-   * A prepared context for one call (a spare, or one prepared now), after which
-   * the isolate counts as running tool code until it is next seen idle.
+   * A prepared context for one call, after which the isolate counts as running
+   * tool code until it is next seen idle. A spare whose top level is being run
+   * ahead is waited for, never the rest of a refill: the call's own step on the
+   * isolate's thread is queued behind that one at once, while the refill's next
+   * context is still being made (and prepared only after the call: see refill).
    * @returns {Promise<PreparedContext>}
    */
   async take() {
-    while (this.refilling !== undefined) await this.refilling;
-    let prepared = this.spares.shift();
-    if (prepared === undefined) {
-      const first = await this.whenIdle();
-      prepared = this.prepareNow(first);
+    for (;;) {
+      const first = this.spares[0];
+      if (first?.evaluating !== undefined) {
+        await first.evaluating;
+        continue;
+      }
+      // Ready: run ahead, or a slot whose calls run their own top level (or a load error).
+      if (first !== undefined && (first.evaluated !== undefined || !this.evaluatesAhead || !('module' in first.tool))) {
+        return this.hand(/** @type {PreparedContext} */ (this.spares.shift()));
+      }
+      if (this.refilling !== undefined) {
+        await this.refilling;
+        continue;
+      }
+      if (first !== undefined) return this.hand(/** @type {PreparedContext} */ (this.spares.shift()));
+      const created = await this.whenIdle();
+      return this.hand(this.prepareNow(created ?? this.rawContexts.pop()));
     }
+  }
+
+  /** @param {PreparedContext} prepared */
+  hand(prepared) {
     this.dirty = true;
+    this.takes += 1;
     return prepared;
   }
 
-  /** Starts preparing contexts until SPARE_CONTEXTS are waiting (the slot is idle). */
+  /**
+   * Starts preparing contexts until SPARE_CONTEXTS are waiting, the first with
+   * its top level run ahead. After a call, the next spare's top level is queued
+   * on the isolate's thread first (the next call waits for that alone), the
+   * next context's creation right behind it; once both are back the isolate is
+   * idle and the new context is prepared synchronously, unless a call took a
+   * spare meanwhile: its tool code may hold the isolate, so the fresh context
+   * (never used) is kept and prepared by the refill after that call.
+   */
   refill() {
-    if (this.refilling !== undefined || !this.isUsable || this.spares.length >= SPARE_CONTEXTS) return;
+    if (this.refilling !== undefined || !this.isUsable) return;
+    const first = this.spares[0];
+    const firstReady = first === undefined || first.evaluated !== undefined || first.evaluating !== undefined || !this.evaluatesAhead || !('module' in first.tool);
+    if (this.spares.length >= SPARE_CONTEXTS && firstReady) return;
+    const takes = this.takes;
     this.refilling = (async () => {
-      let context = await this.whenIdle();
-      while (this.spares.length < SPARE_CONTEXTS && this.isUsable) {
-        this.spares.push(this.prepareNow(context));
-        context = undefined;
-      }
-      // Last, as it runs tool code: the synchronous steps above need the isolate idle.
+      const evaluation = this.evaluateAhead();
+      const context = await this.whenIdle();
+      if (context !== undefined && this.spares.length + this.rawContexts.length < SPARE_CONTEXTS) this.rawContexts.push(context);
+      else if (context !== undefined) releaseContext(context);
+      await evaluation;
+      // A call started: no synchronous step while its code may hold the isolate.
+      if (this.takes !== takes) return;
+      while (this.spares.length < SPARE_CONTEXTS && this.isUsable) this.spares.push(this.prepareNow(this.rawContexts.pop()));
+      // A new slot's first spare (or one whose top level could not run ahead before).
       await this.evaluateAhead();
     })()
       // A failed spare is dropped; the next call prepares its own and reports the failure.
@@ -174,25 +220,33 @@ export class IsolateSlot {
    * only as an argument of the default export), so nothing of it reaches a
    * call; a throw is kept and reported by the call that takes the context, as
    * it would have been; a heap exhaustion ends the isolate as it would have.
+   * A call waiting for this spare waits for `evaluating`.
+   * @returns {Promise<void> | undefined}
    */
-  async evaluateAhead() {
+  evaluateAhead() {
     const next = this.spares[0];
-    if (!this.evaluatesAhead || next === undefined || next.evaluated !== undefined || !('module' in next.tool) || !this.isUsable) return;
+    if (!this.evaluatesAhead || next === undefined || next.evaluated !== undefined || next.evaluating !== undefined || !('module' in next.tool) || !this.isUsable) return undefined;
+    const { module } = next.tool;
     this.dirty = true;
-    try {
-      await next.tool.module.evaluate({ timeout: EVALUATE_AHEAD_TIMEOUT_MS });
-      next.evaluated = { ok: true };
-    } catch (error) {
-      if (error instanceof Error && error.message === TIMED_OUT) {
-        // A slow top level: this context goes, and this slot's calls evaluate their own.
-        this.evaluatesAhead = false;
-        const at = this.spares.indexOf(next);
-        if (at >= 0) this.spares.splice(at, 1);
-        next.release();
-        return;
+    next.evaluating = (async () => {
+      try {
+        await module.evaluate({ timeout: EVALUATE_AHEAD_TIMEOUT_MS });
+        next.evaluated = { ok: true };
+      } catch (error) {
+        if (error instanceof Error && error.message === TIMED_OUT) {
+          // A slow top level: this context goes, and this slot's calls evaluate their own.
+          this.evaluatesAhead = false;
+          const at = this.spares.indexOf(next);
+          if (at >= 0) this.spares.splice(at, 1);
+          next.release();
+          return;
+        }
+        next.evaluated = { ok: false, error };
+      } finally {
+        next.evaluating = undefined;
       }
-      next.evaluated = { ok: false, error };
-    }
+    })();
+    return next.evaluating;
   }
 
   /** Settles once a refill under way is done (the first context at start). */
@@ -238,6 +292,7 @@ export class IsolateSlot {
     this.hostDisposeReason ??= reason;
     this.retired = true;
     for (const spare of this.spares.splice(0)) spare.release();
+    for (const context of this.rawContexts.splice(0)) releaseContext(context);
     try {
       this.isolate.dispose();
     } catch {
@@ -324,6 +379,14 @@ export class IsolateSlot {
     }
     module.instantiateSync(context, refuseImport);
     return { module };
+  }
+}
+
+function releaseContext(context) {
+  try {
+    context.release();
+  } catch {
+    // The isolate is gone.
   }
 }
 

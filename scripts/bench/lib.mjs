@@ -92,7 +92,12 @@ export async function throughput(client, name, args, total, inFlight) {
  * `minCalls` calls: a window of fixed length, not of a fixed count, so a fast target's
  * window is not over within one GC pause or one scheduling hiccup of a shared machine.
  */
-export async function throughputOver(client, name, args, { minMs, minCalls, inFlight }) {
+export async function throughputOver(client, name, args, window) {
+  return (await countedWindow(client, name, args, window)).perSecond;
+}
+
+/** throughputOver's window, with its count of calls. */
+export async function countedWindow(client, name, args, { minMs, minCalls, inFlight }) {
   let done = 0;
   const start = performance.now();
   const more = () => done < minCalls || performance.now() - start < minMs;
@@ -103,7 +108,7 @@ export async function throughputOver(client, name, args, { minMs, minCalls, inFl
     }
   };
   await Promise.all(Array.from({ length: inFlight }, lane));
-  return done / ((performance.now() - start) / 1000);
+  return { perSecond: done / ((performance.now() - start) / 1000), calls: done };
 }
 
 export async function callOk(client, name, args) {
@@ -116,6 +121,39 @@ export function summarize(durations) {
   const sorted = [...durations].sort((a, b) => a - b);
   const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
   return { n: sorted.length, p50: round(at(0.5)), p99: round(at(0.99)), max: round(sorted[sorted.length - 1]) };
+}
+
+/**
+ * CPU time (µs) used so far by `pid`'s main thread and by its whole process tree (every
+ * thread of `pid` and of its descendants that are alive now), from /proc: utime + stime,
+ * in clock ticks of 10 ms (Linux's USER_HZ). Summed over a whole run's windows, it says
+ * how much of the machine one call costs a target, independent of how loaded the machine was.
+ */
+export function cpuUs(pid) {
+  const parents = new Map();
+  const used = new Map();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const fields = statFields(readProc(entry, 'stat'));
+    if (fields === undefined) continue;
+    parents.set(Number(entry), Number(fields[1]));
+    used.set(Number(entry), Number(fields[11]) + Number(fields[12]));
+  }
+  let tree = 0;
+  const visit = (at) => {
+    tree += used.get(at) ?? 0;
+    for (const [child, parent] of parents) if (parent === at) visit(child);
+  };
+  visit(pid);
+  const main = statFields(readProc(`${pid}/task/${pid}`, 'stat'));
+  const ticksToUs = 10_000;
+  return { mainUs: main === undefined ? 0 : (Number(main[11]) + Number(main[12])) * ticksToUs, treeUs: tree * ticksToUs };
+}
+
+/** The fields of a /proc stat line after the command name (state is [0], ppid [1], utime [11], stime [12]). */
+function statFields(stat) {
+  const close = stat.lastIndexOf(')');
+  return close < 0 ? undefined : stat.slice(close + 2).split(' ');
 }
 
 export function rssMb(pid) {
@@ -148,8 +186,7 @@ export function findMarked(marker, { skipPrepared = false } = {}) {
 }
 
 function parentOf(pid) {
-  const stat = readProc(pid, 'stat');
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1] ?? 0);
+  return Number(statFields(readProc(pid, 'stat'))?.[1] ?? 0);
 }
 
 function readProc(pid, name) {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import { benchJournal } from './journal.mjs';
-import { ROOT, callOk, connect, connectHttp, findMarked, hostArgs, round, rssMb, summarize, throughput, throughputOver, timeCalls } from './lib.mjs';
+import { ROOT, callOk, connect, connectHttp, findMarked, hostArgs, round, rssMb, summarize, throughput, throughputOver, countedWindow, timeCalls, cpuUs } from './lib.mjs';
 
 const smoke = process.argv.includes('--smoke');
 const quick = smoke || process.argv.includes('--quick');
@@ -78,8 +78,8 @@ try {
     const throughputHost = await host();
     const callsOf = (client, tool) => (count, warmup) => timeCalls(client, tool, ECHO, count, warmup);
     const targetsOf = (th) => [
-      ...Object.entries(peers).map(([key, peer]) => ({ key, time: callsOf(peer.client, 'echo'), client: peer.client, tool: 'echo' })),
-      ...MODES.map((mode) => ({ key: mode, time: callsOf(th.client, `echo_${mode}`), client: th.client, tool: `echo_${mode}` })),
+      ...Object.entries(peers).map(([key, peer]) => ({ key, time: callsOf(peer.client, 'echo'), client: peer.client, tool: 'echo', pid: peer.pid })),
+      ...MODES.map((mode) => ({ key: mode, time: callsOf(th.client, `echo_${mode}`), client: th.client, tool: `echo_${mode}`, pid: th.pid })),
     ];
     const floors = [
       { key: 'rawSpawn', time: (count, warmup) => rawSpawnTimes(count, warmup, ['cat']) },
@@ -109,8 +109,25 @@ try {
     // pool threads, prepared sandboxes). Each target's window in a round is time-boxed.
     const throughputWindow = { minMs: THROUGHPUT_WINDOW_MS, minCalls: perRound, inFlight: 8 };
     for (const target of targetsOf(throughputHost)) await throughputOver(target.client, target.tool, ECHO, throughputWindow);
+    // What a call costs the server's process tree in CPU (its main thread, and all its threads and
+    // children: a sandbox's processes too), summed over every window of the run, per call.
+    const cpuSpent = Object.fromEntries(targetsOf(throughputHost).map((t) => [t.key, { mainUs: 0, treeUs: 0, calls: 0 }]));
+    // The bench process drives every target: its own CPU per call is the client's share.
+    const clientSpent = Object.fromEntries(targetsOf(throughputHost).map((t) => [t.key, 0]));
     for (let r = 0; r < ROUNDS; r++) {
-      for (const target of rotated(targetsOf(throughputHost), r)) roundThroughput[target.key].push(await throughputOver(target.client, target.tool, ECHO, throughputWindow));
+      for (const target of rotated(targetsOf(throughputHost), r)) {
+        const before = cpuUs(target.pid);
+        const clientBefore = process.cpuUsage();
+        const { perSecond, calls } = await countedWindow(target.client, target.tool, ECHO, throughputWindow);
+        const client = process.cpuUsage(clientBefore);
+        const after = cpuUs(target.pid);
+        roundThroughput[target.key].push(perSecond);
+        const spent = cpuSpent[target.key];
+        spent.mainUs += after.mainUs - before.mainUs;
+        spent.treeUs += after.treeUs - before.treeUs;
+        spent.calls += calls;
+        clientSpent[target.key] += client.user + client.system;
+      }
     }
     await throughputHost.close();
     for (const peer of Object.values(peers)) await peer.close();
@@ -135,6 +152,9 @@ try {
     results.latency = latency;
     results.ratios = ratios;
     results.throughput = Object.fromEntries(Object.entries(throughputs).map(([k, v]) => [k, round(v, 0)]));
+    results.cpuPerCallUs = Object.fromEntries(Object.entries(cpuSpent).map(([k, v]) => [k, {
+      mainThread: round(v.mainUs / v.calls, 0), serverTree: round(v.treeUs / v.calls, 0), client: round(clientSpent[k] / v.calls, 0),
+    }]));
     log(`Per-call latency (ms), sequential, over stdio: ${WARMUP} warm-up calls per target, then ${ROUNDS} interleaved rounds of ${perRound}`);
     log(table(['target', 'p50', 'p99', 'p50 ratio', 'calls/s (8 in flight)', 'throughput ratio'], [
       ...targetsOf(latencyHost).map(({ key }) => [key, latency[key].p50, latency[key].p99, ratios[key].p50, round(throughputs[key], 0), ratios[key].throughput]),
@@ -142,6 +162,13 @@ try {
       ['raw spawn(bwrap pid ns, cat)', latency.rawBwrap.p50, latency.rawBwrap.p99, '', '', ''],
       ['isolated-vm createContext()+release()', latency.freshContext.p50, latency.freshContext.p99, '', '', ''],
     ]));
+    log(`CPU per call at 8 in flight, µs (all windows of the run; /proc clock ticks): ${Object.entries(results.cpuPerCallUs).map(([k, v]) => `${k} main thread ${v.mainThread}, whole server ${v.serverTree}, client ${v.client}`).join('; ')}`);
+    // A fresh context per isolate call (SPEC 3) costs at least the floor's CPU: on this machine's cores alone,
+    // without any protocol, policy or journal, that caps what isolate calls can reach 8 in flight.
+    const cores = results.machine.cpus;
+    results.isolateCeiling = { callsPerSecond: round((cores * 1000) / latency.freshContext.p50, 0) };
+    results.isolateCeiling.ratio = round(results.isolateCeiling.callsPerSecond / throughputs.baseline);
+    log(`isolate ceiling from the fresh-context floor alone: ${cores} cores / ${latency.freshContext.p50} ms = ${results.isolateCeiling.callsPerSecond} calls/s, ${results.isolateCeiling.ratio}x the SDK v2 peer's throughput`);
     log(`peer p50 per round (ms): SDK v2 ${roundP50.baseline.join(' ')}; SDK v1 ${roundP50.baselineV1.join(' ')}`);
     log(`floors p50 per round (ms): raw spawn ${roundP50.rawSpawn.join(' ')}; bare bwrap ${roundP50.rawBwrap.join(' ')}; fresh context ${roundP50.freshContext.join(' ')}`);
     const processOverhead = overFloor('process', 'rawSpawn');

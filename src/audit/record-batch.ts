@@ -8,14 +8,17 @@
 import type { Logger } from '../log.js';
 import type { CallFinish, CallStart } from './call-record.js';
 
-/** One call's record waiting for its batch. */
+/** One call's record waiting for its batch, as start and finish. */
 export interface PendingRecord {
   readonly start: CallStart;
   readonly finish: CallFinish;
 }
 
 /** The store's write of many records in one transaction (all or none). */
-export type WriteRecords = (records: readonly PendingRecord[]) => Promise<void> | void;
+export type WriteRecords<Item> = (records: readonly Item[]) => Promise<void> | void;
+
+/** The call id of a queued record, for the log line of a batch that failed. */
+export type RecordId<Item> = (record: Item) => string;
 
 /**
  * How long a record may wait for others before its batch is committed (ms). 10, not
@@ -28,14 +31,20 @@ export const RECORD_BATCH_DELAY_MS = 10;
 /** A batch this large is committed at once, without waiting for the delay. */
 export const RECORD_BATCH_MAX_RECORDS = 128;
 
-export class RecordBatch {
-  #pending: PendingRecord[] = [];
+/**
+ * The queue of one store. `Item` is what the store keeps per record until the
+ * commit: PostgreSQL the start and finish (PendingRecord), SQLite the row
+ * itself (call-row.ts), built once when the call answers.
+ */
+export class RecordBatch<Item = PendingRecord> {
+  #pending: Item[] = [];
   #timer: NodeJS.Timeout | undefined;
   /** The write in progress; the next one starts after it, so records land in order. */
   #writing: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly write: WriteRecords,
+    private readonly write: WriteRecords<Item>,
+    private readonly idOf: RecordId<Item>,
     private readonly logger: Logger,
     private readonly delayMs = RECORD_BATCH_DELAY_MS,
     private readonly maxRecords = RECORD_BATCH_MAX_RECORDS,
@@ -47,7 +56,7 @@ export class RecordBatch {
   }
 
   /** Queues a record; its batch is committed within `delayMs` (or at once when full). */
-  add(record: PendingRecord): void {
+  add(record: Item): void {
     this.#pending.push(record);
     if (this.#pending.length >= this.maxRecords) {
       void this.flush();
@@ -71,13 +80,13 @@ export class RecordBatch {
     return this.#writing;
   }
 
-  async #commit(records: readonly PendingRecord[]): Promise<void> {
+  async #commit(records: readonly Item[]): Promise<void> {
     try {
       await this.write(records);
     } catch (error) {
       // As a failed one-shot record always was: logged with the calls it names, the answers already given.
       this.logger.error(
-        { err: { message: (error as Error).message, code: (error as { code?: unknown }).code }, calls: records.map((record) => record.start.id) },
+        { err: { message: (error as Error).message, code: (error as { code?: unknown }).code }, calls: records.map((record) => this.idOf(record)) },
         'journal: could not write a batch of read-only call records',
       );
     }

@@ -60,15 +60,18 @@ export function checkLine(bytes: Uint8Array, maxMessageBytes: number): LineCheck
       offset: scan.offset,
     });
   }
-  const id = scan.idText === undefined ? null : parseIdText(scan.idText);
-  if (!isUtf8) return refuse(INVALID_REQUEST, id, 'invalid_utf8');
-  if (scan.maxDepth > MAX_MESSAGE_DEPTH) return refuse(INVALID_REQUEST, id, 'too_deep', { maxDepth: MAX_MESSAGE_DEPTH });
-  if (scan.duplicateKey !== undefined) return refuse(INVALID_REQUEST, id, 'duplicate_key', { key: scan.duplicateKey });
-  // What runs and what is journaled must be exactly what was sent (SPEC section 5).
-  if (scan.protoKey !== undefined) return refuse(INVALID_REQUEST, id, 'proto_key', { key: scan.protoKey });
+  if (!isUtf8 || scan.maxDepth > MAX_MESSAGE_DEPTH || scan.duplicateKey !== undefined || scan.protoKey !== undefined) {
+    // The scanned id is parsed only for a refusal: an accepted line's id comes from JSON.parse.
+    const id = scan.idText === undefined ? null : parseIdText(scan.idText);
+    if (!isUtf8) return refuse(INVALID_REQUEST, id, 'invalid_utf8');
+    if (scan.maxDepth > MAX_MESSAGE_DEPTH) return refuse(INVALID_REQUEST, id, 'too_deep', { maxDepth: MAX_MESSAGE_DEPTH });
+    if (scan.duplicateKey !== undefined) return refuse(INVALID_REQUEST, id, 'duplicate_key', { key: scan.duplicateKey });
+    // What runs and what is journaled must be exactly what was sent (SPEC section 5).
+    return refuse(INVALID_REQUEST, id, 'proto_key', { key: scan.protoKey });
+  }
   if (scan.topLevel === 'array') return refuse(INVALID_REQUEST, null, 'batch_not_supported');
   // Depth is bounded now, so JSON.parse is cheap and cannot recurse deeply.
-  return checkShape(JSON.parse(text) as unknown, id);
+  return checkShape(JSON.parse(text) as unknown, scan.idText);
 }
 
 /** The answer for a line that grew past the cap; `prefix` is its first bytes, for the id. */
@@ -100,12 +103,15 @@ function refuse(
   };
 }
 
-/** JSON-RPC 2.0 shape, as MCP narrows it: no batches, object params, string or integer ids. */
-function checkShape(value: unknown, scannedId: RequestId): LineCheck {
+/**
+ * JSON-RPC 2.0 shape, as MCP narrows it: no batches, object params, string or integer ids.
+ * `scannedIdText` is the raw top-level id the scan saw, parsed only when the value's own id is unusable.
+ */
+function checkShape(value: unknown, scannedIdText: string | undefined): LineCheck {
   if (!isRecord(value)) return refuse(INVALID_REQUEST, null, 'not_jsonrpc');
   const id = isValidId(value['id']) ? value['id'] : null;
   // A message with an unusable id still gets an answer, addressed to null.
-  const answerId = id ?? (scannedId !== null && isValidId(scannedId) ? scannedId : null);
+  const answerId = id ?? (scannedIdText === undefined ? null : parseIdText(scannedIdText));
   if (value['jsonrpc'] !== '2.0') return refuse(INVALID_REQUEST, answerId, 'not_jsonrpc', { field: 'jsonrpc' });
   if ('id' in value && id === null) return refuse(INVALID_REQUEST, null, 'not_jsonrpc', { field: 'id' });
   if ('method' in value) {

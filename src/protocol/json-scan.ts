@@ -50,13 +50,15 @@ const LIST_KEYS = 16;
 
 /** Key bookkeeping of one object within the tracked depth; reused by every object opened at its level. */
 class ObjectFrame {
+  /** The first LIST_KEYS keys; slots past `count` are stale (a count, not `length = 0`: truncating an array is a runtime call). */
   readonly list: string[] = [];
+  count = 0;
   set: Set<string> | undefined;
   /** The key whose value is being read. */
   key: string | undefined;
 
   clear(): void {
-    this.list.length = 0;
+    this.count = 0;
     this.set = undefined;
     this.key = undefined;
   }
@@ -70,9 +72,11 @@ class ObjectFrame {
       return false;
     }
     const list = this.list;
-    for (let i = 0; i < list.length; i++) if (list[i] === key) return true;
-    list.push(key);
-    if (list.length > LIST_KEYS) this.set = new Set(list);
+    const count = this.count;
+    for (let i = 0; i < count; i++) if (list[i] === key) return true;
+    list[count] = key;
+    this.count = count + 1;
+    if (count + 1 > LIST_KEYS) this.set = new Set(list.slice(0, count + 1));
     return false;
   }
 }
@@ -172,14 +176,16 @@ class Scanner {
     }
     this.skipSpace();
     if (this.pos !== text.length) return this.fail();
-    return {
+    // Optional fields set only when found (no spreads of temporary objects: this runs per line).
+    const found: { ok: true; maxDepth: number; topLevel: typeof topLevel; duplicateKey?: string; protoKey?: string; idText?: string } = {
       ok: true,
       maxDepth: this.maxDepth,
       topLevel,
-      ...(this.duplicateKey !== undefined ? { duplicateKey: this.duplicateKey } : {}),
-      ...(this.protoKey !== undefined ? { protoKey: this.protoKey } : {}),
-      ...(this.idText !== undefined ? { idText: this.idText } : {}),
     };
+    if (this.duplicateKey !== undefined) found.duplicateKey = this.duplicateKey;
+    if (this.protoKey !== undefined) found.protoKey = this.protoKey;
+    if (this.idText !== undefined) found.idText = this.idText;
+    return found;
   }
 
   private open(kind: number): void {
@@ -248,12 +254,28 @@ class Scanner {
     return true;
   }
 
+  /**
+   * `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, the longest match at pos, by hand
+   * (a regex exec allocated a match per number). A fraction or exponent without
+   * digits is not taken: pos stays before it, and the caller fails there.
+   */
   private readNumber(): boolean {
-    // Sticky: matches at pos without copying the rest of the line.
-    NUMBER.lastIndex = this.pos;
-    const match = NUMBER.exec(this.text);
-    if (!match || match[0].length === 0) return false;
-    this.pos += match[0].length;
+    const text = this.text;
+    let j = this.pos;
+    if (text.charCodeAt(j) === 0x2d) j++; // -
+    const first = text.charCodeAt(j);
+    if (first === 0x30) j++;
+    else if (first >= 0x31 && first <= 0x39) j = skipDigits(text, j + 1);
+    else return false;
+    if (text.charCodeAt(j) === 0x2e && isDigit(text.charCodeAt(j + 1))) j = skipDigits(text, j + 2); // .
+    const e = text.charCodeAt(j);
+    if (e === 0x65 || e === 0x45) {
+      let k = j + 1;
+      const sign = text.charCodeAt(k);
+      if (sign === 0x2b || sign === 0x2d) k++;
+      if (isDigit(text.charCodeAt(k))) j = skipDigits(text, k + 1);
+    }
+    this.pos = j;
     return true;
   }
 
@@ -301,7 +323,15 @@ class Scanner {
 
 const SCANNER = new Scanner();
 
-const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+function isDigit(c: number): boolean {
+  return c >= 0x30 && c <= 0x39;
+}
+
+function skipDigits(text: string, from: number): number {
+  let j = from;
+  while (isDigit(text.charCodeAt(j))) j++;
+  return j;
+}
 
 function isHex(c: number): boolean {
   return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);

@@ -27,6 +27,13 @@ export class LineReader {
     let start = 0;
     while (start < chunk.length) {
       const newline = chunk.indexOf(0x0a, start);
+      if (newline !== -1 && this.size === 0 && !this.discarding) {
+        // The common case: a whole line inside this chunk, nothing held from before. It is
+        // handed on as a view of the chunk (no parts list, no copy).
+        this.wholeLine(chunk, start, newline);
+        start = newline + 1;
+        continue;
+      }
       const end = newline === -1 ? chunk.length : newline;
       if (!this.discarding) this.append(chunk.subarray(start, end));
       if (newline === -1) return;
@@ -56,26 +63,42 @@ export class LineReader {
     this.size += piece.length;
   }
 
+  /** `chunk[start, newline)` is a whole line: the same checks as append() then finishLine(). */
+  private wholeLine(chunk: Buffer, start: number, newline: number): void {
+    const length = newline - start;
+    if (length > this.maxLineBytes) {
+      this.sink.oversized(chunk.subarray(start, start + Math.min(length, ID_SCAN_BYTES)));
+      return;
+    }
+    this.deliver(chunk, start, newline);
+  }
+
   private finishLine(): void {
     if (this.discarding) {
       this.reset();
       return;
     }
-    let line = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.size);
+    const line = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.size);
     this.reset();
-    if (line.length > 0 && line[line.length - 1] === 0x0d) line = line.subarray(0, line.length - 1);
-    if (isBlank(line)) return;
-    this.sink.line(line);
+    this.deliver(line, 0, line.length);
+  }
+
+  /** Hands on `bytes[start, end)` without a trailing `\r`, unless it is blank. */
+  private deliver(bytes: Buffer, start: number, end: number): void {
+    if (end > start && bytes[end - 1] === 0x0d) end--;
+    for (let i = start; i < end; i++) {
+      const byte = bytes[i];
+      if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0d) {
+        this.sink.line(start === 0 && end === bytes.length ? bytes : bytes.subarray(start, end));
+        return;
+      }
+    }
   }
 
   private reset(): void {
-    this.parts = [];
+    // A new list only when the old one was used: most lines never touch it.
+    if (this.parts.length !== 0) this.parts = [];
     this.size = 0;
     this.discarding = false;
   }
-}
-
-function isBlank(line: Buffer): boolean {
-  for (const byte of line) if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0d) return false;
-  return true;
 }

@@ -52,19 +52,27 @@ export function closeJournal(journal: CallJournal, ctx: CallContext, end: CallEn
   return journal.record(ctx.toStart(), finish);
 }
 
+// One object per call, built in place (this runs on every call): no spread of a partial finish.
 function toFinish(ctx: CallContext, end: CallEnd): CallFinish {
-  return { ...finishOf(ctx, end), egressAdmitted: ctx.egress.admitted, egressRefused: ctx.egress.refused };
-}
-
-function finishOf(ctx: CallContext, end: CallEnd): CallFinish {
   const endedAt = Date.now();
+  const egressAdmitted = ctx.egress.admitted;
+  const egressRefused = ctx.egress.refused;
   switch (end.kind) {
     case 'result':
-      return { status: 'completed', errorCode: null, resultHash: end.payloadHash, resultBytes: end.payloadBytes, replay: ctx.idempotencyKey === null ? null : end.replay, endedAt };
+      return {
+        status: 'completed',
+        errorCode: null,
+        resultHash: end.payloadHash,
+        resultBytes: end.payloadBytes,
+        replay: ctx.idempotencyKey === null ? null : end.replay,
+        endedAt,
+        egressAdmitted,
+        egressRefused,
+      };
     case 'input_required':
       // Refused for this round: the client's retry with the signed state is a new call and a new record.
-      return { status: 'denied', errorCode: 'approval_required', resultHash: null, resultBytes: null, replay: null, endedAt };
+      return { status: 'denied', errorCode: 'approval_required', resultHash: null, resultBytes: null, replay: null, endedAt, egressAdmitted, egressRefused };
     case 'error':
-      return { status: ERRORS[end.error.code].auditStatus, errorCode: end.error.code, resultHash: null, resultBytes: null, replay: null, endedAt };
+      return { status: ERRORS[end.error.code].auditStatus, errorCode: end.error.code, resultHash: null, resultBytes: null, replay: null, endedAt, egressAdmitted, egressRefused };
   }
 }

@@ -2,16 +2,16 @@
 // named statement once per connection and reuses the plan afterwards.
 import { APPROVAL_COLUMNS } from '../approval-record.js';
 import { CALL_COLUMNS } from '../call-record.js';
+import { CALL_ROW_ARITY, CALL_ROW_COLUMNS } from '../call-row.js';
 
 export interface NamedStatement {
   readonly name: string;
   readonly text: string;
 }
 
-/** Columns of SQL.insertCall, in the order of its values. */
-const INSERT_CALL_COLUMNS = `id, host_id, session_id, principal, tool, args_hash, side_effect, decision, rule, approval, idempotency_key,
-       status, error_code, result_hash, result_bytes, replay, started_at, ended_at, egress_admitted, egress_refused`;
-const INSERT_CALL_ARITY = 20;
+/** Columns of SQL.insertCall, in the order of its values (call-row.ts builds them). */
+const INSERT_CALL_COLUMNS = CALL_ROW_COLUMNS;
+const INSERT_CALL_ARITY = CALL_ROW_ARITY;
 
 /** A multi-row SQL.insertCall for `rows` calls (values row after row): one statement, one transaction. */
 export function insertCallsText(rows: number): string {

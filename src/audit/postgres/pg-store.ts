@@ -31,6 +31,7 @@ import {
   type IdempotencyRecord,
   type Reconciliation,
 } from '../call-record.js';
+import { callRowValues, startedRowValues } from '../call-row.js';
 import { sha256Hex } from '../hash.js';
 import { JournalError } from '../journal-error.js';
 import type { BeginOutcome, Journal } from '../journal.js';
@@ -114,7 +115,7 @@ export class PostgresStore implements Journal {
     if (!Number.isFinite(this.leaseMs) || this.leaseMs < 100) throw new RangeError(`the journal lease must be at least 100 ms, got ${this.leaseMs}`);
     // As the SQLite store: a zero or negative TTL would store every artifact already expired.
     if (!Number.isFinite(this.#artifactTtlMs) || this.#artifactTtlMs <= 0) throw new RangeError(`artifactTtlMs must be a positive number of milliseconds, got ${this.#artifactTtlMs}`);
-    this.#batch = new RecordBatch((records) => this.#recordMany(records), logger);
+    this.#batch = new RecordBatch((records) => this.#recordMany(records), pendingId, logger);
   }
 
   /** Registers the host row and starts renewing its lease; recovers expired hosts either way. */
@@ -141,7 +142,7 @@ export class PostgresStore implements Journal {
 
   async begin(start: CallStart): Promise<BeginOutcome> {
     const hostId = this.#requireHost();
-    const values = [...startValues(start, hostId), 'started', null, null, null, null, start.startedAt, null, null, null];
+    const values = startedRowValues(start, hostId);
     if (start.idempotencyKey === null) {
       await this.#run(SQL.insertCall, values);
       return { kind: 'begun' };
@@ -172,7 +173,7 @@ export class PostgresStore implements Journal {
 
   async record(start: CallStart, finish: CallFinish): Promise<void> {
     const hostId = this.#requireHost();
-    await this.#run(SQL.insertCall, recordValues(start, finish, hostId));
+    await this.#run(SQL.insertCall, callRowValues(start, finish, hostId));
   }
 
   recordSoon(start: CallStart, finish: CallFinish): void {
@@ -188,7 +189,7 @@ export class PostgresStore implements Journal {
   // The host id is read when the batch is written (a lost lease moves later calls to a new row).
   async #recordMany(records: readonly PendingRecord[]): Promise<void> {
     const hostId = this.hostId as string;
-    await this.#run({ name: '', text: insertCallsText(records.length) }, records.flatMap(({ start, finish }) => recordValues(start, finish, hostId)));
+    await this.#run({ name: '', text: insertCallsText(records.length) }, records.flatMap(({ start, finish }) => callRowValues(start, finish, hostId)));
   }
 
   // Reads see this host's queued records: they flush first.
@@ -415,34 +416,6 @@ function toConfig(statement: NamedStatement, values: unknown[]): pg.QueryConfig 
   return statement.name === '' ? { text: statement.text, values } : { name: statement.name, text: statement.text, values };
 }
 
-/** The values of SQL.insertCall for a call recorded in one go. */
-function recordValues(start: CallStart, finish: CallFinish, hostId: string): unknown[] {
-  return [
-    ...startValues(start, hostId),
-    finish.status,
-    finish.errorCode,
-    finish.resultHash,
-    finish.resultBytes,
-    finish.replay,
-    start.startedAt,
-    finish.endedAt,
-    finish.egressAdmitted ?? 0,
-    finish.egressRefused ?? 0,
-  ];
-}
-
-function startValues(start: CallStart, hostId: string): unknown[] {
-  return [
-    start.id,
-    hostId,
-    start.sessionId,
-    start.principal,
-    start.tool,
-    start.argsHash,
-    start.sideEffect,
-    start.decision,
-    start.rule,
-    start.approval,
-    start.idempotencyKey,
-  ];
+function pendingId(record: PendingRecord): string {
+  return record.start.id;
 }

@@ -57,7 +57,7 @@ export class RecordWriter {
   }
 
   /** Commits `rows` in one transaction on the thread; `fallback` writes the same batch on the host's connection. */
-  write(rows: readonly Record<string, unknown>[], fallback: () => void): Promise<void> {
+  write(rows: readonly (readonly unknown[])[], fallback: () => void): Promise<void> {
     if (this.#dead || this.#closed) {
       fallback();
       return Promise.resolve();

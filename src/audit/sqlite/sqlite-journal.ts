@@ -24,6 +24,7 @@ import {
   type Reconciliation,
 } from '../call-record.js';
 import type { BeginOutcome } from '../journal.js';
+import { CALL_ROW_ARITY, CALL_ROW_COLUMNS, callRowValues, startedRowValues, type CallRowValues } from '../call-row.js';
 import { currentHostIdentity, hostLiveness, type HostIdentity } from './host-liveness.js';
 import { JournalError } from '../journal-error.js';
 import { openJournalDatabase, toJournalError } from './open-database.js';
@@ -91,7 +92,7 @@ export class SqliteJournal {
             const holder = this.findByIdempotencyKey(start.tool, start.idempotencyKey);
             if (holder !== undefined) return { kind: 'held', holder };
           }
-          this.statements.insertCall.run({ ...startParams(start), hostId, status: 'started', ...EMPTY_FINISH });
+          this.statements.insertCall.run(startedRowValues(start, hostId));
           return { kind: 'begun' };
         })
         .immediate(),
@@ -101,7 +102,20 @@ export class SqliteJournal {
   /** Closes a `started` record with its outcome. */
   finish(id: string, finish: CallFinish): void {
     this.requireOpen();
-    const changes = this.write(() => this.statements.finishCall.run({ id, ...finishParams(finish) }).changes);
+    const changes = this.write(
+      () =>
+        this.statements.finishCall.run(
+          finish.status,
+          finish.errorCode,
+          finish.resultHash,
+          finish.resultBytes,
+          finish.replay,
+          finish.endedAt,
+          finish.egressAdmitted ?? 0,
+          finish.egressRefused ?? 0,
+          id,
+        ).changes,
+    );
     if (changes === 1) return;
     const existing = this.get(id);
     if (existing === undefined) {
@@ -114,17 +128,16 @@ export class SqliteJournal {
   /** One-shot record for a call refused or answered without running. */
   record(start: CallStart, finish: CallFinish): void {
     const hostId = this.requireHost();
-    this.write(() => this.statements.insertCall.run(recordParams(start, finish, hostId)));
+    this.write(() => this.statements.insertCall.run(callRowValues(start, finish, hostId)));
   }
 
-  /** One-shot records of many calls, in one transaction (a batch of read-only calls: record-batch.ts). */
-  recordMany(records: readonly { readonly start: CallStart; readonly finish: CallFinish }[]): void {
-    const hostId = this.requireHost();
-    this.write(() =>
-      this.db.transaction(() => {
-        for (const { start, finish } of records) this.statements.insertCall.run(recordParams(start, finish, hostId));
-      })(),
-    );
+  /**
+   * One-shot records of many calls, in one transaction (a batch of read-only
+   * calls: record-batch.ts), as rows of callRowValues built with this host's id.
+   */
+  recordRows(rows: readonly CallRowValues[]): void {
+    this.requireHost();
+    this.write(() => this.statements.insertCalls(rows));
   }
 
   /**
@@ -308,49 +321,12 @@ interface HostRow {
   process_start: string | null;
 }
 
-/** The one INSERT of a call record (also run by the batch writer thread, record-writer-thread.mjs). */
-export const INSERT_CALL_SQL = `INSERT INTO calls (id, host_id, session_id, principal, tool, args_hash, side_effect, decision, rule, approval, idempotency_key,
-     status, error_code, result_hash, result_bytes, replay, started_at, ended_at, egress_admitted, egress_refused)
-   VALUES (@id, @hostId, @sessionId, @principal, @tool, @argsHash, @sideEffect, @decision, @rule, @approval, @idempotencyKey,
-     @status, @errorCode, @resultHash, @resultBytes, @replay, @startedAt, @endedAt, @egressAdmitted, @egressRefused)`;
-
-/** The parameters of INSERT_CALL_SQL for a finished call's one record. */
-export function recordParams(start: CallStart, finish: CallFinish, hostId: string): Record<string, unknown> {
-  return { ...startParams(start), hostId, ...finishParams(finish) };
-}
-
-const EMPTY_FINISH = { errorCode: null, resultHash: null, resultBytes: null, replay: null, endedAt: null, egressAdmitted: null, egressRefused: null };
-
-function startParams(start: CallStart) {
-  return {
-    id: start.id,
-    sessionId: start.sessionId,
-    principal: start.principal,
-    tool: start.tool,
-    argsHash: start.argsHash,
-    sideEffect: start.sideEffect,
-    decision: start.decision,
-    rule: start.rule,
-    approval: start.approval,
-    idempotencyKey: start.idempotencyKey,
-    startedAt: start.startedAt,
-  };
-}
-
-function finishParams(finish: CallFinish) {
-  return {
-    status: finish.status,
-    errorCode: finish.errorCode,
-    resultHash: finish.resultHash,
-    resultBytes: finish.resultBytes,
-    replay: finish.replay,
-    endedAt: finish.endedAt,
-    egressAdmitted: finish.egressAdmitted ?? 0,
-    egressRefused: finish.egressRefused ?? 0,
-  };
-}
+/** The one INSERT of a call record, its values a row of callRowValues (also run by the batch writer thread, record-writer-thread.mjs). */
+export const INSERT_CALL_SQL = `INSERT INTO calls (${CALL_ROW_COLUMNS})
+   VALUES (${Array.from({ length: CALL_ROW_ARITY }, () => '?').join(', ')})`;
 
 function prepareStatements(db: Database.Database) {
+  const insertCall = db.prepare(INSERT_CALL_SQL);
   return {
     insertHost: db.prepare(
       `INSERT INTO hosts (id, pid, machine, boot_id, process_start, session_id, started_at)
@@ -361,11 +337,14 @@ function prepareStatements(db: Database.Database) {
     // ended_at stays NULL: when an interrupted call stopped is unknown.
     interruptCallsOf: db.prepare(`UPDATE calls SET status = 'interrupted' WHERE host_id = @hostId AND status = 'started'`),
     endHost: db.prepare(`UPDATE hosts SET ended_at = @now, end_reason = @reason WHERE id = @hostId AND ended_at IS NULL`),
-    insertCall: db.prepare(INSERT_CALL_SQL),
+    insertCall,
+    insertCalls: db.transaction((rows: readonly CallRowValues[]) => {
+      for (const row of rows) insertCall.run(row);
+    }),
     finishCall: db.prepare(
-      `UPDATE calls SET status = @status, error_code = @errorCode, result_hash = @resultHash, result_bytes = @resultBytes,
-         replay = @replay, ended_at = @endedAt, egress_admitted = @egressAdmitted, egress_refused = @egressRefused
-       WHERE id = @id AND status = 'started'`,
+      `UPDATE calls SET status = ?, error_code = ?, result_hash = ?, result_bytes = ?,
+         replay = ?, ended_at = ?, egress_admitted = ?, egress_refused = ?
+       WHERE id = ? AND status = 'started'`,
     ),
     getCall: db.prepare(`SELECT ${CALL_COLUMNS} FROM calls WHERE id = ?`),
     findByKey: db.prepare(

@@ -7,11 +7,12 @@ import type { ApprovalDecision, ApprovalRecord, NewApproval, SpendOutcome } from
 import type { CallFilter, CallFinish, CallRecord, CallStart, IdempotencyRecord, Reconciliation } from '../call-record.js';
 import type { BeginOutcome, Journal } from '../journal.js';
 import { JournalError } from '../journal-error.js';
-import { RecordBatch, type PendingRecord } from '../record-batch.js';
+import { callRowValues, type CallRowValues } from '../call-row.js';
+import { RecordBatch } from '../record-batch.js';
 import { SqliteApprovals } from './approvals.js';
 import { ArtifactStore } from './artifacts.js';
 import { RecordWriter } from './record-writer.js';
-import { INSERT_CALL_SQL, recordParams, SqliteJournal, type JournalOptions } from './sqlite-journal.js';
+import { INSERT_CALL_SQL, SqliteJournal, type JournalOptions } from './sqlite-journal.js';
 
 export interface SqliteStoreOptions extends JournalOptions {
   logger?: Logger;
@@ -39,8 +40,12 @@ export class SqliteStore implements Journal {
   readonly kind = 'sqlite' as const;
   readonly #artifacts: ArtifactStore | undefined;
   readonly #approvals: SqliteApprovals;
-  /** Read-only calls' records, committed a few at a time in one transaction. */
-  readonly #batch: RecordBatch;
+  /**
+   * Read-only calls' records, committed a few at a time in one transaction. Each is
+   * queued as its row (call-row.ts), built once when the call answers: the commit
+   * sends those rows to the writer thread as they are, or inserts them here.
+   */
+  readonly #batch: RecordBatch<CallRowValues>;
   /** The thread that commits those batches, when the store was opened with writeBatchesOffThread. */
   readonly #writer: RecordWriter | undefined;
   #closing: Promise<void> | undefined;
@@ -59,7 +64,7 @@ export class SqliteStore implements Journal {
     this.#approvals = new SqliteApprovals(() => sync.database);
     const logger = options.logger ?? createSilentLogger();
     this.#writer = options.writeBatchesOffThread === true && sync.hostId !== null ? new RecordWriter(sync.file, INSERT_CALL_SQL, logger) : undefined;
-    this.#batch = new RecordBatch((records) => this.#writeBatch(records), logger);
+    this.#batch = new RecordBatch<CallRowValues>((rows) => this.#writeBatch(rows), rowId, logger);
   }
 
   get location(): string {
@@ -84,8 +89,7 @@ export class SqliteStore implements Journal {
 
   recordSoon(start: CallStart, finish: CallFinish): void {
     if (this.#closing !== undefined) throw new JournalError('journal_closed', 'The journal is closed.', {});
-    this.sync.requireHost();
-    this.#batch.add({ start, finish });
+    this.#batch.add(callRowValues(start, finish, this.sync.requireHost()));
   }
 
   flush(): Promise<void> {
@@ -155,17 +159,17 @@ export class SqliteStore implements Journal {
     return this.#closing;
   }
 
-  #writeBatch(records: readonly PendingRecord[]): Promise<void> | void {
-    if (this.#writer === undefined) return this.sync.recordMany(records);
-    const hostId = this.sync.requireHost();
-    return this.#writer.write(
-      records.map(({ start, finish }) => recordParams(start, finish, hostId)),
-      () => this.sync.recordMany(records),
-    );
+  #writeBatch(rows: readonly CallRowValues[]): Promise<void> | void {
+    if (this.#writer === undefined) return this.sync.recordRows(rows);
+    return this.#writer.write(rows, () => this.sync.recordRows(rows));
   }
 
   #requireArtifacts(): ArtifactStore {
     if (this.#artifacts === undefined) throw new Error('this journal was opened for reading: it stores no artifacts');
     return this.#artifacts;
   }
+}
+
+function rowId(row: CallRowValues): string {
+  return row[0] as string;
 }

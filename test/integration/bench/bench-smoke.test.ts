@@ -49,6 +49,10 @@ describe('npm run bench --smoke', () => {
     // So is the floor under an isolate call: one bare fresh context.
     expect(results['latency'].freshContext.roundsP50).toHaveLength(2);
     expect(results['ratios'].worker.p50).toBeGreaterThan(0);
+    // CPU per call at 8 in flight, from /proc, for every target (the peers' server too).
+    for (const [target, cpu] of Object.entries(results['cpuPerCallUs'] as Record<string, { mainThread: number; serverTree: number }>)) expect(cpu.serverTree, target).toBeGreaterThanOrEqual(cpu.mainThread);
+    expect(Object.keys(results['cpuPerCallUs'])).toEqual(Object.keys(results['throughput']));
+    expect(results['isolateCeiling'].callsPerSecond).toBeGreaterThan(0);
     // Measured inside the host: every stage of a sequential worker call was timed.
     expect(Object.keys(results['stages'].echo_worker)).toEqual(expect.arrayContaining(['lookup', 'policy', 'run', 'result-checks', 'finish']));
     // Over HTTP: toolhost's front, the SDK's own HTTP server and toolhost over stdio, in the same run.

@@ -141,12 +141,15 @@ describe('isolate runner: escape attempts', () => {
     });
   });
 
-  it('keeps prototype tampering from reaching the next call (fresh context per call)', async () => {
+  it('keeps prototype tampering and globals from reaching the next call (fresh context per call)', async () => {
     const runner = isolateRunner('tamper.mjs');
-    const first = jsonOf(await runner.run({ callId: 't1', args: {} }, recordingOptions()));
-    expect(first).toEqual({ polluted: null, arrayMap: 2, jsonIsNative: true });
-    const second = jsonOf(await runner.run({ callId: 't2', args: {} }, recordingOptions()));
-    expect(second).toEqual({ polluted: null, arrayMap: 2, jsonIsNative: true });
+    const clean = { polluted: null, arrayMap: 2, jsonIsNative: true, leftGlobal: null };
+    // In a row (each call finds a context prepared ahead, on whichever warm isolate), then side by side.
+    for (const tag of ['t1', 't2', 't3', 't4', 't5']) {
+      expect(jsonOf(await runner.run({ callId: tag, args: { tag } }, recordingOptions()))).toEqual(clean);
+    }
+    const concurrent = await Promise.all(['c1', 'c2', 'c3', 'c4', 'c5', 'c6'].map((tag) => runner.run({ callId: tag, args: { tag } }, recordingOptions())));
+    expect(concurrent.map(jsonOf)).toEqual(concurrent.map(() => clean));
   });
 });
 

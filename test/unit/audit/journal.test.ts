@@ -164,3 +164,62 @@ describeEachStore('read-only records in a batch (recordSoon)', (store) => {
     expect(() => journal.recordSoon(readOnly(), callFinish())).toThrow(expect.objectContaining({ code: 'journal_closed' }));
   });
 });
+
+// Every write path builds its row from the same start and finish (call-row.ts): a
+// value in the wrong column, or a default that differs between paths, shows here.
+describeEachStore('every write path stores the same record', (store) => {
+  const start = (overrides: Parameters<typeof callStart>[0] = {}) =>
+    callStart({ principal: 'ci-bot', tool: 'fs.read', sideEffect: 'read_only', decision: 'would_deny', rule: 'p.yaml:7 tools.fs.read', approval: 'approved', startedAt: 1_700_000_000_123, ...overrides });
+  const finish = callFinish({ status: 'failed', errorCode: 'tool_error', resultHash: 'c'.repeat(64), resultBytes: 77, endedAt: 1_700_000_000_456, egressAdmitted: 3, egressRefused: 4 });
+  const expected = (from: ReturnType<typeof start>, hostId: string | null) => ({
+    ...from,
+    hostId,
+    status: 'failed',
+    errorCode: 'tool_error',
+    resultHash: 'c'.repeat(64),
+    resultBytes: 77,
+    endedAt: 1_700_000_000_456,
+    reconciliation: null,
+    reconciledAt: null,
+    egressAdmitted: 3,
+    egressRefused: 4,
+  });
+
+  it('record, recordSoon and begin + finish give field-for-field the same record', async () => {
+    const journal = await store().open({ sessionId: 'session-1' });
+    const recorded = start();
+    const queued = start();
+    const begun = start({ sideEffect: 'write', idempotencyKey: 'k-same-record' });
+    await journal.record(recorded, finish);
+    journal.recordSoon(queued, finish);
+    await journal.begin(begun);
+    expect(await journal.get(begun.id)).toEqual({
+      ...begun,
+      hostId: journal.hostId,
+      status: 'started',
+      errorCode: null,
+      resultHash: null,
+      resultBytes: null,
+      endedAt: null,
+      reconciliation: null,
+      reconciledAt: null,
+      egressAdmitted: null,
+      egressRefused: null,
+    });
+    await journal.finish(begun.id, finish);
+    await journal.flush();
+    const reader = await store().open({ asHost: false });
+    for (const from of [recorded, queued, begun]) expect(await reader.get(from.id)).toEqual(expected(from, journal.hostId));
+  });
+
+  it('absent egress counts are stored as 0 on every path', async () => {
+    const journal = await store().open();
+    const { egressAdmitted: _admitted, egressRefused: _refused, ...withoutEgress } = finish;
+    const recorded = start();
+    const queued = start();
+    await journal.record(recorded, withoutEgress);
+    journal.recordSoon(queued, withoutEgress);
+    await journal.flush();
+    for (const from of [recorded, queued]) expect(await journal.get(from.id)).toMatchObject({ egressAdmitted: 0, egressRefused: 0 });
+  });
+});

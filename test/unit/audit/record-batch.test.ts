@@ -8,6 +8,7 @@ import { RecordBatch, type PendingRecord } from '../../../src/audit/record-batch
 import { callFinish, callStart } from './journal-fixtures.js';
 
 const pending = (): PendingRecord => ({ start: callStart({ sideEffect: 'read_only' }), finish: callFinish() });
+const pendingId = (record: PendingRecord): string => record.start.id;
 
 function recordingWrite() {
   const batches: string[][] = [];
@@ -40,7 +41,7 @@ afterEach(() => vi.useRealTimers());
 describe('RecordBatch', () => {
   it('commits the records queued within the delay in one write, after the delay', async () => {
     const sink = recordingWrite();
-    const batch = new RecordBatch(sink.write, capturingLogger().logger, 5, 100);
+    const batch = new RecordBatch(sink.write, pendingId, capturingLogger().logger, 5, 100);
     const records = [pending(), pending(), pending()];
     for (const record of records) batch.add(record);
     expect(sink.batches).toEqual([]);
@@ -52,7 +53,7 @@ describe('RecordBatch', () => {
 
   it('commits a full batch at once, without waiting for the delay', async () => {
     const sink = recordingWrite();
-    const batch = new RecordBatch(sink.write, capturingLogger().logger, 1_000, 2);
+    const batch = new RecordBatch(sink.write, pendingId, capturingLogger().logger, 1_000, 2);
     const [a, b, c] = [pending(), pending(), pending()];
     batch.add(a);
     batch.add(b);
@@ -72,6 +73,7 @@ describe('RecordBatch', () => {
         if (release === undefined) await new Promise<void>((resolve) => (release = resolve));
         order.push(`end ${records.length}`);
       },
+      pendingId,
       capturingLogger().logger,
       5,
       100,
@@ -95,7 +97,7 @@ describe('RecordBatch', () => {
   it('a failed write is logged with the calls it held, and the next batch is still written', async () => {
     const sink = recordingWrite();
     const { logger, lines } = capturingLogger();
-    const batch = new RecordBatch(sink.write, logger, 5, 100);
+    const batch = new RecordBatch(sink.write, pendingId, logger, 5, 100);
     const lost = pending();
     sink.failNext(Object.assign(new Error('disk full'), { code: 'journal_write_failed' }));
     batch.add(lost);

@@ -49,4 +49,23 @@ describe('LineReader', () => {
     reader.end();
     expect(events).toEqual(['line:{"a":1}', 'line:{"b":2}']);
   });
+
+  it('whole lines inside one chunk (the fast path): over the cap, CRLF, blank, then a partial line', () => {
+    const { events, reader } = collect(10);
+    reader.push(Buffer.from('{"a":1}\r\n{"id":2,"xxxxxxx"}\n \r\n\r\n{"b":2}\n{"c"'));
+    expect(events).toEqual(['line:{"a":1}', 'oversized:18:{"id":2,', 'line:{"b":2}']);
+    reader.push(Buffer.from(':3}\n'));
+    expect(events).toEqual(['line:{"a":1}', 'oversized:18:{"id":2,', 'line:{"b":2}', 'line:{"c":3}']);
+  });
+
+  it('hands a whole line on as a view of the chunk, not a copy', () => {
+    const lines: Uint8Array[] = [];
+    const reader = new LineReader(100, { line: (bytes) => lines.push(bytes), oversized: () => undefined });
+    const chunk = Buffer.from('{"a":1}\n{"b":2}\n');
+    reader.push(chunk);
+    expect(lines.map((line) => [line.buffer === chunk.buffer, line.byteOffset - chunk.byteOffset, line.byteLength])).toEqual([
+      [true, 0, 7],
+      [true, 8, 7],
+    ]);
+  });
 });

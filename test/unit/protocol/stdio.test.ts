@@ -29,6 +29,29 @@ describe('ProtocolOutput', () => {
     expect(chunks).toEqual(['{"jsonrpc":"2.0","id":1,"result":{}}\n{"jsonrpc":"2.0","id":2,"result":{}}\n{"jsonrpc":"2.0","id":3,"result":{}}\n', '{"jsonrpc":"2.0","id":4,"result":{}}\n']);
   });
 
+  it('the writers of one write share one promise; the next turn gets a new one', async () => {
+    const stdout = new PassThrough();
+    const output = new ProtocolOutput(stdout, createSilentLogger());
+    const first = output.writeMessage({ jsonrpc: '2.0', id: 1, result: {} });
+    expect(output.writeMessage({ jsonrpc: '2.0', id: 2, result: {} })).toBe(first);
+    await first;
+    const next = output.writeMessage({ jsonrpc: '2.0', id: 3, result: {} });
+    expect(next).not.toBe(first);
+    await next;
+  });
+
+  it('a message that cannot be serialized rejects its own promise, not the others of its write', async () => {
+    const stdout = new PassThrough();
+    const read = capture(stdout);
+    const output = new ProtocolOutput(stdout, createSilentLogger());
+    const transport = new BoundaryStdioTransport({ input: new PassThrough(), output, maxMessageBytes: 64, logger: createSilentLogger() });
+    const good = output.writeMessage({ jsonrpc: '2.0', id: 1, result: {} });
+    const bad = transport.send({ jsonrpc: '2.0', id: 2, result: { n: 1n } } as never);
+    await expect(bad).rejects.toThrow(TypeError);
+    await good;
+    expect(read()).toBe('{"jsonrpc":"2.0","id":1,"result":{}}\n');
+  });
+
   it('a broken stream rejects the lines waiting for their write', async () => {
     const stdout = new PassThrough();
     const output = new ProtocolOutput(stdout, createSilentLogger());

@@ -41,6 +41,18 @@ describe('read-only batches on the writer thread', () => {
     expect((await other.query({ tool: 'fs.read' })).map((record) => record.id).sort()).toEqual(starts.map((start) => start.id).sort());
   });
 
+  it('the thread stores field for field the record the host connection stores', async () => {
+    const store = open({ writeBatchesOffThread: true });
+    const finish = callFinish({ status: 'failed', errorCode: 'tool_error', resultBytes: 9, egressAdmitted: 2, egressRefused: 5 });
+    const byHost = callStart({ tool: 'fs.read', sideEffect: 'read_only', principal: 'ci-bot', approval: 'approved' });
+    const byThread = { ...byHost, id: `${byHost.id}-thread` };
+    await store.record(byHost, finish);
+    store.recordSoon(byThread, finish);
+    await store.flush();
+    expect(store.recordWriter!.committedBatches).toBe(1);
+    expect(await store.get(byThread.id)).toEqual({ ...(await store.get(byHost.id)), id: byThread.id });
+  });
+
   it('close commits every queued record first', async () => {
     const store = open({ writeBatchesOffThread: true });
     const starts = Array.from({ length: 300 }, readOnly);

@@ -1,0 +1,68 @@
+// A call's record as the one row both stores insert: its values in the order of
+// CALL_ROW_COLUMNS, built in one array (no object per field group, no spread).
+// The SQLite store queues these rows for its batches and hands them to its
+// writer thread as they are (an array of primitives clones cheaply); PostgreSQL
+// sends the same values as a statement's parameters.
+import type { CallFinish, CallStart } from './call-record.js';
+
+/** The columns of a call's INSERT, in the order of callRowValues. */
+export const CALL_ROW_COLUMNS = `id, host_id, session_id, principal, tool, args_hash, side_effect, decision, rule, approval, idempotency_key,
+     status, error_code, result_hash, result_bytes, replay, started_at, ended_at, egress_admitted, egress_refused`;
+
+/** How many values a row has. */
+export const CALL_ROW_ARITY = 20;
+
+/** A row of CALL_ROW_COLUMNS; its first value is the call id. */
+export type CallRowValues = readonly unknown[];
+
+/** The one record of a finished call (refused, read-only, replayed). */
+export function callRowValues(start: CallStart, finish: CallFinish, hostId: string): unknown[] {
+  return [
+    start.id,
+    hostId,
+    start.sessionId,
+    start.principal,
+    start.tool,
+    start.argsHash,
+    start.sideEffect,
+    start.decision,
+    start.rule,
+    start.approval,
+    start.idempotencyKey,
+    finish.status,
+    finish.errorCode,
+    finish.resultHash,
+    finish.resultBytes,
+    finish.replay,
+    start.startedAt,
+    finish.endedAt,
+    finish.egressAdmitted ?? 0,
+    finish.egressRefused ?? 0,
+  ];
+}
+
+/** The write-ahead `started` record of a call about to run: no outcome yet (egress counts too are null until it ends). */
+export function startedRowValues(start: CallStart, hostId: string): unknown[] {
+  return [
+    start.id,
+    hostId,
+    start.sessionId,
+    start.principal,
+    start.tool,
+    start.argsHash,
+    start.sideEffect,
+    start.decision,
+    start.rule,
+    start.approval,
+    start.idempotencyKey,
+    'started',
+    null,
+    null,
+    null,
+    null,
+    start.startedAt,
+    null,
+    null,
+    null,
+  ];
+}
