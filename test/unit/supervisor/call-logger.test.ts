@@ -2,22 +2,27 @@
 // (same keys, same order, same redaction), without building a child per call.
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import { redactingLogger, type Logger } from '../../../src/log.js';
 import { callLogger } from '../../../src/supervisor/call-logger.js';
 
-/** A pino logger like the host's (createLogger's options), writing lines into `lines`, without timestamps. */
-function capture(level = 'info'): { readonly logger: pino.Logger; readonly lines: string[] } {
+/**
+ * A logger writing into `lines` (without their timestamps): the host's (createLogger's
+ * redactingLogger), or a plain pino logger with pino's own redact option.
+ */
+function capture(level = 'info', kind: 'host' | 'pino' = 'host'): { readonly logger: Logger; readonly lines: string[] } {
   const lines: string[] = [];
-  const logger = pino(
-    { level, timestamp: false, base: { name: 'toolhost' }, redact: { paths: ['env', '*.env', 'secret', '*.secret'], censor: '[redacted]' } },
-    { write: (line: string) => void lines.push(line) },
-  );
+  const write = (line: string): void => void lines.push(line.replace(/"time":\d+,/, ''));
+  const logger =
+    kind === 'host'
+      ? redactingLogger(level, { write })
+      : pino({ level, base: { name: 'toolhost' }, redact: { paths: ['env', '*.env', 'secret', '*.secret'], censor: '[redacted]' } }, { write });
   return { logger, lines };
 }
 
 describe('callLogger', () => {
-  it('writes byte for byte the line of a child bound to callId, tool and principal', () => {
+  it.each(['host', 'pino'] as const)('writes byte for byte the line of a child bound to callId, tool and principal (%s logger)', (kind) => {
     for (const principal of [null, 'alice']) {
-      const { logger, lines } = capture();
+      const { logger, lines } = capture('info', kind);
       const bindings = { callId: 'c-1', tool: 'echo', ...(principal !== null ? { principal } : {}) };
       const facts = { stage: 'run', durationMs: 3, details: { secret: 'hunter2', env: { A: 'b' } }, env: 'x' };
       logger.child(bindings).warn(facts, 'call refused or failed: timeout');
