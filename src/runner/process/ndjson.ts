@@ -36,15 +36,18 @@ export class LineSplitter {
     for (let newline = chunk.indexOf(0x0a, start); newline !== -1; newline = chunk.indexOf(0x0a, start)) {
       const piece = chunk.subarray(start, newline);
       if (this.pendingBytes + piece.length > this.maxLineBytes) return 'overflow';
-      lines.push(this.pendingBytes === 0 ? piece : Buffer.concat([...this.pending, piece]));
-      this.pending = [];
-      this.pendingBytes = 0;
+      if (this.pendingBytes === 0) lines.push(piece);
+      else {
+        lines.push(Buffer.concat([...this.pending, piece]));
+        this.pending = [];
+        this.pendingBytes = 0;
+      }
       start = newline + 1;
     }
-    const rest = chunk.subarray(start);
-    if (rest.length > 0) {
-      this.pending.push(rest);
-      this.pendingBytes += rest.length;
+    // Most chunks end with their last line: no empty rest kept, nothing allocated for it.
+    if (start < chunk.length) {
+      this.pending.push(chunk.subarray(start));
+      this.pendingBytes += chunk.length - start;
       if (this.pendingBytes > this.maxLineBytes) return 'overflow';
     }
     return lines;
@@ -87,53 +90,85 @@ export function parseEnvelope(line: Buffer): Envelope {
 
 /**
  * Raw text of each top-level member of a JSON object that JSON.parse has
- * already accepted. Iterative: it only counts brackets outside strings.
+ * already accepted. Iterative: it only counts brackets outside strings, reading
+ * char codes and jumping from quote to quote (it runs on every answer).
  */
 export function splitTopLevelMembers(objectText: string): Map<string, string> | 'duplicate' {
   const members = new Map<string, string>();
   let index = skipWhitespace(objectText, objectText.indexOf('{') + 1);
-  while (index < objectText.length && objectText[index] !== '}') {
+  while (index < objectText.length && objectText.charCodeAt(index) !== CLOSE_BRACE) {
     const keyEnd = findStringEnd(objectText, index);
-    const key = JSON.parse(objectText.slice(index, keyEnd)) as string;
+    const key = readKey(objectText, index, keyEnd);
     index = skipWhitespace(objectText, keyEnd);
     index = skipWhitespace(objectText, index + 1); // past ':'
     const valueStart = index;
-    let depth = 0;
-    while (index < objectText.length) {
-      const char = objectText[index];
-      if (char === '"') {
-        index = findStringEnd(objectText, index);
-        continue;
-      }
-      if (char === '{' || char === '[') depth++;
-      else if (char === '}' || char === ']') {
-        if (depth === 0) break;
-        depth--;
-      } else if (char === ',' && depth === 0) break;
-      index++;
-    }
+    index = findValueEnd(objectText, index);
     if (members.has(key)) return 'duplicate';
-    members.set(key, objectText.slice(valueStart, index).trimEnd());
-    if (objectText[index] === ',') index = skipWhitespace(objectText, index + 1);
+    members.set(key, objectText.slice(valueStart, trimEndIndex(objectText, valueStart, index)));
+    if (objectText.charCodeAt(index) === COMMA) index = skipWhitespace(objectText, index + 1);
   }
   return members;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+
+// The key of the string at [start, end): JSON.parse only when it has an escape ("\u0061" is "a").
+function readKey(text: string, start: number, end: number): string {
+  const raw = text.slice(start, end);
+  return raw.includes('\\') ? (JSON.parse(raw) as string) : raw.slice(1, -1);
+}
+
+// Index of the ',' or '}' that ends the member value starting at `start`.
+function findValueEnd(text: string, start: number): number {
+  let depth = 0;
+  let index = start;
+  while (index < text.length) {
+    const code = text.charCodeAt(index);
+    if (code === QUOTE) {
+      index = findStringEnd(text, index);
+      continue;
+    }
+    if (code === OPEN_BRACE || code === OPEN_BRACKET) depth++;
+    else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) {
+      if (depth === 0) break;
+      depth--;
+    } else if (code === COMMA && depth === 0) break;
+    index++;
+  }
+  return index;
 }
 
 // Index just past the closing quote of the string that opens at `start`.
 function findStringEnd(text: string, start: number): number {
   let index = start + 1;
   while (index < text.length) {
-    const char = text[index];
-    if (char === '\\') index += 2;
-    else if (char === '"') return index + 1;
+    const code = text.charCodeAt(index);
+    if (code === BACKSLASH) index += 2;
+    else if (code === QUOTE) return index + 1;
     else index++;
   }
   return index;
 }
 
+function isJsonWhitespace(code: number): boolean {
+  return code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09;
+}
+
 function skipWhitespace(text: string, start: number): number {
   let index = start;
-  while (index < text.length && ' \t\r\n'.includes(text[index] ?? '')) index++;
+  while (index < text.length && isJsonWhitespace(text.charCodeAt(index))) index++;
+  return index;
+}
+
+function trimEndIndex(text: string, start: number, end: number): number {
+  let index = end;
+  while (index > start && isJsonWhitespace(text.charCodeAt(index - 1))) index--;
   return index;
 }
 

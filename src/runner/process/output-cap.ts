@@ -13,6 +13,12 @@ export class ByteBudget {
 
   constructor(readonly maxBytes: number) {}
 
+  /** Starts counting again from zero (the same cap); returns this budget. */
+  reset(): this {
+    this.usedBytes = 0;
+    return this;
+  }
+
   /** Adds `bytes`; returns false when the budget is now exceeded. */
   spend(bytes: number): boolean {
     this.usedBytes += bytes;
@@ -65,6 +71,8 @@ export class TailBuffer {
   }
 
   clear(): void {
+    // Called after every persistent call: most tools write no stderr, so keep the empty array.
+    if (this.lengthBytes === 0) return;
     this.chunks = [];
     this.lengthBytes = 0;
   }

@@ -71,9 +71,11 @@ export class ProcessPool {
     await Promise.all(slots.map((slot) => slot.gone));
   }
 
+  // Runs in the same turn as whatever freed a slot (an answer, a new process), so a
+  // queued call's request is written at once, without waiting for another turn.
   private pump(): void {
     while (this.queue.length > 0) {
-      const idle = [...this.slots].find((slot) => slot.call === undefined && !slot.isRetiring);
+      const idle = this.idleSlot();
       if (idle === undefined) break;
       const call = this.queue.shift();
       if (call !== undefined) this.dispatch(idle, call);
@@ -83,9 +85,20 @@ export class ProcessPool {
     for (let i = 0; i < wanted; i++) this.startSlotTracked();
   }
 
+  // A plain loop over the few slots: no copy of the set on every call.
+  private idleSlot(): Slot | undefined {
+    for (const slot of this.slots) if (slot.call === undefined && !slot.isRetiring) return slot;
+    return undefined;
+  }
+
+  private slotOf(call: PendingCall): Slot | undefined {
+    for (const slot of this.slots) if (slot.call === call) return slot;
+    return undefined;
+  }
+
   private dispatch(slot: Slot, call: PendingCall): void {
     slot.call = call;
-    slot.budget = new ByteBudget(this.spec.maxOutputBytes);
+    slot.budget = slot.callBudget.reset();
     // One call at a time per process: its network attempts from now on are this call's.
     slot.egress?.attach(call.options.onEgress);
     slot.tool.stdin.write(encodeRequest(call.job.callId, call.job.args));
@@ -99,7 +112,7 @@ export class ProcessPool {
       settle(call, failRun(reason, reason === 'timeout' ? { timeoutMs: call.options.control.timeoutMs } : {}, call.startedMs));
       return;
     }
-    const slot = [...this.slots].find((candidate) => candidate.call === call);
+    const slot = this.slotOf(call);
     if (slot !== undefined) this.retire(slot, reason, reason === 'timeout' ? { timeoutMs: call.options.control.timeoutMs } : {});
   }
 
@@ -143,12 +156,15 @@ export class ProcessPool {
 
   private watch(tool: SpawnedTool, workdir: Workdir, egress: EgressGrant | undefined): Slot {
     const lines = new LineSplitter(this.spec.maxOutputBytes);
+    const idleBudget = newIdleBudget();
     const slot: Slot = {
       tool,
       egress,
       isRetiring: false,
       call: undefined,
-      budget: newIdleBudget(),
+      budget: idleBudget,
+      callBudget: new ByteBudget(this.spec.maxOutputBytes),
+      idleBudget,
       stderrTail: new TailBuffer(),
       reason: undefined,
       gone: tool.ended.then(async (exit) => {
@@ -194,8 +210,8 @@ export class ProcessPool {
       return;
     }
     slot.call = undefined;
-    // Between calls the process gets a budget of its own (SPEC section 3.1).
-    slot.budget = newIdleBudget();
+    // Between calls the process gets a budget of its own, fresh for each gap (SPEC section 3.1).
+    slot.budget = slot.idleBudget.reset();
     slot.egress?.detach();
     slot.answeredCount++;
     slot.stderrTail.clear();
@@ -282,6 +298,9 @@ interface Slot {
   call: PendingCall | undefined;
   /** The running call's output budget, or between calls the budget for unsolicited output. */
   budget: ByteBudget;
+  /** The two budgets `budget` switches between, reset at each switch rather than rebuilt. */
+  readonly callBudget: ByteBudget;
+  readonly idleBudget: ByteBudget;
   isRetiring: boolean;
   reason: { reason: TerminationReason; details: Record<string, unknown> } | undefined;
   killing: Promise<void> | undefined;

@@ -42,7 +42,15 @@ export function createProcessRunner(spec: RunSpec, deps: ProcessRunnerDeps): Run
     const pool = new ProcessPool(spec, runnerDeps);
     return {
       mode: 'process',
-      run: (job, options) => guard(job, Promise.resolve().then(() => pool.run(job, options)), performance.now()),
+      run: (job, options) => {
+        const startedMs = performance.now();
+        // Called directly (no microtask hop first): a throw before its promise exists is guarded too.
+        try {
+          return guard(job, pool.run(job, options), startedMs);
+        } catch (error) {
+          return guard(job, Promise.reject(error), startedMs);
+        }
+      },
       close: () => pool.close(),
     };
   }

@@ -1,6 +1,6 @@
 // Persistent process pool (NDJSON) against hostile fixtures. Every process is
 // tagged with the test's marker; after each test a /proc scan proves none remains.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Runner, RunSpec } from '../../../src/runner/types.js';
 import type { ProgressEvent } from '../../../src/runner/wire.js';
 import { findMarkedProcesses, pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
@@ -143,6 +143,38 @@ describe('process runner, persistent pool', () => {
     expect(answers.map((answer) => answer.value)).toEqual([0, 1, 2, 3, 4, 5]);
     expect(new Set(answers.map((answer) => answer.instance)).size).toBeLessThanOrEqual(2);
     expect(findMarkedProcesses(t.marker).filter((found) => found.cmdline.startsWith(process.execPath)).length).toBe(2);
+  });
+
+  it('writes the next queued request in the same turn as the answer that frees the process', async () => {
+    // A spy on the real spawner: each tool's stdin records the lines the pool writes to it.
+    const written: string[] = [];
+    const spawn = t.services.spawner.spawn.bind(t.services.spawner);
+    const spy = vi.spyOn(t.services.spawner, 'spawn').mockImplementation(async (request) => {
+      const started = await spawn(request);
+      if (started.ok) {
+        const { stdin } = started.process;
+        const write = stdin.write.bind(stdin) as (chunk: unknown) => boolean;
+        stdin.write = ((chunk: unknown) => {
+          written.push(String(chunk));
+          return write(chunk);
+        }) as typeof stdin.write;
+      }
+      return started;
+    });
+    try {
+      const pool = t.start(persistent({ poolSize: 1 }));
+      await echo(pool, 0);
+      const first = job({ op: 'echo', value: 1 });
+      const second = job({ op: 'echo', value: 2 });
+      // Read in the microtasks of the turn that delivered the first answer: a pump
+      // deferred to a later turn (setImmediate, a timer) would not have written yet.
+      const secondWrittenWithFirstAnswer = pool.run(first, runOptions()).then(() => written.some((line) => line.includes(second.callId)));
+      const secondOutcome = pool.run(second, runOptions());
+      expect(await secondWrittenWithFirstAnswer).toBe(true);
+      expect(JSON.parse(jsonTextOf(await secondOutcome))).toMatchObject({ value: 2 });
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('times out a call still waiting in the queue without touching the busy process', async () => {

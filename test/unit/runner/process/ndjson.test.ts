@@ -9,6 +9,9 @@ describe('parseEnvelope', () => {
     ['{"id":7,"result":"s,}]"}', { kind: 'result', id: '7', resultJson: '"s,}]"' }],
     ['{ "result" : [ 1 , {"y":"\\"}"} ] , "id":"b" }', { kind: 'result', id: 'b', resultJson: '[ 1 , {"y":"\\"}"} ]' }],
     ['{"id":"a","result":null}', { kind: 'result', id: 'a', resultJson: 'null' }],
+    // A string ending in an escaped backslash ends at its quote; an escaped quote does not end it.
+    ['{"id":"a\\\\","result":["x\\\\",  "y\\\"}" ]\t}', { kind: 'result', id: 'a\\', resultJson: '["x\\\\",  "y\\\"}" ]' }],
+    ['{"id":"a","\\u0072esult":{"k":1}}', { kind: 'result', id: 'a', resultJson: '{"k":1}' }],
     ['{"id":"a","error":{"message":"nope"}}', { kind: 'error', id: 'a', message: 'nope' }],
     ['{"id":"a","error":"nope"}', { kind: 'error', id: 'a', message: 'The tool reported an error.' }],
     ['{"id":"a","progress":{"progress":1,"total":4,"message":"m"}}', { kind: 'progress', id: 'a', progress: { progress: 1, total: 4, message: 'm' } }],

@@ -11,6 +11,15 @@ describe('ByteBudget', () => {
     expect(budget.isExceeded).toBe(true);
     expect(budget.totalBytes).toBe(11);
   });
+
+  it('starts again from zero after reset, with the same cap', () => {
+    const budget = new ByteBudget(10);
+    budget.spend(11);
+    expect(budget.reset()).toBe(budget);
+    expect(budget.isExceeded).toBe(false);
+    expect(budget.spend(10)).toBe(true);
+    expect(budget.spend(1)).toBe(false);
+  });
 });
 
 describe('TailBuffer', () => {
