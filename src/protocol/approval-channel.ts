@@ -1,14 +1,15 @@
 // How the host may ask this client for an approval (SPEC section 6), decided
 // per request from the era and the capabilities the client declared. The
 // supervisor decides whether an answer approves; this file only carries it.
-import type { ProtocolEra, Server, ServerContext } from '@modelcontextprotocol/server';
+import type { ProtocolEra, Server } from '@modelcontextprotocol/server';
 import type { ApprovalChannel, ElicitAnswer } from '../supervisor/types.js';
 import { APPROVAL_INPUT_KEY, approvalSchema } from './results.js';
+import type { CallRequestContext } from './call-context.js';
 
 const CLIENT_CAPABILITIES_META_KEY = 'io.modelcontextprotocol/clientCapabilities';
 
 /** Legacy + elicitation declared: elicitation/create; modern + elicitation declared: input_required; else none. */
-export function approvalChannelFor(era: ProtocolEra, server: Server, ctx: ServerContext, timeoutMs: number): ApprovalChannel {
+export function approvalChannelFor(era: ProtocolEra, server: Server, ctx: CallRequestContext, timeoutMs: number): ApprovalChannel {
   if (era === 'modern') {
     const capabilities = ctx.mcpReq.envelope?.[CLIENT_CAPABILITIES_META_KEY as keyof typeof ctx.mcpReq.envelope];
     return supportsFormElicitation(capabilities) ? { kind: 'input_required' } : { kind: 'none' };

@@ -2,8 +2,9 @@
 // request asked with a progressToken) and lifecycle events as log messages
 // (where the era allows: legacy by logging/setLevel, modern by the request's
 // logLevel). Nothing is sent once the request is cancelled.
-import { LOG_LEVEL_META_KEY, type LoggingLevel, type ServerContext } from '@modelcontextprotocol/server';
+import { LOG_LEVEL_META_KEY, type LoggingLevel } from '@modelcontextprotocol/server';
 import type { Logger } from '../log.js';
+import type { CallRequestContext } from './call-context.js';
 import type { ProgressEvent } from '../runner/wire.js';
 import type { LifecycleEvent } from '../supervisor/types.js';
 
@@ -28,7 +29,7 @@ export interface ProgressForwarder {
 }
 
 /** Forwards a call's progress as notifications/progress (strictly increasing, nothing after a cancel). */
-export function forwardProgress(ctx: ServerContext, progressToken: unknown, logger: Logger): ProgressForwarder {
+export function forwardProgress(ctx: CallRequestContext, progressToken: unknown, logger: Logger): ProgressForwarder {
   if (typeof progressToken !== 'string' && typeof progressToken !== 'number') return { onProgress: undefined, settled: async () => undefined };
   let last = -Infinity;
   let lastSentAtMs: number | undefined;
@@ -71,7 +72,7 @@ const SEVERITY: readonly LoggingLevel[] = ['debug', 'info', 'notice', 'warning',
  * it asked for none (SPEC section 6): legacy clients by logging/setLevel
  * (`legacyLevel`, kept per connection), modern clients by the request's logLevel.
  */
-export function requestedLogLevel(ctx: ServerContext, legacyLevel: LoggingLevel | undefined): LoggingLevel | undefined {
+export function requestedLogLevel(ctx: CallRequestContext, legacyLevel: LoggingLevel | undefined): LoggingLevel | undefined {
   if (legacyLevel !== undefined) return legacyLevel;
   // The SDK types the envelope as {}; its keys are the reserved _meta names.
   const level = (ctx.mcpReq.envelope as Readonly<Record<string, unknown>> | undefined)?.[LOG_LEVEL_META_KEY];
@@ -83,7 +84,7 @@ export function requestedLogLevel(ctx: ServerContext, legacyLevel: LoggingLevel 
  * or above `threshold`; undefined (the supervisor then builds no event at all)
  * when the client asked for no log messages.
  */
-export function forwardLifecycleEvents(ctx: ServerContext, threshold: LoggingLevel | undefined, logger: Logger): ((event: LifecycleEvent) => void) | undefined {
+export function forwardLifecycleEvents(ctx: CallRequestContext, threshold: LoggingLevel | undefined, logger: Logger): ((event: LifecycleEvent) => void) | undefined {
   if (threshold === undefined) return undefined;
   const least = SEVERITY.indexOf(threshold);
   return (event) => {

@@ -15,6 +15,7 @@ import { forwardLifecycleEvents, forwardProgress, requestedLogLevel } from './no
 import { readArtifactResource, ARTIFACT_URI_TEMPLATE } from './resources.js';
 import { JSONRPC_INTERNAL_ERROR, renderOutcome } from './results.js';
 import { TERMINAL_META_KEY } from '../supervisor/tool-output.js';
+import { CallFastPath, type ToolsCallHandler } from './call-fast-path.js';
 
 /**
  * Adds methods beyond the MCP spec (e.g. `toolhost/render`, `toolhost/parse`) to each server
@@ -32,6 +33,12 @@ export interface ToolhostServerOptions {
   readonly elicitationTimeoutMs?: number;
   /** Spans and metrics per call (SPEC section 6.2); absent when telemetry is off. */
   readonly telemetry?: Telemetry;
+  /**
+   * stdio only: let well-formed legacy tools/call requests skip the SDK's dispatch
+   * (call-fast-path.ts). Default true; false serves every message through the SDK
+   * (the differential test compares the two).
+   */
+  readonly callFastPath?: boolean;
 }
 
 /** Who is calling, over HTTP: the authenticated principal and its session (its own limits). */
@@ -59,10 +66,13 @@ export interface ToolhostServer {
 /** Serves MCP on `transport` (both eras, one connection) with the supervisor behind it. */
 export function serveToolhost(transport: Transport, options: ToolhostServerOptions): ToolhostServer {
   const serving = new ToolhostServing(options);
-  const handle: StdioServerHandle = serveStdio(({ era }) => serving.buildServer(era), {
+  const fastPath = options.callFastPath === false ? undefined : new CallFastPath(transport, options.logger);
+  const handle: StdioServerHandle = serveStdio(({ era }) => serving.buildServer(era, undefined, fastPath), {
     transport,
     onerror: (error) => options.logger.debug({ err: error.message }, 'mcp transport notice'),
   });
+  // In front of the handler serveStdio just set on the transport, before any message arrives.
+  fastPath?.install();
   return serverHandleOf(serving, () => handle.close());
 }
 
@@ -93,9 +103,9 @@ export class ToolhostServing {
     this.#state = { supervisor: options.supervisor, inFlight: new Set(), idleWaiters: new Set() };
   }
 
-  /** A server instance of `era`; over HTTP, for `caller`. */
-  buildServer(era: ProtocolEra, caller?: Caller): Server {
-    const server = buildServer(era, this.options, this.#state, caller);
+  /** A server instance of `era`; over HTTP, for `caller`; `fastPath`: the stdio connection's. */
+  buildServer(era: ProtocolEra, caller?: Caller, fastPath?: CallFastPath): Server {
+    const server = buildServer(era, this.options, this.#state, caller, fastPath);
     this.#servers.add(server);
     server.onclose = () => this.#servers.delete(server);
     return server;
@@ -161,8 +171,7 @@ interface InFlightCall {
   readonly answered: Promise<unknown>;
 }
 
-function buildServer(era: ProtocolEra, options: ToolhostServerOptions, state: ServingState, caller: Caller | undefined): Server {
-  const { logger } = options;
+function buildServer(era: ProtocolEra, options: ToolhostServerOptions, state: ServingState, caller: Caller | undefined, fastPath: CallFastPath | undefined): Server {
   const server = new Server(options.serverInfo, {
     capabilities: { tools: { listChanged: true }, resources: {}, logging: {} },
     instructions: 'toolhost runs sandboxed tools under policy. Errors carry a stable code in their first line and in _meta["toolhost/error"].',
@@ -190,18 +199,48 @@ function buildServer(era: ProtocolEra, options: ToolhostServerOptions, state: Se
     })),
   }));
 
-  server.setRequestHandler('tools/call', async (request, ctx) => {
+  const handleCall = toolsCallHandler(era, options, state, caller, server, () => legacyLogLevel);
+  server.setRequestHandler('tools/call', (request, ctx) => handleCall(request.params, ctx));
+  // stdio: a legacy connection's well-formed calls skip the SDK's dispatch (call-fast-path.ts); the rest reach it unchanged.
+  fastPath?.attach(server, era, handleCall);
+
+  server.setRequestHandler('resources/list', async () => ({ resources: [] }));
+  server.setRequestHandler('resources/templates/list', async () => ({
+    resourceTemplates: [
+      { uriTemplate: ARTIFACT_URI_TEMPLATE, name: 'artifact', description: 'A tool result too large to return inline, by SHA-256.' },
+    ],
+  }));
+  server.setRequestHandler('resources/read', async (request) => readArtifactResource(state.supervisor, request.params.uri));
+
+  for (const register of options.registerMethods ?? []) register(server, { era, supervisor: () => state.supervisor });
+  return server;
+}
+
+/**
+ * The tools/call handler of one server instance: hands the call to the supervisor in
+ * force and renders its outcome. The SDK dispatches it for the calls it parses; the
+ * fast path calls the same function for the ones it takes (one behaviour, two doors).
+ */
+function toolsCallHandler(
+  era: ProtocolEra,
+  options: ToolhostServerOptions,
+  state: ServingState,
+  caller: Caller | undefined,
+  server: Server,
+  legacyLogLevel: () => LoggingLevel | undefined,
+): ToolsCallHandler {
+  const { logger } = options;
+  return async (params, ctx) => {
     // The call stays on the supervisor it started with, even if a reload replaces it meanwhile.
     const supervisor = state.supervisor;
     // The call's one termination control (the supervisor links the host's shutdown into it):
     // the client's cancel, and cancelInFlight's abort when serve shuts down.
     const control = new CallControl([ctx.mcpReq.signal]);
-    const params = request.params;
     const meta = (params._meta ?? {}) as Record<string, unknown>;
-    const requestState = ctx.mcpReq.requestState<unknown>();
+    const requestState = ctx.mcpReq.requestState();
     const approvalAnswer = approvalAnswerFrom(ctx.mcpReq.inputResponses, ctx.mcpReq.droppedInputResponseKeys);
     const progress = forwardProgress(ctx, meta['progressToken'], logger);
-    const onEvent = forwardLifecycleEvents(ctx, requestedLogLevel(ctx, legacyLogLevel), logger);
+    const onEvent = forwardLifecycleEvents(ctx, requestedLogLevel(ctx, legacyLogLevel()), logger);
     const span = options.telemetry?.startCall({
       tool: params.name,
       requestId: ctx.mcpReq.id,
@@ -240,18 +279,7 @@ function buildServer(era: ProtocolEra, options: ToolhostServerOptions, state: Se
       state.inFlight.delete(call);
       for (const waiter of [...state.idleWaiters]) waiter();
     }
-  });
-
-  server.setRequestHandler('resources/list', async () => ({ resources: [] }));
-  server.setRequestHandler('resources/templates/list', async () => ({
-    resourceTemplates: [
-      { uriTemplate: ARTIFACT_URI_TEMPLATE, name: 'artifact', description: 'A tool result too large to return inline, by SHA-256.' },
-    ],
-  }));
-  server.setRequestHandler('resources/read', async (request) => readArtifactResource(state.supervisor, request.params.uri));
-
-  for (const register of options.registerMethods ?? []) register(server, { era, supervisor: () => state.supervisor });
-  return server;
+  };
 }
 
 const DEFAULT_ELICITATION_TIMEOUT_MS = 5 * 60_000;

@@ -1,102 +1,14 @@
 // The protocol layer alone: the real SDK server behind the boundary transport,
 // driven by the real SDK clients of both eras over in-process streams. The
 // supervisor is a scripted double here (unit scope); test/e2e runs the real host.
-import { openCallSession, type CallSession } from '../../../src/supervisor/call-session.js';
 import { ResourceNotFoundError } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HostError } from '../../../src/errors.js';
 import { createSilentLogger } from '../../../src/log.js';
 import { serveToolhost, type ToolhostServer } from '../../../src/protocol/server.js';
 import { BoundaryStdioTransport, ProtocolOutput } from '../../../src/protocol/stdio.js';
-import type { CallOutcome, CallRequest, Supervisor, ToolDeclaration } from '../../../src/supervisor/types.js';
 import { CLIENT_KINDS, connectClient, createStreamPair, type ClientOptions, type TestClient } from '../../helpers/mcp-clients.js';
+import { ScriptedSupervisor, SCRIPTED_TOOLS as TOOLS, startScriptedServer, type ScriptedServer } from '../../helpers/scripted-supervisor.js';
 import { until } from '../../helpers/wait.js';
-
-const TOOLS: ToolDeclaration[] = [
-  {
-    name: 'echo',
-    description: 'Echo the arguments back.',
-    inputSchema: { type: 'object', properties: { text: { type: 'string' } } },
-    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    terminal: false,
-  },
-  {
-    name: 'write_note',
-    description: 'Needs approval.',
-    inputSchema: { type: 'object' },
-    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
-    terminal: false,
-  },
-];
-
-/** A supervisor double that scripts one behaviour per tool name and records every request. */
-class ScriptedSupervisor implements Supervisor {
-  readonly requests: CallRequest[] = [];
-  readonly session = { maxCallsPerSession: 100, maxConcurrency: 4, maxConsecutiveFailures: 20, onUnknownTool: 'protocol_error', onInvalidArguments: 'error_result', secretNames: [] } as const;
-  closed = false;
-  /** Resolves when a `wait` call has started (its progress was emitted). */
-  waitStarted!: Promise<void>;
-  private markWaitStarted!: () => void;
-
-  constructor() {
-    this.waitStarted = new Promise((resolve) => (this.markWaitStarted = resolve));
-  }
-
-  listTools(): readonly ToolDeclaration[] {
-    return TOOLS;
-  }
-
-  openSession(principal: string): CallSession {
-    return openCallSession(principal, this.session);
-  }
-
-  async callTool(request: CallRequest): Promise<CallOutcome> {
-    this.requests.push(request);
-    const callId = `c${this.requests.length}`;
-    request.onEvent?.({ type: 'tool.started', callId, tool: request.name });
-    switch (request.name) {
-      case 'echo':
-        request.onEvent?.({ type: 'tool.completed', callId, tool: request.name, durationMs: 1 });
-        return { kind: 'result', callId, content: [{ type: 'text', text: JSON.stringify(request.args) }], structuredContent: { echoed: request.args ?? {} } };
-      case 'steps':
-        request.onProgress?.({ progress: 1, total: 2 });
-        request.onProgress?.({ progress: 2, total: 2 });
-        return { kind: 'result', callId, content: [{ type: 'text', text: 'stepped' }] };
-      case 'wait':
-        request.onProgress?.({ progress: 1, total: 2, message: 'half' });
-        request.onProgress?.({ progress: 1, total: 2, message: 'not increasing: dropped' });
-        this.markWaitStarted();
-        await new Promise<void>((resolve) => request.signal.addEventListener('abort', () => resolve(), { once: true }));
-        return { kind: 'error', callId, error: new HostError('cancelled', 'The call was cancelled.', { reason: String(request.signal.reason?.details?.reason ?? 'client') }) };
-      case 'write_note':
-        return this.approve(request, callId);
-      default:
-        return { kind: 'error', callId, error: new HostError('unknown_tool', 'No such tool.', { available: TOOLS.map((tool) => tool.name) }) };
-    }
-  }
-
-  private async approve(request: CallRequest, callId: string): Promise<CallOutcome> {
-    const deny = (code: 'approval_denied' | 'approval_required') => ({ kind: 'error' as const, callId, error: new HostError(code, 'Not approved.', {}) });
-    const ok = { kind: 'result' as const, callId, content: [{ type: 'text' as const, text: 'written' }] };
-    const approves = (answer: unknown) =>
-      typeof answer === 'object' && answer !== null && (answer as { action?: unknown }).action === 'accept' && (answer as { content?: { approve?: unknown } }).content?.approve === true;
-    if (request.approval.kind === 'none') return deny('approval_required');
-    if (request.approval.kind === 'elicitation') {
-      const answer = await request.approval.elicit({ message: 'Allow write_note?', tool: 'write_note', sideEffect: 'destructive' }, request.signal);
-      return approves(answer) ? ok : deny('approval_denied');
-    }
-    if (request.requestState === undefined) return { kind: 'input_required', callId, requestState: 'state-1', message: 'Allow write_note?' };
-    return request.requestState === 'state-1' && approves(request.approvalAnswer) ? ok : deny('approval_denied');
-  }
-
-  async readArtifact(uri: string) {
-    return uri === 'toolhost://artifacts/abc' ? { mimeType: 'text/plain', bytes: new TextEncoder().encode('the whole text') } : undefined;
-  }
-
-  async close(): Promise<void> {
-    this.closed = true;
-  }
-}
 
 interface Harness {
   readonly supervisor: ScriptedSupervisor;
@@ -113,21 +25,8 @@ afterEach(async () => {
   harness = undefined;
 });
 
-function startServer(options: { coalesceMs?: number } = {}): Omit<Harness, 'client'> & { pair: ReturnType<typeof createStreamPair> } {
-  const supervisor = new ScriptedSupervisor();
-  const pair = createStreamPair(options);
-  const logger = createSilentLogger();
-  const transport = new BoundaryStdioTransport({ input: pair.serverInput, output: new ProtocolOutput(pair.serverOutput, logger), maxMessageBytes: 4096, logger });
-  const server = serveToolhost(transport, { supervisor, logger, serverInfo: { name: 'toolhost', version: 'test' } });
-  const lines: string[] = [];
-  let buffered = '';
-  pair.serverOutput.on('data', (chunk: Buffer) => {
-    buffered += chunk.toString('utf8');
-    const parts = buffered.split('\n');
-    buffered = parts.pop() ?? '';
-    lines.push(...parts);
-  });
-  return { supervisor, server, lines, write: (line) => pair.serverInput.write(line), pair };
+function startServer(options: { coalesceMs?: number } = {}): ScriptedServer {
+  return startScriptedServer(options);
 }
 
 async function startWithClient(options: ClientOptions, transport: { coalesceMs?: number } = {}): Promise<Required<Harness>> {
