@@ -8,6 +8,7 @@ import type { ErrorCode } from '../errors.js';
 import { performance } from 'node:perf_hooks';
 import { recordStageTime, stageTimesOn } from '../diagnostics/stage-times.js';
 import type { Logger } from '../log.js';
+import { callLogger, type CallLogger } from './call-logger.js';
 import type { ToolView } from '../policy/types.js';
 import type { CallControl } from './call-control.js';
 import type { Stage } from './stages.js';
@@ -34,7 +35,7 @@ export class CallContext {
   readonly egress = { admitted: 0, refused: 0 };
   /** When the current stage began (performance.now), only while the bench records stage times. */
   #stageStartedAt: number | undefined = stageTimesOn() ? performance.now() : undefined;
-  logger: Logger;
+  readonly logger: CallLogger;
 
   constructor(
     readonly request: CallRequest,
@@ -46,7 +47,7 @@ export class CallContext {
     readonly principal: string | null = null,
   ) {
     this.argsHash = safeHashArgs(request.args);
-    this.logger = logger.child({ callId: this.callId, tool: request.name, ...(principal !== null ? { principal } : {}) });
+    this.logger = callLogger(logger, { callId: this.callId, tool: request.name, principal });
   }
 
   /** Marks the start of a stage (for logs and for the stage named with a failure). */

@@ -16,6 +16,9 @@ export function clampDelayMs(delayMs: number): number {
   return Number.isFinite(delayMs) ? Math.min(Math.max(0, delayMs), MAX_TIMER_DELAY_MS) : MAX_TIMER_DELAY_MS;
 }
 
+/** The listener options of every link (one object, not one per call). */
+const ONCE: AddEventListenerOptions = Object.freeze({ once: true });
+
 const MESSAGES: Partial<Record<ErrorCode, string>> = {
   timeout: 'The tool ran past its time limit.',
   cancelled: 'The call was cancelled.',
@@ -59,7 +62,7 @@ export class CallControl implements RunControl {
       return;
     }
     const onAbort = (): void => void this.#stop(this.#abortReason, source.reason);
-    source.addEventListener('abort', onAbort, { once: true });
+    source.addEventListener('abort', onAbort, ONCE);
     this.#links.push([source, onAbort]);
   }
 
@@ -93,7 +96,20 @@ export class CallControl implements RunControl {
 
   /** Resolves `graceMs` after the call stopped: a backstop for work that does not report its stop. */
   afterStop(graceMs: number): Promise<void> {
-    return this.stopped.then(() => new Promise<void>((resolve) => this.#after(graceMs, resolve)));
+    return new Promise<void>((resolve) => this.onStopAfter(graceMs, resolve));
+  }
+
+  /**
+   * Runs `then` `graceMs` after the call stopped (afterStop without a promise, for the
+   * supervisor's backstop on every call). Returns the function that cancels it.
+   */
+  onStopAfter(graceMs: number, then: () => void): () => void {
+    let disarm: (() => void) | undefined;
+    const unregister = this.onStop(() => (disarm = this.#after(graceMs, then)));
+    return () => {
+      unregister();
+      disarm?.();
+    };
   }
 
   stop(reason: ErrorCode): ErrorCode {
@@ -129,9 +145,7 @@ export class CallControl implements RunControl {
       return () => {};
     }
     this.#onStop.push(onStop);
-    return () => {
-      this.#onStop = this.#onStop.filter((candidate) => candidate !== onStop);
-    };
+    return () => removeFrom(this.#onStop, onStop);
   }
 
   failure(): { readonly code: RunCode; readonly message: string; readonly details: ErrorDetails } {
@@ -157,7 +171,7 @@ export class CallControl implements RunControl {
     this.#timers.push(timer);
     return () => {
       clearTimeout(timer);
-      this.#timers = this.#timers.filter((candidate) => candidate !== timer);
+      removeFrom(this.#timers, timer);
     };
   }
 
@@ -165,4 +179,10 @@ export class CallControl implements RunControl {
     for (const [source, onAbort] of this.#links) source.removeEventListener('abort', onAbort);
     this.#links = [];
   }
+}
+
+/** Removes `item` from `list` in place (lists of a few entries: no copy per call). */
+function removeFrom<T>(list: T[], item: T): void {
+  const index = list.indexOf(item);
+  if (index >= 0) list.splice(index, 1);
 }

@@ -24,13 +24,14 @@ export function emitEvent(ctx: CallContext, event: LifecycleEvent): void {
 
 /** tool.started; from here on the call ends with tool.completed or tool.failed. */
 export function emitStarted(ctx: CallContext): void {
-  emitEvent(ctx, { type: 'tool.started', callId: ctx.callId, tool: ctx.toolName });
+  // No event is built for a client that did not ask for them (SPEC section 6): most do not.
+  if (ctx.request.onEvent) emitEvent(ctx, { type: 'tool.started', callId: ctx.callId, tool: ctx.toolName });
   ctx.started = true;
 }
 
 /** tool.completed or tool.failed, only for a call that started. */
 export function emitEnded(ctx: CallContext, end: CallEnd, durationMs: number): void {
-  if (!ctx.started) return;
+  if (!ctx.started || !ctx.request.onEvent) return;
   const base = { callId: ctx.callId, tool: ctx.toolName, durationMs };
   emitEvent(ctx, end.kind === 'error' ? { type: 'tool.failed', ...base, code: end.error.code } : { type: 'tool.completed', ...base });
 }

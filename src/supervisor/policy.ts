@@ -7,7 +7,7 @@ import { HostError } from '../errors.js';
 import { denialError, type CallDecision } from '../policy/decide.js';
 import { decideForPrincipal, type PrincipalRule } from '../policy/principals.js';
 import type { ToolView } from '../policy/types.js';
-import type { Logger } from '../log.js';
+import type { CallLogger } from './call-logger.js';
 import type { Redactor } from './redact.js';
 
 /** Throws `policy_denied` or `unclassified_tool` when the decision denies the call. */
@@ -16,7 +16,7 @@ export function checkExposure(tool: string, decision: CallDecision, redact: Reda
 }
 
 /** The policy stage: the call runs (allow) or asks (approval.ts); a shadow deny is logged, not enforced. */
-export function notePolicy(decision: CallDecision, logger: Logger): void {
+export function notePolicy(decision: CallDecision, logger: CallLogger): void {
   const shadow = decision.shadow;
   if (shadow?.effect === 'deny') logger.warn({ rule: shadow.rule, reason: shadow.reason, wouldDeny: shadow.code }, 'shadow policy would deny this call; allowed');
 }

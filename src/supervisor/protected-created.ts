@@ -12,8 +12,21 @@ import type { RunSpec } from '../runner/types.js';
 /** The protected paths inside a writable root of `spec` that do not exist now. */
 export function missingProtectedPaths(spec: RunSpec | undefined): string[] {
   if (spec === undefined) return [];
-  const writable = spec.roots.filter((root) => root.access === 'read_write').map((root) => root.path);
-  return spec.protectedPaths.filter((path) => writable.some((root) => path === root || path.startsWith(`${root}/`)) && !exists(path));
+  return writableProtectedPaths(spec).filter((path) => !exists(path));
+}
+
+// Which protected paths a tool could create follows from its spec alone (built at load):
+// worked out on its first call, not on every one. Whether they exist is looked at per call.
+const writableProtected = new WeakMap<RunSpec, readonly string[]>();
+
+function writableProtectedPaths(spec: RunSpec): readonly string[] {
+  let paths = writableProtected.get(spec);
+  if (paths === undefined) {
+    const writable = spec.roots.filter((root) => root.access === 'read_write').map((root) => root.path);
+    paths = Object.freeze(spec.protectedPaths.filter((path) => writable.some((root) => path === root || path.startsWith(`${root}/`))));
+    writableProtected.set(spec, paths);
+  }
+  return paths;
 }
 
 /** Removes what a call created among `missing`, and throws policy_denied naming it. */

@@ -72,6 +72,8 @@ export function createRedactor(options: RedactorOptions): Redactor {
   const redact = (text: string): string => {
     let out = redactSecrets(text);
     out = redactStackLines(out);
+    // Both path patterns below need a slash: most strings of a result (keys, words) have none.
+    if (!out.includes('/')) return out;
     const isHostPath = (path: string): boolean => {
       if (isVisible(path)) return false;
       if (hostRoots.some((root) => isUnder(path, root))) return true;
@@ -104,9 +106,12 @@ export function redactJson(value: unknown, redact: (text: string) => string): un
   if (Array.isArray(value)) return value.map((item) => redactJson(item, redact));
   if (typeof value === 'object' && value !== null) {
     const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) {
-      // defineProperty: a key named __proto__ stays an own data property.
-      Object.defineProperty(out, redact(key), { value: redactJson(item, redact), enumerable: true, writable: true, configurable: true });
+    for (const key of Object.keys(value)) {
+      const redactedKey = redact(key);
+      const item = redactJson((value as Record<string, unknown>)[key], redact);
+      // defineProperty: a key named __proto__ stays an own data property (assignment would set the prototype).
+      if (redactedKey === '__proto__') Object.defineProperty(out, redactedKey, { value: item, enumerable: true, writable: true, configurable: true });
+      else out[redactedKey] = item;
     }
     return out;
   }

@@ -5,10 +5,10 @@
 // tells the runner to stop; a backstop here makes sure a runner that never
 // answers after that cannot hold a call (or a slot) forever.
 import { HostError } from '../errors.js';
-import type { Logger } from '../log.js';
 import type { Runner } from '../runner/types.js';
 import type { ProgressEvent, RunOutcome, RunOutput } from '../runner/wire.js';
 import type { CallContext } from './call-context.js';
+import type { CallLogger } from './call-logger.js';
 import type { Redactor } from './redact.js';
 import { MAX_ERROR_MESSAGE_CHARS } from './redact-error.js';
 
@@ -32,37 +32,41 @@ export async function runTool(input: RunInput): Promise<RunOutput> {
   const { ctx, runner, timeoutMs } = input;
   const control = ctx.control;
   const disarm = control.startDeadline(timeoutMs);
-  const backstop = control.afterStop(RUNNER_BACKSTOP_GRACE_MS).then((): RunOutcome => {
-    ctx.logger.error({ reason: control.reason, timeoutMs, graceMs: RUNNER_BACKSTOP_GRACE_MS }, 'runner did not report after the call stopped; giving up on it');
-    return { ok: false, ...control.failure(), durationMs: Date.now() - ctx.startedAt };
-  });
+  let stopWatch: (() => void) | undefined;
   try {
-    const outcome = await Promise.race([
-      runner.run(
-        { callId: ctx.callId, args: input.args },
-        {
-          control,
-          ...(input.onProgress ? { onProgress: input.onProgress } : {}),
-          onLog: (level, message) => ctx.logger[level]({ toolLog: true }, input.redact.cut(String(message), MAX_LOG_MESSAGE_CHARS)),
-          onDenied: (denial) => ctx.logger.warn({ denial }, 'sandbox refused a tool request'),
-          onEgress: (attempt) => {
-            if (attempt.admitted) ctx.egress.admitted++;
-            else ctx.egress.refused++;
-            ctx.logger[attempt.admitted ? 'info' : 'warn']({ egress: attempt }, attempt.admitted ? 'egress admitted' : 'egress refused');
+    // The runner's outcome, or the backstop's once the call stopped and the runner stayed silent.
+    const outcome = await new Promise<RunOutcome>((resolve, reject) => {
+      stopWatch = control.onStopAfter(RUNNER_BACKSTOP_GRACE_MS, () => {
+        ctx.logger.error({ reason: control.reason, timeoutMs, graceMs: RUNNER_BACKSTOP_GRACE_MS }, 'runner did not report after the call stopped; giving up on it');
+        resolve({ ok: false, ...control.failure(), durationMs: Date.now() - ctx.startedAt });
+      });
+      runner
+        .run(
+          { callId: ctx.callId, args: input.args },
+          {
+            control,
+            ...(input.onProgress ? { onProgress: input.onProgress } : {}),
+            onLog: (level, message) => ctx.logger[level]({ toolLog: true }, input.redact.cut(String(message), MAX_LOG_MESSAGE_CHARS)),
+            onDenied: (denial) => ctx.logger.warn({ denial }, 'sandbox refused a tool request'),
+            onEgress: (attempt) => {
+              if (attempt.admitted) ctx.egress.admitted++;
+              else ctx.egress.refused++;
+              ctx.logger[attempt.admitted ? 'info' : 'warn']({ egress: attempt }, attempt.admitted ? 'egress admitted' : 'egress refused');
+            },
           },
-        },
-      ),
-      backstop,
-    ]);
+        )
+        .then(resolve, reject);
+    });
     if (outcome.ok) return outcome.output;
     return failWith(ctx, outcome, input.redact, ctx.logger);
   } finally {
     // The deadline is the run's: a late timer must not overrule a result already in hand.
     disarm();
+    stopWatch?.();
   }
 }
 
-function failWith(ctx: CallContext, outcome: Extract<RunOutcome, { ok: false }>, redact: Redactor, logger: Logger): never {
+function failWith(ctx: CallContext, outcome: Extract<RunOutcome, { ok: false }>, redact: Redactor, logger: CallLogger): never {
   // First termination reason wins: a cancel that arrived before the runner reported stays a cancel.
   const code = ctx.terminate(outcome.code);
   if (code !== outcome.code) {

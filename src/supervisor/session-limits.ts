@@ -50,9 +50,18 @@ export class SessionLimits {
     counters.admit(this);
   }
 
+  /** A slot of `kind` now, when one is free and no call waits ahead (FIFO); undefined otherwise. */
+  tryAcquire(kind: SlotKind): ReleaseSlot | undefined {
+    if (this.#queue.length > 0 || !this.#fits(kind)) return undefined;
+    this.#take(kind);
+    return this.#releaseFor(kind);
+  }
+
   /** Waits, in FIFO order, for a slot of `kind`; `cancelled` when the signal aborts first. */
   async acquire(kind: SlotKind, signal: AbortSignal): Promise<ReleaseSlot> {
     throwIfCancelled(signal);
+    const now = this.tryAcquire(kind);
+    if (now !== undefined) return now;
     return new Promise<ReleaseSlot>((resolve, reject) => {
       const waiter: Waiter = {
         kind,
@@ -79,10 +88,14 @@ export class SessionLimits {
       const head = this.#queue[0];
       if (!head || !this.#fits(head.kind)) return;
       this.#queue.shift();
-      this.#running++;
-      if (head.kind === 'exclusive') this.#runningExclusive = true;
+      this.#take(head.kind);
       head.grant();
     }
+  }
+
+  #take(kind: SlotKind): void {
+    this.#running++;
+    if (kind === 'exclusive') this.#runningExclusive = true;
   }
 
   #fits(kind: SlotKind): boolean {
@@ -120,16 +133,26 @@ interface Waiter {
  * The session-limits stage: not cancelled, the run not over, within budget, then a
  * slot of the right kind in FIFO order. The run is checked again once the slot is
  * granted: a call queued behind a terminal tool's call must not run after it.
+ * A slot free at once is returned as is (no promise: most calls never wait); a
+ * refusal is always a rejected promise.
  */
-export async function enterSession(limits: SessionLimits, kind: SlotKind, signal: AbortSignal, counters: SessionCounters = limits.counters): Promise<ReleaseSlot> {
-  throwIfCancelled(signal);
-  limits.admit(counters);
-  const release = await limits.acquire(kind, signal);
+export function enterSession(limits: SessionLimits, kind: SlotKind, signal: AbortSignal, counters: SessionCounters = limits.counters): ReleaseSlot | Promise<ReleaseSlot> {
   try {
-    counters.checkOpen(limits);
+    throwIfCancelled(signal);
+    limits.admit(counters);
   } catch (error) {
-    release();
-    throw error;
+    return Promise.reject(error);
   }
-  return release;
+  // Granted now: the run was checked open by admit() just above, and nothing ran since.
+  const now = limits.tryAcquire(kind);
+  if (now !== undefined) return now;
+  return limits.acquire(kind, signal).then((release) => {
+    try {
+      counters.checkOpen(limits);
+    } catch (error) {
+      release();
+      throw error;
+    }
+    return release;
+  });
 }

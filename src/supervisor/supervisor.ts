@@ -69,6 +69,9 @@ export function createSupervisor(deps: SupervisorDeps): Supervisor {
   return new CallSupervisor(deps);
 }
 
+/** The approval of a call whose decision is not `ask`. */
+const NOT_NEEDED: ApprovalResult = Object.freeze({ status: 'not_needed' });
+
 /** The journal end of a replayed call: the recorded result's hash and size. */
 function replayEnd(replay: ReplayedResult): CallEnd {
   return { kind: 'result', payloadHash: sha256Hex(replay.serialized), payloadBytes: Buffer.byteLength(replay.serialized), replay: replay.serialized };
@@ -80,7 +83,10 @@ class CallSupervisor implements Supervisor {
   /** Concurrency slots of the callers without their own (stdio, `toolhost call`). */
   readonly #limits: SessionLimits;
   readonly #shutdown = new AbortController();
-  readonly #inflight = new Set<Promise<CallOutcome>>();
+  /** The controls of the calls in flight: close() stops them, as a cancel would, and waits for them to end. */
+  readonly #inflight = new Set<CallControl>();
+  /** Resolved when the last call in flight has ended (close() waits on them). */
+  #drained: Array<() => void> = [];
   readonly #declarations: readonly ToolDeclaration[];
   #closing: Promise<void> | undefined;
 
@@ -110,17 +116,12 @@ class CallSupervisor implements Supervisor {
       return Promise.resolve({ kind: 'error', callId: randomUUID(), error: new HostError('cancelled', 'The host is shutting down.', {}) });
     }
     // One control per call: the protocol layer's when it built one, else ours. Host shutdown
-    // cancels every call, as a client cancel would; the run stage arms the deadline.
+    // cancels every call, as a client cancel would (close() stops every control in #inflight,
+    // instead of each call listening on a shutdown signal); the run stage arms the deadline.
     const given = request.control;
     const control = given ?? new CallControl([request.signal]);
-    control.follow(this.#shutdown.signal);
-    const call = this.#call(given !== undefined && request.signal === given.signal ? request : { ...request, signal: control.signal }, control);
-    this.#inflight.add(call);
-    void call.finally(() => {
-      this.#inflight.delete(call);
-      control.dispose();
-    });
-    return call;
+    this.#inflight.add(control);
+    return this.#call(given !== undefined && request.signal === given.signal ? request : { ...request, signal: control.signal }, control);
   }
 
   close(): Promise<void> {
@@ -137,7 +138,9 @@ class CallSupervisor implements Supervisor {
     let end: CallEnd | undefined;
     try {
       ctx.enter('session-limits');
-      release = await enterSession(request.caller?.limits ?? this.#limits, slotKindFor(peekTool(config.tools, request.name, this.session.onUnknownTool)), request.signal, counters);
+      // A free slot is granted at once, without a promise; a queued call waits for its turn.
+      const entered = enterSession(request.caller?.limits ?? this.#limits, slotKindFor(peekTool(config.tools, request.name, this.session.onUnknownTool)), request.signal, counters);
+      release = typeof entered === 'function' ? entered : await entered;
 
       ctx.enter('lookup');
       const { view, rewrittenFrom } = lookupTool(config.tools, request.name, this.session.onUnknownTool);
@@ -159,7 +162,8 @@ class CallSupervisor implements Supervisor {
       notePolicy(decision, ctx.logger);
 
       ctx.enter('approval');
-      const approval = await this.#approve(ctx, args, decision);
+      // Only an `ask` needs an approval (approval.ts answers not_needed at once otherwise): no hop for the rest.
+      const approval = decision.effect === 'ask' ? await this.#approve(ctx, args, decision) : this.#noApprovalNeeded(ctx);
       if (approval.status === 'input_required') {
         end = { kind: 'input_required' };
         return { kind: 'input_required', callId: ctx.callId, requestState: approval.requestState, message: approval.message };
@@ -168,7 +172,8 @@ class CallSupervisor implements Supervisor {
       // After policy and approval: a replay is an answer like any other, given only to a
       // call the policy in force now allows (a tool that needs an approval since, gets asked).
       ctx.enter('idempotency');
-      const replay = await checkIdempotency(journal, view.manifest.name, ctx.idempotencyKey, ctx.argsHash);
+      // Without a key there is nothing to look up (checkIdempotency answers undefined at once): no hop.
+      const replay = ctx.idempotencyKey === null ? undefined : await checkIdempotency(journal, view.manifest.name, ctx.idempotencyKey, ctx.argsHash);
       if (replay) {
         end = replayEnd(replay);
         return this.#replayed(ctx, replay);
@@ -176,7 +181,8 @@ class CallSupervisor implements Supervisor {
 
       ctx.enter('journal');
       // Another host (or call) may have claimed the key since the check above: then its result, or a refusal.
-      const raced = await beginJournal(journal, ctx);
+      // A read-only call has no write-ahead record (beginJournal answers undefined at once): no hop.
+      const raced = view.manifest.sideEffect === 'read_only' ? undefined : await beginJournal(journal, ctx);
       if (raced) {
         end = replayEnd(raced);
         return this.#replayed(ctx, raced);
@@ -185,14 +191,19 @@ class CallSupervisor implements Supervisor {
       ctx.enter('run');
       emitStarted(ctx);
       const missing = missingProtectedPaths(view.runSpec);
-      const output = await runTool({
-        ctx,
-        runner: this.#deps.runners.get(view),
-        args,
-        timeoutMs: view.limits.timeoutMs,
-        redact: this.#deps.redact,
-        onProgress: forwardProgress(ctx, this.#deps.redact),
-      }).finally(() => refuseCreatedProtectedPaths(missing, view.manifest.name));
+      let output;
+      try {
+        output = await runTool({
+          ctx,
+          runner: this.#deps.runners.get(view),
+          args,
+          timeoutMs: view.limits.timeoutMs,
+          redact: this.#deps.redact,
+          onProgress: forwardProgress(ctx, this.#deps.redact),
+        });
+      } finally {
+        refuseCreatedProtectedPaths(missing, view.manifest.name);
+      }
 
       ctx.enter('result-checks');
       const shapeOptions = {
@@ -207,7 +218,9 @@ class CallSupervisor implements Supervisor {
         output.type === 'mcp'
           ? await shapeUpstreamResult(output.result, view.manifest, { ...shapeOptions, ...(this.#deps.onResourceLink ? { onResourceLink: this.#deps.onResourceLink(view) } : {}) })
           : await stageResult(output, view.manifest, shapeOptions);
-      const result = {
+      const result: CallOutcome = {
+        kind: 'result',
+        callId: ctx.callId,
         content: shaped.content,
         ...(shaped.structuredContent ? { structuredContent: shaped.structuredContent } : {}),
         ...(shaped.meta ? { meta: shaped.meta } : {}),
@@ -215,18 +228,45 @@ class CallSupervisor implements Supervisor {
       // The replay copy is kept only for a call with an idempotency key (journal-entry.ts drops it otherwise).
       const replayCopy = ctx.idempotencyKey === null ? null : serializeForReplay(result);
       end = { kind: 'result', payloadHash: sha256Hex(shaped.payload), payloadBytes: shaped.payloadBytes, replay: replayCopy };
-      return { kind: 'result', callId: ctx.callId, ...result };
+      return result;
     } catch (thrown) {
       const error = withToolRecovery(this.#toHostError(ctx, thrown), ctx.view?.manifest);
       end = { kind: 'error', error };
       return { kind: 'error', callId: ctx.callId, error };
     } finally {
-      release?.();
-      ctx.lap(ctx.stage);
-      countOutcome(counters, ctx, end);
-      await this.#finish(ctx, end);
-      ctx.lap('finish');
+      try {
+        release?.();
+        ctx.lap(ctx.stage);
+        countOutcome(counters, ctx, end);
+        const written = this.#finish(ctx, end);
+        // A read-only call's record is queued: nothing to wait for, no hop.
+        if (written !== undefined) await written;
+        ctx.lap('finish');
+      } finally {
+        this.#ended(control);
+      }
     }
+  }
+
+  // The call is over: its control lets go of everything, and close() hears when the last one ends.
+  #ended(control: CallControl): void {
+    control.dispose();
+    this.#inflight.delete(control);
+    if (this.#inflight.size > 0 || this.#drained.length === 0) return;
+    const drained = this.#drained;
+    this.#drained = [];
+    for (const resolve of drained) resolve();
+  }
+
+  /** Resolves once no call is in flight. */
+  #allEnded(): Promise<void> {
+    if (this.#inflight.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#drained.push(resolve));
+  }
+
+  #noApprovalNeeded(ctx: CallContext): ApprovalResult {
+    ctx.approval = 'not_needed';
+    return NOT_NEEDED;
   }
 
   async #approve(ctx: CallContext, args: Readonly<Record<string, unknown>>, decision: CallDecision): Promise<ApprovalResult> {
@@ -283,30 +323,44 @@ class CallSupervisor implements Supervisor {
     return new HostError('internal', 'An internal error stopped this call.', { stage: ctx.stage }, { cause: thrown });
   }
 
-  // Exactly one journal write per call, then the end event and the log line.
-  async #finish(ctx: CallContext, end: CallEnd | undefined): Promise<void> {
+  // Exactly one journal write per call, then the end event and the log line: at once for a
+  // queued record (a read-only call), else once the write is done (the promise returned).
+  #finish(ctx: CallContext, end: CallEnd | undefined): Promise<void> | undefined {
     const durationMs = Date.now() - ctx.startedAt;
     const closing: CallEnd = end ?? { kind: 'error', error: new HostError('internal', 'The call ended without an outcome.', {}) };
+    const announce = (): void => {
+      emitEnded(ctx, closing, durationMs);
+      logCallEnd(ctx, closing, durationMs);
+    };
+    const failed = (error: unknown): void => ctx.logger.error({ err: error, stage: ctx.stage }, 'could not write the journal record of a call');
+    let written: Promise<void> | undefined;
     try {
-      const written = closeJournal(this.#deps.journal, ctx, closing);
-      if (written !== undefined) await written;
+      written = closeJournal(this.#deps.journal, ctx, closing);
     } catch (error) {
-      ctx.logger.error({ err: error, stage: ctx.stage }, 'could not write the journal record of a call');
+      failed(error);
     }
-    emitEnded(ctx, closing, durationMs);
-    logCallEnd(ctx, closing, durationMs);
+    if (written === undefined) {
+      announce();
+      return undefined;
+    }
+    return written.then(announce, (error: unknown) => {
+      failed(error);
+      announce();
+    });
   }
 
   async #close(): Promise<void> {
     this.#shutdown.abort();
+    // Each call stops as it would on its client's cancel, the signal aborting with the shutdown's reason.
+    for (const control of this.#inflight) control.abort(this.#shutdown.signal.reason);
     const graceMs = this.#deps.closeGraceMs ?? 2_000;
     let timer: NodeJS.Timeout | undefined;
     const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
-    await Promise.race([Promise.allSettled([...this.#inflight]), grace]);
+    await Promise.race([this.#allEnded(), grace]);
     clearTimeout(timer);
     await this.#deps.runners.closeAll();
     // Calls still in flight now settle against closed runners; give them a moment to write their records.
-    await Promise.race([Promise.allSettled([...this.#inflight]), new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
+    await Promise.race([this.#allEnded(), new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
     await this.#deps.onClose?.();
   }
 }

@@ -112,6 +112,34 @@ describe('CallControl', () => {
     await vi.advanceTimersByTimeAsync(1);
     expect(backstop).toHaveBeenCalled();
   });
+
+  it('onStopAfter runs the grace after the stop, not before it, and not once cancelled', async () => {
+    const control = new CallControl([]);
+    const backstop = vi.fn();
+    control.onStopAfter(5000, backstop);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(backstop).not.toHaveBeenCalled();
+    control.stop('cancelled');
+    await vi.advanceTimersByTimeAsync(4999);
+    expect(backstop).not.toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(backstop).toHaveBeenCalledTimes(1);
+
+    // Cancelled before the stop (the run is over): the stop arms nothing.
+    const before = new CallControl([]);
+    const never = vi.fn();
+    before.onStopAfter(5000, never)();
+    before.stop('timeout');
+    // Cancelled after the stop, during the grace: the armed timer goes too.
+    const during = new CallControl([]);
+    const late = vi.fn();
+    const cancel = during.onStopAfter(5000, late);
+    during.stop('timeout');
+    cancel();
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(never).not.toHaveBeenCalled();
+    expect(late).not.toHaveBeenCalled();
+  });
 });
 
 describe('clampDelayMs', () => {

@@ -40,7 +40,27 @@ describe('createRedactor', () => {
   });
 });
 
+describe('text without a slash (the path patterns are skipped)', () => {
+  it('still has its secrets and slash-free stack frames redacted', () => {
+    expect(redact('tok\n    at new Promise (<anonymous>)\n    at async Promise.all (index 2)\nend')).toBe(`${REDACTED}\n${REDACTED_STACK}\nend`);
+    expect(redact('plain words, no paths')).toBe('plain words, no paths');
+  });
+
+  it('a secret whose redaction leaves a slash behind is still path-checked', () => {
+    const r = createRedactor({ secretValues: ['k3y'], visibleRoots: [], hostRoots: ['/home'] });
+    expect(r('k3y/home/x')).toBe(`${REDACTED}${REDACTED_PATH}`);
+    expect(r('see /home/x')).toBe(`see ${REDACTED_PATH}`);
+  });
+});
+
 describe('redactJson', () => {
+  it('keeps keys that name Object.prototype members as plain data, in order', () => {
+    const value = JSON.parse('{"constructor":"/etc/hosts","toString":1,"z":2,"hasOwnProperty":3}') as Record<string, unknown>;
+    const out = redactJson(value, redact) as Record<string, unknown>;
+    expect(Object.keys(out)).toEqual(['constructor', 'toString', 'z', 'hasOwnProperty']);
+    expect(out).toEqual({ constructor: REDACTED_PATH, toString: 1, z: 2, hasOwnProperty: 3 });
+  });
+
   it('redacts strings and keys at every depth, keeping other values', () => {
     const value = { 's3cr3t-value-123': [{ path: '/etc/hosts', n: 1, ok: true, nil: null }], text: 'x s3cr3t-value-123' };
     expect(redactJson(value, redact)).toEqual({ [REDACTED]: [{ path: REDACTED_PATH, n: 1, ok: true, nil: null }], text: `x ${REDACTED}` });

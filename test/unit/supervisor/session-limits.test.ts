@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { HostError } from '../../../src/errors.js';
-import { SessionLimits } from '../../../src/supervisor/session-limits.js';
+import { SessionLimits, enterSession } from '../../../src/supervisor/session-limits.js';
 
 const never = new AbortController().signal;
 
@@ -63,5 +63,30 @@ describe('SessionLimits', () => {
   it('refuses an already-cancelled request', async () => {
     const limits = new SessionLimits(100, 4);
     await expect(limits.acquire('shared', AbortSignal.abort())).rejects.toMatchObject({ code: 'cancelled' });
+  });
+
+  it('enterSession hands a free slot over at once (no promise), and queues behind a waiter in FIFO order', async () => {
+    const limits = new SessionLimits(100, 4);
+    const first = enterSession(limits, 'shared', never);
+    expect(typeof first).toBe('function');
+    const exclusive = enterSession(limits, 'exclusive', never);
+    expect(exclusive).toBeInstanceOf(Promise);
+    // A shared slot is free, but the exclusive call arrived first: this one waits behind it.
+    const shared = enterSession(limits, 'shared', never);
+    expect(shared).toBeInstanceOf(Promise);
+    (first as () => void)();
+    const releaseExclusive = await exclusive;
+    releaseExclusive();
+    (await shared)();
+    expect(typeof enterSession(limits, 'exclusive', never)).toBe('function');
+  });
+
+  it('enterSession refuses with a rejected promise, never a throw: cancelled, then the budget', async () => {
+    const limits = new SessionLimits(1, 4);
+    const cancelled = enterSession(limits, 'shared', AbortSignal.abort());
+    await expect(cancelled).rejects.toMatchObject({ code: 'cancelled' });
+    expect(limits.callCount).toBe(0);
+    expect(typeof enterSession(limits, 'shared', never)).toBe('function');
+    await expect(enterSession(limits, 'shared', never)).rejects.toMatchObject({ code: 'call_limit', details: { limit: 1 } });
   });
 });

@@ -200,6 +200,34 @@ describe('one control per call', () => {
   });
 });
 
+describe('close', () => {
+  it('stops a call under the control the supervisor built, and waits until it closed its record', async () => {
+    let running: (() => void) | undefined;
+    const started = new Promise<void>((resolve) => (running = resolve));
+    const h = harness(async (options) => {
+      running?.();
+      const reason = await options.control.stopped;
+      return { ok: false, code: 'tool_crashed', message: `stopped: ${reason}`, details: {}, durationMs: 1 };
+    });
+    const call = h.call('writer');
+    await started;
+    await h.supervisor.close();
+    // close() returned after the call ended: its one closing write is there.
+    expect(h.finishes).toMatchObject([{ status: 'cancelled', errorCode: 'cancelled' }]);
+    expect(codeOf(await call)).toBe('cancelled');
+    expect(codeOf(await h.call('reader'))).toBe('cancelled');
+  });
+});
+
+describe('lifecycle events', () => {
+  it('a client that did not ask for events gets none, and the call is the same', async () => {
+    const h = harness(async () => ok('{"n":1}'));
+    const outcome = await h.call('writer', {}, { onEvent: undefined });
+    expect(outcome).toMatchObject({ kind: 'result', structuredContent: { n: 1 } });
+    expect(h.trace).toEqual(['journal.begin', 'run', 'journal.finish']);
+  });
+});
+
 describe('first reason wins', () => {
   it('a cancel that came first stays cancelled when the runner later reports a timeout', async () => {
     const request = new AbortController();

@@ -1,0 +1,57 @@
+// The log of one call: every line names the call (callId, tool, and the
+// principal on HTTP), as the lines of a pino child with those bindings do, and
+// reads the same. A child is not built per call because pino's child()
+// serializes and redacts its bindings when it is built, the largest cost of
+// starting a call, for a call that writes one line; here the names are merged
+// into a line only when one is written (at a level the host logs).
+import type { Logger } from '../log.js';
+
+export type CallLogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
+
+/** What the stages log through: `logger[level](facts, message)`. */
+export type CallLogger = Record<CallLogLevel, (facts: Readonly<Record<string, unknown>>, message: string) => void>;
+
+/** The names every line of a call carries, first, in this order. */
+export interface CallLogNames {
+  readonly callId: string;
+  readonly tool: string;
+  readonly principal: string | null;
+}
+
+class NamedCallLogger implements CallLogger {
+  constructor(
+    readonly base: Logger,
+    readonly names: CallLogNames,
+  ) {}
+
+  trace(facts: Readonly<Record<string, unknown>>, message: string): void {
+    this.#write('trace', facts, message);
+  }
+  debug(facts: Readonly<Record<string, unknown>>, message: string): void {
+    this.#write('debug', facts, message);
+  }
+  info(facts: Readonly<Record<string, unknown>>, message: string): void {
+    this.#write('info', facts, message);
+  }
+  warn(facts: Readonly<Record<string, unknown>>, message: string): void {
+    this.#write('warn', facts, message);
+  }
+  error(facts: Readonly<Record<string, unknown>>, message: string): void {
+    this.#write('error', facts, message);
+  }
+  fatal(facts: Readonly<Record<string, unknown>>, message: string): void {
+    this.#write('fatal', facts, message);
+  }
+
+  #write(level: CallLogLevel, facts: Readonly<Record<string, unknown>>, message: string): void {
+    if (!this.base.isLevelEnabled(level)) return;
+    const { callId, tool, principal } = this.names;
+    // The names first, as a child's bindings come first; a fact of the same name wins, as in a parsed child line.
+    this.base[level](principal === null ? { callId, tool, ...facts } : { callId, tool, principal, ...facts }, message);
+  }
+}
+
+/** The logger of one call, over the host's logger. */
+export function callLogger(base: Logger, names: CallLogNames): CallLogger {
+  return new NamedCallLogger(base, names);
+}
