@@ -15,34 +15,26 @@ export const CALL_ROW_ARITY = 20;
 /** A row of CALL_ROW_COLUMNS; its first value is the call id. */
 export type CallRowValues = readonly unknown[];
 
-/** The one record of a finished call (refused, read-only, replayed). */
+/** The outcome half of a row: a finished call's, or nothing yet for a write-ahead `started` record. */
+type RowEnd = Pick<CallFinish, 'errorCode' | 'resultHash' | 'resultBytes' | 'replay' | 'egressAdmitted' | 'egressRefused'> & {
+  readonly status: CallFinish['status'] | 'started';
+  readonly endedAt: number | null;
+};
+
+/** A write-ahead record has no outcome yet (its egress counts too are null until the call ends). */
+const NOT_ENDED: RowEnd = { status: 'started', errorCode: null, resultHash: null, resultBytes: null, replay: null, endedAt: null };
+
+/** The one record of a finished call (refused, read-only, replayed); absent egress counts are 0. */
 export function callRowValues(start: CallStart, finish: CallFinish, hostId: string): unknown[] {
-  return [
-    start.id,
-    hostId,
-    start.sessionId,
-    start.principal,
-    start.tool,
-    start.argsHash,
-    start.sideEffect,
-    start.decision,
-    start.rule,
-    start.approval,
-    start.idempotencyKey,
-    finish.status,
-    finish.errorCode,
-    finish.resultHash,
-    finish.resultBytes,
-    finish.replay,
-    start.startedAt,
-    finish.endedAt,
-    finish.egressAdmitted ?? 0,
-    finish.egressRefused ?? 0,
-  ];
+  return rowValues(start, finish, hostId, 0);
 }
 
-/** The write-ahead `started` record of a call about to run: no outcome yet (egress counts too are null until it ends). */
+/** The write-ahead `started` record of a call about to run. */
 export function startedRowValues(start: CallStart, hostId: string): unknown[] {
+  return rowValues(start, NOT_ENDED, hostId, null);
+}
+
+function rowValues(start: CallStart, end: RowEnd, hostId: string, noEgress: 0 | null): unknown[] {
   return [
     start.id,
     hostId,
@@ -55,14 +47,14 @@ export function startedRowValues(start: CallStart, hostId: string): unknown[] {
     start.rule,
     start.approval,
     start.idempotencyKey,
-    'started',
-    null,
-    null,
-    null,
-    null,
+    end.status,
+    end.errorCode,
+    end.resultHash,
+    end.resultBytes,
+    end.replay,
     start.startedAt,
-    null,
-    null,
-    null,
+    end.endedAt,
+    end.egressAdmitted ?? noEgress,
+    end.egressRefused ?? noEgress,
   ];
 }
