@@ -41,8 +41,13 @@ export function readIdempotencyKey(meta: Readonly<Record<string, unknown>>): str
 }
 
 /** undefined when the call may run; a replay when it already completed; throws otherwise. */
-export async function checkIdempotency(index: IdempotencyIndex, tool: string, key: string | null, argsHash: string): Promise<ReplayedResult | undefined> {
+export function checkIdempotency(index: IdempotencyIndex, tool: string, key: string | null, argsHash: string): Promise<ReplayedResult | undefined> | undefined {
+  // Without a key there is nothing to look up: undefined at once, no promise.
   if (key === null) return undefined;
+  return findReplay(index, tool, key, argsHash);
+}
+
+async function findReplay(index: IdempotencyIndex, tool: string, key: string, argsHash: string): Promise<ReplayedResult | undefined> {
   const record = await index.findByIdempotencyKey(tool, key);
   if (!record) return undefined;
   return resolveKeyHolder(record, tool, argsHash);

@@ -24,8 +24,13 @@ export type CallEnd =
  * this returns that call's replay, or throws interrupted_side_effect (state
  * in_progress while it runs). A failed write throws: the tool does not run.
  */
-export async function beginJournal(journal: CallJournal, ctx: CallContext): Promise<ReplayedResult | undefined> {
+export function beginJournal(journal: CallJournal, ctx: CallContext): Promise<ReplayedResult | undefined> | undefined {
+  // A read-only call has no write-ahead record: nothing to wait for (undefined, at once, no promise).
   if (ctx.view?.manifest.sideEffect === 'read_only') return undefined;
+  return writeAhead(journal, ctx);
+}
+
+async function writeAhead(journal: CallJournal, ctx: CallContext): Promise<ReplayedResult | undefined> {
   const begun = await journal.begin(ctx.toStart());
   if (begun.kind === 'held') {
     const replay = resolveKeyHolder(begun.holder, ctx.toolName, ctx.argsHash);

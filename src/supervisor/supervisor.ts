@@ -172,8 +172,9 @@ class CallSupervisor implements Supervisor {
       // After policy and approval: a replay is an answer like any other, given only to a
       // call the policy in force now allows (a tool that needs an approval since, gets asked).
       ctx.enter('idempotency');
-      // Without a key there is nothing to look up (checkIdempotency answers undefined at once): no hop.
-      const replay = ctx.idempotencyKey === null ? undefined : await checkIdempotency(journal, view.manifest.name, ctx.idempotencyKey, ctx.argsHash);
+      // A stage with nothing to wait for answers undefined at once: awaited only when it returns a promise.
+      const lookup = checkIdempotency(journal, view.manifest.name, ctx.idempotencyKey, ctx.argsHash);
+      const replay = lookup === undefined ? undefined : await lookup;
       if (replay) {
         end = replayEnd(replay);
         return this.#replayed(ctx, replay);
@@ -181,8 +182,8 @@ class CallSupervisor implements Supervisor {
 
       ctx.enter('journal');
       // Another host (or call) may have claimed the key since the check above: then its result, or a refusal.
-      // A read-only call has no write-ahead record (beginJournal answers undefined at once): no hop.
-      const raced = view.manifest.sideEffect === 'read_only' ? undefined : await beginJournal(journal, ctx);
+      const writing = beginJournal(journal, ctx);
+      const raced = writing === undefined ? undefined : await writing;
       if (raced) {
         end = replayEnd(raced);
         return this.#replayed(ctx, raced);

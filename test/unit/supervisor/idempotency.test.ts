@@ -46,7 +46,7 @@ describeEachStore('checkIdempotency', (store) => {
   it('refuses other arguments with invalid_arguments', async () => {
     const { journal } = await opened();
     await journal.record(keyed('c1', 'k'), callFinish({ replay: '{"content":[]}' }));
-    expect(await rejection(() => checkIdempotency(journal, TOOL, 'k', hashArgs({ a: 2 })))).toMatchObject({
+    expect(await rejection(async () => checkIdempotency(journal, TOOL, 'k', hashArgs({ a: 2 })))).toMatchObject({
       code: 'invalid_arguments',
       details: { path: '/_meta/idempotencyKey', callId: 'c1' },
     });
@@ -55,14 +55,14 @@ describeEachStore('checkIdempotency', (store) => {
   it('refuses a key whose call is still running, was interrupted, or was reconciled as done', async () => {
     const session = await opened();
     await session.journal.begin(keyed('running', 'k-run'));
-    expect(await rejection(() => checkIdempotency(session.journal, TOOL, 'k-run', ARGS_HASH))).toEqual({
+    expect(await rejection(async () => checkIdempotency(session.journal, TOOL, 'k-run', ARGS_HASH))).toEqual({
       code: 'interrupted_side_effect',
       details: { callId: 'running', state: 'in_progress' },
     });
     const journal = await session.reopen();
-    expect((await rejection(() => checkIdempotency(journal, TOOL, 'k-run', ARGS_HASH))).details).toEqual({ callId: 'running', state: 'interrupted' });
+    expect((await rejection(async () => checkIdempotency(journal, TOOL, 'k-run', ARGS_HASH))).details).toEqual({ callId: 'running', state: 'interrupted' });
     await journal.reconcile('running', 'skip');
-    expect((await rejection(() => checkIdempotency(journal, TOOL, 'k-run', ARGS_HASH))).details).toEqual({ callId: 'running', state: 'reconciled_skip' });
+    expect((await rejection(async () => checkIdempotency(journal, TOOL, 'k-run', ARGS_HASH))).details).toEqual({ callId: 'running', state: 'reconciled_skip' });
   });
 
   it('lets a key run again after an interrupted call is reconciled with rerun, or after a failure', async () => {
