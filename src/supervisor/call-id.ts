@@ -2,11 +2,11 @@
 // first, then the version, a 12-bit counter (rand_a), the variant and 62
 // random bits (rand_b) from the crypto generator. Why not v4: the journal's
 // `calls.id` is UNIQUE, and a batch of random ids lands each record on a
-// different leaf page of that index, so a batch of 60 read-only records
-// dirtied ~40 pages of the WAL; ids that grow with time are appended to the
-// index's last page instead (writer thread, 60-record batches, interleaved in
-// one process: ~34 -> ~22 µs CPU per record on a new journal, ~40 -> ~19 on
-// one holding 150k calls).
+// different leaf page of that index: a batch of 60 read-only records wrote
+// ~90 pages to the WAL (journal of 30k calls), ~24 with ids that grow with
+// time, which are appended to the index's last pages instead. The writer
+// thread's CPU per record (60-record batches, v4 and v7 interleaved in one
+// process): ~34 -> ~22 µs on a new journal, ~40 -> ~19 on one of 150k calls.
 //
 // Monotonic within the process (RFC 9562 section 6.2, method 1, a fixed
 // 12-bit counter in rand_a): each new millisecond seeds the counter with 11
