@@ -70,15 +70,19 @@ let ending = false;
 /**
  * Piscina's handler: one task per thread for as long as the host keeps this
  * thread's lane open (src/runner/worker/worker-lane.ts). The host posts the
- * thread's calls on `port` and each answer goes back on it, tagged with the
- * call's gate: no Piscina task, promise and wake-up per call. The task ends
+ * thread's calls on `port` (those of one turn in one message) and each answer
+ * goes back on it at once, tagged with the call's gate: no Piscina task,
+ * promise and wake-up per call. Answers are never held back to be sent
+ * together: the next call may never end (a busy loop), and an answer held
+ * behind it would be lost with the thread. The task ends
  * when the host closes the port (the lane idle, or the pool closing).
  * @param {{ port: import('node:worker_threads').MessagePort }} lane
  */
 export function serve({ port }) {
   return new Promise((resolve) => {
-    port.on('message', (/** @type {WorkerTask} */ task) => {
-      waiting.push(task);
+    // The calls the host handed in one turn come together (src/runner/worker/worker-lane.ts).
+    port.on('message', (/** @type {WorkerTask[]} */ tasks) => {
+      for (const task of tasks) waiting.push(task);
       if (!draining) void drain(port);
     });
     port.once('close', () => resolve(undefined));

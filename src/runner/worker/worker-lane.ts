@@ -29,6 +29,8 @@ export class WorkerLane {
   /** Set when the lane's thread is being ended or the lane closed: nothing more is handed to it. */
   #ending = false;
   #idleTimer: NodeJS.Timeout | undefined;
+  /** The calls handed this turn, posted together once it is over (one message, one wake-up of the thread). */
+  #outbox: WorkerTask[] = [];
 
   constructor(
     pool: Piscina,
@@ -54,12 +56,24 @@ export class WorkerLane {
     return !this.#ending;
   }
 
-  /** Posts the call to the thread; it begins only if it wins its gate (call-gates.ts). */
+  /**
+   * Posts the call to the thread with the others handed this turn: with several calls in
+   * flight they arrive together, and the thread is woken once for them, not once each.
+   * It begins a call only if it wins its gate (call-gates.ts), so one stopped meanwhile never begins.
+   */
   hand(call: WorkerCall): void {
     this.#calls.set(call.slot, call);
     this.cancelIdle();
-    this.#port.postMessage({ callId: call.job.callId, args: call.job.args, slot: call.slot, ticket: call.ticket } satisfies WorkerTask);
+    if (this.#outbox.length === 0) setImmediate(this.#post);
+    this.#outbox.push({ callId: call.job.callId, args: call.job.args, slot: call.slot, ticket: call.ticket });
   }
+
+  readonly #post = (): void => {
+    const tasks = this.#outbox;
+    this.#outbox = [];
+    // A lane that ended meanwhile has a closed port: posting to it does nothing, and its calls were handed back.
+    if (tasks.length > 0) this.#port.postMessage(tasks);
+  };
 
   /** Nothing more is handed to this lane: its thread is being ended (the pool then fails its task). */
   markEnding(): void {
@@ -101,6 +115,7 @@ export class WorkerLane {
       this.#answer(entry.message as WorkerLaneAnswer);
     }
     this.#port.close();
+    this.#outbox = [];
     const held = [...this.#calls.values()];
     this.#calls.clear();
     this.events.ended(this, held, error);
