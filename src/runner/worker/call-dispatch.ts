@@ -28,6 +28,13 @@ export interface DispatchRules {
   readonly postAbort: (callId: string) => void;
 }
 
+/**
+ * How many dead threads a call may be handed back from, unbegun, before it fails with
+ * their error: a thread that dies before it begins anything (it cannot start) would
+ * otherwise have its calls handed from thread to thread for ever.
+ */
+export const MAX_HANDED_BACK = 3;
+
 /** Stands for a call the thread could not run (its run threw): classified as a crash of the thread. */
 function callFailed(): Error {
   return new Error('the worker thread failed the call');
@@ -133,8 +140,12 @@ export class CallDispatch {
       const unbegun = !call.done && !this.rules.isClosed() && this.gates.withdrawUnbegun(call.slot, call.ticket);
       this.#letGo(call);
       if (call.done) continue;
-      if (unbegun) requeue.push(call);
-      else call.finish(this.rules.classify(error ?? callFailed(), call));
+      if (unbegun && call.handedBack < MAX_HANDED_BACK) {
+        call.handedBack++;
+        requeue.push(call);
+      } else {
+        call.finish(this.rules.classify(error ?? callFailed(), call));
+      }
     }
     this.#waiting.unshift(...requeue);
     this.#pump();

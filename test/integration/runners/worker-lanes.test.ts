@@ -97,4 +97,13 @@ describe('worker lanes', () => {
     expect(failureOf(await crashed)).toEqual({ code: 'tool_crashed', details: { exitCode: 4 } });
     expect(threadOf(await after)).not.toBe(first);
   });
+
+  it('hands a call its threads never began from one dead thread to the next until one runs it', async () => {
+    const { pool, run } = lanes(1);
+    // All four go to the one thread at once; each exit ends the thread before the call behind it begins.
+    const exits = [5, 6, 7].map((code) => run({ mode: 'exit', code }));
+    const behind = run({ mode: 'thread' });
+    expect((await Promise.all(exits)).map((outcome) => failureOf(outcome).details)).toEqual([{ exitCode: 5 }, { exitCode: 6 }, { exitCode: 7 }]);
+    expect(pool.threads.map((thread) => thread.threadId)).toContain(threadOf(await behind));
+  });
 });
