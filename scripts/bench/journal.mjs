@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ROOT, round, summarize, throughput, timeCalls } from './lib.mjs';
+import { benchWriterThread } from './journal-writer.mjs';
 
 const ECHO = { text: 'hello' };
 
@@ -60,6 +61,8 @@ export async function benchJournal({ N, scratch, host, log }) {
       await journal.close();
       result.direct[name] = { sequential: summarize(sequential), inFlight8: { ...summarize(inFlight), callsPerSecond: round(callsPerSecond, 0) } };
     }
+    // The SQLite writer thread's CPU per read-only record (the batches `serve` commits off its event loop).
+    result.writerThread = await benchWriterThread(scratch, N < 20);
     // Through a host: a mutating echo on each store, against the read-only echo (one record, no write-ahead).
     for (const [name, store] of Object.entries(stores)) {
       const th = await host({ journal: store.hostUrl ?? store.url });
@@ -98,6 +101,8 @@ export async function benchJournal({ N, scratch, host, log }) {
   log('Journal cost per mutating call (ms): the write-ahead record and its finish, alone');
   log(table(['store', 'p50', 'p99', 'p50 (8 in flight)', 'p99 (8 in flight)', 'calls/s (8 in flight)'],
     Object.entries(result.direct).map(([name, r]) => [name, r.sequential.p50, r.sequential.p99, r.inFlight8.p50, r.inFlight8.p99, r.inFlight8.callsPerSecond])));
+  const writer = result.writerThread;
+  log(writer.unavailable ? `SQLite writer thread: not measured (${writer.unavailable})` : `SQLite writer thread: ${writer.cpuUsPerRecord} µs CPU per read-only record (batches of ${writer.batch}, journal of ${writer.journalCalls} calls)`);
   log('Through a host: echo_worker (read-only: one record) and echo_write (mutating: write-ahead + finish)');
   log(table(['store', 'echo_worker p50', 'echo_write p50', 'echo_write p99', 'journal share of p50', 'echo_write calls/s (8 in flight)'],
     Object.entries(result.host).map(([name, r]) => [name, r.echoWorker.p50, r.echoWrite.p50, r.echoWrite.p99, round(r.echoWrite.p50 - r.echoWorker.p50), r.echoWriteCallsPerSecond8])));

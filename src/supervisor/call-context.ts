@@ -1,8 +1,8 @@
 // CallContext: what the stages of one call learn about it, in one place, so
 // the journal record and the log line written in `finally` see every fact
 // (tool, decision, rule, approval) however far the call got.
-import { randomUUID } from 'node:crypto';
 import type { CallStart } from '../audit/call-record.js';
+import { newCallId } from './call-id.js';
 import { hashArgs } from '../audit/hash.js';
 import type { ErrorCode } from '../errors.js';
 import { performance } from 'node:perf_hooks';
@@ -15,7 +15,8 @@ import type { Stage } from './stages.js';
 import type { CallRequest } from './types.js';
 
 export class CallContext {
-  readonly callId = randomUUID();
+  /** UUIDv7: ordered by time, so the journal's unique index on call ids is appended to (call-id.ts). */
+  readonly callId = newCallId();
   readonly startedAt = Date.now();
   /** The stage running now; after a failure, the stage that decided it. */
   stage: Stage = 'session-limits';

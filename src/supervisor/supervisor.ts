@@ -2,7 +2,7 @@
 // in this order, one short call each (see stages.ts for where each outcome is
 // decided). Exactly one journal write closes every call, from `finally`;
 // unknown throwables become `internal` in the one outer catch.
-import { randomUUID } from 'node:crypto';
+import { newCallId } from './call-id.js';
 import { sha256Hex } from '../audit/hash.js';
 import { HostError, isHostError, withToolRecovery } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -113,7 +113,7 @@ class CallSupervisor implements Supervisor {
 
   callTool(request: CallRequest): Promise<CallOutcome> {
     if (this.#closing) {
-      return Promise.resolve({ kind: 'error', callId: randomUUID(), error: new HostError('cancelled', 'The host is shutting down.', {}) });
+      return Promise.resolve({ kind: 'error', callId: newCallId(), error: new HostError('cancelled', 'The host is shutting down.', {}) });
     }
     // One control per call: the protocol layer's when it built one, else ours. Host shutdown
     // cancels every call, as a client cancel would (close() stops every control in #inflight,

@@ -15,6 +15,13 @@ const THREAD_URL = new URL('./record-writer-thread.mjs', import.meta.url);
 /** How long close() waits for the thread to finish its last batch before terminating it. */
 const CLOSE_GRACE_MS = 10_000;
 
+/** An INSERT the thread can repeat for many rows: `head` then `row` once per row, comma-separated; `arity` values a row. */
+export interface MultiRowInsert {
+  readonly head: string;
+  readonly row: string;
+  readonly arity: number;
+}
+
 interface PendingWrite {
   readonly resolve: () => void;
   readonly reject: (error: Error) => void;
@@ -32,10 +39,10 @@ export class RecordWriter {
   #committed = 0;
 
   /** Starts the thread on the journal `file` (already created and migrated by the host's connection). */
-  constructor(file: string, insertSql: string, logger: Logger) {
+  constructor(file: string, insert: MultiRowInsert, logger: Logger) {
     this.#logger = logger;
     this.#thread = new Worker(THREAD_URL, {
-      workerData: { file, busyTimeoutMs: BUSY_TIMEOUT_MS, insertSql },
+      workerData: { file, busyTimeoutMs: BUSY_TIMEOUT_MS, insert },
       // Rows are small and a batch is at most RECORD_BATCH_MAX_RECORDS of them.
       resourceLimits: { maxOldGenerationSizeMb: 64 },
     });

@@ -28,6 +28,7 @@ import { CALL_ROW_ARITY, CALL_ROW_COLUMNS, callRowValues, startedRowValues, type
 import { currentHostIdentity, hostLiveness, type HostIdentity } from './host-liveness.js';
 import { JournalError } from '../journal-error.js';
 import { openJournalDatabase, toJournalError } from './open-database.js';
+import type { MultiRowInsert } from './record-writer.js';
 import { ensureStateDir, journalPathOf } from '../state-dir.js';
 
 
@@ -321,9 +322,15 @@ interface HostRow {
   process_start: string | null;
 }
 
-/** The one INSERT of a call record, its values a row of callRowValues (also run by the batch writer thread, record-writer-thread.mjs). */
-export const INSERT_CALL_SQL = `INSERT INTO calls (${CALL_ROW_COLUMNS})
-   VALUES (${Array.from({ length: CALL_ROW_ARITY }, () => '?').join(', ')})`;
+/** The INSERT of call records as head and one row's placeholders, its values rows of callRowValues (the batch writer thread puts many rows in one statement). */
+export const INSERT_CALLS: MultiRowInsert = {
+  head: `INSERT INTO calls (${CALL_ROW_COLUMNS}) VALUES `,
+  row: `(${Array.from({ length: CALL_ROW_ARITY }, () => '?').join(', ')})`,
+  arity: CALL_ROW_ARITY,
+};
+
+/** The one-row INSERT of a call record. */
+export const INSERT_CALL_SQL = INSERT_CALLS.head + INSERT_CALLS.row;
 
 function prepareStatements(db: Database.Database) {
   const insertCall = db.prepare(INSERT_CALL_SQL);

@@ -12,7 +12,7 @@ import { RecordBatch } from '../record-batch.js';
 import { SqliteApprovals } from './approvals.js';
 import { ArtifactStore } from './artifacts.js';
 import { RecordWriter } from './record-writer.js';
-import { INSERT_CALL_SQL, SqliteJournal, type JournalOptions } from './sqlite-journal.js';
+import { INSERT_CALLS, SqliteJournal, type JournalOptions } from './sqlite-journal.js';
 
 export interface SqliteStoreOptions extends JournalOptions {
   logger?: Logger;
@@ -63,7 +63,7 @@ export class SqliteStore implements Journal {
         : new ArtifactStore(stateDir, sync, { ...(options.logger ? { logger: options.logger } : {}), ...(options.artifactTtlMs !== undefined ? { ttlMs: options.artifactTtlMs } : {}) });
     this.#approvals = new SqliteApprovals(() => sync.database);
     const logger = options.logger ?? createSilentLogger();
-    this.#writer = options.writeBatchesOffThread === true && sync.hostId !== null ? new RecordWriter(sync.file, INSERT_CALL_SQL, logger) : undefined;
+    this.#writer = options.writeBatchesOffThread === true && sync.hostId !== null ? new RecordWriter(sync.file, INSERT_CALLS, logger) : undefined;
     this.#batch = new RecordBatch<CallRowValues>((rows) => this.#writeBatch(rows), rowId, logger);
   }
 

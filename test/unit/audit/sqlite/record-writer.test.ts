@@ -106,6 +106,41 @@ describe('read-only batches on the writer thread', () => {
     expect(failed).toMatchObject({ err: { code: 'SQLITE_CONSTRAINT_UNIQUE' }, calls: [fresh.id, start.id] });
   });
 
+  it('batches of every size land whole, field for field and in the order queued (the thread inserts them 64, 16, 4 and 1 rows per statement)', async () => {
+    const store = open({ writeBatchesOffThread: true });
+    const finish = callFinish({ status: 'failed', errorCode: 'tool_error', resultBytes: 9, egressAdmitted: 2, egressRefused: 5 });
+    const { replay: _notKept, ...ended } = finish; // a record keeps no replay unless the call had an idempotency key
+    const queued: string[] = [];
+    let batches = 0;
+    for (const size of [1, 3, 4, 5, 17, 63, 64, 65, 85, 127, 128]) {
+      const starts = Array.from({ length: size }, (_, i) => callStart({ tool: 'fs.read', sideEffect: 'read_only', principal: i % 2 === 0 ? null : `p-${i}` }));
+      for (const start of starts) store.recordSoon(start, finish);
+      await store.flush();
+      batches++;
+      queued.push(...starts.map((start) => start.id));
+      for (const start of [starts[0]!, starts[Math.floor(size / 2)]!, starts[size - 1]!]) {
+        expect(await store.get(start.id)).toEqual({ ...start, ...ended, hostId: store.hostId, reconciliation: null, reconciledAt: null });
+      }
+    }
+    expect(store.recordWriter!.committedBatches).toBe(batches);
+    const inSeqOrder = store.sync.database.prepare('SELECT id FROM calls ORDER BY seq').pluck().all();
+    expect(inSeqOrder).toEqual(queued);
+  });
+
+  it('a row refused in a later statement of a batch takes back the rows of its earlier statements too', async () => {
+    const log = recordingLogger();
+    const store = open({ writeBatchesOffThread: true, logger: log.logger });
+    // 100 rows go in as 64 + 16 + 16 + 4: row 90 (third statement) repeats row 5's id (first statement).
+    const starts = Array.from({ length: 100 }, readOnly);
+    starts[90] = { ...starts[90]!, id: starts[5]!.id };
+    for (const start of starts) store.recordSoon(start, callFinish());
+    await store.flush();
+    expect(store.recordWriter!.committedBatches).toBe(0);
+    expect(await store.query({ tool: 'fs.read' })).toEqual([]);
+    const failed = log.lines().find((line) => line['msg'] === 'journal: could not write a batch of read-only call records');
+    expect(failed).toMatchObject({ err: { code: 'SQLITE_CONSTRAINT_UNIQUE' } });
+  });
+
   it('without the option the host connection writes them (no thread)', async () => {
     const store = open();
     expect(store.recordWriter).toBeUndefined();
