@@ -39,11 +39,12 @@ export function sdkDispatches(message: Record<string, unknown>, kind: MessageKin
 /**
  * A request or notification whose every member the SDK's schema either does not
  * look at or has already been checked for by the raw checks (jsonrpc, id, method,
- * params an object): only the four top-level members, and no `_meta`, or one
- * without the two keys the schema parses (progressToken, related-task). Narrower
- * than the schema on purpose (a progress token is left to the SDK's guard), so it
- * can only say yes where the SDK does; sdk-dispatch.test.ts holds it to the SDK's
- * schema shapes, so an SDK that starts parsing more fails that test.
+ * params an object): only the four top-level members, and no `_meta`, or one whose
+ * progress token, if any, is a string or a safe integer (as the fast path's calls
+ * are) and without a related-task key (rare: left to the SDK's guard). It can only
+ * say yes where the SDK does: sdk-dispatch.test.ts holds it to the SDK's guard over
+ * a corpus and to the shapes of the SDK's schemas, so an SDK that starts parsing
+ * more fails that test.
  */
 export function isSurelyDispatched(message: Record<string, unknown>): boolean {
   for (const key in message) {
@@ -55,7 +56,9 @@ export function isSurelyDispatched(message: Record<string, unknown>): boolean {
   if (meta === undefined) return true;
   if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return false;
   const fields = meta as Record<string, unknown>;
-  return fields['progressToken'] === undefined && fields[RELATED_TASK_META_KEY] === undefined;
+  const token = fields['progressToken'];
+  if (token !== undefined && typeof token !== 'string' && !Number.isSafeInteger(token)) return false;
+  return fields[RELATED_TASK_META_KEY] === undefined;
 }
 
 /** Only for a refusal: the SDK schema's first issue, as a path the answer can name. */

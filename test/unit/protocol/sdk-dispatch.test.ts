@@ -71,7 +71,14 @@ describe('the shortcut that spares plain lines the SDK guard', () => {
     { progressToken: 'p' },
     { progressToken: 1 },
     { progressToken: 1.5 },
+    { progressToken: -0 },
+    { progressToken: Number.MIN_SAFE_INTEGER },
+    { progressToken: Number.MAX_SAFE_INTEGER + 1 },
+    { progressToken: true },
+    { progressToken: {} },
+    { progressToken: [] },
     { progressToken: null },
+    { ...ENVELOPE, progressToken: 'p' },
     { [RELATED_TASK_META_KEY]: { taskId: 't' } },
     { [RELATED_TASK_META_KEY]: {} },
     { [RELATED_TASK_META_KEY]: null },
@@ -105,8 +112,10 @@ describe('the shortcut that spares plain lines the SDK guard', () => {
       expect(sdkRefusal(message, kind) === undefined, JSON.stringify(message)).toBe(sdk);
       expect(sdkDispatches(message, kind)).toBe(sdk);
     }
-    // The common lines take it: a plain call, one with the modern envelope, no params.
+    // The common lines take it: a plain call, one with a progress token, one with the modern envelope, no params.
     expect(isSurelyDispatched(request({ name: 'echo', arguments: {} }))).toBe(true);
+    expect(isSurelyDispatched(request({ name: 'echo', _meta: { progressToken: 'p' } }))).toBe(true);
+    expect(isSurelyDispatched(request({ name: 'echo', _meta: { progressToken: 7 } }))).toBe(true);
     expect(isSurelyDispatched(request({ name: 'echo', _meta: ENVELOPE }))).toBe(true);
     expect(isSurelyDispatched(notification())).toBe(true);
     expect(shortcuts).toBeGreaterThan(10);
