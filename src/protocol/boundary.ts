@@ -1,9 +1,11 @@
 // Stage 1 of a call (SPEC section 5 step 1): the checks that need the raw
 // line, before the SDK parses anything. A line that fails is answered here,
 // with the request's id whenever it can be recovered, so a client is never
-// left waiting on a request the SDK would have dropped.
+// left waiting on a request the SDK would have dropped (including a request
+// that is JSON-RPC but that the SDK's own message schemas refuse).
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { scanJson } from './json-scan.js';
+import { sdkRefusal } from './sdk-dispatch.js';
 import { errorData } from '../errors.js';
 
 /** Nesting allowed in one inbound message; the top-level object counts as 1. */
@@ -24,6 +26,7 @@ export type MalformedReason =
   | 'too_deep'
   | 'batch_not_supported'
   | 'not_jsonrpc'
+  | 'not_mcp_message'
   | 'arguments_not_object';
 
 export type RequestId = string | number | null;
@@ -41,7 +44,18 @@ export interface MalformedResponse {
 
 export type LineCheck =
   | { readonly ok: true; readonly message: JSONRPCMessage }
-  | { readonly ok: false; readonly response: MalformedResponse };
+  | {
+      readonly ok: false;
+      readonly response: MalformedResponse;
+      /**
+       * Set when the refused line is a notification the SDK would drop: JSON-RPC
+       * forbids answering it, so stdio only logs it (over HTTP the POST still gets
+       * its 400 with this response). Its method, for the log.
+       */
+      readonly notification?: { readonly method: string };
+    };
+
+type Refusal = Extract<LineCheck, { readonly ok: false }>;
 
 /** Checks one complete line (without its newline) and parses it, or builds the error answer. */
 export function checkLine(bytes: Uint8Array, maxMessageBytes: number): LineCheck {
@@ -96,7 +110,7 @@ function refuse(
   id: RequestId,
   reason: MalformedReason,
   details: Record<string, unknown> = {},
-): LineCheck {
+): Refusal {
   return {
     ok: false,
     response: { jsonrpc: '2.0', id, error: { code, message: MESSAGES[code], data: errorData('malformed_request', { reason, ...details }) } },
@@ -104,7 +118,8 @@ function refuse(
 }
 
 /**
- * JSON-RPC 2.0 shape, as MCP narrows it: no batches, object params, string or integer ids.
+ * JSON-RPC 2.0 shape, as MCP narrows it: no batches, object params, string or integer ids,
+ * and nothing the SDK's message schemas refuse (sdk-dispatch.ts: it would drop that unanswered).
  * `scannedIdText` is the raw top-level id the scan saw, parsed only when the value's own id is unusable.
  */
 function checkShape(value: unknown, scannedIdText: string | undefined): LineCheck {
@@ -122,13 +137,19 @@ function checkShape(value: unknown, scannedIdText: string | undefined): LineChec
       const args = params['arguments'];
       if (args !== undefined && !isRecord(args)) return refuse(INVALID_REQUEST, answerId, 'arguments_not_object');
     }
-    return { ok: true, message: value as JSONRPCMessage };
+    // Past the raw checks, a message the SDK would not dispatch would be dropped unanswered.
+    const refusedKey = sdkRefusal(value, id === null ? 'notification' : 'request');
+    if (refusedKey === undefined) return { ok: true, message: value as JSONRPCMessage };
+    const refusal = refuse(INVALID_REQUEST, id, 'not_mcp_message', { key: refusedKey });
+    return id === null ? { ...refusal, notification: { method: value['method'] as string } } : refusal;
   }
   // A response to one of our requests (elicitation): exactly one of result or error.
   if (id === null) return refuse(INVALID_REQUEST, null, 'not_jsonrpc', { field: 'id' });
   const hasResult = 'result' in value;
   const hasError = 'error' in value;
   if (hasResult === hasError) return refuse(INVALID_REQUEST, null, 'not_jsonrpc', { field: hasResult ? 'error' : 'result' });
+  const refusedKey = sdkRefusal(value, 'response');
+  if (refusedKey !== undefined) return refuse(INVALID_REQUEST, null, 'not_mcp_message', { key: refusedKey });
   return { ok: true, message: value as JSONRPCMessage };
 }
 

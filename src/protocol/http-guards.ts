@@ -1,7 +1,7 @@
 // The checks a request meets before anything of MCP runs (SPEC section 6.1):
 // Host and Origin against the allowed names (DNS rebinding: 403), and a body
 // read with a byte cap (413) then checked like a stdio line (boundary.ts:
-// UTF-8, duplicate keys, depth, JSON-RPC shape).
+// UTF-8, duplicate keys, depth, JSON-RPC shape, what the SDK would dispatch).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { validateHostHeader, validateOriginHeader } from '@modelcontextprotocol/server';
 import { checkLine, type MalformedResponse } from './boundary.js';

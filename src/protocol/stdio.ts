@@ -103,6 +103,9 @@ class Batch {
   }
 }
 
+/** A client's method name is logged at most this long. */
+const MAX_LOGGED_METHOD_CHARS = 200;
+
 export interface StdioTransportOptions {
   readonly input: Readable;
   readonly output: ProtocolOutput;
@@ -112,9 +115,9 @@ export interface StdioTransportOptions {
 
 /**
  * An SDK Transport over a byte stream pair. Each inbound line is checked
- * (size, UTF-8, JSON syntax, duplicate keys, depth, JSON-RPC shape) and
- * either answered with a malformed_request error here or handed to the SDK
- * already parsed.
+ * (size, UTF-8, JSON syntax, duplicate keys, depth, JSON-RPC shape, what the
+ * SDK would dispatch) and either answered with a malformed_request error here
+ * (a refused notification is only logged) or handed to the SDK already parsed.
  */
 export class BoundaryStdioTransport implements Transport {
   onclose?: () => void;
@@ -181,11 +184,21 @@ export class BoundaryStdioTransport implements Transport {
   private handleLine(bytes: Uint8Array): void {
     if (this.closed) return;
     const check = checkLine(bytes, this.options.maxMessageBytes);
-    if (!check.ok) {
-      this.answerMalformed(check.response);
+    if (check.ok) {
+      this.onmessage?.(check.message);
       return;
     }
-    this.onmessage?.(check.message);
+    if (check.notification === undefined) this.answerMalformed(check.response);
+    else this.logRefusedNotification(check.response, check.notification.method);
+  }
+
+  /** A notification is never answered (JSON-RPC); the operator still hears of it, once. */
+  private logRefusedNotification(response: MalformedResponse, method: string): void {
+    const { reason, key } = response.error.data;
+    this.options.logger.warn(
+      { code: 'malformed_request', reason, key, method: method.slice(0, MAX_LOGGED_METHOD_CHARS) },
+      'notification refused: the MCP SDK would drop it; not answered (it is a notification)',
+    );
   }
 
   private answerMalformed(response: MalformedResponse): void {

@@ -24,7 +24,7 @@ principals:
 `;
 
 const MAX_MESSAGE_BYTES = 65_536;
-const PRINCIPALS = ['alice', 'bob', 'ci-bot', 'carol', ...CLIENT_KINDS];
+const PRINCIPALS = ['alice', 'bob', 'ci-bot', 'carol', 'dave', ...CLIENT_KINDS];
 
 let dirs: HostDirs;
 let host: HttpHost;
@@ -159,6 +159,35 @@ describe('refusals before any MCP handling', () => {
       expect(answer.id).toBe(id);
       expect(answer.error.data).toEqual({ code: 'malformed_request', reason: 'proto_key', key, recovery: 'stop' });
     }
+  });
+
+  it('400 malformed_request with the id for a body the MCP SDK\'s message schemas refuse, in both eras; the session serves on', async () => {
+    const auth = { authorization: `Bearer ${tokens['dave']}` };
+    const envelope = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} };
+    const call = (id: number, meta: unknown, extra: Record<string, unknown> = {}) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: {}, _meta: meta }, ...extra });
+    const expectRefused = async (body: string, headers: Record<string, string>, id: number | null, key: string) => {
+      const response = await post(host.url, body, headers);
+      expect(response.status, body).toBe(400);
+      const answer = JSON.parse(response.body) as { id: unknown; error: { code: number; data: unknown } };
+      expect(answer.id).toBe(id);
+      expect(answer.error.code).toBe(-32600);
+      expect(answer.error.data).toEqual({ code: 'malformed_request', reason: 'not_mcp_message', key, recovery: 'stop' });
+    };
+    const modern = { ...auth, 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'echo' };
+    await expectRefused(call(11, { ...envelope, progressToken: 1.5 }), modern, 11, '/params/_meta/progressToken');
+    await expectRefused(call(12, envelope, { extra: 1 }), modern, 12, '/extra');
+
+    const opened = await post(host.url, initialize, auth);
+    const legacy = { ...auth, 'mcp-session-id': String(opened.headers['mcp-session-id']), 'mcp-protocol-version': '2025-11-25' };
+    expect((await post(host.url, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), legacy)).status).toBe(202);
+    await expectRefused(call(13, null), legacy, 13, '/params/_meta');
+    await expectRefused(call(14, { progressToken: true }), legacy, 14, '/params/_meta/progressToken');
+    // A notification: the POST gets its 400, addressed to no id.
+    await expectRefused(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, _meta: { progressToken: {} } } }), legacy, null, '/params/_meta/progressToken');
+    const served = await post(host.url, call(15, {}), legacy);
+    expect(served.status).toBe(200);
+    const event = served.body.split('\n').find((line) => line.startsWith('data: '));
+    expect(JSON.parse(event!.slice('data: '.length))).toMatchObject({ id: 15, result: { structuredContent: { echo: {} } } });
   });
 
   it('/healthz and /readyz answer without a token; other paths are 404', async () => {

@@ -18,6 +18,8 @@ describe('checkLine: accepted messages', () => {
     ['escapes and numbers', '{"jsonrpc":"2.0","id":4,"method":"ping","params":{"s":"a\\"b\\\\","u":"\\u00e9","n":[-0.5e10,0,1E+2]}}'],
     ['whitespace', ' { "jsonrpc" : "2.0" , "id" : 5 , "method" : "ping" } '],
     ['exactly the depth limit', callWithDepth(6, MAX_MESSAGE_DEPTH)],
+    ['a string progress token', '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":"p"}}}'],
+    ['the modern envelope in _meta', '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"x","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":-3}}}'],
   ])('%s', (_name, line) => {
     const check = checkLine(utf8(line), DEFAULT_MAX_MESSAGE_BYTES);
     expect(check).toEqual({ ok: true, message: JSON.parse(line) });
@@ -48,6 +50,12 @@ describe('checkLine: refused lines answer with the id when it can be recovered',
     ['a __proto__ key in the arguments', utf8('{"jsonrpc":"2.0","id":22,"method":"tools/call","params":{"name":"x","arguments":{"text":"a","__proto__":{"n":"notint"}}}}'), -32600, 22, 'proto_key'],
     ['a __proto__ key spelled with an escape', utf8('{"jsonrpc":"2.0","id":23,"method":"tools/call","params":{"name":"x","arguments":{"\\u005f_proto__":{}}}}'), -32600, 23, 'proto_key'],
     ['a nested __proto__ key', utf8('{"jsonrpc":"2.0","id":24,"method":"tools/call","params":{"name":"x","arguments":{"a":[{"__proto__":null}]}}}'), -32600, 24, 'proto_key'],
+    // JSON-RPC the SDK's message schemas refuse: it would drop them unanswered.
+    ['a fractional progress token', utf8('{"jsonrpc":"2.0","id":25,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":1.5}}}'), -32600, 25, 'not_mcp_message'],
+    ['a boolean progress token', utf8('{"jsonrpc":"2.0","id":"26","method":"tools/call","params":{"name":"x","_meta":{"progressToken":true}}}'), -32600, '26', 'not_mcp_message'],
+    ['_meta null', utf8('{"jsonrpc":"2.0","id":27,"method":"ping","params":{"_meta":null}}'), -32600, 27, 'not_mcp_message'],
+    ['an extra top-level member', utf8('{"jsonrpc":"2.0","id":28,"method":"tools/list","extra":{}}'), -32600, 28, 'not_mcp_message'],
+    ['a response the SDK refuses (no error message)', utf8('{"jsonrpc":"2.0","id":29,"error":{"code":-1}}'), -32600, null, 'not_mcp_message'],
   ])('%s', (_name, bytes, code, id, reason) => {
     const check = checkLine(bytes, DEFAULT_MAX_MESSAGE_BYTES);
     expect(check.ok).toBe(false);
@@ -60,6 +68,24 @@ describe('checkLine: refused lines answer with the id when it can be recovered',
   it('names the __proto__ key as a path', () => {
     const check = checkLine(utf8('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"p":{"__proto__":{"n":1}}}}}'), 1024);
     expect(check.ok ? undefined : check.response.error.data).toEqual({ code: 'malformed_request', reason: 'proto_key', key: '/params/arguments/p/__proto__', recovery: 'stop' });
+  });
+
+  it('names the member the SDK would refuse as a path; a request is answered, a notification is marked for no answer', () => {
+    const call = checkLine(utf8('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":{}}}}'), 1024);
+    expect(call).toEqual({
+      ok: false,
+      response: {
+        jsonrpc: '2.0',
+        id: 1,
+        error: { code: -32600, message: 'Invalid Request', data: { code: 'malformed_request', reason: 'not_mcp_message', key: '/params/_meta/progressToken', recovery: 'stop' } },
+      },
+    });
+    const cancel = checkLine(utf8('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1},"extra":2}'), 1024);
+    expect(cancel).toEqual({
+      ok: false,
+      response: { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request', data: { code: 'malformed_request', reason: 'not_mcp_message', key: '/extra', recovery: 'stop' } } },
+      notification: { method: 'notifications/cancelled' },
+    });
   });
 
   it('names the duplicated key as a path', () => {

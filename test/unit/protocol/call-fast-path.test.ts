@@ -68,8 +68,8 @@ const INITIALIZE = (capabilities: Record<string, unknown> = {}) => ({
 });
 const INITIALIZED = { send: { jsonrpc: '2.0', method: 'notifications/initialized' } };
 const call = (id: RequestIdLike, params: unknown): Step => ({ send: { jsonrpc: '2.0', id, method: 'tools/call', params }, answered: id });
-/** A call the SDK drops unanswered (its JSON-RPC request schema refuses the _meta): the later answers show the order held. */
-const unanswered = (id: RequestIdLike, params: unknown): Step => ({ send: { jsonrpc: '2.0', id, method: 'tools/call', params } });
+/** A call the SDK's JSON-RPC request schema refuses: the boundary answers it (malformed_request) before either door. */
+const refused = (id: RequestIdLike, params: unknown, extra: Record<string, unknown> = {}): Step => ({ send: { jsonrpc: '2.0', id, method: 'tools/call', params, ...extra }, answered: id });
 
 /** Runs `steps` and returns every line the server wrote, once the last answer is in. */
 async function runRaw(callFastPath: boolean, steps: readonly Step[]): Promise<string[]> {
@@ -126,13 +126,17 @@ const CORPUS: ReadonlyArray<readonly [string, readonly Step[]]> = [
       call(3, { name: 7 }),
       call(4, {}),
       { send: { jsonrpc: '2.0', id: 5, method: 'tools/call' }, answered: 5 },
-      unanswered(6, { name: 'echo', _meta: { progressToken: 1.5 } }),
-      unanswered(7, { name: 'echo', _meta: { progressToken: 2 ** 60 } }),
+      refused(6, { name: 'echo', _meta: { progressToken: 1.5 } }),
+      refused(7, { name: 'echo', _meta: { progressToken: 2 ** 60 } }),
       call(8, { name: 'echo', arguments: {}, _meta: { 'io.modelcontextprotocol/related-task': { taskId: 't' } } }),
       call(9, { name: 'echo', arguments: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } }),
-      unanswered(10, { name: 'echo', _meta: null }),
+      refused(10, { name: 'echo', _meta: null }),
       call(11, { name: 'echo', arguments: {}, requestState: 'x' }),
-      { send: { jsonrpc: '2.0', id: 12, method: 'tools/call', params: { name: 'echo', arguments: {} }, extra: 1 } },
+      refused(12, { name: 'echo', arguments: {} }, { extra: 1 }),
+      refused('t', { name: 'echo', _meta: { progressToken: true } }),
+      refused('o', { name: 'echo', _meta: { progressToken: {} } }),
+      refused('rt', { name: 'echo', _meta: { 'io.modelcontextprotocol/related-task': { taskId: 1 } } }),
+      { send: { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 }, extra: 1 } },
       { send: [{ jsonrpc: '2.0', id: 13, method: 'tools/call', params: { name: 'echo' } }], answered: null as never },
       call(14, { name: 'echo', arguments: { text: 'still served' } }),
     ],
@@ -358,6 +362,23 @@ describe('the fast path takes the plain calls of a legacy connection, and only t
     const lines = await runRaw(true, [INITIALIZE(), INITIALIZED, call(1, { name: 'echo' }), call(2, { name: 'echo', task: { ttl: 1 } }), call(3, { name: 'echo', _meta: { 'io.modelcontextprotocol/related-task': { taskId: 't' } } })]);
     expect(lines).toHaveLength(4);
     expect(sdkCalls()).toBe(2);
+  });
+});
+
+describe('lines the boundary refuses never reach either door', () => {
+  it('a refused request or notification leaves the fast path taking the next plain calls', async () => {
+    const sdkCalls = vi.spyOn(Server.prototype as unknown as { _onrequest: (...args: unknown[]) => void }, '_onrequest');
+    const lines = await runRaw(true, [
+      INITIALIZE(),
+      INITIALIZED,
+      refused(1, { name: 'echo', _meta: { progressToken: 1.5 } }),
+      { send: { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, _meta: null } } },
+      call(2, { name: 'echo' }),
+      call(3, { name: 'echo' }),
+    ]);
+    expect(lines.map((line) => (JSON.parse(line) as { id: unknown }).id)).toEqual(['init', 1, 2, 3]);
+    // initialize only: the refused line went to neither, and calls 2 and 3 took the fast path.
+    expect(sdkCalls.mock.calls.map(([request]) => (request as { method: string }).method)).toEqual(['initialize']);
   });
 });
 

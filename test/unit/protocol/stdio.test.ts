@@ -2,6 +2,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createSilentLogger } from '../../../src/log.js';
 import { BoundaryStdioTransport, ProtocolOutput } from '../../../src/protocol/stdio.js';
+import { recordingLogger } from '../../helpers/recording-logger.js';
 
 function capture(stream: PassThrough): () => string {
   let text = '';
@@ -93,6 +94,34 @@ describe('BoundaryStdioTransport', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(messages).toEqual([{ jsonrpc: '2.0', id: 1, method: 'ping' }]);
     expect(JSON.parse(read())).toMatchObject({ id: 3, error: { code: -32600, data: { code: 'malformed_request', reason: 'duplicate_key' } } });
+  });
+
+  it('a line the SDK would drop: a request is answered with its id, a notification only logged at warn; neither reaches the SDK', async () => {
+    const input = new PassThrough();
+    const stdout = new PassThrough();
+    const log = recordingLogger();
+    const transport = new BoundaryStdioTransport({ input, output: new ProtocolOutput(stdout, log.logger), maxMessageBytes: 1024, logger: log.logger });
+    const messages: unknown[] = [];
+    transport.onmessage = (message) => messages.push(message);
+    const read = capture(stdout);
+    await transport.start();
+    input.write(
+      [
+        '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"_meta":{"progressToken":0.5}}}',
+        '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","_meta":null}}',
+        '{"jsonrpc":"2.0","id":8,"method":"ping"}',
+        '',
+      ].join('\n'),
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(messages).toEqual([{ jsonrpc: '2.0', id: 8, method: 'ping' }]);
+    const written = read().split('\n').filter(Boolean).map((line) => JSON.parse(line) as { id: unknown; error: { code: number; data: unknown } });
+    expect(written.map(({ id, error }) => ({ id, code: error.code, data: error.data }))).toEqual([
+      { id: 7, code: -32600, data: { code: 'malformed_request', reason: 'not_mcp_message', key: '/params/_meta', recovery: 'stop' } },
+    ]);
+    const warned = log.lines().filter((line) => line['level'] === 40);
+    expect(warned).toHaveLength(1);
+    expect(warned[0]).toMatchObject({ code: 'malformed_request', reason: 'not_mcp_message', key: '/params/_meta/progressToken', method: 'notifications/cancelled' });
   });
 
   it('answers an oversized line as soon as it passes the cap, before its newline arrives', async () => {
