@@ -147,16 +147,19 @@ function findValueEnd(text: string, start: number): number {
   return index;
 }
 
-// Index just past the closing quote of the string that opens at `start`.
+// Index just past the closing quote of the string that opens at `start`: from
+// quote to quote with indexOf (native), a quote after an odd run of backslashes
+// being escaped. Each backslash is counted once, for the quote it precedes: linear.
 function findStringEnd(text: string, start: number): number {
-  let index = start + 1;
-  while (index < text.length) {
-    const code = text.charCodeAt(index);
-    if (code === BACKSLASH) index += 2;
-    else if (code === QUOTE) return index + 1;
-    else index++;
+  let from = start + 1;
+  for (;;) {
+    const quote = text.indexOf('"', from);
+    if (quote === -1) return text.length;
+    let backslashes = 0;
+    while (quote - backslashes - 1 > start && text.charCodeAt(quote - backslashes - 1) === BACKSLASH) backslashes++;
+    if (backslashes % 2 === 0) return quote + 1;
+    from = quote + 1;
   }
-  return index;
 }
 
 function isJsonWhitespace(code: number): boolean {

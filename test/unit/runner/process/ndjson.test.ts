@@ -83,6 +83,14 @@ describe('splitTopLevelMembers', () => {
     );
   });
 
+  it('ends a string at the first quote after an even run of backslashes (0 to 5 of them)', () => {
+    for (let run = 0; run <= 5; run++) {
+      const value = `${'\\'.repeat(run)}"},]`;
+      const text = JSON.stringify({ a: value, b: [value], c: 1 });
+      expect(splitTopLevelMembers(text)).toEqual(new Map([['a', JSON.stringify(value)], ['b', JSON.stringify([value])], ['c', '1']]));
+    }
+  });
+
   it('sees an escaped key as the same key', () => {
     expect(splitTopLevelMembers('{"a":1,"\\u0061":2}')).toBe('duplicate');
   });
