@@ -3,14 +3,16 @@
 // runs the tool and answers with a plain envelope: no Error object crosses the
 // thread boundary. Progress, log and denial events go out, and the host's
 // abort comes in, on the pool's BroadcastChannel (named in the pool's
-// workerData, one per thread, messages tagged with the callId), since a
-// Piscina task answers once. Not a MessagePort per task: a port transferred per
-// call grew both threads' memory without bound (about 6 KB a call, until the
-// worker hit its heap limit). What is the same for every call of the pool (the
-// entry, roots, paths, network allow list, limits) comes once, in workerData;
-// a task carries only the call id, the arguments and its start gate.
+// workerData, one per thread, messages tagged with the callId). Never a
+// MessagePort per call: a port transferred per call grew both threads' memory
+// without bound (about 6 KB a call, until the worker hit its heap limit); a
+// lane's one port lives as long as its thread. What is the same for every call
+// of the pool (the entry, roots, paths, network allow list, limits) comes once,
+// in workerData; a call carries only its id, the arguments and its start gate.
 //
-// The host hands a thread several calls at once, but the thread runs them one
+// Each thread serves one lane: a Piscina task that lasts while the host keeps
+// it open, with a MessagePort the thread's calls and answers travel on. The
+// host hands a thread several calls at once, but the thread runs them one
 // at a time, in order: a call begins only if it wins its gate (the host may
 // have withdrawn it), and when it ends the thread begins nothing more if the
 // host marked it as being ended (src/runner/worker/call-gates.ts): ending a
@@ -66,39 +68,63 @@ let draining = false;
 let ending = false;
 
 /**
- * Piscina's handler: queues the call behind the ones this thread already holds.
- * @param {WorkerTask} task
+ * Piscina's handler: one task per thread for as long as the host keeps this
+ * thread's lane open (src/runner/worker/worker-lane.ts). The host posts the
+ * thread's calls on `port` (those of one turn in one message) and each answer
+ * goes back on it at once, tagged with the call's gate: no Piscina task,
+ * promise and wake-up per call. Answers are never held back to be sent
+ * together: the next call may never end (a busy loop), and an answer held
+ * behind it would be lost with the thread. The task ends
+ * when the host closes the port (the lane idle, or the pool closing).
+ * @param {{ port: import('node:worker_threads').MessagePort }} lane
  */
-export default function queueTask(task) {
-  return new Promise((resolve, reject) => {
-    waiting.push({ task, resolve, reject });
-    if (!draining) void drain();
+export function serve({ port }) {
+  return new Promise((resolve) => {
+    // The calls the host handed in one turn come together (src/runner/worker/worker-lane.ts).
+    port.on('message', (/** @type {WorkerTask[]} */ tasks) => {
+      for (const task of tasks) waiting.push(task);
+      if (!draining) void drain(port);
+    });
+    port.once('close', () => resolve(undefined));
   });
 }
 
-async function drain() {
+/** @param {import('node:worker_threads').MessagePort} port */
+async function drain(port) {
   draining = true;
   while (waiting.length > 0 && !ending) {
-    const { task, resolve, reject } = waiting.shift();
+    const task = waiting.shift();
     if (!gate.begin(task)) {
-      resolve(WITHDRAWN);
+      answerOn(port, task, WITHDRAWN, false);
       continue;
     }
     let answer;
     let failed = false;
     try {
       answer = await runTask(task);
-    } catch (error) {
-      // Not expected (runTask answers every tool failure): Piscina passes it on, as before.
+    } catch {
+      // Not expected (runTask answers every tool failure): the host reports the thread as failing the call.
       failed = true;
-      answer = error;
     }
     // The host marks the gate `killing` instead when it is ending this thread for this call.
     if (!gate.end(task)) ending = true;
-    if (failed) reject(answer);
-    else resolve(answer);
+    answerOn(port, task, answer, failed);
   }
   draining = false;
+}
+
+/**
+ * @param {import('node:worker_threads').MessagePort} port
+ * @param {WorkerTask} task
+ * @param {unknown} answer
+ * @param {boolean} failed
+ */
+function answerOn(port, task, answer, failed) {
+  try {
+    port.postMessage(/** @type {import('../src/runner/wire.js').WorkerLaneAnswer} */ (failed ? { slot: task.slot, ticket: task.ticket, failed: true } : { slot: task.slot, ticket: task.ticket, answer }));
+  } catch {
+    // The lane is closed (the host let go of it): nobody waits for this answer.
+  }
 }
 
 /**

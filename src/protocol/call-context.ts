@@ -2,6 +2,7 @@
 // ServerContext our code reads. The SDK builds it for requests it dispatches;
 // the tools/call fast path (call-fast-path.ts) builds the same for its own.
 import type { ServerContext } from '@modelcontextprotocol/server';
+import type { CallControl } from '../supervisor/call-control.js';
 
 type McpRequest = ServerContext['mcpReq'];
 
@@ -10,6 +11,12 @@ export interface CallRequestContext {
     /** The retry's raw requestState (modern), undefined when none was sent. */
     readonly requestState: () => unknown;
   };
+  /**
+   * The call's control, when the door built it (the fast path): the request's cancel
+   * stops it directly, with no AbortSignal and no listener. Absent (the SDK's door):
+   * the handler builds one that follows `mcpReq.signal`.
+   */
+  readonly control?: CallControl;
 }
 
 /** The params of a tools/call the handler reads (the SDK hands it its parsed copy, the fast path the checked original). */

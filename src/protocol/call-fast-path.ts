@@ -25,6 +25,7 @@ import {
   type Transport,
 } from '@modelcontextprotocol/server';
 import type { Logger } from '../log.js';
+import { CallControl } from '../supervisor/call-control.js';
 import type { CallRequestContext, ToolsCallParams } from './call-context.js';
 
 export type ToolsCallHandler = (params: ToolsCallParams, ctx: CallRequestContext) => Promise<CallToolResult | InputRequiredResult>;
@@ -33,6 +34,43 @@ export type ToolsCallHandler = (params: ToolsCallParams, ctx: CallRequestContext
 interface FastCall {
   readonly id: RequestId;
   readonly params: ToolsCallParams;
+}
+
+/**
+ * A call the fast path runs: the request's cancel (notifications/cancelled, the
+ * connection's close), told straight to the call's control, which the handler
+ * runs the call under. No AbortSignal and no listener unless something reads
+ * the request's signal (ctx.mcpReq.signal): most calls are never cancelled.
+ */
+class RunningCall {
+  /** The call's one termination control (server.ts uses it instead of building one). */
+  readonly control = new CallControl();
+  #cancelled = false;
+  #reason: unknown;
+  #request: AbortController | undefined;
+
+  /** Whether the client cancelled the request (or the connection closed): nothing more is sent for it. */
+  get cancelled(): boolean {
+    return this.#cancelled;
+  }
+
+  /** The request's own signal, as the SDK gives a handler: made on first read, aborted only by the request's cancel. */
+  get signal(): AbortSignal {
+    if (this.#request === undefined) {
+      this.#request = new AbortController();
+      if (this.#cancelled) this.#request.abort(this.#reason);
+    }
+    return this.#request.signal;
+  }
+
+  /** The request's cancel: the call stops (`cancelled`, the signals aborting with `reason`), once. */
+  cancel(reason: unknown): void {
+    if (this.#cancelled) return;
+    this.#cancelled = true;
+    this.#reason = reason;
+    this.control.abort(reason);
+    this.#request?.abort(reason);
+  }
 }
 
 /** The SDK's era codec, for the results whose shape the fast path does not know by heart. */
@@ -60,8 +98,8 @@ export class CallFastPath {
   /** Messages passed to serveStdio and not yet delivered to an instance. */
   #undelivered = 0;
   readonly #passed = new WeakSet<object>();
-  /** Our calls in flight by id, as the SDK keeps its own: a cancel aborts the controller. */
-  readonly #inFlight = new Map<RequestId, AbortController>();
+  /** Our calls in flight by id, as the SDK keeps its own: a cancel stops the call. */
+  readonly #inFlight = new Map<RequestId, RunningCall>();
 
   constructor(
     private readonly wire: Transport,
@@ -122,7 +160,7 @@ export class CallFastPath {
           const error = new SdkError(SdkErrorCode.ConnectionClosed, 'Connection closed');
           const running = [...this.#inFlight.values()];
           this.#inFlight.clear();
-          for (const controller of running) controller.abort(error);
+          for (const call of running) call.cancel(error);
         }
       }
     };
@@ -141,37 +179,37 @@ export class CallFastPath {
 
   #start({ id, params }: FastCall): void {
     const bound = this.#bound!;
-    const controller = new AbortController();
-    this.#inFlight.set(id, controller);
-    const ctx = contextOf(bound.server, id, controller.signal);
+    const call = new RunningCall();
+    this.#inFlight.set(id, call);
+    const ctx = contextOf(bound.server, id, call);
     // The SDK runs handlers a microtask after delivery: so does this.
     Promise.resolve()
       .then(() => bound.handle(params, ctx))
       .then(
-        (result) => this.#answer(bound, id, controller.signal, result),
-        (error: unknown) => this.#answerError(bound, id, controller.signal, error),
+        (result) => this.#answer(bound, id, call, result),
+        (error: unknown) => this.#answerError(bound, id, call, error),
       )
       .catch((error: unknown) => bound.server.onerror?.(new Error(`Failed to send response: ${String(error)}`)))
       .finally(() => {
-        if (this.#inFlight.get(id) === controller) this.#inFlight.delete(id);
+        if (this.#inFlight.get(id) === call) this.#inFlight.delete(id);
       });
   }
 
-  async #answer(bound: Bound, id: RequestId, signal: AbortSignal, result: CallToolResult | InputRequiredResult): Promise<void> {
+  async #answer(bound: Bound, id: RequestId, call: RunningCall, result: CallToolResult | InputRequiredResult): Promise<void> {
     let wire: unknown;
     try {
       wire = wireResult(bound, result);
     } catch (error) {
-      return this.#answerError(bound, id, signal, error);
+      return this.#answerError(bound, id, call, error);
     }
     // After a cancel nothing more is sent for the request (SPEC section 6).
-    if (signal.aborted) return;
+    if (call.cancelled) return;
     await this.#send(bound, { result: wire as CallToolResult, jsonrpc: '2.0', id });
   }
 
   /** The SDK's error response for a handler that threw. */
-  async #answerError(bound: Bound, id: RequestId, signal: AbortSignal, error: unknown): Promise<void> {
-    if (signal.aborted) return;
+  async #answerError(bound: Bound, id: RequestId, call: RunningCall, error: unknown): Promise<void> {
+    if (call.cancelled) return;
     const fault = error as { code?: unknown; message?: unknown; data?: unknown };
     const thrown = Number.isSafeInteger(fault.code) ? (fault.code as number) : ProtocolErrorCode.InternalError;
     await this.#send(bound, {
@@ -196,23 +234,27 @@ export class CallFastPath {
     await this.wire.send(message);
   }
 
-  /** A well-formed notifications/cancelled aborts our call of that id, a microtask later, as the SDK's handler does. */
+  /** A well-formed notifications/cancelled cancels our call of that id, a microtask later, as the SDK's handler does. */
   #followCancel(message: JSONRPCMessage): void {
     if (this.#inFlight.size === 0) return;
     const requestId = cancelledRequestId(message);
     if (requestId === undefined) return;
     const { reason } = (message as { params: { reason?: string } }).params;
-    void Promise.resolve().then(() => this.#inFlight.get(requestId)?.abort(reason));
+    void Promise.resolve().then(() => this.#inFlight.get(requestId)?.cancel(reason));
   }
 }
 
-/** The context the SDK's Server.buildContext gives a legacy request, for what the handler reads. */
-function contextOf(server: Server, id: RequestId, signal: AbortSignal): CallRequestContext {
+/** The context the SDK's Server.buildContext gives a legacy request, for what the handler reads, and the call's control. */
+function contextOf(server: Server, id: RequestId, call: RunningCall): CallRequestContext {
   const notify: CallRequestContext['mcpReq']['notify'] = (notification) => server.notification(notification, { relatedRequestId: id });
   return {
+    control: call.control,
     mcpReq: {
       id,
-      signal,
+      // Made only if read (progress and log forwarding check it).
+      get signal() {
+        return call.signal;
+      },
       notify,
       // The host filters lifecycle messages itself (requestedLogLevel); the SDK's own
       // level map stays empty because server.ts answers logging/setLevel.

@@ -233,9 +233,10 @@ function toolsCallHandler(
   return async (params, ctx) => {
     // The call stays on the supervisor it started with, even if a reload replaces it meanwhile.
     const supervisor = state.supervisor;
-    // The call's one termination control (the supervisor links the host's shutdown into it):
-    // the client's cancel, and cancelInFlight's abort when serve shuts down.
-    const control = new CallControl([ctx.mcpReq.signal]);
+    // The call's one termination control (the supervisor stops it on the host's shutdown):
+    // the client's cancel, and cancelInFlight's abort when serve shuts down. The fast path
+    // hands its own (its cancel reaches it directly); the SDK's request signal is followed.
+    const control = ctx.control ?? new CallControl([ctx.mcpReq.signal]);
     const meta = (params._meta ?? {}) as Record<string, unknown>;
     const requestState = ctx.mcpReq.requestState();
     const approvalAnswer = approvalAnswerFrom(ctx.mcpReq.inputResponses, ctx.mcpReq.droppedInputResponseKeys);
@@ -251,7 +252,6 @@ function toolsCallHandler(
       name: params.name,
       args: params.arguments,
       meta,
-      signal: control.signal,
       control,
       approval: approvalChannelFor(era, server, ctx, options.elicitationTimeoutMs ?? DEFAULT_ELICITATION_TIMEOUT_MS),
       ...(typeof requestState === 'string' ? { requestState } : {}),

@@ -262,13 +262,21 @@ export interface WorkerGateMarks {
   readonly startedBase: number;
 }
 
-/** One call, as Piscina's task; the thread begins it only if it wins the gate at `slot` from `ticket`. */
+/** One call, as posted on its thread's lane; the thread begins it only if it wins the gate at `slot` from `ticket`. */
 export interface WorkerTask {
   readonly callId: string;
   readonly args: unknown;
   readonly slot: number;
   readonly ticket: number;
 }
+
+/**
+ * Worker thread → host, on the lane: the answer to the call of gate `slot`/`ticket` (its
+ * envelope, or WorkerWithdrawnAnswer), or `failed` when the thread could not run it.
+ */
+export type WorkerLaneAnswer =
+  | { readonly slot: number; readonly ticket: number; readonly answer: unknown; readonly failed?: undefined }
+  | { readonly slot: number; readonly ticket: number; readonly failed: true; readonly answer?: undefined };
 
 /** The worker thread's answer for a call the host withdrew before it began: never shown to anyone. */
 export interface WorkerWithdrawnAnswer {

@@ -26,6 +26,8 @@ export interface ApprovalInput {
   /** The call's policy decision; only `ask` needs an approval. */
   readonly decision: CallDecision;
   readonly request: CallRequest;
+  /** The call's control: its cancel (or the host's shutdown) ends the wait for an answer. */
+  readonly control: CallControl;
   readonly signer: RequestStateSigner;
   /** How long an elicitation may take before it counts as a denial. */
   readonly timeoutMs: number;
@@ -123,9 +125,10 @@ type Elicit = (prompt: ApprovalPrompt, signal: AbortSignal) => Promise<ElicitAns
 // call: the race settles on the approval's own deadline or the request's
 // cancellation either way (one CallControl for the wait, its deadline the prompt's).
 async function elicitWithTimeout(elicit: Elicit, input: ApprovalInput): Promise<ElicitAnswer | undefined> {
-  const { request, view } = input;
-  throwIfCancelled(request.signal);
-  const waiting = new CallControl([request.signal], { timeoutMs: input.timeoutMs });
+  const { control, view } = input;
+  throwIfCancelled(control);
+  // An elicitation takes a signal: the call's is made here (a call that asks is a rare one).
+  const waiting = new CallControl([control.signal], { timeoutMs: input.timeoutMs });
   const prompt: ApprovalPrompt = { message: buildApprovalPrompt(view, input.args, input.argsHash, input.decision.reason ?? undefined), tool: view.manifest.name, sideEffect: view.manifest.sideEffect ?? 'unclassified' };
   try {
     const answered = Promise.resolve()

@@ -5,6 +5,10 @@
 // with a delay setTimeout can hold, keeps the first reason when several race
 // (a deadline and a cancel), carries the one-sentence message of each, and
 // runs what runners registered to stop. dispose() lets go of everything.
+// Its AbortSignal is made only when something asks for `signal` (an API that
+// takes one, an elicitation): most calls never stop and no runner reads it,
+// and an AbortSignal with its listeners was a few per cent of the host's main
+// thread per call. A signal asked for after the stop is made already aborted.
 import type { ErrorCode, ErrorDetails, RunCode } from '../errors.js';
 import type { RunControl } from '../runner/wire.js';
 
@@ -33,7 +37,12 @@ export interface CallControlOptions {
 }
 
 export class CallControl implements RunControl {
-  readonly #controller = new AbortController();
+  /** Made by the first read of `signal`, aborted by the stop (at once when made after it). */
+  #controller: AbortController | undefined;
+  /** The reason the signal aborts with: the stop's own, or the aborted source's. */
+  #signalReason: unknown;
+  /** True once the call was stopped (what `signal.aborted` says, without making the signal). */
+  #aborted = false;
   readonly #abortReason: ErrorCode;
   #links: Array<readonly [AbortSignal, () => void]> = [];
   #onStop: Array<(reason: ErrorCode) => void> = [];
@@ -45,7 +54,7 @@ export class CallControl implements RunControl {
   #disposed = false;
 
   /** Follows `sources` (the request's signal, the host's shutdown): any abort stops the call. */
-  constructor(sources: readonly AbortSignal[], options: CallControlOptions = {}) {
+  constructor(sources: readonly AbortSignal[] = [], options: CallControlOptions = {}) {
     this.#abortReason = options.abortReason ?? 'cancelled';
     for (const source of sources) this.follow(source);
     if (options.timeoutMs !== undefined) this.startDeadline(options.timeoutMs);
@@ -56,7 +65,7 @@ export class CallControl implements RunControl {
    * the protocol layer built): its abort stops the call. Let go of by dispose().
    */
   follow(source: AbortSignal): void {
-    if (this.#controller.signal.aborted || this.#disposed) return;
+    if (this.#aborted || this.#disposed) return;
     if (source.aborted) {
       this.#stop(this.#abortReason, source.reason);
       return;
@@ -71,8 +80,18 @@ export class CallControl implements RunControl {
     return this.#stop(this.#abortReason, signalReason);
   }
 
+  /** The call's AbortSignal, made now if nobody asked before (already aborted when the call stopped). */
   get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#aborted) this.#controller.abort(this.#signalReason);
+    }
     return this.#controller.signal;
+  }
+
+  /** Whether the call was stopped: what `signal.aborted` would say, without making the signal. */
+  get aborted(): boolean {
+    return this.#aborted;
   }
 
   get reason(): ErrorCode | undefined {
@@ -84,7 +103,7 @@ export class CallControl implements RunControl {
   }
 
   get stopped(): Promise<ErrorCode> {
-    this.#stopped ??= this.#controller.signal.aborted && this.#reason !== undefined ? Promise.resolve(this.#reason) : new Promise((resolve) => (this.#resolveStopped = resolve));
+    this.#stopped ??= this.#aborted && this.#reason !== undefined ? Promise.resolve(this.#reason) : new Promise((resolve) => (this.#resolveStopped = resolve));
     return this.#stopped;
   }
 
@@ -119,9 +138,11 @@ export class CallControl implements RunControl {
   // The signal aborts with the source's own reason when a source aborted (as a linked signal would).
   #stop(reason: ErrorCode, signalReason: unknown): ErrorCode {
     this.#reason ??= reason;
-    if (this.#controller.signal.aborted) return this.#reason;
+    if (this.#aborted) return this.#reason;
+    this.#aborted = true;
+    this.#signalReason = signalReason;
     this.#unlink();
-    this.#controller.abort(signalReason);
+    this.#controller?.abort(signalReason);
     this.#resolveStopped?.(this.#reason);
     const onStop = this.#onStop;
     this.#onStop = [];
@@ -140,7 +161,7 @@ export class CallControl implements RunControl {
   }
 
   onStop(onStop: (reason: ErrorCode) => void): () => void {
-    if (this.#controller.signal.aborted && this.#reason !== undefined) {
+    if (this.#aborted && this.#reason !== undefined) {
       onStop(this.#reason);
       return () => {};
     }

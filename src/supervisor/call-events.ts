@@ -14,7 +14,7 @@ export const MAX_PROGRESS_MESSAGE_CHARS = 1024;
 
 /** Sends a lifecycle event; nothing is sent for a cancelled request (SPEC section 6). */
 export function emitEvent(ctx: CallContext, event: LifecycleEvent): void {
-  if (ctx.request.signal.aborted) return;
+  if (ctx.control.aborted) return;
   try {
     ctx.request.onEvent?.(event);
   } catch (error) {
@@ -41,7 +41,7 @@ export function forwardProgress(ctx: CallContext, redact: Redactor): ((event: Pr
   const forward = ctx.request.onProgress;
   if (!forward) return undefined;
   return (event) => {
-    if (ctx.request.signal.aborted) return;
+    if (ctx.control.aborted) return;
     const message = event.message === undefined ? undefined : redact.cut(String(event.message), MAX_PROGRESS_MESSAGE_CHARS);
     try {
       forward({ ...event, ...(message !== undefined ? { message } : {}) });

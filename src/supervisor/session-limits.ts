@@ -6,6 +6,7 @@
 // starved by a stream of readers behind it.
 import { HostError } from '../errors.js';
 import type { ToolView } from '../policy/types.js';
+import type { CallControl } from './call-control.js';
 import { SessionCounters } from './session-counters.js';
 
 /** `exclusive`: runs alone. `shared`: beside other shared calls. */
@@ -115,9 +116,9 @@ export class SessionLimits {
   }
 }
 
-/** `cancelled` when the request was cancelled before or while it waited. */
-export function throwIfCancelled(signal: AbortSignal): void {
-  if (signal.aborted) throw cancelledError();
+/** `cancelled` when the request was cancelled before or while it waited (a signal, or a call's control). */
+export function throwIfCancelled(cancel: { readonly aborted: boolean }): void {
+  if (cancel.aborted) throw cancelledError();
 }
 
 function cancelledError(): HostError {
@@ -136,9 +137,9 @@ interface Waiter {
  * A slot free at once is returned as is (no promise: most calls never wait); a
  * refusal is always a rejected promise.
  */
-export function enterSession(limits: SessionLimits, kind: SlotKind, signal: AbortSignal, counters: SessionCounters = limits.counters): ReleaseSlot | Promise<ReleaseSlot> {
+export function enterSession(limits: SessionLimits, kind: SlotKind, control: Pick<CallControl, 'aborted' | 'signal'>, counters: SessionCounters = limits.counters): ReleaseSlot | Promise<ReleaseSlot> {
   try {
-    throwIfCancelled(signal);
+    throwIfCancelled(control);
     limits.admit(counters);
   } catch (error) {
     return Promise.reject(error);
@@ -146,7 +147,8 @@ export function enterSession(limits: SessionLimits, kind: SlotKind, signal: Abor
   // Granted now: the run was checked open by admit() just above, and nothing ran since.
   const now = limits.tryAcquire(kind);
   if (now !== undefined) return now;
-  return limits.acquire(kind, signal).then((release) => {
+  // Only a call that must wait makes the control's signal (to leave the queue on a cancel).
+  return limits.acquire(kind, control.signal).then((release) => {
     try {
       counters.checkOpen(limits);
     } catch (error) {

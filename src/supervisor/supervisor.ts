@@ -118,10 +118,10 @@ class CallSupervisor implements Supervisor {
     // One control per call: the protocol layer's when it built one, else ours. Host shutdown
     // cancels every call, as a client cancel would (close() stops every control in #inflight,
     // instead of each call listening on a shutdown signal); the run stage arms the deadline.
-    const given = request.control;
-    const control = given ?? new CallControl([request.signal]);
+    // The stages read the control (ctx.control), never request.signal: its AbortSignal is made only if asked for.
+    const control = request.control ?? new CallControl(request.signal ? [request.signal] : []);
     this.#inflight.add(control);
-    return this.#call(given !== undefined && request.signal === given.signal ? request : { ...request, signal: control.signal }, control);
+    return this.#call(request, control);
   }
 
   close(): Promise<void> {
@@ -139,7 +139,7 @@ class CallSupervisor implements Supervisor {
     try {
       ctx.enter('session-limits');
       // A free slot is granted at once, without a promise; a queued call waits for its turn.
-      const entered = enterSession(request.caller?.limits ?? this.#limits, slotKindFor(peekTool(config.tools, request.name, this.session.onUnknownTool)), request.signal, counters);
+      const entered = enterSession(request.caller?.limits ?? this.#limits, slotKindFor(peekTool(config.tools, request.name, this.session.onUnknownTool)), control, counters);
       release = typeof entered === 'function' ? entered : await entered;
 
       ctx.enter('lookup');
@@ -279,6 +279,7 @@ class CallSupervisor implements Supervisor {
         argsHash: ctx.argsHash,
         decision,
         request: ctx.request,
+        control: ctx.control,
         signer: this.#deps.signer,
         timeoutMs: this.#deps.approvalTimeoutMs,
         operator: {

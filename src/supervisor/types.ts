@@ -29,12 +29,15 @@ export interface CallRequest {
   readonly args: unknown;
   /** The request's `_meta` (idempotencyKey, progressToken, requestState...). */
   readonly meta: Readonly<Record<string, unknown>>;
-  /** Aborted by notifications/cancelled or host shutdown; `control.signal` when a control is given. */
-  readonly signal: AbortSignal;
+  /**
+   * The request's cancel (`toolhost call`, tests): the supervisor's control follows it.
+   * Not read when `control` is given: the stages read the control, never this.
+   */
+  readonly signal?: AbortSignal;
   /**
    * The call's one termination control, when the caller built it (the protocol layer does):
-   * the supervisor links its shutdown into it and disposes it when the call is over.
-   * Absent: the supervisor builds one from `signal`.
+   * the supervisor stops it on shutdown and disposes it when the call is over.
+   * Absent: the supervisor builds one that follows `signal`.
    */
   readonly control?: import('./call-control.js').CallControl;
   readonly approval: ApprovalChannel;

@@ -26,6 +26,11 @@ export const SCRIPTED_TOOLS: ToolDeclaration[] = [
   },
 ];
 
+/** The call's signal as a stage would see it: its control's (made when read), else the request's own. */
+export function signalOf(request: CallRequest): AbortSignal {
+  return request.control?.signal ?? request.signal ?? new AbortController().signal;
+}
+
 /** A supervisor double that scripts one behaviour per tool name and records every request. */
 export class ScriptedSupervisor implements Supervisor {
   readonly requests: CallRequest[] = [];
@@ -63,8 +68,8 @@ export class ScriptedSupervisor implements Supervisor {
         request.onProgress?.({ progress: 1, total: 2, message: 'half' });
         request.onProgress?.({ progress: 1, total: 2, message: 'not increasing: dropped' });
         this.markWaitStarted();
-        await new Promise<void>((resolve) => request.signal.addEventListener('abort', () => resolve(), { once: true }));
-        return { kind: 'error', callId, error: new HostError('cancelled', 'The call was cancelled.', { reason: String(request.signal.reason?.details?.reason ?? 'client') }) };
+        await new Promise<void>((resolve) => signalOf(request).addEventListener('abort', () => resolve(), { once: true }));
+        return { kind: 'error', callId, error: new HostError('cancelled', 'The call was cancelled.', { reason: String(signalOf(request).reason?.details?.reason ?? 'client') }) };
       case 'rich':
         // Every block kind but text: the fast path hands these to the SDK's codec.
         return {
@@ -104,7 +109,7 @@ export class ScriptedSupervisor implements Supervisor {
       typeof answer === 'object' && answer !== null && (answer as { action?: unknown }).action === 'accept' && (answer as { content?: { approve?: unknown } }).content?.approve === true;
     if (request.approval.kind === 'none') return deny('approval_required');
     if (request.approval.kind === 'elicitation') {
-      const answer = await request.approval.elicit({ message: 'Allow write_note?', tool: 'write_note', sideEffect: 'destructive' }, request.signal);
+      const answer = await request.approval.elicit({ message: 'Allow write_note?', tool: 'write_note', sideEffect: 'destructive' }, signalOf(request));
       return approves(answer) ? ok : deny('approval_denied');
     }
     if (request.requestState === undefined) return { kind: 'input_required', callId, requestState: 'state-1', message: 'Allow write_note?' };

@@ -24,6 +24,8 @@ export class WorkerCall {
   /** The gate of the task now handed to the pool for this call, or -1 (call-gates.ts). */
   slot = -1;
   ticket = 0;
+  /** Threads that died holding this call before they began it (call-dispatch.ts hands it on, a few times at most). */
+  handedBack = 0;
   #done = false;
   #events = 0;
   #wanted = 0;

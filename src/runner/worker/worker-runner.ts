@@ -1,32 +1,30 @@
 // worker runner: trusted first-party JavaScript in a Piscina pool (one pool per
 // tool) with a heap limit per thread, a bounded queue, and a timeout or cancel
 // that stops the call: taken off the line if it has not begun, else its thread
-// is ended and Piscina starts a fresh one. A thread holds a few calls at once
-// but runs them one at a time (call-gates.ts, call-dispatch.ts). Results come
-// back as plain envelopes from sandbox/worker-entry.mjs.
+// is ended and Piscina starts a fresh one. Each thread serves one lane (a
+// Piscina task for the thread's life and a MessagePort its calls travel on,
+// worker-lane.ts); it holds a few calls at once but runs them one at a time
+// (call-gates.ts, call-dispatch.ts). Results come back as plain envelopes from
+// sandbox/worker-entry.mjs.
 import { randomUUID } from 'node:crypto';
 import { BroadcastChannel } from 'node:worker_threads';
-import { Piscina } from 'piscina';
 import type { Logger } from '../../log.js';
 import type { Runner, RunSpec } from '../types.js';
-import type { Job, RunOptions, RunOutcome, WorkerAbortMessage, WorkerPoolData } from '../wire.js';
+import type { Job, RunOptions, RunOutcome, WorkerAbortMessage } from '../wire.js';
 import { failure, toRunOutcome, type Outcome } from '../tool-envelope.js';
 import { CallDispatch } from './call-dispatch.js';
-import { CallGates, GATE_MARKS } from './call-gates.js';
+import { CallGates } from './call-gates.js';
+import { createWorkerPool, WORKER_IDLE_TIMEOUT_MS } from './worker-pool.js';
 import { WorkerCall, type CallRules } from './worker-call.js';
 
 /** Calls that may wait for room in a thread; more are refused rather than queued without bound. */
 export const WORKER_MAX_QUEUE = 64;
-/** How long an idle thread beyond the first is kept. */
-export const WORKER_IDLE_TIMEOUT_MS = 30_000;
 /**
  * Calls handed to one thread at a time (it runs them one after another): enough
  * that a busy thread finds its next call already there instead of sleeping and
  * being woken for each, few enough that little waits behind a slow call.
  */
 export const WORKER_CALLS_PER_THREAD = 4;
-
-const WORKER_ENTRY_URL = new URL('../../../sandbox/worker-entry.mjs', import.meta.url);
 
 /** Builds the runner for one `mode: worker` tool. */
 export function createWorkerRunner(spec: RunSpec, deps: { logger: Logger }): Runner {
@@ -39,33 +37,7 @@ export function createWorkerRunner(spec: RunSpec, deps: { logger: Logger }): Run
   // and the host's aborts; a MessagePort transferred per call leaked memory in
   // both threads (see sandbox/worker-entry.mjs).
   const eventChannel = `toolhost-worker-events-${randomUUID()}`;
-  const pool = new Piscina({
-    filename: WORKER_ENTRY_URL.href,
-    minThreads: 1,
-    maxThreads,
-    idleTimeout: WORKER_IDLE_TIMEOUT_MS,
-    concurrentTasksPerWorker: WORKER_CALLS_PER_THREAD,
-    // The line is ours (call-dispatch.ts): Piscina only ever holds what was handed to it.
-    maxQueue: capacity,
-    // Nothing reads Piscina's run/wait-time histograms; recording them costs every call.
-    recordTiming: false,
-    // Only the names the manifest and policy allow, never the host's whole environment.
-    env: { ...spec.env },
-    resourceLimits: { maxOldGenerationSizeMb: Math.max(8, spec.memoryMb) },
-    // What every call of this tool shares, sent once per thread instead of cloned into each task.
-    workerData: {
-      entryPath: spec.entryPath,
-      roots: spec.roots.map((root) => ({ path: root.path, access: root.access })),
-      protectedPaths: [...(spec.protectedPaths ?? [])],
-      hiddenPaths: [...(spec.hiddenPaths ?? [])],
-      networkAllow: [...spec.networkAllow],
-      ...(spec.sideEffect !== undefined ? { sideEffect: spec.sideEffect } : {}),
-      maxOutputBytes: spec.maxOutputBytes,
-      eventChannel,
-      gates: gates.buffer,
-      gateMarks: GATE_MARKS,
-    } satisfies WorkerPoolData,
-  });
+  const pool = createWorkerPool(spec, { gates, eventChannel });
   pool.on('error', (error: unknown) => logger.warn({ err: error }, 'worker pool error'));
   const events = new BroadcastChannel(eventChannel);
   const calls = new Map<string, WorkerCall>();
@@ -79,8 +51,10 @@ export function createWorkerRunner(spec: RunSpec, deps: { logger: Logger }): Run
   let closed = false;
 
   const dispatch = new CallDispatch(pool, gates, {
-    capacity,
+    maxThreads,
+    perThread: WORKER_CALLS_PER_THREAD,
     maxQueue: WORKER_MAX_QUEUE,
+    idleMs: WORKER_IDLE_TIMEOUT_MS,
     isClosed: () => closed,
     classify: (error, call) => {
       const classified = classifyWorkerError(error, { memoryMb: spec.memoryMb, closed });

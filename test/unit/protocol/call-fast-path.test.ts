@@ -7,6 +7,7 @@ import { Server } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { cancelledRequestId, plainResultInWireOrder, plainToolsCall } from '../../../src/protocol/call-fast-path.js';
 import type { ToolhostServer } from '../../../src/protocol/server.js';
+import { countAbortControllers } from '../../helpers/abort-count.js';
 import { CLIENT_KINDS, connectClient, type ClientKind, type TestClient } from '../../helpers/mcp-clients.js';
 import { startScriptedServer, type ScriptedServer, type ScriptedSupervisor } from '../../helpers/scripted-supervisor.js';
 import { until } from '../../helpers/wait.js';
@@ -83,7 +84,7 @@ async function runRaw(callFastPath: boolean, steps: readonly Step[]): Promise<st
       for (const id of step.answered) await session.line((message) => message['id'] === id && message['method'] === undefined, `the answer to ${String(id)}`);
     } else if ('until' in step) {
       if (step.until === 'wait-started') await session.supervisor.waitStarted;
-      else await until(() => session.supervisor.requests.some((request) => request.name === 'wait' && request.signal.aborted), 'the wait call aborted');
+      else await until(() => session.supervisor.requests.some((request) => request.name === 'wait' && request.control?.aborted === true), 'the wait call aborted');
     } else {
       const question = await session.line((message) => message['method'] === 'elicitation/create', 'an elicitation');
       const result = step.elicit === 'accept' ? { action: 'accept', content: { approve: true } } : { action: 'decline' };
@@ -284,7 +285,7 @@ describe('the fast path writes what the SDK path writes', () => {
       waiting.catch(() => undefined);
       await session.supervisor.waitStarted;
       controller.abort('user stop');
-      await until(() => session.supervisor.requests.some((request) => request.name === 'wait' && request.signal.aborted), 'the wait call aborted');
+      await until(() => session.supervisor.requests.some((request) => request.name === 'wait' && request.control?.aborted === true), 'the wait call aborted');
       await settle(client.callTool({ name: 'echo', arguments: { text: 'after' } }));
     } finally {
       await client.close().catch(() => undefined);
@@ -326,6 +327,30 @@ describe('the fast path takes the plain calls of a legacy connection, and only t
     for (const text of ['a', 'b', 'c']) expect((await client.callTool({ name: 'echo', arguments: { text } }))['structuredContent']).toEqual({ echoed: { text } });
     await client.close();
     expect(sdkCalls()).toBe(reachingSdk);
+  });
+
+  it.each([
+    ['fast path: none (its cancel reaches the call control directly)', true],
+    ["the SDK's path: its request's own", false],
+  ] as const)('AbortControllers a call nobody cancels makes, %s', async (_name, callFastPath) => {
+    const session = startSession(callFastPath);
+    const initialize = INITIALIZE();
+    session.send(initialize.send);
+    await session.line((message) => message['id'] === initialize.answered, 'the answer to initialize');
+    session.send(INITIALIZED.send);
+    // A first call warms what is made once per connection.
+    session.send({ jsonrpc: '2.0', id: 0, method: 'tools/call', params: { name: 'echo' } });
+    await session.line((message) => message['id'] === 0, 'the answer to 0');
+    try {
+      const made = countAbortControllers();
+      session.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'plain' } } });
+      const answer = await session.line((message) => message['id'] === 1, 'the answer to 1');
+      expect(answer).toMatchObject({ result: { structuredContent: { echoed: { text: 'plain' } } } });
+      if (callFastPath) expect(made()).toBe(0);
+      else expect(made()).toBeGreaterThan(0);
+    } finally {
+      vi.unstubAllGlobals();
+    }
   });
 
   it('a call with anything unusual goes to the SDK', async () => {

@@ -1,10 +1,12 @@
 // CallControl: the one termination control of a call. It follows the request's
 // signal and the host's shutdown, arms the deadline, keeps the first reason,
 // tells what registered to stop exactly once, and lets go of everything on
-// dispose (no listener left on a long-lived signal). Timers are faked.
+// dispose (no listener left on a long-lived signal). Its AbortSignal is made
+// only when asked for (already aborted after a stop). Timers are faked.
 import { getEventListeners } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CallControl, clampDelayMs } from '../../../src/supervisor/call-control.js';
+import { countAbortControllers } from '../../helpers/abort-count.js';
 
 beforeEach(() => vi.useFakeTimers());
 afterEach(() => vi.useRealTimers());
@@ -139,6 +141,71 @@ describe('CallControl', () => {
     await vi.advanceTimersByTimeAsync(10_000);
     expect(never).not.toHaveBeenCalled();
     expect(late).not.toHaveBeenCalled();
+  });
+});
+
+describe('CallControl makes its AbortSignal only when asked for one', () => {
+  afterEach(() => vi.unstubAllGlobals());
+
+  it('a call nobody stops, whose signal nobody reads, makes none', () => {
+    const made = countAbortControllers();
+    const control = new CallControl();
+    const disarm = control.startDeadline(30_000);
+    const stopWatch = control.onStopAfter(5_000, () => {});
+    control.onStop(() => {})();
+    expect(control.aborted).toBe(false);
+    expect(control.reason).toBeUndefined();
+    control.settle('tool_error');
+    disarm();
+    stopWatch();
+    control.dispose();
+    expect(made()).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('a stop tells everything registered without making one; one asked for later is aborted already, with the first reason', () => {
+    const made = countAbortControllers();
+    const control = new CallControl([], { timeoutMs: 100 });
+    const heard: string[] = [];
+    control.onStop((reason) => heard.push(reason));
+    const why = { details: { reason: 'shutdown' } };
+    expect(control.abort(why)).toBe('cancelled');
+    vi.advanceTimersByTime(1000);
+    expect(control.stop('timeout')).toBe('cancelled');
+    expect(heard).toEqual(['cancelled']);
+    expect(control.aborted).toBe(true);
+    expect(made()).toBe(0);
+    const signal = control.signal;
+    expect(made()).toBe(1);
+    expect(signal.aborted).toBe(true);
+    expect(signal.reason).toBe(why);
+    expect(control.signal).toBe(signal);
+  });
+
+  it("a signal made after a deadline stop carries the stop's own reason; one made before aborts at the stop", () => {
+    const late = new CallControl([], { timeoutMs: 50 });
+    vi.advanceTimersByTime(50);
+    expect(late.signal.aborted).toBe(true);
+    expect(late.signal.reason).toBe('timeout');
+    expect(late.failure()).toEqual({ code: 'timeout', message: 'The tool ran past its time limit.', details: { timeoutMs: 50 } });
+
+    const early = new CallControl([], { timeoutMs: 50 });
+    const signal = early.signal;
+    const onAbort = vi.fn();
+    signal.addEventListener('abort', onAbort);
+    expect(signal.aborted).toBe(false);
+    vi.advanceTimersByTime(50);
+    expect(onAbort).toHaveBeenCalledTimes(1);
+    expect(signal.reason).toBe('timeout');
+  });
+
+  it("a source's abort before the signal is asked for: the signal carries the source's reason", () => {
+    const request = new AbortController();
+    const control = new CallControl([request.signal]);
+    request.abort('user stop');
+    expect(control.aborted).toBe(true);
+    expect(control.signal.reason).toBe('user stop');
+    expect(getEventListeners(request.signal, 'abort')).toHaveLength(0);
   });
 });
 

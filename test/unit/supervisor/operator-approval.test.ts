@@ -9,6 +9,7 @@ import type { ToolView } from '../../../src/policy/types.js';
 import { obtainApproval, type ApprovalInput } from '../../../src/supervisor/approval.js';
 import { APPROVAL_ID_META, type OperatorApprovals } from '../../../src/supervisor/operator-approval.js';
 import type { CallDecision } from '../../../src/policy/decide.js';
+import { CallControl } from '../../../src/supervisor/call-control.js';
 import { RequestStateSigner } from '../../../src/supervisor/request-state.js';
 import type { ApprovalChannel, CallRequest } from '../../../src/supervisor/types.js';
 import { makeTempParent } from '../audit/journal-fixtures.js';
@@ -44,7 +45,7 @@ function input(options: { channel?: ApprovalChannel; meta?: Record<string, unkno
   const args = options.args ?? ARGS;
   const request: CallRequest = { name: 'deploy', args, meta: options.meta ?? {}, signal: new AbortController().signal, approval: options.channel ?? { kind: 'none' } };
   const operator: OperatorApprovals = { journal, by: options.by ?? 'client', expireAfterMs: 60_000, sessionId: 's1', callId: options.callId ?? 'call-1', principal: null };
-  return { view: VIEW, args, argsHash: hashArgs(args), decision: options.decision ?? ASK, request, signer: new RequestStateSigner({ ttlMs: 60_000 }), timeoutMs: 1000, operator };
+  return { view: VIEW, args, argsHash: hashArgs(args), decision: options.decision ?? ASK, request, control: new CallControl(), signer: new RequestStateSigner({ ttlMs: 60_000 }), timeoutMs: 1000, operator };
 }
 
 async function refusal(promise: Promise<unknown>): Promise<{ code: string; details: Record<string, unknown> }> {

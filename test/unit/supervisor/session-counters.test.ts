@@ -4,10 +4,13 @@
 import { describe, expect, it } from 'vitest';
 import { ERRORS, HostError, type ErrorCode } from '../../../src/errors.js';
 import { FAILURE_RUN_CODES, SessionCounters } from '../../../src/supervisor/session-counters.js';
+import { CallControl } from '../../../src/supervisor/call-control.js';
 import { SessionLimits, enterSession } from '../../../src/supervisor/session-limits.js';
 
 const CAPS = { maxCallsPerSession: 100, maxConsecutiveFailures: 3 };
 const never = new AbortController().signal;
+/** The control of a call nobody stops (enterSession reads a call's control). */
+const idle = (): CallControl => new CallControl();
 
 function refusal(counters: SessionCounters): Record<string, unknown> {
   try {
@@ -53,18 +56,18 @@ describe('SessionCounters', () => {
   it('one session shared by two SessionLimits (a reload) keeps its budget', async () => {
     const counters = new SessionCounters();
     const before = new SessionLimits(3, 4, 20, counters);
-    (await enterSession(before, 'shared', never))();
-    (await enterSession(before, 'shared', never))();
+    (await enterSession(before, 'shared', idle()))();
+    (await enterSession(before, 'shared', idle()))();
     const after = new SessionLimits(3, 4, 20, counters);
-    (await enterSession(after, 'shared', never))();
-    await expect(enterSession(after, 'shared', never)).rejects.toMatchObject({ code: 'call_limit', details: { limit: 3 } });
+    (await enterSession(after, 'shared', idle()))();
+    await expect(enterSession(after, 'shared', idle())).rejects.toMatchObject({ code: 'call_limit', details: { limit: 3 } });
   });
 
   it('a call queued behind the terminal call is refused once its slot comes', async () => {
     const counters = new SessionCounters();
     const limits = new SessionLimits(100, 4, 20, counters);
-    const release = await enterSession(limits, 'exclusive', never);
-    const queued = enterSession(limits, 'exclusive', never);
+    const release = await enterSession(limits, 'exclusive', idle());
+    const queued = enterSession(limits, 'exclusive', idle());
     counters.recordSuccess({ name: 'finish', terminal: true }, 'c1');
     release();
     await expect(queued).rejects.toMatchObject({ code: 'call_limit', details: { reason: 'terminal' } });

@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { HostError } from '../../../src/errors.js';
+import { CallControl } from '../../../src/supervisor/call-control.js';
 import { SessionLimits, enterSession } from '../../../src/supervisor/session-limits.js';
 
 const never = new AbortController().signal;
+/** The control of a call nobody stops (enterSession reads a call's control). */
+const idle = (): CallControl => new CallControl();
 
 describe('SessionLimits', () => {
   it('refuses calls past the budget with call_limit', () => {
@@ -67,26 +70,26 @@ describe('SessionLimits', () => {
 
   it('enterSession hands a free slot over at once (no promise), and queues behind a waiter in FIFO order', async () => {
     const limits = new SessionLimits(100, 4);
-    const first = enterSession(limits, 'shared', never);
+    const first = enterSession(limits, 'shared', idle());
     expect(typeof first).toBe('function');
-    const exclusive = enterSession(limits, 'exclusive', never);
+    const exclusive = enterSession(limits, 'exclusive', idle());
     expect(exclusive).toBeInstanceOf(Promise);
     // A shared slot is free, but the exclusive call arrived first: this one waits behind it.
-    const shared = enterSession(limits, 'shared', never);
+    const shared = enterSession(limits, 'shared', idle());
     expect(shared).toBeInstanceOf(Promise);
     (first as () => void)();
     const releaseExclusive = await exclusive;
     releaseExclusive();
     (await shared)();
-    expect(typeof enterSession(limits, 'exclusive', never)).toBe('function');
+    expect(typeof enterSession(limits, 'exclusive', idle())).toBe('function');
   });
 
   it('enterSession refuses with a rejected promise, never a throw: cancelled, then the budget', async () => {
     const limits = new SessionLimits(1, 4);
-    const cancelled = enterSession(limits, 'shared', AbortSignal.abort());
+    const cancelled = enterSession(limits, 'shared', new CallControl([AbortSignal.abort()]));
     await expect(cancelled).rejects.toMatchObject({ code: 'cancelled' });
     expect(limits.callCount).toBe(0);
-    expect(typeof enterSession(limits, 'shared', never)).toBe('function');
-    await expect(enterSession(limits, 'shared', never)).rejects.toMatchObject({ code: 'call_limit', details: { limit: 1 } });
+    expect(typeof enterSession(limits, 'shared', idle())).toBe('function');
+    await expect(enterSession(limits, 'shared', idle())).rejects.toMatchObject({ code: 'call_limit', details: { limit: 1 } });
   });
 });

@@ -2,7 +2,7 @@
 // host, no sandbox, no SQLite): the stages run in the order of SPEC section 5,
 // the first termination reason wins over what the runner reports later, and
 // exactly one journal write closes every call from `finally`, whatever threw.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { CallFinish, CallStart } from '../../../src/audit/call-record.js';
 import { createSilentLogger } from '../../../src/log.js';
 import type { Runner } from '../../../src/runner/types.js';
@@ -17,6 +17,7 @@ import { STAGES } from '../../../src/supervisor/stages.js';
 import { createSupervisor } from '../../../src/supervisor/supervisor.js';
 import type { CallOutcome, CallRequest, Supervisor } from '../../../src/supervisor/types.js';
 import { manifestYaml, policyYaml, useTestWorkspaces } from '../policy/workspace.js';
+import { countAbortControllers } from '../../helpers/abort-count.js';
 
 const workspaces = useTestWorkspaces();
 
@@ -197,6 +198,23 @@ describe('one control per call', () => {
     expect(codeOf(await call)).toBe('cancelled');
     expect(control.reason).toBe('cancelled');
     expect(control.signal.aborted).toBe(true);
+  });
+});
+
+describe('a call nobody cancels', () => {
+  it('runs without an AbortSignal: the stages and the runner read its control, never ask for a signal', async () => {
+    try {
+      const h = harness(async (options) => (options.control.reason === undefined ? ok('{"n":1}') : ok('{"stopped":true}')));
+      const made = countAbortControllers();
+      const control = new CallControl();
+      // As the protocol layer calls it: the control, no signal of the request's own.
+      const outcome = await h.supervisor.callTool({ name: 'reader', args: {}, meta: {}, control, approval: { kind: 'none' }, onEvent: (event) => h.trace.push(event.type) });
+      expect(outcome).toMatchObject({ kind: 'result', structuredContent: { n: 1 } });
+      expect(h.trace).toEqual(['tool.started', 'run', 'journal.recordSoon', 'tool.completed']);
+      expect(made()).toBe(0);
+    } finally {
+      vi.unstubAllGlobals();
+    }
   });
 });
 
