@@ -5,8 +5,13 @@ import type { ErrorCode, RunCode, ErrorDetails } from '../errors.js';
 
 /** What a tool produced, before the supervisor's result checks (SPEC section 5 step 9). */
 export type RunOutput =
-  /** A JSON value, serialized. Not yet checked for depth or duplicate keys. */
-  | { readonly type: 'json'; readonly json: string }
+  /**
+   * A JSON value, serialized. Not yet checked for depth or duplicate keys.
+   * `parsed`: JSON.parse(json), when the runner had to parse it anyway (a persistent
+   * process's whole line is parsed to prove it is JSON), so the supervisor's strict
+   * scan of `json` is not followed by a second parse. Never set from across a boundary.
+   */
+  | { readonly type: 'json'; readonly json: string; readonly parsed?: unknown }
   /** Raw bytes of a `stdout: text` process tool. Not yet checked for UTF-8. */
   | { readonly type: 'text'; readonly bytes: Uint8Array }
   /** An upstream MCP server's CallToolResult (SPEC section 2.1), bounded in bytes, its blocks not yet checked. */

@@ -23,11 +23,12 @@ export function checkResult(output: LocalOutput, manifest: Manifest): CheckedRes
 
 /** The usability checks alone (UTF-8, strict JSON): a tool output envelope is read before any schema applies. */
 export function parseResult(output: LocalOutput, manifest: Manifest): CheckedResult {
-  return output.type === 'json' ? checkJson(output.json, manifest.name) : checkText(output.bytes, manifest.name);
+  return output.type === 'json' ? checkJson(output.json, output.parsed, manifest.name) : checkText(output.bytes, manifest.name);
 }
 
-function checkJson(json: string, tool: string): CheckedResult {
-  const parsed = parseStrictJson(json, MAX_RESULT_DEPTH);
+// `value` (the runner's parse of `json`, when it made one) is used only once `json` passed the scan.
+function checkJson(json: string, value: unknown, tool: string): CheckedResult {
+  const parsed = parseStrictJson(json, MAX_RESULT_DEPTH, value);
   if (parsed.ok) return { type: 'json', value: parsed.value };
   const { reason, offset } = parsed;
   const what = {

@@ -17,12 +17,17 @@ export type StrictJsonResult = { readonly ok: true; readonly value: unknown } | 
 /** Default nesting limit of tool results: SPEC section 5 step 9. */
 export const MAX_RESULT_DEPTH = 256;
 
-/** Checks `text` and parses it when it is one strict JSON value. */
-export function parseStrictJson(text: string, maxDepth: number = MAX_RESULT_DEPTH): StrictJsonResult {
+/**
+ * Checks `text` and parses it when it is one strict JSON value. `parsed` is
+ * JSON.parse(text) when the caller already has it (a persistent process's line
+ * was parsed whole): the checks are the same, the text is just not parsed twice.
+ */
+export function parseStrictJson(text: string, maxDepth: number = MAX_RESULT_DEPTH, parsed?: unknown): StrictJsonResult {
   const problem = scanJson(text, maxDepth);
   if (problem) return { ok: false, ...problem };
   // Safe: the scan bounded the depth, and JSON.parse defines `__proto__` as an own key.
-  return { ok: true, value: JSON.parse(text) as unknown };
+  // No JSON text parses to undefined, so undefined means "not parsed yet".
+  return { ok: true, value: parsed !== undefined ? parsed : (JSON.parse(text) as unknown) };
 }
 
 /** Grammar, depth, duplicate keys and lone surrogates; undefined when the text is fine. */

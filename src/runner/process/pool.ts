@@ -215,18 +215,19 @@ export class ProcessPool {
     slot.egress?.detach();
     slot.answeredCount++;
     slot.stderrTail.clear();
-    settle(call, envelope.kind === 'result' ? this.succeed(envelope.resultJson, call) : failRun('tool_error', { message: envelope.message }, call.startedMs, envelope.message));
+    settle(call, envelope.kind === 'result' ? this.succeed(envelope.resultJson, envelope.result, call) : failRun('tool_error', { message: envelope.message }, call.startedMs, envelope.message));
     this.pump();
   }
 
-  private succeed(resultJson: string, call: PendingCall): RunOutcome {
+  // `result` is the value of `resultJson`, from the one parse of its line (ndjson.ts).
+  private succeed(resultJson: string, result: unknown, call: PendingCall): RunOutcome {
     const durationMs = elapsedMs(call.startedMs);
     // A `stdout: text` tool answers with a JSON string: hand on its text as bytes.
-    if (this.spec.stdout === 'text' && resultJson.startsWith('"')) {
-      const text = JSON.parse(resultJson) as string;
-      return { ok: true, output: { type: 'text', bytes: new TextEncoder().encode(text) }, durationMs };
+    if (this.spec.stdout === 'text' && typeof result === 'string') {
+      return { ok: true, output: { type: 'text', bytes: new TextEncoder().encode(result) }, durationMs };
     }
-    return { ok: true, output: { type: 'json', json: resultJson }, durationMs };
+    // The supervisor still scans `resultJson` (depth, duplicate keys) before it uses `result`.
+    return { ok: true, output: { type: 'json', json: resultJson, parsed: result }, durationMs };
   }
 
   private retireForOutput(slot: Slot): void {

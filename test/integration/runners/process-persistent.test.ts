@@ -2,11 +2,14 @@
 // tagged with the test's marker; after each test a /proc scan proves none remains.
 import { describe, expect, it, vi } from 'vitest';
 import type { Runner, RunSpec } from '../../../src/runner/types.js';
-import type { ProgressEvent } from '../../../src/runner/wire.js';
+import type { ProgressEvent, RunOutcome } from '../../../src/runner/wire.js';
 import { findMarkedProcesses, pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 import { job, nodeFixture, runOptions, useRunnerTest } from './process-spec.js';
 import { failureOf, jsonTextOf } from '../../helpers/run-outcomes.js';
 import { recordingLogger } from '../../helpers/recording-logger.js';
+import type { HostError } from '../../../src/errors.js';
+import type { Manifest } from '../../../src/registry/manifest.js';
+import { parseResult, type LocalOutput } from '../../../src/supervisor/result-checks.js';
 
 const t = useRunnerTest();
 
@@ -135,6 +138,35 @@ describe('process runner, persistent pool', () => {
     const deep = '['.repeat(100_000) + ']'.repeat(100_000);
     expect(jsonTextOf(await pool.run(job({ op: 'raw-result', raw: deep }), runOptions()))).toBe(deep);
     expect((await echo(pool, 3)).value).toBe(3);
+  });
+
+  it("hands a result's value from the line's one parse, and the supervisor's checks still refuse what they refused", async () => {
+    const pool = t.start(persistent({ maxOutputBytes: 1 << 20 }));
+    const manifest = { name: 'fixture_tool' } as unknown as Manifest;
+    const jsonOutput = (outcome: RunOutcome): LocalOutput => {
+      if (!outcome.ok || outcome.output.type !== 'json') throw new Error(`expected a JSON result, got ${JSON.stringify(outcome).slice(0, 300)}`);
+      return outcome.output;
+    };
+    const refusalOf = (output: LocalOutput) => {
+      try {
+        parseResult(output, manifest);
+      } catch (error) {
+        return { code: (error as HostError).code, details: (error as HostError).details };
+      }
+      return undefined;
+    };
+    const good = jsonOutput(await pool.run(job({ op: 'echo', value: { a: [1, 'x'] } }), runOptions()));
+    expect(good.type === 'json' && good.parsed).toMatchObject({ value: { a: [1, 'x'] } });
+    expect(parseResult(good, manifest)).toMatchObject({ type: 'json', value: { value: { a: [1, 'x'] } } });
+    const instance = (await echo(pool, 0)).instance;
+    for (const raw of ['{"a":1,"a":2}', '['.repeat(300) + ']'.repeat(300), '['.repeat(100_000) + ']'.repeat(100_000)]) {
+      const output = jsonOutput(await pool.run(job({ op: 'raw-result', raw }), runOptions()));
+      // Same code and details as the text checked alone (what a one-shot tool's output gets).
+      expect(refusalOf(output)).toEqual(refusalOf({ type: 'json', json: raw }));
+      expect(refusalOf(output)?.code).toBe('invalid_output');
+    }
+    // A refused result is the call's failure, not the process's: it is still the same one.
+    expect((await echo(pool, 3)).instance).toBe(instance);
   });
 
   it('queues calls when every process is busy and runs them on poolSize processes', async () => {

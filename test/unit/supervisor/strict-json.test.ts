@@ -79,3 +79,21 @@ describe('parseStrictJson', () => {
     }
   });
 });
+
+describe('parseStrictJson with the value already parsed', () => {
+  it('checks the text exactly as without it, then uses the given value instead of parsing again', () => {
+    const value = { a: [1] };
+    const result = parseStrictJson('{"a":[1]}', 256, value);
+    expect(result.ok && result.value).toBe(value);
+  });
+
+  it.each([
+    ['{"k":1,"k":2}', { k: 2 }],
+    ['{"a":1,"\\u0061":2}', { a: 2 }],
+    ['['.repeat(257) + ']'.repeat(257), JSON.parse('['.repeat(257) + ']'.repeat(257)) as unknown],
+    ['"\ud800"', '\ud800'],
+  ])('refuses %j with the same problem, whatever value it is handed', (text, value) => {
+    expect(parseStrictJson(text, 256, value)).toEqual(parseStrictJson(text, 256));
+    expect(parseStrictJson(text, 256, value).ok).toBe(false);
+  });
+});

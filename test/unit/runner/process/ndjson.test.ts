@@ -24,7 +24,9 @@ describe('parseEnvelope', () => {
     ['{"id":"a","progress":{"progress":"x"}}', { kind: 'invalid', reason: 'not_an_envelope' }],
     ['{"id":"a","id":"b","result":1}', { kind: 'invalid', reason: 'duplicate_envelope_key' }],
   ])('%s', (text, expected) => {
-    expect(parseEnvelope(line(text))).toEqual(expected);
+    // A result's value comes from the one parse of its line: it is the value of its text.
+    const withValue = 'resultJson' in expected ? { ...expected, result: JSON.parse(expected.resultJson) as unknown } : expected;
+    expect(parseEnvelope(line(text))).toEqual(withValue);
   });
 
   it('refuses a line that is not UTF-8', () => {
@@ -32,13 +34,36 @@ describe('parseEnvelope', () => {
   });
 
   it('keeps a duplicate-key result as its exact text', () => {
-    expect(parseEnvelope(line('{"id":"a","result":{"k":1,"k":2}}'))).toEqual({ kind: 'result', id: 'a', resultJson: '{"k":1,"k":2}' });
+    // The supervisor refuses it from the text (its value alone would hide the duplicate).
+    expect(parseEnvelope(line('{"id":"a","result":{"k":1,"k":2}}'))).toMatchObject({ kind: 'result', id: 'a', resultJson: '{"k":1,"k":2}' });
   });
 
   it('hands on a result nested 100,000 deep without recursion', () => {
     const deep = '['.repeat(100_000) + ']'.repeat(100_000);
     const envelope = parseEnvelope(line(`{"id":"a","result":${deep}}`));
-    expect(envelope).toEqual({ kind: 'result', id: 'a', resultJson: deep });
+    expect(envelope).toMatchObject({ kind: 'result', id: 'a', resultJson: deep });
+  });
+
+  it("hands on each result's value together with exactly that value's text", () => {
+    // Strings full of what the member split must step over: quotes, backslashes, brackets, commas.
+    const tricky = ['', '"', '\\', '\\"', '}', ']', ',', '{"id":1}', 'a\nb', '\u0000', 'é😀', '\\\\"x'];
+    let seed = 7;
+    const pick = <T>(items: readonly T[]): T => items[(seed = (seed * 1103515245 + 12345) % 2 ** 31) % items.length] as T;
+    const value = (depth: number): unknown => {
+      const kind = depth > 3 ? 0 : pick([0, 1, 2, 3]);
+      if (kind === 1) return Array.from({ length: pick([0, 1, 3]) }, () => value(depth + 1));
+      if (kind === 2) return Object.fromEntries(Array.from({ length: pick([0, 1, 3]) }, (_, i) => [`${pick(tricky)}${i}`, value(depth + 1)]));
+      return pick([pick(tricky), 0, -1.5e3, true, null]);
+    };
+    for (let i = 0; i < 300; i++) {
+      const result = value(0);
+      const members = [`"id":"c${i}"`, `"result" : ${JSON.stringify(result, null, pick([0, 2]))} `, `"note":${JSON.stringify(pick(tricky))}`];
+      const text = `{ ${pick([true, false]) ? members.join(',') : [...members].reverse().join(' , ')} }`;
+      const envelope = parseEnvelope(line(text));
+      if (envelope.kind !== 'result') throw new Error(`not a result: ${text}`);
+      expect(JSON.parse(envelope.resultJson)).toEqual(result);
+      expect(envelope.result).toEqual(result);
+    }
   });
 
   it('bounds an error message', () => {
@@ -56,6 +81,14 @@ describe('splitTopLevelMembers', () => {
         ['d', '"}"'],
       ]),
     );
+  });
+
+  it('ends a string at the first quote after an even run of backslashes (0 to 5 of them)', () => {
+    for (let run = 0; run <= 5; run++) {
+      const value = `${'\\'.repeat(run)}"},]`;
+      const text = JSON.stringify({ a: value, b: [value], c: 1 });
+      expect(splitTopLevelMembers(text)).toEqual(new Map([['a', JSON.stringify(value)], ['b', JSON.stringify([value])], ['c', '1']]));
+    }
   });
 
   it('sees an escaped key as the same key', () => {
