@@ -246,26 +246,48 @@ export class CallFastPath {
 
 /** The context the SDK's Server.buildContext gives a legacy request, for what the handler reads, and the call's control. */
 function contextOf(server: Server, id: RequestId, call: RunningCall): CallRequestContext {
-  const notify: CallRequestContext['mcpReq']['notify'] = (notification) => server.notification(notification, { relatedRequestId: id });
-  return {
-    control: call.control,
-    mcpReq: {
-      id,
-      // Made only if read (progress and log forwarding check it).
-      get signal() {
-        return call.signal;
-      },
-      notify,
-      // The host filters lifecycle messages itself (requestedLogLevel); the SDK's own
-      // level map stays empty because server.ts answers logging/setLevel.
-      log: (level, data, logger) => notify({ method: 'notifications/message', params: { level, data, logger } }),
-      elicitInput: (params, options) => server.elicitInput(params, options),
-      requestState: () => undefined,
-      envelope: undefined,
-      inputResponses: undefined,
-      droppedInputResponseKeys: undefined,
-    },
-  };
+  return { control: call.control, mcpReq: new FastRequest(server, id, call) };
+}
+
+type McpRequest = CallRequestContext['mcpReq'];
+
+/**
+ * The `mcpReq` of a fast-path call: what the handler uses as methods of one object
+ * (callers always call them on it), not a closure per method per call.
+ */
+class FastRequest implements McpRequest {
+  // The host filters lifecycle messages itself (requestedLogLevel); the SDK's own
+  // level map stays empty because server.ts answers logging/setLevel.
+  readonly envelope = undefined;
+  readonly inputResponses = undefined;
+  readonly droppedInputResponseKeys = undefined;
+
+  constructor(
+    readonly server: Server,
+    readonly id: RequestId,
+    readonly call: RunningCall,
+  ) {}
+
+  /** Made only if read (progress and log forwarding check it). */
+  get signal(): AbortSignal {
+    return this.call.signal;
+  }
+
+  notify(notification: Parameters<McpRequest['notify']>[0]): Promise<void> {
+    return this.server.notification(notification, { relatedRequestId: this.id });
+  }
+
+  log(level: Parameters<McpRequest['log']>[0], data: unknown, logger?: string): Promise<void> {
+    return this.notify({ method: 'notifications/message', params: { level, data, logger } });
+  }
+
+  elicitInput(params: Parameters<McpRequest['elicitInput']>[0], options?: Parameters<McpRequest['elicitInput']>[1]): ReturnType<McpRequest['elicitInput']> {
+    return this.server.elicitInput(params, options);
+  }
+
+  requestState(): undefined {
+    return undefined;
+  }
 }
 
 /** What the SDK's tools/call wrapper makes of a handler's result: the zod output, or its error. */
