@@ -8,7 +8,7 @@ import { errorData, HostError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { CallControl } from '../supervisor/call-control.js';
 import type { CallSession } from '../supervisor/call-session.js';
-import type { Supervisor } from '../supervisor/types.js';
+import type { CallRequest, Supervisor } from '../supervisor/types.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
 import { approvalChannelFor, approvalAnswerFrom } from './approval-channel.js';
 import { forwardLifecycleEvents, forwardProgress, requestedLogLevel } from './notifications.js';
@@ -248,19 +248,21 @@ function toolsCallHandler(
       protocolVersion: protocolVersionOf(era, server, ctx),
       meta,
     });
-    const work = supervisor.callTool({
+    // Built key by key: a spread of a conditional literal made a throwaway object per optional key per call.
+    const request: Mutable<CallRequest> = {
       name: params.name,
       args: params.arguments,
       meta,
       control,
       approval: approvalChannelFor(era, server, ctx, options.elicitationTimeoutMs ?? DEFAULT_ELICITATION_TIMEOUT_MS),
-      ...(typeof requestState === 'string' ? { requestState } : {}),
-      ...(approvalAnswer !== undefined ? { approvalAnswer } : {}),
-      ...(progress.onProgress ? { onProgress: progress.onProgress } : {}),
-      ...(onEvent ? { onEvent } : {}),
-      ...(caller ? { caller: caller.session } : {}),
-      ...(span ? { trace: span } : {}),
-    });
+    };
+    if (typeof requestState === 'string') request.requestState = requestState;
+    if (approvalAnswer !== undefined) request.approvalAnswer = approvalAnswer;
+    if (progress.onProgress) request.onProgress = progress.onProgress;
+    if (onEvent) request.onEvent = onEvent;
+    if (caller) request.caller = caller.session;
+    if (span) request.trace = span;
+    const work = supervisor.callTool(request);
     const call: InFlightCall = { supervisor, control, answered: work.catch(() => undefined) };
     state.inFlight.add(call);
     try {
@@ -277,12 +279,15 @@ function toolsCallHandler(
     } finally {
       control.dispose();
       state.inFlight.delete(call);
-      for (const waiter of [...state.idleWaiters]) waiter();
+      // A copy only when someone waits (a waiter removes itself as it runs).
+      if (state.idleWaiters.size !== 0) for (const waiter of [...state.idleWaiters]) waiter();
     }
   };
 }
 
 const DEFAULT_ELICITATION_TIMEOUT_MS = 5 * 60_000;
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
 
