@@ -181,18 +181,27 @@ export class CallFastPath {
     const bound = this.#bound!;
     const call = new RunningCall();
     this.#inFlight.set(id, call);
-    const ctx = contextOf(bound.server, id, call);
-    // The SDK runs handlers a microtask after delivery: so does this.
-    Promise.resolve()
-      .then(() => bound.handle(params, ctx))
-      .then(
-        (result) => this.#answer(bound, id, call, result),
-        (error: unknown) => this.#answerError(bound, id, call, error),
-      )
-      .catch((error: unknown) => bound.server.onerror?.(new Error(`Failed to send response: ${String(error)}`)))
-      .finally(() => {
-        if (this.#inFlight.get(id) === call) this.#inFlight.delete(id);
-      });
+    void this.#run(bound, id, call, params, contextOf(bound.server, id, call));
+  }
+
+  /** One async function, not a chain of five promises and their closures per call. */
+  async #run(bound: Bound, id: RequestId, call: RunningCall, params: ToolsCallParams, ctx: CallRequestContext): Promise<void> {
+    try {
+      // The SDK runs handlers a microtask after delivery: so does this.
+      await undefined;
+      let result: CallToolResult | InputRequiredResult;
+      try {
+        result = await bound.handle(params, ctx);
+      } catch (error) {
+        await this.#answerError(bound, id, call, error);
+        return;
+      }
+      await this.#answer(bound, id, call, result);
+    } catch (error) {
+      bound.server.onerror?.(new Error(`Failed to send response: ${String(error)}`));
+    } finally {
+      if (this.#inFlight.get(id) === call) this.#inFlight.delete(id);
+    }
   }
 
   async #answer(bound: Bound, id: RequestId, call: RunningCall, result: CallToolResult | InputRequiredResult): Promise<void> {
@@ -372,12 +381,11 @@ export function plainResultInWireOrder(result: CallToolResult): CallToolResult |
   if (meta !== undefined && !(isPlainRecord(meta) && !('progressToken' in meta) && !Object.keys(meta).some((key) => key.startsWith(RESERVED_META_PREFIX)))) {
     return undefined;
   }
-  return {
-    ...(meta !== undefined ? { _meta: meta } : {}),
-    content,
-    ...(structuredContent !== undefined ? { structuredContent } : {}),
-    ...(isError !== undefined ? { isError } : {}),
-  };
+  // Key by key, in that order (a spread of a conditional literal per key made throwaway objects).
+  const plain: { -readonly [K in keyof CallToolResult]: CallToolResult[K] } = meta !== undefined ? { _meta: meta, content } : { content };
+  if (structuredContent !== undefined) plain.structuredContent = structuredContent;
+  if (isError !== undefined) plain.isError = isError;
+  return plain;
 }
 
 const RESULT_KEYS = new Set(['content', 'structuredContent', 'isError', '_meta']);
