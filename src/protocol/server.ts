@@ -263,12 +263,14 @@ function toolsCallHandler(
     if (caller) request.caller = caller.session;
     if (span) request.trace = span;
     const work = supervisor.callTool(request);
-    const call: InFlightCall = { supervisor, control, answered: work.catch(() => undefined) };
+    // cancelInFlight waits on it with allSettled, and the await below handles its rejection: no .catch needed.
+    const call: InFlightCall = { supervisor, control, answered: work };
     state.inFlight.add(call);
     try {
       const outcome = await work;
       span?.end(outcome.kind === 'error' ? outcome.error.code : undefined);
-      await progress.settled();
+      // Only a call that asked for progress has notifications to wait for.
+      if (progress.onProgress !== undefined) await progress.settled();
       return renderOutcome(outcome, supervisor.session);
     } catch (error) {
       span?.end('internal');
