@@ -5,8 +5,9 @@
 // about a millisecond, so contexts are prepared ahead, when the slot is built
 // and after each call, and the next call's module is evaluated then too: a warm
 // call only calls the tool.
-// The prelude is compiled once per isolate as a Script: each context runs it
-// afresh (its own closures, nothing shared but immutable code).
+// The prelude (behind the harden script) is compiled once per isolate as a
+// Script: each context runs it afresh (its own closures, nothing shared but
+// immutable code).
 // Plain ESM: it runs in the isolate process (sandbox/isolate-process.mjs).
 
 /** Contexts kept prepared per slot: back-to-back calls find one ready while the next is built. */
@@ -64,6 +65,19 @@ export function toPreludeClosure(preludeSource) {
 ${body}
 const runtime = createToolRuntime($0, { maxPendingHostCalls: $1, maxOutputChars: $2, maxMessageChars: $3, maxEvents: $4, maxEventChars: $5, maxPathChars: $6 });
 return (kind, a, b, c) => (kind === 'run' ? runtime.run(a, b, c) : runtime.settle(a, b, c));`;
+}
+
+/**
+ * The Script run first in every context, compiled once per isolate: the harden
+ * script, then the prelude's closure as the completion value. One compiled
+ * Script run once per context instead of the harden text evaluated (compiled
+ * again) per context and the prelude run apart: one synchronous step and one
+ * compile fewer per context, and the globals are still gone before the
+ * prelude's factory captures anything and before any tool code runs.
+ * @param {string} preludeClosure  from toPreludeClosure
+ */
+export function preludeScriptSource(preludeClosure) {
+  return `${HARDEN_CONTEXT_SCRIPT}\n(function ($0, $1, $2, $3, $4, $5, $6) {\n${preludeClosure}\n})`;
 }
 
 /**
@@ -330,7 +344,6 @@ export class IsolateSlot {
       }
     };
     try {
-      context.evalSync(HARDEN_CONTEXT_SCRIPT, { timeout: PRELUDE_EVAL_TIMEOUT_MS });
       // The callback turns into a plain function inside the isolate; its arguments arrive here as copies.
       const ctxCallback = new ivm.Callback(
         (id, op, args) => {
@@ -338,9 +351,10 @@ export class IsolateSlot {
         },
         { ignored: true },
       );
-      this.preludeScript ??= isolate.compileScriptSync(`(function ($0, $1, $2, $3, $4, $5, $6) {\n${this.sources.preludeClosure}\n})`, {
+      this.preludeScript ??= isolate.compileScriptSync(preludeScriptSource(this.sources.preludeClosure), {
         filename: 'toolhost:///prelude.mjs',
       });
+      // Hardens the context first, then hands back the prelude's factory: one step on the isolate.
       const factory = this.preludeScript.runSync(context, { reference: true, timeout: PRELUDE_EVAL_TIMEOUT_MS });
       handles.push(factory);
       const runtime = factory.applySync(

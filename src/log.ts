@@ -2,6 +2,7 @@
 // stdout carries protocol messages only.
 import { writeSync } from 'node:fs';
 import { pino, type Logger } from 'pino';
+import { allowFlatLines } from './log-flat-line.js';
 
 export type { Logger };
 
@@ -70,6 +71,8 @@ export function redactingLogger(level: string, destination: pino.DestinationStre
   const symbols = pino.symbols as unknown as { formatOptsSym: symbol };
   const withRedact = pino({ redact: REDACT }, { write: () => undefined });
   (logger as unknown as Record<symbol, unknown>)[symbols.formatOptsSym] = (withRedact as unknown as Record<symbol, unknown>)[symbols.formatOptsSym];
+  // Its lines of flat facts may skip pino's generic path (log-flat-line.ts), as the options above allow.
+  allowFlatLines(logger);
   return logger;
 }
 

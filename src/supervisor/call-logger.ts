@@ -3,8 +3,11 @@
 // reads the same. A child is not built per call because pino's child()
 // serializes and redacts its bindings when it is built, the largest cost of
 // starting a call, for a call that writes one line; here the names are merged
-// into a line only when one is written (at a level the host logs).
+// into a line only when one is written (at a level the host logs). A line of flat
+// facts (the end of nearly every call) is built by writeFlatLine, byte for byte
+// pino's, without pino's generic path; anything else goes through pino.
 import type { Logger } from '../log.js';
+import { namesJson, writeFlatLine } from '../log-flat-line.js';
 
 export type CallLogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
 
@@ -19,6 +22,9 @@ export interface CallLogNames {
 }
 
 class NamedCallLogger implements CallLogger {
+  /** The names as they appear in a line, made at the first line (null: not yet; undefined: not flat). */
+  #namesJson: string | undefined | null = null;
+
   constructor(
     readonly base: Logger,
     readonly names: CallLogNames,
@@ -46,6 +52,8 @@ class NamedCallLogger implements CallLogger {
   #write(level: CallLogLevel, facts: Readonly<Record<string, unknown>>, message: string): void {
     if (!this.base.isLevelEnabled(level)) return;
     const { callId, tool, principal } = this.names;
+    if (this.#namesJson === null) this.#namesJson = namesJson(callId, tool, principal);
+    if (this.#namesJson !== undefined && writeFlatLine(this.base, level, this.#namesJson, facts, message)) return;
     // The names first, as a child's bindings come first; a fact of the same name wins, as in a parsed child line.
     this.base[level](principal === null ? { callId, tool, ...facts } : { callId, tool, principal, ...facts }, message);
   }
