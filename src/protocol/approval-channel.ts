@@ -8,14 +8,18 @@ import type { CallRequestContext } from './call-context.js';
 
 const CLIENT_CAPABILITIES_META_KEY = 'io.modelcontextprotocol/clientCapabilities';
 
+// The channels that carry nothing of the request: one object each, not one per call.
+const NO_CHANNEL: ApprovalChannel = Object.freeze({ kind: 'none' });
+const INPUT_REQUIRED: ApprovalChannel = Object.freeze({ kind: 'input_required' });
+
 /** Legacy + elicitation declared: elicitation/create; modern + elicitation declared: input_required; else none. */
 export function approvalChannelFor(era: ProtocolEra, server: Server, ctx: CallRequestContext, timeoutMs: number): ApprovalChannel {
   if (era === 'modern') {
     const capabilities = ctx.mcpReq.envelope?.[CLIENT_CAPABILITIES_META_KEY as keyof typeof ctx.mcpReq.envelope];
-    return supportsFormElicitation(capabilities) ? { kind: 'input_required' } : { kind: 'none' };
+    return supportsFormElicitation(capabilities) ? INPUT_REQUIRED : NO_CHANNEL;
   }
   // Legacy capabilities are scoped to the connection's initialize.
-  if (!supportsFormElicitation(server.getClientCapabilities())) return { kind: 'none' };
+  if (!supportsFormElicitation(server.getClientCapabilities())) return NO_CHANNEL;
   return {
     kind: 'elicitation',
     async elicit(prompt, signal): Promise<ElicitAnswer> {

@@ -181,18 +181,27 @@ export class CallFastPath {
     const bound = this.#bound!;
     const call = new RunningCall();
     this.#inFlight.set(id, call);
-    const ctx = contextOf(bound.server, id, call);
-    // The SDK runs handlers a microtask after delivery: so does this.
-    Promise.resolve()
-      .then(() => bound.handle(params, ctx))
-      .then(
-        (result) => this.#answer(bound, id, call, result),
-        (error: unknown) => this.#answerError(bound, id, call, error),
-      )
-      .catch((error: unknown) => bound.server.onerror?.(new Error(`Failed to send response: ${String(error)}`)))
-      .finally(() => {
-        if (this.#inFlight.get(id) === call) this.#inFlight.delete(id);
-      });
+    void this.#run(bound, id, call, params, contextOf(bound.server, id, call));
+  }
+
+  /** One async function, not a chain of five promises and their closures per call. */
+  async #run(bound: Bound, id: RequestId, call: RunningCall, params: ToolsCallParams, ctx: CallRequestContext): Promise<void> {
+    try {
+      // The SDK runs handlers a microtask after delivery: so does this.
+      await undefined;
+      let result: CallToolResult | InputRequiredResult;
+      try {
+        result = await bound.handle(params, ctx);
+      } catch (error) {
+        await this.#answerError(bound, id, call, error);
+        return;
+      }
+      await this.#answer(bound, id, call, result);
+    } catch (error) {
+      bound.server.onerror?.(new Error(`Failed to send response: ${String(error)}`));
+    } finally {
+      if (this.#inFlight.get(id) === call) this.#inFlight.delete(id);
+    }
   }
 
   async #answer(bound: Bound, id: RequestId, call: RunningCall, result: CallToolResult | InputRequiredResult): Promise<void> {
@@ -246,26 +255,48 @@ export class CallFastPath {
 
 /** The context the SDK's Server.buildContext gives a legacy request, for what the handler reads, and the call's control. */
 function contextOf(server: Server, id: RequestId, call: RunningCall): CallRequestContext {
-  const notify: CallRequestContext['mcpReq']['notify'] = (notification) => server.notification(notification, { relatedRequestId: id });
-  return {
-    control: call.control,
-    mcpReq: {
-      id,
-      // Made only if read (progress and log forwarding check it).
-      get signal() {
-        return call.signal;
-      },
-      notify,
-      // The host filters lifecycle messages itself (requestedLogLevel); the SDK's own
-      // level map stays empty because server.ts answers logging/setLevel.
-      log: (level, data, logger) => notify({ method: 'notifications/message', params: { level, data, logger } }),
-      elicitInput: (params, options) => server.elicitInput(params, options),
-      requestState: () => undefined,
-      envelope: undefined,
-      inputResponses: undefined,
-      droppedInputResponseKeys: undefined,
-    },
-  };
+  return { control: call.control, mcpReq: new FastRequest(server, id, call) };
+}
+
+type McpRequest = CallRequestContext['mcpReq'];
+
+/**
+ * The `mcpReq` of a fast-path call: what the handler uses as methods of one object
+ * (callers always call them on it), not a closure per method per call.
+ */
+class FastRequest implements McpRequest {
+  // The host filters lifecycle messages itself (requestedLogLevel); the SDK's own
+  // level map stays empty because server.ts answers logging/setLevel.
+  readonly envelope = undefined;
+  readonly inputResponses = undefined;
+  readonly droppedInputResponseKeys = undefined;
+
+  constructor(
+    readonly server: Server,
+    readonly id: RequestId,
+    readonly call: RunningCall,
+  ) {}
+
+  /** Made only if read (progress and log forwarding check it). */
+  get signal(): AbortSignal {
+    return this.call.signal;
+  }
+
+  notify(notification: Parameters<McpRequest['notify']>[0]): Promise<void> {
+    return this.server.notification(notification, { relatedRequestId: this.id });
+  }
+
+  log(level: Parameters<McpRequest['log']>[0], data: unknown, logger?: string): Promise<void> {
+    return this.notify({ method: 'notifications/message', params: { level, data, logger } });
+  }
+
+  elicitInput(params: Parameters<McpRequest['elicitInput']>[0], options?: Parameters<McpRequest['elicitInput']>[1]): ReturnType<McpRequest['elicitInput']> {
+    return this.server.elicitInput(params, options);
+  }
+
+  requestState(): undefined {
+    return undefined;
+  }
 }
 
 /** What the SDK's tools/call wrapper makes of a handler's result: the zod output, or its error. */
@@ -350,12 +381,11 @@ export function plainResultInWireOrder(result: CallToolResult): CallToolResult |
   if (meta !== undefined && !(isPlainRecord(meta) && !('progressToken' in meta) && !Object.keys(meta).some((key) => key.startsWith(RESERVED_META_PREFIX)))) {
     return undefined;
   }
-  return {
-    ...(meta !== undefined ? { _meta: meta } : {}),
-    content,
-    ...(structuredContent !== undefined ? { structuredContent } : {}),
-    ...(isError !== undefined ? { isError } : {}),
-  };
+  // Key by key, in that order (a spread of a conditional literal per key made throwaway objects).
+  const plain: { -readonly [K in keyof CallToolResult]: CallToolResult[K] } = meta !== undefined ? { _meta: meta, content } : { content };
+  if (structuredContent !== undefined) plain.structuredContent = structuredContent;
+  if (isError !== undefined) plain.isError = isError;
+  return plain;
 }
 
 const RESULT_KEYS = new Set(['content', 'structuredContent', 'isError', '_meta']);

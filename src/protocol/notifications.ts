@@ -28,9 +28,12 @@ export interface ProgressForwarder {
   settled(): Promise<void>;
 }
 
+/** The forwarder of every call that asked for no progress (it holds nothing of the call). */
+const NO_PROGRESS: ProgressForwarder = Object.freeze({ onProgress: undefined, settled: async () => undefined });
+
 /** Forwards a call's progress as notifications/progress (strictly increasing, nothing after a cancel). */
 export function forwardProgress(ctx: CallRequestContext, progressToken: unknown, logger: Logger): ProgressForwarder {
-  if (typeof progressToken !== 'string' && typeof progressToken !== 'number') return { onProgress: undefined, settled: async () => undefined };
+  if (typeof progressToken !== 'string' && typeof progressToken !== 'number') return NO_PROGRESS;
   let last = -Infinity;
   let lastSentAtMs: number | undefined;
   const writes = new Set<Promise<void>>();

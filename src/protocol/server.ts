@@ -8,7 +8,7 @@ import { errorData, HostError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { CallControl } from '../supervisor/call-control.js';
 import type { CallSession } from '../supervisor/call-session.js';
-import type { Supervisor } from '../supervisor/types.js';
+import type { CallRequest, Supervisor } from '../supervisor/types.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
 import { approvalChannelFor, approvalAnswerFrom } from './approval-channel.js';
 import { forwardLifecycleEvents, forwardProgress, requestedLogLevel } from './notifications.js';
@@ -248,25 +248,29 @@ function toolsCallHandler(
       protocolVersion: protocolVersionOf(era, server, ctx),
       meta,
     });
-    const work = supervisor.callTool({
+    // Built key by key: a spread of a conditional literal made a throwaway object per optional key per call.
+    const request: Mutable<CallRequest> = {
       name: params.name,
       args: params.arguments,
       meta,
       control,
       approval: approvalChannelFor(era, server, ctx, options.elicitationTimeoutMs ?? DEFAULT_ELICITATION_TIMEOUT_MS),
-      ...(typeof requestState === 'string' ? { requestState } : {}),
-      ...(approvalAnswer !== undefined ? { approvalAnswer } : {}),
-      ...(progress.onProgress ? { onProgress: progress.onProgress } : {}),
-      ...(onEvent ? { onEvent } : {}),
-      ...(caller ? { caller: caller.session } : {}),
-      ...(span ? { trace: span } : {}),
-    });
-    const call: InFlightCall = { supervisor, control, answered: work.catch(() => undefined) };
+    };
+    if (typeof requestState === 'string') request.requestState = requestState;
+    if (approvalAnswer !== undefined) request.approvalAnswer = approvalAnswer;
+    if (progress.onProgress) request.onProgress = progress.onProgress;
+    if (onEvent) request.onEvent = onEvent;
+    if (caller) request.caller = caller.session;
+    if (span) request.trace = span;
+    const work = supervisor.callTool(request);
+    // cancelInFlight waits on it with allSettled, and the await below handles its rejection: no .catch needed.
+    const call: InFlightCall = { supervisor, control, answered: work };
     state.inFlight.add(call);
     try {
       const outcome = await work;
       span?.end(outcome.kind === 'error' ? outcome.error.code : undefined);
-      await progress.settled();
+      // Only a call that asked for progress has notifications to wait for.
+      if (progress.onProgress !== undefined) await progress.settled();
       return renderOutcome(outcome, supervisor.session);
     } catch (error) {
       span?.end('internal');
@@ -277,12 +281,15 @@ function toolsCallHandler(
     } finally {
       control.dispose();
       state.inFlight.delete(call);
-      for (const waiter of [...state.idleWaiters]) waiter();
+      // A copy only when someone waits (a waiter removes itself as it runs).
+      if (state.idleWaiters.size !== 0) for (const waiter of [...state.idleWaiters]) waiter();
     }
   };
 }
 
 const DEFAULT_ELICITATION_TIMEOUT_MS = 5 * 60_000;
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
 

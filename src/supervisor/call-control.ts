@@ -44,9 +44,11 @@ export class CallControl implements RunControl {
   /** True once the call was stopped (what `signal.aborted` says, without making the signal). */
   #aborted = false;
   readonly #abortReason: ErrorCode;
-  #links: Array<readonly [AbortSignal, () => void]> = [];
-  #onStop: Array<(reason: ErrorCode) => void> = [];
-  #timers: NodeJS.Timeout[] = [];
+  // The three lists are made by their first entry, as a one-entry array: a call has one
+  // deadline and one backstop, and an empty array's first push reserved 17 slots.
+  #links: Array<readonly [AbortSignal, () => void]> | undefined;
+  #onStop: Array<(reason: ErrorCode) => void> | undefined;
+  #timers: NodeJS.Timeout[] | undefined;
   #reason: ErrorCode | undefined;
   #timeoutMs = Infinity;
   #stopped: Promise<ErrorCode> | undefined;
@@ -72,7 +74,9 @@ export class CallControl implements RunControl {
     }
     const onAbort = (): void => void this.#stop(this.#abortReason, source.reason);
     source.addEventListener('abort', onAbort, ONCE);
-    this.#links.push([source, onAbort]);
+    const link = [source, onAbort] as const;
+    if (this.#links === undefined) this.#links = [link];
+    else this.#links.push(link);
   }
 
   /** Stops the call as a source's abort would (reason `abortReason`), the signal aborting with `signalReason`. */
@@ -145,8 +149,8 @@ export class CallControl implements RunControl {
     this.#controller?.abort(signalReason);
     this.#resolveStopped?.(this.#reason);
     const onStop = this.#onStop;
-    this.#onStop = [];
-    for (const stopIt of onStop) stopIt(this.#reason);
+    this.#onStop = undefined;
+    if (onStop !== undefined) for (const stopIt of onStop) stopIt(this.#reason);
     return this.#reason;
   }
 
@@ -165,7 +169,8 @@ export class CallControl implements RunControl {
       onStop(this.#reason);
       return () => {};
     }
-    this.#onStop.push(onStop);
+    if (this.#onStop === undefined) this.#onStop = [onStop];
+    else this.#onStop.push(onStop);
     return () => removeFrom(this.#onStop, onStop);
   }
 
@@ -179,9 +184,9 @@ export class CallControl implements RunControl {
   dispose(): void {
     this.#disposed = true;
     this.#unlink();
-    for (const timer of this.#timers) clearTimeout(timer);
-    this.#timers = [];
-    this.#onStop = [];
+    if (this.#timers !== undefined) for (const timer of this.#timers) clearTimeout(timer);
+    this.#timers = undefined;
+    this.#onStop = undefined;
   }
 
   #after(delayMs: number, then: () => void): () => void {
@@ -189,7 +194,8 @@ export class CallControl implements RunControl {
     const timer = setTimeout(then, clampDelayMs(delayMs));
     // A pending deadline must not keep a finished process alive.
     timer.unref();
-    this.#timers.push(timer);
+    if (this.#timers === undefined) this.#timers = [timer];
+    else this.#timers.push(timer);
     return () => {
       clearTimeout(timer);
       removeFrom(this.#timers, timer);
@@ -197,13 +203,16 @@ export class CallControl implements RunControl {
   }
 
   #unlink(): void {
-    for (const [source, onAbort] of this.#links) source.removeEventListener('abort', onAbort);
-    this.#links = [];
+    const links = this.#links;
+    if (links === undefined) return;
+    this.#links = undefined;
+    for (const [source, onAbort] of links) source.removeEventListener('abort', onAbort);
   }
 }
 
 /** Removes `item` from `list` in place (lists of a few entries: no copy per call). */
-function removeFrom<T>(list: T[], item: T): void {
+function removeFrom<T>(list: T[] | undefined, item: T): void {
+  if (list === undefined) return;
   const index = list.indexOf(item);
   if (index >= 0) list.splice(index, 1);
 }

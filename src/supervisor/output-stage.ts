@@ -7,7 +7,7 @@ import type { Manifest } from '../registry/manifest.js';
 import { refuse } from './output-parts.js';
 import { shapeToolOutput } from './output-shape.js';
 import { checkOutputSchema, parseResult, type LocalOutput } from './result-checks.js';
-import { shapeResult, type ShapeOptions } from './result-shape.js';
+import { shapeResultSoon, type ShapedResult, type ShapeOptions } from './result-shape.js';
 import { isOutputEnvelope, readToolOutput, TERMINAL_META_KEY } from './tool-output.js';
 import type { ContentBlock } from './types.js';
 
@@ -23,7 +23,13 @@ export interface StagedResult {
 /** Checks and shapes what the runner produced; throws the HostError of a refusal or a model_error. */
 export async function stageResult(output: LocalOutput, manifest: Manifest, options: ShapeOptions): Promise<StagedResult> {
   const parsed = parseResult(output, manifest);
-  const staged = parsed.type === 'json' && isOutputEnvelope(parsed.value) ? await stageToolOutput(parsed.value, manifest, options) : await stagePlain(parsed, manifest, options);
+  let staged: StagedResult;
+  if (parsed.type === 'json' && isOutputEnvelope(parsed.value)) staged = await stageToolOutput(parsed.value, manifest, options);
+  else {
+    // A plain result within the limit is staged without a promise of its own (only a spill waits).
+    const plain = stagePlain(parsed, manifest, options);
+    staged = plain instanceof Promise ? await plain : plain;
+  }
   if (!manifest.terminal) return staged;
   return { ...staged, meta: { ...staged.meta, [TERMINAL_META_KEY]: true } };
 }
@@ -38,12 +44,16 @@ async function stageToolOutput(envelope: Parameters<typeof readToolOutput>[0], m
   return shapeToolOutput(output, options);
 }
 
-async function stagePlain(parsed: ReturnType<typeof parseResult>, manifest: Manifest, options: ShapeOptions): Promise<StagedResult> {
+function stagePlain(parsed: ReturnType<typeof parseResult>, manifest: Manifest, options: ShapeOptions): StagedResult | Promise<StagedResult> {
   if (manifest.sandbox.mode === 'process' && manifest.sandbox.stdout === 'output') {
     throw refuse(manifest.name, 'not_output_envelope', `with stdout: output it must print one {"toolhost/output": {...}} object`);
   }
   checkOutputSchema(parsed, manifest);
-  const shaped = await shapeResult(parsed, options);
+  const shaped = shapeResultSoon(parsed, options);
+  return shaped instanceof Promise ? shaped.then(plainStaged) : plainStaged(shaped);
+}
+
+function plainStaged(shaped: ShapedResult): StagedResult {
   // Spilled, with an outputSchema: an output_limit error result carrying the preview and the link.
   if (shaped.error) throw shaped.error;
   return {

@@ -44,6 +44,14 @@ export const TEXT_MIME = 'text/plain; charset=utf-8';
 
 /** Redacts, shapes and applies the byte limit to a checked result. */
 export async function shapeResult(checked: CheckedResult, options: ShapeOptions): Promise<ShapedResult> {
+  return shapeResultSoon(checked, options);
+}
+
+/**
+ * shapeResult without a promise for a result within the limit (every call's case):
+ * only a spill waits, for the artifact store. Throws what shapeResult rejects with.
+ */
+export function shapeResultSoon(checked: CheckedResult, options: ShapeOptions): ShapedResult | Promise<ShapedResult> {
   const { payload, mimeType, structured } = toPayload(checked, options.redact);
   const payloadBytes = Buffer.byteLength(payload, 'utf8');
   if (payloadBytes <= options.maxResultBytes) {
@@ -54,6 +62,11 @@ export async function shapeResult(checked: CheckedResult, options: ShapeOptions)
       payloadBytes,
     };
   }
+  return spill(payload, payloadBytes, mimeType, options);
+}
+
+/** A payload over the limit: stored whole as an artifact, a preview and a resource_link inline. */
+async function spill(payload: string, payloadBytes: number, mimeType: string, options: ShapeOptions): Promise<ShapedResult> {
   const artifact = await options.artifacts.put(Buffer.from(payload, 'utf8'), mimeType);
   const preview = cutUtf8(payload, options.maxResultBytes);
   const content: ContentBlock[] = [
