@@ -7,7 +7,7 @@ import type { Manifest } from '../registry/manifest.js';
 import { refuse } from './output-parts.js';
 import { shapeToolOutput } from './output-shape.js';
 import { checkOutputSchema, parseResult, type LocalOutput } from './result-checks.js';
-import { shapeResultSoon, type ShapedResult, type ShapeOptions } from './result-shape.js';
+import { shapeResult, type ShapedResult, type ShapeOptions } from './result-shape.js';
 import { isOutputEnvelope, readToolOutput, TERMINAL_META_KEY } from './tool-output.js';
 import type { ContentBlock } from './types.js';
 
@@ -49,7 +49,7 @@ function stagePlain(parsed: ReturnType<typeof parseResult>, manifest: Manifest, 
     throw refuse(manifest.name, 'not_output_envelope', `with stdout: output it must print one {"toolhost/output": {...}} object`);
   }
   checkOutputSchema(parsed, manifest);
-  const shaped = shapeResultSoon(parsed, options);
+  const shaped = shapeResult(parsed, options);
   return shaped instanceof Promise ? shaped.then(plainStaged) : plainStaged(shaped);
 }
 

@@ -42,16 +42,12 @@ export interface ShapeOptions {
 export const JSON_MIME = 'application/json';
 export const TEXT_MIME = 'text/plain; charset=utf-8';
 
-/** Redacts, shapes and applies the byte limit to a checked result. */
-export async function shapeResult(checked: CheckedResult, options: ShapeOptions): Promise<ShapedResult> {
-  return shapeResultSoon(checked, options);
-}
-
 /**
- * shapeResult without a promise for a result within the limit (every call's case):
- * only a spill waits, for the artifact store. Throws what shapeResult rejects with.
+ * Redacts, shapes and applies the byte limit to a checked result. A result within the
+ * limit (every call's case) is answered at once, with no promise; only a spill waits,
+ * for the artifact store.
  */
-export function shapeResultSoon(checked: CheckedResult, options: ShapeOptions): ShapedResult | Promise<ShapedResult> {
+export function shapeResult(checked: CheckedResult, options: ShapeOptions): ShapedResult | Promise<ShapedResult> {
   const { payload, mimeType, structured } = toPayload(checked, options.redact);
   const payloadBytes = Buffer.byteLength(payload, 'utf8');
   if (payloadBytes <= options.maxResultBytes) {
