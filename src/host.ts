@@ -153,9 +153,12 @@ async function buildHost(options: HostOptions, config: HostConfig, instances: Re
   });
   // The instance that listed a server (its roots all read-only) serves the first calls of the
   // profile it matches: the read_only one, or the only one of a server without writable roots.
+  // A server with `instances: one` and a writable root or network has no such profile.
   for (const [server, instance] of instances) {
     const manifest = [...config.tools.values()].find((view) => view.manifest.upstream?.server === server)?.manifest;
-    if (manifest?.upstream) upstream.adopt(server, manifest.upstream.hasWritableRoot || manifest.networkAllow.length > 0 ? 'read_only' : 'declared', instance);
+    const isReadOnlyLike = manifest !== undefined && !manifest.upstream?.hasWritableRoot && manifest.networkAllow.length === 0;
+    if (manifest?.upstream && isReadOnlyLike) upstream.adopt(server, 'declared', instance);
+    else if (manifest?.upstream && manifest.upstream.instances !== 'one') upstream.adopt(server, 'read_only', instance);
     else instance.kill();
   }
   const runnerDeps = { logger, services, upstream, ...(options.prepareSandboxes === false ? { preparedAhead: 0 } : {}) };

@@ -10,7 +10,7 @@ import type { ToolView } from '../policy/types.js';
 import { HOST_FLAGS_HELP, parseCommandArgs, UsageError } from './args.js';
 import { loadConfigFromFlags, printProblems } from './host-config-flags.js';
 import { formatTable } from './table.js';
-import { sandboxLabel, summarizeTool, type ToolSummary } from './tool-summary.js';
+import { classLabel, sandboxLabel, summarizeTool, type ToolSummary } from './tool-summary.js';
 
 const HELP = `Usage: toolhost explain TOOL [JSON] [--json] [--principal NAME] [host flags]
 
@@ -123,7 +123,10 @@ function parseArguments(text: string): unknown {
 export function renderExplanation(e: Explanation): string {
   const lines: string[] = [];
   lines.push(`${e.name} (${e.file})`);
-  lines.push(`  class     ${e.sideEffect ?? 'unclassified'}`);
+  lines.push(`  class     ${classLabel(e)}`);
+  if (e.upstream?.readOnlyEnforced === false) {
+    lines.push(`            the server runs as one process (instances: one) with its declared access: the read_only class is declared, not enforced by the operating system`);
+  }
   lines.push(`  sandbox   ${sandboxLabel(e)}; trust ${e.trust === 'first_party' ? 'first party' : 'community'}; allowed modes: ${e.allowedModes.join(', ') || 'none'}`);
   lines.push(`  listed    ${e.listed ? 'yes' : e.excluded ? 'no (excluded: conflicts with the policy as declared)' : 'no (denied)'}`);
   lines.push(`  decision  ${describeDecision(e.decision, e.code, e.reason)}`);
