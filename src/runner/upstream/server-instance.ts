@@ -4,7 +4,7 @@
 // server's words are bounded before they are parsed (pipe-transport.ts); its
 // requests to the client are refused except roots/list; when it dies, every
 // call in flight on it fails `tool_crashed`.
-import { Client } from '@modelcontextprotocol/client';
+import { Client, ProtocolError } from '@modelcontextprotocol/client';
 import type { Logger } from '../../log.js';
 import type { RunSpec } from '../types.js';
 import type { RunOptions } from '../wire.js';
@@ -220,6 +220,8 @@ export class ServerInstance {
         if (stopped) return { kind: stopped };
         // "Connection closed" is the process going away (killed, crashed, or broke the protocol).
         if (this.#isStdoutClosed || !this.isAlive) return { kind: 'crashed', end: await this.gone };
+        // A JSON-RPC error response: the server's own answer (a tool that threw, a refused connection).
+        if (ProtocolError.isInstance(error)) return { kind: 'upstream_error', code: error.code, message: upstreamErrorText(error.message) };
         return { kind: 'protocol', message: errorText(error) };
       });
     const crashed = this.gone.then((end): CallAnswer => ({ kind: 'crashed', end }));
@@ -273,7 +275,17 @@ export type CallAnswer =
   | { readonly kind: 'timeout' }
   | { readonly kind: 'cancelled' }
   | { readonly kind: 'crashed'; readonly end: InstanceEnd }
+  /** The server answered with a JSON-RPC error: its code and message (bounded; redacted by the supervisor). */
+  | { readonly kind: 'upstream_error'; readonly code: number; readonly message: string }
   | { readonly kind: 'protocol'; readonly message: string };
+
+/** Characters of an upstream JSON-RPC error message kept (redacted and cut again by the supervisor). */
+export const MAX_UPSTREAM_ERROR_MESSAGE_CHARS = 4096;
+
+// Bounded before anything else is done with it; the SDK adds no prefix of its own to a ProtocolError.
+function upstreamErrorText(message: string): string {
+  return message.length > MAX_UPSTREAM_ERROR_MESSAGE_CHARS ? message.slice(0, MAX_UPSTREAM_ERROR_MESSAGE_CHARS) : message;
+}
 
 async function withDeadline(work: Promise<void>, timeoutMs: number, gone: Promise<unknown>): Promise<'ok' | 'timeout' | 'gone' | string> {
   let timer: NodeJS.Timeout | undefined;

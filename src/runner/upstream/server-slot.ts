@@ -45,6 +45,11 @@ export class ServerSlot {
     if (initial) this.#use(initial);
   }
 
+  /** The running instance, if there is one now (nothing is started). */
+  get running(): ServerInstance | undefined {
+    return this.#instance?.isAlive ? this.#instance : undefined;
+  }
+
   /** The running instance, started (or restarted) when needed. */
   async acquire(): Promise<Acquired> {
     if (this.#isClosed) return { ok: false, reason: 'the host is shutting down', retryAfterMs: 0 };
