@@ -15,7 +15,7 @@ import { listedToolName, matchToolEntry, type ServerManifest } from './server-ma
 /** What a server listed, or why it could not be read. */
 export type ServerListing =
   | { readonly ok: true; readonly tools: readonly ListedUpstreamTool[]; readonly truncated: boolean }
-  | { readonly ok: false; readonly reason: string };
+  | { readonly ok: false; readonly reason: string; readonly stderrLines?: readonly string[] };
 
 export interface ListedUpstreamTool {
   readonly name: string;
@@ -38,6 +38,11 @@ export interface ServerToolReport {
   readonly sideEffect?: string;
   /** Why the tool is not offered; absent when it is. */
   readonly excluded?: string;
+  /** Not offered because its tools: entry says hidden: true (the one exclusion validate accepts). */
+  readonly isHidden?: boolean;
+  /** Where its tools: entry is written (the tools: key when no entry matched), for file:line:col. */
+  readonly line: number;
+  readonly col: number;
   /** The server's own annotations: unverified. */
   readonly hints?: Readonly<Record<string, unknown>>;
 }
@@ -47,6 +52,8 @@ export interface ServerReport {
   readonly displayFile: string;
   /** Set when the server could not be started or listed. */
   readonly unavailable?: string;
+  /** The last lines of its stderr when it could not (redacted, bounded). */
+  readonly stderrLines?: readonly string[];
   /** The server conflicts with the policy (`unavailable` names the rule): an exclusion, not a start failure. */
   readonly isExcludedByPolicy?: boolean;
   readonly truncated: boolean;
@@ -75,7 +82,10 @@ export interface BuildServerToolsOptions {
 
 /** Builds the manifests of one server's offered tools and the report of all of them. */
 export function buildServerTools(server: ServerManifest, listing: ServerListing, compiler: ToolSchemaCompiler, options: BuildServerToolsOptions = {}): ServerTools {
-  if (!listing.ok) return { manifests: [], report: { server: server.name, displayFile: server.displayFile, unavailable: listing.reason, truncated: false, tools: [] } };
+  if (!listing.ok) {
+    const stderrLines = listing.stderrLines && listing.stderrLines.length > 0 ? { stderrLines: listing.stderrLines } : {};
+    return { manifests: [], report: { server: server.name, displayFile: server.displayFile, unavailable: listing.reason, ...stderrLines, truncated: false, tools: [] } };
+  }
   const byListedName = new Map<string, string[]>();
   for (const tool of listing.tools) {
     const listed = listedToolName(server.name, tool.name);
@@ -89,15 +99,18 @@ export function buildServerTools(server: ServerManifest, listing: ServerListing,
     const entry = matchToolEntry(server.tools, tool.name);
     const hints = isRecord(tool.annotations) ? boundedHints(tool.annotations) : undefined;
     const hasSecretName = secretInName(tool.name);
+    const at = server.source.keyPositionOf(entry ? ['tools', entry.pattern] : ['tools']);
     const base = {
       upstream: hasSecretName ? REDACTED_NAME : tool.name.slice(0, 200),
+      line: at.line,
+      col: at.col,
       ...(entry ? { entry: entry.pattern } : {}),
       ...(entry?.sideEffect ? { sideEffect: entry.sideEffect } : {}),
       ...(hints ? { hints } : {}),
     };
     const listed = listedToolName(server.name, tool.name);
     if (entry?.hidden) {
-      reports.push({ ...base, excluded: 'hidden by its tools: entry' });
+      reports.push({ ...base, excluded: 'hidden by its tools: entry', isHidden: true });
       continue;
     }
     if (hasSecretName) {

@@ -47,3 +47,4 @@ export { listOne, listUpstreamServers, listUpstreamServersKeeping, type Listing 
 export type { ServerInstance, UpstreamTool } from './upstream/server-instance.js';
 export { UpstreamServers } from './upstream/upstream-servers.js';
 export { uiResourceOf } from './upstream/upstream-resources.js';
+export { formatStderrLines, lastStderrLines } from './upstream/stderr-tail.js';

@@ -17,6 +17,7 @@ import { withRuntimeAllowance } from './address-space.js';
 import { PipeClientTransport, type PipeFault } from './pipe-transport.js';
 import { gateProgress } from './progress-gate.js';
 import { ServerLog } from './server-log.js';
+import { lastStderrLines } from './stderr-tail.js';
 
 /** The server's spec: a RunSpec whose command is the server's, plus its start-up budget. */
 export interface InstanceSpec {
@@ -49,7 +50,11 @@ export interface InstanceEnd {
   readonly stderrTail: string;
 }
 
-export type StartResult = { readonly ok: true; readonly instance: ServerInstance } | { readonly ok: false; readonly reason: string };
+/**
+ * A failed start names why, and carries the last lines of the server's stderr (redacted with
+ * deps.redactLog when there is one, bounded: stderr-tail.ts) for people and the model.
+ */
+export type StartResult = { readonly ok: true; readonly instance: ServerInstance } | { readonly ok: false; readonly reason: string; readonly stderrLines?: readonly string[] };
 
 /** A tool as the server lists it (unchecked beyond being an object with a string name). */
 export interface UpstreamTool {
@@ -148,12 +153,17 @@ export class ServerInstance {
     const started = await withDeadline(client.connect(transport), spec.startupTimeoutMs, self.gone);
     if (started !== 'ok') {
       const end = await self.killAndWait('killed');
-      const tail = end.stderrTail.trim().split('\n').slice(-3).join(' | ').slice(0, 400);
+      const exit = end.signal ? ` (signal ${end.signal})` : end.exitCode !== undefined && end.exitCode !== null ? ` (exit code ${end.exitCode})` : '';
       const why =
-        started === 'timeout' ? `it did not complete the MCP handshake within ${spec.startupTimeoutMs} ms` : started === 'gone' ? 'it exited during start-up' : `the handshake failed (${started})`;
-      return { ok: false, reason: `${why}${tail ? `; stderr: ${tail}` : ''}` };
+        started === 'timeout' ? `it did not complete the MCP handshake within ${spec.startupTimeoutMs} ms` : started === 'gone' ? `it exited during start-up${exit}` : `the handshake failed (${started})`;
+      return { ok: false, reason: why, stderrLines: self.stderrLines(end) };
     }
     return { ok: true, instance: self };
+  }
+
+  /** The last lines of the server's stderr once it is gone, redacted and bounded. */
+  stderrLines(end: InstanceEnd): string[] {
+    return lastStderrLines(end.stderrTail, this.deps.redactLog ? { redact: this.deps.redactLog } : {});
   }
 
   /** True until the process is gone or being killed. */

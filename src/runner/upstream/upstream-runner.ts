@@ -28,7 +28,9 @@ export function createUpstreamRunner(spec: RunSpec & { readonly upstream: Upstre
       try {
         const acquired = await slot.acquire();
         if (!acquired.ok) {
-          return failRun('sandbox_unavailable', { reason: acquired.reason, server: spec.upstream.server, retryAfterMs: acquired.retryAfterMs }, startedMs, `The upstream server ${spec.upstream.server} is not available: ${acquired.reason}`.slice(0, 600));
+          // The last lines of its stderr reach the model-visible text through details.stderrTail (supervisor/run.ts).
+          const tail = acquired.stderrLines && acquired.stderrLines.length > 0 ? { stderrTail: acquired.stderrLines.join('\n') } : {};
+          return failRun('sandbox_unavailable', { reason: acquired.reason, server: spec.upstream.server, retryAfterMs: acquired.retryAfterMs, ...tail }, startedMs, `The upstream server ${spec.upstream.server} is not available: ${acquired.reason}`.slice(0, 600));
         }
         const answer = await acquired.instance.callTool(spec.upstream.tool, job.args, options);
         switch (answer.kind) {
