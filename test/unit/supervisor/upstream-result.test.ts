@@ -112,7 +112,7 @@ describe("shapeUpstreamResult: a server's words about links and resources are re
   const shape = async (content: unknown[]) => {
     const links: Array<[string, string]> = [];
     const shaped = await shapeUpstreamResult({ content }, upstreamManifest, { redact, maxResultBytes: 100_000, artifacts: sink().artifacts, onResourceLink: (shown, uri) => links.push([shown, uri]) });
-    return { content: shaped.content as Array<Record<string, any>>, links };
+    return { content: shaped.content as unknown as Array<Record<string, any>>, links };
   };
 
   it('redacts a link name, description and MIME type, and remembers the server URI behind the one shown', async () => {
