@@ -154,8 +154,10 @@ export class ServerInstance {
     if (started !== 'ok') {
       const end = await self.killAndWait('killed');
       const exit = end.signal ? ` (signal ${end.signal})` : end.exitCode !== undefined && end.exitCode !== null ? ` (exit code ${end.exitCode})` : '';
-      const why =
-        started === 'timeout' ? `it did not complete the MCP handshake within ${spec.startupTimeoutMs} ms` : started === 'gone' ? `it exited during start-up${exit}` : `the handshake failed (${started})`;
+      // A server that exits at once often closes its pipes before its exit is seen: the handshake
+      // then fails with "Connection closed", but an exit code of its own (not 128+N of our kill) says why.
+      const exitedByItself = started === 'gone' || (started !== 'timeout' && !end.signal && typeof end.exitCode === 'number' && end.exitCode < 128);
+      const why = started === 'timeout' ? `it did not complete the MCP handshake within ${spec.startupTimeoutMs} ms` : exitedByItself ? `it exited during start-up${exit}` : `the handshake failed (${started})`;
       return { ok: false, reason: why, stderrLines: self.stderrLines(end) };
     }
     return { ok: true, instance: self };
