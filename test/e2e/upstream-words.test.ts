@@ -2,7 +2,7 @@
 // clients (SPEC sections 2.1 and 5 step 9): a hostile server that repeats a
 // host secret and host paths everywhere its words reach the caller (listing,
 // links, embedded resources, resources/read of every text MIME type, MCP Apps
-// resources, JSON-RPC errors), an MCP Apps server written with the SDK (its
+// resources, JSON-RPC errors), a server whose connection is refused, an MCP Apps server written with the SDK (its
 // tool's _meta listed, its ui:// resources read through the host), and a
 // server that keeps state in memory under instances: one and split.
 import { writeFileSync } from 'node:fs';
@@ -15,7 +15,7 @@ beforeAll(() => ensureBuilt(), 300_000);
 
 // Letters and digits only, so a tool name can hold it; a *_TOKEN variable of the host's holds it too.
 const SECRET = 'Hunter2LeakSecret9';
-const FIXTURES = ['upstream-leaky', 'upstream-apps', 'upstream-state'].map((folder) => join(REPO_ROOT, 'test/fixtures', folder));
+const FIXTURES = ['upstream-leaky', 'upstream-apps', 'upstream-state', 'upstream-netfail'].map((folder) => join(REPO_ROOT, 'test/fixtures', folder));
 
 function textOf(result: Record<string, unknown>): string {
   return (result['content'] as Array<{ type: string; text?: string }>).map((block) => block.text ?? '').join('\n');
@@ -100,6 +100,12 @@ describe.each<ClientKind>(['v1-legacy', 'v2-modern'])('%s client: what servers s
     expect(errorOf(result)).toMatchObject({ code: 'tool_error', upstreamError: true, jsonRpcCode: -32603, recovery: 'repair' });
     expect(textOf(result)).toContain('connect ECONNREFUSED 10.0.0.7:5432 (uses [redacted] with [path])');
     expectClean(result);
+  });
+
+  it('a server whose connection was refused (no network) is tool_error naming the cause, not invalid_output', async () => {
+    const result = await client.callTool({ name: 'netfail__query', arguments: { sql: 'select 1' } });
+    expect(errorOf(result)).toMatchObject({ code: 'tool_error', upstreamError: true, recovery: 'repair' });
+    expect(textOf(result)).toMatch(/^code: tool_error\n.*connect ECONNREFUSED 127\.0\.0\.1:9/m);
   });
 
   it("MCP Apps (SDK server): the tool's _meta.ui.resourceUri is listed as given and its ui:// resources are read from that server", async () => {
