@@ -119,7 +119,7 @@ async function buildHost(options: HostOptions, config: HostConfig, instances: Re
   if (config.problems.length > 0) throw new ConfigError(config.problems);
   // A server that cannot start is not fatal for serve: it starts without that server's tools, and says why.
   for (const server of config.servers) {
-    if (server.unavailable !== undefined) logger.warn({ server: server.server, file: server.displayFile, reason: server.unavailable }, 'upstream server not available: serving without its tools');
+    if (server.unavailable !== undefined) logger.warn({ server: server.server, file: server.displayFile, reason: server.unavailable, ...(server.stderrLines ? { stderr: server.stderrLines } : {}) }, 'upstream server not available: serving without its tools');
     for (const tool of server.tools) if (tool.excluded !== undefined) logger.info({ server: server.server, tool: tool.upstream, reason: tool.excluded }, 'upstream tool not offered');
   }
 
