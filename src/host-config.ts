@@ -17,6 +17,7 @@ import { protectedPathsOf } from './config/protected-paths.js';
 import { createToolSchemaCompiler } from './registry/ajv.js';
 import type { Manifest } from './registry/manifest.js';
 import { buildServerTools, probeManifestOf, type ServerListing, type ServerReport } from './registry/server-tools.js';
+import { envLiteralOwners, literalSecretProblems } from './registry/sandbox-env.js';
 import type { RunSpec } from './runner/types.js';
 
 export interface LoadHostConfigOptions {
@@ -88,15 +89,19 @@ export function loadHostConfig(options: LoadHostConfigOptions): HostConfig {
   const problems: Problem[] = [...loadedManifests.problems, ...loadedPolicies.problems, ...enforced.problems];
   if (withShadow) problems.push(...withShadow.problems.filter((problem) => !problems.some((known) => sameProblem(known, problem))));
 
+  const secretGlobs = enforced.policy.envSecrets.items.map((item) => item.value);
+  // Literal env values are checked against the secret names once the policy is known.
+  problems.push(...literalSecretProblems(envLiteralOwners(loadedManifests), (name) => secretGlobs.find((glob) => matchGlob(glob, name, { ignoreCase: true }))));
   const servers: ServerReport[] = [];
   const serverManifests: Manifest[] = [];
   const probeManifests: Manifest[] = [];
   const compiler = createToolSchemaCompiler();
+  const secretValues = secretValuesOf(secretGlobs, env);
   const toolNames = new Set(loadedManifests.manifests.map((manifest) => manifest.name));
   for (const server of loadedManifests.servers) {
     probeManifests.push(probeManifestOf(server, compiler));
     const listing = options.serverListings?.get(server.name) ?? { ok: false as const, reason: 'not started' };
-    const built = buildServerTools(server, listing, compiler);
+    const built = buildServerTools(server, listing, compiler, { secretValues });
     // A listed name that a tool manifest already uses is the server tool's problem, never "last one wins".
     const clashing = new Set(built.manifests.filter((manifest) => toolNames.has(manifest.name)).map((manifest) => manifest.name));
     serverManifests.push(...built.manifests.filter((manifest) => !clashing.has(manifest.name)));

@@ -11,7 +11,7 @@ import { loadHostConfigKeepingServers } from './host-servers.js';
 import { fingerprintListing } from './registry/server-tools.js';
 import { ConfigError } from './config/problem.js';
 import type { Logger } from './log.js';
-import { createRunner, ProcessServices, UpstreamServers, type ServerInstance } from './runner/index.js';
+import { createRunner, ProcessServices, UpstreamServers, uiResourceOf, type ServerInstance } from './runner/index.js';
 import { createRedactor } from './supervisor/redact.js';
 import { DEFAULT_REQUEST_STATE_TTL_MS, RequestStateSigner } from './supervisor/request-state.js';
 import { RunnerCache } from './supervisor/runner-cache.js';
@@ -119,7 +119,7 @@ async function buildHost(options: HostOptions, config: HostConfig, instances: Re
   if (config.problems.length > 0) throw new ConfigError(config.problems);
   // A server that cannot start is not fatal for serve: it starts without that server's tools, and says why.
   for (const server of config.servers) {
-    if (server.unavailable !== undefined) logger.warn({ server: server.server, file: server.displayFile, reason: server.unavailable }, 'upstream server not available: serving without its tools');
+    if (server.unavailable !== undefined) logger.warn({ server: server.server, file: server.displayFile, reason: server.unavailable, ...(server.stderrLines ? { stderr: server.stderrLines } : {}) }, 'upstream server not available: serving without its tools');
     for (const tool of server.tools) if (tool.excluded !== undefined) logger.info({ server: server.server, tool: tool.upstream, reason: tool.excluded }, 'upstream tool not offered');
   }
 
@@ -153,10 +153,19 @@ async function buildHost(options: HostOptions, config: HostConfig, instances: Re
   });
   // The instance that listed a server (its roots all read-only) serves the first calls of the
   // profile it matches: the read_only one, or the only one of a server without writable roots.
+  // A server with `instances: one` and a writable root or network has no such profile.
   for (const [server, instance] of instances) {
     const manifest = [...config.tools.values()].find((view) => view.manifest.upstream?.server === server)?.manifest;
-    if (manifest?.upstream) upstream.adopt(server, manifest.upstream.hasWritableRoot || manifest.networkAllow.length > 0 ? 'read_only' : 'declared', instance);
+    const isReadOnlyLike = manifest !== undefined && !manifest.upstream?.hasWritableRoot && manifest.networkAllow.length === 0;
+    if (manifest?.upstream && isReadOnlyLike) upstream.adopt(server, 'declared', instance);
+    else if (manifest?.upstream && manifest.upstream.instances !== 'one') upstream.adopt(server, 'read_only', instance);
     else instance.kill();
+  }
+  // MCP Apps: the `ui://` resource a tool's _meta names is read from that tool's server.
+  for (const view of config.tools.values()) {
+    const spec = view.runSpec;
+    const uri = uiResourceOf(view.manifest.upstream?.meta);
+    if (spec?.upstream && uri !== undefined && view.listed) upstream.rememberUiResource({ ...spec, upstream: spec.upstream }, uri);
   }
   const runnerDeps = { logger, services, upstream, ...(options.prepareSandboxes === false ? { preparedAhead: 0 } : {}) };
   const runners = new RunnerCache((spec) => createRunner(spec, runnerDeps));
@@ -170,17 +179,12 @@ async function buildHost(options: HostOptions, config: HostConfig, instances: Re
     session,
     logger,
     approvalTimeoutMs: options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS,
-    onResourceLink: (view) => (uri) => {
+    onResourceLink: (view) => (shownUri, upstreamUri) => {
       const spec = view.runSpec;
-      if (spec?.upstream) upstream.rememberLink({ ...spec, upstream: spec.upstream }, uri);
+      if (spec?.upstream) upstream.rememberLink({ ...spec, upstream: spec.upstream }, shownUri, upstreamUri);
     },
-    readUpstreamResource: async (uri) => {
-      const read = await upstream.readResource(uri);
-      if (!read) return undefined;
-      // What a server hands back is redacted like its results when it is text.
-      const isText = read.mimeType.startsWith('text/') || read.mimeType.includes('json');
-      return isText ? { mimeType: read.mimeType, bytes: Buffer.from(redact(Buffer.from(read.bytes).toString('utf8')), 'utf8') } : read;
-    },
+    // Forwarded to the one server it belongs to; the supervisor redacts what comes back.
+    readUpstreamResource: (uri) => upstream.readResource(uri),
     onClose: async () => {
       await upstream.close();
       await journal.close();

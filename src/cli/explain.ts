@@ -8,9 +8,9 @@ import { decideForPrincipal } from '../policy/principals.js';
 import { describePolicy, type KeyRow } from '../policy/describe-policy.js';
 import type { ToolView } from '../policy/types.js';
 import { HOST_FLAGS_HELP, parseCommandArgs, UsageError } from './args.js';
-import { loadConfigFromFlags, printProblems } from './host-config-flags.js';
+import { loadConfigFromFlags, loadConfigWithServersFromFlags, printProblems } from './host-config-flags.js';
 import { formatTable } from './table.js';
-import { sandboxLabel, summarizeTool, type ToolSummary } from './tool-summary.js';
+import { classLabel, sandboxLabel, summarizeTool, type ToolSummary } from './tool-summary.js';
 
 const HELP = `Usage: toolhost explain TOOL [JSON] [--json] [--principal NAME] [host flags]
 
@@ -40,7 +40,11 @@ export async function run(argv: readonly string[]): Promise<number> {
   const [name, argsText] = positionals;
   if (name === undefined) throw new UsageError('missing TOOL');
   const args = argsText === undefined ? undefined : parseArguments(argsText);
-  const config = loadConfigFromFlags(values);
+  let config = loadConfigFromFlags(values);
+  // A tool of an upstream server (<server>__<tool>) is known once its server has listed it:
+  // only then is that server started.
+  const server = name.includes('__') ? name.slice(0, name.indexOf('__')) : undefined;
+  if (!config.tools.has(name) && server !== undefined && config.serverProbes.has(server)) config = await loadConfigWithServersFromFlags(values);
   printProblems(config.problems);
   const view = config.tools.get(name);
   if (!view) {
@@ -123,7 +127,10 @@ function parseArguments(text: string): unknown {
 export function renderExplanation(e: Explanation): string {
   const lines: string[] = [];
   lines.push(`${e.name} (${e.file})`);
-  lines.push(`  class     ${e.sideEffect ?? 'unclassified'}`);
+  lines.push(`  class     ${classLabel(e)}`);
+  if (e.upstream?.readOnlyEnforced === false) {
+    lines.push(`            the server runs as one process (instances: one) with its declared access: the read_only class is declared, not enforced by the operating system`);
+  }
   lines.push(`  sandbox   ${sandboxLabel(e)}; trust ${e.trust === 'first_party' ? 'first party' : 'community'}; allowed modes: ${e.allowedModes.join(', ') || 'none'}`);
   lines.push(`  listed    ${e.listed ? 'yes' : e.excluded ? 'no (excluded: conflicts with the policy as declared)' : 'no (denied)'}`);
   lines.push(`  decision  ${describeDecision(e.decision, e.code, e.reason)}`);

@@ -9,8 +9,11 @@ import { dirname, resolve } from 'node:path';
 import { createSilentLogger } from '../log.js';
 import { resolveCommandElement } from '../registry/manifest-paths.js';
 import { nodeModulesAbove } from '../registry/server-tools.js';
-import { listOne, ProcessServices, type RunSpec, type UpstreamTool } from '../runner/index.js';
-import { MAX_OUTPUT_BYTES } from '../policy/defaults.js';
+import { formatStderrLines, listOne, ProcessServices, type Listing, type RunSpec, type ServerInstance, type UpstreamTool } from '../runner/index.js';
+import { MAX_OUTPUT_BYTES, POLICY_DEFAULTS } from '../policy/defaults.js';
+import { secretValuesOf } from '../host-config.js';
+import { createRedactor } from '../supervisor/redact.js';
+import { networkStartWarning, ownFolderWriteWarning } from './import-warnings.js';
 import { parseCommandArgs, UsageError } from './args.js';
 
 const HELP = `Usage: toolhost import NAME [--out FILE] [--workspace DIR] [--memory-mb N] [--startup-timeout-ms N] -- COMMAND...
@@ -78,15 +81,34 @@ export async function run(argv: readonly string[]): Promise<number> {
     readOnlyPaths: nodeModulesAbove(dir),
     upstream: { server: name, tool: '', profile: 'read_only', startupTimeoutMs },
   };
+  const networkWarning = networkStartWarning(command);
+  if (networkWarning !== undefined) process.stderr.write(`toolhost import: ${networkWarning}\n`);
+  const ownFolders = [dir, ...(spec.readOnlyPaths ?? [])];
+  // What the server writes to stderr is shown redacted (the host's secret values; paths outside
+  // the workspace, the manifest folder and its node_modules), as validate and list show it.
+  const redact = createRedactor({ secretValues: secretValuesOf([...POLICY_DEFAULTS.envSecrets], process.env), visibleRoots: [workspace, ...ownFolders] });
+  const redactLog = (text: string, maxChars: number): string => redact.cut(text, maxChars);
   // No host here: the server is listed through services of this command's own.
   const services = new ProcessServices();
-  const listing = await listOne(spec, { logger: createSilentLogger(), services }).finally(() => services.close());
+  let kept: ServerInstance | undefined;
+  let stderrLines: readonly string[] = [];
+  let listing: Listing;
+  try {
+    listing = await listOne(spec, { logger: createSilentLogger(), services, redactLog }, (instance) => (kept = instance));
+    if (kept) stderrLines = kept.stderrLines(await kept.killAndWait());
+    else if (!listing.ok) stderrLines = listing.stderrLines ?? [];
+  } finally {
+    await services.close();
+  }
+  const writeWarning = ownFolderWriteWarning(stderrLines, ownFolders);
   if (!listing.ok) {
-    process.stderr.write(`toolhost import: ${listing.reason}\n`);
+    process.stderr.write(`toolhost import: ${listing.reason}${stderrLines.length > 0 ? `; the last lines of its stderr:${formatStderrLines(stderrLines)}` : ''}\n`);
+    if (writeWarning !== undefined) process.stderr.write(`toolhost import: ${writeWarning}\n`);
     return 1;
   }
+  if (writeWarning !== undefined) process.stderr.write(`toolhost import: ${writeWarning}\n`);
   writeFileSync(out, renderManifest(name, command.map((element) => (element === workspace ? '${WORKSPACE}' : element)), memoryMb, startupTimeoutMs, listing.tools), { flag: 'wx' });
-  process.stdout.write(`wrote ${out}: ${listing.tools.length} tools, classes suggested from the server's hints (unverified): review them before use\n`);
+  process.stdout.write(`wrote ${out}: ${listing.tools.length} tools, classes suggested from the server's hints (unverified): review them and instances: before use\n`);
   return 0;
 }
 
@@ -117,6 +139,12 @@ function renderManifest(name: string, command: readonly string[], memoryMb: numb
     'workspace:',
     '  roots: [{ path: "${WORKSPACE}", access: read_write }]',
     'timeoutMs: 30000',
+    '# split: the read_only tools get an instance of their own whose roots are all read-only (the class',
+    '# is enforced), and in-memory state is not shared with the instance that serves the other tools.',
+    '# A server that keeps state in memory between calls (a knowledge graph held in memory, a browser',
+    '# session, variables it sets and reads back) needs one: a single process serves every tool, state',
+    '# is kept, and the read_only class is then declared, not enforced by the operating system.',
+    'instances: split',
     'tools:',
   ];
   for (const tool of tools) {

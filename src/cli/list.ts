@@ -5,7 +5,7 @@ import { HOST_FLAGS_HELP, parseCommandArgs } from './args.js';
 import { loadConfigWithServersFromFlags, printProblems } from './host-config-flags.js';
 import { formatServerReports, serverProblems } from './server-report.js';
 import { formatTable } from './table.js';
-import { sandboxLabel, summarizeTool, type ToolSummary } from './tool-summary.js';
+import { classLabel, sandboxLabel, summarizeTool, type ToolSummary } from './tool-summary.js';
 
 const HELP = `Usage: toolhost list [--json] [host flags]
 
@@ -50,7 +50,7 @@ function toRow(summary: ToolSummary): string[] {
   const shadow = summary.shadow ? `; shadow would ${summary.shadow.decision}: ${summary.shadow.rule}` : '';
   return [
     summary.name,
-    summary.sideEffect ?? 'unclassified',
+    classLabel(summary),
     sandboxLabel(summary),
     summary.trust === 'first_party' ? 'first party' : 'community',
     summary.listed ? 'yes' : 'no',

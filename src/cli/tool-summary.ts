@@ -26,8 +26,19 @@ export interface ToolSummary {
   readonly limits: { readonly timeoutMs: number; readonly maxResultBytes: number; readonly memoryMb: number };
   /** A success completes the agent's run (SPEC 5.2). */
   readonly terminal: boolean;
-  /** A tool of an upstream server: the server, the tool's own name, the tools: entry, and the server's unverified hints; else null. */
-  readonly upstream: { readonly server: string; readonly tool: string; readonly entry: string | null; readonly hints: Readonly<Record<string, unknown>> | null } | null;
+  /**
+   * A tool of an upstream server: the server, the tool's own name, the tools: entry, the server's
+   * unverified hints, the server's `instances`, and whether a read_only class is enforced by the
+   * operating system (false with `instances: one`; null for other classes); else null.
+   */
+  readonly upstream: {
+    readonly server: string;
+    readonly tool: string;
+    readonly entry: string | null;
+    readonly hints: Readonly<Record<string, unknown>> | null;
+    readonly instances: 'split' | 'one';
+    readonly readOnlyEnforced: boolean | null;
+  } | null;
 }
 
 /** The fields of a summary, in output order (the README documents each). */
@@ -72,9 +83,28 @@ export function summarizeTool(view: ToolView): ToolSummary {
     limits: { timeoutMs: view.limits.timeoutMs, maxResultBytes: view.limits.maxResultBytes, memoryMb: view.limits.memoryMb },
     terminal: manifest.terminal,
     upstream: manifest.upstream
-      ? { server: manifest.upstream.server, tool: manifest.upstream.tool, entry: manifest.upstream.entry ?? null, hints: manifest.upstream.hints ?? null }
+      ? {
+          server: manifest.upstream.server,
+          tool: manifest.upstream.tool,
+          entry: manifest.upstream.entry ?? null,
+          hints: manifest.upstream.hints ?? null,
+          instances: manifest.upstream.instances,
+          readOnlyEnforced: manifest.sideEffect === 'read_only' ? isReadOnlyEnforced(manifest.upstream, manifest.networkAllow) : null,
+        }
       : null,
   };
+}
+
+// With `instances: one` a read_only tool shares the instance with the declared access: the
+// class is enforced only when that access is read-only anyway (no writable root, no network).
+function isReadOnlyEnforced(upstream: NonNullable<ToolView['manifest']['upstream']>, networkAllow: readonly string[]): boolean {
+  return upstream.instances === 'split' || (!upstream.hasWritableRoot && networkAllow.length === 0);
+}
+
+/** The class for people: `read_only (declared, not enforced)` where the operating system does not hold it. */
+export function classLabel(summary: Pick<ToolSummary, 'sideEffect' | 'upstream'>): string {
+  if (summary.sideEffect === null) return 'unclassified';
+  return summary.upstream?.readOnlyEnforced === false ? `${summary.sideEffect} (declared, not enforced: instances: one)` : summary.sideEffect;
 }
 
 /** `isolate`, `worker`, `process` or `process+namespace`. */

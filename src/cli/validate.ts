@@ -4,7 +4,7 @@
 // lines on stderr; 2 on bad usage.
 import { HOST_FLAGS_HELP, parseCommandArgs } from './args.js';
 import { loadConfigWithServersFromFlags, printProblems } from './host-config-flags.js';
-import { formatServerReports, serverProblems } from './server-report.js';
+import { excludedToolProblems, formatServerReports, serverProblems } from './server-report.js';
 
 const HELP = `Usage: toolhost validate [host flags]
 
@@ -14,8 +14,10 @@ stderr per problem: invalid YAML, unknown keys, bad values, and tools the policy
 excludes (limits above the policy's, a sandbox mode their trust may not use,
 roots, env names or network hosts the policy does not allow), naming the rule.
 Upstream servers (kind: Server) are started in their sandboxes to read their
-tools; each tool is shown with its listed name, class and tools: entry, and a
-server that cannot start within startupTimeoutMs is a problem.
+tools; each tool is shown with its listed name, class and tools: entry. A
+server that cannot start within startupTimeoutMs is a problem (with the last
+lines of its stderr), and so is every upstream tool that is not offered for a
+reason other than hidden: true in its tools: entry.
 What shadow-mode organisation files would exclude is printed as a warning.
 
 Exit status: 0 all good, 1 a problem or an exclusion, 2 bad usage.
@@ -31,13 +33,15 @@ export async function run(argv: readonly string[]): Promise<number> {
   }
   const config = await loadConfigWithServersFromFlags(values);
   const unavailable = serverProblems(config.servers);
+  const excludedTools = excludedToolProblems(config.servers);
   printProblems(config.problems);
   printProblems(unavailable);
+  printProblems(excludedTools);
   printProblems(config.exclusions);
   printProblems(config.shadowExclusions);
   // Upstream servers were started to read their tools: what each offers, and what not and why.
   process.stdout.write(formatServerReports(config.servers));
-  const failures = config.problems.length + unavailable.length + config.exclusions.length;
+  const failures = config.problems.length + unavailable.length + excludedTools.length + config.exclusions.length;
   const views = [...config.tools.values()];
   const listed = views.filter((view) => view.listed).length;
   const summary = `${count(views.length, 'tool')} (${listed} listed), ${count(config.policy.files.length, 'policy file')}`;

@@ -86,9 +86,12 @@ function buildRunSpec(manifest: Manifest, assessment: ToolAssessment, policy: Me
     isolation: manifest.sandbox.isolation,
     persistent: manifest.sandbox.persistent,
     poolSize: manifest.sandbox.poolSize,
-    env: passedEnv(manifest.sandbox.env, policy, env),
+    // Literals are the manifest's own words (registry/sandbox-env.ts); host values pass the policy.
+    env: { ...passedEnv(manifest.sandbox.env, policy, env), ...manifest.sandbox.envLiterals },
     roots: manifest.roots.map((root) => ({ path: root.path, access: root.access })),
-    ...(manifest.sideEffect !== undefined ? { sideEffect: manifest.sideEffect } : {}),
+    // A tool of a server with `instances: one` runs in the instance with the declared access,
+    // whose egress is not held to the read-only methods: its spec carries no read_only class.
+    ...(manifest.sideEffect !== undefined && manifest.upstream?.instances !== 'one' ? { sideEffect: manifest.sideEffect } : {}),
     networkAllow: [...manifest.networkAllow],
     maxOutputBytes: MAX_OUTPUT_BYTES,
     protectedPaths: [...guarded.protectedPaths],
@@ -97,11 +100,13 @@ function buildRunSpec(manifest: Manifest, assessment: ToolAssessment, policy: Me
   };
 }
 
-// An upstream tool runs in its server's instance for its class: read_only tools in one whose
-// roots are all read-only and whose egress is held to the read-only methods (when the server
-// has a writable root or any network at all), the others in one with the declared access.
+// An upstream tool runs in its server's instance for its class: with `instances: split`,
+// read_only tools in one whose roots are all read-only and whose egress is held to the
+// read-only methods (when the server has a writable root or any network at all), the others
+// in one with the declared access. With `instances: one`, every tool in the latter.
 function upstreamRunSpec(manifest: Manifest, upstream: NonNullable<Manifest['upstream']>): Pick<RunSpec, 'upstream' | 'readOnlyPaths'> {
-  const profile = manifest.sideEffect === 'read_only' && (upstream.hasWritableRoot || manifest.networkAllow.length > 0) ? 'read_only' : 'declared';
+  const isSplit = upstream.instances !== 'one';
+  const profile = isSplit && manifest.sideEffect === 'read_only' && (upstream.hasWritableRoot || manifest.networkAllow.length > 0) ? 'read_only' : 'declared';
   return {
     upstream: { server: upstream.server, tool: upstream.tool, profile, startupTimeoutMs: upstream.startupTimeoutMs },
     readOnlyPaths: [...upstream.readOnlyPaths],

@@ -2,6 +2,7 @@
 // by the supervisor and read back whole here (SPEC section 5 step 9).
 import { ResourceNotFoundError, type ReadResourceResult } from '@modelcontextprotocol/server';
 import type { Supervisor } from '../supervisor/types.js';
+import { isTextMimeType } from '../supervisor/text-mime.js';
 
 export const ARTIFACT_URI_TEMPLATE = 'toolhost://artifacts/{sha256}';
 
@@ -9,7 +10,7 @@ export const ARTIFACT_URI_TEMPLATE = 'toolhost://artifacts/{sha256}';
 export async function readArtifactResource(supervisor: Pick<Supervisor, 'readArtifact'>, uri: string): Promise<ReadResourceResult> {
   const artifact = await supervisor.readArtifact(uri);
   if (!artifact) throw new ResourceNotFoundError(uri);
-  const text = isTextual(artifact.mimeType) ? decodeUtf8(artifact.bytes) : undefined;
+  const text = isTextMimeType(artifact.mimeType) ? decodeUtf8(artifact.bytes) : undefined;
   return {
     contents: [
       text !== undefined
@@ -19,10 +20,6 @@ export async function readArtifactResource(supervisor: Pick<Supervisor, 'readArt
   };
 }
 
-function isTextual(mimeType: string): boolean {
-  const type = mimeType.split(';')[0]!.trim().toLowerCase();
-  return type.startsWith('text/') || type === 'application/json' || type.endsWith('+json') || type === 'application/xml';
-}
 
 function decodeUtf8(bytes: Uint8Array): string | undefined {
   try {

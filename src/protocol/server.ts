@@ -191,11 +191,13 @@ function buildServer(era: ProtocolEra, options: ToolhostServerOptions, state: Se
   server.setRequestHandler('tools/list', async () => ({
     tools: state.supervisor.listTools(caller?.principal ?? null).map((tool) => ({
       name: tool.name,
+      ...(tool.title !== undefined ? { title: tool.title } : {}),
       description: tool.description,
       inputSchema: { ...tool.inputSchema, type: 'object' as const },
       ...(tool.outputSchema ? { outputSchema: { ...tool.outputSchema, type: 'object' as const } } : {}),
       annotations: { ...tool.annotations },
-      ...(tool.terminal ? { _meta: { [TERMINAL_META_KEY]: true } } : {}),
+      // An upstream tool's _meta as its server gave it (never the host's own keys), then the host's marks.
+      ...(tool.meta || tool.terminal ? { _meta: { ...tool.meta, ...(tool.terminal ? { [TERMINAL_META_KEY]: true } : {}) } } : {}),
     })),
   }));
 

@@ -119,5 +119,6 @@ function allowExtensions(ajv: AjvCore, schema: unknown): void {
 export function createConfigAjv(): AjvCore {
   // strictRequired off: the manifest schema's if/then branches require keys defined one level up.
   // verbose: errors carry their schema, whose $comment explains a pattern in words.
-  return new Ajv2020({ strict: true, strictRequired: false, allErrors: true, verbose: true, logger: false });
+  // allowUnionTypes: `sandbox.env` is a list of names or a map of values.
+  return new Ajv2020({ strict: true, strictRequired: false, allowUnionTypes: true, allErrors: true, verbose: true, logger: false });
 }

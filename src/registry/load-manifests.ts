@@ -15,6 +15,7 @@ import { problemsFromShapeErrors } from './schema-errors.js';
 import { checkToolSchema } from './schema-checks.js';
 import { isServerManifestData, loadServerManifest } from './load-server-manifest.js';
 import type { ServerManifest } from './server-manifest.js';
+import { NO_ENV, readSandboxEnv } from './sandbox-env.js';
 
 /** A manifest file larger than this is refused unread. */
 export const MAX_MANIFEST_BYTES = 1024 * 1024;
@@ -107,7 +108,7 @@ export function loadManifestFile(file: string, context: LoadFileContext): LoadFi
 // The checks the schema cannot express: paths on disk, roots, tool schemas.
 // Each reads the data defensively because it also runs when the schema failed.
 function checkParts(source: YamlSource, data: Record<string, unknown>, dir: string, context: LoadFileContext, problems: Problem[]): CheckedParts {
-  const parts: { -readonly [K in keyof CheckedParts]: CheckedParts[K] } = { roots: [] };
+  const parts: { -readonly [K in keyof CheckedParts]: CheckedParts[K] } = { roots: [], env: NO_ENV };
 
   if (typeof data['entry'] === 'string') {
     const entry = resolveEntry(dir, data['entry']);
@@ -127,6 +128,9 @@ function checkParts(source: YamlSource, data: Record<string, unknown>, dir: stri
     });
     parts.command = resolved;
   }
+  const env = readSandboxEnv(source, sandbox['env'], ['sandbox', 'env'], context.workspace);
+  if (env.ok) parts.env = env.env;
+  else problems.push(...env.problems);
 
   const workspace = isRecord(data['workspace']) ? data['workspace'] : {};
   const roots = Array.isArray(workspace['roots']) ? (workspace['roots'] as unknown[]) : [];
@@ -157,7 +161,10 @@ function checkParts(source: YamlSource, data: Record<string, unknown>, dir: stri
 type FoundFiles = { readonly ok: true; readonly files: string[] } | { readonly ok: false; readonly reason: string };
 
 // Recursive, sorted, *.yaml and *.yml only. Symlinked folders are not followed
-// (a link loop would never end); symlinked files are read like files.
+// (a link loop would never end); symlinked files are read like files. Below the
+// folder given, node_modules/ (the packages a server was installed with, whose
+// YAML files are CI workflows and funding notes) and folders whose name starts
+// with `.` (.git, .github, editor state) are not manifests and are skipped.
 function findManifestFiles(dir: string): FoundFiles {
   let entries;
   try {
@@ -170,6 +177,7 @@ function findManifestFiles(dir: string): FoundFiles {
   for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) {
+      if (isSkippedFolder(entry.name)) continue;
       const nested = findManifestFiles(path);
       if (nested.ok) files.push(...nested.files);
     } else if (['.yaml', '.yml'].includes(extname(entry.name)) && isRegularFile(entry, path)) {
@@ -177,6 +185,11 @@ function findManifestFiles(dir: string): FoundFiles {
     }
   }
   return { ok: true, files };
+}
+
+/** True for a folder the manifest scan never enters (SPEC section 2). */
+export function isSkippedFolder(name: string): boolean {
+  return name === 'node_modules' || name.startsWith('.');
 }
 
 interface NamedFile {

@@ -9,7 +9,8 @@ import { readServerManifestSchema } from './manifest-schema.js';
 import type { ManifestRoot, SideEffect } from './manifest.js';
 import { resolveCommandElement, resolveRoot, WORKSPACE_VARIABLE } from './manifest-paths.js';
 import { problemsFromShapeErrors } from './schema-errors.js';
-import { DEFAULT_STARTUP_TIMEOUT_MS, type ServerManifest, type ServerToolEntry } from './server-manifest.js';
+import { readSandboxEnv } from './sandbox-env.js';
+import { DEFAULT_STARTUP_TIMEOUT_MS, type ServerInstances, type ServerManifest, type ServerToolEntry } from './server-manifest.js';
 
 export interface ServerPlace {
   readonly file: string;
@@ -56,9 +57,13 @@ export function loadServerManifest(source: YamlSource, place: ServerPlace): Serv
     if (!result.ok) problems.push(source.problemAt(['workspace', 'roots', index, 'path'], result.reason));
     else if (entry['access'] === 'read' || entry['access'] === 'read_write') roots.push({ declared: entry['path'], path: result.path, access: entry['access'] });
   });
-  if (problems.length > 0) return { ok: false, problems };
-
   const sandbox = record(data['sandbox']);
+  const env = readSandboxEnv(source, sandbox['env'], ['sandbox', 'env'], place.workspace);
+  if (!env.ok) problems.push(...env.problems);
+  const instances = data['instances'] as ServerInstances | undefined;
+  if (instances === undefined) problems.push(...instancesProblems(source, record(data['tools'])));
+  if (problems.length > 0 || !env.ok) return { ok: false, problems };
+
   const network = record(data['network']);
   const limits = record(data['limits']);
   const tools: ServerToolEntry[] = Object.entries(record(data['tools'])).map(([pattern, value]) => {
@@ -81,11 +86,13 @@ export function loadServerManifest(source: YamlSource, place: ServerPlace): Serv
     command: Object.freeze(command),
     isolation: (sandbox['isolation'] as 'none' | 'namespace' | undefined) ?? 'namespace',
     ...(sandbox['memoryMb'] !== undefined ? { memoryMb: sandbox['memoryMb'] as number } : {}),
-    env: Object.freeze([...((sandbox['env'] as string[] | undefined) ?? [])]),
+    env: env.env.names,
+    envLiterals: env.env.literals,
     startupTimeoutMs: (sandbox['startupTimeoutMs'] as number | undefined) ?? DEFAULT_STARTUP_TIMEOUT_MS,
     roots: Object.freeze(roots.map((root) => Object.freeze(root))),
     networkAllow: Object.freeze([...((network['allow'] as string[] | undefined) ?? [])]),
     timeoutMs: data['timeoutMs'] as number,
+    ...(instances !== undefined ? { instances } : {}),
     ...(limits['maxResultBytes'] !== undefined ? { maxResultBytes: limits['maxResultBytes'] as number } : {}),
     tools: Object.freeze(tools),
     file: place.file,
@@ -94,6 +101,24 @@ export function loadServerManifest(source: YamlSource, place: ServerPlace): Serv
     source,
   };
   return { ok: true, server: Object.freeze(server) };
+}
+
+/** Why a server whose entries give read_only and other classes must say `instances`. */
+export const INSTANCES_REQUIRED_REASON =
+  'missing required key "instances": this server has read_only and other tools. ' +
+  '"instances: split" serves the read_only tools by an instance of their own whose roots are all read-only ' +
+  '(the class is enforced; in-memory state is not shared with the instance that serves the others); ' +
+  '"instances: one" serves every tool by one process (state is kept; the read_only class is declared, not enforced by the operating system). ' +
+  'A server that keeps state in memory needs "one".';
+
+// Both kinds among the entries that offer tools: read_only, and a class that may change something.
+function instancesProblems(source: YamlSource, tools: Record<string, unknown>): Problem[] {
+  const classes = Object.values(tools).flatMap((value) => {
+    const entry = record(value);
+    return entry['hidden'] === true || typeof entry['sideEffect'] !== 'string' ? [] : [entry['sideEffect']];
+  });
+  const hasBoth = classes.includes('read_only') && classes.some((sideEffect) => sideEffect !== 'read_only');
+  return hasBoth ? [source.problemAt(['tools'], INSTANCES_REQUIRED_REASON, 'key')] : [];
 }
 
 function record(value: unknown): Record<string, unknown> {

@@ -30,8 +30,10 @@ export interface ManifestSandbox {
   readonly isolation: 'none' | 'namespace';
   readonly persistent: boolean;
   readonly poolSize: number;
-  /** Names passed through from the host environment. */
+  /** Names passed through from the host environment (the list form, and null values of the map form). */
   readonly env: readonly string[];
+  /** Values set as written in the manifest (${WORKSPACE} expanded), by name; never read from the host. */
+  readonly envLiterals: Readonly<Record<string, string>>;
 }
 
 /** Where an upstream server's tool came from (SPEC section 2.1). */
@@ -46,8 +48,14 @@ export interface ManifestUpstream {
   readonly startupTimeoutMs: number;
   /** node_modules folders the server's command resolves packages from, shown read-only. */
   readonly readOnlyPaths: readonly string[];
-  /** True when the server has a read_write root: its read_only tools then get an instance of their own. */
+  /** True when the server has a read_write root: its read_only tools then get an instance of their own (with split). */
   readonly hasWritableRoot: boolean;
+  /** The server's `instances` (default split): with one, every tool shares the instance with the declared access. */
+  readonly instances: 'split' | 'one';
+  /** The tool's own title, as the server lists it (bounded; redacted where it is listed). */
+  readonly title?: string;
+  /** The tool's `_meta` as the server lists it (bounded, the host's keys left out; redacted where it is listed). */
+  readonly meta?: Readonly<Record<string, unknown>>;
   /** Set on the stand-in that starts the server to read its listing: the policy's verdict on it is the server's. */
   readonly probe?: true;
 }

@@ -5,12 +5,14 @@ import type { Problem } from '../config/problem.js';
 import type { YamlSource } from '../config/yaml-source.js';
 import type { Manifest, ManifestRoot, ManifestSandbox, SideEffect, ToolFormat } from './manifest.js';
 import type { SandboxMode } from './manifest.js';
+import type { SandboxEnv } from './sandbox-env.js';
 
 /** What the disk and schema checks produced for one file. */
 export interface CheckedParts {
   readonly entry?: string;
   readonly command?: readonly string[];
   readonly roots: readonly ManifestRoot[];
+  readonly env: SandboxEnv;
   readonly validateInput?: ValidateFunction;
   readonly validateOutput?: ValidateFunction;
 }
@@ -39,7 +41,8 @@ export function normalizeManifest(source: YamlSource, data: Readonly<Record<stri
     isolation: (declaredSandbox['isolation'] as 'none' | 'namespace' | undefined) ?? 'none',
     persistent: (declaredSandbox['persistent'] as boolean | undefined) ?? false,
     poolSize: (declaredSandbox['poolSize'] as number | undefined) ?? 1,
-    env: (declaredSandbox['env'] as string[] | undefined) ?? [],
+    env: place.parts.env.names,
+    envLiterals: place.parts.env.literals,
   };
   const manifest: Manifest = {
     name: data['name'] as string,

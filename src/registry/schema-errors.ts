@@ -40,9 +40,16 @@ function problemFromShapeError(source: YamlSource, error: ErrorObject): Problem 
   const params = error.params as Record<string, unknown>;
   const condition = conditionOf(error.schemaPath);
   const conditional = condition ? ` ${condition}` : '';
+  // A key of a map checked by `propertyNames` (sandbox.env's names): the problem is the key itself.
+  if (error.propertyName !== undefined && error.keyword !== 'propertyNames') {
+    const meaning = (error.parentSchema as Record<string, unknown> | undefined)?.['$comment'];
+    const expected = typeof meaning === 'string' ? `must be ${meaning}` : (error.message ?? 'is invalid');
+    return source.problemAt([...path, error.propertyName], `key ${showValue(error.propertyName)} of ${where} ${expected}`, 'key');
+  }
   switch (error.keyword) {
     case 'if':
-      // Only says which branch failed; the branch's own errors carry the facts (and the condition).
+    case 'propertyNames':
+      // Only says which branch or key failed; the inner errors carry the facts (and the condition).
       return undefined;
     case 'additionalProperties': {
       const key = String(params['additionalProperty']);

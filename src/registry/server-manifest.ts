@@ -27,11 +27,20 @@ export interface ServerManifest {
   readonly isolation: 'none' | 'namespace';
   /** Undefined: the policy's maximum applies. */
   readonly memoryMb?: number;
+  /** Host names passed through (list form and null map values). */
   readonly env: readonly string[];
+  /** Values set as written (${WORKSPACE} expanded), by name. */
+  readonly envLiterals: Readonly<Record<string, string>>;
   readonly startupTimeoutMs: number;
   readonly roots: readonly ManifestRoot[];
   readonly networkAllow: readonly string[];
   readonly timeoutMs: number;
+  /**
+   * split: read_only tools get an instance of their own whose roots are all read-only;
+   * one: a single instance serves every tool (the read_only class is then declared, not
+   * enforced). Undefined: the manifest has tools of one kind only, which run once.
+   */
+  readonly instances?: ServerInstances;
   readonly maxResultBytes?: number;
   readonly tools: readonly ServerToolEntry[];
   readonly file: string;
@@ -39,6 +48,8 @@ export interface ServerManifest {
   readonly dir: string;
   readonly source: YamlSource;
 }
+
+export type ServerInstances = 'split' | 'one';
 
 /** Default for `sandbox.startupTimeoutMs`: start, initialize and tools/list. */
 export const DEFAULT_STARTUP_TIMEOUT_MS = 20_000;

@@ -15,14 +15,17 @@ import { listedToolName, matchToolEntry, type ServerManifest } from './server-ma
 /** What a server listed, or why it could not be read. */
 export type ServerListing =
   | { readonly ok: true; readonly tools: readonly ListedUpstreamTool[]; readonly truncated: boolean }
-  | { readonly ok: false; readonly reason: string };
+  | { readonly ok: false; readonly reason: string; readonly stderrLines?: readonly string[] };
 
 export interface ListedUpstreamTool {
   readonly name: string;
+  readonly title?: unknown;
   readonly description?: unknown;
   readonly inputSchema?: unknown;
   readonly outputSchema?: unknown;
   readonly annotations?: unknown;
+  /** MCP Apps and other extensions (`ui.resourceUri`): passed on bounded, without the host's own keys. */
+  readonly _meta?: unknown;
 }
 
 /** One upstream tool as validate and list report it. */
@@ -35,6 +38,11 @@ export interface ServerToolReport {
   readonly sideEffect?: string;
   /** Why the tool is not offered; absent when it is. */
   readonly excluded?: string;
+  /** Not offered because its tools: entry says hidden: true (the one exclusion validate accepts). */
+  readonly isHidden?: boolean;
+  /** Where its tools: entry is written (the tools: key when no entry matched), for file:line:col. */
+  readonly line: number;
+  readonly col: number;
   /** The server's own annotations: unverified. */
   readonly hints?: Readonly<Record<string, unknown>>;
 }
@@ -44,6 +52,8 @@ export interface ServerReport {
   readonly displayFile: string;
   /** Set when the server could not be started or listed. */
   readonly unavailable?: string;
+  /** The last lines of its stderr when it could not (redacted, bounded). */
+  readonly stderrLines?: readonly string[];
   /** The server conflicts with the policy (`unavailable` names the rule): an exclusion, not a start failure. */
   readonly isExcludedByPolicy?: boolean;
   readonly truncated: boolean;
@@ -59,10 +69,23 @@ export interface ServerTools {
 
 /** Longest upstream description kept. */
 export const MAX_UPSTREAM_DESCRIPTION_CHARS = 4096;
+/** Longest upstream title kept. */
+export const MAX_UPSTREAM_TITLE_CHARS = 200;
+
+export interface BuildServerToolsOptions {
+  /**
+   * Values of the host's secrets (secretValuesOf): a tool whose name holds one is not
+   * offered, since a name cannot be redacted without breaking calls to it.
+   */
+  readonly secretValues?: readonly string[];
+}
 
 /** Builds the manifests of one server's offered tools and the report of all of them. */
-export function buildServerTools(server: ServerManifest, listing: ServerListing, compiler: ToolSchemaCompiler): ServerTools {
-  if (!listing.ok) return { manifests: [], report: { server: server.name, displayFile: server.displayFile, unavailable: listing.reason, truncated: false, tools: [] } };
+export function buildServerTools(server: ServerManifest, listing: ServerListing, compiler: ToolSchemaCompiler, options: BuildServerToolsOptions = {}): ServerTools {
+  if (!listing.ok) {
+    const stderrLines = listing.stderrLines && listing.stderrLines.length > 0 ? { stderrLines: listing.stderrLines } : {};
+    return { manifests: [], report: { server: server.name, displayFile: server.displayFile, unavailable: listing.reason, ...stderrLines, truncated: false, tools: [] } };
+  }
   const byListedName = new Map<string, string[]>();
   for (const tool of listing.tools) {
     const listed = listedToolName(server.name, tool.name);
@@ -71,13 +94,27 @@ export function buildServerTools(server: ServerManifest, listing: ServerListing,
   const readOnlyPaths = nodeModulesAbove(server.dir);
   const manifests: Manifest[] = [];
   const reports: ServerToolReport[] = [];
+  const secretInName = secretNameMatcher(options.secretValues ?? []);
   for (const tool of listing.tools) {
     const entry = matchToolEntry(server.tools, tool.name);
     const hints = isRecord(tool.annotations) ? boundedHints(tool.annotations) : undefined;
-    const base = { upstream: tool.name.slice(0, 200), ...(entry ? { entry: entry.pattern } : {}), ...(entry?.sideEffect ? { sideEffect: entry.sideEffect } : {}), ...(hints ? { hints } : {}) };
+    const hasSecretName = secretInName(tool.name);
+    const at = server.source.keyPositionOf(entry ? ['tools', entry.pattern] : ['tools']);
+    const base = {
+      upstream: hasSecretName ? REDACTED_NAME : tool.name.slice(0, 200),
+      line: at.line,
+      col: at.col,
+      ...(entry ? { entry: entry.pattern } : {}),
+      ...(entry?.sideEffect ? { sideEffect: entry.sideEffect } : {}),
+      ...(hints ? { hints } : {}),
+    };
     const listed = listedToolName(server.name, tool.name);
     if (entry?.hidden) {
-      reports.push({ ...base, excluded: 'hidden by its tools: entry' });
+      reports.push({ ...base, excluded: 'hidden by its tools: entry', isHidden: true });
+      continue;
+    }
+    if (hasSecretName) {
+      reports.push({ ...base, excluded: 'its name holds the value of one of the host\'s secrets (env.secrets)' });
       continue;
     }
     if (listed === undefined) {
@@ -101,8 +138,12 @@ export function buildServerTools(server: ServerManifest, listing: ServerListing,
     }
     const sideEffect = entry?.sideEffect;
     const readOnly = sideEffect === 'read_only';
-    // The class is enforced by the sandbox: a read_only tool's instance sees every root read-only.
-    const roots: ManifestRoot[] = server.roots.map((root) => (readOnly ? { ...root, access: 'read' as const } : root));
+    const instances = server.instances ?? 'split';
+    // The class is enforced by the sandbox: with split, a read_only tool's instance sees every root
+    // read-only. With one, every tool shares the instance with the declared access.
+    const roots: ManifestRoot[] = server.roots.map((root) => (readOnly && instances === 'split' ? { ...root, access: 'read' as const } : root));
+    const title = typeof tool.title === 'string' && tool.title !== '' ? tool.title.slice(0, MAX_UPSTREAM_TITLE_CHARS) : undefined;
+    const meta = upstreamMetaOf(tool._meta);
     const manifest: Manifest = {
       name: listed,
       description: typeof tool.description === 'string' && tool.description !== '' ? tool.description.slice(0, MAX_UPSTREAM_DESCRIPTION_CHARS) : `${tool.name} (from the ${server.name} server)`,
@@ -119,6 +160,7 @@ export function buildServerTools(server: ServerManifest, listing: ServerListing,
         persistent: true,
         poolSize: 1,
         env: server.env,
+        envLiterals: server.envLiterals,
       },
       roots,
       networkAllow: server.networkAllow,
@@ -142,6 +184,9 @@ export function buildServerTools(server: ServerManifest, listing: ServerListing,
         startupTimeoutMs: server.startupTimeoutMs,
         readOnlyPaths,
         hasWritableRoot: server.roots.some((root) => root.access === 'read_write'),
+        instances,
+        ...(title !== undefined ? { title } : {}),
+        ...(meta !== undefined ? { meta } : {}),
       },
     };
     manifests.push(Object.freeze(manifest));
@@ -153,7 +198,51 @@ export function buildServerTools(server: ServerManifest, listing: ServerListing,
 /** A digest of a listing (names, descriptions, schemas, annotations; order ignored). */
 export function fingerprintListing(tools: readonly ListedUpstreamTool[]): string {
   const sorted = [...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return createHash('sha256').update(JSON.stringify(sorted.map((tool) => [tool.name, tool.description, tool.inputSchema, tool.outputSchema, tool.annotations]))).digest('hex');
+  return createHash('sha256').update(JSON.stringify(sorted.map((tool) => [tool.name, tool.title, tool.description, tool.inputSchema, tool.outputSchema, tool.annotations, tool._meta]))).digest('hex');
+}
+
+/** Shown in reports instead of a tool name that holds a secret. */
+export const REDACTED_NAME = '[redacted name]';
+/** Bytes of a tool's `_meta` (as JSON) passed on; a larger one is dropped whole. */
+export const MAX_UPSTREAM_META_BYTES = 16 * 1024;
+/** Nesting of a tool's `_meta` passed on; a deeper one is dropped whole. */
+export const MAX_UPSTREAM_META_DEPTH = 16;
+/** `_meta` keys under this prefix are the host's own (`toolhost/terminal`): a server never sets them. */
+export const HOST_META_PREFIX = 'toolhost/';
+
+/**
+ * A tool's `_meta` as the server gave it (MCP Apps: `ui.resourceUri`), without the
+ * host's own keys, or undefined when there is none or it is too large or too deep.
+ * Redaction happens where it is listed (the supervisor holds the redactor).
+ */
+export function upstreamMetaOf(meta: unknown): Readonly<Record<string, unknown>> | undefined {
+  if (!isRecord(meta)) return undefined;
+  const kept: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(meta)) {
+    if (key.startsWith(HOST_META_PREFIX) || key === '__proto__') continue;
+    kept[key] = value;
+  }
+  if (Object.keys(kept).length === 0 || depthOf(kept, 0) > MAX_UPSTREAM_META_DEPTH) return undefined;
+  const json = JSON.stringify(kept);
+  if (Buffer.byteLength(json) > MAX_UPSTREAM_META_BYTES) return undefined;
+  // A copy of plain JSON, frozen with the manifest.
+  return JSON.parse(json) as Record<string, unknown>;
+}
+
+function depthOf(value: unknown, depth: number): number {
+  if (typeof value !== 'object' || value === null || depth > MAX_UPSTREAM_META_DEPTH) return depth;
+  let max = depth + 1;
+  for (const child of Object.values(value)) max = Math.max(max, depthOf(child, depth + 1));
+  return max;
+}
+
+// True when a tool name holds a secret value, as written or as listed (lowered, other characters as _).
+function secretNameMatcher(secretValues: readonly string[]): (name: string) => boolean {
+  const secrets = secretValues.filter((value) => value.length > 0);
+  if (secrets.length === 0) return () => false;
+  const listedForm = (text: string): string => text.toLowerCase().replace(/[^a-z0-9_]/g, '_');
+  const listedSecrets = secrets.map(listedForm);
+  return (name) => secrets.some((secret) => name.includes(secret)) || listedSecrets.some((secret) => listedForm(name).includes(secret));
 }
 
 // The standard hint keys only, as booleans or a short title: the rest of a server's annotations is not shown.

@@ -46,3 +46,5 @@ export type { RunSpec } from './types.js';
 export { listOne, listUpstreamServers, listUpstreamServersKeeping, type Listing } from './upstream/discover.js';
 export type { ServerInstance, UpstreamTool } from './upstream/server-instance.js';
 export { UpstreamServers } from './upstream/upstream-servers.js';
+export { uiResourceOf } from './upstream/upstream-resources.js';
+export { formatStderrLines, lastStderrLines } from './upstream/stderr-tail.js';

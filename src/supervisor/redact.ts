@@ -43,6 +43,8 @@ export interface Redactor {
   cut(text: string, maxChars: number, keep?: 'head' | 'tail'): string;
   /** Secret values only: for text whose slashes are not paths (JSON pointers). */
   secrets(text: string): string;
+  /** True when an absolute path lies inside a folder whose paths may be shown (the workspace). */
+  isVisiblePath?(path: string): boolean;
   /**
    * The values it replaces: binary parts cannot be redacted without corrupting them,
    * so they are checked against these.
@@ -91,7 +93,7 @@ export function createRedactor(options: RedactorOptions): Redactor {
     const redacted = redactEdgePieces(redact(text), secrets);
     return cutChars(redacted, maxChars, keep);
   };
-  return Object.assign(redact, { cut, secrets: redactSecrets, secretValues: Object.freeze(secrets) });
+  return Object.assign(redact, { cut, secrets: redactSecrets, isVisiblePath: isVisible, secretValues: Object.freeze(secrets) });
 }
 
 /** True when `bytes` hold the value of a secret (as UTF-8), which redaction cannot cut out of binary data. */

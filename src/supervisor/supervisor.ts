@@ -25,6 +25,7 @@ import { stageResult } from './output-stage.js';
 import { missingProtectedPaths, refuseCreatedProtectedPaths } from './protected-created.js';
 import type { ArtifactSink } from './result-shape.js';
 import { shapeUpstreamResult } from './upstream-result.js';
+import { redactUpstreamResource } from './upstream-resource.js';
 import { runTool } from './run.js';
 import type { RunnerCache } from './runner-cache.js';
 import { countOutcome } from './session-outcome.js';
@@ -56,9 +57,9 @@ export interface SupervisorDeps {
   readonly approvalTimeoutMs: number;
   /** How long close() waits for in-flight calls to stop after cancelling them. */
   readonly closeGraceMs?: number;
-  /** Upstream tools: remembers the resource links a server returned, so resources/read may forward them. */
-  readonly onResourceLink?: (view: ToolView) => (uri: string) => void;
-  /** resources/read of a link an upstream server returned (forwarded to that server only). */
+  /** Upstream tools: remembers the resource links a server returned (as shown, and the server's own URI), so resources/read may forward them. */
+  readonly onResourceLink?: (view: ToolView) => (shownUri: string, upstreamUri: string) => void;
+  /** resources/read of a link an upstream server returned or an MCP Apps resource (forwarded to that server only; redacted here). */
   readonly readUpstreamResource?: (uri: string) => Promise<{ readonly mimeType: string; readonly bytes: Uint8Array } | undefined>;
   /** Releases what the host built around the supervisor (the journal), after runners are closed. */
   readonly onClose?: () => Promise<void> | void;
@@ -94,7 +95,7 @@ class CallSupervisor implements Supervisor {
     this.#deps = deps;
     this.session = deps.config.session;
     this.#limits = new SessionLimits(this.session.maxCallsPerSession, this.session.maxConcurrency, this.session.maxConsecutiveFailures, deps.session);
-    this.#declarations = Object.freeze(declareTools(deps.config.tools));
+    this.#declarations = Object.freeze(declareTools(deps.config.tools, deps.redact));
   }
 
   listTools(principal: string | null = null): readonly ToolDeclaration[] {
@@ -108,7 +109,14 @@ class CallSupervisor implements Supervisor {
   }
 
   async readArtifact(uri: string): Promise<{ readonly mimeType: string; readonly bytes: Uint8Array } | undefined> {
-    return (await this.#deps.artifacts.get(uri)) ?? (await this.#deps.readUpstreamResource?.(uri));
+    const artifact = await this.#deps.artifacts.get(uri);
+    if (artifact) return artifact;
+    const read = await this.#deps.readUpstreamResource?.(uri);
+    if (!read) return undefined;
+    const redacted = redactUpstreamResource(read, this.#deps.redact);
+    if (redacted.ok) return redacted.resource;
+    this.#deps.logger.warn({ uri: this.#deps.redact(uri), reason: redacted.reason }, 'upstream resource not served: it holds the value of a secret in binary data');
+    return undefined;
   }
 
   callTool(request: CallRequest): Promise<CallOutcome> {

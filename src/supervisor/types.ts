@@ -109,6 +109,8 @@ export type CallOutcome =
 /** A tool as tools/list shows it: annotations derived from the enforced class and network. */
 export interface ToolDeclaration {
   readonly name: string;
+  /** An upstream tool's own title (redacted); absent for manifest tools. */
+  readonly title?: string;
   readonly description: string;
   readonly inputSchema: Readonly<Record<string, unknown>>;
   readonly outputSchema?: Readonly<Record<string, unknown>>;
@@ -120,6 +122,8 @@ export interface ToolDeclaration {
   };
   /** A success of this tool completes the agent's run (SPEC 5.2); listed as `_meta["toolhost/terminal"]`. */
   readonly terminal: boolean;
+  /** An upstream tool's `_meta` as its server listed it (MCP Apps `ui.resourceUri`), bounded and redacted. */
+  readonly meta?: Readonly<Record<string, unknown>>;
 }
 
 /** What the protocol layer drives. Built by src/host.ts. */

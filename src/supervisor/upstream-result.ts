@@ -4,11 +4,15 @@
 // maxResultBytes in order; a block that does not fit is stored whole as an
 // artifact and replaced by a resource_link to it. structuredContent is checked
 // against the server's output schema and redacted; it is dropped when the
-// content had to be spilled. Any malformed part is `invalid_output`.
+// content had to be spilled. Any malformed part is `invalid_output`. Every
+// word of the server's is redacted, link names and MIME types too; a URI that
+// may not be shown is replaced by an opaque one of the host's (upstream-uri.ts),
+// and binary data holding a secret's value is refused (it cannot be redacted).
 import { HostError } from '../errors.js';
 import type { Manifest } from '../registry/manifest.js';
 import type { ContentBlock } from './types.js';
-import { redactJson, type Redactor } from './redact.js';
+import { bytesHoldSecret, redactJson, type Redactor } from './redact.js';
+import { shownUpstreamUri } from './upstream-uri.js';
 import type { StagedResult } from './output-stage.js';
 import { cutUtf8, JSON_MIME, type ArtifactSink, TEXT_MIME } from './result-shape.js';
 import { TERMINAL_META_KEY } from './tool-output.js';
@@ -19,8 +23,11 @@ export interface UpstreamShapeOptions {
   readonly redact: Redactor;
   readonly maxResultBytes: number;
   readonly artifacts: ArtifactSink;
-  /** Records a resource_link URI the server returned (readable through resources/read). */
-  readonly onResourceLink?: (uri: string) => void;
+  /**
+   * Records a resource_link the server returned, readable through resources/read: the URI
+   * the caller is shown (maybe opaque) and the server's own.
+   */
+  readonly onResourceLink?: (shownUri: string, upstreamUri: string) => void;
 }
 
 /** At most this many content blocks are passed on. */
@@ -43,14 +50,16 @@ export async function shapeUpstreamResult(result: Readonly<Record<string, unknow
   let spilled = false;
   const content: ContentBlock[] = [];
   const payloadParts: string[] = [];
+  const server = manifest.upstream?.server ?? tool;
   for (const [index, raw] of rawContent.entries()) {
-    const block = checkBlock(raw, index, tool, options.redact);
+    const checked = checkBlock(raw, index, tool, server, options.redact);
+    const block = checked.block;
     const bytes = blockBytes(block);
     payloadParts.push(block.type === 'text' ? block.text : JSON.stringify(block));
     if (bytes <= remaining) {
       remaining -= bytes;
       content.push(block);
-      if (block.type === 'resource_link') options.onResourceLink?.(block.uri);
+      if (block.type === 'resource_link' && checked.upstreamUri !== undefined) options.onResourceLink?.(block.uri, checked.upstreamUri);
       continue;
     }
     spilled = true;
@@ -94,39 +103,56 @@ export async function shapeUpstreamResult(result: Readonly<Record<string, unknow
 
 type Block = ContentBlock & { readonly type: 'text' | 'image' | 'audio' | 'resource' | 'resource_link' };
 
-function checkBlock(raw: unknown, index: number, tool: string, redact: Redactor): Block {
+/** Characters of a MIME type kept from a server. */
+const MAX_MIME_TYPE_CHARS = 200;
+/** Characters of a URI accepted from a server. */
+const MAX_URI_CHARS = 4096;
+
+interface CheckedBlock {
+  readonly block: Block;
+  /** A resource_link's URI as the server gave it (the block holds the one the caller is shown). */
+  readonly upstreamUri?: string;
+}
+
+function checkBlock(raw: unknown, index: number, tool: string, server: string, redact: Redactor): CheckedBlock {
   if (!isRecord(raw)) throw invalid(tool, 'block_not_object', { index });
   const type = raw['type'];
+  // Binary data cannot be redacted without corrupting it: one that holds a secret is refused.
+  const binary = (base64: string): string => {
+    if (bytesHoldSecret(Buffer.from(base64, 'base64'), redact)) throw invalid(tool, 'secret_in_binary', { index });
+    return base64;
+  };
   switch (type) {
     case 'text': {
       const text = raw['text'];
       if (typeof text !== 'string') throw invalid(tool, 'text_not_string', { index });
-      return { type: 'text', text: redact(text) };
+      return { block: { type: 'text', text: redact(text) } };
     }
     case 'image':
     case 'audio': {
       const { data, mimeType } = raw;
-      if (typeof mimeType !== 'string' || !MEDIA_MIME_TYPES[type].includes(mimeType.toLowerCase())) throw invalid(tool, 'mime_type_not_allowed', { index, mimeType: String(mimeType).slice(0, 100) });
+      if (typeof mimeType !== 'string' || !MEDIA_MIME_TYPES[type].includes(mimeType.toLowerCase())) throw invalid(tool, 'mime_type_not_allowed', { index, mimeType: redact(String(mimeType).slice(0, 100)) });
       if (typeof data !== 'string' || !isBase64(data)) throw invalid(tool, 'invalid_base64', { index });
-      return { type, data, mimeType };
+      return { block: { type, data: binary(data), mimeType } };
     }
     case 'resource': {
       const resource = raw['resource'];
-      if (!isRecord(resource) || typeof resource['uri'] !== 'string') throw invalid(tool, 'resource_without_uri', { index });
-      const mimeType = typeof resource['mimeType'] === 'string' ? resource['mimeType'].slice(0, 200) : undefined;
-      if (typeof resource['text'] === 'string') return { type: 'resource', resource: { uri: redact(resource['uri']), mimeType: mimeType ?? TEXT_MIME, text: redact(resource['text']) } };
-      if (typeof resource['blob'] === 'string' && isBase64(resource['blob'])) return { type: 'resource', resource: { uri: redact(resource['uri']), mimeType: mimeType ?? 'application/octet-stream', blob: resource['blob'] } };
+      if (!isRecord(resource) || typeof resource['uri'] !== 'string' || resource['uri'].length > MAX_URI_CHARS) throw invalid(tool, 'resource_without_uri', { index });
+      const uri = shownUpstreamUri(resource['uri'], server, redact);
+      const mimeType = typeof resource['mimeType'] === 'string' ? redact(resource['mimeType'].slice(0, MAX_MIME_TYPE_CHARS)) : undefined;
+      if (typeof resource['text'] === 'string') return { block: { type: 'resource', resource: { uri, mimeType: mimeType ?? TEXT_MIME, text: redact(resource['text']) } } };
+      if (typeof resource['blob'] === 'string' && isBase64(resource['blob'])) return { block: { type: 'resource', resource: { uri, mimeType: mimeType ?? 'application/octet-stream', blob: binary(resource['blob']) } } };
       throw invalid(tool, 'resource_without_text_or_blob', { index });
     }
     case 'resource_link': {
       const { uri, name } = raw;
-      if (typeof uri !== 'string' || typeof name !== 'string' || uri.length > 4096) throw invalid(tool, 'resource_link_malformed', { index });
-      const mimeType = typeof raw['mimeType'] === 'string' ? raw['mimeType'].slice(0, 200) : 'application/octet-stream';
-      const description = typeof raw['description'] === 'string' ? { description: redact(raw['description'].slice(0, 2048)) } : {};
-      return { type: 'resource_link', uri, name: redact(name.slice(0, 256)), mimeType, ...description };
+      if (typeof uri !== 'string' || typeof name !== 'string' || uri.length > MAX_URI_CHARS) throw invalid(tool, 'resource_link_malformed', { index });
+      const mimeType = typeof raw['mimeType'] === 'string' ? redact(raw['mimeType'].slice(0, MAX_MIME_TYPE_CHARS)) : 'application/octet-stream';
+      const description = typeof raw['description'] === 'string' ? { description: redact.cut(raw['description'], 2048) } : {};
+      return { block: { type: 'resource_link', uri: shownUpstreamUri(uri, server, redact), name: redact.cut(name, 256), mimeType, ...description }, upstreamUri: uri };
     }
     default:
-      throw invalid(tool, 'unknown_content_type', { index, type: String(type).slice(0, 40) });
+      throw invalid(tool, 'unknown_content_type', { index, type: redact(String(type).slice(0, 40)) });
   }
 }
 

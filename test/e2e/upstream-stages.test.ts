@@ -85,8 +85,8 @@ describe('upstream tools through the supervisor, a client without elicitation', 
       return { done: lines.length >= 2, value: new Map(lines.map((line) => [line['server'], line])) };
     }, 30_000);
     expect([...warnings.keys()].sort()).toEqual(['broken', 'silent']);
-    // One exits at once (its stderr is the reason), the other never answers initialize (startupTimeoutMs).
-    expect(warnings.get('broken')).toMatchObject({ level: 40, file: expect.stringContaining('broken.yaml'), reason: expect.stringContaining('counter server: refusing to start') });
+    // One exits at once (its exit code is the reason, its stderr beside it), the other never answers initialize (startupTimeoutMs).
+    expect(warnings.get('broken')).toMatchObject({ level: 40, file: expect.stringContaining('broken.yaml'), reason: expect.stringContaining('exited during start-up (exit code 3)'), stderr: ['counter server: refusing to start'] });
     expect(warnings.get('silent')).toMatchObject({ level: 40, file: expect.stringContaining('silent.yaml'), reason: expect.stringContaining('within 2000 ms') });
   });
 

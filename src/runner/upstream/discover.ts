@@ -8,7 +8,10 @@ import { ServerInstance, type UpstreamTool } from './server-instance.js';
 import { DEFAULT_MAX_UPSTREAM_MESSAGE_BYTES } from './upstream-servers.js';
 import type { SandboxedSpawnServices } from '../process/process-sandbox.js';
 
-export type Listing = { readonly ok: true; readonly tools: readonly UpstreamTool[]; readonly truncated: boolean } | { readonly ok: false; readonly reason: string };
+/** What a server listed, or why it could not, with the last lines of its stderr (stderr-tail.ts). */
+export type Listing =
+  | { readonly ok: true; readonly tools: readonly UpstreamTool[]; readonly truncated: boolean }
+  | { readonly ok: false; readonly reason: string; readonly stderrLines?: readonly string[] };
 
 export interface DiscoverDeps {
   readonly logger: Logger;
@@ -49,7 +52,7 @@ export async function listOne(spec: RunSpec, deps: DiscoverDeps, keep?: (instanc
   const startupTimeoutMs = spec.upstream?.startupTimeoutMs ?? 20_000;
   const startedAt = performance.now();
   const started = await ServerInstance.start({ run: spec, startupTimeoutMs, maxMessageBytes: DEFAULT_MAX_UPSTREAM_MESSAGE_BYTES }, deps);
-  if (!started.ok) return { ok: false, reason: `the server did not start: ${started.reason}` };
+  if (!started.ok) return { ok: false, reason: `the server did not start: ${started.reason}`, ...(started.stderrLines ? { stderrLines: started.stderrLines } : {}) };
   try {
     const leftMs = Math.max(1, startupTimeoutMs - (performance.now() - startedAt));
     const listed = await started.instance.listTools(leftMs);
@@ -57,8 +60,9 @@ export async function listOne(spec: RunSpec, deps: DiscoverDeps, keep?: (instanc
       keep(started.instance);
       return listed;
     }
-    await started.instance.killAndWait();
-    return listed.ok ? listed : { ok: false, reason: listed.reason };
+    const end = await started.instance.killAndWait();
+    // A server that died while it listed (a runtime that cannot start its WebAssembly, a crash) says why on stderr.
+    return listed.ok ? listed : { ok: false, reason: listed.reason, stderrLines: started.instance.stderrLines(end) };
   } catch (error) {
     await started.instance.killAndWait();
     throw error;

@@ -4,7 +4,7 @@
 // server's words are bounded before they are parsed (pipe-transport.ts); its
 // requests to the client are refused except roots/list; when it dies, every
 // call in flight on it fails `tool_crashed`.
-import { Client } from '@modelcontextprotocol/client';
+import { Client, ProtocolError } from '@modelcontextprotocol/client';
 import type { Logger } from '../../log.js';
 import type { RunSpec } from '../types.js';
 import type { RunOptions } from '../wire.js';
@@ -17,6 +17,7 @@ import { withRuntimeAllowance } from './address-space.js';
 import { PipeClientTransport, type PipeFault } from './pipe-transport.js';
 import { gateProgress } from './progress-gate.js';
 import { ServerLog } from './server-log.js';
+import { lastStderrLines } from './stderr-tail.js';
 
 /** The server's spec: a RunSpec whose command is the server's, plus its start-up budget. */
 export interface InstanceSpec {
@@ -49,7 +50,11 @@ export interface InstanceEnd {
   readonly stderrTail: string;
 }
 
-export type StartResult = { readonly ok: true; readonly instance: ServerInstance } | { readonly ok: false; readonly reason: string };
+/**
+ * A failed start names why, and carries the last lines of the server's stderr (redacted with
+ * deps.redactLog when there is one, bounded: stderr-tail.ts) for people and the model.
+ */
+export type StartResult = { readonly ok: true; readonly instance: ServerInstance } | { readonly ok: false; readonly reason: string; readonly stderrLines?: readonly string[] };
 
 /** A tool as the server lists it (unchecked beyond being an object with a string name). */
 export interface UpstreamTool {
@@ -148,12 +153,19 @@ export class ServerInstance {
     const started = await withDeadline(client.connect(transport), spec.startupTimeoutMs, self.gone);
     if (started !== 'ok') {
       const end = await self.killAndWait('killed');
-      const tail = end.stderrTail.trim().split('\n').slice(-3).join(' | ').slice(0, 400);
-      const why =
-        started === 'timeout' ? `it did not complete the MCP handshake within ${spec.startupTimeoutMs} ms` : started === 'gone' ? 'it exited during start-up' : `the handshake failed (${started})`;
-      return { ok: false, reason: `${why}${tail ? `; stderr: ${tail}` : ''}` };
+      const exit = end.signal ? ` (signal ${end.signal})` : end.exitCode !== undefined && end.exitCode !== null ? ` (exit code ${end.exitCode})` : '';
+      // A server that exits at once often closes its pipes before its exit is seen: the handshake
+      // then fails with "Connection closed", but an exit code of its own (not 128+N of our kill) says why.
+      const exitedByItself = started === 'gone' || (started !== 'timeout' && !end.signal && typeof end.exitCode === 'number' && end.exitCode < 128);
+      const why = started === 'timeout' ? `it did not complete the MCP handshake within ${spec.startupTimeoutMs} ms` : exitedByItself ? `it exited during start-up${exit}` : `the handshake failed (${started})`;
+      return { ok: false, reason: why, stderrLines: self.stderrLines(end) };
     }
     return { ok: true, instance: self };
+  }
+
+  /** The last lines of the server's stderr once it is gone, redacted and bounded. */
+  stderrLines(end: InstanceEnd): string[] {
+    return lastStderrLines(end.stderrTail, this.deps.redactLog ? { redact: this.deps.redactLog } : {});
   }
 
   /** True until the process is gone or being killed. */
@@ -220,6 +232,8 @@ export class ServerInstance {
         if (stopped) return { kind: stopped };
         // "Connection closed" is the process going away (killed, crashed, or broke the protocol).
         if (this.#isStdoutClosed || !this.isAlive) return { kind: 'crashed', end: await this.gone };
+        // A JSON-RPC error response: the server's own answer (a tool that threw, a refused connection).
+        if (ProtocolError.isInstance(error)) return { kind: 'upstream_error', code: error.code, message: upstreamErrorText(error.message) };
         return { kind: 'protocol', message: errorText(error) };
       });
     const crashed = this.gone.then((end): CallAnswer => ({ kind: 'crashed', end }));
@@ -273,7 +287,17 @@ export type CallAnswer =
   | { readonly kind: 'timeout' }
   | { readonly kind: 'cancelled' }
   | { readonly kind: 'crashed'; readonly end: InstanceEnd }
+  /** The server answered with a JSON-RPC error: its code and message (bounded; redacted by the supervisor). */
+  | { readonly kind: 'upstream_error'; readonly code: number; readonly message: string }
   | { readonly kind: 'protocol'; readonly message: string };
+
+/** Characters of an upstream JSON-RPC error message kept (redacted and cut again by the supervisor). */
+export const MAX_UPSTREAM_ERROR_MESSAGE_CHARS = 4096;
+
+// Bounded before anything else is done with it; the SDK adds no prefix of its own to a ProtocolError.
+function upstreamErrorText(message: string): string {
+  return message.length > MAX_UPSTREAM_ERROR_MESSAGE_CHARS ? message.slice(0, MAX_UPSTREAM_ERROR_MESSAGE_CHARS) : message;
+}
 
 async function withDeadline(work: Promise<void>, timeoutMs: number, gone: Promise<unknown>): Promise<'ok' | 'timeout' | 'gone' | string> {
   let timer: NodeJS.Timeout | undefined;

@@ -24,7 +24,9 @@ export interface SlotDeps {
 export const FIRST_BACKOFF_MS = 1_000;
 export const MAX_BACKOFF_MS = 60_000;
 
-export type Acquired = { readonly ok: true; readonly instance: ServerInstance } | { readonly ok: false; readonly reason: string; readonly retryAfterMs: number };
+export type Acquired =
+  | { readonly ok: true; readonly instance: ServerInstance }
+  | { readonly ok: false; readonly reason: string; readonly retryAfterMs: number; readonly stderrLines?: readonly string[] };
 
 export class ServerSlot {
   #starting: Promise<StartResult> | undefined;
@@ -32,6 +34,7 @@ export class ServerSlot {
   #failures = 0;
   #retryAtMs = 0;
   #lastReason = '';
+  #lastStderrLines: readonly string[] = [];
   #isClosed = false;
   /** Called when the running instance says its tools changed. */
   onToolsChanged: (() => void) | undefined;
@@ -45,18 +48,23 @@ export class ServerSlot {
     if (initial) this.#use(initial);
   }
 
+  /** The running instance, if there is one now (nothing is started). */
+  get running(): ServerInstance | undefined {
+    return this.#instance?.isAlive ? this.#instance : undefined;
+  }
+
   /** The running instance, started (or restarted) when needed. */
   async acquire(): Promise<Acquired> {
     if (this.#isClosed) return { ok: false, reason: 'the host is shutting down', retryAfterMs: 0 };
     if (this.#instance?.isAlive) return { ok: true, instance: this.#instance };
     const now = (this.deps.now ?? Date.now)();
     if (this.#starting === undefined && this.#failures > 0 && now < this.#retryAtMs) {
-      return { ok: false, reason: this.#lastReason, retryAfterMs: this.#retryAtMs - now };
+      return { ok: false, reason: this.#lastReason, retryAfterMs: this.#retryAtMs - now, stderrLines: this.#lastStderrLines };
     }
     this.#starting ??= this.#start();
     const started = await this.#starting;
     if (started.ok) return { ok: true, instance: started.instance };
-    return { ok: false, reason: started.reason, retryAfterMs: Math.max(0, this.#retryAtMs - (this.deps.now ?? Date.now)()) };
+    return { ok: false, reason: started.reason, retryAfterMs: Math.max(0, this.#retryAtMs - (this.deps.now ?? Date.now)()), ...(started.stderrLines ? { stderrLines: started.stderrLines } : {}) };
   }
 
   /** Kills the instance and refuses further calls. */
@@ -85,6 +93,7 @@ export class ServerSlot {
       if (!started.ok) {
         this.#failures++;
         this.#lastReason = started.reason;
+        this.#lastStderrLines = started.stderrLines ?? [];
         this.#retryAtMs = (this.deps.now ?? Date.now)() + Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (this.#failures - 1));
         logger.warn({ server: this.spec.run.name, failures: this.#failures, reason: started.reason }, 'upstream server could not start');
         return started;

@@ -28,7 +28,9 @@ export function createUpstreamRunner(spec: RunSpec & { readonly upstream: Upstre
       try {
         const acquired = await slot.acquire();
         if (!acquired.ok) {
-          return failRun('sandbox_unavailable', { reason: acquired.reason, server: spec.upstream.server, retryAfterMs: acquired.retryAfterMs }, startedMs, `The upstream server ${spec.upstream.server} is not available: ${acquired.reason}`.slice(0, 600));
+          // The last lines of its stderr reach the model-visible text through details.stderrTail (supervisor/run.ts).
+          const tail = acquired.stderrLines && acquired.stderrLines.length > 0 ? { stderrTail: acquired.stderrLines.join('\n') } : {};
+          return failRun('sandbox_unavailable', { reason: acquired.reason, server: spec.upstream.server, retryAfterMs: acquired.retryAfterMs, ...tail }, startedMs, `The upstream server ${spec.upstream.server} is not available: ${acquired.reason}`.slice(0, 600));
         }
         const answer = await acquired.instance.callTool(spec.upstream.tool, job.args, options);
         switch (answer.kind) {
@@ -40,8 +42,12 @@ export function createUpstreamRunner(spec: RunSpec & { readonly upstream: Upstre
             return failRun('cancelled', {}, startedMs);
           case 'crashed':
             return failRun('tool_crashed', { reason: answer.end.reason, exitCode: answer.end.exitCode ?? null, signal: answer.end.signal ?? null, stderrTail: answer.end.stderrTail }, startedMs);
+          case 'upstream_error':
+            // The server's own answer, as an isError result is: the model reads why (a refused
+            // connection, a missing table), redacted and bounded by the supervisor.
+            return failRun('tool_error', { upstreamError: true, jsonRpcCode: answer.code }, startedMs, upstreamErrorMessage(answer.message));
           case 'protocol':
-            return failRun('invalid_output', { reason: 'upstream_protocol', message: answer.message }, startedMs);
+            return failRun('invalid_output', { reason: 'upstream_protocol', message: answer.message }, startedMs, `The upstream server's answer could not be read: ${answer.message}`);
         }
       } catch (error) {
         logger.error({ callId: job.callId, err: error }, 'upstream runner failed');
@@ -63,6 +69,11 @@ function toOutcome(result: unknown, startedMs: number): RunOutcome {
     return failRun('tool_error', { upstreamError: true }, startedMs, text === '' ? 'The upstream tool reported an error.' : text);
   }
   return { ok: true, output: { type: 'mcp', result: record }, durationMs: Math.round(performance.now() - startedMs) };
+}
+
+function upstreamErrorMessage(message: string): string {
+  const text = message.trim();
+  return text === '' ? 'The upstream server answered with an error.' : `The upstream server answered with an error: ${text}`;
 }
 
 // The text blocks of an error result, joined and bounded: that is what the model may read.

@@ -5,6 +5,7 @@ import type { Logger } from '../../log.js';
 import type { RunSpec, UpstreamRef } from '../types.js';
 import type { ServerInstance, UpstreamTool } from './server-instance.js';
 import { ServerSlot, type SlotDeps } from './server-slot.js';
+import { UpstreamResources, type UpstreamResource } from './upstream-resources.js';
 
 /** Largest JSON-RPC message an upstream server may send: a result is bounded before it is parsed. */
 export const DEFAULT_MAX_UPSTREAM_MESSAGE_BYTES = 16 * 1024 * 1024;
@@ -21,15 +22,11 @@ export interface UpstreamServersOptions extends SlotDeps {
   readonly fingerprint?: (tools: readonly UpstreamTool[]) => string;
 }
 
-/** At most this many resource-link URIs are remembered (oldest forgotten first). */
-export const MAX_REMEMBERED_LINKS = 10_000;
-/** Largest resource a server may return through resources/read, in bytes of its content. */
-export const MAX_UPSTREAM_RESOURCE_BYTES = 16 * 1024 * 1024;
 
 export class UpstreamServers {
   readonly #slots = new Map<string, ServerSlot>();
-  /** Resource-link URI → the slot whose server returned it: only those are forwarded. */
-  readonly #links = new Map<string, ServerSlot>();
+  /** Links and MCP Apps resources: which server answers a resources/read (only those are forwarded). */
+  readonly #resources = new UpstreamResources(() => this.#slots.values());
   readonly #listeners = new Set<(server: string) => void>();
   /** Instances started before any call (the listing's), by slot key, until their slot is made. */
   readonly #adopted = new Map<string, ServerInstance>();
@@ -71,35 +68,23 @@ export class UpstreamServers {
     this.#adopted.set(key, instance);
   }
 
-  /** Remembers that `spec`'s server returned a resource link to `uri`. */
-  rememberLink(spec: RunSpec & { readonly upstream: UpstreamRef }, uri: string): void {
-    this.#links.delete(uri);
-    this.#links.set(uri, this.slotFor(spec));
-    if (this.#links.size > MAX_REMEMBERED_LINKS) this.#links.delete(this.#links.keys().next().value as string);
+  /** Remembers that `spec`'s server returned a resource link to `uri`, shown to the caller as `shownUri`. */
+  rememberLink(spec: RunSpec & { readonly upstream: UpstreamRef }, shownUri: string, uri: string): void {
+    this.#resources.rememberLink(this.slotFor(spec), shownUri, uri);
+  }
+
+  /** Remembers that `spec`'s tool names the MCP Apps resource `uri` (its `_meta.ui.resourceUri`). */
+  rememberUiResource(spec: RunSpec & { readonly upstream: UpstreamRef }, uri: string): void {
+    this.#resources.rememberUiResource(this.slotFor(spec), uri);
   }
 
   /**
-   * resources/read of a URI an upstream server returned as a resource link, forwarded to
-   * that server only; undefined for any other URI (never forwarded anywhere).
+   * resources/read of a URI an upstream server returned as a resource link, or of an MCP Apps
+   * `ui://` resource, forwarded to that server only; undefined for any other URI (never
+   * forwarded anywhere).
    */
-  async readResource(uri: string): Promise<{ mimeType: string; bytes: Uint8Array } | undefined> {
-    const slot = this.#links.get(uri);
-    if (!slot) return undefined;
-    const acquired = await slot.acquire();
-    if (!acquired.ok) return undefined;
-    let result: unknown;
-    try {
-      result = await acquired.instance.client.request({ method: 'resources/read', params: { uri } }, { timeout: 30_000 });
-    } catch {
-      return undefined;
-    }
-    const first = (result as { contents?: unknown }).contents;
-    const content = Array.isArray(first) ? (first[0] as Record<string, unknown> | undefined) : undefined;
-    if (!content) return undefined;
-    const mimeType = typeof content['mimeType'] === 'string' ? content['mimeType'].slice(0, 200) : 'application/octet-stream';
-    const bytes = typeof content['text'] === 'string' ? Buffer.from(content['text'], 'utf8') : typeof content['blob'] === 'string' ? Buffer.from(content['blob'], 'base64') : undefined;
-    if (!bytes || bytes.byteLength > MAX_UPSTREAM_RESOURCE_BYTES) return undefined;
-    return { mimeType, bytes };
+  readResource(uri: string): Promise<UpstreamResource | undefined> {
+    return this.#resources.read(uri);
   }
 
   // Lists the server again; tells the listeners only when the listing really differs from the loaded one.

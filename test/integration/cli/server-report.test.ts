@@ -38,6 +38,38 @@ describe('validate and list with upstream servers', () => {
     expect(run.stderr).toMatch(/^test\/fixtures\/servers\/exits\.yaml:1:1: server "exits" is not available/m);
   });
 
+  it('validate and list print the last lines of the stderr of a server that exits at start', () => {
+    for (const command of ['validate', 'list']) {
+      const run = toolhost([command, '--manifests', 'test/fixtures/servers']);
+      expect(run.status).toBe(1);
+      expect(run.stderr).toContain(
+        'test/fixtures/servers/exits.yaml:1:1: server "exits" is not available: the server did not start: it exited during start-up (exit code 3); the last lines of its stderr:\n    hostile server: refusing to start\n',
+      );
+    }
+  });
+
+  it('validate fails for every upstream tool that is not offered, at its tools: entry, unless the entry hides it', () => {
+    const run = toolhost(['validate', '--manifests', 'test/fixtures/servers']);
+    expect(run.status).toBe(1);
+    const excluded = run.stderr.split('\n').filter((line) => line.startsWith('test/fixtures/servers/lying-list.yaml:14:3: server "lyinglist": tool '));
+    expect(excluded.map((line) => /tool "([^"]+)"/.exec(line)?.[1])).toEqual(['external_ref', 'too_deep', 'a-b', 'a_b', 'x'.repeat(80)]);
+    // fs hides move_file and the rest with hidden: true: validate passes (the first test above).
+  });
+
+  it('list and explain say when a read_only class is declared, not enforced (instances: one)', () => {
+    const run = toolhost(['list', '--json', '--manifests', 'test/fixtures/upstream-state']);
+    expect(run.status, run.stderr).toBe(0);
+    const tools = new Map((JSON.parse(run.stdout) as Array<Record<string, any>>).map((tool) => [tool['name'], tool['upstream']]));
+    expect(tools.get('varsone__get_var')).toMatchObject({ instances: 'one', readOnlyEnforced: false });
+    expect(tools.get('varsone__set_var')).toMatchObject({ instances: 'one', readOnlyEnforced: null });
+    expect(tools.get('varssplit__get_var')).toMatchObject({ instances: 'split', readOnlyEnforced: true });
+    const table = toolhost(['list', '--manifests', 'test/fixtures/upstream-state']);
+    expect(table.stdout).toMatch(/^varsone__get_var\tread_only \(declared, not enforced: instances: one\)\t/m);
+    expect(table.stdout).toMatch(/^varssplit__get_var\tread_only\t/m);
+    const explained = toolhost(['explain', 'varsone__get_var', '--manifests', 'test/fixtures/upstream-state']);
+    expect(explained.stdout).toContain('the read_only class is declared, not enforced by the operating system');
+  });
+
   it('list --json carries each upstream tool\'s server, tool, entry and hints', () => {
     const run = toolhost(['list', '--json', '--manifests', 'test/e2e/fixtures/upstream']);
     expect(run.status, run.stderr).toBe(0);

@@ -209,3 +209,46 @@ describe('loadManifests refuses paths that escape through a symlink', () => {
     expect(result.manifests[0]?.roots).toEqual([{ declared: '${WORKSPACE}', path: outside, access: 'read' }]);
   });
 });
+
+describe('loadManifests scans folders as people lay them out', () => {
+  let temp = '';
+  afterEach(() => {
+    if (temp) rmSync(temp, { recursive: true, force: true });
+    temp = '';
+  });
+
+  it('skips node_modules/ and dot folders below a manifest folder (their YAML is CI workflows, funding notes, editor state)', () => {
+    temp = realpathSync(mkdtempSync(join(tmpdir(), 'toolhost-scan-')));
+    const servers = join(temp, 'servers');
+    const tool = 'name: kept\ndescription: d\ntimeoutMs: 5\nsandbox:\n  mode: worker\nentry: ./tool.js\ninput:\n  type: object\n';
+    for (const folder of ['', 'nested']) {
+      mkdirSync(join(servers, folder), { recursive: true });
+    }
+    writeFileSync(join(servers, 'nested', 'tool.js'), 'export default async () => 1;\n');
+    writeFileSync(join(servers, 'nested', 'tool.yaml'), tool);
+    // What `npm install` and git put beside a manifest: none of it is a manifest.
+    for (const [path, text] of [
+      ['node_modules/some-package/.github/workflows/ci.yml', 'on: push\njobs: {}\n'],
+      ['node_modules/some-package/FUNDING.yml', 'github: someone\n'],
+      ['node_modules/@scope/pkg/deep/tool.yaml', tool.replace('kept', 'from_node_modules')],
+      ['.github/workflows/ci.yml', 'on: push\n'],
+      ['.cache/x.yaml', 'not: [a manifest\n'],
+      ['nested/.hidden/tool.yaml', tool.replace('kept', 'hidden_folder')],
+    ] as const) {
+      mkdirSync(join(servers, path, '..'), { recursive: true });
+      writeFileSync(join(servers, path), text);
+    }
+    const result = loadManifests({ dirs: [servers], workspace: temp, cwd: temp });
+    expect(result.problems).toEqual([]);
+    expect(result.manifests.map((manifest) => manifest.name)).toEqual(['kept']);
+  });
+
+  it('scans a dot folder named as the manifest folder itself', () => {
+    temp = realpathSync(mkdtempSync(join(tmpdir(), 'toolhost-scan-')));
+    const dir = join(temp, '.toolhost-manifests');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'tool.js'), 'export default async () => 1;\n');
+    writeFileSync(join(dir, 'tool.yaml'), 'name: dotted\ndescription: d\ntimeoutMs: 5\nsandbox:\n  mode: worker\nentry: ./tool.js\ninput:\n  type: object\n');
+    expect(loadManifests({ dirs: [dir], workspace: temp, cwd: temp }).manifests.map((manifest) => manifest.name)).toEqual(['dotted']);
+  });
+});

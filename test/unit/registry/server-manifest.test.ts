@@ -8,7 +8,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createToolSchemaCompiler } from '../../../src/registry/ajv.js';
 import { loadManifests } from '../../../src/registry/load-manifests.js';
 import { listedToolName, matchToolEntry, type ServerToolEntry } from '../../../src/registry/server-manifest.js';
-import { buildServerTools } from '../../../src/registry/server-tools.js';
+import { INSTANCES_REQUIRED_REASON } from '../../../src/registry/load-server-manifest.js';
+import { buildServerTools, MAX_UPSTREAM_META_BYTES, REDACTED_NAME, type ListedUpstreamTool } from '../../../src/registry/server-tools.js';
 
 const temp = mkdtempSync(join(tmpdir(), 'toolhost-server-manifest-'));
 afterAll(() => rmSync(temp, { recursive: true, force: true }));
@@ -140,5 +141,88 @@ describe('upstream schemas on the host', () => {
     if (!checked.ok) throw new Error(checked.reason);
     expect(checked.validate({ a: `${'a'.repeat(50_000)}!` })).toBe(true);
     expect(checked.validate({ b: 'c' })).toBe(false);
+  });
+});
+
+describe('instances: split | one', () => {
+  const BOTH = GOOD.replace('  "*": { hidden: true }', '  write_file: { sideEffect: local_mutation }\n  "*": { hidden: true }');
+  const listing = {
+    ok: true as const,
+    truncated: false,
+    tools: [
+      { name: 'read_file', inputSchema: { type: 'object' } },
+      { name: 'write_file', inputSchema: { type: 'object' } },
+    ],
+  };
+
+  it('is required when the entries give read_only and other classes: a problem at tools: that explains the choice', () => {
+    const { problems, servers } = load(BOTH);
+    expect(servers).toEqual([]);
+    expect(problems).toEqual([{ file: 'srv.yaml', line: 8, col: 1, reason: INSTANCES_REQUIRED_REASON }]);
+    expect(INSTANCES_REQUIRED_REASON).toContain('instances: split');
+    expect(INSTANCES_REQUIRED_REASON).toContain('instances: one');
+  });
+
+  it('is not required for one kind, nor counted for hidden or unclassified entries', () => {
+    expect(load(GOOD).problems).toEqual([]);
+    expect(load(GOOD.replace('  "*": { hidden: true }', '  write_file: { sideEffect: local_mutation, hidden: true }\n  other: {}')).problems).toEqual([]);
+  });
+
+  it('split: read_only tools run in an instance with read-only roots, held to the read-only class', () => {
+    const [server] = load(BOTH.replace('timeoutMs: 1000', 'timeoutMs: 1000\ninstances: split')).servers;
+    if (!server) throw new Error('no server');
+    const byName = new Map(buildServerTools(server, listing, createToolSchemaCompiler()).manifests.map((manifest) => [manifest.name, manifest]));
+    expect(byName.get('fs__read_file')).toMatchObject({ roots: [{ access: 'read' }], upstream: { instances: 'split' } });
+    expect(byName.get('fs__write_file')).toMatchObject({ roots: [{ access: 'read_write' }], upstream: { instances: 'split' } });
+  });
+
+  it('one: every tool, read_only ones too, is served by the instance with the declared access', () => {
+    const [server] = load(BOTH.replace('timeoutMs: 1000', 'timeoutMs: 1000\ninstances: one')).servers;
+    if (!server) throw new Error('no server');
+    expect(server.instances).toBe('one');
+    const byName = new Map(buildServerTools(server, listing, createToolSchemaCompiler()).manifests.map((manifest) => [manifest.name, manifest]));
+    // The class stays read_only (policy, approval, annotations); the roots are the server's.
+    expect(byName.get('fs__read_file')).toMatchObject({ sideEffect: 'read_only', roots: [{ access: 'read_write' }], upstream: { instances: 'one' } });
+  });
+});
+
+describe("what a server's listing may carry", () => {
+  const [server] = load(GOOD.replace('  "*": { hidden: true }', '  "*": { sideEffect: read_only }')).servers;
+  if (!server) throw new Error('no server');
+  const build = (tools: readonly ListedUpstreamTool[], secretValues: string[] = []) =>
+    buildServerTools(server, { ok: true, truncated: false, tools }, createToolSchemaCompiler(), { secretValues });
+
+  it("keeps a tool's title and _meta (MCP Apps ui.resourceUri) as given, without the host's own keys", () => {
+    const built = build([{ name: 'view', title: 'A view', inputSchema: { type: 'object' }, _meta: { ui: { resourceUri: 'ui://apps/view.html' }, 'toolhost/terminal': true } }]);
+    expect(built.manifests[0]?.upstream).toMatchObject({ title: 'A view', meta: { ui: { resourceUri: 'ui://apps/view.html' } } });
+    expect(built.manifests[0]?.upstream?.meta).not.toHaveProperty('toolhost/terminal');
+  });
+
+  it('drops a _meta that is too large or too deep, whole', () => {
+    let deep: Record<string, unknown> = {};
+    for (let i = 0; i < 40; i++) deep = { d: deep };
+    const built = build([
+      { name: 'big', inputSchema: { type: 'object' }, _meta: { blob: 'x'.repeat(MAX_UPSTREAM_META_BYTES) } },
+      { name: 'deep', inputSchema: { type: 'object' }, _meta: deep },
+    ]);
+    expect(built.manifests.map((manifest) => manifest.upstream?.meta)).toEqual([undefined, undefined]);
+  });
+
+  it("does not offer a tool whose name holds a secret's value, as written or as listed, and does not print the name", () => {
+    const built = build(
+      [
+        { name: 'fine', inputSchema: { type: 'object' } },
+        { name: 'leak_Hunter2-Secret-Value', inputSchema: { type: 'object' } },
+        { name: 'LEAK_HUNTER2_SECRET_VALUE', inputSchema: { type: 'object' } },
+      ],
+      ['Hunter2-Secret-Value'],
+    );
+    expect(built.manifests.map((manifest) => manifest.name)).toEqual(['fs__fine']);
+    const excluded = built.report.tools.filter((tool) => tool.excluded !== undefined);
+    expect(excluded.map((tool) => [tool.upstream, tool.listed])).toEqual([
+      [REDACTED_NAME, undefined],
+      [REDACTED_NAME, undefined],
+    ]);
+    expect(JSON.stringify(built.report)).not.toMatch(/hunter2/i);
   });
 });

@@ -105,3 +105,57 @@ describe('shapeUpstreamResult', () => {
     await expect(shapeUpstreamResult(result, manifestWith(), { redact, maxResultBytes: 1000, artifacts })).rejects.toMatchObject({ code: 'invalid_output', details: { reason } });
   });
 });
+
+describe("shapeUpstreamResult: a server's words about links and resources are redacted", () => {
+  const SECRET = 's3cr3t-value';
+  const upstreamManifest = { ...manifestWith(), upstream: { server: 'srv' } } as unknown as Manifest;
+  const shape = async (content: unknown[]) => {
+    const links: Array<[string, string]> = [];
+    const shaped = await shapeUpstreamResult({ content }, upstreamManifest, { redact, maxResultBytes: 100_000, artifacts: sink().artifacts, onResourceLink: (shown, uri) => links.push([shown, uri]) });
+    return { content: shaped.content as unknown as Array<Record<string, any>>, links };
+  };
+
+  it('redacts a link name, description and MIME type, and remembers the server URI behind the one shown', async () => {
+    const { content, links } = await shape([{ type: 'resource_link', uri: 'mem://doc/1', name: `doc ${SECRET}`, description: `see ${SECRET}`, mimeType: `text/${SECRET}` }]);
+    expect(content[0]).toEqual({ type: 'resource_link', uri: 'mem://doc/1', name: 'doc [redacted]', description: 'see [redacted]', mimeType: 'text/[redacted]' });
+    expect(links).toEqual([['mem://doc/1', 'mem://doc/1']]);
+  });
+
+  it.each([
+    ['a secret in the URI', `mem://doc/${SECRET}`],
+    ['a percent-encoded secret', `mem://doc/${encodeURIComponent(SECRET).replace(/-/g, '%2D')}`],
+    ['a file: URI outside the workspace', 'file:///etc/passwd'],
+    ['a file: URI with one slash', 'file:/etc/passwd'],
+    ['a file: URI naming localhost', 'file://localhost/etc/passwd'],
+    ['a file: URI naming another host', 'file://fileserver/ws/notes.txt'],
+    ['a file: URI whose path is percent-encoded', 'file:///%65tc/passwd'],
+    ['a file: URI under /root that does not exist', 'file:///root/.ssh/id_ed25519_nonexistent'],
+    ['a custom scheme naming a host path', 'data-store://local/etc/passwd'],
+  ])('shows %s as an opaque URI of the host, still linked to the server URI', async (_what, uri) => {
+    const { content, links } = await shape([{ type: 'resource_link', uri, name: 'x' }]);
+    expect(content[0]?.['uri']).toMatch(/^toolhost:\/\/upstream\/srv\/[0-9a-f]{32}$/);
+    expect(JSON.stringify(content)).not.toContain(SECRET);
+    expect(JSON.stringify(content)).not.toContain('/etc/passwd');
+    expect(links).toEqual([[content[0]?.['uri'], uri]]);
+  });
+
+  it('shows a file: URI inside the workspace and a web URL as they are', async () => {
+    const { content } = await shape([
+      { type: 'resource_link', uri: 'file:///ws/notes.txt', name: 'n' },
+      { type: 'resource_link', uri: 'https://example.com/etc/passwd', name: 'w' },
+    ]);
+    expect(content.map((block) => block['uri'])).toEqual(['file:///ws/notes.txt', 'https://example.com/etc/passwd']);
+  });
+
+  it("hides an embedded resource's URI the same way and redacts its MIME type and text", async () => {
+    const { content } = await shape([{ type: 'resource', resource: { uri: 'file:///etc/hostname', mimeType: `Text/Plain; x=${SECRET}`, text: `host ${SECRET}` } }]);
+    expect(content[0]?.['resource']).toEqual({ uri: expect.stringMatching(/^toolhost:\/\/upstream\/srv\//), mimeType: 'Text/Plain; x=[redacted]', text: 'host [redacted]' });
+  });
+
+  it.each([
+    ['an image', { type: 'image', data: Buffer.from(`PNG${SECRET}`).toString('base64'), mimeType: 'image/png' }],
+    ['a blob', { type: 'resource', resource: { uri: 'mem://b', mimeType: 'application/octet-stream', blob: Buffer.from(`x${SECRET}x`).toString('base64') } }],
+  ])('refuses %s holding a secret in binary data (it cannot be redacted)', async (_what, block) => {
+    await expect(shape([block])).rejects.toMatchObject({ code: 'invalid_output', details: { reason: 'secret_in_binary', index: 0 } });
+  });
+});
