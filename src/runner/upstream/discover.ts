@@ -8,7 +8,10 @@ import { ServerInstance, type UpstreamTool } from './server-instance.js';
 import { DEFAULT_MAX_UPSTREAM_MESSAGE_BYTES } from './upstream-servers.js';
 import type { SandboxedSpawnServices } from '../process/process-sandbox.js';
 
-export type Listing = { readonly ok: true; readonly tools: readonly UpstreamTool[]; readonly truncated: boolean } | { readonly ok: false; readonly reason: string };
+export type Listing =
+  | { readonly ok: true; readonly tools: readonly UpstreamTool[]; readonly truncated: boolean }
+  /** `stderrTail`: the last lines of the server's stderr when it did not start (redacted, bounded). */
+  | { readonly ok: false; readonly reason: string; readonly stderrTail?: string };
 
 export interface DiscoverDeps {
   readonly logger: Logger;
@@ -19,9 +22,13 @@ export interface DiscoverDeps {
   readonly redactLog?: (text: string, maxChars: number) => string;
 }
 
-/** The listing of every server in `probes` (by server name), read in parallel; the servers are stopped. */
-export async function listUpstreamServers(probes: ReadonlyMap<string, RunSpec>, deps: DiscoverDeps): Promise<Map<string, Listing>> {
-  const { listings } = await listUpstreamServersKeeping(probes, deps, false);
+/**
+ * The listing of every server in `probes` (by server name) that `only` selects (default:
+ * all), read in parallel; the servers are stopped.
+ */
+export async function listUpstreamServers(probes: ReadonlyMap<string, RunSpec>, deps: DiscoverDeps, only?: (server: string) => boolean): Promise<Map<string, Listing>> {
+  const selected = only ? new Map([...probes].filter(([server]) => only(server))) : probes;
+  const { listings } = await listUpstreamServersKeeping(selected, deps, false);
   return listings;
 }
 
@@ -49,7 +56,7 @@ export async function listOne(spec: RunSpec, deps: DiscoverDeps, keep?: (instanc
   const startupTimeoutMs = spec.upstream?.startupTimeoutMs ?? 20_000;
   const startedAt = performance.now();
   const started = await ServerInstance.start({ run: spec, startupTimeoutMs, maxMessageBytes: DEFAULT_MAX_UPSTREAM_MESSAGE_BYTES }, deps);
-  if (!started.ok) return { ok: false, reason: `the server did not start: ${started.reason}` };
+  if (!started.ok) return { ok: false, reason: `the server did not start: ${started.reason}`, ...(started.stderrTail !== undefined ? { stderrTail: started.stderrTail } : {}) };
   try {
     const leftMs = Math.max(1, startupTimeoutMs - (performance.now() - startedAt));
     const listed = await started.instance.listTools(leftMs);

@@ -17,6 +17,7 @@ import { withRuntimeAllowance } from './address-space.js';
 import { PipeClientTransport, type PipeFault } from './pipe-transport.js';
 import { gateProgress } from './progress-gate.js';
 import { ServerLog } from './server-log.js';
+import { stderrTailOf } from './stderr-tail.js';
 
 /** The server's spec: a RunSpec whose command is the server's, plus its start-up budget. */
 export interface InstanceSpec {
@@ -49,7 +50,10 @@ export interface InstanceEnd {
   readonly stderrTail: string;
 }
 
-export type StartResult = { readonly ok: true; readonly instance: ServerInstance } | { readonly ok: false; readonly reason: string };
+export type StartResult =
+  | { readonly ok: true; readonly instance: ServerInstance }
+  /** `stderrTail`: the last lines the server wrote to stderr (stderr-tail.ts), redacted when the host gave a redactor. */
+  | { readonly ok: false; readonly reason: string; readonly stderrTail?: string };
 
 /** A tool as the server lists it (unchecked beyond being an object with a string name). */
 export interface UpstreamTool {
@@ -148,10 +152,11 @@ export class ServerInstance {
     const started = await withDeadline(client.connect(transport), spec.startupTimeoutMs, self.gone);
     if (started !== 'ok') {
       const end = await self.killAndWait('killed');
-      const tail = end.stderrTail.trim().split('\n').slice(-3).join(' | ').slice(0, 400);
+      const stderrTail = stderrTailOf(end.stderrTail, deps.redactLog);
+      const tail = stderrTail.split('\n').slice(-3).join(' | ').slice(-400);
       const why =
         started === 'timeout' ? `it did not complete the MCP handshake within ${spec.startupTimeoutMs} ms` : started === 'gone' ? 'it exited during start-up' : `the handshake failed (${started})`;
-      return { ok: false, reason: `${why}${tail ? `; stderr: ${tail}` : ''}` };
+      return { ok: false, reason: `${why}${tail ? `; stderr: ${tail}` : ''}`, ...(stderrTail !== '' ? { stderrTail } : {}) };
     }
     return { ok: true, instance: self };
   }

@@ -8,6 +8,7 @@ import { failRun } from '../process/process-outcome.js';
 import type { Runner, RunSpec, UpstreamRef } from '../types.js';
 import type { Job, RunOptions, RunOutcome } from '../wire.js';
 import type { UpstreamServers } from './upstream-servers.js';
+import type { Acquired, ServerSlot } from './server-slot.js';
 
 /** Longest upstream error text kept for the model (before redaction). */
 export const MAX_UPSTREAM_ERROR_CHARS = 2048;
@@ -26,9 +27,11 @@ export function createUpstreamRunner(spec: RunSpec & { readonly upstream: Upstre
     async run(job: Job, options: RunOptions): Promise<RunOutcome> {
       const startedMs = performance.now();
       try {
-        const acquired = await slot.acquire();
+        const acquired = await acquireOutsideDeadline(slot, options);
+        if (acquired === undefined) return failRun(options.control.reason === 'timeout' ? 'timeout' : 'cancelled', options.control.reason === 'timeout' ? { timeoutMs: options.control.timeoutMs } : {}, startedMs);
         if (!acquired.ok) {
-          return failRun('sandbox_unavailable', { reason: acquired.reason, server: spec.upstream.server, retryAfterMs: acquired.retryAfterMs }, startedMs, `The upstream server ${spec.upstream.server} is not available: ${acquired.reason}`.slice(0, 600));
+          const details = { reason: acquired.reason, server: spec.upstream.server, retryAfterMs: acquired.retryAfterMs, ...(acquired.stderrTail !== undefined ? { stderrTail: acquired.stderrTail } : {}) };
+          return failRun('sandbox_unavailable', details, startedMs, `The upstream server ${spec.upstream.server} is not available: ${acquired.reason}`.slice(0, 600));
         }
         const answer = await acquired.instance.callTool(spec.upstream.tool, job.args, options);
         switch (answer.kind) {
@@ -51,6 +54,20 @@ export function createUpstreamRunner(spec: RunSpec & { readonly upstream: Upstre
     // The server's instances belong to the host's UpstreamServers, closed with it.
     close: async () => undefined,
   };
+}
+
+// The server's start (spawn, sandbox, MCP handshake) is not the call's time (SPEC section 3):
+// the deadline is held while it runs. A cancel still ends the wait (undefined).
+async function acquireOutsideDeadline(slot: ServerSlot, options: RunOptions): Promise<Acquired | undefined> {
+  const { control } = options;
+  if (slot.isRunning) return slot.acquire();
+  const resume = control.pauseDeadline?.();
+  try {
+    const stopped = control.stopped.then(() => undefined);
+    return await Promise.race([slot.acquire(), stopped]);
+  } finally {
+    resume?.();
+  }
 }
 
 function toOutcome(result: unknown, startedMs: number): RunOutcome {
