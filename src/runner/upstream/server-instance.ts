@@ -149,7 +149,9 @@ export class ServerInstance {
     }));
     client.setNotificationHandler('notifications/tools/list_changed', () => self.onToolsChanged?.());
     client.setNotificationHandler('notifications/message', (notification) => self.#log.message(notification.params));
-    const started = await withDeadline(client.connect(transport), spec.startupTimeoutMs, self.gone);
+    let started = await withDeadline(client.connect(transport), spec.startupTimeoutMs, self.gone);
+    // The SDK's "Connection closed" races the exit: a server whose output ended has exited.
+    if (started !== 'ok' && started !== 'timeout' && self.#isStdoutClosed) started = 'gone';
     if (started !== 'ok') {
       const end = await self.killAndWait('killed');
       const stderrTail = stderrTailOf(end.stderrTail, deps.redactLog);
