@@ -8,28 +8,48 @@ import { listOne, listUpstreamServers, listUpstreamServersKeeping, ProcessServic
 import type { ServerListing } from './registry/server-tools.js';
 import { createRedactor } from './supervisor/redact.js';
 
+/** The servers a command about one tool needs started: the one whose `<server>__` prefix the name has. */
+export function serverOfTool(tool: string): (server: string) => boolean {
+  return (server) => tool.startsWith(`${server}__`);
+}
+
+/**
+ * Listings known without starting a server (by server name), e.g. the pins of a lock
+ * (SPEC section 4.2): a server with a listing here is not started to be listed.
+ */
+export type ListingSource = (first: HostConfig) => ReadonlyMap<string, ServerListing> | undefined;
+
 /**
  * loadHostConfig, with each upstream server started once to read its tools
  * (validate, list: no host, so the servers go through services of their own,
  * closed once they are listed and stopped).
  */
-export async function loadHostConfigWithServers(options: LoadHostConfigOptions, deps: { readonly logger: Logger; readonly only?: (server: string) => boolean }): Promise<HostConfig> {
+export async function loadHostConfigWithServers(options: LoadHostConfigOptions, deps: ServerListingDeps): Promise<HostConfig> {
   const first = loadHostConfig(options);
   return loadServersOf(first, options, deps);
+}
+
+export interface ServerListingDeps {
+  readonly logger: Logger;
+  /** Start only the servers this selects; the others offer no tool. Default: all. */
+  readonly only?: (server: string) => boolean;
+  /** Listings known without a start (a lock's pins); those servers are not started. */
+  readonly known?: ListingSource;
 }
 
 /**
  * The second half of loadHostConfigWithServers, for a caller that loaded `first` already
  * (to pick the servers it needs from it). Servers `only` leaves out offer no tool.
  */
-export async function loadServersOf(first: HostConfig, options: LoadHostConfigOptions, deps: { readonly logger: Logger; readonly only?: (server: string) => boolean }): Promise<HostConfig> {
-  const { only } = deps;
+export async function loadServersOf(first: HostConfig, options: LoadHostConfigOptions, deps: ServerListingDeps): Promise<HostConfig> {
   if (first.serverProbes.size === 0 || first.problems.length > 0) return first;
-  if (only && ![...first.serverProbes.keys()].some(only)) return first;
+  const known = deps.known?.(first) ?? new Map<string, ServerListing>();
+  const only = (server: string): boolean => !known.has(server) && (deps.only?.(server) ?? true);
+  if (![...first.serverProbes.keys()].some(only)) return known.size === 0 ? first : loadHostConfig({ ...options, serverListings: known });
   const services = new ProcessServices({ logger: deps.logger });
   try {
-    const serverListings = await listUpstreamServers(first.serverProbes, { logger: deps.logger, services, redactLog: logRedactorOf(first) }, only);
-    return loadHostConfig({ ...options, serverListings });
+    const started = await listUpstreamServers(first.serverProbes, { logger: deps.logger, services, redactLog: logRedactorOf(first) }, only);
+    return loadHostConfig({ ...options, serverListings: new Map([...known, ...started]) });
   } finally {
     await services.close();
   }

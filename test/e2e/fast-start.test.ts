@@ -5,7 +5,7 @@
 // server that exits at start-up makes the tool its manifest names exactly fail
 // `sandbox_unavailable` with the reason and its stderr tail, redacted and
 // bounded, never `unknown_tool`.
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_KINDS, REPO_ROOT, connectStdioClient, ensureBuilt, type ClientKind } from '../helpers/mcp-clients.js';
@@ -44,6 +44,21 @@ describe.each(CLIENT_KINDS)('%s client, servers starting in the background', (ki
     expect(echoed['isError']).toBeFalsy();
     expect((echoed['content'] as Array<{ text: string }>)[0]?.text).toBe('echo: hi');
   }, 120_000);
+
+  it("a restart that takes longer than the call's timeoutMs is not the call's time: the tool's own failure is tool_error, not timeout", async () => {
+    if (!client) throw new Error('no client');
+    const crashed = errorOf(await client.callTool({ name: 'late__exit_now', arguments: {} }));
+    expect(crashed.code).toBe('tool_crashed');
+    // The next start waits for this file to go: longer than late__fail's timeoutMs of 1000 ms.
+    writeFileSync(join(dirs.workspace, 'hold-start'), '');
+    const failing = client.callTool({ name: 'late__fail', arguments: {} });
+    // The scenario itself (not a synchronisation): the start outlasts the call's budget.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    rmSync(join(dirs.workspace, 'hold-start'));
+    const error = errorOf(await failing);
+    expect(error.code).toBe('tool_error');
+    expect(JSON.stringify(await client.callTool({ name: 'late__fail', arguments: {} }))).toContain('failed at once');
+  }, 60_000);
 
   it('a server that exits at start-up: its exactly named tool is sandbox_unavailable with the reason and a redacted stderr tail', async () => {
     if (!client) throw new Error('no client');
