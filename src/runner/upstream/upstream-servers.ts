@@ -9,7 +9,12 @@ import { ServerSlot, type SlotDeps, type StartFailure } from './server-slot.js';
 /** Told that a server's tools changed, with what it lists now. */
 export type ToolsChangedListener = (server: string, listing: ListResult) => void;
 
-/** Largest JSON-RPC message an upstream server may send: a result is bounded before it is parsed. */
+/**
+ * Largest JSON-RPC message an upstream server may send while it is listed (tools/list needs
+ * no more). Once it serves calls its bound is the tool's output cap (RunSpec.maxOutputBytes,
+ * 128 MiB): a larger result is spilled as an artifact or is output_limit (SPEC section 5
+ * step 9), and only a flood past the cap kills the server.
+ */
 export const DEFAULT_MAX_UPSTREAM_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 export interface UpstreamServersOptions extends SlotDeps {
@@ -52,7 +57,7 @@ export class UpstreamServers {
         {
           run: { ...spec, name: key },
           startupTimeoutMs: spec.upstream.startupTimeoutMs,
-          maxMessageBytes: this.options.maxMessageBytes ?? DEFAULT_MAX_UPSTREAM_MESSAGE_BYTES,
+          maxMessageBytes: this.options.maxMessageBytes ?? spec.maxOutputBytes,
         },
         this.options,
         this.#adopted.get(key),
