@@ -208,6 +208,16 @@ describe('calling hostile servers', () => {
     expect(textOf(await host.call('faults__ok'))).toBe('ok');
   }, 60_000);
 
+  it('a server that stops reading its stdin while 150 MB of arguments are sent to it is killed at a bound, its calls tool_crashed; a fresh one serves the next call', async () => {
+    expect(textOf(await host.call('faults__stop_reading'))).toBe('not reading any more');
+    const large = 'a'.repeat(15 * 1000 * 1000);
+    const outcomes = await Promise.all(Array.from({ length: 10 }, () => host.call('faults__ok_read', { text: large })));
+    const crashed = outcomes.filter((outcome) => outcome.kind === 'error').map((outcome) => errorOf(outcome));
+    expect(crashed.length).toBeGreaterThan(0);
+    for (const error of crashed) expect(error).toMatchObject({ code: 'tool_crashed', details: { reason: 'stdin_not_read' } });
+    expect(textOf(await host.call('faults__ok_read'))).toBe('ok');
+  }, 120_000);
+
   it('a server killed for not settling after a cancel fails its other in-flight calls tool_crashed; the next call gets a fresh instance', async () => {
     const slow = host.call('faults__slow');
     // The read-only instance has the slow call (it says so on stderr, which reaches the host's log).
