@@ -14,7 +14,7 @@ import { buildToolView } from './policy/views.js';
 import type { ToolAssessment } from './policy/assess-tool.js';
 import type { Problem } from './config/problem.js';
 import { protectedPathsOf } from './config/protected-paths.js';
-import { createToolSchemaCompiler } from './registry/ajv.js';
+import { createToolSchemaCompiler, type ToolSchemaCompiler } from './registry/ajv.js';
 import type { Manifest } from './registry/manifest.js';
 import { buildServerTools, probeManifestOf, type ServerListing, type ServerReport } from './registry/server-tools.js';
 import { unlistedServerTools } from './registry/unlisted-server-tools.js';
@@ -38,6 +38,8 @@ export interface LoadHostConfigOptions {
    * A server without a listing offers no tool and is reported as not started.
    */
   readonly serverListings?: ReadonlyMap<string, ServerListing>;
+  /** Compiles tool schemas, caching each; a host that loads again and again shares one. Default: a fresh one. */
+  readonly schemaCompiler?: ToolSchemaCompiler;
 }
 
 /** The policy in force with provenance, for `explain`. */
@@ -92,7 +94,7 @@ export function loadHostConfig(options: LoadHostConfigOptions): HostConfig {
   const servers: ServerReport[] = [];
   const serverManifests: Manifest[] = [];
   const probeManifests: Manifest[] = [];
-  const compiler = createToolSchemaCompiler();
+  const compiler = options.schemaCompiler ?? createToolSchemaCompiler();
   const toolNames = new Set(loadedManifests.manifests.map((manifest) => manifest.name));
   // Tools of servers without a listing: callable (and failing with the server's reason), not listed.
   const unlisted = new Set<string>();

@@ -6,6 +6,8 @@ import { loadHostConfig, type HostConfig, type LoadHostConfigOptions } from './h
 import type { Logger } from './log.js';
 import { listOne, listUpstreamServers, listUpstreamServersKeeping, ProcessServices, UpstreamServers, type Listing, type RunSpec, type ServerInstance } from './runner/index.js';
 import type { ServerListing } from './registry/server-tools.js';
+import type { ToolSchemaCompiler } from './registry/ajv.js';
+import { precheckListing } from './registry/listing-precheck.js';
 import { createRedactor } from './supervisor/redact.js';
 
 /** The servers a command about one tool needs started: the one whose `<server>__` prefix the name has. */
@@ -95,6 +97,8 @@ export interface ServerStartupDeps {
    * `batch`: the servers whose listing is new. Called once per batch, never after close().
    */
   readonly rebuild: (listings: ReadonlyMap<string, ServerListing>, listed: ReadonlyMap<string, ServerInstance>, batch: ReadonlySet<string>) => void;
+  /** The compiler the rebuild loads with: a listing's schemas are compiled into it first, in slices. */
+  readonly schemaCompiler: ToolSchemaCompiler;
 }
 
 /**
@@ -169,8 +173,14 @@ export class ServerStartup {
       instance?.kill();
       return;
     }
-    if (listing.ok) this.#listings.set(server, listing);
-    else {
+    if (listing.ok) {
+      void this.#precheckThen(listing, () => {
+        this.#listings.set(server, listing);
+        this.#batch.set(server, instance);
+        this.#schedule();
+      }, () => instance?.kill());
+      return;
+    } else {
       this.deps.upstream.noteStartFailure(server, { reason: listing.reason, ...(listing.stderrTail !== undefined ? { stderrTail: listing.stderrTail } : {}) });
       // Tools it listed before (a reload) stay offered, failing with the reason, rather than vanish.
       const known = this.deps.known?.get(server);
@@ -188,9 +198,22 @@ export class ServerStartup {
       this.deps.logger.warn({ server, reason: listing.reason }, 'upstream server could not be listed again; its tools stay as they were');
       return;
     }
-    this.#listings.set(server, listing);
-    if (!this.#batch.has(server)) this.#batch.set(server, undefined);
-    this.#schedule();
+    void this.#precheckThen(listing, () => {
+      this.#listings.set(server, listing);
+      if (!this.#batch.has(server)) this.#batch.set(server, undefined);
+      this.#schedule();
+    });
+  }
+
+  // The listing's schemas are compiled one tool per turn before the rebuild, which then finds them cached.
+  async #precheckThen(listing: Extract<Listing, { ok: true }>, then: () => void, onClosed: () => void = () => undefined): Promise<void> {
+    try {
+      await precheckListing(listing.tools, this.deps.schemaCompiler, () => this.#isClosed);
+    } catch (error) {
+      this.deps.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'checking an upstream listing failed');
+    }
+    if (this.#isClosed) return onClosed();
+    then();
   }
 
   // Listings that arrive in one turn share one rebuild (one configuration load, one list_changed).

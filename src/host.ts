@@ -9,6 +9,7 @@ import { openJournal } from './audit/open-journal.js';
 import { loadHostConfig, type HostConfig, type LoadHostConfigOptions } from './host-config.js';
 import { loadHostConfigKeepingServers, ServerStartup } from './host-servers.js';
 import type { ServerListing } from './registry/server-tools.js';
+import { createToolSchemaCompiler } from './registry/ajv.js';
 import type { RunSpec } from './runner/types.js';
 import { fingerprintListing } from './registry/server-tools.js';
 import { ConfigError } from './config/problem.js';
@@ -240,6 +241,9 @@ async function buildHost(
       },
     });
   let supervisor = makeSupervisor(config);
+  // One compiler for every load of this host: each schema is compiled once (listings are
+  // compiled into it in slices, off the critical turn), never again on each rebuild.
+  const schemaCompiler = createToolSchemaCompiler();
   const replacedListeners = new Set<() => void>();
   const startup: ServerStartup | undefined =
     background.size === 0
@@ -251,8 +255,9 @@ async function buildHost(
           redactLog,
           ...(options.knownListings ? { known: options.knownListings } : {}),
           // Runs once per batch of listings that came in: the tools of those servers go in force.
+          schemaCompiler,
           rebuild: (listings, listed, batch) => {
-            const next = loadHostConfig({ ...configOptionsOf(options), serverListings: listings });
+            const next = loadHostConfig({ ...configOptionsOf(options), serverListings: listings, schemaCompiler });
             if (next.problems.length > 0) {
               logger.warn({ problems: next.problems.length }, 'the configuration no longer loads; server listings not applied (a reload will report it)');
               for (const instance of listed.values()) instance.kill();

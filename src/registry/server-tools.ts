@@ -152,6 +152,18 @@ export function buildServerTools(server: ServerManifest, listing: ServerListing,
 
 /** A digest of a listing (names, descriptions, schemas, annotations; order ignored). */
 export function fingerprintListing(tools: readonly ListedUpstreamTool[]): string {
+  // A listing is digested where it arrives and again where it is loaded: once is enough.
+  let digest = FINGERPRINTS.get(tools);
+  if (digest === undefined) {
+    digest = digestListing(tools);
+    FINGERPRINTS.set(tools, digest);
+  }
+  return digest;
+}
+
+const FINGERPRINTS = new WeakMap<readonly ListedUpstreamTool[], string>();
+
+function digestListing(tools: readonly ListedUpstreamTool[]): string {
   const sorted = [...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return createHash('sha256').update(JSON.stringify(sorted.map((tool) => [tool.name, tool.description, tool.inputSchema, tool.outputSchema, tool.annotations]))).digest('hex');
 }

@@ -175,7 +175,9 @@ export class ServerInstance {
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
       let result: { tools?: unknown; nextCursor?: unknown };
       try {
-        result = (await this.client.request({ method: 'tools/list', params: cursor !== undefined ? { cursor } : {} }, { timeout: timeoutMs })) as never;
+        // Checked tool by tool below and by the registry: the SDK's own schema would walk a
+        // listing of megabytes on the event loop in one go.
+        result = (await this.client.request({ method: 'tools/list', params: cursor !== undefined ? { cursor } : {} }, ANY_RESULT, { timeout: timeoutMs })) as never;
       } catch (error) {
         return { ok: false, reason: `tools/list failed: ${errorText(error)}` };
       }
