@@ -11,7 +11,7 @@ import { loadHostConfigKeepingServers, ServerStartup } from './host-servers.js';
 import type { ServerListing } from './registry/server-tools.js';
 import { createToolSchemaCompiler } from './registry/ajv.js';
 import type { RunSpec } from './runner/types.js';
-import { fingerprintListing } from './registry/server-tools.js';
+import { fingerprintListingSoon } from './registry/server-tools.js';
 import { ConfigError } from './config/problem.js';
 import type { Logger } from './log.js';
 import { createRunner, ProcessServices, UpstreamServers, type ServerInstance } from './runner/index.js';
@@ -194,7 +194,7 @@ async function buildHost(
     services,
     // What a server writes to stderr or logs reaches the host's log redacted and bounded.
     redactLog,
-    fingerprint: fingerprintListing,
+    fingerprint: fingerprintListingSoon,
     fingerprints,
   });
   // The instance that listed a server (its roots all read-only) serves the first calls of the

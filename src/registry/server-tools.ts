@@ -163,9 +163,36 @@ export function fingerprintListing(tools: readonly ListedUpstreamTool[]): string
 
 const FINGERPRINTS = new WeakMap<readonly ListedUpstreamTool[], string>();
 
+/**
+ * fingerprintListing without holding the event loop: a few tools per turn (a listing of
+ * megabytes is not stringified and hashed in one go). Same digest, remembered the same way.
+ */
+export async function fingerprintListingSoon(tools: readonly ListedUpstreamTool[]): Promise<string> {
+  const known = FINGERPRINTS.get(tools);
+  if (known !== undefined) return known;
+  const digests: string[] = [];
+  for (let at = 0; at < tools.length; at += TOOLS_PER_TURN) {
+    for (const tool of tools.slice(at, at + TOOLS_PER_TURN)) digests.push(digestTool(tool));
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  const digest = combineDigests(digests);
+  FINGERPRINTS.set(tools, digest);
+  return digest;
+}
+
+const TOOLS_PER_TURN = 8;
+
+// Each tool digested on its own, then the sorted digests together: order does not matter.
 function digestListing(tools: readonly ListedUpstreamTool[]): string {
-  const sorted = [...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return createHash('sha256').update(JSON.stringify(sorted.map((tool) => [tool.name, tool.description, tool.inputSchema, tool.outputSchema, tool.annotations]))).digest('hex');
+  return combineDigests(tools.map(digestTool));
+}
+
+function digestTool(tool: ListedUpstreamTool): string {
+  return createHash('sha256').update(JSON.stringify([tool.name, tool.description, tool.inputSchema, tool.outputSchema, tool.annotations])).digest('hex');
+}
+
+function combineDigests(digests: readonly string[]): string {
+  return createHash('sha256').update([...digests].sort().join('\n')).digest('hex');
 }
 
 // The standard hint keys only, as booleans or a short title: the rest of a server's annotations is not shown.

@@ -25,8 +25,8 @@ export interface UpstreamServersOptions extends SlotDeps {
    * only a real change reaches the listeners. Absent: every notification does.
    */
   readonly fingerprints?: ReadonlyMap<string, string>;
-  /** The digest function (registry/server-tools.ts fingerprintListing). */
-  readonly fingerprint?: (tools: readonly UpstreamTool[]) => string;
+  /** The digest function (registry/server-tools.ts fingerprintListingSoon: a listing of megabytes is digested in slices). */
+  readonly fingerprint?: (tools: readonly UpstreamTool[]) => string | Promise<string>;
 }
 
 /** At most this many resource-link URIs are remembered (oldest forgotten first). */
@@ -132,7 +132,7 @@ export class UpstreamServers {
     const acquired = await slot.acquire();
     if (!acquired.ok) return;
     const listed = await acquired.instance.listTools(timeoutMs);
-    if (listed.ok && known !== undefined && fingerprint !== undefined && fingerprint(listed.tools) === known) {
+    if (listed.ok && known !== undefined && fingerprint !== undefined && (await fingerprint(listed.tools)) === known) {
       this.options.logger.debug({ server }, 'upstream tools/list_changed without a change; ignored');
       return;
     }
