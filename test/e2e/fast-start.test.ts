@@ -60,6 +60,25 @@ describe.each(CLIENT_KINDS)('%s client, servers starting in the background', (ki
     expect(JSON.stringify(await client.callTool({ name: 'late__fail', arguments: {} }))).toContain('failed at once');
   }, 60_000);
 
+  it('after a reload, a server that no longer starts keeps the tools it listed before, failing sandbox_unavailable (never unknown_tool)', async () => {
+    if (!client) throw new Error('no client');
+    expect(JSON.stringify(await client.callTool({ name: 'quick__echo', arguments: { text: 'before' } }))).toContain('echo: before');
+    writeFileSync(join(dirs.workspace, 'refuse-start'), '');
+    process.kill(client.pid!, 'SIGHUP');
+    let error: Record<string, unknown> & { code: string } = { code: 'none' };
+    await until(async () => {
+      // A call before the reload is in force still reaches the old server; after it, the failure.
+      const result = await client!.callTool({ name: 'quick__echo', arguments: { text: 'after' } });
+      if (result['isError'] !== true) return false;
+      error = errorOf(result);
+      return true;
+    }, 'the reload to be in force', 60_000, 200);
+    expect(error.code).toBe('sandbox_unavailable');
+    expect(String(error['stderrTail'])).toContain('slow-server: refusing to start');
+    expect((await client.listTools()).tools.map((tool) => tool['name'])).toContain('quick__echo');
+    rmSync(join(dirs.workspace, 'refuse-start'));
+  }, 90_000);
+
   it('a server that exits at start-up: its exactly named tool is sandbox_unavailable with the reason and a redacted stderr tail', async () => {
     if (!client) throw new Error('no client');
     const result = await client.callTool({ name: 'broken__lookup', arguments: {} });
