@@ -14,10 +14,11 @@ import { buildToolView } from './policy/views.js';
 import type { ToolAssessment } from './policy/assess-tool.js';
 import type { Problem } from './config/problem.js';
 import { protectedPathsOf } from './config/protected-paths.js';
-import { createToolSchemaCompiler } from './registry/ajv.js';
+import { createToolSchemaCompiler, type ToolSchemaCompiler } from './registry/ajv.js';
 import type { Manifest } from './registry/manifest.js';
 import { buildServerTools, probeManifestOf, type ServerListing, type ServerReport } from './registry/server-tools.js';
 import { envLiteralOwners, literalSecretProblems } from './registry/sandbox-env.js';
+import { unlistedServerTools } from './registry/unlisted-server-tools.js';
 import type { RunSpec } from './runner/types.js';
 
 export interface LoadHostConfigOptions {
@@ -38,6 +39,8 @@ export interface LoadHostConfigOptions {
    * A server without a listing offers no tool and is reported as not started.
    */
   readonly serverListings?: ReadonlyMap<string, ServerListing>;
+  /** Compiles tool schemas, caching each; a host that loads again and again shares one. Default: a fresh one. */
+  readonly schemaCompiler?: ToolSchemaCompiler;
 }
 
 /** The policy in force with provenance, for `explain`. */
@@ -95,13 +98,20 @@ export function loadHostConfig(options: LoadHostConfigOptions): HostConfig {
   const servers: ServerReport[] = [];
   const serverManifests: Manifest[] = [];
   const probeManifests: Manifest[] = [];
-  const compiler = createToolSchemaCompiler();
+  const compiler = options.schemaCompiler ?? createToolSchemaCompiler();
   const secretValues = secretValuesOf(secretGlobs, env);
   const toolNames = new Set(loadedManifests.manifests.map((manifest) => manifest.name));
+  // Tools of servers without a listing: callable (and failing with the server's reason), not listed.
+  const unlisted = new Set<string>();
   for (const server of loadedManifests.servers) {
     probeManifests.push(probeManifestOf(server, compiler));
     const listing = options.serverListings?.get(server.name) ?? { ok: false as const, reason: 'not started' };
     const built = buildServerTools(server, listing, compiler, { secretValues });
+    if (!listing.ok && options.serverListings?.has(server.name) === true) {
+      const named = unlistedServerTools(server, compiler).filter((manifest) => !toolNames.has(manifest.name));
+      for (const manifest of named) unlisted.add(manifest.name);
+      serverManifests.push(...named);
+    }
     // A listed name that a tool manifest already uses is the server tool's problem, never "last one wins".
     const clashing = new Set(built.manifests.filter((manifest) => toolNames.has(manifest.name)).map((manifest) => manifest.name));
     serverManifests.push(...built.manifests.filter((manifest) => !clashing.has(manifest.name)));
@@ -127,7 +137,7 @@ export function loadHostConfig(options: LoadHostConfigOptions): HostConfig {
   const layers = withShadow ? { enforced: enforced.policy, withShadow: withShadow.policy } : { enforced: enforced.policy };
   for (const manifest of manifests) {
     const built = buildToolView(manifest, layers, workspace, env, guarded);
-    tools.set(manifest.name, built.view);
+    tools.set(manifest.name, unlisted.has(manifest.name) ? Object.freeze({ ...built.view, listed: false }) : built.view);
     assessments.set(manifest.name, built.assessment);
     exclusions.push(...built.exclusions);
     shadowExclusions.push(...built.shadowExclusions);

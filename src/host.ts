@@ -6,9 +6,12 @@ import { realpathSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { openJournal } from './audit/open-journal.js';
-import type { HostConfig } from './host-config.js';
-import { loadHostConfigKeepingServers } from './host-servers.js';
-import { fingerprintListing } from './registry/server-tools.js';
+import { loadHostConfig, type HostConfig, type LoadHostConfigOptions } from './host-config.js';
+import { loadHostConfigKeepingServers, ServerStartup } from './host-servers.js';
+import type { ServerListing } from './registry/server-tools.js';
+import { createToolSchemaCompiler } from './registry/ajv.js';
+import type { RunSpec } from './runner/types.js';
+import { fingerprintListingSoon } from './registry/server-tools.js';
 import { ConfigError } from './config/problem.js';
 import type { Logger } from './log.js';
 import { createRunner, ProcessServices, UpstreamServers, uiResourceOf, type ServerInstance } from './runner/index.js';
@@ -63,12 +66,35 @@ export interface HostOptions {
   readonly startIsolatesAhead?: boolean;
   /** SQLite journal: commit read-only calls' batched records on a writer thread, off the event loop (`serve`). */
   readonly journalWriterThread?: boolean;
+  /**
+   * When the upstream servers are started and listed: `before` the host is returned (default:
+   * its tools are complete at once), or in the `background` (`serve`: the host answers at once,
+   * each server's tools appear as it lists, and the supervisor in force is replaced then).
+   */
+  readonly startServers?: 'before' | 'background';
+  /** Start (and list) only the servers this selects; the others offer no tool (`call`, `explain`). Default: all. */
+  readonly onlyServers?: (server: string) => boolean;
+  /**
+   * What each server listed in the host this one replaces (a reload): a server that does not
+   * start now keeps offering those tools, which fail `sandbox_unavailable` with its reason.
+   */
+  readonly knownListings?: ReadonlyMap<string, ServerListing>;
 }
 
 export interface Host {
+  /** The supervisor in force: replaced when a server started in the background lists its tools. */
   readonly supervisor: Supervisor;
+  /** The configuration in force (with the listings so far). */
   readonly config: HostConfig;
   readonly sessionId: string;
+  /** Called after each replacement of `supervisor` (serve tells its clients: tools/list_changed); returns the unsubscribe. */
+  onSupervisorReplaced(listener: () => void): () => void;
+  /** Resolves once no server is still starting for its first listing (each bounded by its startupTimeoutMs). */
+  whenServersListed(): Promise<void>;
+  /** For a tool of a server still starting for its first listing: resolves once its tools are in force. Else undefined. */
+  whenToolReady(name: string): Promise<void> | undefined;
+  /** What each server listed so far (by server name), for the host a reload builds next. */
+  listings(): ReadonlyMap<string, ServerListing>;
   /** Subscribes to an upstream server's notifications/tools/list_changed (serve reloads); returns the unsubscribe. */
   onUpstreamToolsChanged(listener: (server: string) => void): () => void;
   /** This host's spawner, process groups, cgroups, prepared sandboxes and isolate processes: its own. */
@@ -94,17 +120,14 @@ export async function createHost(options: HostOptions): Promise<Host> {
   const services = new ProcessServices({ logger });
   let instances: ReadonlyMap<string, ServerInstance> = new Map();
   try {
-    const loaded = await loadHostConfigKeepingServers({
-      manifestDirs: options.manifestDirs,
-      policyFiles: options.policyFiles,
-      workspace: options.workspace,
-      stateDir: options.stateDir,
-      ...(options.logFile !== undefined ? { logFile: options.logFile } : {}),
-      ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
-      ...(options.env !== undefined ? { env: options.env } : {}),
-    }, { logger, services });
+    const configOptions = configOptionsOf(options);
+    if (options.startServers === 'background') {
+      const first = loadHostConfig(configOptions);
+      return await buildHost(options, first, new Map(), services, first.serverProbes);
+    }
+    const loaded = await loadHostConfigKeepingServers(configOptions, { logger, services, ...(options.onlyServers ? { only: options.onlyServers } : {}) });
     instances = loaded.instances;
-    return await buildHost(options, loaded.config, instances, services);
+    return await buildHost(options, loaded.config, instances, services, new Map());
   } catch (error) {
     // The servers that listed are still running: nothing may outlive a host that did not start.
     await Promise.allSettled([...instances.values()].map((instance) => instance.killAndWait()));
@@ -113,15 +136,31 @@ export async function createHost(options: HostOptions): Promise<Host> {
   }
 }
 
-async function buildHost(options: HostOptions, config: HostConfig, instances: ReadonlyMap<string, ServerInstance>, services: ProcessServices): Promise<Host> {
+function configOptionsOf(options: HostOptions): LoadHostConfigOptions {
+  return {
+    manifestDirs: options.manifestDirs,
+    policyFiles: options.policyFiles,
+    workspace: options.workspace,
+    stateDir: options.stateDir,
+    ...(options.logFile !== undefined ? { logFile: options.logFile } : {}),
+    ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+    ...(options.env !== undefined ? { env: options.env } : {}),
+  };
+}
+
+async function buildHost(
+  options: HostOptions,
+  initial: HostConfig,
+  instances: ReadonlyMap<string, ServerInstance>,
+  services: ProcessServices,
+  /** Servers to start and list in the background (serve's fast start); empty: none. */
+  background: ReadonlyMap<string, RunSpec>,
+): Promise<Host> {
   const { logger } = options;
   // Exclusions are not fatal: `serve` logs them, `validate` reports them.
-  if (config.problems.length > 0) throw new ConfigError(config.problems);
-  // A server that cannot start is not fatal for serve: it starts without that server's tools, and says why.
-  for (const server of config.servers) {
-    if (server.unavailable !== undefined) logger.warn({ server: server.server, file: server.displayFile, reason: server.unavailable, ...(server.stderrLines ? { stderr: server.stderrLines } : {}) }, 'upstream server not available: serving without its tools');
-    for (const tool of server.tools) if (tool.excluded !== undefined) logger.info({ server: server.server, tool: tool.upstream, reason: tool.excluded }, 'upstream tool not offered');
-  }
+  if (initial.problems.length > 0) throw new ConfigError(initial.problems);
+  let config = initial;
+  logServers(config, logger, (server) => !background.has(server));
 
   const session = options.session ?? new SessionCounters(options.sessionId ?? randomUUID());
   const sessionId = session.id;
@@ -135,7 +174,7 @@ async function buildHost(options: HostOptions, config: HostConfig, instances: Re
     writeBatchesOffThread: options.journalWriterThread === true,
   });
   const artifacts = { put: (bytes: Uint8Array, mimeType: string) => journal.putArtifact(bytes, mimeType), get: (uri: string) => journal.getArtifact(uri) };
-  if (options.startSpawnerAhead === true && [...config.tools.values()].some((view) => view.runSpec?.mode === 'process')) services.spawner.start();
+  if (options.startSpawnerAhead === true && ([...config.tools.values()].some((view) => view.runSpec?.mode === 'process') || background.size > 0)) services.spawner.start();
   const redact = createRedactor({
     secretValues: config.secretValues(),
     // Paths inside the workspace may be shown, as given or with symlinks resolved.
@@ -143,53 +182,105 @@ async function buildHost(options: HostOptions, config: HostConfig, instances: Re
     // Paths under these are hidden even when they do not exist (yet); elsewhere only existing paths are.
     hostRoots: hostRootsOf(options),
   });
+  // Updated as listings come in: a server's tools/list_changed that repeats its listing is no change.
+  const fingerprints = new Map<string, string>();
+  const noteFingerprints = (next: HostConfig): void => {
+    for (const server of next.servers) if (server.fingerprint !== undefined) fingerprints.set(server.server, server.fingerprint);
+  };
+  noteFingerprints(config);
+  const redactLog = (text: string, maxChars: number): string => redact.cut(text, maxChars);
   const upstream = new UpstreamServers({
     logger,
     services,
     // What a server writes to stderr or logs reaches the host's log redacted and bounded.
-    redactLog: (text, maxChars) => redact.cut(text, maxChars),
-    fingerprint: fingerprintListing,
-    fingerprints: new Map(config.servers.flatMap((server) => (server.fingerprint !== undefined ? [[server.server, server.fingerprint] as const] : []))),
+    redactLog,
+    fingerprint: fingerprintListingSoon,
+    fingerprints,
   });
   // The instance that listed a server (its roots all read-only) serves the first calls of the
   // profile it matches: the read_only one, or the only one of a server without writable roots.
   // A server with `instances: one` and a writable root or network has no such profile.
-  for (const [server, instance] of instances) {
-    const manifest = [...config.tools.values()].find((view) => view.manifest.upstream?.server === server)?.manifest;
-    const isReadOnlyLike = manifest !== undefined && !manifest.upstream?.hasWritableRoot && manifest.networkAllow.length === 0;
-    if (manifest?.upstream && isReadOnlyLike) upstream.adopt(server, 'declared', instance);
-    else if (manifest?.upstream && manifest.upstream.instances !== 'one') upstream.adopt(server, 'read_only', instance);
-    else instance.kill();
-  }
+  const adoptListed = (listed: ReadonlyMap<string, ServerInstance>, from: HostConfig): void => {
+    for (const [server, instance] of listed) {
+      const manifest = [...from.tools.values()].find((view) => view.manifest.upstream?.server === server && view.runSpec !== undefined)?.manifest;
+      const isReadOnlyLike = manifest !== undefined && !manifest.upstream?.hasWritableRoot && manifest.networkAllow.length === 0;
+      if (manifest?.upstream && isReadOnlyLike) upstream.adopt(server, 'declared', instance);
+      else if (manifest?.upstream && manifest.upstream.instances !== 'one') upstream.adopt(server, 'read_only', instance);
+      else instance.kill();
+    }
+  };
   // MCP Apps: the `ui://` resource a tool's _meta names is read from that tool's server.
-  for (const view of config.tools.values()) {
-    const spec = view.runSpec;
-    const uri = uiResourceOf(view.manifest.upstream?.meta);
-    if (spec?.upstream && uri !== undefined && view.listed) upstream.rememberUiResource({ ...spec, upstream: spec.upstream }, uri);
-  }
+  const rememberUiResources = (from: HostConfig): void => {
+    for (const view of from.tools.values()) {
+      const spec = view.runSpec;
+      const uri = uiResourceOf(view.manifest.upstream?.meta);
+      if (spec?.upstream && uri !== undefined && view.listed) upstream.rememberUiResource({ ...spec, upstream: spec.upstream }, uri);
+    }
+  };
+  adoptListed(instances, config);
+  rememberUiResources(config);
   const runnerDeps = { logger, services, upstream, ...(options.prepareSandboxes === false ? { preparedAhead: 0 } : {}) };
   const runners = new RunnerCache((spec) => createRunner(spec, runnerDeps));
-  const supervisor = createSupervisor({
-    config,
-    journal,
-    artifacts,
-    runners,
-    signer: new RequestStateSigner({ ttlMs: options.requestStateTtlMs ?? DEFAULT_REQUEST_STATE_TTL_MS, ...(options.now ? { now: options.now } : {}) }),
-    redact,
-    session,
-    logger,
-    approvalTimeoutMs: options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS,
-    onResourceLink: (view) => (shownUri, upstreamUri) => {
-      const spec = view.runSpec;
-      if (spec?.upstream) upstream.rememberLink({ ...spec, upstream: spec.upstream }, shownUri, upstreamUri);
-    },
-    // Forwarded to the one server it belongs to; the supervisor redacts what comes back.
-    readUpstreamResource: (uri) => upstream.readResource(uri),
-    onClose: async () => {
-      await upstream.close();
-      await journal.close();
-    },
-  });
+  const signer = new RequestStateSigner({ ttlMs: options.requestStateTtlMs ?? DEFAULT_REQUEST_STATE_TTL_MS, ...(options.now ? { now: options.now } : {}) });
+  // Every supervisor of this host shares its journal, runners and servers; only the one in
+  // force is closed (with them), the ones it replaced keep serving the calls they began.
+  const makeSupervisor = (from: HostConfig): Supervisor =>
+    createSupervisor({
+      config: from,
+      journal,
+      artifacts,
+      runners,
+      signer,
+      redact,
+      session,
+      logger,
+      approvalTimeoutMs: options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS,
+      onResourceLink: (view) => (shownUri, upstreamUri) => {
+        const spec = view.runSpec;
+        if (spec?.upstream) upstream.rememberLink({ ...spec, upstream: spec.upstream }, shownUri, upstreamUri);
+      },
+      // Forwarded to the one server it belongs to; the supervisor redacts what comes back.
+      readUpstreamResource: (uri) => upstream.readResource(uri),
+      onClose: async () => {
+        await startup?.close();
+        await upstream.close();
+        await journal.close();
+      },
+    });
+  let supervisor = makeSupervisor(config);
+  // One compiler for every load of this host: each schema is compiled once (listings are
+  // compiled into it in slices, off the critical turn), never again on each rebuild.
+  const schemaCompiler = createToolSchemaCompiler();
+  const replacedListeners = new Set<() => void>();
+  const startup: ServerStartup | undefined =
+    background.size === 0
+      ? undefined
+      : new ServerStartup({
+          logger,
+          services,
+          upstream,
+          redactLog,
+          ...(options.knownListings ? { known: options.knownListings } : {}),
+          // Runs once per batch of listings that came in: the tools of those servers go in force.
+          schemaCompiler,
+          rebuild: (listings, listed, batch) => {
+            const next = loadHostConfig({ ...configOptionsOf(options), serverListings: listings, schemaCompiler });
+            if (next.problems.length > 0) {
+              logger.warn({ problems: next.problems.length }, 'the configuration no longer loads; server listings not applied (a reload will report it)');
+              for (const instance of listed.values()) instance.kill();
+              return;
+            }
+            adoptListed(listed, next);
+            rememberUiResources(next);
+            noteFingerprints(next);
+            logServers(next, logger, (server) => batch.has(server));
+            config = next;
+            supervisor = makeSupervisor(next);
+            for (const listener of replacedListeners) listener();
+          },
+        });
+  startup?.start(background);
+
   if (options.startIsolatesAhead === true) {
     const isolateTools = [...config.tools.values()].filter((view) => view.runSpec?.mode === 'isolate').slice(0, services.isolateProcesses.maxAlive);
     // In the background, one process at a time: the host answers `initialize` meanwhile.
@@ -208,7 +299,36 @@ async function buildHost(options: HostOptions, config: HostConfig, instances: Re
       return false;
     }
   };
-  return { supervisor, config, sessionId, services, isJournalReady, flushJournal: () => journal.flush(), onUpstreamToolsChanged: (listener) => upstream.onToolsChanged(listener), close };
+  return {
+    get supervisor() {
+      return supervisor;
+    },
+    get config() {
+      return config;
+    },
+    sessionId,
+    services,
+    isJournalReady,
+    flushJournal: () => journal.flush(),
+    onUpstreamToolsChanged: (listener) => upstream.onToolsChanged((server) => listener(server)),
+    onSupervisorReplaced: (listener) => {
+      replacedListeners.add(listener);
+      return () => replacedListeners.delete(listener);
+    },
+    whenServersListed: () => startup?.whenAllListed() ?? Promise.resolve(),
+    whenToolReady: (name) => startup?.whenToolReady(name),
+    listings: () => startup?.listings() ?? new Map(),
+    close,
+  };
+}
+
+// Says which servers offer no tool, and which of their tools are not offered, once their listing is in.
+function logServers(config: HostConfig, logger: Logger, isListed: (server: string) => boolean): void {
+  for (const server of config.servers) {
+    if (!isListed(server.server)) continue;
+    if (server.unavailable !== undefined) logger.warn({ server: server.server, file: server.displayFile, reason: server.unavailable, ...(server.stderrLines ? { stderr: server.stderrLines } : {}) }, 'upstream server not available: serving without its tools');
+    for (const tool of server.tools) if (tool.excluded !== undefined) logger.info({ server: server.server, tool: tool.upstream, reason: tool.excluded }, 'upstream tool not offered');
+  }
 }
 
 /** A call id no call has: reading it proves the journal answers without touching a record. */

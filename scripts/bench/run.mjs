@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import { benchJournal } from './journal.mjs';
+import { benchStartup } from './startup.mjs';
 import { ROOT, callOk, connect, connectHttp, findMarked, hostArgs, round, rssMb, summarize, throughput, throughputOver, countedWindow, timeCalls, cpuUs } from './lib.mjs';
 
 const smoke = process.argv.includes('--smoke');
@@ -26,7 +27,7 @@ const LEAK_CALLS = smoke ? 100 : quick ? 1000 : 10_000;
 const SPILL_MB = smoke ? [1, 2] : [10, 100];
 const outAt = process.argv.indexOf('--out');
 const OUT_FILE = outAt > 0 && process.argv[outAt + 1] ? process.argv[outAt + 1] : join(ROOT, 'bench-results.json');
-// `--only latency,kill` runs just those sections (latency, http, upstream, kill, scale, spill, event-loop, egress, journal).
+// `--only latency,kill` runs just those sections (latency, http, upstream, kill, scale, spill, event-loop, egress, journal, startup).
 const onlyAt = process.argv.indexOf('--only');
 const only = onlyAt > 0 && process.argv[onlyAt + 1] ? new Set(process.argv[onlyAt + 1].split(',')) : undefined;
 const want = (section) => only === undefined || only.has(section);
@@ -413,6 +414,10 @@ try {
       name, t.latency.p50, t.latency.p99, t.throughput, round(t.latency.p50 / results.http.targets.sdkHttp.latency.p50), round(t.throughput / results.http.targets.sdkHttp.throughput),
     ])));
     log(`telemetry off vs on (stdio, isolate echo): p50 ${results.http.telemetry.off.p50} ms off, ${results.http.telemetry.on.p50} ms on\n`);
+  }
+
+  if (want('startup')) {
+    results.startup = await benchStartup({ rounds: quick ? 2 : 5, log });
   }
 
   if (want('journal')) {

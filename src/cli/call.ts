@@ -5,6 +5,7 @@
 import { createInterface } from 'node:readline/promises';
 import { ConfigError, formatProblem } from '../config/problem.js';
 import { createHost } from '../host.js';
+import { serverOfTool } from '../host-servers.js';
 import { createLogger } from '../log.js';
 import { parseStrictJson } from '../supervisor/strict-json.js';
 import type { ApprovalChannel, CallOutcome, ElicitAnswer } from '../supervisor/types.js';
@@ -50,7 +51,8 @@ export async function run(argv: readonly string[]): Promise<number> {
   let host;
   try {
     const journalUrl = journalFlagFrom(values);
-    host = await createHost({ ...flags, ...(journalUrl !== undefined ? { journalUrl } : {}), logger, prepareSandboxes: false });
+    // Only the server whose tool this is gets started (a manifest tool starts none).
+    host = await createHost({ ...flags, ...(journalUrl !== undefined ? { journalUrl } : {}), logger, prepareSandboxes: false, onlyServers: serverOfTool(tool) });
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     for (const problem of error.problems) process.stderr.write(`${formatProblem(problem)}\n`);

@@ -8,7 +8,7 @@ import { decideForPrincipal } from '../policy/principals.js';
 import { describePolicy, type KeyRow } from '../policy/describe-policy.js';
 import type { ToolView } from '../policy/types.js';
 import { HOST_FLAGS_HELP, parseCommandArgs, UsageError } from './args.js';
-import { loadConfigFromFlags, loadConfigWithServersFromFlags, printProblems } from './host-config-flags.js';
+import { loadConfigForToolFromFlags, printProblems } from './host-config-flags.js';
 import { formatTable } from './table.js';
 import { classLabel, sandboxLabel, summarizeTool, type ToolSummary } from './tool-summary.js';
 
@@ -40,11 +40,8 @@ export async function run(argv: readonly string[]): Promise<number> {
   const [name, argsText] = positionals;
   if (name === undefined) throw new UsageError('missing TOOL');
   const args = argsText === undefined ? undefined : parseArguments(argsText);
-  let config = loadConfigFromFlags(values);
-  // A tool of an upstream server (<server>__<tool>) is known once its server has listed it:
-  // only then is that server started.
-  const server = name.includes('__') ? name.slice(0, name.indexOf('__')) : undefined;
-  if (!config.tools.has(name) && server !== undefined && config.serverProbes.has(server)) config = await loadConfigWithServersFromFlags(values);
+  // Only the server whose tool this is gets started (a manifest tool starts none).
+  const config = await loadConfigForToolFromFlags(values, name);
   printProblems(config.problems);
   const view = config.tools.get(name);
   if (!view) {

@@ -8,6 +8,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, relative } from 'node:path';
 import { createHost } from '../host.js';
+import { serverOfTool } from '../host-servers.js';
 import { createSilentLogger } from '../log.js';
 import { generateCases } from '../fuzz/generate.js';
 import { SessionCounters } from '../supervisor/session-counters.js';
@@ -80,7 +81,7 @@ export async function fuzzTool(
   seed: number,
   approve: boolean,
 ): Promise<FuzzReport> {
-  const host = await createHost({ ...flags, logger: createSilentLogger() });
+  const host = await createHost({ ...flags, logger: createSilentLogger(), onlyServers: serverOfTool(tool) });
   try {
     const view = host.config.tools.get(tool);
     if (!view) throw new UsageError(`unknown tool "${tool}"; available: ${[...host.config.tools.keys()].join(', ')}`);

@@ -3,7 +3,7 @@
 import { loadHostConfig, type HostConfig } from '../host-config.js';
 import { formatProblem, type Problem } from '../config/problem.js';
 import { hostFlagsFrom } from './args.js';
-import { loadHostConfigWithServers } from '../host-servers.js';
+import { loadHostConfigWithServers, loadServersOf, serverOfTool, type ListingSource } from '../host-servers.js';
 import { createSilentLogger } from '../log.js';
 
 /** The configuration for the host flags in `values`. */
@@ -12,10 +12,22 @@ export function loadConfigFromFlags(values: Record<string, unknown>, env: NodeJS
   return loadHostConfig({ manifestDirs: flags.manifestDirs, policyFiles: flags.policyFiles, workspace: flags.workspace, env });
 }
 
-/** The configuration for the host flags in `values`, with each upstream server started once to read its tools. */
-export function loadConfigWithServersFromFlags(values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): Promise<HostConfig> {
+/**
+ * The configuration for the host flags in `values`, with each upstream server started once
+ * to read its tools (`validate`, `list`). `known`: listings that need no start (the seam for
+ * a lock's pins, SPEC section 4.2).
+ */
+export function loadConfigWithServersFromFlags(values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env, known?: ListingSource): Promise<HostConfig> {
   const flags = hostFlagsFrom(values);
-  return loadHostConfigWithServers({ manifestDirs: flags.manifestDirs, policyFiles: flags.policyFiles, workspace: flags.workspace, env }, { logger: createSilentLogger() });
+  return loadHostConfigWithServers({ manifestDirs: flags.manifestDirs, policyFiles: flags.policyFiles, workspace: flags.workspace, env }, { logger: createSilentLogger(), ...(known ? { known } : {}) });
+}
+
+/** The configuration for one tool (`explain`): a server is started only when the tool is one of its. */
+export async function loadConfigForToolFromFlags(values: Record<string, unknown>, tool: string, env: NodeJS.ProcessEnv = process.env): Promise<HostConfig> {
+  const first = loadConfigFromFlags(values, env);
+  if (first.tools.has(tool)) return first;
+  const flags = hostFlagsFrom(values);
+  return loadServersOf(first, { manifestDirs: flags.manifestDirs, policyFiles: flags.policyFiles, workspace: flags.workspace, env }, { logger: createSilentLogger(), only: serverOfTool(tool) });
 }
 
 /** Writes `file:line:col: reason` lines to stderr, one per problem. */

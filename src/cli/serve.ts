@@ -92,14 +92,14 @@ export async function run(argv: readonly string[]): Promise<number> {
   const output = new ProtocolOutput(channel.output, logger);
   // The connection's session: every host a reload builds counts against it (SPEC 5.2).
   const session = new SessionCounters();
-  // An upstream server's tools/list_changed reloads like a manifest change (its tools are listed again).
-  let onUpstreamChange = (): void => undefined;
+  // A host replaces its supervisor when a server started in the background lists its tools
+  // (or lists them again after its tools/list_changed): the client is told once it is in force.
+  let onSupervisorReplaced = (_host: Host): void => undefined;
+  let previous: Host | undefined;
   const build = async (): Promise<Host | undefined> => {
-    const built = await buildHost(flags, logger, session);
-    built?.onUpstreamToolsChanged((server) => {
-      logger.info({ server }, 'upstream server changed its tools: reloading');
-      onUpstreamChange();
-    });
+    const built = await buildHost(flags, logger, session, previous?.listings());
+    built?.onSupervisorReplaced(() => onSupervisorReplaced(built));
+    if (built) previous = built;
     return built;
   };
   const host = await build();
@@ -115,6 +115,9 @@ export async function run(argv: readonly string[]): Promise<number> {
     serverInfo: { name: 'toolhost', version: readPackageVersion() },
     registerMethods: CUSTOM_METHODS,
     ...(telemetry ? { telemetry } : {}),
+    // Servers start in the background: tools/list and a call of one of their tools wait for them.
+    whenToolsListed: () => currentHost().whenServersListed(),
+    whenToolReady: (name) => currentHost().whenToolReady(name),
   };
   let server: ToolhostServer;
   let inputEnded: Promise<StopReason>;
@@ -140,8 +143,14 @@ export async function run(argv: readonly string[]): Promise<number> {
     whenIdle: (supervisor) => server.whenIdle(supervisor),
     logger,
   });
-  onUpstreamChange = () => hosts.reload();
   currentHost = () => hosts.current;
+  onSupervisorReplaced = (replaced) => {
+    if (replaced !== hosts.current) return;
+    logger.info({ tools: replaced.supervisor.listTools().length }, 'upstream server tools in force');
+    void server.replaceSupervisor(replaced.supervisor);
+  };
+  // A server that listed while the front was being set up: its tools are in force from here.
+  if (servingOptions.supervisor !== host.supervisor) onSupervisorReplaced(host);
   const reload = (): void => {
     logger.info('SIGHUP: reloading manifests and policies');
     hosts.reload();
@@ -239,7 +248,12 @@ async function startTelemetry(flag: boolean, logger: Logger): Promise<Telemetry 
 }
 
 /** The host, or undefined after printing why the configuration does not load (createHost logs exclusions). */
-async function buildHost(flags: ReturnType<typeof hostFlagsFrom> & { journalUrl: string | undefined }, logger: Logger, session: SessionCounters): Promise<Host | undefined> {
+async function buildHost(
+  flags: ReturnType<typeof hostFlagsFrom> & { journalUrl: string | undefined },
+  logger: Logger,
+  session: SessionCounters,
+  knownListings: ReturnType<Host['listings']> | undefined,
+): Promise<Host | undefined> {
   try {
     return await createHost({
       session,
@@ -253,6 +267,9 @@ async function buildHost(flags: ReturnType<typeof hostFlagsFrom> & { journalUrl:
       startSpawnerAhead: true,
       startIsolatesAhead: true,
       journalWriterThread: true,
+      // `initialize` is answered at once; each server's tools appear as it lists them.
+      startServers: 'background',
+      ...(knownListings !== undefined ? { knownListings } : {}),
     });
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;

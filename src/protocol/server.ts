@@ -39,6 +39,13 @@ export interface ToolhostServerOptions {
    * (the differential test compares the two).
    */
   readonly callFastPath?: boolean;
+  /**
+   * Resolves once every upstream server still starting has listed (or failed): tools/list
+   * waits for it (serve's fast start; SPEC section 2.1). Absent: nothing to wait for.
+   */
+  readonly whenToolsListed?: () => Promise<void>;
+  /** For a tool of a server still starting: resolves once its tools are in force (tools/call waits). */
+  readonly whenToolReady?: (name: string) => Promise<void> | undefined;
 }
 
 /** Who is calling, over HTTP: the authenticated principal and its session (its own limits). */
@@ -188,20 +195,13 @@ function buildServer(era: ProtocolEra, options: ToolhostServerOptions, state: Se
     });
   }
 
-  server.setRequestHandler('tools/list', async () => ({
-    tools: state.supervisor.listTools(caller?.principal ?? null).map((tool) => ({
-      name: tool.name,
-      ...(tool.title !== undefined ? { title: tool.title } : {}),
-      description: tool.description,
-      inputSchema: { ...tool.inputSchema, type: 'object' as const },
-      ...(tool.outputSchema ? { outputSchema: { ...tool.outputSchema, type: 'object' as const } } : {}),
-      annotations: { ...tool.annotations },
-      // An upstream tool's _meta as its server gave it (never the host's own keys), then the host's marks.
-      ...(tool.meta || tool.terminal ? { _meta: { ...tool.meta, ...(tool.terminal ? { [TERMINAL_META_KEY]: true } : {}) } } : {}),
-    })),
-  }));
+  server.setRequestHandler('tools/list', async () => {
+    await options.whenToolsListed?.();
+    return listedTools(state.supervisor, caller);
+  });
 
   const handleCall = toolsCallHandler(era, options, state, caller, server, () => legacyLogLevel);
+
   server.setRequestHandler('tools/call', (request, ctx) => handleCall(request.params, ctx));
   // stdio: a legacy connection's well-formed calls skip the SDK's dispatch (call-fast-path.ts); the rest reach it unchanged.
   fastPath?.attach(server, era, handleCall);
@@ -216,6 +216,22 @@ function buildServer(era: ProtocolEra, options: ToolhostServerOptions, state: Se
 
   for (const register of options.registerMethods ?? []) register(server, { era, supervisor: () => state.supervisor });
   return server;
+}
+
+/** The tools/list answer from the supervisor in force, for this caller. */
+function listedTools(supervisor: Supervisor, caller: Caller | undefined) {
+  return {
+    tools: supervisor.listTools(caller?.principal ?? null).map((tool) => ({
+      name: tool.name,
+      ...(tool.title !== undefined ? { title: tool.title } : {}),
+      description: tool.description,
+      inputSchema: { ...tool.inputSchema, type: 'object' as const },
+      ...(tool.outputSchema ? { outputSchema: { ...tool.outputSchema, type: 'object' as const } } : {}),
+      annotations: { ...tool.annotations },
+      // An upstream tool's _meta as its server gave it (never the host's own keys), then the host's marks.
+      ...(tool.meta || tool.terminal ? { _meta: { ...tool.meta, ...(tool.terminal ? { [TERMINAL_META_KEY]: true } : {}) } } : {}),
+    })),
+  };
 }
 
 /**
@@ -233,6 +249,9 @@ function toolsCallHandler(
 ): ToolsCallHandler {
   const { logger } = options;
   return async (params, ctx) => {
+    // A tool of a server still starting: its tools go in force when it lists (or fails).
+    const starting = options.whenToolReady?.(params.name);
+    if (starting !== undefined) await starting;
     // The call stays on the supervisor it started with, even if a reload replaces it meanwhile.
     const supervisor = state.supervisor;
     // The call's one termination control (the supervisor stops it on the host's shutdown):

@@ -52,8 +52,22 @@ function draftOf(schema: Readonly<Record<string, unknown>>): Draft {
  * outside itself, a non-standard $schema, does not compile); Ajv's strict-mode
  * style rules do not apply to other people's valid 2020-12.
  */
-export function checkUpstreamSchema(schema: unknown, key: 'input' | 'output', compiler: ToolSchemaCompiler): { ok: true; validate: ValidateFunction } | { ok: false; reason: string } {
+export function checkUpstreamSchema(schema: unknown, key: 'input' | 'output', compiler: ToolSchemaCompiler): UpstreamSchemaCheck {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return { ok: false, reason: `${key} schema is not an object` };
+  // A listing is checked where it arrives (in slices) and again where it is loaded: the same
+  // schema object with the same compiler is checked once (the walks cost as much as a compile).
+  let checked = CHECKED.get(compiler);
+  if (checked === undefined) CHECKED.set(compiler, (checked = new WeakMap()));
+  let byKey = checked.get(schema);
+  if (byKey === undefined) checked.set(schema, (byKey = {}));
+  return (byKey[key] ??= checkUncached(schema, key, compiler));
+}
+
+type UpstreamSchemaCheck = { ok: true; validate: ValidateFunction } | { ok: false; reason: string };
+
+const CHECKED = new WeakMap<ToolSchemaCompiler, WeakMap<object, { input?: UpstreamSchemaCheck; output?: UpstreamSchemaCheck }>>();
+
+function checkUncached(schema: object, key: 'input' | 'output', compiler: ToolSchemaCompiler): UpstreamSchemaCheck {
   const record = schema as Record<string, unknown>;
   if (record['type'] !== 'object') return { ok: false, reason: `${key} schema is not an object schema (type: ${showValue(record['type'])})` };
   if (findTooDeep(record, [], 1)) return { ok: false, reason: `${key} schema nests deeper than ${MAX_SCHEMA_DEPTH} levels` };

@@ -197,8 +197,47 @@ export function buildServerTools(server: ServerManifest, listing: ServerListing,
 
 /** A digest of a listing (names, descriptions, schemas, annotations; order ignored). */
 export function fingerprintListing(tools: readonly ListedUpstreamTool[]): string {
-  const sorted = [...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return createHash('sha256').update(JSON.stringify(sorted.map((tool) => [tool.name, tool.title, tool.description, tool.inputSchema, tool.outputSchema, tool.annotations, tool._meta]))).digest('hex');
+  // A listing is digested where it arrives and again where it is loaded: once is enough.
+  let digest = FINGERPRINTS.get(tools);
+  if (digest === undefined) {
+    digest = digestListing(tools);
+    FINGERPRINTS.set(tools, digest);
+  }
+  return digest;
+}
+
+const FINGERPRINTS = new WeakMap<readonly ListedUpstreamTool[], string>();
+
+/**
+ * fingerprintListing without holding the event loop: a few tools per turn (a listing of
+ * megabytes is not stringified and hashed in one go). Same digest, remembered the same way.
+ */
+export async function fingerprintListingSoon(tools: readonly ListedUpstreamTool[]): Promise<string> {
+  const known = FINGERPRINTS.get(tools);
+  if (known !== undefined) return known;
+  const digests: string[] = [];
+  for (let at = 0; at < tools.length; at += TOOLS_PER_TURN) {
+    for (const tool of tools.slice(at, at + TOOLS_PER_TURN)) digests.push(digestTool(tool));
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  const digest = combineDigests(digests);
+  FINGERPRINTS.set(tools, digest);
+  return digest;
+}
+
+const TOOLS_PER_TURN = 8;
+
+// Each tool digested on its own, then the sorted digests together: order does not matter.
+function digestListing(tools: readonly ListedUpstreamTool[]): string {
+  return combineDigests(tools.map(digestTool));
+}
+
+function digestTool(tool: ListedUpstreamTool): string {
+  return createHash('sha256').update(JSON.stringify([tool.name, tool.title, tool.description, tool.inputSchema, tool.outputSchema, tool.annotations, tool._meta])).digest('hex');
+}
+
+function combineDigests(digests: readonly string[]): string {
+  return createHash('sha256').update([...digests].sort().join('\n')).digest('hex');
 }
 
 /** Shown in reports instead of a tool name that holds a secret. */

@@ -53,11 +53,14 @@ export class ProcessPool {
     const { control } = options;
     if (control.reason !== undefined || this.isClosed) return Promise.resolve(failRun(this.isClosed ? 'cancelled' : asTermination(control.reason ?? 'cancelled'), {}, startedMs));
     return new Promise<RunOutcome>((resolve) => {
-      const call: PendingCall = { job, options, startedMs, resolve, isSettled: false, unregister: () => {} };
-      // The control's deadline covers the wait in the queue too: it is the call's wall-clock budget.
+      const call: PendingCall = { job, options, startedMs, resolve, isSettled: false, unregister: () => {}, resumeDeadline: undefined };
+      // The control's deadline covers the wait in the queue for a busy process: it is the
+      // call's wall-clock budget. A wait for a process being started does not count (SPEC
+      // section 3): the deadline is held until the call is handed to a process.
       this.queue.push(call);
       call.unregister = control.onStop((reason) => this.expire(call, reason === 'timeout' ? 'timeout' : 'cancelled'));
       this.pump();
+      if (this.startingCount > 0 && !call.isSettled && this.queue.includes(call)) call.resumeDeadline = control.pauseDeadline?.();
     });
   }
 
@@ -97,6 +100,7 @@ export class ProcessPool {
   }
 
   private dispatch(slot: Slot, call: PendingCall): void {
+    call.resumeDeadline?.();
     slot.call = call;
     slot.budget = slot.callBudget.reset();
     // One call at a time per process: its network attempts from now on are this call's.
@@ -288,6 +292,8 @@ interface PendingCall {
   isSettled: boolean;
   /** Lets go of the call's control once the call is settled. */
   unregister: () => void;
+  /** Set while the call's deadline is held for a process being started. */
+  resumeDeadline: (() => void) | undefined;
 }
 
 interface Slot {
@@ -311,6 +317,7 @@ interface Slot {
 function settle(call: PendingCall, outcome: RunOutcome): void {
   if (call.isSettled) return;
   call.isSettled = true;
+  call.resumeDeadline?.();
   call.unregister();
   call.resolve(outcome);
 }

@@ -22,9 +22,13 @@ export interface DiscoverDeps {
   readonly redactLog?: (text: string, maxChars: number) => string;
 }
 
-/** The listing of every server in `probes` (by server name), read in parallel; the servers are stopped. */
-export async function listUpstreamServers(probes: ReadonlyMap<string, RunSpec>, deps: DiscoverDeps): Promise<Map<string, Listing>> {
-  const { listings } = await listUpstreamServersKeeping(probes, deps, false);
+/**
+ * The listing of every server in `probes` (by server name) that `only` selects (default:
+ * all), read in parallel; the servers are stopped.
+ */
+export async function listUpstreamServers(probes: ReadonlyMap<string, RunSpec>, deps: DiscoverDeps, only?: (server: string) => boolean): Promise<Map<string, Listing>> {
+  const selected = only ? new Map([...probes].filter(([server]) => only(server))) : probes;
+  const { listings } = await listUpstreamServersKeeping(selected, deps, false);
   return listings;
 }
 

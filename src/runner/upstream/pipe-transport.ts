@@ -12,8 +12,15 @@ import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
 import { LineSplitter } from '../process/ndjson.js';
 import { decodeUtf8Strict } from '../process/output-cap.js';
 
-/** Why the server's output stopped being MCP. */
-export type PipeFault = 'message_too_large' | 'invalid_utf8' | 'not_json' | 'not_json_rpc';
+/** Why the server's output stopped being MCP, or (`stdin_not_read`) why it stopped taking input. */
+export type PipeFault = 'message_too_large' | 'invalid_utf8' | 'not_json' | 'not_json_rpc' | 'stdin_not_read';
+
+/**
+ * Bytes the host may hold for a server that does not read its stdin (requests, large
+ * arguments, answers to its own requests) before it is killed: above the largest single
+ * message a client may send the host (16 MiB), so one large argument to a slow reader passes.
+ */
+export const MAX_QUEUED_TO_SERVER_BYTES = 32 * 1024 * 1024;
 
 export class PipeClientTransport implements Transport {
   onclose?: () => void;
@@ -31,8 +38,9 @@ export class PipeClientTransport implements Transport {
     private readonly input: Readable,
     private readonly output: Writable,
     maxMessageBytes: number,
-    /** Called once, on the first line that is not a JSON-RPC message; nothing more is read. */
+    /** Called once, on the first line that is not a JSON-RPC message (nothing more is read) or an input it does not read. */
     private readonly onFault: (fault: PipeFault) => void,
+    private readonly maxQueuedBytes: number = MAX_QUEUED_TO_SERVER_BYTES,
   ) {
     this.#lines = new LineSplitter(maxMessageBytes);
   }
@@ -46,6 +54,11 @@ export class PipeClientTransport implements Transport {
   async send(message: JSONRPCMessage): Promise<void> {
     if (this.#isClosed || this.output.destroyed) throw new Error('the upstream server is gone');
     this.output.write(`${JSON.stringify(message)}\n`);
+    // What the server has not read stays in the host: bounded, not a reason to grow.
+    if (this.output.writableLength > this.maxQueuedBytes) {
+      this.#fault('stdin_not_read');
+      throw new Error('the upstream server does not read its input');
+    }
   }
 
   async close(): Promise<void> {
@@ -102,7 +115,10 @@ export class PipeClientTransport implements Transport {
   }
 
   #fault(fault: PipeFault): void {
+    if (this.#isClosed) return;
     this.input.removeAllListeners('data');
+    // What was queued for the server is dropped now, not when its process is gone.
+    if (fault === 'stdin_not_read') this.output.destroy();
     this.#queue = [];
     this.onFault(fault);
     this.#closed();

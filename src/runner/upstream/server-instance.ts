@@ -150,7 +150,9 @@ export class ServerInstance {
     }));
     client.setNotificationHandler('notifications/tools/list_changed', () => self.onToolsChanged?.());
     client.setNotificationHandler('notifications/message', (notification) => self.#log.message(notification.params));
-    const started = await withDeadline(client.connect(transport), spec.startupTimeoutMs, self.gone);
+    let started = await withDeadline(client.connect(transport), spec.startupTimeoutMs, self.gone);
+    // The SDK's "Connection closed" races the exit: a server whose output ended has exited.
+    if (started !== 'ok' && started !== 'timeout' && self.#isStdoutClosed) started = 'gone';
     if (started !== 'ok') {
       const end = await self.killAndWait('killed');
       const exit = end.signal ? ` (signal ${end.signal})` : end.exitCode !== undefined && end.exitCode !== null ? ` (exit code ${end.exitCode})` : '';
@@ -180,7 +182,9 @@ export class ServerInstance {
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
       let result: { tools?: unknown; nextCursor?: unknown };
       try {
-        result = (await this.client.request({ method: 'tools/list', params: cursor !== undefined ? { cursor } : {} }, { timeout: timeoutMs })) as never;
+        // Checked tool by tool below and by the registry: the SDK's own schema would walk a
+        // listing of megabytes on the event loop in one go.
+        result = (await this.client.request({ method: 'tools/list', params: cursor !== undefined ? { cursor } : {} }, ANY_RESULT, { timeout: timeoutMs })) as never;
       } catch (error) {
         return { ok: false, reason: `tools/list failed: ${errorText(error)}` };
       }

@@ -28,24 +28,40 @@ export type Acquired =
   | { readonly ok: true; readonly instance: ServerInstance }
   | { readonly ok: false; readonly reason: string; readonly retryAfterMs: number; readonly stderrLines?: readonly string[] };
 
+/** Why a server did not start: the reason and the last lines of its stderr (redacted, bounded). */
+export interface StartFailure {
+  readonly reason: string;
+  readonly stderrLines?: readonly string[];
+}
+
 export class ServerSlot {
   #starting: Promise<StartResult> | undefined;
   #instance: ServerInstance | undefined;
   #failures = 0;
   #retryAtMs = 0;
   #lastReason = '';
-  #lastStderrLines: readonly string[] = [];
+  #lastStderrLines: readonly string[] | undefined;
   #isClosed = false;
   /** Called when the running instance says its tools changed. */
   onToolsChanged: (() => void) | undefined;
+  /** Called when an instance started after the server had failed to start (its tools may be listed now). */
+  onRecovered: (() => void) | undefined;
 
   constructor(
     readonly spec: InstanceSpec,
     private readonly deps: SlotDeps,
     /** An instance already running for this profile (the one that listed the server). */
     initial?: ServerInstance,
+    /** The server already failed to start (its listing did): the backoff runs from now. */
+    failure?: StartFailure,
   ) {
     if (initial) this.#use(initial);
+    else if (failure) this.#noteFailure(failure);
+  }
+
+  /** True while an instance runs: acquire() answers at once, nothing is started. */
+  get isRunning(): boolean {
+    return this.#instance?.isAlive === true;
   }
 
   /** The running instance, if there is one now (nothing is started). */
@@ -58,13 +74,11 @@ export class ServerSlot {
     if (this.#isClosed) return { ok: false, reason: 'the host is shutting down', retryAfterMs: 0 };
     if (this.#instance?.isAlive) return { ok: true, instance: this.#instance };
     const now = (this.deps.now ?? Date.now)();
-    if (this.#starting === undefined && this.#failures > 0 && now < this.#retryAtMs) {
-      return { ok: false, reason: this.#lastReason, retryAfterMs: this.#retryAtMs - now, stderrLines: this.#lastStderrLines };
-    }
+    if (this.#starting === undefined && this.#failures > 0 && now < this.#retryAtMs) return this.#unavailable(now);
     this.#starting ??= this.#start();
     const started = await this.#starting;
     if (started.ok) return { ok: true, instance: started.instance };
-    return { ok: false, reason: started.reason, retryAfterMs: Math.max(0, this.#retryAtMs - (this.deps.now ?? Date.now)()), ...(started.stderrLines ? { stderrLines: started.stderrLines } : {}) };
+    return this.#unavailable((this.deps.now ?? Date.now)());
   }
 
   /** Kills the instance and refuses further calls. */
@@ -86,15 +100,23 @@ export class ServerSlot {
     });
   }
 
+  #unavailable(nowMs: number): Acquired {
+    return { ok: false, reason: this.#lastReason, retryAfterMs: Math.max(0, this.#retryAtMs - nowMs), ...(this.#lastStderrLines !== undefined ? { stderrLines: this.#lastStderrLines } : {}) };
+  }
+
+  #noteFailure(failure: StartFailure): void {
+    this.#failures++;
+    this.#lastReason = failure.reason;
+    this.#lastStderrLines = failure.stderrLines;
+    this.#retryAtMs = (this.deps.now ?? Date.now)() + Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (this.#failures - 1));
+  }
+
   async #start(): Promise<StartResult> {
     const logger = this.deps.logger;
     try {
       const started = await ServerInstance.start(this.spec, this.deps);
       if (!started.ok) {
-        this.#failures++;
-        this.#lastReason = started.reason;
-        this.#lastStderrLines = started.stderrLines ?? [];
-        this.#retryAtMs = (this.deps.now ?? Date.now)() + Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (this.#failures - 1));
+        this.#noteFailure(started);
         logger.warn({ server: this.spec.run.name, failures: this.#failures, reason: started.reason }, 'upstream server could not start');
         return started;
       }
@@ -102,8 +124,11 @@ export class ServerSlot {
         await started.instance.killAndWait();
         return { ok: false, reason: 'the host is shutting down' };
       }
+      const hadFailed = this.#failures > 0;
       this.#failures = 0;
+      this.#lastStderrLines = undefined;
       this.#use(started.instance);
+      if (hadFailed) this.onRecovered?.();
       return started;
     } finally {
       this.#starting = undefined;

@@ -8,6 +8,7 @@ import { failRun } from '../process/process-outcome.js';
 import type { Runner, RunSpec, UpstreamRef } from '../types.js';
 import type { Job, RunOptions, RunOutcome } from '../wire.js';
 import type { UpstreamServers } from './upstream-servers.js';
+import type { Acquired, ServerSlot } from './server-slot.js';
 
 /** Longest upstream error text kept for the model (before redaction). */
 export const MAX_UPSTREAM_ERROR_CHARS = 2048;
@@ -26,7 +27,8 @@ export function createUpstreamRunner(spec: RunSpec & { readonly upstream: Upstre
     async run(job: Job, options: RunOptions): Promise<RunOutcome> {
       const startedMs = performance.now();
       try {
-        const acquired = await slot.acquire();
+        const acquired = await acquireOutsideDeadline(slot, options);
+        if (acquired === undefined) return failRun(options.control.reason === 'timeout' ? 'timeout' : 'cancelled', options.control.reason === 'timeout' ? { timeoutMs: options.control.timeoutMs } : {}, startedMs);
         if (!acquired.ok) {
           // The last lines of its stderr reach the model-visible text through details.stderrTail (supervisor/run.ts).
           const tail = acquired.stderrLines && acquired.stderrLines.length > 0 ? { stderrTail: acquired.stderrLines.join('\n') } : {};
@@ -57,6 +59,20 @@ export function createUpstreamRunner(spec: RunSpec & { readonly upstream: Upstre
     // The server's instances belong to the host's UpstreamServers, closed with it.
     close: async () => undefined,
   };
+}
+
+// The server's start (spawn, sandbox, MCP handshake) is not the call's time (SPEC section 3):
+// the deadline is held while it runs. A cancel still ends the wait (undefined).
+async function acquireOutsideDeadline(slot: ServerSlot, options: RunOptions): Promise<Acquired | undefined> {
+  const { control } = options;
+  if (slot.isRunning) return slot.acquire();
+  const resume = control.pauseDeadline?.();
+  try {
+    const stopped = control.stopped.then(() => undefined);
+    return await Promise.race([slot.acquire(), stopped]);
+  } finally {
+    resume?.();
+  }
 }
 
 function toOutcome(result: unknown, startedMs: number): RunOutcome {

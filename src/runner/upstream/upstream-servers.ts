@@ -3,11 +3,19 @@
 // profile, all killed when the host closes.
 import type { Logger } from '../../log.js';
 import type { RunSpec, UpstreamRef } from '../types.js';
-import type { ServerInstance, UpstreamTool } from './server-instance.js';
-import { ServerSlot, type SlotDeps } from './server-slot.js';
+import type { ListResult, ServerInstance, UpstreamTool } from './server-instance.js';
+import { ServerSlot, type SlotDeps, type StartFailure } from './server-slot.js';
 import { UpstreamResources, type UpstreamResource } from './upstream-resources.js';
 
-/** Largest JSON-RPC message an upstream server may send: a result is bounded before it is parsed. */
+/** Told that a server's tools changed, with what it lists now. */
+export type ToolsChangedListener = (server: string, listing: ListResult) => void;
+
+/**
+ * Largest JSON-RPC message an upstream server may send while it is listed (tools/list needs
+ * no more). Once it serves calls its bound is the tool's output cap (RunSpec.maxOutputBytes,
+ * 128 MiB): a larger result is spilled as an artifact or is output_limit (SPEC section 5
+ * step 9), and only a flood past the cap kills the server.
+ */
 export const DEFAULT_MAX_UPSTREAM_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 export interface UpstreamServersOptions extends SlotDeps {
@@ -18,8 +26,8 @@ export interface UpstreamServersOptions extends SlotDeps {
    * only a real change reaches the listeners. Absent: every notification does.
    */
   readonly fingerprints?: ReadonlyMap<string, string>;
-  /** The digest function (registry/server-tools.ts fingerprintListing). */
-  readonly fingerprint?: (tools: readonly UpstreamTool[]) => string;
+  /** The digest function (registry/server-tools.ts fingerprintListingSoon: a listing of megabytes is digested in slices). */
+  readonly fingerprint?: (tools: readonly UpstreamTool[]) => string | Promise<string>;
 }
 
 
@@ -27,9 +35,11 @@ export class UpstreamServers {
   readonly #slots = new Map<string, ServerSlot>();
   /** Links and MCP Apps resources: which server answers a resources/read (only those are forwarded). */
   readonly #resources = new UpstreamResources(() => this.#slots.values());
-  readonly #listeners = new Set<(server: string) => void>();
+  readonly #listeners = new Set<ToolsChangedListener>();
   /** Instances started before any call (the listing's), by slot key, until their slot is made. */
   readonly #adopted = new Map<string, ServerInstance>();
+  /** Servers whose first start (the listing's) failed: their slots begin in backoff. */
+  readonly #failures = new Map<string, StartFailure>();
   #isClosed = false;
 
   constructor(private readonly options: UpstreamServersOptions) {}
@@ -44,15 +54,18 @@ export class UpstreamServers {
         {
           run: { ...spec, name: key },
           startupTimeoutMs: spec.upstream.startupTimeoutMs,
-          maxMessageBytes: this.options.maxMessageBytes ?? DEFAULT_MAX_UPSTREAM_MESSAGE_BYTES,
+          maxMessageBytes: this.options.maxMessageBytes ?? spec.maxOutputBytes,
         },
         this.options,
         this.#adopted.get(key),
+        this.#failures.get(spec.upstream.server),
       );
       this.#adopted.delete(key);
       const server = spec.upstream.server;
       const created = slot;
       slot.onToolsChanged = () => void this.#toolsChanged(server, created, spec.upstream.startupTimeoutMs);
+      // A server that could not be listed and starts later is listed then.
+      slot.onRecovered = () => void this.#toolsChanged(server, created, spec.upstream.startupTimeoutMs);
       this.#slots.set(key, slot);
     }
     return slot;
@@ -66,6 +79,15 @@ export class UpstreamServers {
       return;
     }
     this.#adopted.set(key, instance);
+  }
+
+  /**
+   * Records that `server` failed to start when it was listed: its tools' calls fail
+   * `sandbox_unavailable` with this reason and stderr tail until the backoff lets a call
+   * start it again (not at once on every call).
+   */
+  noteStartFailure(server: string, failure: StartFailure): void {
+    this.#failures.set(server, failure);
   }
 
   /** Remembers that `spec`'s server returned a resource link to `uri`, shown to the caller as `shownUri`. */
@@ -87,24 +109,23 @@ export class UpstreamServers {
     return this.#resources.read(uri);
   }
 
-  // Lists the server again; tells the listeners only when the listing really differs from the loaded one.
+  // Lists the server again; tells the listeners (with the new listing) only when it really
+  // differs from the loaded one.
   async #toolsChanged(server: string, slot: ServerSlot, timeoutMs: number): Promise<void> {
     const known = this.options.fingerprints?.get(server);
     const fingerprint = this.options.fingerprint;
-    if (known !== undefined && fingerprint !== undefined) {
-      const acquired = await slot.acquire();
-      if (!acquired.ok) return;
-      const listed = await acquired.instance.listTools(timeoutMs);
-      if (listed.ok && fingerprint(listed.tools) === known) {
-        this.options.logger.debug({ server }, 'upstream tools/list_changed without a change; ignored');
-        return;
-      }
+    const acquired = await slot.acquire();
+    if (!acquired.ok) return;
+    const listed = await acquired.instance.listTools(timeoutMs);
+    if (listed.ok && known !== undefined && fingerprint !== undefined && (await fingerprint(listed.tools)) === known) {
+      this.options.logger.debug({ server }, 'upstream tools/list_changed without a change; ignored');
+      return;
     }
-    for (const listener of this.#listeners) listener(server);
+    for (const listener of this.#listeners) listener(server, listed);
   }
 
-  /** Subscribes to upstream `tools/list_changed`; returns the unsubscribe. */
-  onToolsChanged(listener: (server: string) => void): () => void {
+  /** Subscribes to upstream `tools/list_changed` (with the server's new listing); returns the unsubscribe. */
+  onToolsChanged(listener: ToolsChangedListener): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   }

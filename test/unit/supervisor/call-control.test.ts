@@ -236,3 +236,51 @@ describe('CallControl.settle', () => {
     expect(onStop).toHaveBeenCalledWith('tool_error');
   });
 });
+
+describe('CallControl.pauseDeadline (a sandbox start never counts against timeoutMs)', () => {
+  it('holds the deadline while a start runs and resumes it with the time that was left', () => {
+    const control = new CallControl();
+    control.startDeadline(1_000);
+    vi.advanceTimersByTime(300);
+    const resume = control.pauseDeadline();
+    vi.advanceTimersByTime(5_000);
+    expect(control.reason).toBeUndefined();
+    resume();
+    resume();
+    vi.advanceTimersByTime(699);
+    expect(control.reason).toBeUndefined();
+    vi.advanceTimersByTime(1);
+    expect(control.reason).toBe('timeout');
+  });
+
+  it('nests: the deadline runs again only when the last start is over', () => {
+    const control = new CallControl();
+    control.startDeadline(100);
+    const first = control.pauseDeadline();
+    const second = control.pauseDeadline();
+    first();
+    vi.advanceTimersByTime(1_000);
+    expect(control.reason).toBeUndefined();
+    second();
+    vi.advanceTimersByTime(100);
+    expect(control.reason).toBe('timeout');
+  });
+
+  it('a cancel during the pause still stops the call; a disarmed deadline is not re-armed', () => {
+    const request = new AbortController();
+    const control = new CallControl([request.signal]);
+    const disarm = control.startDeadline(100);
+    const resume = control.pauseDeadline();
+    request.abort();
+    expect(control.reason).toBe('cancelled');
+    resume();
+    const other = new CallControl();
+    const disarmOther = other.startDeadline(100);
+    const resumeOther = other.pauseDeadline();
+    disarmOther();
+    resumeOther();
+    vi.advanceTimersByTime(1_000);
+    expect(other.reason).toBeUndefined();
+    disarm();
+  });
+});

@@ -89,6 +89,18 @@ describe('calling hostile servers', () => {
     expect(textOf(await host.call('faults__ok'))).toBe('ok');
   });
 
+  it('a 50 MB content block is spilled to an artifact with a bounded preview; the server goes on', async () => {
+    const before = logLines.filter((entry) => entry['msg'] === 'upstream server broke the protocol; killing it').length;
+    const result = resultOf(await host.call('faults__huge_block'));
+    const [preview, link] = result.content;
+    expect(Buffer.byteLength((preview as { text: string }).text)).toBeLessThanOrEqual(1024);
+    expect(link).toMatchObject({ type: 'resource_link' });
+    const stored = await host.supervisor.readArtifact((link as { uri: string }).uri);
+    expect(stored?.bytes.byteLength).toBe(50 * 1000 * 1000);
+    expect(logLines.filter((entry) => entry['msg'] === 'upstream server broke the protocol; killing it').length).toBe(before);
+    expect(textOf(await host.call('faults__ok'))).toBe('ok');
+  }, 120_000);
+
   it('a stdout flood without a newline is cut at the message bound: tool_crashed, bounded', async () => {
     const error = errorOf(await host.call('faults__flood_stdout'));
     expect(error.code).toBe('tool_crashed');
@@ -184,6 +196,27 @@ describe('calling hostile servers', () => {
     // The hung server answers no ping: it is killed, and the next call gets a fresh one.
     expect(textOf(await host.call('faults__ok'))).toBe('ok');
   });
+
+  it('after a timed-out call, a server that does not settle is killed with its whole tree (a setsid grandchild that ignores SIGTERM too), and replaced', async () => {
+    const marker = `hang-child-${host.workspace}`;
+    const error = errorOf(await host.call('faults__hang_child'));
+    expect(error.code).toBe('timeout');
+    expect(readFileSync(join(host.workspace, 'upstream.log'), 'utf8')).toMatch(/hang_child \d+ child \d+/);
+    // The answer waits for the settle check: by the time it arrives the server is being killed.
+    const left = await pollUntil(() => ({ done: findMarkedProcesses(marker).length === 0, value: findMarkedProcesses(marker) }), 5_000);
+    expect(left).toEqual([]);
+    expect(textOf(await host.call('faults__ok'))).toBe('ok');
+  }, 60_000);
+
+  it('a server that stops reading its stdin while 150 MB of arguments are sent to it is killed at a bound, its calls tool_crashed; a fresh one serves the next call', async () => {
+    expect(textOf(await host.call('faults__stop_reading'))).toBe('not reading any more');
+    const large = 'a'.repeat(15 * 1000 * 1000);
+    const outcomes = await Promise.all(Array.from({ length: 10 }, () => host.call('faults__ok_read', { text: large })));
+    const crashed = outcomes.filter((outcome) => outcome.kind === 'error').map((outcome) => errorOf(outcome));
+    expect(crashed.length).toBeGreaterThan(0);
+    for (const error of crashed) expect(error).toMatchObject({ code: 'tool_crashed', details: { reason: 'stdin_not_read' } });
+    expect(textOf(await host.call('faults__ok_read'))).toBe('ok');
+  }, 120_000);
 
   it('a server killed for not settling after a cancel fails its other in-flight calls tool_crashed; the next call gets a fresh instance', async () => {
     const slow = host.call('faults__slow');
