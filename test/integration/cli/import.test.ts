@@ -65,7 +65,8 @@ describe('toolhost import', () => {
   });
 
   it('warns when the command downloads its package at start (npx -y): the sandbox has no network', () => {
-    const run = toolhost(['import', 'mem', '--out', join(WORK, 'mem.yaml'), '--startup-timeout-ms', '5000', '--', 'npx', '-y', '@modelcontextprotocol/server-memory']);
+    // A package this checkout does not have: npx would have to download it (a dev dependency would be found in the repository's node_modules and start).
+    const run = toolhost(['import', 'mem', '--out', join(WORK, 'mem.yaml'), '--startup-timeout-ms', '5000', '--', 'npx', '-y', '@modelcontextprotocol/server-sequential-thinking']);
     expect(run.status).toBe(1);
     expect(run.stderr).toMatch(/^toolhost import: warning: "npx -y …" downloads its package when it starts, and the sandbox has no network/m);
     expect(existsSync(join(WORK, 'mem.yaml'))).toBe(false);
