@@ -11,6 +11,7 @@ import { readPrincipalRules } from './policy/principals.js';
 import type { MergedPolicy, PolicyFile } from './policy/policy-model.js';
 import type { SessionPolicy, ToolView } from './policy/types.js';
 import { buildToolView } from './policy/views.js';
+import { compileRules, type CompiledRule } from './policy/rules/compile-rules.js';
 import type { ToolAssessment } from './policy/assess-tool.js';
 import type { Problem } from './config/problem.js';
 import { protectedPathsOf } from './config/protected-paths.js';
@@ -49,6 +50,8 @@ export interface HostPolicy {
   readonly withShadow?: MergedPolicy;
   /** Per tool: every check with its outcome and rule (enforced policy). */
   readonly assessments: ReadonlyMap<string, ToolAssessment>;
+  /** Every `rules:` entry of every layer (shadow files' too), compiled, in layer order. */
+  readonly rules: readonly CompiledRule[];
 }
 
 export interface HostConfig {
@@ -85,7 +88,8 @@ export function loadHostConfig(options: LoadHostConfigOptions): HostConfig {
   const hasShadow = enforcedFiles.length < loadedPolicies.files.length;
   const withShadow = hasShadow ? mergePolicies(loadedPolicies.files, workspace) : undefined;
 
-  const problems: Problem[] = [...loadedManifests.problems, ...loadedPolicies.problems, ...enforced.problems];
+  const compiledRules = compileRules(loadedPolicies.files);
+  const problems: Problem[] = [...loadedManifests.problems, ...loadedPolicies.problems, ...enforced.problems, ...compiledRules.problems];
   if (withShadow) problems.push(...withShadow.problems.filter((problem) => !problems.some((known) => sameProblem(known, problem))));
 
   const servers: ServerReport[] = [];
@@ -121,7 +125,7 @@ export function loadHostConfig(options: LoadHostConfigOptions): HostConfig {
   });
   const layers = withShadow ? { enforced: enforced.policy, withShadow: withShadow.policy } : { enforced: enforced.policy };
   for (const manifest of manifests) {
-    const built = buildToolView(manifest, layers, workspace, env, guarded);
+    const built = buildToolView(manifest, layers, workspace, env, guarded, compiledRules.rules);
     tools.set(manifest.name, built.view);
     assessments.set(manifest.name, built.assessment);
     exclusions.push(...built.exclusions);
@@ -165,7 +169,7 @@ export function loadHostConfig(options: LoadHostConfigOptions): HostConfig {
     problems,
     exclusions,
     shadowExclusions,
-    policy: { files: loadedPolicies.files, enforced: policy, ...(withShadow ? { withShadow: withShadow.policy } : {}), assessments },
+    policy: { files: loadedPolicies.files, enforced: policy, ...(withShadow ? { withShadow: withShadow.policy } : {}), assessments, rules: compiledRules.rules },
     servers,
     serverProbes,
     secretValues: () => secretValuesOf(session.secretNames, env),

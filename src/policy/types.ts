@@ -41,6 +41,8 @@ export interface ToolView {
   readonly limits: EffectiveLimits;
   /** What the runner gets; absent when the tool is excluded. */
   readonly runSpec?: RunSpec;
+  /** Rules on arguments that apply to this tool (SPEC section 4.1); absent when none does. */
+  readonly rules?: import('./rules/evaluate-rules.js').RuleScope;
 }
 
 export type OnUnknownTool = 'protocol_error' | 'error_result' | { readonly rewrite: string };

@@ -7,6 +7,8 @@ import { HostError } from '../errors.js';
 import { denialError, type CallDecision } from '../policy/decide.js';
 import { decideForPrincipal, type PrincipalRule } from '../policy/principals.js';
 import type { ToolView } from '../policy/types.js';
+import { evaluateRules, evaluateShadowRules, type RuleRefusal } from '../policy/rules/evaluate-rules.js';
+import type { CallContext } from './call-context.js';
 import type { CallLogger } from './call-logger.js';
 import type { Redactor } from './redact.js';
 
@@ -28,4 +30,45 @@ export function checkPrincipal(view: ToolView, principal: string | null, rules: 
   // Worded like every other denial (decide.ts), with the principal among the facts.
   const denial = denialError(view.manifest.name, { effect: 'deny', code: 'policy_denied', rule: decision.rule, reason: decision.reason, excluded: false, shadow: null, journal: { decision: 'deny', rule: decision.rule } });
   throw new HostError(denial.code, denial.message, { ...denial.details, principal });
+}
+
+/**
+ * The rules on arguments (SPEC section 4.1) for this call: throws `policy_denied` naming the
+ * first denying rule (or the one that could not be evaluated), and returns the decision the
+ * call goes on with (an `ask` rule makes an allowed call ask). A shadow rule that would deny
+ * is logged and journaled as would_deny. Only called for a tool some rule names.
+ */
+export function checkRules(ctx: CallContext, view: ToolView, decision: CallDecision, args: Readonly<Record<string, unknown>>, redact: Redactor): CallDecision {
+  const scope = view.rules;
+  if (scope === undefined) return decision;
+  const verdict = evaluateRules(scope, args, ctx.principal);
+  if (verdict.effect === 'deny') {
+    ctx.decision = 'deny';
+    ctx.rule = verdict.rule.ref;
+    throw ruleDenial(view.manifest.name, verdict, redact);
+  }
+  let decided = decision;
+  if (verdict.effect === 'ask' && decision.effect === 'allow') {
+    const reason = `the arguments match rule ${verdict.rule.name} (${verdict.rule.when})`;
+    decided = { ...decision, effect: 'ask', rule: verdict.rule.ref, reason, journal: { decision: 'ask', rule: verdict.rule.ref } };
+    ctx.decision = 'ask';
+    ctx.rule = verdict.rule.ref;
+  }
+  const shadow = evaluateShadowRules(scope, args, ctx.principal);
+  if (shadow.effect === 'deny') {
+    ctx.logger.warn({ rule: shadow.rule.ref, ...(shadow.failure ? { failure: shadow.failure } : {}) }, 'shadow policy rule would deny this call; allowed');
+    ctx.decision = 'would_deny';
+    ctx.rule = shadow.rule.ref;
+  }
+  return decided;
+}
+
+function ruleDenial(tool: string, verdict: RuleRefusal, redact: Redactor): HostError {
+  const { rule } = verdict;
+  const reason =
+    verdict.failure === undefined
+      ? `the arguments match rule ${rule.name} (${rule.when})`
+      : `rule ${rule.name} cannot be evaluated for these arguments (${verdict.failure}: ${verdict.detail ?? ''}), so it denies`;
+  const denial = denialError(tool, { effect: 'deny', code: 'policy_denied', rule: rule.ref, reason, excluded: false, shadow: null, journal: { decision: 'deny', rule: rule.ref } }, redact);
+  return new HostError(denial.code, denial.message, { ...denial.details, ...(verdict.failure ? { failure: verdict.failure } : {}) });
 }

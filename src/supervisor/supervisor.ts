@@ -17,7 +17,7 @@ import { checkIdempotency, readIdempotencyKey, serializeForReplay, type Replayed
 import { beginJournal, closeJournal, type CallEnd, type CallJournal } from './journal-entry.js';
 import { CallControl } from './call-control.js';
 import { lookupTool, peekTool } from './lookup.js';
-import { checkExposure, checkPrincipal, notePolicy } from './policy.js';
+import { checkExposure, checkPrincipal, checkRules, notePolicy } from './policy.js';
 import type { Redactor } from './redact.js';
 import { redactError } from './redact-error.js';
 import type { RequestStateSigner } from './request-state.js';
@@ -159,11 +159,13 @@ class CallSupervisor implements Supervisor {
       ctx.idempotencyKey = readIdempotencyKey(request.meta);
 
       ctx.enter('policy');
-      notePolicy(decision, ctx.logger);
+      // Rules on arguments only for a tool some rule names: no work for the rest.
+      const decided = view.rules === undefined ? decision : checkRules(ctx, view, decision, args, this.#deps.redact);
+      notePolicy(decided, ctx.logger);
 
       ctx.enter('approval');
       // Only an `ask` needs an approval (approval.ts answers not_needed at once otherwise): no hop for the rest.
-      const approval = decision.effect === 'ask' ? await this.#approve(ctx, args, decision) : this.#noApprovalNeeded(ctx);
+      const approval = decided.effect === 'ask' ? await this.#approve(ctx, args, decided) : this.#noApprovalNeeded(ctx);
       if (approval.status === 'input_required') {
         end = { kind: 'input_required' };
         return { kind: 'input_required', callId: ctx.callId, requestState: approval.requestState, message: approval.message };
