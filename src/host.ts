@@ -9,6 +9,7 @@ import { openJournal } from './audit/open-journal.js';
 import type { HostConfig } from './host-config.js';
 import { loadHostConfigKeepingServers } from './host-servers.js';
 import { fingerprintListing } from './registry/server-tools.js';
+import { DefinitionDrift } from './policy/definition-drift.js';
 import { ConfigError } from './config/problem.js';
 import type { Logger } from './log.js';
 import { createRunner, ProcessServices, UpstreamServers, type ServerInstance } from './runner/index.js';
@@ -143,9 +144,12 @@ async function buildHost(options: HostOptions, config: HostConfig, instances: Re
     // Paths under these are hidden even when they do not exist (yet); elsewhere only existing paths are.
     hostRoots: hostRootsOf(options),
   });
+  // Pinned server tools a tools/list_changed changes are refused from that moment (SPEC section 4.2).
+  const drift = config.pinning.enforced ? new DefinitionDrift(config, logger, (text, maxChars) => redact.cut(text, maxChars)) : undefined;
   const upstream = new UpstreamServers({
     logger,
     services,
+    ...(drift ? { onListing: (server: string, tools: Parameters<DefinitionDrift['relisted']>[1]) => drift.relisted(server, tools) } : {}),
     // What a server writes to stderr or logs reaches the host's log redacted and bounded.
     redactLog: (text, maxChars) => redact.cut(text, maxChars),
     fingerprint: fingerprintListing,
@@ -169,6 +173,7 @@ async function buildHost(options: HostOptions, config: HostConfig, instances: Re
     redact,
     session,
     logger,
+    ...(drift ? { drift } : {}),
     approvalTimeoutMs: options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS,
     onResourceLink: (view) => (uri) => {
       const spec = view.runSpec;

@@ -67,8 +67,8 @@ export interface Journal {
   listApprovals(filter?: { readonly pendingOnly?: boolean }): Promise<ApprovalRecord[]>;
   /** An operator's decision; throws unknown_approval, approval_expired or approval_decided. */
   decideApproval(id: string, decision: ApprovalDecision, by: string): Promise<ApprovalRecord>;
-  /** Spends an approved approval for one call of that tool with those arguments, at most once, on any host. */
-  spendApproval(id: string, tool: string, argsHash: string, callId: string): Promise<SpendOutcome>;
+  /** Spends an approved approval for one call of that tool with those arguments (and definition), at most once, on any host. */
+  spendApproval(id: string, tool: string, argsHash: string, callId: string, definitionDigest?: string): Promise<SpendOutcome>;
 
   /** Commits queued records, ends this host's row (its still-started calls become interrupted), stops leases, closes. Idempotent. */
   close(): Promise<void>;

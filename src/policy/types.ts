@@ -30,8 +30,13 @@ export interface ToolView {
   readonly manifest: Manifest;
   /** Shown in tools/list: false when excluded or denied by name or class. */
   readonly listed: boolean;
-  /** Set when the tool conflicts with the policy as declared (SPEC section 4, first kind of refusal). */
-  readonly exclusion?: { readonly rule: RuleRef; readonly reason: string };
+  /**
+   * Set when the tool conflicts with the policy as declared (SPEC section 4, first kind of refusal);
+   * `details` are facts a refusal carries beyond rule and reason (a pin's digests).
+   */
+  readonly exclusion?: { readonly rule: RuleRef; readonly reason: string; readonly details?: Readonly<Record<string, unknown>> };
+  /** SHA-256 of the tool's definition (registry/definition-digest.ts): what pins and approvals bind to. */
+  readonly definitionDigest: string;
   /** The decision for a call (exclusion implies deny). */
   readonly decision: Decision;
   /** What a shadow-mode organisation policy would decide, when it is stricter than `decision`. */

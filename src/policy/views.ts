@@ -11,6 +11,7 @@ import { findMatch } from './globs.js';
 import type { MergedPolicy } from './policy-model.js';
 import type { CompiledRule } from './rules/compile-rules.js';
 import { scopeRules } from './rules/evaluate-rules.js';
+import { manifestDigest } from '../registry/tool-definition.js';
 import type { Decision, ToolView } from './types.js';
 
 export interface PolicyLayers {
@@ -58,6 +59,7 @@ export function buildToolView(
     ...(excluded?.rule ? { exclusion: { rule: excluded.rule, reason: excluded.text } } : {}),
     decision: assessment.decision,
     ...(shadowDecision ? { shadowDecision } : {}),
+    definitionDigest: manifestDigest(manifest),
     trust: assessment.trust,
     allowedModes: assessment.allowedModes,
     limits: assessment.limits,

@@ -34,6 +34,7 @@ import { decideForPrincipal } from '../policy/principals.js';
 import { declareTools } from './tool-declarations.js';
 import type { CallOutcome, CallRequest, Supervisor, ToolDeclaration } from './types.js';
 import { validateArgs } from './validate-args.js';
+import type { DefinitionDrift } from '../policy/definition-drift.js';
 
 /** What the supervisor reads of the host configuration (HostConfig provides it). */
 export interface SupervisorConfig {
@@ -60,6 +61,8 @@ export interface SupervisorDeps {
   readonly onResourceLink?: (view: ToolView) => (uri: string) => void;
   /** resources/read of a link an upstream server returned (forwarded to that server only). */
   readonly readUpstreamResource?: (uri: string) => Promise<{ readonly mimeType: string; readonly bytes: Uint8Array } | undefined>;
+  /** Pinned server tools changed by their server since the host loaded (refused); absent when pins are off. */
+  readonly drift?: Pick<DefinitionDrift, 'check' | 'checkApproved'>;
   /** Releases what the host built around the supervisor (the journal), after runners are closed. */
   readonly onClose?: () => Promise<void> | void;
 }
@@ -151,6 +154,7 @@ class CallSupervisor implements Supervisor {
 
       ctx.enter('exposure');
       checkExposure(view.manifest.name, decision, this.#deps.redact);
+      this.#deps.drift?.check(view);
       checkPrincipal(view, request.caller?.principal ?? null, this.session.principalRules ?? []);
 
       ctx.enter('validate-args');
@@ -295,6 +299,8 @@ class CallSupervisor implements Supervisor {
         },
       });
       ctx.approval = approval.status === 'input_required' ? 'required' : approval.status;
+      // An approval is for the definition the person saw: one its server changed meanwhile does not run.
+      if (approval.status === 'approved') this.#deps.drift?.checkApproved(view);
       return approval;
     } catch (error) {
       if (isHostError(error)) ctx.approval = error.code === 'approval_required' ? 'required' : error.code === 'approval_denied' ? 'denied' : ctx.approval;

@@ -280,7 +280,7 @@ export class PostgresStore implements Journal {
   async createApproval(approval: NewApproval): Promise<ApprovalRecord> {
     this.#requireOpen();
     const a = approval;
-    await this.#run(SQL.insertApproval, [a.id, a.tool, a.argsHash, a.sideEffect, a.rule, a.principal, a.sessionId, a.callId, a.createdAt, a.expiresAt]);
+    await this.#run(SQL.insertApproval, [a.id, a.tool, a.argsHash, a.sideEffect, a.rule, a.principal, a.sessionId, a.callId, a.createdAt, a.expiresAt, a.definitionDigest ?? null]);
     return (await this.#getApproval(a.id)) as ApprovalRecord;
   }
 
@@ -299,13 +299,13 @@ export class PostgresStore implements Journal {
     throw decideRefusal(id, record, now);
   }
 
-  async spendApproval(id: string, tool: string, argsHash: string, callId: string): Promise<SpendOutcome> {
+  async spendApproval(id: string, tool: string, argsHash: string, callId: string, definitionDigest?: string): Promise<SpendOutcome> {
     this.#requireOpen();
     const now = Date.now();
-    const result = await this.#run(SQL.spendApproval, [id, tool, argsHash, callId, now]);
+    const result = await this.#run(SQL.spendApproval, [id, tool, argsHash, callId, now, definitionDigest ?? null]);
     const record = await this.#getApproval(id);
     if (result.rowCount === 1) return { ok: true, approval: record as ApprovalRecord };
-    return { ok: false, reason: spendRefusalOf(record, tool, argsHash, now), ...(record ? { approval: record } : {}) };
+    return { ok: false, reason: spendRefusalOf(record, tool, argsHash, now, definitionDigest), ...(record ? { approval: record } : {}) };
   }
 
   close(): Promise<void> {

@@ -142,8 +142,8 @@ export class SqliteStore implements Journal {
     return this.#approvals.decide(id, decision, by);
   }
 
-  async spendApproval(id: string, tool: string, argsHash: string, callId: string): Promise<SpendOutcome> {
-    return this.#approvals.spend(id, tool, argsHash, callId);
+  async spendApproval(id: string, tool: string, argsHash: string, callId: string, definitionDigest?: string): Promise<SpendOutcome> {
+    return this.#approvals.spend(id, tool, argsHash, callId, definitionDigest);
   }
 
   /** The writer thread of the batches, if any (tests of SQLite specifics). */

@@ -19,6 +19,8 @@ export interface UpstreamServersOptions extends SlotDeps {
   readonly fingerprints?: ReadonlyMap<string, string>;
   /** The digest function (registry/server-tools.ts fingerprintListing). */
   readonly fingerprint?: (tools: readonly UpstreamTool[]) => string;
+  /** Told every listing read after a server's tools/list_changed (pinned definitions are checked against it). */
+  readonly onListing?: (server: string, tools: readonly UpstreamTool[]) => void;
 }
 
 /** At most this many resource-link URIs are remembered (oldest forgotten first). */
@@ -110,6 +112,7 @@ export class UpstreamServers {
       const acquired = await slot.acquire();
       if (!acquired.ok) return;
       const listed = await acquired.instance.listTools(timeoutMs);
+      if (listed.ok) this.options.onListing?.(server, listed.tools);
       if (listed.ok && fingerprint(listed.tools) === known) {
         this.options.logger.debug({ server }, 'upstream tools/list_changed without a change; ignored');
         return;
