@@ -12,6 +12,7 @@ import type { MergedPolicy, PolicyFile } from './policy/policy-model.js';
 import type { SessionPolicy, ToolView } from './policy/types.js';
 import { buildToolView } from './policy/views.js';
 import { compileRules, type CompiledRule } from './policy/rules/compile-rules.js';
+import { readRateWindows } from './policy/rates/rate-windows.js';
 import { checkPin, excludeByPin, pinningOf, type PinningInForce } from './policy/pinning.js';
 import { LOCK_FILE_NAME, readLock } from './registry/lock-file.js';
 import type { ToolAssessment } from './policy/assess-tool.js';
@@ -101,7 +102,8 @@ export function loadHostConfig(options: LoadHostConfigOptions): HostConfig {
   const withShadow = hasShadow ? mergePolicies(loadedPolicies.files, workspace) : undefined;
 
   const compiledRules = compileRules(loadedPolicies.files);
-  const problems: Problem[] = [...loadedManifests.problems, ...loadedPolicies.problems, ...enforced.problems, ...compiledRules.problems, ...(lockRead.ok || options.ignorePins === true ? [] : lockRead.problems)];
+  const rateWindows = readRateWindows(loadedPolicies.files);
+  const problems: Problem[] = [...loadedManifests.problems, ...loadedPolicies.problems, ...enforced.problems, ...compiledRules.problems, ...rateWindows.problems, ...(lockRead.ok || options.ignorePins === true ? [] : lockRead.problems)];
   // A lock that cannot be trusted is a problem (the host does not start); `toolhost lock` rewrites it.
   const pinning = pinningOf(enforced.policy, lockRead.ok ? lockRead.lock : null);
   const pinsInForce = options.ignorePins === true ? { ...pinning, enforced: false } : pinning;
@@ -140,7 +142,7 @@ export function loadHostConfig(options: LoadHostConfigOptions): HostConfig {
   });
   const layers = withShadow ? { enforced: enforced.policy, withShadow: withShadow.policy } : { enforced: enforced.policy };
   for (const manifest of manifests) {
-    const built = buildToolView(manifest, layers, workspace, env, guarded, compiledRules.rules);
+    const built = buildToolView(manifest, layers, workspace, env, guarded, compiledRules.rules, rateWindows.windows);
     const refusal = built.view.exclusion ? undefined : checkPin(pinsInForce, manifest.name, built.view.definitionDigest);
     const pinned = refusal ? excludeByPin(built.view, pinsInForce, refusal) : undefined;
     tools.set(manifest.name, pinned?.view ?? built.view);

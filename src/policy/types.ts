@@ -46,6 +46,8 @@ export interface ToolView {
   readonly limits: EffectiveLimits;
   /** What the runner gets; absent when the tool is excluded. */
   readonly runSpec?: RunSpec;
+  /** `limits.rate` windows that count calls to this tool (SPEC section 4.1); absent when none does. */
+  readonly rates?: readonly import('./rates/rate-windows.js').RateWindow[];
   /** Rules on arguments that apply to this tool (SPEC section 4.1); absent when none does. */
   readonly rules?: import('./rules/evaluate-rules.js').RuleScope;
 }

@@ -11,6 +11,7 @@ import { findMatch } from './globs.js';
 import type { MergedPolicy } from './policy-model.js';
 import type { CompiledRule } from './rules/compile-rules.js';
 import { scopeRules } from './rules/evaluate-rules.js';
+import { windowsFor, type RateWindow } from './rates/rate-windows.js';
 import { manifestDigest } from '../registry/tool-definition.js';
 import type { Decision, ToolView } from './types.js';
 
@@ -43,6 +44,7 @@ export function buildToolView(
   env: NodeJS.ProcessEnv,
   guarded: ProtectedPaths = NOTHING_PROTECTED,
   rules: readonly CompiledRule[] = [],
+  rateWindows: readonly RateWindow[] = [],
 ): BuiltView {
   const assessment = assessTool(manifest, layers.enforced, workspace);
   const excluded = assessment.exclusions[0];
@@ -50,6 +52,7 @@ export function buildToolView(
   const shadow = layers.withShadow ? assessTool(manifest, layers.withShadow, workspace) : undefined;
   const shadowDecision = shadow && isStricter(shadow.decision, assessment.decision) ? shadow.decision : undefined;
   const enforcedExclusionRules = new Set(assessment.exclusions.map((check) => check.rule));
+  const rates = rateWindows.length === 0 ? [] : windowsFor(rateWindows, manifest.name, manifest.sideEffect);
   // Relative path arguments start where the tool's do: its first root, else the workspace.
   const ruleScope = rules.length === 0 ? undefined : scopeRules(rules, { name: manifest.name, ...(manifest.sideEffect !== undefined ? { sideEffect: manifest.sideEffect } : {}), ...(manifest.upstream ? { server: manifest.upstream.server } : {}) }, { root: manifest.roots[0]?.path ?? workspace, workspace });
 
@@ -65,6 +68,7 @@ export function buildToolView(
     limits: assessment.limits,
     ...(excluded ? {} : { runSpec: buildRunSpec(manifest, assessment, layers.enforced, env, guarded) }),
     ...(ruleScope ? { rules: ruleScope } : {}),
+    ...(rates.length > 0 ? { rates } : {}),
   };
   return {
     view: deepFreeze(view),

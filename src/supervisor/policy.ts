@@ -9,6 +9,7 @@ import { decideForPrincipal, type PrincipalRule } from '../policy/principals.js'
 import type { ToolView } from '../policy/types.js';
 import { evaluateRules, evaluateShadowRules, type RuleRefusal } from '../policy/rules/evaluate-rules.js';
 import type { CallContext } from './call-context.js';
+import type { Journal } from '../audit/journal.js';
 import type { CallLogger } from './call-logger.js';
 import type { Redactor } from './redact.js';
 
@@ -71,4 +72,36 @@ function ruleDenial(tool: string, verdict: RuleRefusal, redact: Redactor): HostE
       : `rule ${rule.name} cannot be evaluated for these arguments (${verdict.failure}: ${verdict.detail ?? ''}), so it denies`;
   const denial = denialError(tool, { effect: 'deny', code: 'policy_denied', rule: rule.ref, reason, excluded: false, shadow: null, journal: { decision: 'deny', rule: rule.ref } }, redact);
   return new HostError(denial.code, denial.message, { ...denial.details, ...(verdict.failure ? { failure: verdict.failure } : {}) });
+}
+
+/** Principals as the rate windows count them: an HTTP principal by name, a stdio session by itself. */
+export function ratePrincipal(ctx: CallContext): string {
+  return ctx.principal === null ? `session:${ctx.sessionId}` : `principal:${ctx.principal}`;
+}
+
+/**
+ * The `limits.rate` windows of this tool (SPEC section 4.1): counts the call in each, or
+ * throws call_limit (reason rate, retryAfterMs) naming the full window's rule. The count
+ * lives in the journal's store; a store that cannot count fails the call closed (internal).
+ */
+export async function checkRates(ctx: CallContext, view: ToolView, journal: Pick<Journal, 'takeRate'>): Promise<void> {
+  const windows = view.rates;
+  if (windows === undefined) return;
+  let outcome;
+  try {
+    outcome = await journal.takeRate(ratePrincipal(ctx), windows);
+  } catch (error) {
+    throw new HostError('internal', 'The journal could not count this call against its rate limit; the call did not run.', { reason: 'journal_unavailable', stage: 'policy' }, { cause: error });
+  }
+  if (outcome.ok) return;
+  const window = windows[outcome.index];
+  if (window === undefined) throw new HostError('internal', 'The rate store named a window this tool does not have.', { stage: 'policy' });
+  const retryAfterMs = Math.max(0, Math.ceil(outcome.retryAfterMs));
+  throw new HostError('call_limit', `Rate limit reached for ${view.manifest.name}: ${window.calls} calls per ${window.per} (rule ${window.rule}); retry in ${Math.ceil(retryAfterMs / 1000)} s.`, {
+    reason: 'rate',
+    retryAfterMs,
+    rule: window.rule,
+    calls: window.calls,
+    per: window.per,
+  });
 }

@@ -17,7 +17,7 @@ import { checkIdempotency, readIdempotencyKey, serializeForReplay, type Replayed
 import { beginJournal, closeJournal, type CallEnd, type CallJournal } from './journal-entry.js';
 import { CallControl } from './call-control.js';
 import { lookupTool, peekTool } from './lookup.js';
-import { checkExposure, checkPrincipal, checkRules, notePolicy } from './policy.js';
+import { checkExposure, checkPrincipal, checkRates, checkRules, notePolicy } from './policy.js';
 import type { Redactor } from './redact.js';
 import { redactError } from './redact-error.js';
 import type { RequestStateSigner } from './request-state.js';
@@ -166,6 +166,9 @@ class CallSupervisor implements Supervisor {
       // Rules on arguments only for a tool some rule names: no work for the rest.
       const decided = view.rules === undefined ? decision : checkRules(ctx, view, decision, args, this.#deps.redact);
       notePolicy(decided, ctx.logger);
+      // Rates count the calls the policy lets through (not refused or malformed ones), before anyone
+      // is asked to approve one that would then be over its rate; no hop for a tool without a window.
+      if (view.rates !== undefined) await checkRates(ctx, view, journal);
 
       ctx.enter('approval');
       // Only an `ask` needs an approval (approval.ts answers not_needed at once otherwise): no hop for the rest.

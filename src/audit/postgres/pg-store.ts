@@ -38,6 +38,8 @@ import type { BeginOutcome, Journal } from '../journal.js';
 import { createPool, unreachable, writeFailed } from './pg-connection.js';
 import { RecordBatch, type PendingRecord } from '../record-batch.js';
 import { migratePostgres } from './pg-schema.js';
+import { PostgresRates } from './pg-rates.js';
+import type { RateCount, RateOutcome } from '../rate-store.js';
 import { insertCallsText, SQL, type NamedStatement } from './pg-statements.js';
 
 /** How long a host's lease lasts unless renewed; renewed every third of it. */
@@ -100,6 +102,7 @@ export class PostgresStore implements Journal {
   #sessionId: string | null = null;
   /** Read-only calls' records, committed a few at a time in one statement. */
   readonly #batch: RecordBatch;
+  readonly #rates: PostgresRates;
   #closing: Promise<void> | undefined;
 
   constructor(
@@ -109,6 +112,7 @@ export class PostgresStore implements Journal {
     options: PostgresStoreOptions,
   ) {
     this.#pool = pool;
+    this.#rates = new PostgresRates(pool);
     this.#logger = logger;
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.#artifactTtlMs = options.artifactTtlMs ?? DEFAULT_ARTIFACT_TTL_MS;
@@ -297,6 +301,15 @@ export class PostgresStore implements Journal {
     const record = await this.#getApproval(id);
     if (result.rowCount === 1) return record as ApprovalRecord;
     throw decideRefusal(id, record, now);
+  }
+
+  async takeRate(principal: string, windows: readonly RateCount[]): Promise<RateOutcome> {
+    this.#requireOpen();
+    try {
+      return await this.#rates.take(principal, windows);
+    } catch (error) {
+      throw writeFailed(error, this.location);
+    }
   }
 
   async spendApproval(id: string, tool: string, argsHash: string, callId: string, definitionDigest?: string): Promise<SpendOutcome> {
