@@ -4,7 +4,7 @@
 // rule: it holds no per-host state (the helpers read theirs from the call's
 // activation), so two hosts share it safely.
 import { Environment } from '@marcbachmann/cel-js';
-import { isPathUnder, isPathWithin, type PathBase } from './path-helpers.js';
+import { isPathUnder, isPathWithin, resolveToolPath, type PathBase } from './path-helpers.js';
 import { urlHost, urlPort, urlScheme } from './url-helpers.js';
 
 /** What `tool` holds in a rule. */
@@ -22,9 +22,27 @@ export class RuleTool {
   }
 }
 
-/** The receiver of `path.within` and `path.under`: where this tool's relative paths start. */
+/**
+ * The receiver of `path.within` and `path.under`: where this tool's relative paths start.
+ * One per call (forCall): several rules that judge the same argument resolve it once.
+ */
 export class PathHelpers {
+  #last: { readonly p: unknown; readonly resolved: string } | undefined;
+
   constructor(readonly base: PathBase) {}
+
+  /** A fresh receiver for one call, with its own memo. */
+  forCall(): PathHelpers {
+    return new PathHelpers(this.base);
+  }
+
+  /** resolveToolPath, remembered for the last path asked (a path that cannot be resolved is not remembered). */
+  readonly resolve = (p: unknown, base: PathBase): string => {
+    if (this.#last !== undefined && this.#last.p === p && base === this.base) return this.#last.resolved;
+    const resolved = resolveToolPath(p, base);
+    if (base === this.base) this.#last = { p, resolved };
+    return resolved;
+  };
 }
 
 /** The receiver of `url.host`, `url.port` and `url.scheme` (stateless). */
@@ -75,10 +93,10 @@ function buildEnvironment(): Environment {
     .registerVariable('url', 'UrlHelpers');
   for (let count = 1; count <= MAX_WITHIN_GLOBS; count++) {
     const globs = Array.from({ length: count }, () => 'string').join(', ');
-    env.registerFunction(`PathHelpers.within(dyn, ${globs}): bool`, (helpers: PathHelpers, p: unknown, ...rest: string[]) => isPathWithin(p, rest, helpers.base));
+    env.registerFunction(`PathHelpers.within(dyn, ${globs}): bool`, (helpers: PathHelpers, p: unknown, ...rest: string[]) => isPathWithin(p, rest, helpers.base, helpers.resolve));
   }
-  env.registerFunction('PathHelpers.within(dyn, list<string>): bool', (helpers: PathHelpers, p: unknown, globs: string[]) => isPathWithin(p, globs, helpers.base));
-  env.registerFunction('PathHelpers.under(dyn, string): bool', (helpers: PathHelpers, p: unknown, dir: string) => isPathUnder(p, dir, helpers.base));
+  env.registerFunction('PathHelpers.within(dyn, list<string>): bool', (helpers: PathHelpers, p: unknown, globs: string[]) => isPathWithin(p, globs, helpers.base, helpers.resolve));
+  env.registerFunction('PathHelpers.under(dyn, string): bool', (helpers: PathHelpers, p: unknown, dir: string) => isPathUnder(p, dir, helpers.base, helpers.resolve));
   env.registerFunction('UrlHelpers.host(dyn): string', (_: UrlHelpers, u: unknown) => urlHost(u));
   env.registerFunction('UrlHelpers.port(dyn): int', (_: UrlHelpers, u: unknown) => BigInt(urlPort(u)));
   env.registerFunction('UrlHelpers.scheme(dyn): string', (_: UrlHelpers, u: unknown) => urlScheme(u));

@@ -114,7 +114,7 @@ function appliesTo(rule: CompiledRule, principal: string | null): boolean {
 }
 
 function activationFor(scope: RuleScope, args: Readonly<Record<string, unknown>>, principal: string | null): RuleActivation {
-  return { args, tool: scope.tool, principal: principal ?? '', workspace: scope.workspace, path: scope.path, url: URL_HELPERS };
+  return { args, tool: scope.tool, principal: principal ?? '', workspace: scope.workspace, path: scope.path.forCall(), url: URL_HELPERS };
 }
 
 type RuleRun = { ok: true; matched: boolean } | { ok: false; failure: RuleFailure; detail: string };
