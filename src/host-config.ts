@@ -2,7 +2,7 @@
 // effective view of every tool. serve, validate, list and explain all start
 // here, so they agree on what is listed, excluded and why.
 import { realpathSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 import { loadManifests } from './registry/load-manifests.js';
 import { matchGlob } from './policy/globs.js';
 import { loadPolicies } from './policy/load-policies.js';
@@ -11,6 +11,10 @@ import { readPrincipalRules } from './policy/principals.js';
 import type { MergedPolicy, PolicyFile } from './policy/policy-model.js';
 import type { SessionPolicy, ToolView } from './policy/types.js';
 import { buildToolView } from './policy/views.js';
+import { compileRules, type CompiledRule } from './policy/rules/compile-rules.js';
+import { readRateWindows } from './policy/rates/rate-windows.js';
+import { checkPin, excludeByPin, pinningOf, type PinningInForce } from './policy/pinning.js';
+import { LOCK_FILE_NAME, readLock } from './registry/lock-file.js';
 import type { ToolAssessment } from './policy/assess-tool.js';
 import type { Problem } from './config/problem.js';
 import { protectedPathsOf } from './config/protected-paths.js';
@@ -41,6 +45,8 @@ export interface LoadHostConfigOptions {
   readonly serverListings?: ReadonlyMap<string, ServerListing>;
   /** Compiles tool schemas, caching each; a host that loads again and again shares one. Default: a fresh one. */
   readonly schemaCompiler?: ToolSchemaCompiler;
+  /** `toolhost lock`: build every tool as it is, without applying the pins of toolhost.lock. */
+  readonly ignorePins?: boolean;
 }
 
 /** The policy in force with provenance, for `explain`. */
@@ -53,6 +59,8 @@ export interface HostPolicy {
   readonly withShadow?: MergedPolicy;
   /** Per tool: every check with its outcome and rule (enforced policy). */
   readonly assessments: ReadonlyMap<string, ToolAssessment>;
+  /** Every `rules:` entry of every layer (shadow files' too), compiled, in layer order. */
+  readonly rules: readonly CompiledRule[];
 }
 
 export interface HostConfig {
@@ -74,6 +82,13 @@ export interface HostConfig {
   readonly serverProbes: ReadonlyMap<string, RunSpec>;
   /** Values of host environment variables whose names match env.secrets (non-empty, longest first). */
   secretValues(): string[];
+  /** Pinned definitions (SPEC section 4.2): whether they are enforced, by which rule, and the lock read. */
+  readonly pinning: PinningInForce;
+  /**
+   * The tools a server's listing makes (name → manifest), classified and checked as at load:
+   * what a tools/list_changed is compared with. Empty for a server this host does not know.
+   */
+  manifestsOfListing(server: string, listing: ServerListing): ReadonlyMap<string, Manifest>;
 }
 
 /** Loads manifests and policies and builds the effective view of every tool. */
@@ -83,13 +98,19 @@ export function loadHostConfig(options: LoadHostConfigOptions): HostConfig {
   const workspace = canonicalPath(resolve(cwd, options.workspace));
 
   const loadedManifests = loadManifests({ dirs: options.manifestDirs, workspace, cwd });
+  const lockRead = readLock(workspace, displayOf(workspace, cwd));
   const loadedPolicies = loadPolicies({ policyFiles: options.policyFiles, workspace, cwd });
   const enforcedFiles = loadedPolicies.files.filter((file) => file.mode === 'enforce');
   const enforced = mergePolicies(enforcedFiles, workspace);
   const hasShadow = enforcedFiles.length < loadedPolicies.files.length;
   const withShadow = hasShadow ? mergePolicies(loadedPolicies.files, workspace) : undefined;
 
-  const problems: Problem[] = [...loadedManifests.problems, ...loadedPolicies.problems, ...enforced.problems];
+  const compiledRules = compileRules(loadedPolicies.files);
+  const rateWindows = readRateWindows(loadedPolicies.files);
+  const problems: Problem[] = [...loadedManifests.problems, ...loadedPolicies.problems, ...enforced.problems, ...compiledRules.problems, ...rateWindows.problems, ...(lockRead.ok || options.ignorePins === true ? [] : lockRead.problems)];
+  // A lock that cannot be trusted is a problem (the host does not start); `toolhost lock` rewrites it.
+  const pinning = pinningOf(enforced.policy, lockRead.ok ? lockRead.lock : null);
+  const pinsInForce = options.ignorePins === true ? { ...pinning, enforced: false } : pinning;
   if (withShadow) problems.push(...withShadow.problems.filter((problem) => !problems.some((known) => sameProblem(known, problem))));
 
   const secretGlobs = enforced.policy.envSecrets.items.map((item) => item.value);
@@ -136,10 +157,13 @@ export function loadHostConfig(options: LoadHostConfigOptions): HostConfig {
   });
   const layers = withShadow ? { enforced: enforced.policy, withShadow: withShadow.policy } : { enforced: enforced.policy };
   for (const manifest of manifests) {
-    const built = buildToolView(manifest, layers, workspace, env, guarded);
-    tools.set(manifest.name, unlisted.has(manifest.name) ? Object.freeze({ ...built.view, listed: false }) : built.view);
+    const built = buildToolView(manifest, layers, workspace, env, guarded, compiledRules.rules, rateWindows.windows);
+    const refusal = built.view.exclusion ? undefined : checkPin(pinsInForce, manifest.name, built.view.definitionDigest);
+    const pinned = refusal ? excludeByPin(built.view, pinsInForce, refusal) : undefined;
+    const view = pinned?.view ?? built.view;
+    tools.set(manifest.name, unlisted.has(manifest.name) ? Object.freeze({ ...view, listed: false }) : view);
     assessments.set(manifest.name, built.assessment);
-    exclusions.push(...built.exclusions);
+    exclusions.push(...built.exclusions, ...(pinned ? [pinned.problem] : []));
     shadowExclusions.push(...built.shadowExclusions);
   }
 
@@ -180,11 +204,22 @@ export function loadHostConfig(options: LoadHostConfigOptions): HostConfig {
     problems,
     exclusions,
     shadowExclusions,
-    policy: { files: loadedPolicies.files, enforced: policy, ...(withShadow ? { withShadow: withShadow.policy } : {}), assessments },
+    policy: { files: loadedPolicies.files, enforced: policy, ...(withShadow ? { withShadow: withShadow.policy } : {}), assessments, rules: compiledRules.rules },
     servers,
     serverProbes,
     secretValues: () => secretValuesOf(session.secretNames, env),
+    pinning: pinsInForce,
+    manifestsOfListing: (server, listing) => {
+      const manifest = loadedManifests.servers.find((candidate) => candidate.name === server);
+      if (!manifest) return new Map();
+      return new Map(buildServerTools(manifest, listing, compiler).manifests.map((built) => [built.name, built]));
+    },
   };
+}
+
+function displayOf(workspace: string, cwd: string): string {
+  const path = relative(cwd, join(workspace, LOCK_FILE_NAME));
+  return path === '' || path.startsWith('..') || isAbsolute(path) ? join(workspace, LOCK_FILE_NAME) : path;
 }
 
 /** Values of environment variables whose names match a secret glob (case-insensitive). */

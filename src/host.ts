@@ -12,6 +12,7 @@ import type { ServerListing } from './registry/server-tools.js';
 import { createToolSchemaCompiler } from './registry/ajv.js';
 import type { RunSpec } from './runner/types.js';
 import { fingerprintListingSoon } from './registry/server-tools.js';
+import { DefinitionDrift } from './policy/definition-drift.js';
 import { ConfigError } from './config/problem.js';
 import type { Logger } from './log.js';
 import { createRunner, ProcessServices, UpstreamServers, uiResourceOf, type ServerInstance } from './runner/index.js';
@@ -189,9 +190,19 @@ async function buildHost(
   };
   noteFingerprints(config);
   const redactLog = (text: string, maxChars: number): string => redact.cut(text, maxChars);
+  // Pinned server tools a tools/list_changed changes are refused from that moment (SPEC section 4.2).
+  // The source reads the configuration in force, which the background start replaces.
+  const drift = config.pinning.enforced
+    ? new DefinitionDrift(
+        { get tools() { return config.tools; }, pinning: config.pinning, manifestsOfListing: (server, listing) => config.manifestsOfListing(server, listing) },
+        logger,
+        redactLog,
+      )
+    : undefined;
   const upstream = new UpstreamServers({
     logger,
     services,
+    ...(drift ? { onListing: (server: string, tools: Parameters<DefinitionDrift['relisted']>[1]) => drift.relisted(server, tools) } : {}),
     // What a server writes to stderr or logs reaches the host's log redacted and bounded.
     redactLog,
     fingerprint: fingerprintListingSoon,
@@ -234,6 +245,7 @@ async function buildHost(
       redact,
       session,
       logger,
+      ...(drift ? { drift } : {}),
       approvalTimeoutMs: options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS,
       onResourceLink: (view) => (shownUri, upstreamUri) => {
         const spec = view.runSpec;

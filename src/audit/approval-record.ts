@@ -29,6 +29,11 @@ export interface NewApproval {
   createdAt: number;
   /** After this the approval can be neither decided nor spent. */
   expiresAt: number;
+  /**
+   * SHA-256 of the tool's definition the approval was asked for (SPEC section 4.2): a call to a
+   * tool whose definition has changed since cannot spend it. Absent on approvals that bind none.
+   */
+  definitionDigest?: string;
 }
 
 export interface ApprovalRecord extends NewApproval {
@@ -42,14 +47,15 @@ export interface ApprovalRecord extends NewApproval {
 }
 
 /** Why an approval id did not let a call run; each is approval_denied (pending: approval_required). */
-export type SpendRefusal = 'unknown' | 'pending' | 'denied' | 'expired' | 'spent' | 'other_arguments';
+export type SpendRefusal = 'unknown' | 'pending' | 'denied' | 'expired' | 'spent' | 'other_arguments' | 'definition_changed';
 
 export type SpendOutcome = { readonly ok: true; readonly approval: ApprovalRecord } | { readonly ok: false; readonly reason: SpendRefusal; readonly approval?: ApprovalRecord };
 
 /** Why a spend failed, from the row as it stands (the atomic update did not match). */
-export function spendRefusalOf(record: ApprovalRecord | undefined, tool: string, argsHash: string, now: number): SpendRefusal {
+export function spendRefusalOf(record: ApprovalRecord | undefined, tool: string, argsHash: string, now: number, definitionDigest?: string): SpendRefusal {
   if (record === undefined) return 'unknown';
   if (record.tool !== tool || record.argsHash !== argsHash) return 'other_arguments';
+  if ((record.definitionDigest ?? null) !== (definitionDigest ?? null)) return 'definition_changed';
   if (record.state === 'spent') return 'spent';
   if (record.state === 'denied') return 'denied';
   if (record.expiresAt <= now) return 'expired';
@@ -58,7 +64,7 @@ export function spendRefusalOf(record: ApprovalRecord | undefined, tool: string,
 
 /** Column list matching ApprovalRow. */
 export const APPROVAL_COLUMNS = `id, tool, args_hash, side_effect, rule, principal, session_id, call_id, created_at, expires_at,
-  state, decided_by, decided_at, spent_by, spent_at`;
+  state, decided_by, decided_at, spent_by, spent_at, definition_digest`;
 
 export interface ApprovalRow {
   id: string;
@@ -76,6 +82,7 @@ export interface ApprovalRow {
   decided_at: number | string | null;
   spent_by: string | null;
   spent_at: number | string | null;
+  definition_digest: string | null;
 }
 
 /** Maps a row (SQLite integers or PostgreSQL bigint strings) to an ApprovalRecord. */
@@ -96,6 +103,7 @@ export function toApprovalRecord(row: ApprovalRow): ApprovalRecord {
     decidedAt: row.decided_at === null ? null : Number(row.decided_at),
     spentBy: row.spent_by,
     spentAt: row.spent_at === null ? null : Number(row.spent_at),
+    ...(row.definition_digest !== null ? { definitionDigest: row.definition_digest } : {}),
   };
 }
 

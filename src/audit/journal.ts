@@ -6,6 +6,7 @@
 import type { StoredArtifact } from './artifact-ref.js';
 import type { ApprovalDecision, ApprovalRecord, NewApproval, SpendOutcome } from './approval-record.js';
 import type { CallFilter, CallFinish, CallRecord, CallStart, IdempotencyRecord, Reconciliation } from './call-record.js';
+import type { RateCount, RateOutcome } from './rate-store.js';
 
 export * from './call-record.js';
 export * from './approval-record.js';
@@ -67,8 +68,14 @@ export interface Journal {
   listApprovals(filter?: { readonly pendingOnly?: boolean }): Promise<ApprovalRecord[]>;
   /** An operator's decision; throws unknown_approval, approval_expired or approval_decided. */
   decideApproval(id: string, decision: ApprovalDecision, by: string): Promise<ApprovalRecord>;
-  /** Spends an approved approval for one call of that tool with those arguments, at most once, on any host. */
-  spendApproval(id: string, tool: string, argsHash: string, callId: string): Promise<SpendOutcome>;
+  /** Spends an approved approval for one call of that tool with those arguments (and definition), at most once, on any host. */
+  spendApproval(id: string, tool: string, argsHash: string, callId: string, definitionDigest?: string): Promise<SpendOutcome>;
+
+  /**
+   * Counts one call of `principal` in each window (SPEC section 4.1, limits.rate), atomically
+   * on every host of the store, or none when one is full (its index and the time until it ends).
+   */
+  takeRate(principal: string, windows: readonly RateCount[]): Promise<RateOutcome>;
 
   /** Commits queued records, ends this host's row (its still-started calls become interrupted), stops leases, closes. Idempotent. */
   close(): Promise<void>;

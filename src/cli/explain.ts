@@ -7,6 +7,7 @@ import { decide } from '../policy/decide.js';
 import { decideForPrincipal } from '../policy/principals.js';
 import { describePolicy, type KeyRow } from '../policy/describe-policy.js';
 import type { ToolView } from '../policy/types.js';
+import { evaluateRules, evaluateShadowRules, traceRules } from '../policy/rules/evaluate-rules.js';
 import { HOST_FLAGS_HELP, parseCommandArgs, UsageError } from './args.js';
 import { loadConfigForToolFromFlags, printProblems } from './host-config-flags.js';
 import { formatTable } from './table.js';
@@ -69,9 +70,29 @@ export interface Explanation extends ToolSummary {
     readonly rule: string | null;
     /** Why, as a call with these arguments would be told (the same reason `serve` gives). */
     readonly reason: string | null;
+    /** Each rule on arguments that names this tool (SPEC section 4.1), in layer order, with its result. */
+    readonly rules: readonly RuleRow[];
   };
   /** With --principal: what the `principals:` rules decide for that caller (null rule: none applies). */
   readonly principal?: { readonly name: string; readonly decision: 'allow' | 'deny'; readonly rule: string | null; readonly reason: string | null };
+}
+
+/** One rule on arguments as `explain` shows it. */
+export interface RuleRow {
+  /** `file:line rules.NAME`. */
+  readonly rule: string;
+  readonly file: string;
+  readonly line: number;
+  readonly layer: string;
+  readonly shadow: boolean;
+  readonly effect: 'deny' | 'ask';
+  readonly when: string;
+  /** False when its principals leave this caller out (stdio callers have no principal). */
+  readonly applies: boolean;
+  /** The condition's value for these arguments; null when it does not apply or could not be evaluated. */
+  readonly matched: boolean | null;
+  /** Why it could not be evaluated (the rule then denies). */
+  readonly failure: string | null;
 }
 
 /** Builds the explanation of one tool (and, optionally, one set of arguments). */
@@ -84,7 +105,7 @@ export function explainTool(config: HostConfig, view: ToolView, args: unknown, p
     checks: (assessment?.checks ?? []).map((check) => ({ key: check.key, outcome: check.outcome, rule: check.rule ?? null, text: check.text })),
     keys: describePolicy(config.policy.enforced),
     shadowKeys,
-    ...(args === undefined ? {} : { arguments: checkArguments(config, view, args) }),
+    ...(args === undefined ? {} : { arguments: checkArguments(config, view, args, principal ?? null) }),
     ...(principal === undefined ? {} : { principal: explainPrincipal(config, view, principal) }),
   };
 }
@@ -95,18 +116,43 @@ function explainPrincipal(config: HostConfig, view: ToolView, name: string): Non
   return { name, decision: 'allow', rule: null, reason: null };
 }
 
-function checkArguments(config: HostConfig, view: ToolView, args: unknown): NonNullable<Explanation['arguments']> {
+function checkArguments(config: HostConfig, view: ToolView, args: unknown, principal: string | null): NonNullable<Explanation['arguments']> {
   const validate = view.manifest.validateInput;
   const valid = validate(args) === true;
   // Copy the errors at once: the compiled validator reuses its errors array.
   const errors = valid ? [] : (validate.errors ?? []).map((error) => ({ path: error.instancePath || '/', message: error.message ?? 'is invalid' }));
   if (!valid) {
     const mode = config.session.onInvalidArguments;
-    return { valid, errors, outcome: 'invalid_arguments', rule: config.policy.enforced.onInvalidArguments.source.rule + ` (${mode})`, reason: null };
+    return { valid, errors, outcome: 'invalid_arguments', rule: config.policy.enforced.onInvalidArguments.source.rule + ` (${mode})`, reason: null, rules: [] };
   }
-  // The decision `serve` enforces for this call (policy/decide.ts); arguments do not change it.
+  // The decision `serve` enforces for this call: the tool's (policy/decide.ts), tightened by its rules on arguments.
   const { effect, rule, reason } = decide(view);
-  return { valid, errors, outcome: effect === 'allow' ? 'run' : effect, rule, reason };
+  const scope = view.rules;
+  if (scope === undefined || effect === 'deny') return { valid, errors, outcome: effect === 'allow' ? 'run' : effect, rule, reason, rules: [] };
+  const callArgs = args as Readonly<Record<string, unknown>>;
+  const rows = traceRules(scope, callArgs, principal).map(
+    (trace): RuleRow => ({
+      rule: trace.rule.ref,
+      file: trace.rule.file,
+      line: trace.rule.line,
+      layer: trace.rule.layer,
+      shadow: trace.rule.shadow,
+      effect: trace.rule.effect,
+      when: trace.rule.when,
+      applies: trace.applies,
+      matched: trace.matched,
+      failure: trace.failure === undefined ? null : `${trace.failure}: ${trace.detail ?? ''}`,
+    }),
+  );
+  const verdict = evaluateRules(scope, callArgs, principal);
+  const shadow = evaluateShadowRules(scope, callArgs, principal);
+  const shadowNote = shadow.effect === 'deny' ? `; a shadow rule would deny (${shadow.rule.ref}), not enforced` : '';
+  if (verdict.effect === 'deny') {
+    const why = verdict.failure === undefined ? `the arguments match rule ${verdict.rule.name}` : `rule ${verdict.rule.name} cannot be evaluated (${verdict.failure}), so it denies`;
+    return { valid, errors, outcome: 'deny', rule: verdict.rule.ref, reason: why, rules: rows };
+  }
+  if (verdict.effect === 'ask' && effect === 'allow') return { valid, errors, outcome: 'ask', rule: verdict.rule.ref, reason: `the arguments match rule ${verdict.rule.name}${shadowNote}`, rules: rows };
+  return { valid, errors, outcome: effect === 'allow' ? 'run' : effect, rule, reason: reason === null ? (shadowNote === '' ? null : shadowNote.slice(2)) : reason + shadowNote, rules: rows };
 }
 
 function parseArguments(text: string): unknown {
@@ -143,6 +189,10 @@ export function renderExplanation(e: Explanation): string {
     lines.push('', `Arguments: ${a.valid ? 'valid' : 'invalid'}`);
     for (const error of a.errors) lines.push(`  ${error.path}: ${error.message}`);
     lines.push(`  a call would: ${describeOutcome(a.outcome)}${a.rule ? ` (${a.rule})` : ''}`);
+    if (a.rules.length > 0) {
+      lines.push('', 'Rules on arguments for this tool:');
+      lines.push(indent(formatTable(['RESULT', 'EFFECT', 'RULE', 'WHEN'], a.rules.map(ruleRow), true)));
+    }
   }
   lines.push('', 'Checks for this tool:');
   lines.push(indent(formatTable(['OUTCOME', 'KEY', 'WHY', 'RULE'], e.checks.map((c) => [c.outcome, c.key, c.text, c.rule ?? '-']), true)));
@@ -153,6 +203,11 @@ export function renderExplanation(e: Explanation): string {
     lines.push(indent(formatTable(['KEY', 'VALUE', 'LAYER', 'RULE'], e.shadowKeys.map(keyRow), true)));
   }
   return `${lines.join('\n')}\n`;
+}
+
+function ruleRow(row: RuleRow): string[] {
+  const result = !row.applies ? 'not for this caller' : row.failure !== null ? `cannot evaluate (${row.failure}): denies` : row.matched ? 'matched' : 'not matched';
+  return [row.shadow ? `${result} (shadow)` : result, row.effect, row.rule, row.when];
 }
 
 function keyRow(row: KeyRow): string[] {

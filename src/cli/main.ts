@@ -23,6 +23,7 @@ const COMMANDS: Record<string, { summary: string }> = {
   fuzz: { summary: "fuzz a tool's argument checks from its input schema", },
   doctor: { summary: 'which sandboxes this machine supports, and why not' },
   import: { summary: 'a kind: Server manifest from a running MCP server (classes suggested, unverified)' },
+  lock: { summary: 'pin every tool definition in toolhost.lock (--check: what changed, for CI)' },
 };
 
 function usage(): string {

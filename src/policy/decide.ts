@@ -22,6 +22,8 @@ export interface CallDecision {
   readonly excluded: boolean;
   /** What a shadow-mode organisation file would decide instead, when stricter. */
   readonly shadow: Exclude<Decision, { readonly effect: 'allow' }> | null;
+  /** Facts of an exclusion beyond rule and reason (a pin's digests); absent for most decisions. */
+  readonly details?: Readonly<Record<string, unknown>>;
   /** What the journal records: a shadow deny of a call that runs is `would_deny` with the shadow's rule. */
   readonly journal: { readonly decision: 'allow' | 'ask' | 'deny' | 'would_deny'; readonly rule: RuleRef | null };
 }
@@ -40,14 +42,14 @@ export function denialError(tool: string, decision: CallDecision, redact: (text:
   const rule = decision.rule ?? '(built-in)';
   const reason = redact(decision.reason ?? '');
   const what = decision.excluded ? 'is excluded' : decision.code === 'unclassified_tool' ? 'is unclassified and refused' : 'is denied';
-  return new HostError(decision.code ?? 'policy_denied', `The tool ${tool} ${what} by policy rule ${rule}: ${oneLine(reason)}`, { rule, reason });
+  return new HostError(decision.code ?? 'policy_denied', `The tool ${tool} ${what} by policy rule ${rule}: ${oneLine(reason)}`, { rule, reason, ...decision.details });
 }
 
 function decideOnce(view: ToolView): CallDecision {
   const shadow = view.shadowDecision && view.shadowDecision.effect !== 'allow' ? view.shadowDecision : null;
   if (view.exclusion) {
-    const { rule, reason } = view.exclusion;
-    return { effect: 'deny', code: 'policy_denied', rule, reason, excluded: true, shadow, journal: { decision: 'deny', rule } };
+    const { rule, reason, details } = view.exclusion;
+    return { effect: 'deny', code: 'policy_denied', rule, reason, excluded: true, shadow, ...(details ? { details } : {}), journal: { decision: 'deny', rule } };
   }
   const decision = view.decision;
   const base =

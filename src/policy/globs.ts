@@ -25,6 +25,11 @@ export function findMatch<T extends { readonly value: string }>(
 
 const cache = new Map<string, RegExp>();
 
+/** The regular expression `matchGlob` tests with (cached), for callers that match one glob many times. */
+export function globRegExp(pattern: string, options: GlobOptions = {}): RegExp {
+  return compileGlob(pattern, options);
+}
+
 function compileGlob(pattern: string, options: GlobOptions): RegExp {
   const cacheKey = `${options.path ? 'p' : '-'}${options.ignoreCase ? 'i' : '-'}${pattern}`;
   const cached = cache.get(cacheKey);

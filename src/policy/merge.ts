@@ -12,6 +12,7 @@ import type {
   LimitKey,
   MergedPolicy,
   PolicyFile,
+  PinningSetting,
   PolicyKey,
   ScalarSetting,
   Source,
@@ -68,6 +69,8 @@ export function mergePolicies(files: readonly PolicyFile[], workspace: string): 
     // operator wins over client (it never drops an approval); the shorter expiry wins.
     approvalsBy: mergeScalar(files, ['approvals', 'by'], 'approvals.by', POLICY_DEFAULTS.approvalsBy, (f) => data(f).approvals?.by, (a, b) => a === 'operator' && b !== 'operator'),
     approvalsExpireAfterMs: mergeScalar(files, ['approvals', 'expireAfterMs'], 'approvals.expireAfterMs', POLICY_DEFAULTS.approvalsExpireAfterMs, (f) => data(f).approvals?.expireAfterMs, smaller),
+    // enforce wins over off; `auto` (no layer set it) decides by whether a lock exists.
+    pinning: mergeScalar<PinningSetting>(files, ['pinning'], 'pinning', 'auto', (f) => data(f).pinning, (a, b) => a === 'enforce' && b !== 'enforce'),
   };
   checkRewrites(policy.onUnknownTool, files, problems);
   return { policy: deepFreeze(policy), problems };

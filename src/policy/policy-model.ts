@@ -76,9 +76,11 @@ export const POLICY_KEYS = [
   'onInvalidArguments',
   'approvals.by',
   'approvals.expireAfterMs',
+  'pinning',
 ] as const;
 // `principals` entries are never merged into one value (each only tightens): see principals.ts.
-export type PolicyKey = (typeof POLICY_KEYS)[number] | 'mode' | 'kind' | 'name' | 'principals';
+// `rules` and `limits.rate` likewise: every rule and window of every layer applies (rules/, rates/).
+export type PolicyKey = (typeof POLICY_KEYS)[number] | 'mode' | 'kind' | 'name' | 'principals' | 'rules' | 'limits.rate';
 
 export type LimitKey = 'maxTimeoutMs' | 'maxResultBytes' | 'maxMemoryMb' | 'maxCallsPerSession' | 'maxConcurrency' | 'maxConsecutiveFailures';
 export const LIMIT_KEYS: readonly LimitKey[] = ['maxTimeoutMs', 'maxResultBytes', 'maxMemoryMb', 'maxCallsPerSession', 'maxConcurrency', 'maxConsecutiveFailures'];
@@ -107,6 +109,32 @@ export interface MergedPolicy {
   readonly onInvalidArguments: ScalarSetting<InvalidArgumentsMode>;
   readonly approvalsBy: ScalarSetting<ApprovalsBy>;
   readonly approvalsExpireAfterMs: ScalarSetting<number>;
+  /** `auto` when no layer sets it: enforce when a lock exists, else off (SPEC section 4.2). */
+  readonly pinning: ScalarSetting<PinningSetting>;
+}
+
+/** The `pinning` key: `auto` is the default, never written in a file. */
+export type PinningSetting = 'off' | 'enforce' | 'auto';
+
+/** A side-effect class filter of a rule or a rate window: one class or a list. */
+export type ClassFilter = SideEffect | readonly SideEffect[];
+
+/** One `rules:` entry as written. */
+export interface RuleDocument {
+  readonly name: string;
+  readonly tools: readonly string[];
+  readonly principals?: readonly string[];
+  readonly class?: ClassFilter;
+  readonly when: string;
+  readonly effect: 'deny' | 'ask';
+}
+
+/** One `limits.rate` window as written. */
+export interface RateDocument {
+  readonly tools: readonly string[];
+  readonly class?: ClassFilter;
+  readonly per: string;
+  readonly calls: number;
 }
 
 /** One policy file after schema validation: every key it sets, with positions. */
@@ -132,7 +160,7 @@ export interface PolicyDocument {
   readonly sideEffects?: { readonly deny?: readonly SideEffect[]; readonly requireApproval?: readonly SideEffect[] };
   readonly trust?: { readonly firstParty?: readonly string[] };
   readonly sandbox?: { readonly community?: readonly PolicyMode[] };
-  readonly limits?: { readonly [K in LimitKey]?: number };
+  readonly limits?: { readonly [K in LimitKey]?: number } & { readonly rate?: readonly RateDocument[] };
   readonly workspace?: { readonly allowedRoots?: readonly string[] };
   readonly network?: { readonly allow?: readonly string[] };
   readonly env?: { readonly allow?: readonly string[]; readonly secrets?: readonly string[] };
@@ -140,4 +168,6 @@ export interface PolicyDocument {
   readonly onInvalidArguments?: InvalidArgumentsMode;
   readonly principals?: Readonly<Record<string, { readonly tools?: { readonly allow?: readonly string[]; readonly deny?: readonly string[] } }>>;
   readonly approvals?: { readonly by?: ApprovalsBy; readonly expireAfterMs?: number };
+  readonly rules?: readonly RuleDocument[];
+  readonly pinning?: 'off' | 'enforce';
 }

@@ -30,8 +30,13 @@ export interface ToolView {
   readonly manifest: Manifest;
   /** Shown in tools/list: false when excluded or denied by name or class. */
   readonly listed: boolean;
-  /** Set when the tool conflicts with the policy as declared (SPEC section 4, first kind of refusal). */
-  readonly exclusion?: { readonly rule: RuleRef; readonly reason: string };
+  /**
+   * Set when the tool conflicts with the policy as declared (SPEC section 4, first kind of refusal);
+   * `details` are facts a refusal carries beyond rule and reason (a pin's digests).
+   */
+  readonly exclusion?: { readonly rule: RuleRef; readonly reason: string; readonly details?: Readonly<Record<string, unknown>> };
+  /** SHA-256 of the tool's definition (registry/definition-digest.ts): what pins and approvals bind to. */
+  readonly definitionDigest: string;
   /** The decision for a call (exclusion implies deny). */
   readonly decision: Decision;
   /** What a shadow-mode organisation policy would decide, when it is stricter than `decision`. */
@@ -41,6 +46,10 @@ export interface ToolView {
   readonly limits: EffectiveLimits;
   /** What the runner gets; absent when the tool is excluded. */
   readonly runSpec?: RunSpec;
+  /** `limits.rate` windows that count calls to this tool (SPEC section 4.1); absent when none does. */
+  readonly rates?: readonly import('./rates/rate-windows.js').RateWindow[];
+  /** Rules on arguments that apply to this tool (SPEC section 4.1); absent when none does. */
+  readonly rules?: import('./rules/evaluate-rules.js').RuleScope;
 }
 
 export type OnUnknownTool = 'protocol_error' | 'error_result' | { readonly rewrite: string };

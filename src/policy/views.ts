@@ -9,6 +9,10 @@ import { assessTool, type ToolAssessment } from './assess-tool.js';
 import { MAX_OUTPUT_BYTES } from './defaults.js';
 import { findMatch } from './globs.js';
 import type { MergedPolicy } from './policy-model.js';
+import type { CompiledRule } from './rules/compile-rules.js';
+import { scopeRules } from './rules/evaluate-rules.js';
+import { windowsFor, type RateWindow } from './rates/rate-windows.js';
+import { manifestDigest } from '../registry/tool-definition.js';
 import type { Decision, ToolView } from './types.js';
 
 export interface PolicyLayers {
@@ -39,6 +43,8 @@ export function buildToolView(
   workspace: string,
   env: NodeJS.ProcessEnv,
   guarded: ProtectedPaths = NOTHING_PROTECTED,
+  rules: readonly CompiledRule[] = [],
+  rateWindows: readonly RateWindow[] = [],
 ): BuiltView {
   const assessment = assessTool(manifest, layers.enforced, workspace);
   const excluded = assessment.exclusions[0];
@@ -46,6 +52,9 @@ export function buildToolView(
   const shadow = layers.withShadow ? assessTool(manifest, layers.withShadow, workspace) : undefined;
   const shadowDecision = shadow && isStricter(shadow.decision, assessment.decision) ? shadow.decision : undefined;
   const enforcedExclusionRules = new Set(assessment.exclusions.map((check) => check.rule));
+  const rates = rateWindows.length === 0 ? [] : windowsFor(rateWindows, manifest.name, manifest.sideEffect);
+  // Relative path arguments start where the tool's do: its first root, else the workspace.
+  const ruleScope = rules.length === 0 ? undefined : scopeRules(rules, { name: manifest.name, ...(manifest.sideEffect !== undefined ? { sideEffect: manifest.sideEffect } : {}), ...(manifest.upstream ? { server: manifest.upstream.server } : {}) }, { root: manifest.roots[0]?.path ?? workspace, workspace });
 
   const view: ToolView = {
     manifest,
@@ -53,10 +62,13 @@ export function buildToolView(
     ...(excluded?.rule ? { exclusion: { rule: excluded.rule, reason: excluded.text } } : {}),
     decision: assessment.decision,
     ...(shadowDecision ? { shadowDecision } : {}),
+    definitionDigest: manifestDigest(manifest),
     trust: assessment.trust,
     allowedModes: assessment.allowedModes,
     limits: assessment.limits,
     ...(excluded ? {} : { runSpec: buildRunSpec(manifest, assessment, layers.enforced, env, guarded) }),
+    ...(ruleScope ? { rules: ruleScope } : {}),
+    ...(rates.length > 0 ? { rates } : {}),
   };
   return {
     view: deepFreeze(view),
@@ -131,8 +143,9 @@ function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
     Object.freeze(value);
     for (const child of Object.values(value)) {
-      // The manifest is frozen by its loader and holds compiled validators: leave it alone.
-      if (typeof child === 'object' && child !== null && !('validateInput' in child)) deepFreeze(child);
+      // The manifest is frozen by its loader and holds compiled validators, the rule scope compiled
+      // expressions (frozen by their compiler): leave them alone.
+      if (typeof child === 'object' && child !== null && !('validateInput' in child) && !('shadowRules' in child)) deepFreeze(child);
     }
   }
   return value;

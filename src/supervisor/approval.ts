@@ -95,9 +95,9 @@ function answerInputRequired(input: ApprovalInput, rule: string | null): Approva
   const { request, view, argsHash, signer } = input;
   const tool = view.manifest.name;
   if (request.requestState === undefined) {
-    return { status: 'input_required', requestState: signer.issue(tool, argsHash), message: buildApprovalPrompt(view, input.args, input.argsHash, input.decision.reason ?? undefined) };
+    return { status: 'input_required', requestState: signer.issue(tool, argsHash, view.definitionDigest), message: buildApprovalPrompt(view, input.args, input.argsHash, input.decision.reason ?? undefined) };
   }
-  const check = signer.verify(request.requestState, tool, argsHash);
+  const check = signer.verify(request.requestState, tool, argsHash, view.definitionDigest);
   if (!check.ok) {
     throw new HostError('approval_denied', `The approval state sent for ${tool} was refused (${check.reason}).`, { rule, reason: check.reason });
   }

@@ -9,7 +9,7 @@ import type { CallContext } from './call-context.js';
 import { resolveKeyHolder, type ReplayedResult } from './idempotency.js';
 
 /** What the supervisor needs of the journal (both stores behind src/audit/journal.ts implement it). */
-export type CallJournal = Pick<Journal, 'begin' | 'finish' | 'record' | 'recordSoon' | 'findByIdempotencyKey' | 'createApproval' | 'spendApproval'>;
+export type CallJournal = Pick<Journal, 'begin' | 'finish' | 'record' | 'recordSoon' | 'findByIdempotencyKey' | 'createApproval' | 'spendApproval' | 'takeRate'>;
 
 /** How a call ended, as the journal needs it. */
 export type CallEnd =

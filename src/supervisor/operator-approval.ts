@@ -51,6 +51,7 @@ export async function requestOperatorApproval(operator: OperatorApprovals, view:
     callId: operator.callId,
     createdAt: now,
     expiresAt: now + operator.expireAfterMs,
+    definitionDigest: view.definitionDigest,
   });
   throw new HostError(
     'approval_required',
@@ -61,7 +62,7 @@ export async function requestOperatorApproval(operator: OperatorApprovals, view:
 
 /** Spends an approved id for this tool and these arguments; throws approval_denied (or approval_required while pending). */
 export async function spendOperatorApproval(operator: OperatorApprovals, view: ToolView, argsHash: string, id: string, rule: string | null): Promise<void> {
-  const spent = await operator.journal.spendApproval(id, view.manifest.name, argsHash, operator.callId);
+  const spent = await operator.journal.spendApproval(id, view.manifest.name, argsHash, operator.callId, view.definitionDigest);
   if (spent.ok) return;
   if (spent.reason === 'pending') {
     throw new HostError('approval_required', `Approval ${id} for ${view.manifest.name} is still waiting for an operator (toolhost approve ${id}).`, {

@@ -1,12 +1,13 @@
 // Signed approval states for modern clients (SPEC section 6): the host answers
 // `input_required` with a state, the client retries the same call with it. The
-// state is an HMAC-SHA256 over {tool, argument hash, expiry, nonce} with a key
+// state is an HMAC-SHA256 over {tool, argument hash, definition digest, expiry,
+// nonce} with a key
 // that never leaves this host object, so a client cannot mint, alter, reuse or
 // outlive one.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** Why a state was refused; each becomes `approval_denied` with this reason. */
-export type RequestStateProblem = 'forged' | 'altered' | 'expired' | 'replayed';
+export type RequestStateProblem = 'forged' | 'altered' | 'expired' | 'replayed' | 'definition_changed';
 
 export type RequestStateCheck = { readonly ok: true } | { readonly ok: false; readonly reason: RequestStateProblem };
 
@@ -38,15 +39,15 @@ export class RequestStateSigner {
     this.#now = options.now ?? Date.now;
   }
 
-  /** A fresh state approving one call of `tool` with arguments hashing to `argsHash`. */
-  issue(tool: string, argsHash: string): string {
-    const payload: StatePayload = { v: 1, t: tool, a: argsHash, e: this.#now() + this.#ttlMs, n: randomBytes(16).toString('base64url') };
+  /** A fresh state approving one call of `tool` with arguments hashing to `argsHash`, for the definition `definitionDigest`. */
+  issue(tool: string, argsHash: string, definitionDigest = ''): string {
+    const payload: StatePayload = { v: 1, t: tool, a: argsHash, d: definitionDigest, e: this.#now() + this.#ttlMs, n: randomBytes(16).toString('base64url') };
     const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
     return `${body}.${this.#sign(body)}`;
   }
 
-  /** Checks a state for this tool and argument hash, and spends it when it is good. */
-  verify(state: unknown, tool: string, argsHash: string): RequestStateCheck {
+  /** Checks a state for this tool, argument hash and definition, and spends it when it is good. */
+  verify(state: unknown, tool: string, argsHash: string, definitionDigest = ''): RequestStateCheck {
     if (typeof state !== 'string' || state.length > MAX_STATE_CHARS) return { ok: false, reason: 'forged' };
     const dot = state.indexOf('.');
     if (dot <= 0) return { ok: false, reason: 'forged' };
@@ -57,6 +58,8 @@ export class RequestStateSigner {
     const payload = parsePayload(body);
     if (!payload) return { ok: false, reason: 'forged' };
     if (payload.t !== tool || payload.a !== argsHash) return { ok: false, reason: 'altered' };
+    // Approved for a definition the tool no longer has (a new lock, a server's change): not this call.
+    if (payload.d !== definitionDigest) return { ok: false, reason: 'definition_changed' };
     const now = this.#now();
     if (now >= payload.e) return { ok: false, reason: 'expired' };
     this.#forgetExpired(now);
@@ -80,6 +83,8 @@ interface StatePayload {
   readonly t: string;
   /** Argument hash. */
   readonly a: string;
+  /** Definition digest of the tool the approval was asked for. */
+  readonly d: string;
   /** Expiry, epoch milliseconds. */
   readonly e: number;
   /** Nonce: makes each state single-use. */
@@ -94,7 +99,7 @@ function parsePayload(body: string): StatePayload | undefined {
     return undefined;
   }
   if (typeof value !== 'object' || value === null) return undefined;
-  const { v, t, a, e, n } = value as Record<string, unknown>;
-  if (v !== 1 || typeof t !== 'string' || typeof a !== 'string' || typeof e !== 'number' || typeof n !== 'string') return undefined;
-  return { v, t, a, e, n };
+  const { v, t, a, d, e, n } = value as Record<string, unknown>;
+  if (v !== 1 || typeof t !== 'string' || typeof a !== 'string' || typeof d !== 'string' || typeof e !== 'number' || typeof n !== 'string') return undefined;
+  return { v, t, a, d, e, n };
 }

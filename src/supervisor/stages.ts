@@ -13,7 +13,7 @@ export const STAGES = [
   'exposure',
   /** Arguments against the compiled input schema: validate-args.ts */
   'validate-args',
-  /** allow or ask, and what a shadow policy would deny, logged: policy.ts */
+  /** Rules on arguments (deny or ask), rate windows (call_limit), what a shadow policy would deny: policy.ts */
   'policy',
   /** Elicitation, input_required or approval_required: approval.ts */
   'approval',

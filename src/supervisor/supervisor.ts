@@ -17,7 +17,7 @@ import { checkIdempotency, readIdempotencyKey, serializeForReplay, type Replayed
 import { beginJournal, closeJournal, type CallEnd, type CallJournal } from './journal-entry.js';
 import { CallControl } from './call-control.js';
 import { lookupTool, peekTool } from './lookup.js';
-import { checkExposure, checkPrincipal, notePolicy } from './policy.js';
+import { checkExposure, checkPrincipal, checkRates, checkRules, notePolicy } from './policy.js';
 import type { Redactor } from './redact.js';
 import { redactError } from './redact-error.js';
 import type { RequestStateSigner } from './request-state.js';
@@ -35,6 +35,7 @@ import { decideForPrincipal } from '../policy/principals.js';
 import { declareTools } from './tool-declarations.js';
 import type { CallOutcome, CallRequest, Supervisor, ToolDeclaration } from './types.js';
 import { validateArgs } from './validate-args.js';
+import type { DefinitionDrift } from '../policy/definition-drift.js';
 
 /** What the supervisor reads of the host configuration (HostConfig provides it). */
 export interface SupervisorConfig {
@@ -61,6 +62,8 @@ export interface SupervisorDeps {
   readonly onResourceLink?: (view: ToolView) => (shownUri: string, upstreamUri: string) => void;
   /** resources/read of a link an upstream server returned or an MCP Apps resource (forwarded to that server only; redacted here). */
   readonly readUpstreamResource?: (uri: string) => Promise<{ readonly mimeType: string; readonly bytes: Uint8Array } | undefined>;
+  /** Pinned server tools changed by their server since the host loaded (refused); absent when pins are off. */
+  readonly drift?: Pick<DefinitionDrift, 'check' | 'checkApproved'>;
   /** Releases what the host built around the supervisor (the journal), after runners are closed. */
   readonly onClose?: () => Promise<void> | void;
 }
@@ -159,6 +162,7 @@ class CallSupervisor implements Supervisor {
 
       ctx.enter('exposure');
       checkExposure(view.manifest.name, decision, this.#deps.redact);
+      this.#deps.drift?.check(view);
       checkPrincipal(view, request.caller?.principal ?? null, this.session.principalRules ?? []);
 
       ctx.enter('validate-args');
@@ -167,11 +171,16 @@ class CallSupervisor implements Supervisor {
       ctx.idempotencyKey = readIdempotencyKey(request.meta);
 
       ctx.enter('policy');
-      notePolicy(decision, ctx.logger);
+      // Rules on arguments only for a tool some rule names: no work for the rest.
+      const decided = view.rules === undefined ? decision : checkRules(ctx, view, decision, args, this.#deps.redact);
+      notePolicy(decided, ctx.logger);
+      // Rates count the calls the policy lets through (not refused or malformed ones), before anyone
+      // is asked to approve one that would then be over its rate; no hop for a tool without a window.
+      if (view.rates !== undefined) await checkRates(ctx, view, journal);
 
       ctx.enter('approval');
       // Only an `ask` needs an approval (approval.ts answers not_needed at once otherwise): no hop for the rest.
-      const approval = decision.effect === 'ask' ? await this.#approve(ctx, args, decision) : this.#noApprovalNeeded(ctx);
+      const approval = decided.effect === 'ask' ? await this.#approve(ctx, args, decided) : this.#noApprovalNeeded(ctx);
       if (approval.status === 'input_required') {
         end = { kind: 'input_required' };
         return { kind: 'input_required', callId: ctx.callId, requestState: approval.requestState, message: approval.message };
@@ -301,6 +310,8 @@ class CallSupervisor implements Supervisor {
         },
       });
       ctx.approval = approval.status === 'input_required' ? 'required' : approval.status;
+      // An approval is for the definition the person saw: one its server changed meanwhile does not run.
+      if (approval.status === 'approved') this.#deps.drift?.checkApproved(view);
       return approval;
     } catch (error) {
       if (isHostError(error)) ctx.approval = error.code === 'approval_required' ? 'required' : error.code === 'approval_denied' ? 'denied' : ctx.approval;

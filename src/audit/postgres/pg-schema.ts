@@ -6,6 +6,7 @@
 // version, is refused before anything is written (the transaction rolls back).
 import type { PoolClient } from 'pg';
 import { JournalError } from '../journal-error.js';
+import { RATE_WINDOWS_TABLE } from '../rate-windows-schema.js';
 
 /** Marks a database as a toolhost journal. */
 export const APPLICATION = 'toolhost-journal';
@@ -107,6 +108,11 @@ export const PG_MIGRATIONS: readonly string[] = [
   CREATE INDEX approvals_by_state ON approvals(state, created_at);
 
   INSERT INTO toolhost_meta (id, application, version) VALUES (1, '${APPLICATION}', 0);
+  `,
+  // 2: approvals bind to the tool's definition digest (SPEC section 4.2); rate windows (SPEC section 4.1).
+  `
+  ALTER TABLE approvals ADD COLUMN definition_digest TEXT;
+  ${RATE_WINDOWS_TABLE}
   `,
 ];
 

@@ -89,8 +89,8 @@ export const SQL = {
   sweepArtifacts: statement('sweep_artifacts', `DELETE FROM artifacts WHERE expires_at <= $1`),
   insertApproval: statement(
     'insert_approval',
-    `INSERT INTO approvals (id, tool, args_hash, side_effect, rule, principal, session_id, call_id, created_at, expires_at, state)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending')`,
+    `INSERT INTO approvals (id, tool, args_hash, side_effect, rule, principal, session_id, call_id, created_at, expires_at, state, definition_digest)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11)`,
   ),
   getApproval: statement('get_approval', `SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE id = $1`),
   listApprovals: statement('list_approvals', `SELECT ${APPROVAL_COLUMNS} FROM approvals ORDER BY created_at DESC, id`),
@@ -105,6 +105,6 @@ export const SQL = {
   spendApproval: statement(
     'spend_approval',
     `UPDATE approvals SET state = 'spent', spent_by = $4, spent_at = $5
-     WHERE id = $1 AND state = 'approved' AND tool = $2 AND args_hash = $3 AND expires_at > $5`,
+     WHERE id = $1 AND state = 'approved' AND tool = $2 AND args_hash = $3 AND definition_digest IS NOT DISTINCT FROM $6 AND expires_at > $5`,
   ),
 } as const;

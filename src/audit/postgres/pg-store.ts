@@ -38,6 +38,8 @@ import type { BeginOutcome, Journal } from '../journal.js';
 import { createPool, unreachable, writeFailed } from './pg-connection.js';
 import { RecordBatch, type PendingRecord } from '../record-batch.js';
 import { migratePostgres } from './pg-schema.js';
+import { PostgresRates } from './pg-rates.js';
+import type { RateCount, RateOutcome } from '../rate-store.js';
 import { insertCallsText, SQL, type NamedStatement } from './pg-statements.js';
 
 /** How long a host's lease lasts unless renewed; renewed every third of it. */
@@ -100,6 +102,7 @@ export class PostgresStore implements Journal {
   #sessionId: string | null = null;
   /** Read-only calls' records, committed a few at a time in one statement. */
   readonly #batch: RecordBatch;
+  readonly #rates: PostgresRates;
   #closing: Promise<void> | undefined;
 
   constructor(
@@ -109,6 +112,7 @@ export class PostgresStore implements Journal {
     options: PostgresStoreOptions,
   ) {
     this.#pool = pool;
+    this.#rates = new PostgresRates(pool);
     this.#logger = logger;
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.#artifactTtlMs = options.artifactTtlMs ?? DEFAULT_ARTIFACT_TTL_MS;
@@ -280,7 +284,7 @@ export class PostgresStore implements Journal {
   async createApproval(approval: NewApproval): Promise<ApprovalRecord> {
     this.#requireOpen();
     const a = approval;
-    await this.#run(SQL.insertApproval, [a.id, a.tool, a.argsHash, a.sideEffect, a.rule, a.principal, a.sessionId, a.callId, a.createdAt, a.expiresAt]);
+    await this.#run(SQL.insertApproval, [a.id, a.tool, a.argsHash, a.sideEffect, a.rule, a.principal, a.sessionId, a.callId, a.createdAt, a.expiresAt, a.definitionDigest ?? null]);
     return (await this.#getApproval(a.id)) as ApprovalRecord;
   }
 
@@ -299,13 +303,22 @@ export class PostgresStore implements Journal {
     throw decideRefusal(id, record, now);
   }
 
-  async spendApproval(id: string, tool: string, argsHash: string, callId: string): Promise<SpendOutcome> {
+  async takeRate(principal: string, windows: readonly RateCount[]): Promise<RateOutcome> {
+    this.#requireOpen();
+    try {
+      return await this.#rates.take(principal, windows);
+    } catch (error) {
+      throw writeFailed(error, this.location);
+    }
+  }
+
+  async spendApproval(id: string, tool: string, argsHash: string, callId: string, definitionDigest?: string): Promise<SpendOutcome> {
     this.#requireOpen();
     const now = Date.now();
-    const result = await this.#run(SQL.spendApproval, [id, tool, argsHash, callId, now]);
+    const result = await this.#run(SQL.spendApproval, [id, tool, argsHash, callId, now, definitionDigest ?? null]);
     const record = await this.#getApproval(id);
     if (result.rowCount === 1) return { ok: true, approval: record as ApprovalRecord };
-    return { ok: false, reason: spendRefusalOf(record, tool, argsHash, now), ...(record ? { approval: record } : {}) };
+    return { ok: false, reason: spendRefusalOf(record, tool, argsHash, now, definitionDigest), ...(record ? { approval: record } : {}) };
   }
 
   close(): Promise<void> {

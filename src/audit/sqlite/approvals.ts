@@ -21,10 +21,10 @@ export class SqliteApprovals {
   create(approval: NewApproval): ApprovalRecord {
     this.db()
       .prepare(
-        `INSERT INTO approvals (id, tool, args_hash, side_effect, rule, principal, session_id, call_id, created_at, expires_at, state)
-         VALUES (@id, @tool, @argsHash, @sideEffect, @rule, @principal, @sessionId, @callId, @createdAt, @expiresAt, 'pending')`,
+        `INSERT INTO approvals (id, tool, args_hash, side_effect, rule, principal, session_id, call_id, created_at, expires_at, state, definition_digest)
+         VALUES (@id, @tool, @argsHash, @sideEffect, @rule, @principal, @sessionId, @callId, @createdAt, @expiresAt, 'pending', @definitionDigest)`,
       )
-      .run(approval);
+      .run({ ...approval, definitionDigest: approval.definitionDigest ?? null });
     return this.get(approval.id) as ApprovalRecord;
   }
 
@@ -48,15 +48,15 @@ export class SqliteApprovals {
     throw decideRefusal(id, record, now);
   }
 
-  spend(id: string, tool: string, argsHash: string, callId: string, now = Date.now()): SpendOutcome {
+  spend(id: string, tool: string, argsHash: string, callId: string, definitionDigest?: string, now = Date.now()): SpendOutcome {
     const changes = this.db()
       .prepare(
         `UPDATE approvals SET state = 'spent', spent_by = @callId, spent_at = @now
-         WHERE id = @id AND state = 'approved' AND tool = @tool AND args_hash = @argsHash AND expires_at > @now`,
+         WHERE id = @id AND state = 'approved' AND tool = @tool AND args_hash = @argsHash AND definition_digest IS @digest AND expires_at > @now`,
       )
-      .run({ id, tool, argsHash, callId, now }).changes;
+      .run({ id, tool, argsHash, callId, now, digest: definitionDigest ?? null }).changes;
     const record = this.get(id);
     if (changes === 1) return { ok: true, approval: record as ApprovalRecord };
-    return { ok: false, reason: spendRefusalOf(record, tool, argsHash, now), ...(record ? { approval: record } : {}) };
+    return { ok: false, reason: spendRefusalOf(record, tool, argsHash, now, definitionDigest), ...(record ? { approval: record } : {}) };
   }
 }

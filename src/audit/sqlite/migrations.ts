@@ -4,6 +4,7 @@
 // from a newer toolhost is refused, never downgraded.
 import type { Database } from 'better-sqlite3';
 import { JournalError } from '../journal-error.js';
+import { RATE_WINDOWS_TABLE } from '../rate-windows-schema.js';
 
 /** Marks the file as a toolhost journal (PRAGMA application_id; "THJ1"). */
 export const APPLICATION_ID = 0x54484a31;
@@ -91,6 +92,11 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE calls ADD COLUMN principal TEXT;
   CREATE INDEX calls_by_principal ON calls(principal, started_at) WHERE principal IS NOT NULL;
+  `,
+  // 5: approvals bind to the tool's definition digest (SPEC section 4.2); rate windows (SPEC section 4.1).
+  `
+  ALTER TABLE approvals ADD COLUMN definition_digest TEXT;
+  ${RATE_WINDOWS_TABLE}
   `,
 ];
 

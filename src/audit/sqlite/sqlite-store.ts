@@ -10,6 +10,8 @@ import { JournalError } from '../journal-error.js';
 import { callRowValues, type CallRowValues } from '../call-row.js';
 import { RecordBatch } from '../record-batch.js';
 import { SqliteApprovals } from './approvals.js';
+import { SqliteRates } from './sqlite-rates.js';
+import type { RateCount, RateOutcome } from '../rate-store.js';
 import { ArtifactStore } from './artifacts.js';
 import { RecordWriter } from './record-writer.js';
 import { INSERT_CALLS, SqliteJournal, type JournalOptions } from './sqlite-journal.js';
@@ -40,6 +42,7 @@ export class SqliteStore implements Journal {
   readonly kind = 'sqlite' as const;
   readonly #artifacts: ArtifactStore | undefined;
   readonly #approvals: SqliteApprovals;
+  readonly #rates: SqliteRates;
   /**
    * Read-only calls' records, committed a few at a time in one transaction. Each is
    * queued as its row (call-row.ts), built once when the call answers: the commit
@@ -62,6 +65,7 @@ export class SqliteStore implements Journal {
         ? undefined
         : new ArtifactStore(stateDir, sync, { ...(options.logger ? { logger: options.logger } : {}), ...(options.artifactTtlMs !== undefined ? { ttlMs: options.artifactTtlMs } : {}) });
     this.#approvals = new SqliteApprovals(() => sync.database);
+    this.#rates = new SqliteRates(() => sync.database);
     const logger = options.logger ?? createSilentLogger();
     this.#writer = options.writeBatchesOffThread === true && sync.hostId !== null ? new RecordWriter(sync.file, INSERT_CALLS, logger) : undefined;
     this.#batch = new RecordBatch<CallRowValues>((rows) => this.#writeBatch(rows), rowId, logger);
@@ -142,8 +146,12 @@ export class SqliteStore implements Journal {
     return this.#approvals.decide(id, decision, by);
   }
 
-  async spendApproval(id: string, tool: string, argsHash: string, callId: string): Promise<SpendOutcome> {
-    return this.#approvals.spend(id, tool, argsHash, callId);
+  async spendApproval(id: string, tool: string, argsHash: string, callId: string, definitionDigest?: string): Promise<SpendOutcome> {
+    return this.#approvals.spend(id, tool, argsHash, callId, definitionDigest);
+  }
+
+  async takeRate(principal: string, windows: readonly RateCount[]): Promise<RateOutcome> {
+    return this.#rates.take(principal, windows);
   }
 
   /** The writer thread of the batches, if any (tests of SQLite specifics). */

@@ -28,6 +28,8 @@ export interface UpstreamServersOptions extends SlotDeps {
   readonly fingerprints?: ReadonlyMap<string, string>;
   /** The digest function (registry/server-tools.ts fingerprintListingSoon: a listing of megabytes is digested in slices). */
   readonly fingerprint?: (tools: readonly UpstreamTool[]) => string | Promise<string>;
+  /** Told every listing read after a server's tools/list_changed (pinned definitions are checked against it). */
+  readonly onListing?: (server: string, tools: readonly UpstreamTool[]) => void;
 }
 
 
@@ -117,6 +119,7 @@ export class UpstreamServers {
     const acquired = await slot.acquire();
     if (!acquired.ok) return;
     const listed = await acquired.instance.listTools(timeoutMs);
+    if (listed.ok) this.options.onListing?.(server, listed.tools);
     if (listed.ok && known !== undefined && fingerprint !== undefined && (await fingerprint(listed.tools)) === known) {
       this.options.logger.debug({ server }, 'upstream tools/list_changed without a change; ignored');
       return;

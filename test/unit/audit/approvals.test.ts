@@ -33,6 +33,17 @@ describeEachStore('operator approvals', (store) => {
     expect((await journal.listApprovals({ pendingOnly: true })).map((a) => a.id)).toEqual([asked.id]);
   });
 
+  it('bound to the definition it was asked for: a changed definition cannot spend it (SPEC 4.2)', async () => {
+    const journal = await store().open();
+    const pinned = 'd'.repeat(64);
+    const asked = await journal.createApproval(pending({ definitionDigest: pinned }));
+    expect(asked.definitionDigest).toBe(pinned);
+    await journal.decideApproval(asked.id, 'approved', 'alice');
+    expect(await journal.spendApproval(asked.id, 'deploy', asked.argsHash, 'c-new', 'e'.repeat(64))).toMatchObject({ ok: false, reason: 'definition_changed' });
+    expect(await journal.spendApproval(asked.id, 'deploy', asked.argsHash, 'c-none')).toMatchObject({ ok: false, reason: 'definition_changed' });
+    expect(await journal.spendApproval(asked.id, 'deploy', asked.argsHash, 'c-1', pinned)).toMatchObject({ ok: true });
+  });
+
   it('approved once, spent once: the second spend, other arguments and another tool are refused', async () => {
     const journal = await store().open();
     const asked = await journal.createApproval(pending());

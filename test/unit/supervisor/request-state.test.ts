@@ -24,6 +24,15 @@ describe('RequestStateSigner', () => {
     expect(s.verify(state, 'write_file', HASH)).toEqual({ ok: true });
   });
 
+  it('refuses a state issued for another definition of the tool (definition_changed), without spending it', () => {
+    const { signer: s } = signer();
+    const pinned = 'd'.repeat(64);
+    const state = s.issue('write_file', HASH, pinned);
+    expect(s.verify(state, 'write_file', HASH, 'e'.repeat(64))).toEqual({ ok: false, reason: 'definition_changed' });
+    expect(s.verify(state, 'write_file', HASH)).toEqual({ ok: false, reason: 'definition_changed' });
+    expect(s.verify(state, 'write_file', HASH, pinned)).toEqual({ ok: true });
+  });
+
   it('refuses an expired state', () => {
     const { signer: s, now } = signer();
     const state = s.issue('write_file', HASH);

@@ -80,6 +80,10 @@ function harness(behaviour: RunBehaviour, journalFaults: { finish?: Error } = {}
     spendApproval: async () => {
       throw new Error('no operator approvals in these tests');
     },
+    // No tool here has a rate window.
+    takeRate: async () => {
+      throw new Error('no rate windows in these tests');
+    },
   };
   const runner: Runner = {
     mode: 'isolate',
