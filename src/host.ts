@@ -5,7 +5,8 @@ import { randomUUID } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { resolve } from 'node:path';
-import { openJournal } from './audit/open-journal.js';
+import { journalFlagsFor } from './audit/journal-url.js';
+import { journalUrlFrom, openJournal } from './audit/open-journal.js';
 import type { HostConfig } from './host-config.js';
 import { loadHostConfigKeepingServers } from './host-servers.js';
 import { fingerprintListing } from './registry/server-tools.js';
@@ -170,6 +171,8 @@ async function buildHost(options: HostOptions, config: HostConfig, instances: Re
     session,
     logger,
     approvalTimeoutMs: options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS,
+    // approval_required names the exact command, journal included, that approves the call.
+    approveJournalFlags: journalFlagsFor(journalUrlFrom(options.journalUrl, options.env ?? process.env), options.stateDir, options.cwd),
     onResourceLink: (view) => (uri) => {
       const spec = view.runSpec;
       if (spec?.upstream) upstream.rememberLink({ ...spec, upstream: spec.upstream }, uri);

@@ -3,7 +3,7 @@
 // Behaviour is the SQLite journal's own (sqlite-journal.ts); this only adapts.
 import { createSilentLogger, type Logger } from '../../log.js';
 import type { StoredArtifact } from '../artifact-ref.js';
-import type { ApprovalDecision, ApprovalRecord, NewApproval, SpendOutcome } from '../approval-record.js';
+import type { ApprovalDecision, ApprovalRecord, DecisionExtras, NewApproval, SpendOutcome } from '../approval-record.js';
 import type { CallFilter, CallFinish, CallRecord, CallStart, IdempotencyRecord, Reconciliation } from '../call-record.js';
 import type { BeginOutcome, Journal } from '../journal.js';
 import { JournalError } from '../journal-error.js';
@@ -131,15 +131,19 @@ export class SqliteStore implements Journal {
   }
 
   async createApproval(approval: NewApproval): Promise<ApprovalRecord> {
-    return this.#approvals.create(approval);
+    return this.#approvals.create(approval, this.hostId);
+  }
+
+  async getApproval(id: string): Promise<ApprovalRecord | undefined> {
+    return this.#approvals.get(id);
   }
 
   async listApprovals(filter: { readonly pendingOnly?: boolean } = {}): Promise<ApprovalRecord[]> {
     return this.#approvals.list(filter.pendingOnly === true);
   }
 
-  async decideApproval(id: string, decision: ApprovalDecision, by: string): Promise<ApprovalRecord> {
-    return this.#approvals.decide(id, decision, by);
+  async decideApproval(id: string, decision: ApprovalDecision, by: string, extras?: DecisionExtras): Promise<ApprovalRecord> {
+    return this.#approvals.decide(id, decision, by, extras);
   }
 
   async spendApproval(id: string, tool: string, argsHash: string, callId: string): Promise<SpendOutcome> {
