@@ -37,6 +37,14 @@ export interface HttpServeOptions {
   readonly logger: Logger;
   /** How long a legacy session may sit unused before it is closed; default LEGACY_SESSION_IDLE_MS (tests shorten it). */
   readonly legacySessionIdleMs?: number;
+  /** Other handlers served beside /mcp under a path prefix (the console), after the Host and Origin checks; they authenticate themselves. */
+  readonly mounts?: readonly HttpMount[];
+}
+
+/** A handler for every path under `prefix` (e.g. `/console`). */
+export interface HttpMount {
+  readonly prefix: string;
+  handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
 }
 
 export interface HttpServer {
@@ -94,6 +102,8 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServer> 
     if (isResourceMetadataPath(path) && options.authenticator.kind === 'jwt' && options.issuer !== undefined) {
       return writeJson(res, 200, resourceMetadata(resourceUrl(), options.issuer));
     }
+    const mount = options.mounts?.find((candidate) => path === candidate.prefix || path.startsWith(`${candidate.prefix}/`));
+    if (mount !== undefined) return mount.handle(req, res);
     if (path !== MCP_PATH) return writeJsonRpcError(res, 404, -32000, 'Not found: MCP is served at /mcp.', { code: 'not_found' });
 
     // Authentication, before the body is read and before anything of MCP runs.
