@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from '../log.js';
 import { checkHostAndOrigin, isLoopbackHost, LOOPBACK_HOSTNAMES } from '../protocol/http-guards.js';
 import type { ConsoleHandler } from './console-server.js';
-import { redirect, send } from './security.js';
+import { redirect, SECURITY_HEADERS, send } from './security.js';
 
 export interface ConsoleHttpOptions {
   readonly console: ConsoleHandler;
@@ -34,6 +34,8 @@ export async function serveConsoleHttp(options: ConsoleHttpOptions): Promise<Con
   const { console: handler, logger } = options;
   const server: Server = createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://console.invalid').pathname;
+    // Set first, so even the Host and Origin refusals carry them.
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
     if (!checkHostAndOrigin(req, res, [...names])) return;
     if (path === '/healthz') return send(res, 200, 'application/json', '{"status":"ok"}');
     if (path === '/' && (req.method === 'GET' || req.method === 'HEAD')) return redirect(res, `${handler.base}/approvals`);
