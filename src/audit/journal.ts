@@ -63,8 +63,8 @@ export interface Journal {
 
   /** Journals a pending operator approval (SPEC section 7.2). */
   createApproval(approval: NewApproval): Promise<ApprovalRecord>;
-  /** Approvals, newest first; `pending` lists those still waiting (and not expired). */
-  listApprovals(filter?: { readonly pendingOnly?: boolean }): Promise<ApprovalRecord[]>;
+  /** Approvals, newest first; `pendingOnly` lists those still waiting (and not expired at `now`, default the clock). */
+  listApprovals(filter?: { readonly pendingOnly?: boolean; readonly now?: number }): Promise<ApprovalRecord[]>;
   /** One approval by id, in any state. */
   getApproval(id: string): Promise<ApprovalRecord | undefined>;
   /** An operator's decision (with a note and where it was given); throws unknown_approval, approval_expired or approval_decided. */

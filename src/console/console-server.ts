@@ -226,7 +226,7 @@ class Console implements ConsoleHandler {
 
   async #approvals(res: ServerResponse, ctx: PageContext, url: URL): Handled {
     const all = url.searchParams.get('all') === '1';
-    const approvals = await this.#o.journal.listApprovals({ pendingOnly: !all });
+    const approvals = await this.#o.journal.listApprovals({ pendingOnly: !all, now: ctx.now });
     sendPage(res, 200, approvalsPage(ctx, approvals, all));
   }
 

@@ -292,9 +292,9 @@ export class PostgresStore implements Journal {
     return this.#getApproval(id);
   }
 
-  async listApprovals(filter: { readonly pendingOnly?: boolean } = {}): Promise<ApprovalRecord[]> {
+  async listApprovals(filter: { readonly pendingOnly?: boolean; readonly now?: number } = {}): Promise<ApprovalRecord[]> {
     this.#requireOpen();
-    const result = filter.pendingOnly === true ? await this.#run<ApprovalRow>(SQL.listPendingApprovals, [Date.now()]) : await this.#run<ApprovalRow>(SQL.listApprovals, []);
+    const result = filter.pendingOnly === true ? await this.#run<ApprovalRow>(SQL.listPendingApprovals, [filter.now ?? Date.now()]) : await this.#run<ApprovalRow>(SQL.listApprovals, []);
     return result.rows.map(toApprovalRecord);
   }
 

@@ -138,8 +138,8 @@ export class SqliteStore implements Journal {
     return this.#approvals.get(id);
   }
 
-  async listApprovals(filter: { readonly pendingOnly?: boolean } = {}): Promise<ApprovalRecord[]> {
-    return this.#approvals.list(filter.pendingOnly === true);
+  async listApprovals(filter: { readonly pendingOnly?: boolean; readonly now?: number } = {}): Promise<ApprovalRecord[]> {
+    return this.#approvals.list(filter.pendingOnly === true, filter.now);
   }
 
   async decideApproval(id: string, decision: ApprovalDecision, by: string, extras?: DecisionExtras): Promise<ApprovalRecord> {

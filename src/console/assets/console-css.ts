@@ -24,7 +24,7 @@ h1 { font-size: 1.5em; margin: .3em 0 .6em; }
 h2 { font-size: 1.15em; margin: 1.4em 0 .5em; }
 table { border-collapse: collapse; width: 100%; margin: .5em 0 1em; }
 caption { text-align: left; font-weight: 600; padding: .3em 0; }
-th, td { text-align: left; padding: .35em .6em; border-bottom: 1px solid var(--line); vertical-align: top; overflow-wrap: anywhere; }
+th, td { text-align: left; padding: .35em .6em; border-bottom: 1px solid var(--line); vertical-align: top; overflow-wrap: break-word; }
 th { background: var(--panel); white-space: nowrap; }
 code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .92em; }
 .hash { overflow-wrap: anywhere; }
@@ -58,6 +58,8 @@ form.decide, form.sign-in, form.search { max-width: 42em; }
 form.search { display: grid; grid-template-columns: repeat(auto-fill, minmax(18em, 1fr)); gap: 0 1.2em; max-width: none; }
 form.search p { margin: .3em 0; }
 form.search label { display: block; font-weight: 600; }
+form.search .muted { display: block; font-size: .88em; }
+form.search input, form.search select { width: 100%; }
 form.decide label, form.sign-in label { display: block; font-weight: 600; margin-bottom: .2em; }
 input, select, textarea { font: inherit; padding: .35em .5em; border: 1px solid #8c959f; border-radius: 4px; max-width: 100%; }
 form.decide input, form.decide textarea, form.sign-in input { width: 100%; }
