@@ -2,9 +2,9 @@
 // /console (and / with a redirect to it), after the same Host and Origin
 // checks as `serve --http` (DNS rebinding: a foreign name is 403).
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Logger } from '../log.js';
 import { checkHostAndOrigin, isLoopbackHost, LOOPBACK_HOSTNAMES } from '../protocol/http-guards.js';
+import { listenBounded } from '../protocol/http.js';
 import type { ConsoleHandler } from './console-server.js';
 import { redirect, SECURITY_HEADERS, send } from './security.js';
 
@@ -46,17 +46,7 @@ export async function serveConsoleHttp(options: ConsoleHttpOptions): Promise<Con
       else res.destroy();
     });
   });
-  server.headersTimeout = 30_000;
-  server.requestTimeout = 120_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address() as AddressInfo;
-  const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+  const { url } = await listenBounded(server, options.host, options.port);
   names.add(new URL(url).hostname);
   return {
     url,
