@@ -3,6 +3,7 @@
 // journal written with fixed ids and times, the console's clock fixed, the
 // bundled manifests, a fixed viewport. Each page is also checked for what the
 // guide says it shows.
+import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -82,6 +83,10 @@ async function writeJournal(stateDir: string): Promise<void> {
     );
   }
   await journal.close();
+  // A host id is random: the pictures show a fixed one.
+  const db = new Database(join(stateDir, 'journal.sqlite'));
+  db.prepare('UPDATE approvals SET host_id = ?').run(HOST);
+  db.close();
 }
 
 beforeAll(async () => {
@@ -121,6 +126,7 @@ describe('console screenshots for the guide', () => {
 
     await page.goto(`${server.url}/console/approvals/3f0c2a1e-5b7d-4c1e-9d0a-2b3c4d5e6f70`);
     expect(await page.locator('pre.diff .d-add').count()).toBe(2);
+    expect(await page.locator('dl.facts').textContent()).toContain(HOST);
     await page.getByLabel(/Your name/).fill('Alice Operator');
     await page.getByLabel(/Note/).fill('Docs only; checked the diff.');
     await page.screenshot({ path: join(IMAGES, 'console-approval.png'), fullPage: true });
