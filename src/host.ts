@@ -5,7 +5,8 @@ import { randomUUID } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { resolve } from 'node:path';
-import { openJournal } from './audit/open-journal.js';
+import { journalFlagsFor } from './audit/journal-url.js';
+import { journalUrlFrom, openJournal } from './audit/open-journal.js';
 import { loadHostConfig, type HostConfig, type LoadHostConfigOptions } from './host-config.js';
 import { loadHostConfigKeepingServers, ServerStartup } from './host-servers.js';
 import type { ServerListing } from './registry/server-tools.js';
@@ -235,6 +236,7 @@ async function buildHost(
   const signer = new RequestStateSigner({ ttlMs: options.requestStateTtlMs ?? DEFAULT_REQUEST_STATE_TTL_MS, ...(options.now ? { now: options.now } : {}) });
   // Every supervisor of this host shares its journal, runners and servers; only the one in
   // force is closed (with them), the ones it replaced keep serving the calls they began.
+  const approveJournalFlags = journalFlagsFor(journalUrlFrom(options.journalUrl, options.env ?? process.env), options.stateDir, options.cwd);
   const makeSupervisor = (from: HostConfig): Supervisor =>
     createSupervisor({
       config: from,
@@ -247,6 +249,8 @@ async function buildHost(
       logger,
       ...(drift ? { drift } : {}),
       approvalTimeoutMs: options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS,
+      // approval_required names the exact command, journal included, that approves the call.
+      approveJournalFlags,
       onResourceLink: (view) => (shownUri, upstreamUri) => {
         const spec = view.runSpec;
         if (spec?.upstream) upstream.rememberLink({ ...spec, upstream: spec.upstream }, shownUri, upstreamUri);

@@ -11,6 +11,24 @@ export const APPROVAL_STATES: readonly ApprovalState[] = ['pending', 'approved',
 
 export type ApprovalDecision = 'approved' | 'denied';
 
+/**
+ * One path a call would write, as whoever approves it sees it (SPEC section 2
+ * `effects`, section 5 step 6): computed by the approval stage, kept with a
+ * pending approval as plain data.
+ */
+export interface ProjectedWrite {
+  /** The argument that names the path. */
+  readonly argument: string;
+  /** The path as resolved from the tool's first workspace root; null when the argument is missing or not a string. */
+  readonly path: string | null;
+  /** Inside a root the tool may write, inside a read-only root, outside every root, or no path given. */
+  readonly where: 'writable_root' | 'read_only_root' | 'outside_roots' | 'no_path';
+  /** One line for people: "new file", "replaces a 312-byte text file (+2 -1 lines)", "binary file: no diff". */
+  readonly summary: string;
+  /** Unified diff of a text write against the file as it is now, redacted and bounded; null when there is none. */
+  readonly diff: string | null;
+}
+
 /** What is journaled when an approval is asked for. Times are ms since the epoch. */
 export interface NewApproval {
   id: string;
@@ -34,13 +52,31 @@ export interface NewApproval {
    * tool whose definition has changed since cannot spend it. Absent on approvals that bind none.
    */
   definitionDigest?: string;
+  /** The arguments, redacted and bounded (a JSON value; the hash names them exactly); null when not kept. */
+  arguments: unknown;
+  /** What the call would write (the tool's `effects`); null when the tool declares none. */
+  effects: readonly ProjectedWrite[] | null;
+}
+
+/** What an operator adds to a decision besides approve or deny. */
+export interface DecisionExtras {
+  /** Why, in the operator's words (bounded by the caller). */
+  readonly note?: string | null;
+  /** Where the decision was given: `cli`, or `console (principal NAME)`. */
+  readonly via?: string;
 }
 
 export interface ApprovalRecord extends NewApproval {
+  /** The host that asked (its journal host id); null for approvals journaled before it was kept, or by a reader. */
+  hostId: string | null;
   state: ApprovalState;
   /** The operator (`--as NAME`, else the OS user); null while pending. */
   decidedBy: string | null;
   decidedAt: number | null;
+  /** The operator's note; null when none was given. */
+  note: string | null;
+  /** Where the decision was given (`cli`, `console (principal NAME)`); null while pending and for older records. */
+  decidedVia: string | null;
   /** The call that spent it; null until then. */
   spentBy: string | null;
   spentAt: number | null;
@@ -64,7 +100,7 @@ export function spendRefusalOf(record: ApprovalRecord | undefined, tool: string,
 
 /** Column list matching ApprovalRow. */
 export const APPROVAL_COLUMNS = `id, tool, args_hash, side_effect, rule, principal, session_id, call_id, created_at, expires_at,
-  state, decided_by, decided_at, spent_by, spent_at, definition_digest`;
+  state, decided_by, decided_at, spent_by, spent_at, definition_digest, arguments, effects, host_id, note, decided_via`;
 
 export interface ApprovalRow {
   id: string;
@@ -83,6 +119,21 @@ export interface ApprovalRow {
   spent_by: string | null;
   spent_at: number | string | null;
   definition_digest: string | null;
+  /** JSON text */
+  arguments: string | null;
+  /** JSON text */
+  effects: string | null;
+  host_id: string | null;
+  note: string | null;
+  decided_via: string | null;
+}
+
+/** The new approval's JSON columns, as stored. */
+export function approvalJsonColumns(approval: NewApproval): { arguments: string | null; effects: string | null } {
+  return {
+    arguments: approval.arguments === null || approval.arguments === undefined ? null : JSON.stringify(approval.arguments),
+    effects: approval.effects === null || approval.effects.length === 0 ? null : JSON.stringify(approval.effects),
+  };
 }
 
 /** Maps a row (SQLite integers or PostgreSQL bigint strings) to an ApprovalRecord. */
@@ -104,7 +155,22 @@ export function toApprovalRecord(row: ApprovalRow): ApprovalRecord {
     spentBy: row.spent_by,
     spentAt: row.spent_at === null ? null : Number(row.spent_at),
     ...(row.definition_digest !== null ? { definitionDigest: row.definition_digest } : {}),
+    arguments: parseJsonColumn(row.arguments),
+    effects: (parseJsonColumn(row.effects) as ProjectedWrite[] | null) ?? null,
+    hostId: row.host_id,
+    note: row.note,
+    decidedVia: row.decided_via,
   };
+}
+
+// Written by toolhost itself; a damaged value reads as absent rather than failing the listing.
+function parseJsonColumn(text: string | null): unknown {
+  if (text === null) return null;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return null;
+  }
 }
 
 /** Why a decision on an approval was refused . */

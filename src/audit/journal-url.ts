@@ -52,6 +52,26 @@ function parsePostgresUrl(text: string): JournalUrl {
   return { kind: 'postgres', connectionString: text, display };
 }
 
+/**
+ * The flags an operator command (`toolhost approve`) needs to reach the journal a
+ * host uses, from any folder: `--state DIR` for the state folder's own SQLite file,
+ * else `--journal URL` (absolute; a PostgreSQL URL never holds a password, parse
+ * refuses one). Shell-quoted where needed.
+ */
+export function journalFlagsFor(text: string | undefined, stateDir: string, cwd = process.cwd()): string {
+  const url = parseJournalUrl(text, stateDir, cwd);
+  if (url.kind === 'sqlite') {
+    return url.file === journalPathOf(stateDir) ? `--state ${shellQuote(resolve(cwd, stateDir))}` : `--journal ${shellQuote(`sqlite:${url.file}`)}`;
+  }
+  return `--journal ${shellQuote(url.connectionString)}`;
+}
+
+/** `text` as one POSIX shell word: as it is when it is plain, else in single quotes. */
+export function shellQuote(text: string): string {
+  if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(text)) return text;
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
 function safeDecode(text: string): string {
   try {
     return decodeURIComponent(text);

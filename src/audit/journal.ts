@@ -4,7 +4,7 @@
 // async: PostgreSQL answers over the network, and a write that must land
 // before a tool runs (the write-ahead record, the idempotency claim) is awaited.
 import type { StoredArtifact } from './artifact-ref.js';
-import type { ApprovalDecision, ApprovalRecord, NewApproval, SpendOutcome } from './approval-record.js';
+import type { ApprovalDecision, ApprovalRecord, DecisionExtras, NewApproval, SpendOutcome } from './approval-record.js';
 import type { CallFilter, CallFinish, CallRecord, CallStart, IdempotencyRecord, Reconciliation } from './call-record.js';
 import type { RateCount, RateOutcome } from './rate-store.js';
 
@@ -64,10 +64,12 @@ export interface Journal {
 
   /** Journals a pending operator approval (SPEC section 7.2). */
   createApproval(approval: NewApproval): Promise<ApprovalRecord>;
-  /** Approvals, newest first; `pending` lists those still waiting (and not expired). */
-  listApprovals(filter?: { readonly pendingOnly?: boolean }): Promise<ApprovalRecord[]>;
-  /** An operator's decision; throws unknown_approval, approval_expired or approval_decided. */
-  decideApproval(id: string, decision: ApprovalDecision, by: string): Promise<ApprovalRecord>;
+  /** Approvals, newest first; `pendingOnly` lists those still waiting (and not expired at `now`, default the clock). */
+  listApprovals(filter?: { readonly pendingOnly?: boolean; readonly now?: number }): Promise<ApprovalRecord[]>;
+  /** One approval by id, in any state. */
+  getApproval(id: string): Promise<ApprovalRecord | undefined>;
+  /** An operator's decision (with a note and where it was given); throws unknown_approval, approval_expired or approval_decided. */
+  decideApproval(id: string, decision: ApprovalDecision, by: string, extras?: DecisionExtras): Promise<ApprovalRecord>;
   /** Spends an approved approval for one call of that tool with those arguments (and definition), at most once, on any host. */
   spendApproval(id: string, tool: string, argsHash: string, callId: string, definitionDigest?: string): Promise<SpendOutcome>;
 

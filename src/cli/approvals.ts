@@ -1,17 +1,27 @@
-// `toolhost approvals [--json]`: the pending operator approvals of a journal
-// (SPEC section 7.2), newest first; with a fleet journal, of every host.
+// `toolhost approvals [--all] [--json]`: the approvals of a journal (SPEC
+// section 7.2), newest first, with what each is for: tool, class, principal,
+// the arguments one line each, the projected effect, age and expiry, and with
+// --all who decided and when. With a fleet journal, of every host.
+import { formatApprovalsText, toApprovalJson } from '../audit/approval-format.js';
 import type { ApprovalRecord } from '../audit/approval-record.js';
+import { journalFlagsFor } from '../audit/journal-url.js';
+import { journalUrlFrom } from '../audit/open-journal.js';
 import { hostFlagsFrom, parseCommandArgs } from './args.js';
-import { JOURNAL_FLAG, JOURNAL_FLAG_HELP, openOperatorJournal } from './journal-flag.js';
+import { JOURNAL_FLAG, JOURNAL_FLAG_HELP, journalFlagFrom, openOperatorJournal } from './journal-flag.js';
+
+export { toApprovalJson };
 
 const HELP = `Usage: toolhost approvals [--state DIR] [--journal URL] [--all] [--json]
 
 Lists the approvals waiting for an operator: calls refused with approval_required
 (the client could not be asked, or the policy says approvals: {by: operator}).
-Decide one with \`toolhost approve ID\` (or --deny); the caller then repeats the
-call with _meta["toolhost/approvalId"] set to ID, and it runs once.
+Each shows the tool, its class, who asked, the arguments (redacted, bounded, one
+line each), what the call would write (for tools that declare effects.writes: each
+path and a diff), its age and expiry, and the command that decides it.
+Decide one with \`toolhost approve ID\` (or --deny), or in \`toolhost console\`; the
+caller then repeats the call with _meta["toolhost/approvalId"] set to ID, and it runs once.
 
-  --all         every approval, decided, spent and expired ones too
+  --all         every approval, decided, spent and expired ones too, with who decided and when
   --json        a JSON array of approvals (shape in the README)
   --state DIR   the state folder (default: .toolhost)
 ${JOURNAL_FLAG_HELP}
@@ -32,36 +42,11 @@ export async function run(argv: readonly string[]): Promise<number> {
   } finally {
     await journal.close();
   }
-  process.stdout.write(values.json ? `${JSON.stringify(approvals.map(toApprovalJson), null, 2)}\n` : formatApprovals(approvals));
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify(approvals.map(toApprovalJson), null, 2)}\n`);
+    return 0;
+  }
+  const journalFlags = journalFlagsFor(journalUrlFrom(journalFlagFrom(values)), stateDir);
+  process.stdout.write(formatApprovalsText(approvals, { now: Date.now(), all: values.all === true, journalFlags }));
   return 0;
-}
-
-/** The stable --json shape of one approval (README). Times are ISO 8601. */
-export function toApprovalJson(approval: ApprovalRecord): Record<string, unknown> {
-  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-  return {
-    id: approval.id,
-    state: approval.state,
-    tool: approval.tool,
-    argsHash: approval.argsHash,
-    sideEffect: approval.sideEffect,
-    rule: approval.rule,
-    principal: approval.principal,
-    sessionId: approval.sessionId,
-    callId: approval.callId,
-    createdAt: iso(approval.createdAt),
-    expiresAt: iso(approval.expiresAt),
-    decidedBy: approval.decidedBy,
-    decidedAt: iso(approval.decidedAt),
-    spentBy: approval.spentBy,
-    spentAt: iso(approval.spentAt),
-  };
-}
-
-function formatApprovals(approvals: readonly ApprovalRecord[]): string {
-  if (approvals.length === 0) return 'no pending approvals\n';
-  const lines = approvals.map((a) =>
-    [a.id, a.state, a.tool, a.sideEffect ?? '-', a.rule ?? '(built-in)', a.principal ?? '-', `expires ${new Date(a.expiresAt).toISOString()}`, `args ${a.argsHash.slice(0, 12)}`].join('  '),
-  );
-  return `${lines.join('\n')}\n`;
 }

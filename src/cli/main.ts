@@ -18,6 +18,7 @@ const COMMANDS: Record<string, { summary: string }> = {
   reconcile: { summary: "an operator's decision on an interrupted call", },
   approvals: { summary: 'pending approvals waiting for an operator' },
   approve: { summary: "an operator's decision on a pending approval" },
+  console: { summary: "the operator's web console: approvals, live calls, audit, tools" },
   render: { summary: 'render tool declarations for models without native tool calls' },
   parse: { summary: "parse a model's emitted call", },
   fuzz: { summary: "fuzz a tool's argument checks from its input schema", },

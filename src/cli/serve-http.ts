@@ -78,7 +78,7 @@ export function httpSettingsFrom(values: Record<string, unknown>): HttpSettings 
 }
 
 /** The authenticator of the settings; throws AuthConfigError when a token file or JWKS does not load. */
-export function buildAuthenticator(settings: HttpSettings, logger: Logger): Authenticator {
+export function buildAuthenticator(settings: HttpSettings, logger: Logger, command = 'serve'): Authenticator {
   switch (settings.auth.kind) {
     case 'tokens':
       return tokenAuthenticator(loadTokenFile(settings.auth.file, logger));
@@ -86,7 +86,7 @@ export function buildAuthenticator(settings: HttpSettings, logger: Logger): Auth
       return jwtAuthenticator(settings.auth);
     case 'none':
       logger.warn({ host: settings.host }, '--no-auth: every request on this loopback address is served as principal "anonymous"');
-      process.stderr.write('toolhost serve: warning: --no-auth: anyone who can reach this loopback address can call the tools\n');
+      process.stderr.write(`toolhost ${command}: warning: --no-auth: anyone who can reach this loopback address can ${command === 'serve' ? 'call the tools' : 'decide approvals'}\n`);
       return noAuthentication();
   }
 }

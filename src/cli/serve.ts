@@ -14,6 +14,10 @@ import { DEFAULT_MAX_MESSAGE_BYTES } from '../protocol/boundary.js';
 import { CUSTOM_METHODS } from '../protocol/custom-methods.js';
 import { serverHandleOf, serveToolhost, ToolhostServing, type ToolhostServer, type ToolhostServerOptions } from '../protocol/server.js';
 import { serveHttp } from '../protocol/http.js';
+import { openJournal } from '../audit/open-journal.js';
+import { createConsole, type ConsoleHandler } from '../console/console-server.js';
+import type { HostConfig } from '../host-config.js';
+import { consoleToolsOf } from './console-tools.js';
 import { AuthConfigError } from '../protocol/auth/auth-config-error.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
 import { SessionCounters } from '../supervisor/session-counters.js';
@@ -43,6 +47,8 @@ Ends on stdin EOF or SIGTERM: in-flight calls are cancelled, exit code 0.
   --no-watch              do not watch the files; reload on SIGHUP only
   --otel                  export a span per call and the duration metric over OTLP/HTTP
                           (also on when OTEL_EXPORTER_OTLP_ENDPOINT is set; SPEC section 6.2)
+  --console               with --http: serve the operator's web console at /console, signed in
+                          with the same tokens (see toolhost console --help)
 ${JOURNAL_FLAG_HELP}
 
 ${HTTP_FLAGS_HELP}
@@ -58,7 +64,7 @@ const SHUTDOWN_DEADLINE_MS = 4_000;
 export async function run(argv: readonly string[]): Promise<number> {
   const { values } = parseCommandArgs(
     argv,
-    { 'max-message-bytes': { type: 'string' }, 'no-watch': { type: 'boolean' }, otel: { type: 'boolean' }, ...JOURNAL_FLAG, ...HTTP_FLAGS },
+    { 'max-message-bytes': { type: 'string' }, 'no-watch': { type: 'boolean' }, otel: { type: 'boolean' }, console: { type: 'boolean' }, ...JOURNAL_FLAG, ...HTTP_FLAGS },
     0,
   );
   if (values.help) {
@@ -68,6 +74,7 @@ export async function run(argv: readonly string[]): Promise<number> {
   const maxMessageBytes = parseMaxMessageBytes(values['max-message-bytes']);
   const flags = { ...hostFlagsFrom(values), journalUrl: journalFlagFrom(values) };
   const http = httpSettingsFrom(values);
+  if (values.console === true && http === undefined) throw new UsageError('--console needs --http HOST:PORT (the console is served beside /mcp)');
   // Asynchronous lines (see createLogger): the end-of-call line no longer blocks the event loop.
   const logger = createLogger({ sync: false, ...(flags.logFile !== undefined ? { file: flags.logFile } : {}) });
   let authenticator;
@@ -123,9 +130,13 @@ export async function run(argv: readonly string[]): Promise<number> {
   let inputEnded: Promise<StopReason>;
   // Set once the reloader exists: /readyz asks the host in force.
   let currentHost: () => Host = () => host;
+  let consoleMount: ServedConsole | undefined;
   if (http && authenticator) {
-    const served = await serveOverHttp(http, authenticator, servingOptions, maxMessageBytes, () => currentHost().isJournalReady(), logger);
+    // The console reads the journal through a reader of its own: it outlives every reload of the host.
+    consoleMount = values.console === true ? await startConsole(flags, http, authenticator, () => currentHost().config, logger) : undefined;
+    const served = await serveOverHttp(http, authenticator, servingOptions, maxMessageBytes, () => currentHost().isJournalReady(), logger, consoleMount?.handler);
     if (!served) {
+      await consoleMount?.close();
       await host.close();
       return 1;
     }
@@ -184,10 +195,12 @@ export async function run(argv: readonly string[]): Promise<number> {
   }, SHUTDOWN_DEADLINE_MS).unref();
   process.off('SIGHUP', reload);
   watcher?.close();
+  consoleMount?.handler.close();
   await server.cancelInFlight(CANCEL_GRACE_MS);
   // Closing a host closes its supervisor: children killed, journal closed.
   await hosts.close();
   await server.close().catch((error: unknown) => logger.warn({ err: String(error) }, 'server close failed'));
+  await consoleMount?.close();
   await telemetry?.shutdown().catch((error: unknown) => logger.warn({ err: String(error) }, 'telemetry shutdown failed'));
   logger.info('stopped');
   await flushLogs(logger);
@@ -212,6 +225,7 @@ async function serveOverHttp(
   maxMessageBytes: number,
   isReady: () => boolean,
   logger: Logger,
+  consoleHandler?: ConsoleHandler,
 ): Promise<ToolhostServer | undefined> {
   const serving = new ToolhostServing(options);
   let listening;
@@ -227,6 +241,7 @@ async function serveOverHttp(
       maxMessageBytes,
       isReady,
       logger,
+      ...(consoleHandler !== undefined ? { mounts: [{ prefix: consoleHandler.base, handle: (req, res) => consoleHandler.handle(req, res) }] } : {}),
     });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
@@ -235,8 +250,41 @@ async function serveOverHttp(
     return undefined;
   }
   // The one line a supervisor script or a test reads to learn the port (stderr, never stdout).
-  logger.info({ url: `${listening.url}/mcp`, auth: authenticator.kind, tools: options.supervisor.listTools().length, maxMessageBytes }, 'serving MCP over HTTP');
+  logger.info(
+    { url: `${listening.url}/mcp`, auth: authenticator.kind, tools: options.supervisor.listTools().length, maxMessageBytes, ...(consoleHandler ? { console: `${listening.url}${consoleHandler.base}` } : {}) },
+    'serving MCP over HTTP',
+  );
   return serverHandleOf(serving, () => listening.close());
+}
+
+interface ServedConsole {
+  readonly handler: ConsoleHandler;
+  close(): Promise<void>;
+}
+
+/** The web console beside /mcp (SPEC section 7.4): its own reader of the journal, the tools of the host in force. */
+async function startConsole(
+  flags: ReturnType<typeof hostFlagsFrom> & { journalUrl: string | undefined },
+  http: HttpSettings,
+  authenticator: Parameters<typeof serveHttp>[0]['authenticator'],
+  config: () => HostConfig,
+  logger: Logger,
+): Promise<ServedConsole> {
+  const journal = await openJournal({ url: flags.journalUrl, stateDir: flags.stateDir, asHost: false });
+  const handler = createConsole({
+    journal,
+    authenticator,
+    tools: consoleToolsOf(config),
+    logger,
+    ...(http.publicUrl !== undefined ? { publicOrigins: [new URL(http.publicUrl).origin], secureCookies: http.publicUrl.startsWith('https:') } : {}),
+  });
+  return {
+    handler,
+    async close() {
+      handler.close();
+      await journal.close();
+    },
+  };
 }
 
 /** The OpenTelemetry exporter, imported only when asked for (free when off). */

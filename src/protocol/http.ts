@@ -37,6 +37,14 @@ export interface HttpServeOptions {
   readonly logger: Logger;
   /** How long a legacy session may sit unused before it is closed; default LEGACY_SESSION_IDLE_MS (tests shorten it). */
   readonly legacySessionIdleMs?: number;
+  /** Other handlers served beside /mcp under a path prefix (the console), after the Host and Origin checks; they authenticate themselves. */
+  readonly mounts?: readonly HttpMount[];
+}
+
+/** A handler for every path under `prefix` (e.g. `/console`). */
+export interface HttpMount {
+  readonly prefix: string;
+  handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
 }
 
 export interface HttpServer {
@@ -94,6 +102,8 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServer> 
     if (isResourceMetadataPath(path) && options.authenticator.kind === 'jwt' && options.issuer !== undefined) {
       return writeJson(res, 200, resourceMetadata(resourceUrl(), options.issuer));
     }
+    const mount = options.mounts?.find((candidate) => path === candidate.prefix || path.startsWith(`${candidate.prefix}/`));
+    if (mount !== undefined) return mount.handle(req, res);
     if (path !== MCP_PATH) return writeJsonRpcError(res, 404, -32000, 'Not found: MCP is served at /mcp.', { code: 'not_found' });
 
     // Authentication, before the body is read and before anything of MCP runs.
@@ -131,23 +141,11 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServer> 
       else res.destroy();
     });
   });
-  // Bodies and headers are bounded, and so is the time to send them: a client trickling
-  // bytes may not hold a socket forever. Responses (SSE streams) are not limited by this.
-  server.headersTimeout = 30_000;
-  server.requestTimeout = 120_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address() as AddressInfo;
-  const hostForUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  boundUrl = `http://${hostForUrl}:${address.port}`;
+  const bound = await listenBounded(server, options.host, options.port);
+  boundUrl = bound.url;
   return {
     url: boundUrl,
-    port: address.port,
+    port: bound.port,
     async close() {
       server.close();
       await legacy.closeAll();
@@ -155,6 +153,26 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServer> 
       server.closeAllConnections();
     },
   };
+}
+
+/**
+ * Listens with request times bounded: headers and bodies must arrive in time, so a
+ * client trickling bytes cannot hold a socket forever (responses, SSE streams among
+ * them, are not limited by this). Resolves with the bound URL once it listens.
+ */
+export async function listenBounded(server: NodeHttpServer, host: string, port: number): Promise<{ readonly url: string; readonly port: number }> {
+  server.headersTimeout = 30_000;
+  server.requestTimeout = 120_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const hostForUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return { url: `http://${hostForUrl}:${address.port}`, port: address.port };
 }
 
 /** Loopback names on a loopback bind, the bind address, the public URL's host, and --allowed-host names. */

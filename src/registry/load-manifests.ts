@@ -8,6 +8,7 @@ import type { Problem } from '../config/problem.js';
 import { readYamlFile, type YamlSource } from '../config/yaml-source.js';
 import { createToolSchemaCompiler, type ToolSchemaCompiler } from './ajv.js';
 import type { Manifest } from './manifest.js';
+import { checkEffects } from './manifest-effects.js';
 import { checkManifestShape } from './manifest-schema.js';
 import { compareProblems, normalizeManifest, type CheckedParts } from './normalize-manifest.js';
 import { resolveCommandElement, resolveEntry, resolveRoot } from './manifest-paths.js';
@@ -101,6 +102,7 @@ export function loadManifestFile(file: string, context: LoadFileContext): LoadFi
 
   const dir = realOrResolved(dirname(file));
   const parts = checkParts(source, source.data, dir, context, problems);
+  problems.push(...checkEffects(source, source.data));
   if (problems.length > 0) return { ok: false, problems: problems.sort(compareProblems), source };
   return { ok: true, manifest: normalizeManifest(source, source.data, { file, displayFile, dir, parts }), source };
 }

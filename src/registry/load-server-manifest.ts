@@ -76,6 +76,7 @@ export function loadServerManifest(source: YamlSource, place: ServerPlace): Serv
       ...(entry['timeoutMs'] !== undefined ? { timeoutMs: entry['timeoutMs'] as number } : {}),
       ...(entry['approval'] !== undefined ? { approval: entry['approval'] as 'auto' | 'always' } : {}),
       ...(entry['terminal'] !== undefined ? { terminal: entry['terminal'] as boolean } : {}),
+      ...(entry['effects'] !== undefined ? { effects: entry['effects'] as NonNullable<ServerToolEntry['effects']> } : {}),
       hidden: entry['hidden'] === true,
     });
   });

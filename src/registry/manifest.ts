@@ -2,6 +2,7 @@
 // normalization (defaults applied, paths resolved). Frozen once loaded.
 import type { ValidateFunction } from 'ajv';
 import type { YamlSource } from '../config/yaml-source.js';
+import type { ManifestEffects } from './manifest-effects.js';
 
 export const SIDE_EFFECTS = ['read_only', 'local_mutation', 'remote_mutation', 'destructive'] as const;
 export type SideEffect = (typeof SIDE_EFFECTS)[number];
@@ -80,6 +81,8 @@ export interface Manifest {
   readonly approval: 'auto' | 'always';
   /** A success completes the agent's run (SPEC 5.2). */
   readonly terminal: boolean;
+  /** What a call writes, shown to whoever approves it (SPEC section 2 `effects`); undefined: not declared. */
+  readonly effects?: ManifestEffects;
   /** The input JSON Schema as written (an object schema). */
   readonly input: Readonly<Record<string, unknown>>;
   readonly output?: Readonly<Record<string, unknown>>;

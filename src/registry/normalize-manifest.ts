@@ -6,6 +6,7 @@ import type { YamlSource } from '../config/yaml-source.js';
 import type { Manifest, ManifestRoot, ManifestSandbox, SideEffect, ToolFormat } from './manifest.js';
 import type { SandboxMode } from './manifest.js';
 import type { SandboxEnv } from './sandbox-env.js';
+import { normalizeEffects } from './manifest-effects.js';
 
 /** What the disk and schema checks produced for one file. */
 export interface CheckedParts {
@@ -31,6 +32,7 @@ export function normalizeManifest(source: YamlSource, data: Readonly<Record<stri
   const network = data['network'] as { allow?: string[] } | undefined;
   const limits = data['limits'] as { maxResultBytes?: number } | undefined;
   const { validateInput } = place.parts;
+  const effects = normalizeEffects(data['effects'], data['input'] as Record<string, unknown>);
   if (!validateInput) throw new Error(`internal: ${place.file} has no compiled input schema`);
 
   const sandbox: ManifestSandbox = {
@@ -60,6 +62,7 @@ export function normalizeManifest(source: YamlSource, data: Readonly<Record<stri
     format: (data['format'] as ToolFormat | undefined) ?? 'json',
     approval: (data['approval'] as 'auto' | 'always' | undefined) ?? 'auto',
     terminal: (data['terminal'] as boolean | undefined) ?? false,
+    ...(effects !== undefined ? { effects } : {}),
     input: data['input'] as Record<string, unknown>,
     ...(data['output'] !== undefined ? { output: data['output'] as Record<string, unknown> } : {}),
     validateInput,

@@ -15,6 +15,11 @@ export interface ServerToolEntry {
   readonly approval?: 'auto' | 'always';
   /** Accepted and carried; its semantics belong to SPEC section 5.2. */
   readonly terminal?: boolean;
+  /**
+   * What the matched tools write (SPEC section 2 `effects`), as declared: the content argument
+   * is inferred per tool from its listed schema (server-tools.ts), since the schema comes at run time.
+   */
+  readonly effects?: { readonly writes: readonly string[]; readonly content?: string | null };
   readonly hidden: boolean;
 }
 

@@ -9,8 +9,9 @@ import { existsSync, realpathSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { ToolSchemaCompiler } from './ajv.js';
 import type { Manifest, ManifestRoot } from './manifest.js';
+import { normalizeEffects } from './manifest-effects.js';
 import { checkUpstreamSchema } from './schema-checks.js';
-import { listedToolName, matchToolEntry, type ServerManifest } from './server-manifest.js';
+import { listedToolName, matchToolEntry, type ServerManifest, type ServerToolEntry } from './server-manifest.js';
 
 /** What a server listed, or why it could not be read. */
 export type ServerListing =
@@ -168,6 +169,7 @@ export function buildServerTools(server: ServerManifest, listing: ServerListing,
       format: 'json',
       approval: entry?.approval ?? 'auto',
       terminal: entry?.terminal ?? false,
+      ...effectsOf(entry, tool.inputSchema),
       input: tool.inputSchema as Record<string, unknown>,
       ...(output ? { output: tool.outputSchema as Record<string, unknown> } : {}),
       validateInput: input.validate,
@@ -334,4 +336,12 @@ export function probeManifestOf(server: ServerManifest, compiler: ToolSchemaComp
     roots: server.roots.map((root) => ({ ...root, access: 'read' as const })),
     ...(upstream === undefined ? {} : { upstream }),
   });
+}
+
+// An entry's effects for one listed tool: the content argument is inferred from this tool's schema.
+function effectsOf(entry: ServerToolEntry | undefined, inputSchema: unknown): Pick<Manifest, 'effects'> {
+  if (entry?.effects === undefined) return {};
+  const schema = typeof inputSchema === 'object' && inputSchema !== null ? (inputSchema as Record<string, unknown>) : {};
+  const effects = normalizeEffects(entry.effects, schema);
+  return effects === undefined ? {} : { effects };
 }

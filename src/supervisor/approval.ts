@@ -8,7 +8,9 @@ import type { ApprovalPrompt, CallRequest, ElicitAnswer } from './types.js';
 import { throwIfCancelled } from './session-limits.js';
 import type { CallDecision } from '../policy/decide.js';
 import { CallControl } from './call-control.js';
-import { escapeForPrompt, escapeHeadAndTail } from './prompt-text.js';
+import { formatApprovalPrompt, MAX_PROMPT_CHARS } from './approval-prompt.js';
+import { projectEffects } from './projected-effect.js';
+import type { Redactor } from './redact.js';
 import type { RequestStateSigner } from './request-state.js';
 import { readApprovalId, requestOperatorApproval, spendOperatorApproval, type OperatorApprovals } from './operator-approval.js';
 
@@ -33,11 +35,11 @@ export interface ApprovalInput {
   readonly timeoutMs: number;
   /** Pending approvals for an operator (SPEC section 7.2); without it, a client that cannot be asked gets approval_required only. */
   readonly operator?: OperatorApprovals;
+  /** Redacts what the projected effect reads of the workspace (it reaches the client and the journal). */
+  readonly redact: Redactor;
 }
 
-/** Upper bounds of the prompt text (characters). */
-export const MAX_PROMPT_CHARS = 1000;
-const MAX_ARGS_CHARS = 520;
+export { MAX_PROMPT_CHARS };
 
 /** Resolves when the call may run; throws approval_denied, approval_required or cancelled otherwise. */
 export async function obtainApproval(input: ApprovalInput): Promise<ApprovalResult> {
@@ -53,7 +55,9 @@ export async function obtainApproval(input: ApprovalInput): Promise<ApprovalResu
       await spendOperatorApproval(operator, view, input.argsHash, approvalId, rule);
       return { status: 'approved' };
     }
-    if (operator.by === 'operator' || channel.kind === 'none') return requestOperatorApproval(operator, view, input.argsHash, rule);
+    if (operator.by === 'operator' || channel.kind === 'none') {
+      return requestOperatorApproval(operator, { view, args: input.args, argsHash: input.argsHash, effects: await projectEffects(view.manifest, input.args, input.redact) }, rule);
+    }
   }
   switch (channel.kind) {
     case 'none':
@@ -69,18 +73,17 @@ export async function obtainApproval(input: ApprovalInput): Promise<ApprovalResu
   }
 }
 
-/**
- * The prompt for one call: tool, class and arguments, bounded and escaped. Long
- * arguments show their head and their tail (a dangerous tail cannot hide behind
- * the cut) with the bytes left out, and the argument hash names them exactly.
- */
-export function buildApprovalPrompt(view: ToolView, args: Readonly<Record<string, unknown>>, argsHash: string, reason?: string): string {
-  const tool = escapeForPrompt(view.manifest.name, 64);
-  const sideEffect = view.manifest.sideEffect ?? 'unclassified';
-  const argsText = escapeHeadAndTail(JSON.stringify(args) ?? '{}', MAX_ARGS_CHARS);
-  const why = reason ? ` Reason: ${escapeForPrompt(reason, 200)}.` : '';
-  const hash = escapeForPrompt(argsHash, 64);
-  return escapeForPrompt(`Allow the tool ${tool} (${sideEffect}) to run with arguments ${argsText} (sha256 ${hash})?${why}`, MAX_PROMPT_CHARS);
+/** The prompt for one call: tool, class, arguments and, for a tool that declares `effects`, what it would write. */
+export async function buildApprovalPrompt(input: ApprovalInput): Promise<string> {
+  const { view } = input;
+  return formatApprovalPrompt({
+    tool: view.manifest.name,
+    sideEffect: view.manifest.sideEffect ?? 'unclassified',
+    args: input.args,
+    argsHash: input.argsHash,
+    ...(input.decision.reason ? { reason: input.decision.reason } : {}),
+    effects: await projectEffects(view.manifest, input.args, input.redact),
+  });
 }
 
 /** True only for `action: accept` with `content.approve === true`. */
@@ -91,11 +94,11 @@ export function isApproval(answer: unknown): boolean {
   return (content as { approve?: unknown }).approve === true;
 }
 
-function answerInputRequired(input: ApprovalInput, rule: string | null): ApprovalResult {
+async function answerInputRequired(input: ApprovalInput, rule: string | null): Promise<ApprovalResult> {
   const { request, view, argsHash, signer } = input;
   const tool = view.manifest.name;
   if (request.requestState === undefined) {
-    return { status: 'input_required', requestState: signer.issue(tool, argsHash, view.definitionDigest), message: buildApprovalPrompt(view, input.args, input.argsHash, input.decision.reason ?? undefined) };
+    return { status: 'input_required', requestState: signer.issue(tool, argsHash, view.definitionDigest), message: await buildApprovalPrompt(input) };
   }
   const check = signer.verify(request.requestState, tool, argsHash, view.definitionDigest);
   if (!check.ok) {
@@ -127,9 +130,11 @@ type Elicit = (prompt: ApprovalPrompt, signal: AbortSignal) => Promise<ElicitAns
 async function elicitWithTimeout(elicit: Elicit, input: ApprovalInput): Promise<ElicitAnswer | undefined> {
   const { control, view } = input;
   throwIfCancelled(control);
+  // Built before the wait starts: reading the current file for the diff is not the person's time.
+  const prompt: ApprovalPrompt = { message: await buildApprovalPrompt(input), tool: view.manifest.name, sideEffect: view.manifest.sideEffect ?? 'unclassified' };
+  throwIfCancelled(control);
   // An elicitation takes a signal: the call's is made here (a call that asks is a rare one).
   const waiting = new CallControl([control.signal], { timeoutMs: input.timeoutMs });
-  const prompt: ApprovalPrompt = { message: buildApprovalPrompt(view, input.args, input.argsHash, input.decision.reason ?? undefined), tool: view.manifest.name, sideEffect: view.manifest.sideEffect ?? 'unclassified' };
   try {
     const answered = Promise.resolve()
       .then(() => elicit(prompt, waiting.signal))

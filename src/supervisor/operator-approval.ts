@@ -4,9 +4,11 @@
 // decides it (from any host of a fleet journal); the caller's repeat with
 // `_meta["toolhost/approvalId"]` spends it: that tool, those arguments, once.
 import { randomUUID } from 'node:crypto';
-import type { Journal } from '../audit/journal.js';
+import type { Journal, ProjectedWrite } from '../audit/journal.js';
 import { HostError } from '../errors.js';
 import type { ToolView } from '../policy/types.js';
+import { boundArguments } from './approval-arguments.js';
+import type { Redactor } from './redact.js';
 
 /** The `_meta` key a repeat call carries its approval id in. */
 export const APPROVAL_ID_META = 'toolhost/approvalId';
@@ -25,6 +27,23 @@ export interface OperatorApprovals {
   readonly callId: string;
   /** The HTTP principal asking; null on stdio. */
   readonly principal: string | null;
+  /**
+   * The flags `toolhost approve` needs to find this journal (`--state DIR` or `--journal URL`,
+   * absolute, shell-quoted, never a password), so the command in approval_required works from
+   * any folder; empty when the default state folder is meant.
+   */
+  readonly journalFlags: string;
+  /** Redacts the arguments the pending approval keeps. */
+  readonly redact: Redactor;
+}
+
+/** The call a pending approval is asked for. */
+export interface ApprovalSubject {
+  readonly view: ToolView;
+  readonly args: Readonly<Record<string, unknown>>;
+  readonly argsHash: string;
+  /** What the call would write (the tool's `effects`); empty when it declares none. */
+  readonly effects: readonly ProjectedWrite[];
 }
 
 /** The approval id of a repeat call; undefined when absent; approval_denied when it is not a short string. */
@@ -37,8 +56,9 @@ export function readApprovalId(meta: Readonly<Record<string, unknown>>, rule: st
   return id;
 }
 
-/** Journals a pending approval and refuses the call with approval_required naming it. */
-export async function requestOperatorApproval(operator: OperatorApprovals, view: ToolView, argsHash: string, rule: string | null): Promise<never> {
+/** Journals a pending approval (with its arguments and projected effect) and refuses the call with approval_required naming it. */
+export async function requestOperatorApproval(operator: OperatorApprovals, subject: ApprovalSubject, rule: string | null): Promise<never> {
+  const { view, argsHash } = subject;
   const now = Date.now();
   const approval = await operator.journal.createApproval({
     id: randomUUID(),
@@ -52,12 +72,20 @@ export async function requestOperatorApproval(operator: OperatorApprovals, view:
     createdAt: now,
     expiresAt: now + operator.expireAfterMs,
     definitionDigest: view.definitionDigest,
+    arguments: boundArguments(subject.args, operator.redact),
+    effects: subject.effects,
   });
+  const command = approveCommand(approval.id, operator.journalFlags);
   throw new HostError(
     'approval_required',
-    `The tool ${view.manifest.name} needs an operator's approval (rule ${rule}): run \`toolhost approve ${approval.id}\`, then repeat this call with _meta["${APPROVAL_ID_META}"] set to that id.`,
-    { rule, approvalId: approval.id, expiresAt: approval.expiresAt },
+    `The tool ${view.manifest.name} needs an operator's approval (rule ${rule}): an operator runs \`${command}\` (or decides it in \`toolhost console\`), then repeat this call with _meta["${APPROVAL_ID_META}"] set to "${approval.id}".`,
+    { rule, approvalId: approval.id, expiresAt: approval.expiresAt, approveCommand: command },
   );
+}
+
+/** The exact command that approves `id` in the journal the flags name. */
+export function approveCommand(id: string, journalFlags: string): string {
+  return `toolhost approve ${id}${journalFlags === '' ? '' : ` ${journalFlags}`}`;
 }
 
 /** Spends an approved id for this tool and these arguments; throws approval_denied (or approval_required while pending). */
@@ -65,10 +93,12 @@ export async function spendOperatorApproval(operator: OperatorApprovals, view: T
   const spent = await operator.journal.spendApproval(id, view.manifest.name, argsHash, operator.callId, view.definitionDigest);
   if (spent.ok) return;
   if (spent.reason === 'pending') {
-    throw new HostError('approval_required', `Approval ${id} for ${view.manifest.name} is still waiting for an operator (toolhost approve ${id}).`, {
+    const command = approveCommand(id, operator.journalFlags);
+    throw new HostError('approval_required', `Approval ${id} for ${view.manifest.name} is still waiting for an operator (\`${command}\`).`, {
       rule,
       approvalId: id,
       state: 'pending',
+      approveCommand: command,
     });
   }
   throw new HostError('approval_denied', `Approval ${id} does not allow this call (${spent.reason}).`, { rule, approvalId: id, reason: spent.reason });

@@ -3,6 +3,9 @@
 // argument can neither flood a prompt, forge lines in it, nor hide what it
 // says (newlines, ANSI escapes, bidirectional controls, the Arabic letter
 // mark, zero-width and other format characters).
+import { escapeInvisible } from '../config/escape-text.js';
+
+export { escapeInvisible };
 
 /** Escapes control and format characters and cuts to `maxChars` with an ellipsis. */
 export function escapeForPrompt(text: string, maxChars: number): string {
@@ -32,18 +35,6 @@ export function quoteForModel(text: string, maxChars: number): string {
   return `"${escapeForPrompt(text, maxChars)}"`;
 }
 
-/** Every control (Cc), format (Cf) and line or paragraph separator character as an escape. */
-export function escapeInvisible(text: string): string {
-  return text.replace(UNSAFE_CHARS, (char) => {
-    const code = char.codePointAt(0) ?? 0;
-    if (char === '\n') return '\\n';
-    if (char === '\r') return '\\r';
-    if (char === '\t') return '\\t';
-    if (code <= 0xff) return `\\x${code.toString(16).padStart(2, '0')}`;
-    return code <= 0xffff ? `\\u${code.toString(16).padStart(4, '0')}` : `\\u{${code.toString(16)}}`;
-  });
-}
-
 function marker(bytes: number): string {
   return `…[${bytes} bytes left out]…`;
 }
@@ -63,7 +54,3 @@ function tailOf(text: string, chars: number): string {
   if (first >= 0xdc00 && first <= 0xdfff) start++;
   return text.slice(start);
 }
-
-// Cc: C0, DEL, C1. Cf: bidi controls and marks (LRM, RLM, ALM U+061C), zero-width
-// characters, the BOM, soft hyphen, tag characters. Zl/Zp: line and paragraph separators.
-const UNSAFE_CHARS = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;

@@ -16,7 +16,8 @@ export const MAX_DETAIL_TEXT_CHARS = 2048;
 // Details whose slashes are not host paths to hide: JSON pointers, and the policy
 // rule, which is shown as named (`file:line key`, SPEC section 4). Only secrets are
 // redacted in them.
-const SECRETS_ONLY_KEYS: ReadonlySet<string> = new Set(['path', 'schemaPath', 'rule']);
+// The approve command names the journal's folder or URL on purpose: an operator runs it as given.
+const SECRETS_ONLY_KEYS: ReadonlySet<string> = new Set(['path', 'schemaPath', 'rule', 'approveCommand']);
 
 /** A copy of `error` that is safe to show: message and details redacted and bounded. */
 export function redactError(error: HostError, redact: Redactor): HostError {

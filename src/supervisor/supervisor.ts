@@ -56,6 +56,8 @@ export interface SupervisorDeps {
   readonly logger: Logger;
   /** How long an elicitation may wait for the user before it counts as a denial. */
   readonly approvalTimeoutMs: number;
+  /** The flags `toolhost approve` needs to find this host's journal (operator-approval.ts); default none. */
+  readonly approveJournalFlags?: string;
   /** How long close() waits for in-flight calls to stop after cancelling them. */
   readonly closeGraceMs?: number;
   /** Upstream tools: remembers the resource links a server returned (as shown, and the server's own URI), so resources/read may forward them. */
@@ -299,6 +301,7 @@ class CallSupervisor implements Supervisor {
         control: ctx.control,
         signer: this.#deps.signer,
         timeoutMs: this.#deps.approvalTimeoutMs,
+        redact: this.#deps.redact,
         operator: {
           journal: this.#deps.journal,
           by: this.session.approvalsBy ?? 'client',
@@ -307,6 +310,8 @@ class CallSupervisor implements Supervisor {
           callId: ctx.callId,
           // The HTTP principal (SPEC section 6.1); null on stdio.
           principal: ctx.principal,
+          journalFlags: this.#deps.approveJournalFlags ?? '',
+          redact: this.#deps.redact,
         },
       });
       ctx.approval = approval.status === 'input_required' ? 'required' : approval.status;

@@ -50,14 +50,20 @@ for (const store of STORES) {
       const asked = errorOf(await a.callTool(note('hello')));
       expect(asked).toMatchObject({ code: 'approval_required', rule: expect.stringContaining('approval') });
       const id = String(asked['approvalId']);
+      // The exact command, with the journal it needs, works as given from any folder.
+      expect(asked['approveCommand']).toBe(`toolhost approve ${id} --journal ${url}`);
       const listed = await cli('approvals', '--json');
       expect(JSON.parse(listed.stdout)).toEqual([
-        expect.objectContaining({ id, state: 'pending', tool: 'note_writer', sideEffect: 'local_mutation', principal: null, decidedBy: null }),
+        expect.objectContaining({ id, state: 'pending', tool: 'note_writer', sideEffect: 'local_mutation', principal: null, decidedBy: null, arguments: { text: 'hello' }, hostId: expect.any(String) }),
       ]);
+      const text = await cli('approvals');
+      expect(text.stdout.split('\n')[0]).toMatch(/^ID\s+STATE\s+TOOL\s+CLASS\s+PRINCIPAL\s+AGE\s+EXPIRES$/);
+      expect(text.stdout).toContain('  arguments  text: "hello"\n');
+      expect(text.stdout).toContain(`  decide     toolhost approve ${id} --journal ${url} --as NAME`);
 
       // Before an operator decides, the repeat still waits.
       expect(errorOf(await b.callTool(note('hello', id)))).toMatchObject({ code: 'approval_required', approvalId: id, state: 'pending' });
-      const approve = await cli('approve', id, '--as', 'alice');
+      const approve = await cli('approve', id, '--as', 'alice', '--note', 'checked with the team');
       expect(approve.code, approve.stderr).toBe(0);
       expect(await pendingIds()).toEqual([]);
 
@@ -67,7 +73,8 @@ for (const store of STORES) {
       // Spent: neither host runs it again.
       for (const host of [a, b]) expect(errorOf(await host.callTool(note('hello', id)))).toMatchObject({ code: 'approval_denied', approvalId: id, reason: 'spent' });
       const all = JSON.parse((await cli('approvals', '--all', '--json')).stdout) as Array<Record<string, unknown>>;
-      expect(all).toEqual([expect.objectContaining({ id, state: 'spent', decidedBy: 'alice', spentBy: expect.any(String) })]);
+      expect(all).toEqual([expect.objectContaining({ id, state: 'spent', decidedBy: 'alice', note: 'checked with the team', decidedVia: 'cli', spentBy: expect.any(String) })]);
+      expect((await cli('approvals', '--all')).stdout).toMatch(/approved by alice at \S+ \(cli\): "checked with the team"/);
 
       // Approved for other arguments: refused.
       const other = String(errorOf(await a.callTool(note('for prod')))['approvalId']);

@@ -114,6 +114,15 @@ export const PG_MIGRATIONS: readonly string[] = [
   ALTER TABLE approvals ADD COLUMN definition_digest TEXT;
   ${RATE_WINDOWS_TABLE}
   `,
+  // 3: approvals a person can judge (SPEC section 7.2): the arguments (redacted, bounded) and the
+  // projected effect as JSON, the host that asked, and the operator's note and where they decided.
+  `
+  ALTER TABLE approvals ADD COLUMN arguments TEXT;
+  ALTER TABLE approvals ADD COLUMN effects TEXT;
+  ALTER TABLE approvals ADD COLUMN host_id TEXT;
+  ALTER TABLE approvals ADD COLUMN note TEXT;
+  ALTER TABLE approvals ADD COLUMN decided_via TEXT;
+  `,
 ];
 
 /** The schema version this build writes. */

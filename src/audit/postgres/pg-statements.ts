@@ -89,8 +89,8 @@ export const SQL = {
   sweepArtifacts: statement('sweep_artifacts', `DELETE FROM artifacts WHERE expires_at <= $1`),
   insertApproval: statement(
     'insert_approval',
-    `INSERT INTO approvals (id, tool, args_hash, side_effect, rule, principal, session_id, call_id, created_at, expires_at, state, definition_digest)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11)`,
+    `INSERT INTO approvals (id, tool, args_hash, side_effect, rule, principal, session_id, call_id, created_at, expires_at, state, definition_digest, arguments, effects, host_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14)`,
   ),
   getApproval: statement('get_approval', `SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE id = $1`),
   listApprovals: statement('list_approvals', `SELECT ${APPROVAL_COLUMNS} FROM approvals ORDER BY created_at DESC, id`),
@@ -100,7 +100,7 @@ export const SQL = {
   ),
   decideApproval: statement(
     'decide_approval',
-    `UPDATE approvals SET state = $2, decided_by = $3, decided_at = $4 WHERE id = $1 AND state = 'pending' AND expires_at > $4`,
+    `UPDATE approvals SET state = $2, decided_by = $3, decided_at = $4, note = $5, decided_via = $6 WHERE id = $1 AND state = 'pending' AND expires_at > $4`,
   ),
   spendApproval: statement(
     'spend_approval',

@@ -14,7 +14,9 @@ import {
   decideRefusal,
   spendRefusalOf,
   toApprovalRecord,
+  approvalJsonColumns,
   type ApprovalDecision,
+  type DecisionExtras,
   type ApprovalRecord,
   type ApprovalRow,
   type NewApproval,
@@ -284,20 +286,26 @@ export class PostgresStore implements Journal {
   async createApproval(approval: NewApproval): Promise<ApprovalRecord> {
     this.#requireOpen();
     const a = approval;
-    await this.#run(SQL.insertApproval, [a.id, a.tool, a.argsHash, a.sideEffect, a.rule, a.principal, a.sessionId, a.callId, a.createdAt, a.expiresAt, a.definitionDigest ?? null]);
+    const json = approvalJsonColumns(a);
+    await this.#run(SQL.insertApproval, [a.id, a.tool, a.argsHash, a.sideEffect, a.rule, a.principal, a.sessionId, a.callId, a.createdAt, a.expiresAt, a.definitionDigest ?? null, json.arguments, json.effects, this.hostId]);
     return (await this.#getApproval(a.id)) as ApprovalRecord;
   }
 
-  async listApprovals(filter: { readonly pendingOnly?: boolean } = {}): Promise<ApprovalRecord[]> {
+  async getApproval(id: string): Promise<ApprovalRecord | undefined> {
     this.#requireOpen();
-    const result = filter.pendingOnly === true ? await this.#run<ApprovalRow>(SQL.listPendingApprovals, [Date.now()]) : await this.#run<ApprovalRow>(SQL.listApprovals, []);
+    return this.#getApproval(id);
+  }
+
+  async listApprovals(filter: { readonly pendingOnly?: boolean; readonly now?: number } = {}): Promise<ApprovalRecord[]> {
+    this.#requireOpen();
+    const result = filter.pendingOnly === true ? await this.#run<ApprovalRow>(SQL.listPendingApprovals, [filter.now ?? Date.now()]) : await this.#run<ApprovalRow>(SQL.listApprovals, []);
     return result.rows.map(toApprovalRecord);
   }
 
-  async decideApproval(id: string, decision: ApprovalDecision, by: string): Promise<ApprovalRecord> {
+  async decideApproval(id: string, decision: ApprovalDecision, by: string, extras: DecisionExtras = {}): Promise<ApprovalRecord> {
     this.#requireOpen();
     const now = Date.now();
-    const result = await this.#run(SQL.decideApproval, [id, decision, by, now]);
+    const result = await this.#run(SQL.decideApproval, [id, decision, by, now, extras.note ?? null, extras.via ?? 'cli']);
     const record = await this.#getApproval(id);
     if (result.rowCount === 1) return record as ApprovalRecord;
     throw decideRefusal(id, record, now);

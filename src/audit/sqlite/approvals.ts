@@ -4,10 +4,12 @@
 import type Database from 'better-sqlite3';
 import {
   APPROVAL_COLUMNS,
+  approvalJsonColumns,
   decideRefusal,
   spendRefusalOf,
   toApprovalRecord,
   type ApprovalDecision,
+  type DecisionExtras,
   type ApprovalRecord,
   type ApprovalRow,
   type NewApproval,
@@ -18,13 +20,14 @@ import {
 export class SqliteApprovals {
   constructor(private readonly db: () => Database.Database) {}
 
-  create(approval: NewApproval): ApprovalRecord {
+  create(approval: NewApproval, hostId: string | null): ApprovalRecord {
+    const a = approval;
     this.db()
       .prepare(
-        `INSERT INTO approvals (id, tool, args_hash, side_effect, rule, principal, session_id, call_id, created_at, expires_at, state, definition_digest)
-         VALUES (@id, @tool, @argsHash, @sideEffect, @rule, @principal, @sessionId, @callId, @createdAt, @expiresAt, 'pending', @definitionDigest)`,
+        `INSERT INTO approvals (id, tool, args_hash, side_effect, rule, principal, session_id, call_id, created_at, expires_at, state, definition_digest, arguments, effects, host_id)
+         VALUES (@id, @tool, @argsHash, @sideEffect, @rule, @principal, @sessionId, @callId, @createdAt, @expiresAt, 'pending', @definitionDigest, @arguments, @effects, @hostId)`,
       )
-      .run({ ...approval, definitionDigest: approval.definitionDigest ?? null });
+      .run({ id: a.id, tool: a.tool, argsHash: a.argsHash, sideEffect: a.sideEffect, rule: a.rule, principal: a.principal, sessionId: a.sessionId, callId: a.callId, createdAt: a.createdAt, expiresAt: a.expiresAt, definitionDigest: a.definitionDigest ?? null, ...approvalJsonColumns(a), hostId });
     return this.get(approval.id) as ApprovalRecord;
   }
 
@@ -39,10 +42,13 @@ export class SqliteApprovals {
     return rows.map(toApprovalRecord);
   }
 
-  decide(id: string, decision: ApprovalDecision, by: string, now = Date.now()): ApprovalRecord {
+  decide(id: string, decision: ApprovalDecision, by: string, extras: DecisionExtras = {}, now = Date.now()): ApprovalRecord {
     const changes = this.db()
-      .prepare(`UPDATE approvals SET state = @decision, decided_by = @by, decided_at = @now WHERE id = @id AND state = 'pending' AND expires_at > @now`)
-      .run({ id, decision, by, now }).changes;
+      .prepare(
+        `UPDATE approvals SET state = @decision, decided_by = @by, decided_at = @now, note = @note, decided_via = @via
+         WHERE id = @id AND state = 'pending' AND expires_at > @now`,
+      )
+      .run({ id, decision, by, now, note: extras.note ?? null, via: extras.via ?? 'cli' }).changes;
     const record = this.get(id);
     if (changes === 1) return record as ApprovalRecord;
     throw decideRefusal(id, record, now);

@@ -3,7 +3,7 @@
 // Behaviour is the SQLite journal's own (sqlite-journal.ts); this only adapts.
 import { createSilentLogger, type Logger } from '../../log.js';
 import type { StoredArtifact } from '../artifact-ref.js';
-import type { ApprovalDecision, ApprovalRecord, NewApproval, SpendOutcome } from '../approval-record.js';
+import type { ApprovalDecision, ApprovalRecord, DecisionExtras, NewApproval, SpendOutcome } from '../approval-record.js';
 import type { CallFilter, CallFinish, CallRecord, CallStart, IdempotencyRecord, Reconciliation } from '../call-record.js';
 import type { BeginOutcome, Journal } from '../journal.js';
 import { JournalError } from '../journal-error.js';
@@ -135,15 +135,19 @@ export class SqliteStore implements Journal {
   }
 
   async createApproval(approval: NewApproval): Promise<ApprovalRecord> {
-    return this.#approvals.create(approval);
+    return this.#approvals.create(approval, this.hostId);
   }
 
-  async listApprovals(filter: { readonly pendingOnly?: boolean } = {}): Promise<ApprovalRecord[]> {
-    return this.#approvals.list(filter.pendingOnly === true);
+  async getApproval(id: string): Promise<ApprovalRecord | undefined> {
+    return this.#approvals.get(id);
   }
 
-  async decideApproval(id: string, decision: ApprovalDecision, by: string): Promise<ApprovalRecord> {
-    return this.#approvals.decide(id, decision, by);
+  async listApprovals(filter: { readonly pendingOnly?: boolean; readonly now?: number } = {}): Promise<ApprovalRecord[]> {
+    return this.#approvals.list(filter.pendingOnly === true, filter.now);
+  }
+
+  async decideApproval(id: string, decision: ApprovalDecision, by: string, extras?: DecisionExtras): Promise<ApprovalRecord> {
+    return this.#approvals.decide(id, decision, by, extras);
   }
 
   async spendApproval(id: string, tool: string, argsHash: string, callId: string, definitionDigest?: string): Promise<SpendOutcome> {

@@ -3,7 +3,12 @@
 // approval_required for a client that cannot be asked. Every doubtful answer denies.
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteJournal as Journal } from '../../../src/audit/sqlite/sqlite-journal.js';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openSqliteStore } from '../../../src/audit/sqlite/sqlite-store.js';
 import { MAX_PROMPT_CHARS } from '../../../src/supervisor/approval.js';
+import { MAX_PROMPT_WITH_EFFECTS_CHARS } from '../../../src/supervisor/approval-prompt.js';
 import type { ApprovalChannel, ApprovalPrompt, ElicitAnswer } from '../../../src/supervisor/types.js';
 import { closeAllHosts, errorOf, resultOf, startHost } from './harness.js';
 
@@ -122,7 +127,7 @@ describe('elicitation', () => {
       expect(argsHash).toMatch(/^[0-9a-f]{64}$/);
       expect(message).toContain(`sha256 ${argsHash}`);
     } finally {
-      journal.close();
+      await journal.close();
     }
   });
 });
@@ -216,5 +221,64 @@ describe('a client that cannot be asked', () => {
   it('does not need an approval for a tool the policy allows', async () => {
     const host = await startHost();
     resultOf(await host.call('echo', { value: 1 }, { approval: { kind: 'none' } }));
+  });
+});
+
+describe('the projected effect in approval prompts (a tool that declares effects.writes)', () => {
+  const BUNDLED = fileURLToPath(new URL('../../../manifests', import.meta.url));
+  const writeHost = () => startHost({ manifestDirs: [BUNDLED], policy: 'sideEffects:\n  requireApproval: [local_mutation]\n' });
+
+  it('elicitation and input_required show the written path as resolved and the diff, escaped line by line and bounded', async () => {
+    const host = await writeHost();
+    writeFileSync(join(host.workspace, 'notes.md'), 'title\nold line \x1b[2J\u202ehidden\nend\n');
+    const { channel, prompts } = scripted(async () => ({ action: 'accept', content: { approve: true } }));
+    const args = { path: 'notes.md', text: 'title\nnew line\u2066\nend\n' };
+    resultOf(await host.call('write_file', args, { approval: channel }));
+    const message = prompts[0]?.message ?? '';
+    expect(message.length).toBeLessThanOrEqual(MAX_PROMPT_WITH_EFFECTS_CHARS);
+    const lines = message.split('\n');
+    expect(lines[0]).toMatch(/^Allow the tool write_file \(local_mutation\)/);
+    expect(lines[1]).toBe(`Writes ${join(host.workspace, 'notes.md')}: replaces a ${Buffer.byteLength('title\nold line \x1b[2J\u202ehidden\nend\n')}-byte text file (+1 -1 lines)`);
+    expect(lines).toContain('--- a/notes.md');
+    expect(lines).toContain('-old line \\x1b[2J\\u202ehidden');
+    expect(lines).toContain('+new line\\u2066');
+    // `\n` between lines is the only control character; nothing invisible remains.
+    expect(message.replace(/\n/g, '')).not.toMatch(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u);
+    expect(readFileSync(join(host.workspace, 'notes.md'), 'utf8')).toBe(args.text);
+
+    const modern = await host.call('write_file', { path: 'other.md', text: 'fresh\n' }, { approval: { kind: 'input_required' } });
+    if (modern.kind !== 'input_required') throw new Error(`expected input_required, got ${modern.kind}`);
+    expect(modern.message).toContain(`Writes ${join(host.workspace, 'other.md')}: creates a new file (+1 -0 lines)`);
+    expect(modern.message).toContain('+fresh');
+  });
+
+  it('a path outside the roots is said so in the prompt, and the file there is not shown', async () => {
+    const host = await writeHost();
+    writeFileSync(join(host.root, 'outside.txt'), 'private words\n');
+    const { channel, prompts } = scripted(async () => ({ action: 'decline' }));
+    expect(errorOf(await host.call('write_file', { path: '../outside.txt', text: 'x' }, { approval: channel })).code).toBe('approval_denied');
+    expect(prompts[0]?.message).toContain('outside the workspace roots of the tool: the write will be refused');
+    expect(prompts[0]?.message).not.toContain('private words');
+  });
+
+  it('an operator approval keeps the arguments and the projected effect; approval_required names the command with the journal', async () => {
+    const host = await writeHost();
+    writeFileSync(join(host.workspace, 'plan.md'), 'step 1\n');
+    const error = errorOf(await host.call('write_file', { path: 'plan.md', text: 'step 1\nstep 2\n' }, { approval: { kind: 'none' } }));
+    expect(error.code).toBe('approval_required');
+    const id = String(error.details['approvalId']);
+    expect(error.details['approveCommand']).toBe(`toolhost approve ${id} --state ${host.stateDir}`);
+    expect(error.message).toContain(`\`toolhost approve ${id} --state ${host.stateDir}\``);
+    const journal = openSqliteStore(host.stateDir, { asHost: false });
+    try {
+      const [approval] = await journal.listApprovals();
+      expect(approval).toMatchObject({
+        id,
+        arguments: { path: 'plan.md', text: 'step 1\nstep 2\n' },
+        effects: [{ argument: 'path', path: join(host.workspace, 'plan.md'), where: 'writable_root', summary: 'replaces a 7-byte text file (+1 -0 lines)', diff: expect.stringContaining('+step 2') }],
+      });
+    } finally {
+      journal.close();
+    }
   });
 });

@@ -21,6 +21,8 @@ function pending(overrides: Partial<NewApproval> = {}): NewApproval {
     callId: `call-${counter}`,
     createdAt: now,
     expiresAt: now + 60_000,
+    arguments: { env: 'prod' },
+    effects: null,
     ...overrides,
   };
 }
@@ -29,8 +31,35 @@ describeEachStore('operator approvals', (store) => {
   it('a pending approval is listed with what it is for', async () => {
     const journal = await store().open();
     const asked = pending();
-    expect(await journal.createApproval(asked)).toEqual({ ...asked, state: 'pending', decidedBy: null, decidedAt: null, spentBy: null, spentAt: null });
+    expect(await journal.createApproval(asked)).toEqual({
+      ...asked,
+      hostId: journal.hostId,
+      state: 'pending',
+      decidedBy: null,
+      decidedAt: null,
+      note: null,
+      decidedVia: null,
+      spentBy: null,
+      spentAt: null,
+    });
+    expect(journal.hostId).toEqual(expect.any(String));
     expect((await journal.listApprovals({ pendingOnly: true })).map((a) => a.id)).toEqual([asked.id]);
+    expect(await journal.getApproval(asked.id)).toEqual(await journal.createApproval({ ...asked, id: `${asked.id}-again` }).then(() => journal.getApproval(asked.id)));
+  });
+
+  it('keeps the arguments and the projected effect as given, and the decision with its note and where it was given', async () => {
+    const journal = await store().open();
+    const effects = [{ argument: 'path', path: '/ws/a.md', where: 'writable_root' as const, summary: 'creates a new file (+1 -0 lines)', diff: '--- /dev/null\n+++ b/a.md\n@@ -0,0 +1 @@\n+<script>x</script>' }];
+    const asked = await journal.createApproval(pending({ arguments: { path: 'a.md', nested: { list: [1, 'two', null] } }, effects }));
+    expect(asked).toMatchObject({ arguments: { path: 'a.md', nested: { list: [1, 'two', null] } }, effects });
+    const decided = await journal.decideApproval(asked.id, 'denied', 'alice', { note: 'not on a Friday', via: 'console (principal ops)' });
+    expect(decided).toMatchObject({ state: 'denied', decidedBy: 'alice', note: 'not on a Friday', decidedVia: 'console (principal ops)' });
+    expect(await journal.getApproval(asked.id)).toEqual(decided);
+    // The command line's decision says where it came from too.
+    const other = await journal.createApproval(pending({ arguments: null }));
+    expect(other.arguments).toBeNull();
+    expect(await journal.decideApproval(other.id, 'approved', 'bob')).toMatchObject({ note: null, decidedVia: 'cli' });
+    expect(await journal.getApproval('unknown-id')).toBeUndefined();
   });
 
   it('bound to the definition it was asked for: a changed definition cannot spend it (SPEC 4.2)', async () => {

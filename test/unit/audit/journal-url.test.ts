@@ -1,6 +1,6 @@
 // --journal URLs: which store, where, and never a password.
 import { describe, expect, it } from 'vitest';
-import { parseJournalUrl } from '../../../src/audit/journal-url.js';
+import { journalFlagsFor, parseJournalUrl, shellQuote } from '../../../src/audit/journal-url.js';
 import { JournalError } from '../../../src/audit/journal-error.js';
 
 function refusal(text: string): JournalError {
@@ -46,5 +46,23 @@ describe('parseJournalUrl', () => {
     const error = refusal(url);
     expect(error.code).toBe('journal_url_invalid');
     expect(error.message).not.toContain('secret');
+  });
+});
+
+describe('journalFlagsFor (the journal in the exact approve command)', () => {
+  it('names the state folder for its own journal, else the journal URL; absolute, quoted, never a password', () => {
+    expect(journalFlagsFor(undefined, '.toolhost', '/srv/repo')).toBe('--state /srv/repo/.toolhost');
+    expect(journalFlagsFor('sqlite:', '/srv/state', '/')).toBe('--state /srv/state');
+    expect(journalFlagsFor('sqlite:shared.sqlite', '/srv/state', '/srv/repo')).toBe('--journal sqlite:/srv/repo/shared.sqlite');
+    expect(journalFlagsFor(undefined, "/srv/tool host/it's", '/')).toBe(`--state '/srv/tool host/it'\\''s'`);
+    expect(journalFlagsFor('postgres://toolhost@db.internal:5432/toolhost', '/s')).toBe('--journal postgres://toolhost@db.internal:5432/toolhost');
+    expect(journalFlagsFor('postgres://toolhost@/toolhost?host=/run/postgresql', '/s')).toBe("--journal 'postgres://toolhost@/toolhost?host=/run/postgresql'");
+    expect(() => journalFlagsFor('postgres://toolhost:secret@db/toolhost', '/s')).toThrow(JournalError);
+  });
+
+  it('shellQuote leaves plain words alone and single-quotes the rest', () => {
+    expect(shellQuote('/a/b-c_d.e:f@g')).toBe('/a/b-c_d.e:f@g');
+    expect(shellQuote('$(rm -rf /)')).toBe("'$(rm -rf /)'");
+    expect(shellQuote("a'b")).toBe(`'a'\\''b'`);
   });
 });

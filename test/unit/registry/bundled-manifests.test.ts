@@ -35,6 +35,8 @@ describe('the bundled manifests', () => {
     expect(byName.get('text_stats')?.sandbox).toMatchObject({ persistent: true, poolSize: 2, command: ['python3', join(REPO, 'manifests/text_stats.py')] });
     expect(byName.get('delete_path')?.sandbox).toMatchObject({ persistent: false, command: ['python3', join(REPO, 'manifests/delete_path.py')] });
     expect(byName.get('json_format')?.displayFile).toBe('manifests/community/json_format.yaml');
+    // An approval of write_file shows the path it writes and a diff of its new text (SPEC section 2 effects).
+    expect(byName.get('write_file')?.effects).toEqual({ writes: ['path'], content: 'text' });
   });
 
   it('have tight input schemas: no extra properties, every string bounded', () => {
@@ -100,11 +102,14 @@ describe('schemas/manifest.schema.json', () => {
       'format',
       'approval',
       'terminal',
+      'effects',
+      'effects.writes',
+      'effects.content',
       'input',
       'output',
     ]);
     expect(keys.filter((key) => key.description.length < 10)).toEqual([]);
-    expect(keys.filter((key) => key.required).map((key) => key.key)).toEqual(['name', 'description', 'timeoutMs', 'sandbox', 'sandbox.mode', 'workspace.roots[].path', 'workspace.roots[].access', 'input']);
+    expect(keys.filter((key) => key.required).map((key) => key.key)).toEqual(['name', 'description', 'timeoutMs', 'sandbox', 'sandbox.mode', 'workspace.roots[].path', 'workspace.roots[].access', 'effects.writes', 'input']);
     expect(keys.find((key) => key.key === 'sandbox.mode')?.values).toEqual(['isolate', 'worker', 'process']);
   });
 

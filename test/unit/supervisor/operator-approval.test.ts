@@ -11,6 +11,7 @@ import { APPROVAL_ID_META, type OperatorApprovals } from '../../../src/superviso
 import type { CallDecision } from '../../../src/policy/decide.js';
 import { CallControl } from '../../../src/supervisor/call-control.js';
 import { RequestStateSigner } from '../../../src/supervisor/request-state.js';
+import { createRedactor } from '../../../src/supervisor/redact.js';
 import type { ApprovalChannel, CallRequest } from '../../../src/supervisor/types.js';
 import { makeTempParent } from '../audit/journal-fixtures.js';
 
@@ -18,6 +19,8 @@ import { makeTempParent } from '../audit/journal-fixtures.js';
 const VIEW = { manifest: { name: 'deploy', sideEffect: 'remote_mutation' } } as unknown as ToolView;
 const ASK: CallDecision = { effect: 'ask', code: null, rule: 'policies/org.yaml:4 sideEffects.requireApproval', reason: 'remote mutation', excluded: false, shadow: null, journal: { decision: 'ask', rule: 'policies/org.yaml:4 sideEffects.requireApproval' } };
 const ARGS = { env: 'prod' };
+const SECRET = 'hunter2-hunter2-hunter2';
+const REDACT = createRedactor({ secretValues: [SECRET], visibleRoots: [] });
 
 let temp: ReturnType<typeof makeTempParent>;
 let journal: SqliteStore;
@@ -44,8 +47,8 @@ const ELICIT: ApprovalChannel = {
 function input(options: { channel?: ApprovalChannel; meta?: Record<string, unknown>; by?: 'client' | 'operator'; args?: Record<string, unknown>; decision?: CallDecision; callId?: string }): ApprovalInput {
   const args = options.args ?? ARGS;
   const request: CallRequest = { name: 'deploy', args, meta: options.meta ?? {}, signal: new AbortController().signal, approval: options.channel ?? { kind: 'none' } };
-  const operator: OperatorApprovals = { journal, by: options.by ?? 'client', expireAfterMs: 60_000, sessionId: 's1', callId: options.callId ?? 'call-1', principal: null };
-  return { view: VIEW, args, argsHash: hashArgs(args), decision: options.decision ?? ASK, request, control: new CallControl(), signer: new RequestStateSigner({ ttlMs: 60_000 }), timeoutMs: 1000, operator };
+  const operator: OperatorApprovals = { journal, by: options.by ?? 'client', expireAfterMs: 60_000, sessionId: 's1', callId: options.callId ?? 'call-1', principal: null, journalFlags: "--state '/srv/tool host/state'", redact: REDACT };
+  return { view: VIEW, args, argsHash: hashArgs(args), decision: options.decision ?? ASK, request, control: new CallControl(), signer: new RequestStateSigner({ ttlMs: 60_000 }), timeoutMs: 1000, operator, redact: REDACT };
 }
 
 async function refusal(promise: Promise<unknown>): Promise<{ code: string; details: Record<string, unknown> }> {
@@ -63,8 +66,33 @@ describe('operator approvals in the approval stage', () => {
     const refused = await refusal(obtainApproval(input({})));
     expect(refused).toMatchObject({ code: 'approval_required', details: { rule: ASK.rule, approvalId: expect.any(String), expiresAt: expect.any(Number) } });
     expect(await journal.listApprovals({ pendingOnly: true })).toEqual([
-      expect.objectContaining({ id: refused.details['approvalId'], tool: 'deploy', argsHash: hashArgs(ARGS), sideEffect: 'remote_mutation', rule: ASK.rule, sessionId: 's1', callId: 'call-1', state: 'pending' }),
+      expect.objectContaining({ id: refused.details['approvalId'], tool: 'deploy', argsHash: hashArgs(ARGS), sideEffect: 'remote_mutation', rule: ASK.rule, sessionId: 's1', callId: 'call-1', state: 'pending', arguments: ARGS, effects: null }),
     ]);
+  });
+
+  it('approval_required carries the exact command that approves it, with the journal it needs', async () => {
+    const refused = await refusal(obtainApproval(input({})));
+    const command = `toolhost approve ${String(refused.details['approvalId'])} --state '/srv/tool host/state'`;
+    expect(refused.details['approveCommand']).toBe(command);
+    const thrown = await obtainApproval(input({})).catch((error: unknown) => error as HostError);
+    expect((thrown as HostError).message).toContain('`toolhost approve ');
+    // Still pending: the repeat names the same command.
+    const id = String(refused.details['approvalId']);
+    expect((await refusal(obtainApproval(input({ meta: { [APPROVAL_ID_META]: id } })))).details['approveCommand']).toBe(command);
+  });
+
+  it('the pending approval keeps the arguments redacted and bounded, for the operator to read', async () => {
+    const args = { token: SECRET, text: 'x'.repeat(50_000), deep: { a: { b: { c: { d: { e: { f: { g: { h: { i: 1 } } } } } } } } } };
+    const refused = await refusal(obtainApproval(input({ args })));
+    const [kept] = await journal.listApprovals();
+    expect(kept?.id).toBe(refused.details['approvalId']);
+    expect(kept?.argsHash).toBe(hashArgs(args));
+    const text = JSON.stringify(kept?.arguments);
+    expect(text).not.toContain(SECRET);
+    expect(text).toContain('[redacted]');
+    expect(text.length).toBeLessThan(20_000);
+    expect(text).toMatch(/x…\[\d+ bytes left out\]…x/);
+    expect(text).toContain('nested deeper than');
   });
 
   it('by: operator never asks the client, even one that could be asked', async () => {
