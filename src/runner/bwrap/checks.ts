@@ -102,7 +102,9 @@ async function checkEgressBridge(services: ProcessServices, bwrapPath: string | 
 async function checkSeccomp(services: ProcessServices, bwrapPath: string | undefined): Promise<DoctorCheck> {
   const program = seccompProgram(services.facts);
   if (!program.ok) return { name: 'seccomp', status: 'fail', detail: program.reason, facts: { inForce: false, instructions: null } };
-  const facts = { instructions: program.instructions, architecture: 'x86_64', refusedSyscalls: Object.keys(REFUSED_SYSCALLS_X86_64).length + 2 };
+  // The calls answered EPERM by name (clone and socket are refused only with some arguments, clone3 with ENOSYS).
+  const refused = Object.keys(REFUSED_SYSCALLS_X86_64);
+  const facts = { instructions: program.instructions, architecture: 'x86_64', refusedSyscalls: refused.length + 2, refusedNames: refused.join(',') };
   const dir = mkdtempSync(join(tmpdir(), 'toolhost-doctor-'));
   try {
     const spec: RunSpec = {
@@ -113,7 +115,7 @@ async function checkSeccomp(services: ProcessServices, bwrapPath: string | undef
     const argv = buildSandboxArgv(spec, { services, cwd: dir, timeoutMs: 10_000, ...(bwrapPath === undefined ? {} : { bwrapPath }) });
     const out = await runToCompletion([...argv, ...(spec.command ?? [])], spec.env, dir, '', 15_000, services);
     if (/^Seccomp:\s*2$/m.test(out.stdout)) {
-      return { name: 'seccomp', status: 'ok', detail: `a ${program.instructions}-instruction filter is in force in every namespaced process: keyrings, ptrace, bpf, perf, userfaultfd, modules, kexec, new namespaces, mounts and non-IP sockets answer EPERM`, facts: { inForce: true, ...facts } };
+      return { name: 'seccomp', status: 'ok', detail: `a ${program.instructions}-instruction filter is in force in every namespaced process: ${refused.join(', ')}, clone with namespace flags and sockets other than AF_UNIX, AF_INET and AF_INET6 answer EPERM (clone3 ENOSYS)`, facts: { inForce: true, ...facts } };
     }
     return { name: 'seccomp', status: 'fail', detail: `the seccomp filter is not in force in the namespace sandbox (namespaced tools fail with sandbox_unavailable): ${out.stderr.slice(0, 300) || out.stdout.slice(0, 300) || 'no output'}`, facts: { inForce: false, ...facts } };
   } catch (error) {
