@@ -2,7 +2,8 @@
 // Both isolation modes get a pid namespace (killing bwrap kills every
 // descendant, setsid'd or not), --die-with-parent, a new session (no TIOCSTI
 // terminal injection), an environment of exactly spec.env, and resource limits
-// (the gate shell's ulimit, or prlimit, plus a pids cgroup joined before the tool starts). `namespace` adds
+// (the gate shell's ulimit, or prlimit, plus a cgroup holding the process count and the memory, joined
+// before the tool starts; RLIMIT_AS only where no memory controller can be used). `namespace` adds
 // ipc/uts/cgroup/user/net namespaces (with a non-empty networkAllow, the only
 // way out is the host's egress proxy, through a bridge started by the gate),
 // a seccomp filter (seccomp.ts),
@@ -13,8 +14,8 @@
 import { accessSync, constants, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { basename, isAbsolute, resolve } from 'node:path';
 import { HostError } from '../../errors.js';
-import type { PidsCgroup, PidsCgroups } from './pids-cgroup.js';
-import { buildDashUlimitScript, buildPrlimitArgv, computeSandboxLimits, type SandboxLimitOverrides } from './rlimits.js';
+import type { CgroupLimits, SandboxCgroup, SandboxCgroups } from './sandbox-cgroups.js';
+import { buildDashUlimitScript, buildPrlimitArgv, computeSandboxLimits, type SandboxLimitOverrides, type SandboxLimits } from './rlimits.js';
 import type { RunSpec } from '../types.js';
 import { bwrapSupports, findBwrap, findExecutable, findPrlimit } from './binaries.js';
 import { isPathInside, resolveCommandMounts } from './command.js';
@@ -24,9 +25,9 @@ import type { SandboxFacts } from './sandbox-facts.js';
 import { seccompProgram } from './seccomp.js';
 import { bridgeScript, egressEnv, SANDBOX_EGRESS_SOCKET } from './egress-bridge.js';
 
-/** What building a sandbox goes through: the host's pids cgroups and what it knows of the machine (its ProcessServices). */
+/** What building a sandbox goes through: the host's sandbox cgroups and what it knows of the machine (its ProcessServices). */
 export interface SandboxArgvServices {
-  readonly cgroups: PidsCgroups;
+  readonly cgroups: SandboxCgroups;
   readonly facts: SandboxFacts;
 }
 
@@ -39,12 +40,18 @@ export interface SandboxArgvOptions {
   readonly privateTmp?: string;
   /** The call's timeout: the CPU limit is it, rounded up to seconds, plus a margin. Absent (a persistent process): DEFAULT_CPU_SECONDS. */
   readonly timeoutMs?: number;
-  /** Limits other than address space (which always comes from spec.memoryMb). */
+  /** Limits other than memory (which comes from spec.memoryMb). */
   readonly limits?: SandboxLimitOverrides;
+  /**
+   * The address-space cap (RLIMIT_AS), in MiB, where no memory controller holds the sandbox;
+   * default spec.memoryMb. A runtime that reserves more than it uses (Node) needs an allowance
+   * above its memoryMb there; the memory cgroup counts only what is used.
+   */
+  readonly addressSpaceMb?: number;
   /** A specific bubblewrap binary (a seam for tests and odd installs); default `bwrap` on PATH. */
   readonly bwrapPath?: string;
-  /** The process's pids cgroup, made beforehand off the event loop (PidsCgroups.createAsync); absent: made here from services.cgroups. */
-  readonly cgroup?: PidsCgroup;
+  /** The process's cgroup, made beforehand off the event loop (SandboxCgroups.createAsync with sandboxCgroupLimits); absent: made here from services.cgroups. */
+  readonly cgroup?: SandboxCgroup;
   /**
    * namespace with a non-empty networkAllow: the process's egress grant (egress-grant.ts), whose
    * proxy socket is bound in and bridged to a loopback port named by HTTP_PROXY. Absent: no
@@ -74,7 +81,7 @@ export const SANDBOX_SECCOMP_FD = 4;
 export const SANDBOX_FILE_FD_BASE = 5;
 /** An allowlisted /etc file larger than this is bind-mounted instead of copied. */
 export const ETC_COPY_MAX_BYTES = 256 * 1024;
-/** Where the sandbox sees its pids cgroup's `cgroup.procs` (namespace mode). */
+/** Where the sandbox sees its cgroup's `cgroup.procs` (namespace mode); a second hierarchy's (cgroup v1) is `cgroup-1.procs`. */
 export const SANDBOX_CGROUP_PROCS_PATH = '/run/toolhost/cgroup.procs';
 export const SANDBOX_HOSTNAME = 'toolhost-sandbox';
 /** Size cap of the private /tmp and /dev/shm tmpfs mounts (namespace mode). */
@@ -84,7 +91,7 @@ export const PRIVATE_TMPFS_MAX_BYTES = 256 * 1024 * 1024;
  * The argv prefix to put before spec.command: `bwrap …flags… -- sh -c <limits, [join cgroup,] start gate>`
  * (with a /bin/sh other than dash: `bwrap …flags… -- prlimit …limits… -- sh -c <[join cgroup,] start gate>`).
  * Throws `sandbox_unavailable` when bubblewrap or prlimit cannot be found: never a run without isolation.
- * Creates the call's pids cgroup (when the host has one and opts.cgroup brings none) as a side effect; empty ones are swept later.
+ * Creates the call's cgroup (when the host has one and opts.cgroup brings none) as a side effect; empty ones are swept later.
  */
 export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): string[] {
   const program = spec.command?.[0];
@@ -102,16 +109,18 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
   if (egress !== undefined && socat === undefined) throw unavailable('socat is not installed (the egress bridge)', 'install socat: apt-get install socat');
   // The proxy variables win over any the tool's env passes through: they are the only way out.
   const env = { ...sandboxEnv(spec.env), ...(egress === undefined ? {} : egressEnv()) };
-  const limits = computeSandboxLimits(spec, opts.timeoutMs, opts.limits);
+  const computed = computeSandboxLimits(spec, opts.timeoutMs, opts.limits, opts.addressSpaceMb);
   const features = detectSandboxFeatures(facts, bwrap);
   // A namespaced tool never runs without its seccomp filter (SPEC section 3.3).
   const seccomp = isolated ? seccompProgram(facts) : undefined;
   if (seccomp?.ok === false) throw unavailable('no seccomp filter', seccomp.reason);
   // Everything that can throw comes before the cgroup is made, so a failure leaves none behind.
   const mounts = isolated ? pathMounts(facts, spec, opts.cwd, env['PATH'] ?? SANDBOX_DEFAULT_PATH) : [];
-  const cgroup = opts.cgroup ?? cgroups.create(limits.processes);
+  const cgroup = opts.cgroup ?? cgroups.create(sandboxCgroupLimits(spec, computed));
+  // The memory controller holds memoryMb where it can: no address-space cap then (SPEC section 3, Memory).
+  const limits: SandboxLimits = cgroup?.memoryBytes === undefined ? computed : { ...computed, addressSpaceBytes: undefined };
   // cgroup v2 refuses to move a process to a cgroup outside its cgroup namespace: keep the host's then.
-  const unshareCgroup = cgroup?.version !== 2;
+  const unshareCgroup = cgroup?.hasV2 !== true;
   const argv = [bwrap, ...(isolated ? namespaceFlags(features, unshareCgroup) : []), '--unshare-pid', '--die-with-parent', '--new-session'];
   // bubblewrap writes the tool's exit code there (the spawner gives every process an fd 3 pipe).
   argv.push('--json-status-fd', String(SANDBOX_STATUS_FD));
@@ -126,7 +135,7 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
     argv.push(...systemMounts(facts, bwrapSupports(facts, bwrap, '--perms')), '--proc', '/proc', '--remount-ro', '/proc', '--dev', '/dev', ...tmpfsSize, '--tmpfs', '/dev/shm');
     argv.push(...(opts.privateTmp !== undefined ? ['--bind', opts.privateTmp, '/tmp'] : [...tmpfsSize, '--tmpfs', '/tmp']));
     argv.push(...mounts);
-    if (cgroup !== undefined) argv.push('--bind', cgroup.procsPath, SANDBOX_CGROUP_PROCS_PATH);
+    cgroup?.procsPaths.forEach((procsPath, index) => argv.push('--bind', procsPath, sandboxProcsPath(index)));
     if (egress !== undefined) argv.push('--bind', egress.socketPath, SANDBOX_EGRESS_SOCKET);
     // The root is bwrap's own tmpfs: read-only, so stray writes fail instead of vanishing.
     argv.push('--remount-ro', '/');
@@ -148,9 +157,25 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
   // Then the start gate (and the cgroup join, then the egress bridge): if a limit cannot be set,
   // joining fails or the bridge does not come up, the tool never starts (fail closed).
   const bridge = socat === undefined ? '' : `{ ${bridgeScript(socat)}; } && `;
-  if (cgroup !== undefined) argv.push(shell, '-c', `${limited}echo 0 > "$0" && ${bridge}${START_GATE_SCRIPT}`, isolated ? SANDBOX_CGROUP_PROCS_PATH : cgroup.procsPath);
-  else argv.push(shell, '-c', `${limited}${bridge}${START_GATE_SCRIPT}`, 'toolhost-gate');
+  const joins = (cgroup?.procsPaths ?? []).map((procsPath, index) => `echo 0 > ${shellWord(isolated ? sandboxProcsPath(index) : procsPath)} && `).join('');
+  argv.push(shell, '-c', `${limited}${joins}${bridge}${START_GATE_SCRIPT}`, 'toolhost-gate');
   return argv;
+}
+
+/** What a sandbox's cgroup holds it to: its process count and, in bytes, its memoryMb. */
+export function sandboxCgroupLimits(spec: Pick<RunSpec, 'memoryMb'>, limits: Pick<SandboxLimits, 'processes'>): CgroupLimits {
+  return { processes: limits.processes, memoryBytes: spec.memoryMb * 1024 * 1024 };
+}
+
+// The first hierarchy's cgroup.procs at SANDBOX_CGROUP_PROCS_PATH, a second one's beside it.
+function sandboxProcsPath(index: number): string {
+  return index === 0 ? SANDBOX_CGROUP_PROCS_PATH : SANDBOX_CGROUP_PROCS_PATH.replace(/\.procs$/, `-${index}.procs`);
+}
+
+// A path written into the gate script: ours (a cgroup folder), so only plain characters.
+function shellWord(path: string): string {
+  if (!/^[A-Za-z0-9_./-]+$/.test(path)) throw new TypeError(`not a plain path for the sandbox's gate: ${path}`);
+  return path;
 }
 
 /**

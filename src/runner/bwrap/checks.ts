@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { probePidsCgroup } from './pids-cgroup.js';
+import { memoryHoldOf, probeCgroups } from './sandbox-cgroups.js';
 import { runToCompletion } from '../process/spawn.js';
 import type { RunSpec } from '../types.js';
 import { buildSandboxArgv } from './argv.js';
@@ -56,6 +56,9 @@ async function runChecks(services: ProcessServices, bwrapPath: string | undefine
   checks.push(checkPidsLimit(services, bwrap));
   const python = await checkPython();
   checks.push(python);
+  if (bwrap === undefined) checks.push(skipped('memory-limit', NO_BWRAP));
+  else if (python.status !== 'ok') checks.push(skipped('memory-limit', 'python3 is missing'));
+  else checks.push(await checkMemoryLimit(services, bwrapPath));
   if (bwrap === undefined) checks.push(skipped('namespace-sandbox', NO_BWRAP));
   else if (python.status !== 'ok') checks.push(skipped('namespace-sandbox', 'python3 is missing'));
   else checks.push(await checkNamespaceSandbox(services, bwrapPath));
@@ -164,11 +167,11 @@ async function checkPrlimit(services: ProcessServices): Promise<DoctorCheck> {
   }
   const out = await run(path, ['--version']);
   const version = /(\d+\.\d+(?:\.\d+)?)/.exec(out.stdout)?.[1] ?? null;
-  return { name: 'prlimit', status: 'ok', detail: `${path}: address space, CPU seconds, file size and open files are limited`, facts: { path, version } };
+  return { name: 'prlimit', status: 'ok', detail: `${path}: CPU seconds, file size and open files are limited (address space too where no memory cgroup holds the sandbox)`, facts: { path, version } };
 }
 
 function checkPidsLimit(services: ProcessServices, bwrap: string | undefined): DoctorCheck {
-  const cgroup = probePidsCgroup(services.facts);
+  const cgroup = probeCgroups(services.facts).pids;
   if (cgroup.ok) {
     return { name: 'pids-limit', status: 'ok', detail: `each sandbox gets its own pids cgroup under ${cgroup.baseDir} (pids.max)`, facts: { mechanism: 'cgroup', cgroupVersion: cgroup.version, baseDir: cgroup.baseDir } };
   }
@@ -225,4 +228,36 @@ function run(file: string, args: readonly string[]): Promise<{ stdout: string; s
   return new Promise((resolve) => {
     execFile(file, [...args], { timeout: 15_000, encoding: 'utf8', maxBuffer: 256 * 1024 }, (_error, stdout, stderr) => resolve({ stdout, stderr }));
   });
+}
+
+// End to end: a namespaced python3 that touches twice its memoryMb must be killed by the kernel,
+// counted as an OOM kill in its own cgroup. Without a memory controller the address-space cap
+// (RLIMIT_AS) is the fallback, and the check says why.
+async function checkMemoryLimit(services: ProcessServices, bwrapPath: string | undefined): Promise<DoctorCheck> {
+  const hold = memoryHoldOf(probeCgroups(services.facts));
+  const facts = { mechanism: hold.heldBy, cgroupVersion: hold.cgroupVersion, reason: hold.reason };
+  if (hold.heldBy === 'address_space') {
+    return { name: 'memory-limit', status: 'warn', detail: `no memory controller can be used (${hold.reason ?? 'unknown'}): memoryMb is an address-space cap (RLIMIT_AS) per process, which runtimes that reserve more than they use (Node's WebAssembly, JITs, browsers) may not start under`, facts };
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'toolhost-doctor-'));
+  try {
+    const spec: RunSpec = {
+      name: 'doctor', mode: 'process', manifestDir: dir, command: ['python3', '-c', 'b = bytearray(64 * 1024 * 1024); print(len(b))'], memoryMb: 32,
+      stdout: 'text', isolation: 'namespace', persistent: false, poolSize: 1, env: { PATH: process.env['PATH'] ?? '' },
+      roots: [{ path: dir, access: 'read' }], networkAllow: [], maxOutputBytes: 4096, protectedPaths: [], hiddenPaths: [],
+    };
+    const cgroup = await services.cgroups.createAsync({ processes: 16, memoryBytes: spec.memoryMb * 1024 * 1024 });
+    const argv = buildSandboxArgv(spec, { services, cwd: dir, timeoutMs: 10_000, ...(cgroup === undefined ? {} : { cgroup }), ...(bwrapPath === undefined ? {} : { bwrapPath }) });
+    const out = await runToCompletion([...argv, ...(spec.command ?? [])], spec.env, dir, '', 15_000, services);
+    const kills = await services.cgroups.oomKills(cgroup);
+    if (cgroup !== undefined) await services.cgroups.remove(cgroup);
+    if (kills > 0 && out.stdout.trim() === '') {
+      return { name: 'memory-limit', status: 'ok', detail: `each sandbox's memoryMb is held by a memory cgroup (v${String(hold.cgroupVersion)}, swap included): a namespaced process that used twice its limit was killed by the kernel`, facts };
+    }
+    return { name: 'memory-limit', status: 'fail', detail: `a namespaced process went over its memory cgroup's limit without an OOM kill (${out.stdout.trim() || out.stderr.slice(0, 200) || 'no output'})`, facts };
+  } catch (error) {
+    return { name: 'memory-limit', status: 'fail', detail: `the memory cgroup cannot be used: ${error instanceof Error ? error.message : String(error)}`, facts };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

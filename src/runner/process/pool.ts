@@ -139,7 +139,9 @@ export class ProcessPool {
         return;
       }
       workdir = withEgress(workdir, sandbox.egress);
-      const slot = this.watch(await spawnTool(sandbox.argv, this.spec.env, workdir.cwd, this.deps.services), workdir, sandbox.egress);
+      const { cgroup } = sandbox;
+      const oomKills = () => this.deps.services.cgroups.oomKills(cgroup);
+      const slot = this.watch(await spawnTool(sandbox.argv, this.spec.env, workdir.cwd, this.deps.services), workdir, sandbox.egress, oomKills);
       this.slots.add(slot);
       // Closed while it was starting: close() is waiting for it too (see startingSlots).
       if (this.isClosed) this.retire(slot, 'cancelled', {}, true);
@@ -154,7 +156,7 @@ export class ProcessPool {
     this.pump();
   }
 
-  private watch(tool: SpawnedTool, workdir: Workdir, egress: EgressGrant | undefined): Slot {
+  private watch(tool: SpawnedTool, workdir: Workdir, egress: EgressGrant | undefined, oomKills: () => Promise<number>): Slot {
     const lines = new LineSplitter(this.spec.maxOutputBytes);
     const idleBudget = newIdleBudget();
     const slot: Slot = {
@@ -169,9 +171,10 @@ export class ProcessPool {
       reason: undefined,
       gone: tool.ended.then(async (exit) => {
         await slot.killing;
+        const isOomKilled = (await oomKills()) > 0;
         this.slots.delete(slot);
         await workdir.dispose();
-        this.onSlotEnded(slot, exit);
+        this.onSlotEnded(slot, exit, isOomKilled);
       }),
       killing: undefined,
       answeredCount: 0,
@@ -255,11 +258,14 @@ export class ProcessPool {
     });
   }
 
-  private onSlotEnded(slot: Slot, exit: ToolExit): void {
+  private onSlotEnded(slot: Slot, exit: ToolExit, isOomKilled: boolean): void {
     const call = slot.call;
     if (call !== undefined) {
       if (slot.reason !== undefined) {
         settle(call, failRun(slot.reason.reason, slot.reason.details, call.startedMs));
+      } else if (isOomKilled) {
+        // The kernel killed it (or a process of its sandbox) at its memory cgroup's limit.
+        settle(call, failRun('memory_limit', { memoryMb: this.spec.memoryMb, reason: 'cgroup_oom', stderrTail: slot.stderrTail.toText() }, call.startedMs));
       } else if (exit.kind === 'spawn_failed') {
         settle(call, failRun('sandbox_unavailable', { reason: 'spawn_failed', errno: exit.errorCode }, call.startedMs));
       } else {

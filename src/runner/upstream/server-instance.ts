@@ -1,5 +1,5 @@
 // One running upstream MCP server (SPEC section 2.1): a persistent process in
-// the namespace sandbox (same argv, spawner, pids cgroup and rlimits as
+// the namespace sandbox (same argv, spawner, cgroup and rlimits as
 // process tools), and the host as its MCP client (SDK v2) over the pipes. The
 // server's words are bounded before they are parsed (pipe-transport.ts); its
 // requests to the client are refused except roots/list; when it dies, every
@@ -13,7 +13,7 @@ import { TailBuffer } from '../process/output-cap.js';
 import { resolveSandboxArgv, withEgress, type EgressSettings, type SandboxedSpawnServices } from '../process/process-sandbox.js';
 import { openWorkdir, spawnTool, type SpawnedTool, type ToolExit } from '../process/spawn.js';
 import { START_LINE } from '../bwrap/argv.js';
-import { withRuntimeAllowance } from './address-space.js';
+import { upstreamAddressSpaceMb } from './address-space.js';
 import { PipeClientTransport, type PipeFault } from './pipe-transport.js';
 import { gateProgress } from './progress-gate.js';
 import { ServerLog } from './server-log.js';
@@ -44,6 +44,8 @@ export interface InstanceDeps {
 /** Why an instance ended, as facts for the calls that were running on it. */
 export interface InstanceEnd {
   readonly reason: 'exited' | 'killed' | PipeFault;
+  /** The kernel killed it (or a process of its sandbox) at its memory cgroup's limit. */
+  readonly isOomKilled?: boolean;
   readonly exitCode?: number | null;
   readonly signal?: string | null;
   readonly stderrTail: string;
@@ -83,6 +85,7 @@ export class ServerInstance {
     private readonly process: SpawnedTool,
     readonly client: Client,
     ended: Promise<ToolExit>,
+    oomKills: () => Promise<number>,
   ) {
     // Named as the host's log names the server's profiles: `fs:read_only`, `fs:declared`.
     const upstream = spec.run.upstream;
@@ -93,9 +96,11 @@ export class ServerInstance {
     });
     process.stdout.once('end', () => (this.#isStdoutClosed = true));
     process.stdout.once('close', () => (this.#isStdoutClosed = true));
-    this.gone = ended.then((exit) => {
+    this.gone = ended.then(async (exit) => {
+      const isOomKilled = (await oomKills()) > 0;
       this.#end = {
         reason: this.#killing ?? 'exited',
+        ...(isOomKilled ? { isOomKilled } : {}),
         ...(exit.kind === 'spawn_failed' ? {} : { exitCode: exit.exitCode, signal: exit.signal }),
         stderrTail: this.#stderr.toText(),
       };
@@ -108,8 +113,10 @@ export class ServerInstance {
   /** Starts the server in its sandbox and completes the MCP handshake within startupTimeoutMs. */
   static async start(spec: InstanceSpec, deps: InstanceDeps): Promise<StartResult> {
     const opened = await openWorkdir(spec.run);
-    const sandbox = await resolveSandboxArgv(withRuntimeAllowance(spec.run), {
+    const sandbox = await resolveSandboxArgv(spec.run, {
       cwd: opened.cwd,
+      // Under the RLIMIT_AS fallback only: a memory cgroup holds the server to its memoryMb as used.
+      addressSpaceMb: upstreamAddressSpaceMb(spec.run.memoryMb),
       logger: deps.logger,
       services: deps.services,
       ...(deps.bwrapPath !== undefined ? { bwrapPath: deps.bwrapPath } : {}),
@@ -138,7 +145,8 @@ export class ServerInstance {
     });
     // No sampling, no elicitation: requests for them are answered "method not found".
     const client = new Client({ name: 'toolhost', version: '1.0.0' }, { capabilities: { roots: { listChanged: false } } });
-    instance = new ServerInstance(spec, deps, process, client, ended);
+    const { cgroup } = sandbox;
+    instance = new ServerInstance(spec, deps, process, client, ended, () => deps.services.cgroups.oomKills(cgroup));
     const self = instance;
     client.setRequestHandler('roots/list', async () => ({
       roots: spec.run.roots.map((root) => ({ uri: `file://${root.path}`, name: root.path })),
@@ -149,8 +157,13 @@ export class ServerInstance {
     if (started !== 'ok') {
       const end = await self.killAndWait('killed');
       const tail = end.stderrTail.trim().split('\n').slice(-3).join(' | ').slice(0, 400);
-      const why =
-        started === 'timeout' ? `it did not complete the MCP handshake within ${spec.startupTimeoutMs} ms` : started === 'gone' ? 'it exited during start-up' : `the handshake failed (${started})`;
+      const why = end.isOomKilled
+        ? `it went over its memory limit (memoryMb ${spec.run.memoryMb}) during start-up`
+        : started === 'timeout'
+          ? `it did not complete the MCP handshake within ${spec.startupTimeoutMs} ms`
+          : started === 'gone'
+            ? 'it exited during start-up'
+            : `the handshake failed (${started})`;
       return { ok: false, reason: `${why}${tail ? `; stderr: ${tail}` : ''}` };
     }
     return { ok: true, instance: self };

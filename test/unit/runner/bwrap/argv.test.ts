@@ -4,7 +4,8 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, st
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { probeCgroups, SandboxCgroups } from '../../../../src/runner/bwrap/sandbox-cgroups.js';
 import { buildDashUlimitScript, computeSandboxLimits, CPU_MARGIN_SECONDS, DEFAULT_CPU_SECONDS, DEFAULT_PROCESSES } from '../../../../src/runner/bwrap/rlimits.js';
 import type { RunSpec } from '../../../../src/runner/types.js';
 import { buildSandboxArgv, ETC_ALLOWLIST, ETC_COPY_MAX_BYTES, SANDBOX_DEFAULT_PATH, SANDBOX_FILE_FD_BASE, SANDBOX_SECCOMP_FD, sandboxFileInputs } from '../../../../src/runner/bwrap/argv.js';
@@ -21,7 +22,7 @@ const WRITE_ROOT = realpathSync(fileURLToPath(new URL('../../../unit/', import.m
 /** Debian's /bin/sh: the gate shell sets the limits itself (ulimit), without prlimit. */
 const IS_DASH = basename(realpathSync('/bin/sh')) === 'dash';
 
-// Every argv built here made a pids cgroup that no sandbox joins: closing the services removes them.
+// Every argv built here made a cgroup that no sandbox joins: closing the services removes them.
 
 function spec(overrides: Partial<RunSpec> = {}): RunSpec {
   return runSpec({
@@ -55,9 +56,12 @@ describe('buildSandboxArgv', () => {
       expect(argv[gateAt + 1]).toMatch(/read -r start && exec "\$@"$/);
       expect(argv).toHaveLength(gateAt + 3);
       if (IS_DASH) {
-        // The limits first, then the cgroup join and the gate: all before any tool code.
+        // The limits first, then the cgroup joins (memory, then pids: two v1 hierarchies here) and the gate:
+        // all before any tool code. The memory cgroup holds memoryMb, so there is no address-space cap.
         expect(prlimitAt).toBe(-1);
-        expect(argv[gateAt + 1]).toMatch(/^ulimit -v \d+ && .* && echo 0 > "\$0" && read -r start/);
+        const joins = isolation === 'namespace' ? '/run/toolhost/cgroup.procs && echo 0 > /run/toolhost/cgroup-1.procs' : '/sys/fs/cgroup/memory/toolhost/\\S+/cgroup.procs && echo 0 > /sys/fs/cgroup/pids/toolhost/\\S+/cgroup.procs';
+        expect(argv[gateAt + 1]).toMatch(new RegExp(`^ulimit -t \\d+ && .* && echo 0 > ${joins} && read -r start`));
+        expect(argv[gateAt + 1]).not.toContain('ulimit -v');
       } else {
         expect(prlimitAt).toBeGreaterThan(argv.indexOf('--'));
         expect(gateAt).toBeGreaterThan(prlimitAt);
@@ -152,8 +156,11 @@ describe('buildSandboxArgv', () => {
     expect(() => buildSandboxArgv(spec({ env: { 'A=B': 'x' } }), { services, cwd: WRITE_ROOT })).toThrow(TypeError);
   });
 
-  it('applies address space, CPU, file size and open-file limits (dash\'s ulimit units, else prlimit\'s bytes)', () => {
-    const argv = buildSandboxArgv(spec({ memoryMb: 64 }), { services, cwd: WRITE_ROOT, timeoutMs: 2500, limits: { fileSizeBytes: 4096, openFiles: 32 } });
+  it('applies address space (without a memory controller), CPU, file size and open-file limits (dash\'s ulimit units, else prlimit\'s bytes)', () => {
+    // A host whose machine has no usable memory controller: RLIMIT_AS is the fallback.
+    const noMemory = { facts: services.facts, cgroups: new SandboxCgroups(services.facts, undefined, { pids: probeCgroups(services.facts).pids, memory: { ok: false, reason: 'test' } }) };
+    onTestFinished(() => noMemory.cgroups.close());
+    const argv = buildSandboxArgv(spec({ memoryMb: 64 }), { services: noMemory, cwd: WRITE_ROOT, timeoutMs: 2500, limits: { fileSizeBytes: 4096, openFiles: 32 } });
     const cpu = 3 + CPU_MARGIN_SECONDS;
     if (IS_DASH) {
       expect(argv[argv.indexOf('-c') + 1]).toContain(`ulimit -v ${64 * 1024} && ulimit -t ${cpu + 1} && ulimit -S -t ${cpu} && ulimit -f 8 && ulimit -n 32 && `);
@@ -162,9 +169,15 @@ describe('buildSandboxArgv', () => {
       expect(prlimit.slice(1)).toEqual(expect.arrayContaining([`--as=${64 * 1024 * 1024}`, `--cpu=${cpu}:${cpu + 1}`, '--fsize=4096', '--nofile=32']));
     }
     // A file size that is no whole number of dash's 512-byte blocks is prlimit's to set, exactly.
-    const odd = buildSandboxArgv(spec({ memoryMb: 64 }), { services, cwd: WRITE_ROOT, timeoutMs: 2500, limits: { fileSizeBytes: 1000 } });
-    expect(odd.slice(odd.findIndex((arg) => /(^|\/)prlimit$/.test(arg)) + 1)).toContain('--fsize=1000');
+    const odd = buildSandboxArgv(spec({ memoryMb: 64 }), { services: noMemory, cwd: WRITE_ROOT, timeoutMs: 2500, limits: { fileSizeBytes: 1000 } });
+    expect(odd.slice(odd.findIndex((arg) => /(^|\/)prlimit$/.test(arg)) + 1)).toEqual(expect.arrayContaining([`--as=${64 * 1024 * 1024}`, '--fsize=1000']));
     expect(odd[odd.indexOf('-c') + 1]).not.toContain('ulimit');
+    // A runtime's allowance (a server, an isolate process) sets the cap where it is the fallback.
+    const allowance = buildSandboxArgv(spec({ memoryMb: 64 }), { services: noMemory, cwd: WRITE_ROOT, addressSpaceMb: 1600, limits: { fileSizeBytes: 1000 } });
+    expect(allowance).toContain(`--as=${1600 * 1024 * 1024}`);
+    // With the memory controller, neither has an address-space cap.
+    const held = buildSandboxArgv(spec({ memoryMb: 64 }), { services, cwd: WRITE_ROOT, addressSpaceMb: 1600, limits: { fileSizeBytes: 1000 } });
+    expect(held.some((arg) => arg.startsWith('--as=') || arg.includes('ulimit -v'))).toBe(false);
   });
 });
 
