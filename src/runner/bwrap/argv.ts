@@ -5,7 +5,9 @@
 // (the gate shell's ulimit, or prlimit, plus a cgroup holding the process count and the memory, joined
 // before the tool starts; RLIMIT_AS only where no memory controller can be used). `namespace` adds
 // ipc/uts/cgroup/user/net namespaces (with a non-empty networkAllow, the only
-// way out is the host's egress proxy, through a bridge started by the gate),
+// way out is the host's egress proxy, through a bridge started by the gate: its
+// HTTP proxy, and a listener per allowed destination for ordinary clients,
+// whose names a generated /etc/hosts maps to them),
 // a seccomp filter (seccomp.ts),
 // a read-only view of the system directories, the roots at their host paths
 // with their access, the manifest folder read-only, the host's own manifests,
@@ -23,7 +25,9 @@ import { detectSandboxFeatures } from './features.js';
 import { guardHostFiles, type SandboxBinds } from './guard.js';
 import type { SandboxFacts } from './sandbox-facts.js';
 import { seccompProgram } from './seccomp.js';
-import { bridgeScript, egressEnv, SANDBOX_EGRESS_SOCKET } from './egress-bridge.js';
+import { bridgeProcessCount, bridgeScript, egressEnv, SANDBOX_EGRESS_DIR } from './egress-bridge.js';
+import type { EgressNetworkPlan } from './egress-network.js';
+import { findNetworkSetup } from './sandbox-addresses.js';
 
 /** What building a sandbox goes through: the host's sandbox cgroups and what it knows of the machine (its ProcessServices). */
 export interface SandboxArgvServices {
@@ -54,10 +58,18 @@ export interface SandboxArgvOptions {
   readonly cgroup?: SandboxCgroup;
   /**
    * namespace with a non-empty networkAllow: the process's egress grant (egress-grant.ts), whose
-   * proxy socket is bound in and bridged to a loopback port named by HTTP_PROXY. Absent: no
-   * network at all (fail closed). Ignored by isolation none, which shares the host's network.
+   * folder is bound in read-only: its proxy socket, bridged to a loopback port named by
+   * HTTP_PROXY, and with `network` a socket per allowed destination, bridged to a listener where
+   * ordinary clients connect, and the sandbox's /etc/hosts. Absent: no network at all (fail
+   * closed). Ignored by isolation none, which shares the host's network.
    */
-  readonly egress?: { readonly socketPath: string };
+  readonly egress?: SandboxEgress;
+}
+
+/** What of an egress grant the sandbox is built with: its folder, and its direct listeners (a process tool's or a server's). */
+export interface SandboxEgress {
+  readonly dir: string;
+  readonly network?: EgressNetworkPlan | undefined;
 }
 
 /** PATH inside the sandbox when spec.env has none: execvp's fallback would omit /usr/local/bin. */
@@ -107,16 +119,24 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
   const egress = isolated && spec.networkAllow.length > 0 ? opts.egress : undefined;
   const socat = egress === undefined ? undefined : findExecutable('socat');
   if (egress !== undefined && socat === undefined) throw unavailable('socat is not installed (the egress bridge)', 'install socat: apt-get install socat');
+  const direct = egress?.network?.listeners ?? [];
+  // Addresses the host adds to the namespace's loopback need nsenter and ip there (sandbox-addresses.ts).
+  if ((egress?.network?.addedAddresses.length ?? 0) > 0) {
+    const setup = findNetworkSetup(facts);
+    if (!setup.ok) throw unavailable(setup.reason, setup.fix);
+  }
   // The proxy variables win over any the tool's env passes through: they are the only way out.
   const env = { ...sandboxEnv(spec.env), ...(egress === undefined ? {} : egressEnv()) };
-  const computed = computeSandboxLimits(spec, opts.timeoutMs, opts.limits, opts.addressSpaceMb);
+  const toolLimits = computeSandboxLimits(spec, opts.timeoutMs, opts.limits, opts.addressSpaceMb);
+  // The bridge's idle listeners count among the sandbox's processes: the tool keeps its own allowance.
+  const computed = egress === undefined ? toolLimits : { ...toolLimits, processes: toolLimits.processes + bridgeProcessCount(direct) };
   const features = detectSandboxFeatures(facts, bwrap);
   // A namespaced tool never runs without its seccomp filter (SPEC section 3.3).
   const seccomp = isolated ? seccompProgram(facts) : undefined;
   if (seccomp?.ok === false) throw unavailable('no seccomp filter', seccomp.reason);
   // Everything that can throw comes before the cgroup is made, so a failure leaves none behind.
   const mounts = isolated ? pathMounts(facts, spec, opts.cwd, env['PATH'] ?? SANDBOX_DEFAULT_PATH) : [];
-  const cgroup = opts.cgroup ?? cgroups.create(sandboxCgroupLimits(spec, computed));
+  const cgroup = opts.cgroup ?? cgroups.create(sandboxCgroupLimits(spec, toolLimits, egress));
   // The memory controller holds memoryMb where it can: no address-space cap then (SPEC section 3, Memory).
   const limits: SandboxLimits = cgroup?.memoryBytes === undefined ? computed : { ...computed, addressSpaceBytes: undefined };
   // cgroup v2 refuses to move a process to a cgroup outside its cgroup namespace: keep the host's then.
@@ -136,7 +156,9 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
     argv.push(...(opts.privateTmp !== undefined ? ['--bind', opts.privateTmp, '/tmp'] : [...tmpfsSize, '--tmpfs', '/tmp']));
     argv.push(...mounts);
     cgroup?.procsPaths.forEach((procsPath, index) => argv.push('--bind', procsPath, sandboxProcsPath(index)));
-    if (egress !== undefined) argv.push('--bind', egress.socketPath, SANDBOX_EGRESS_SOCKET);
+    if (egress !== undefined) argv.push('--ro-bind', egress.dir, SANDBOX_EGRESS_DIR);
+    // Allowed names at their listeners' loopback addresses; nothing else resolves (DNS has no route).
+    if (egress?.network !== undefined) argv.push('--ro-bind', `${egress.dir}/hosts`, '/etc/hosts');
     // The root is bwrap's own tmpfs: read-only, so stray writes fail instead of vanishing.
     argv.push('--remount-ro', '/');
   } else {
@@ -156,15 +178,19 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
   const limited = ulimits === undefined ? '' : `${ulimits} && `;
   // Then the start gate (and the cgroup join, then the egress bridge): if a limit cannot be set,
   // joining fails or the bridge does not come up, the tool never starts (fail closed).
-  const bridge = socat === undefined ? '' : `{ ${bridgeScript(socat)}; } && `;
+  const bridge = socat === undefined ? '' : `{ ${bridgeScript(socat, direct)}; } && `;
   const joins = (cgroup?.procsPaths ?? []).map((procsPath, index) => `echo 0 > ${shellWord(isolated ? sandboxProcsPath(index) : procsPath)} && `).join('');
   argv.push(shell, '-c', `${limited}${joins}${bridge}${START_GATE_SCRIPT}`, 'toolhost-gate');
   return argv;
 }
 
-/** What a sandbox's cgroup holds it to: its process count and, in bytes, its memoryMb. */
-export function sandboxCgroupLimits(spec: Pick<RunSpec, 'memoryMb'>, limits: Pick<SandboxLimits, 'processes'>): CgroupLimits {
-  return { processes: limits.processes, memoryBytes: spec.memoryMb * 1024 * 1024 };
+/**
+ * What a sandbox's cgroup holds it to: its process count (with the egress bridge's listeners,
+ * when it has a grant) and, in bytes, its memoryMb.
+ */
+export function sandboxCgroupLimits(spec: Pick<RunSpec, 'memoryMb'>, limits: Pick<SandboxLimits, 'processes'>, egress?: SandboxEgress): CgroupLimits {
+  const bridge = egress === undefined ? 0 : bridgeProcessCount(egress.network?.listeners ?? []);
+  return { processes: limits.processes + bridge, memoryBytes: spec.memoryMb * 1024 * 1024 };
 }
 
 // The first hierarchy's cgroup.procs at SANDBOX_CGROUP_PROCS_PATH, a second one's beside it.

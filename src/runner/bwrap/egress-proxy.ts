@@ -25,7 +25,7 @@
 // a known token is refused (`unknown_call`), and closing a call cuts its
 // connections.
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
-import { connect, createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
+import { connect, createServer as createNetServer, isIP, type Server as NetServer, type Socket } from 'node:net';
 import { lookup } from 'node:dns/promises';
 import { admitEgress, isMethodAdmitted, type EgressRules } from '../../../sandbox/egress-admission.mjs';
 import type { EgressAttempt } from '../wire.js';
@@ -275,7 +275,9 @@ export class EgressProxy {
       return void client.destroy();
     }
     // Without an HTTP head there is nothing to answer a refusal with: the connection is closed.
-    await this.tunnel(client, call, target, destination, Buffer.alloc(0), false);
+    // The admission reads an IPv6 literal as a URL writes it, in brackets.
+    const host = isIP(destination.host) === 6 ? `[${destination.host}]` : destination.host;
+    await this.tunnel(client, call, target, { host, port: destination.port }, Buffer.alloc(0), false);
   }
 
   // Admits, connects and splices one tunnel (CONNECT or direct); refusals are recorded and answered.

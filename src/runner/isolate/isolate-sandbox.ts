@@ -15,7 +15,7 @@ import { isHostError } from '../../errors.js';
 import { buildSandboxArgv, sandboxCgroupLimits } from '../bwrap/argv.js';
 import type { SandboxCgroup } from '../bwrap/sandbox-cgroups.js';
 import { probeSandbox } from '../bwrap/probe.js';
-import type { SandboxArgvServices } from '../bwrap/argv.js';
+import type { SandboxArgvServices, SandboxEgress } from '../bwrap/argv.js';
 import type { RunSpec } from '../types.js';
 
 export const ISOLATE_PROCESS_URL = new URL('../../../sandbox/isolate-process.mjs', import.meta.url);
@@ -67,7 +67,7 @@ export interface IsolateSandboxRequest {
   /** The host's sandbox cgroups and machine facts (its ProcessServices). */
   readonly services: SandboxArgvServices;
   /** The tool's egress grant (a tool with a network allow list): its socket is bound in and bridged. */
-  readonly egress?: { readonly socketPath: string };
+  readonly egress?: SandboxEgress;
 }
 
 /** The memory cgroup limit of the isolate process for a tool's heap limit, in MiB. */
@@ -89,7 +89,7 @@ export async function resolveIsolateSandbox(spec: RunSpec, request: IsolateSandb
   // No grant, no network: buildSandboxArgv would give an allow list without one nothing anyway.
   if (processSpec.networkAllow.length > 0 && request.egress === undefined) return { ok: false, reason: 'a tool with a network allow list needs its egress grant' };
   const limits = { cpuSeconds: ISOLATE_PROCESS_CPU_SECONDS, processes: ISOLATE_PROCESS_MAX_TASKS };
-  const cgroup = request.services.cgroups.create(sandboxCgroupLimits(processSpec, limits));
+  const cgroup = request.services.cgroups.create(sandboxCgroupLimits(processSpec, limits, request.egress));
   try {
     const addressSpaceMb = isolateProcessAddressSpaceMb(spec.memoryMb);
     const prefix = buildSandboxArgv(processSpec, {

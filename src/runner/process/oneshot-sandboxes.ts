@@ -13,7 +13,7 @@ import { killProcessGroupNow } from './kill.js';
 import type { SandboxArgvServices } from '../bwrap/argv.js';
 import type { SandboxCgroup } from '../bwrap/sandbox-cgroups.js';
 import type { EgressGrant } from '../bwrap/egress-grant.js';
-import { resolveSandboxArgv, withEgress, type EgressSettings } from './process-sandbox.js';
+import { resolveSandboxArgv, sandboxSetupOf, withEgress, type EgressSettings } from './process-sandbox.js';
 import { openWorkdir, spawnTool, type SpawnedTool, type SpawnServices, type Workdir } from './spawn.js';
 
 /** A started sandbox waiting at its gate, with the workdir it runs in. */
@@ -211,7 +211,7 @@ export class OneShotSandboxes {
         return { ok: false, reason: sandbox.reason };
       }
       workdir = withEgress(workdir, sandbox.egress);
-      const tool = await spawnTool(sandbox.argv, this.spec.env, workdir.cwd, this.services);
+      const tool = await spawnTool(sandbox.argv, this.spec.env, workdir.cwd, this.services, sandboxSetupOf(sandbox.egress));
       return { ok: true, sandbox: { tool, workdir, egress: sandbox.egress, cgroup: sandbox.cgroup } };
     } catch (error) {
       await workdir.dispose();

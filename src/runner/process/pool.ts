@@ -12,7 +12,7 @@ import { LineSplitter, encodeRequest, parseEnvelope, type Envelope } from './ndj
 import { ByteBudget, TailBuffer } from './output-cap.js';
 import { asTermination, elapsedMs, failRun, type TerminationReason } from './process-outcome.js';
 import type { EgressGrant } from '../bwrap/egress-grant.js';
-import { resolveSandboxArgv, withEgress, type EgressSettings } from './process-sandbox.js';
+import { resolveSandboxArgv, sandboxSetupOf, withEgress, type EgressSettings } from './process-sandbox.js';
 import { openWorkdir, spawnTool, type SpawnedTool, type ToolExit, type Workdir } from './spawn.js';
 import { START_LINE } from '../bwrap/argv.js';
 import type { ProcessSandboxServices } from './oneshot-sandboxes.js';
@@ -141,7 +141,8 @@ export class ProcessPool {
       workdir = withEgress(workdir, sandbox.egress);
       const { cgroup } = sandbox;
       const oomKills = () => this.deps.services.cgroups.oomKills(cgroup);
-      const slot = this.watch(await spawnTool(sandbox.argv, this.spec.env, workdir.cwd, this.deps.services), workdir, sandbox.egress, oomKills);
+      const tool = await spawnTool(sandbox.argv, this.spec.env, workdir.cwd, this.deps.services, sandboxSetupOf(sandbox.egress));
+      const slot = this.watch(tool, workdir, sandbox.egress, oomKills);
       this.slots.add(slot);
       // Closed while it was starting: close() is waiting for it too (see startingSlots).
       if (this.isClosed) this.retire(slot, 'cancelled', {}, true);

@@ -15,7 +15,7 @@ import { probeSandbox } from '../bwrap/probe.js';
 import type { SandboxArgvServices } from '../bwrap/argv.js';
 import type { SandboxCgroup } from '../bwrap/sandbox-cgroups.js';
 import { computeSandboxLimits } from '../bwrap/rlimits.js';
-import type { SpawnServices, Workdir } from './spawn.js';
+import type { SandboxSetup, SpawnServices, Workdir } from './spawn.js';
 
 /** What starting a sandboxed process goes through: the host's spawner, groups, cgroups and machine facts (its ProcessServices). */
 export interface SandboxedSpawnServices extends SpawnServices, SandboxArgvServices {}
@@ -66,6 +66,8 @@ export async function resolveSandboxArgv(spec: RunSpec, request: SandboxArgvRequ
         allow: spec.networkAllow,
         readOnly: spec.sideEffect === 'read_only',
         logger: request.logger.child({ tool: spec.name }),
+        // Ordinary TCP clients of the tool reach its allowed destinations too (egress-network.ts).
+        direct: true,
         ...(request.egress?.limits === undefined ? {} : { limits: request.egress.limits }),
         ...(request.egress?.resolve === undefined ? {} : { resolve: request.egress.resolve }),
       });
@@ -77,7 +79,7 @@ export async function resolveSandboxArgv(spec: RunSpec, request: SandboxArgvRequ
   const { cgroups } = request.services;
   let cgroup: SandboxCgroup | undefined;
   try {
-    cgroup = await cgroups.createAsync(sandboxCgroupLimits(spec, computeSandboxLimits(spec, request.timeoutMs)));
+    cgroup = await cgroups.createAsync(sandboxCgroupLimits(spec, computeSandboxLimits(spec, request.timeoutMs), egress));
   } catch (error) {
     await egress?.close();
     throw error;
@@ -106,6 +108,12 @@ export async function resolveSandboxArgv(spec: RunSpec, request: SandboxArgvRequ
   }
   // No descriptor closer: tools are started by the spawner, which closed the host's inheritable ones.
   return { ok: true, argv: [...prefix, ...command], egress, cgroup };
+}
+
+/** What spawnTool sets up in a sandbox with this grant before its gate opens: the address literals its clients reach. */
+export function sandboxSetupOf(egress: EgressGrant | undefined): SandboxSetup {
+  const addresses = egress?.network?.addedAddresses ?? [];
+  return addresses.length === 0 ? {} : { loopbackAddresses: addresses };
 }
 
 /** `workdir`, whose dispose() also closes the process's egress grant (both end with the process). */

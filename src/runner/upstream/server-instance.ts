@@ -10,7 +10,7 @@ import type { RunSpec } from '../types.js';
 import type { RunOptions } from '../wire.js';
 import { DEFAULT_GRACE_MS, killProcessGroup } from '../process/kill.js';
 import { TailBuffer } from '../process/output-cap.js';
-import { resolveSandboxArgv, withEgress, type EgressSettings, type SandboxedSpawnServices } from '../process/process-sandbox.js';
+import { resolveSandboxArgv, sandboxSetupOf, withEgress, type EgressSettings, type SandboxedSpawnServices } from '../process/process-sandbox.js';
 import { openWorkdir, spawnTool, type SpawnedTool, type ToolExit } from '../process/spawn.js';
 import { START_LINE } from '../bwrap/argv.js';
 import { upstreamAddressSpaceMb } from './address-space.js';
@@ -128,7 +128,7 @@ export class ServerInstance {
     }
     // A server with a network allow list reaches out only through its own egress proxy, closed with it.
     const workdir = withEgress(opened, sandbox.egress);
-    const process = await spawnTool(sandbox.argv, spec.run.env, workdir.cwd, deps.services);
+    const process = await spawnTool(sandbox.argv, spec.run.env, workdir.cwd, deps.services, sandboxSetupOf(sandbox.egress));
     const ended = process.ended.then(async (exit) => {
       await workdir.dispose();
       return exit;

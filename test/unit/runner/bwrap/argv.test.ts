@@ -9,7 +9,8 @@ import { probeCgroups, SandboxCgroups } from '../../../../src/runner/bwrap/sandb
 import { buildDashUlimitScript, computeSandboxLimits, CPU_MARGIN_SECONDS, DEFAULT_CPU_SECONDS, DEFAULT_PROCESSES } from '../../../../src/runner/bwrap/rlimits.js';
 import type { RunSpec } from '../../../../src/runner/types.js';
 import { buildSandboxArgv, ETC_ALLOWLIST, ETC_COPY_MAX_BYTES, SANDBOX_DEFAULT_PATH, SANDBOX_FILE_FD_BASE, SANDBOX_SECCOMP_FD, sandboxFileInputs } from '../../../../src/runner/bwrap/argv.js';
-import { SANDBOX_EGRESS_SOCKET } from '../../../../src/runner/bwrap/egress-bridge.js';
+import { SANDBOX_EGRESS_DIR, SANDBOX_EGRESS_SOCKET } from '../../../../src/runner/bwrap/egress-bridge.js';
+import { planEgressNetwork } from '../../../../src/runner/bwrap/egress-network.js';
 import { runSpec } from '../../../helpers/run-spec.js';
 import { useProcessServices } from '../../../helpers/process-services.js';
 
@@ -101,22 +102,27 @@ describe('buildSandboxArgv', () => {
     if (process.getuid?.() === 0) expect(bwrap[bwrap.indexOf('--cap-drop') + 1]).toBe('ALL');
   });
 
-  it('always gives namespace mode a network namespace; with networkAllow and a grant, only the proxy bridge out', () => {
+  it('always gives namespace mode a network namespace; with networkAllow and a grant, only the bridge out (the proxy, and a listener per destination)', () => {
     const withoutGrant = buildSandboxArgv(spec({ networkAllow: ['api.github.com'] }), { services, cwd: WRITE_ROOT });
     expect(split(withoutGrant).bwrap).toContain('--unshare-net');
     expect(withoutGrant.join(' ')).not.toContain('socat');
-    const socketPath = join(WRITE_ROOT, 'egress-test.sock');
-    const argv = buildSandboxArgv(spec({ networkAllow: ['api.github.com'] }), { services, cwd: WRITE_ROOT, egress: { socketPath } });
+    const dir = join(WRITE_ROOT, 'egress-test');
+    const planned = planEgressNetwork(['api.github.com']);
+    if (!planned.ok) throw new Error(planned.reason);
+    const argv = buildSandboxArgv(spec({ networkAllow: ['api.github.com'] }), { services, cwd: WRITE_ROOT, egress: { dir, network: planned.plan } });
     const { bwrap, inner } = split(argv);
     expect(bwrap).toContain('--unshare-net');
-    expect(pairsOf(bwrap, '--bind')).toContain(`${socketPath} ${SANDBOX_EGRESS_SOCKET}`);
+    // The grant's folder read-only (its sockets still connect), and its /etc/hosts over the host's.
+    expect(pairsOf(bwrap, '--ro-bind')).toEqual(expect.arrayContaining([`${dir} ${SANDBOX_EGRESS_DIR}`, `${dir}/hosts /etc/hosts`]));
+    expect(SANDBOX_EGRESS_SOCKET).toBe(`${SANDBOX_EGRESS_DIR}/proxy.sock`);
+    expect(inner[inner.indexOf('-c') + 1]).toContain('TCP4-LISTEN:443,bind=127.77.0.1,');
     expect(pairsOf(bwrap, '--setenv')).toEqual(expect.arrayContaining(['HTTP_PROXY http://127.0.0.1:3128', 'https_proxy http://127.0.0.1:3128', 'ALL_PROXY http://127.0.0.1:3128']));
     // The bridge starts before the gate reads its start line, so it listens before any tool code runs.
     const gate = inner[inner.indexOf('-c') + 1] ?? '';
     expect(gate.indexOf('socat')).toBeGreaterThan(-1);
     expect(gate.indexOf('socat')).toBeLessThan(gate.indexOf('read -r start'));
     // An empty allow list gets no bridge even with a grant.
-    expect(buildSandboxArgv(spec(), { services, cwd: WRITE_ROOT, egress: { socketPath } }).join(' ')).not.toContain('socat');
+    expect(buildSandboxArgv(spec(), { services, cwd: WRITE_ROOT, egress: { dir } }).join(' ')).not.toContain('socat');
   });
 
   it('binds roots with their access, the manifest folder read-only, and never /, /etc, /root or /home whole', () => {
