@@ -141,7 +141,7 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
   const limits: SandboxLimits = cgroup?.memoryBytes === undefined ? computed : { ...computed, addressSpaceBytes: undefined };
   // cgroup v2 refuses to move a process to a cgroup outside its cgroup namespace: keep the host's then.
   const unshareCgroup = cgroup?.hasV2 !== true;
-  const argv = [bwrap, ...(isolated ? namespaceFlags(features, unshareCgroup) : []), '--unshare-pid', '--die-with-parent', '--new-session'];
+  const argv = [bwrap, ...(isolated ? namespaceFlags(features, unshareCgroup, outerUsernsNeeds(egress?.network)) : []), '--unshare-pid', '--die-with-parent', '--new-session'];
   // bubblewrap writes the tool's exit code there (the spawner gives every process an fd 3 pipe).
   argv.push('--json-status-fd', String(SANDBOX_STATUS_FD));
   // bubblewrap installs it last, just before it execs the command (after its own mounts).
@@ -260,14 +260,30 @@ const ETC_ALLOWLIST_PATHS: ReadonlySet<string> = new Set(ETC_ALLOWLIST.map((name
 /** Private-key folders inside allowlisted /etc folders, hidden under an empty tmpfs. */
 export const ETC_MASKED = ['/etc/ssl/private', '/etc/pki/tls/private'] as const;
 
-function namespaceFlags(features: ReturnType<typeof detectSandboxFeatures>, unshareCgroup: boolean): string[] {
+/**
+ * What the sandbox's direct listeners need of the user namespace that owns its network namespace:
+ * binding a port below 1024 (443 for a bare allowed name) takes CAP_NET_BIND_SERVICE there, and a
+ * host that is not root can add an address literal to it only by entering that user namespace.
+ * bubblewrap's --disable-userns moves the command into a nested user namespace, where neither
+ * works, so such a sandbox goes without it: nested user namespaces stay refused by the seccomp
+ * filter (unshare, setns, clone with CLONE_NEWUSER, clone3).
+ */
+function outerUsernsNeeds(network: EgressNetworkPlan | undefined): { readonly bindsLowPorts: boolean; readonly keepsOuterUserns: boolean } {
+  const bindsLowPorts = (network?.listeners ?? []).some((listener) => listener.destination.port < 1024);
+  const addsAsNonRoot = (network?.addedAddresses.length ?? 0) > 0 && process.getuid?.() !== 0;
+  return { bindsLowPorts, keepsOuterUserns: bindsLowPorts || addsAsNonRoot };
+}
+
+function namespaceFlags(features: ReturnType<typeof detectSandboxFeatures>, unshareCgroup: boolean, needs: ReturnType<typeof outerUsernsNeeds>): string[] {
   const flags: string[] = [];
   if (features.userNamespace) {
     // Root in a user namespace has no capability on the host; no nested namespaces to attack the kernel with.
     flags.push('--unshare-user');
-    if (features.disableUserns) flags.push('--disable-userns');
+    if (features.disableUserns && !needs.keepsOuterUserns) flags.push('--disable-userns');
   }
   if (process.getuid?.() === 0) flags.push('--cap-drop', 'ALL');
+  // The one capability the bridge needs, in the sandbox's own network namespace: binding nothing of the host's.
+  if (needs.bindsLowPorts) flags.push('--cap-add', 'CAP_NET_BIND_SERVICE');
   flags.push('--unshare-ipc', '--unshare-uts', ...(unshareCgroup ? ['--unshare-cgroup-try'] : []), '--hostname', SANDBOX_HOSTNAME);
   // Always a network namespace of its own: only loopback, and with networkAllow the egress bridge.
   flags.push('--unshare-net');

@@ -7,7 +7,8 @@
 import { Client } from '@modelcontextprotocol/client';
 import type { Logger } from '../../log.js';
 import type { RunSpec } from '../types.js';
-import type { RunOptions } from '../wire.js';
+import type { EgressAttempt, RunOptions } from '../wire.js';
+import type { EgressGrant } from '../bwrap/egress-grant.js';
 import { DEFAULT_GRACE_MS, killProcessGroup } from '../process/kill.js';
 import { TailBuffer } from '../process/output-cap.js';
 import { resolveSandboxArgv, sandboxSetupOf, withEgress, type EgressSettings, type SandboxedSpawnServices } from '../process/process-sandbox.js';
@@ -78,6 +79,9 @@ export class ServerInstance {
   #isStdoutClosed = false;
   readonly #stderr = new TailBuffer();
   readonly #log: ServerLog;
+  /** The egress sinks of the calls in flight: a server's connections say no call, so each counts on all of them. */
+  readonly #egressSinks = new Set<(attempt: EgressAttempt) => void>();
+  #egress: EgressGrant | undefined;
 
   private constructor(
     private readonly spec: InstanceSpec,
@@ -147,6 +151,7 @@ export class ServerInstance {
     const client = new Client({ name: 'toolhost', version: '1.0.0' }, { capabilities: { roots: { listChanged: false } } });
     const { cgroup } = sandbox;
     instance = new ServerInstance(spec, deps, process, client, ended, () => deps.services.cgroups.oomKills(cgroup));
+    instance.#egress = sandbox.egress;
     const self = instance;
     client.setRequestHandler('roots/list', async () => ({
       roots: spec.run.roots.map((root) => ({ uri: `file://${root.path}`, name: root.path })),
@@ -206,6 +211,8 @@ export class ServerInstance {
     if (!this.isAlive) return { kind: 'crashed', end: this.#end ?? (await this.gone) };
     const { control } = options;
     if (control.reason !== undefined) return { kind: control.reason === 'timeout' ? 'timeout' : 'cancelled' };
+    const onEgress = options.onEgress;
+    if (onEgress !== undefined) this.#followEgress(onEgress);
     // The call's control owns the deadline and the cancel (STYLE 7); a stop aborts the request,
     // which sends notifications/cancelled upstream.
     const controller = new AbortController();
@@ -244,7 +251,19 @@ export class ServerInstance {
       return answer;
     } finally {
       unregister();
+      if (onEgress !== undefined) this.#egressSinks.delete(onEgress);
     }
+  }
+
+  // A call starts on this server: the egress proxy's budget starts afresh (as for a persistent
+  // process's call), and every connection the server makes while the call runs counts on its
+  // record (and on every other call in flight: the connection does not say whose it is).
+  #followEgress(onEgress: (attempt: EgressAttempt) => void): void {
+    this.#egressSinks.add(onEgress);
+    this.#egress?.attach((attempt) => {
+      if (this.#egressSinks.size === 0) return this.deps.logger[attempt.admitted ? 'info' : 'warn']({ server: this.spec.run.name, egress: attempt }, attempt.admitted ? 'egress admitted (no call)' : 'egress refused (no call)');
+      for (const sink of this.#egressSinks) sink(attempt);
+    });
   }
 
   /** Kills the whole sandbox (pid namespace); calls in flight fail `tool_crashed`. */

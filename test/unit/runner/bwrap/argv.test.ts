@@ -116,6 +116,15 @@ describe('buildSandboxArgv', () => {
     expect(pairsOf(bwrap, '--ro-bind')).toEqual(expect.arrayContaining([`${dir} ${SANDBOX_EGRESS_DIR}`, `${dir}/hosts /etc/hosts`]));
     expect(SANDBOX_EGRESS_SOCKET).toBe(`${SANDBOX_EGRESS_DIR}/proxy.sock`);
     expect(inner[inner.indexOf('-c') + 1]).toContain('TCP4-LISTEN:443,bind=127.77.0.1,');
+    // Port 443 is below 1024: the bridge may bind it in the sandbox's own network namespace, and nothing more;
+    // the command stays in the user namespace that owns it (nested ones are refused by the seccomp filter).
+    expect(bwrap.join(' ')).toContain('--cap-drop ALL --cap-add CAP_NET_BIND_SERVICE');
+    expect(bwrap).not.toContain('--disable-userns');
+    const highOnly = planEgressNetwork(['db.test:5432']);
+    if (!highOnly.ok) throw new Error(highOnly.reason);
+    const high = buildSandboxArgv(spec({ networkAllow: ['db.test:5432'] }), { services, cwd: WRITE_ROOT, egress: { dir, network: highOnly.plan } });
+    expect(high).not.toContain('--cap-add');
+    expect(high).toContain('--disable-userns');
     expect(pairsOf(bwrap, '--setenv')).toEqual(expect.arrayContaining(['HTTP_PROXY http://127.0.0.1:3128', 'https_proxy http://127.0.0.1:3128', 'ALL_PROXY http://127.0.0.1:3128']));
     // The bridge starts before the gate reads its start line, so it listens before any tool code runs.
     const gate = inner[inner.indexOf('-c') + 1] ?? '';
