@@ -132,7 +132,7 @@ export class EgressProxy {
     });
     this.server.maxHeadersCount = MAX_HEADER_FIELDS;
     this.server.maxConnections = limits.maxConcurrent * 2;
-    this.server.on('connection', (client: Socket) => this.accept(client));
+    this.server.on('connection', (client: Socket) => this.accept(client, true));
     this.server.on('request', (request: IncomingMessage, response: ServerResponse) => void this.onRequest(request, response));
     this.server.on('connect', (request: IncomingMessage, client: Socket, rest: Buffer) => void this.onConnect(request, client, rest));
     this.server.on('upgrade', (request: IncomingMessage, client: Socket) => this.refuseUnparsed(client, { ...NO_TARGET, kind: 'http', method: request.method ?? null }, 'upgrade_not_supported', 403));
@@ -189,7 +189,8 @@ export class EgressProxy {
     return Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve())))).then(() => undefined);
   }
 
-  private accept(client: ClientSocket): void {
+  // `speaksHttp`: the proxy's own socket (a refusal is an HTTP answer); else a direct destination's (a refusal closes it).
+  private accept(client: ClientSocket, speaksHttp: boolean): void {
     this.track(client);
     client.on('error', () => undefined);
     if (this.isClosed) return void client.destroy();
@@ -199,8 +200,9 @@ export class EgressProxy {
     const open = this.openClients();
     client.isClient = true;
     client.isCrowded = open >= this.options.limits.maxConcurrent;
-    // With tokens, a crowded connection is refused once its head names the call it belongs to.
-    if (client.isCrowded && this.options.requireCallToken !== true) this.refuseUnparsed(client, NO_TARGET, 'too_many_connections', 403);
+    // With tokens, a crowded connection is refused once its head names the call it belongs to; a
+    // direct one (no tokens there) in tunnel(), once it is counted on its call.
+    if (client.isCrowded && speaksHttp && this.options.requireCallToken !== true) this.refuseUnparsed(client, NO_TARGET, 'too_many_connections', 403);
   }
 
   // A plain-HTTP request (each one of a kept-alive connection, checked like the first).
@@ -265,7 +267,7 @@ export class EgressProxy {
 
   // A direct TCP client bridged from the sandbox: a tunnel to the one destination of its socket.
   private async onDirect(client: ClientSocket, destination: DirectDestination): Promise<void> {
-    this.accept(client);
+    this.accept(client, false);
     if (client.destroyed) return;
     const target: Target = { kind: 'tcp', host: destination.host.slice(0, 256), port: destination.port, method: null };
     const call = this.claim(client, undefined);
