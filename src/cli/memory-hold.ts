@@ -1,7 +1,6 @@
 // How this machine holds a sandbox's memory, for `list` and `explain`: learned
 // the way a host learns it (sandbox-cgroups.ts), and said in one phrase.
-import { SandboxFacts } from '../runner/bwrap/sandbox-facts.js';
-import { memoryHoldOf, probeCgroups, type MemoryHold } from '../runner/bwrap/sandbox-cgroups.js';
+import { memoryHoldOf, probeCgroups, SandboxFacts, type MemoryHold } from '../runner/index.js';
 import type { ToolMemory } from './tool-summary.js';
 
 /** The memory hold every sandbox of a host on this machine gets. */

@@ -2,7 +2,7 @@
 // documented in the README ("--json output") and only ever grows.
 import { decide } from '../policy/decide.js';
 import type { ToolView } from '../policy/types.js';
-import type { MemoryHold } from '../runner/bwrap/sandbox-cgroups.js';
+import type { MemoryHold } from '../runner/index.js';
 
 /**
  * How a tool's memoryMb is held on this machine: `cgroup` (the kernel's memory controller counts

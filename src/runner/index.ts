@@ -46,3 +46,5 @@ export type { RunSpec } from './types.js';
 export { listOne, listUpstreamServers, listUpstreamServersKeeping, type Listing } from './upstream/discover.js';
 export type { ServerInstance, UpstreamTool } from './upstream/server-instance.js';
 export { UpstreamServers } from './upstream/upstream-servers.js';
+export { memoryHoldOf, probeCgroups, type MemoryHold } from './bwrap/sandbox-cgroups.js';
+export { SandboxFacts } from './bwrap/sandbox-facts.js';
