@@ -2,7 +2,7 @@
 // works, what does not, and what to do about it. Every check really runs the
 // thing (bubblewrap, prlimit, python3 inside the namespace sandbox).
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { memoryHoldOf, probeCgroups } from './sandbox-cgroups.js';
@@ -234,8 +234,11 @@ function run(file: string, args: readonly string[]): Promise<{ stdout: string; s
 // counted as an OOM kill in its own cgroup. Without a memory controller the address-space cap
 // (RLIMIT_AS) is the fallback, and the check says why.
 async function checkMemoryLimit(services: ProcessServices, bwrapPath: string | undefined): Promise<DoctorCheck> {
-  const hold = memoryHoldOf(probeCgroups(services.facts));
-  const facts = { mechanism: hold.heldBy, cgroupVersion: hold.cgroupVersion, reason: hold.reason };
+  const support = probeCgroups(services.facts);
+  const hold = memoryHoldOf(support);
+  // Swap is held with the memory only where the kernel accounts it (v1 memsw, v2 memory.swap.max).
+  const swapLimited = support.memory.ok ? existsSync(join(support.memory.baseDir, support.memory.version === 2 ? 'memory.swap.max' : 'memory.memsw.limit_in_bytes')) : null;
+  const facts = { mechanism: hold.heldBy, cgroupVersion: hold.cgroupVersion, reason: hold.reason, swapLimited };
   if (hold.heldBy === 'address_space') {
     return { name: 'memory-limit', status: 'warn', detail: `no memory controller can be used (${hold.reason ?? 'unknown'}): memoryMb is an address-space cap (RLIMIT_AS) per process, which runtimes that reserve more than they use (Node's WebAssembly, JITs, browsers) may not start under`, facts };
   }
@@ -252,7 +255,7 @@ async function checkMemoryLimit(services: ProcessServices, bwrapPath: string | u
     const kills = await services.cgroups.oomKills(cgroup);
     if (cgroup !== undefined) await services.cgroups.remove(cgroup);
     if (kills > 0 && out.stdout.trim() === '') {
-      return { name: 'memory-limit', status: 'ok', detail: `each sandbox's memoryMb is held by a memory cgroup (v${String(hold.cgroupVersion)}, swap included): a namespaced process that used twice its limit was killed by the kernel`, facts };
+      return { name: 'memory-limit', status: 'ok', detail: `each sandbox's memoryMb is held by a memory cgroup (v${String(hold.cgroupVersion)}, ${swapLimited === true ? 'swap included' : 'swap not accounted by this kernel'}): a namespaced process that used twice its limit was killed by the kernel`, facts };
     }
     return { name: 'memory-limit', status: 'fail', detail: `a namespaced process went over its memory cgroup's limit without an OOM kill (${out.stdout.trim() || out.stderr.slice(0, 200) || 'no output'})`, facts };
   } catch (error) {

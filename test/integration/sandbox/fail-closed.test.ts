@@ -85,7 +85,7 @@ describe('toolhost doctor', () => {
     expect(byName.get('namespace-sandbox')).toMatchObject({ status: 'ok', facts: { works: true } });
     // Memory by the cgroup (v1 here): the isolate process has no address-space cap, and its cgroup's limit.
     expect(byName.get('isolate-process')).toMatchObject({ status: 'ok', facts: { starts: true, namespaced: true, addressSpaceBytes: null, memoryBytes: expect.any(Number) } });
-    expect(byName.get('memory-limit')).toMatchObject({ status: 'ok', facts: { mechanism: 'cgroup', cgroupVersion: 1, reason: null } });
+    expect(byName.get('memory-limit')).toMatchObject({ status: 'ok', facts: { mechanism: 'cgroup', cgroupVersion: 1, reason: null, swapLimited: true } });
     expect(byName.get('seccomp')).toMatchObject({ status: 'ok', facts: { inForce: true, architecture: 'x86_64' } });
     expect(String(byName.get('seccomp')?.facts['refusedNames']).split(',')).toEqual(expect.arrayContaining(['io_uring_setup', 'io_uring_enter', 'io_uring_register']));
     expect(byName.get('egress-bridge')).toMatchObject({ status: 'ok', facts: { works: true } });
