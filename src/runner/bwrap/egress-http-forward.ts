@@ -30,24 +30,31 @@ export interface HttpForward {
   readonly onSocket: (socket: Socket) => void;
   /** The request could not be sent (connect failed, timed out): answer it with the proxy's refusal. */
   readonly onUnreachable: () => void;
+  /** Node's HTTP client will not write what was parsed (its checks are stricter in places): refuse it. */
+  readonly onUnwritable: () => void;
 }
 
 /** Sends `request` on as a new request and its answer back on `response`. */
 export function forwardHttpRequest(request: IncomingMessage, response: ServerResponse, forward: HttpForward): void {
   const headers = forwardedHeaders(request.rawHeaders, forward.authority);
   // Framing is Node's: a body of known length keeps it, anything else goes chunked (or none at all).
-  const outgoing = httpRequest({
-    host: forward.address,
-    family: forward.family,
-    port: forward.port,
-    method: request.method,
-    path: forward.path,
-    headers: withoutFraming(headers, forward.withoutBody),
-    setHost: false,
-    agent: false,
-    insecureHTTPParser: false,
-    maxHeaderSize: forward.maxHeadBytes,
-  });
+  let outgoing: ReturnType<typeof httpRequest>;
+  try {
+    outgoing = httpRequest({
+      host: forward.address,
+      family: forward.family,
+      port: forward.port,
+      method: request.method,
+      path: forward.path,
+      headers: withoutFraming(headers, forward.withoutBody),
+      setHost: false,
+      agent: false,
+      insecureHTTPParser: false,
+      maxHeaderSize: forward.maxHeadBytes,
+    });
+  } catch {
+    return forward.onUnwritable();
+  }
   let isAnswered = false;
   const cut = (): void => {
     outgoing.destroy();
@@ -74,7 +81,12 @@ export function forwardHttpRequest(request: IncomingMessage, response: ServerRes
     isAnswered = true;
     const answerHeaders = forwardedHeaders(answer.rawHeaders);
     if (!forward.spend(12 + (answer.statusMessage?.length ?? 0) + headerBytes(answerHeaders), 'in')) return cut();
-    response.writeHead(answer.statusCode ?? 502, answer.statusMessage, withoutFraming(answerHeaders, false));
+    try {
+      response.writeHead(answer.statusCode ?? 502, answer.statusMessage, withoutFraming(answerHeaders, false));
+    } catch {
+      // A field Node will not write (its checks are stricter than the parser's in places): cut, never thrown.
+      return cut();
+    }
     pipeCounted(answer, response, (bytes) => forward.spend(bytes, 'in'), cut);
   });
 }

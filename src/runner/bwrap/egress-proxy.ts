@@ -133,8 +133,9 @@ export class EgressProxy {
     this.server.maxHeadersCount = MAX_HEADER_FIELDS;
     this.server.maxConnections = limits.maxConcurrent * 2;
     this.server.on('connection', (client: Socket) => this.accept(client, true));
-    this.server.on('request', (request: IncomingMessage, response: ServerResponse) => void this.onRequest(request, response));
-    this.server.on('connect', (request: IncomingMessage, client: Socket, rest: Buffer) => void this.onConnect(request, client, rest));
+    // Whatever goes wrong with one connection ends that connection, never the host.
+    this.server.on('request', (request: IncomingMessage, response: ServerResponse) => void this.onRequest(request, response).catch(() => request.socket.destroy()));
+    this.server.on('connect', (request: IncomingMessage, client: Socket, rest: Buffer) => void this.onConnect(request, client, rest).catch(() => client.destroy()));
     this.server.on('upgrade', (request: IncomingMessage, client: Socket) => this.refuseUnparsed(client, { ...NO_TARGET, kind: 'http', method: request.method ?? null }, 'upgrade_not_supported', 403));
     this.server.on('clientError', (error: NodeJS.ErrnoException, client: Socket) => this.onClientError(error, client));
     this.fallback = newLedger(options.onAttempt);
@@ -148,7 +149,7 @@ export class EgressProxy {
 
   /** Listens on a Unix socket path where every connection is a tunnel to `destination` (the bridge of a direct TCP client). */
   listenDirect(path: string, destination: DirectDestination): Promise<void> {
-    const server = createNetServer((client) => void this.onDirect(client, destination));
+    const server = createNetServer((client) => void this.onDirect(client, destination).catch(() => client.destroy()));
     server.maxConnections = this.options.limits.maxConcurrent * 2;
     this.directServers.push(server);
     return listenOn(server, path);
@@ -250,6 +251,10 @@ export class EgressProxy {
       spend: (bytes, direction) => this.count(call, bytes, direction),
       onSocket: (upstream) => this.own(call, upstream),
       onUnreachable: () => refuseResponse(response, 'upstream_unreachable', 502, call.token),
+      onUnwritable: () => {
+        client.isRefused = true;
+        refuseResponse(response, 'malformed_request', 400, call.token);
+      },
     });
   }
 
