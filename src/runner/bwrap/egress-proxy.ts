@@ -30,7 +30,7 @@ import { lookup } from 'node:dns/promises';
 import { admitEgress, isMethodAdmitted, type EgressRules } from '../../../sandbox/egress-admission.mjs';
 import type { EgressAttempt } from '../wire.js';
 import { forwardHttpRequest } from './egress-http-forward.js';
-import { CALL_TOKEN_ECHO_HEADER, callTokenOf, parseConnectTarget, parseHttpTarget } from './egress-request-head.js';
+import { CALL_TOKEN_ECHO_HEADER, callTokenOf, isCallToken, parseConnectTarget, parseHttpTarget } from './egress-request-head.js';
 
 export { CALL_TOKEN_ECHO_HEADER, CALL_TOKEN_SCHEME, isCallToken } from './egress-request-head.js';
 
@@ -164,7 +164,7 @@ export class EgressProxy {
 
   /** A call of its own, beside others: requests that carry `token` count here and go to `onAttempt`. */
   openCall(token: string, onAttempt: (attempt: EgressAttempt) => void): void {
-    if (!/^[0-9a-f]{32}$/.test(token) || this.calls.has(token)) throw new TypeError('a call token must be new and 32 hex digits');
+    if (!isCallToken(token) || this.calls.has(token)) throw new TypeError('a call token must be new and 32 hex digits');
     this.calls.set(token, newLedger(onAttempt, token));
   }
 
