@@ -7,9 +7,14 @@ import type { ToolView } from '../policy/types.js';
 import { formatProblem } from '../config/problem.js';
 import { explainTool } from './explain.js';
 import { sandboxLabel, summarizeTool } from './tool-summary.js';
+import { machineMemoryHold } from './memory-hold.js';
+import type { MemoryHold } from '../runner/index.js';
 
 /** The console's view of the tools of whichever configuration `current` returns (serve: the host in force). */
 export function consoleToolsOf(current: () => HostConfig | undefined, why?: string): ConsoleTools {
+  // How this machine holds a sandbox's memory: learned once, on the first page that shows a tool.
+  let hold: MemoryHold | undefined;
+  const toolOf = (view: ToolView, config: HostConfig): ConsoleTool => toolOfHeld(view, config, (hold ??= machineMemoryHold()));
   return {
     list: () => {
       const config = current();
@@ -38,8 +43,8 @@ export function consoleToolsOf(current: () => HostConfig | undefined, why?: stri
   };
 }
 
-function toolOf(view: ToolView, config: HostConfig): ConsoleTool {
-  const summary = summarizeTool(view);
+function toolOfHeld(view: ToolView, config: HostConfig, hold: MemoryHold): ConsoleTool {
+  const summary = summarizeTool(view, hold);
   return {
     name: summary.name,
     file: summary.file,

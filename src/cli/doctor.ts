@@ -16,11 +16,12 @@ const HELP = `Usage: toolhost doctor [--json] [--bwrap PATH]
 
 Checks which sandboxes this machine supports: isolated-vm and the isolate
 process (isolate tools run there: it starts, has namespaces of its own, its
-address-space cap),
+memory cap),
 bubblewrap with pid/ipc/uts/net/mount/user namespaces, prlimit and a pids
-cgroup (resource limits), python3 inside the namespace sandbox, the
-seccomp filter in force there, and the egress bridge (socat) to the host's
-egress proxy.
+cgroup (resource limits), the memory cgroup that holds memoryMb (or the
+address-space fallback, and why), python3 inside the namespace sandbox, the
+seccomp filter in force there (and the calls it refuses), and the egress
+bridge (socat) to the host's egress proxy.
 Exit 0 when everything the bundled tools need works, 1 otherwise.
 
 Options:

@@ -12,6 +12,7 @@ import { HOST_FLAGS_HELP, parseCommandArgs, UsageError } from './args.js';
 import { loadConfigForToolFromFlags, printProblems } from './host-config-flags.js';
 import { formatTable } from './table.js';
 import { classLabel, sandboxLabel, summarizeTool, type ToolSummary } from './tool-summary.js';
+import { describeMemory, machineMemoryHold } from './memory-hold.js';
 
 const HELP = `Usage: toolhost explain TOOL [JSON] [--json] [--principal NAME] [host flags]
 
@@ -100,7 +101,7 @@ export function explainTool(config: HostConfig, view: ToolView, args: unknown, p
   const assessment = config.policy.assessments.get(view.manifest.name);
   const shadowKeys = config.policy.withShadow ? describePolicy(config.policy.withShadow).filter((row) => row.shadow) : [];
   return {
-    ...summarizeTool(view),
+    ...summarizeTool(view, machineMemoryHold()),
     allowedModes: view.allowedModes,
     checks: (assessment?.checks ?? []).map((check) => ({ key: check.key, outcome: check.outcome, rule: check.rule ?? null, text: check.text })),
     keys: describePolicy(config.policy.enforced),
@@ -179,7 +180,7 @@ export function renderExplanation(e: Explanation): string {
   lines.push(`  decision  ${describeDecision(e.decision, e.code, e.reason)}`);
   if (e.rule) lines.push(`  rule      ${e.rule}`);
   if (e.shadow) lines.push(`  shadow    would ${e.shadow.decision}: ${e.shadow.reason} (${e.shadow.rule}); not enforced`);
-  lines.push(`  limits    timeoutMs ${e.limits.timeoutMs}, maxResultBytes ${e.limits.maxResultBytes}, memoryMb ${e.limits.memoryMb}`);
+  lines.push(`  limits    timeoutMs ${e.limits.timeoutMs}, maxResultBytes ${e.limits.maxResultBytes}, memoryMb ${e.limits.memoryMb} (${describeMemory(e.memory)})`);
   if (e.principal) {
     const p = e.principal;
     lines.push(`  principal ${p.name}: ${p.decision === 'allow' ? 'allowed (no principals: rule takes this tool away)' : `denied: ${p.reason ?? ''} (${p.rule ?? ''})`}`);

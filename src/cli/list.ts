@@ -6,6 +6,7 @@ import { loadConfigWithServersFromFlags, printProblems } from './host-config-fla
 import { formatServerReports, serverProblems } from './server-report.js';
 import { formatTable } from './table.js';
 import { classLabel, sandboxLabel, summarizeTool, type ToolSummary } from './tool-summary.js';
+import { describeMemory, machineMemoryHold } from './memory-hold.js';
 
 const HELP = `Usage: toolhost list [--json] [host flags]
 
@@ -15,7 +16,8 @@ Excluded and denied tools are shown too (LISTED no).
 
   --json   a JSON array, one object per tool (fields documented in the README:
            name, file, sideEffect, mode, isolation, trust, listed, excluded,
-           decision, code, rule, reason, shadow, limits, upstream)
+           decision, code, rule, reason, shadow, limits, memory, terminal,
+           upstream)
 
 Exit status: 0, or 1 when a manifest or policy file has a problem (printed on
 stderr; the tools that did load are still listed), 2 bad usage.
@@ -35,11 +37,15 @@ export async function run(argv: readonly string[]): Promise<number> {
   const unavailable = serverProblems(config.servers);
   printProblems(config.problems);
   printProblems(unavailable);
-  const summaries = [...config.tools.values()].map(summarizeTool);
+  const hold = machineMemoryHold();
+  const summaries = [...config.tools.values()].map((view) => summarizeTool(view, hold));
   if (values.json) {
     process.stdout.write(`${JSON.stringify(summaries, null, 2)}\n`);
   } else {
     process.stdout.write(formatTable(HEADERS, summaries.map(toRow), process.stdout.isTTY === true));
+    // Where no memory controller can be used, memoryMb means something else: say so for the tools it affects.
+    const capped = summaries.filter((summary) => summary.memory.heldBy === 'address_space').map((summary) => summary.name);
+    if (capped.length > 0) process.stdout.write(`\nmemoryMb of ${capped.join(', ')}: ${describeMemory(hold)}\n`);
     if (config.servers.length > 0) process.stdout.write(`\n${formatServerReports(config.servers)}`);
   }
   return config.problems.length + unavailable.length > 0 ? 1 : 0;

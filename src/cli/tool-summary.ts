@@ -2,6 +2,19 @@
 // documented in the README ("--json output") and only ever grows.
 import { decide } from '../policy/decide.js';
 import type { ToolView } from '../policy/types.js';
+import type { MemoryHold } from '../runner/index.js';
+
+/**
+ * How a tool's memoryMb is held on this machine: `cgroup` (the kernel's memory controller counts
+ * what its sandbox uses: process tools, isolate processes, servers), `address_space` (the
+ * RLIMIT_AS fallback where no memory controller can be used; `reason` says why), or `heap`
+ * (a worker: V8's heap limit, in the host process).
+ */
+export interface ToolMemory {
+  readonly heldBy: 'cgroup' | 'address_space' | 'heap';
+  readonly cgroupVersion: 1 | 2 | null;
+  readonly reason: string | null;
+}
 
 export interface ToolSummary {
   readonly name: string;
@@ -24,6 +37,8 @@ export interface ToolSummary {
   /** What a shadow-mode organisation file would decide, when stricter; else null. */
   readonly shadow: { readonly decision: 'ask' | 'deny'; readonly code: string | null; readonly rule: string; readonly reason: string } | null;
   readonly limits: { readonly timeoutMs: number; readonly maxResultBytes: number; readonly memoryMb: number };
+  /** How limits.memoryMb is held here. */
+  readonly memory: ToolMemory;
   /** A success completes the agent's run (SPEC 5.2). */
   readonly terminal: boolean;
   /**
@@ -57,12 +72,13 @@ export const TOOL_SUMMARY_FIELDS = [
   'reason',
   'shadow',
   'limits',
+  'memory',
   'terminal',
   'upstream',
 ] as const satisfies readonly (keyof ToolSummary)[];
 
-/** The summary of one tool view. */
-export function summarizeTool(view: ToolView): ToolSummary {
+/** The summary of one tool view; `hold` is how this machine holds a sandbox's memory (sandbox-cgroups.ts). */
+export function summarizeTool(view: ToolView, hold: MemoryHold): ToolSummary {
   const { manifest } = view;
   // The same decision a call to the tool meets in `serve` (policy/decide.ts).
   const { effect, code, rule, reason, excluded, shadow } = decide(view);
@@ -81,6 +97,7 @@ export function summarizeTool(view: ToolView): ToolSummary {
     reason,
     shadow: shadow ? { decision: shadow.effect, code: shadow.effect === 'deny' ? shadow.code : null, rule: shadow.rule, reason: shadow.reason } : null,
     limits: { timeoutMs: view.limits.timeoutMs, maxResultBytes: view.limits.maxResultBytes, memoryMb: view.limits.memoryMb },
+    memory: manifest.sandbox.mode === 'worker' ? { heldBy: 'heap', cgroupVersion: null, reason: null } : hold,
     terminal: manifest.terminal,
     upstream: manifest.upstream
       ? {

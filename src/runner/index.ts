@@ -48,3 +48,5 @@ export type { ServerInstance, UpstreamTool } from './upstream/server-instance.js
 export { UpstreamServers } from './upstream/upstream-servers.js';
 export { uiResourceOf } from './upstream/upstream-resources.js';
 export { formatStderrLines, lastStderrLines } from './upstream/stderr-tail.js';
+export { memoryHoldOf, probeCgroups, type MemoryHold } from './bwrap/sandbox-cgroups.js';
+export { SandboxFacts } from './bwrap/sandbox-facts.js';

@@ -1,6 +1,6 @@
 // Everything one host holds for its sandboxes, built by host.ts and passed down
 // to the runners and upstream servers: its spawner, the process groups it
-// started, its pids cgroups, what it learned about the machine (SandboxFacts),
+// started, its sandbox cgroups, what it learned about the machine (SandboxFacts),
 // the bound on tools keeping sandboxes prepared, and its live isolate processes.
 // Nothing of it is shared between hosts, even two in one process (a reload's
 // next host builds its own, and the old one's goes with it), and src/runner
@@ -8,7 +8,7 @@
 // callers without a host (doctor, import, scripts, tests) build one and close it.
 import type { Logger } from '../log.js';
 import { sweepStaleEgressDirs } from './bwrap/egress-grant.js';
-import { PidsCgroups } from './bwrap/pids-cgroup.js';
+import { SandboxCgroups } from './bwrap/sandbox-cgroups.js';
 import { SandboxFacts } from './bwrap/sandbox-facts.js';
 import { IsolateProcesses, MAX_ISOLATE_PROCESSES } from './isolate/isolate-processes.js';
 import { ProcessGroups } from './process/kill.js';
@@ -21,7 +21,7 @@ export interface ProcessServicesOptions {
   readonly maxToolsPrepared?: number;
   /** Isolate processes this host keeps alive at a time. */
   readonly maxIsolateProcesses?: number;
-  /** How often the host looks for its finished pids cgroups; default once a second (pids-cgroup.ts). */
+  /** How often the host looks for its finished cgroups; default once a second (sandbox-cgroups.ts). */
   readonly cgroupSweepIntervalMs?: number;
 }
 
@@ -29,7 +29,7 @@ export class ProcessServices implements ProcessSandboxServices {
   readonly spawner: SpawnerService;
   readonly groups = new ProcessGroups();
   readonly facts = new SandboxFacts();
-  readonly cgroups: PidsCgroups;
+  readonly cgroups: SandboxCgroups;
   readonly prepared: PreparedSandboxes;
   readonly isolateProcesses: IsolateProcesses;
   /** The start's sweep of dead hosts' egress folders (how many it removed). */
@@ -38,10 +38,10 @@ export class ProcessServices implements ProcessSandboxServices {
 
   constructor(options: ProcessServicesOptions = {}) {
     this.spawner = new SpawnerService(options.logger);
-    this.cgroups = new PidsCgroups(this.facts, options.cgroupSweepIntervalMs);
+    this.cgroups = new SandboxCgroups(this.facts, options.cgroupSweepIntervalMs);
     this.prepared = new PreparedSandboxes(options.maxToolsPrepared ?? MAX_TOOLS_PREPARED);
     this.isolateProcesses = new IsolateProcesses(options.maxIsolateProcesses ?? MAX_ISOLATE_PROCESSES);
-    // Egress folders of hosts that died without closing their grants (as pids cgroups are swept at first use).
+    // Egress folders of hosts that died without closing their grants (as cgroups are swept at first use).
     this.sweptEgressDirs = sweepStaleEgressDirs();
   }
 

@@ -52,8 +52,11 @@ export interface SandboxDenial {
 
 /** One attempt to reach the network (the egress proxy or ctx.fetch), admitted or refused. */
 export interface EgressAttempt {
-  /** `connect`: a CONNECT tunnel; `http`: a plain-HTTP request through the proxy; `fetch`: ctx.fetch; `malformed`: no usable request. */
-  readonly kind: 'connect' | 'http' | 'fetch' | 'malformed';
+  /**
+   * `connect`: a CONNECT tunnel; `http`: a plain-HTTP request through the proxy; `tcp`: a TCP client's
+   * direct connection to an allowed destination (bridged); `fetch`: ctx.fetch; `malformed`: no usable request.
+   */
+  readonly kind: 'connect' | 'http' | 'tcp' | 'fetch' | 'malformed';
   /** Canonical when admitted; as the tool wrote it (bounded) when refused. */
   readonly host: string;
   readonly port: number | null;
@@ -63,6 +66,8 @@ export interface EgressAttempt {
   readonly reason: string | null;
   /** The address connected to, when admitted. */
   readonly address: string | null;
+  /** What the refusal saw, when there is more to say than the reason (the HTTP parser's error code). */
+  readonly detail?: string;
 }
 
 /**

@@ -2,9 +2,12 @@
 // Both isolation modes get a pid namespace (killing bwrap kills every
 // descendant, setsid'd or not), --die-with-parent, a new session (no TIOCSTI
 // terminal injection), an environment of exactly spec.env, and resource limits
-// (the gate shell's ulimit, or prlimit, plus a pids cgroup joined before the tool starts). `namespace` adds
+// (the gate shell's ulimit, or prlimit, plus a cgroup holding the process count and the memory, joined
+// before the tool starts; RLIMIT_AS only where no memory controller can be used). `namespace` adds
 // ipc/uts/cgroup/user/net namespaces (with a non-empty networkAllow, the only
-// way out is the host's egress proxy, through a bridge started by the gate),
+// way out is the host's egress proxy, through a bridge started by the gate: its
+// HTTP proxy, and a listener per allowed destination for ordinary clients,
+// whose names a generated /etc/hosts maps to them),
 // a seccomp filter (seccomp.ts),
 // a read-only view of the system directories, the roots at their host paths
 // with their access, the manifest folder read-only, the host's own manifests,
@@ -13,8 +16,8 @@
 import { accessSync, constants, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { basename, isAbsolute, resolve } from 'node:path';
 import { HostError } from '../../errors.js';
-import type { PidsCgroup, PidsCgroups } from './pids-cgroup.js';
-import { buildDashUlimitScript, buildPrlimitArgv, computeSandboxLimits, type SandboxLimitOverrides } from './rlimits.js';
+import type { CgroupLimits, SandboxCgroup, SandboxCgroups } from './sandbox-cgroups.js';
+import { buildDashUlimitScript, buildPrlimitArgv, computeSandboxLimits, type SandboxLimitOverrides, type SandboxLimits } from './rlimits.js';
 import type { RunSpec } from '../types.js';
 import { bwrapSupports, findBwrap, findExecutable, findPrlimit } from './binaries.js';
 import { isPathInside, resolveCommandMounts } from './command.js';
@@ -22,11 +25,13 @@ import { detectSandboxFeatures } from './features.js';
 import { guardHostFiles, type SandboxBinds } from './guard.js';
 import type { SandboxFacts } from './sandbox-facts.js';
 import { seccompProgram } from './seccomp.js';
-import { bridgeScript, egressEnv, SANDBOX_EGRESS_SOCKET } from './egress-bridge.js';
+import { bridgeProcessCount, bridgeScript, egressEnv, SANDBOX_EGRESS_DIR } from './egress-bridge.js';
+import type { EgressNetworkPlan } from './egress-network.js';
+import { findNetworkSetup } from './sandbox-addresses.js';
 
-/** What building a sandbox goes through: the host's pids cgroups and what it knows of the machine (its ProcessServices). */
+/** What building a sandbox goes through: the host's sandbox cgroups and what it knows of the machine (its ProcessServices). */
 export interface SandboxArgvServices {
-  readonly cgroups: PidsCgroups;
+  readonly cgroups: SandboxCgroups;
   readonly facts: SandboxFacts;
 }
 
@@ -39,18 +44,32 @@ export interface SandboxArgvOptions {
   readonly privateTmp?: string;
   /** The call's timeout: the CPU limit is it, rounded up to seconds, plus a margin. Absent (a persistent process): DEFAULT_CPU_SECONDS. */
   readonly timeoutMs?: number;
-  /** Limits other than address space (which always comes from spec.memoryMb). */
+  /** Limits other than memory (which comes from spec.memoryMb). */
   readonly limits?: SandboxLimitOverrides;
+  /**
+   * The address-space cap (RLIMIT_AS), in MiB, where no memory controller holds the sandbox;
+   * default spec.memoryMb. A runtime that reserves more than it uses (Node) needs an allowance
+   * above its memoryMb there; the memory cgroup counts only what is used.
+   */
+  readonly addressSpaceMb?: number;
   /** A specific bubblewrap binary (a seam for tests and odd installs); default `bwrap` on PATH. */
   readonly bwrapPath?: string;
-  /** The process's pids cgroup, made beforehand off the event loop (PidsCgroups.createAsync); absent: made here from services.cgroups. */
-  readonly cgroup?: PidsCgroup;
+  /** The process's cgroup, made beforehand off the event loop (SandboxCgroups.createAsync with sandboxCgroupLimits); absent: made here from services.cgroups. */
+  readonly cgroup?: SandboxCgroup;
   /**
    * namespace with a non-empty networkAllow: the process's egress grant (egress-grant.ts), whose
-   * proxy socket is bound in and bridged to a loopback port named by HTTP_PROXY. Absent: no
-   * network at all (fail closed). Ignored by isolation none, which shares the host's network.
+   * folder is bound in read-only: its proxy socket, bridged to a loopback port named by
+   * HTTP_PROXY, and with `network` a socket per allowed destination, bridged to a listener where
+   * ordinary clients connect, and the sandbox's /etc/hosts. Absent: no network at all (fail
+   * closed). Ignored by isolation none, which shares the host's network.
    */
-  readonly egress?: { readonly socketPath: string };
+  readonly egress?: SandboxEgress;
+}
+
+/** What of an egress grant the sandbox is built with: its folder, and its direct listeners (a process tool's or a server's). */
+export interface SandboxEgress {
+  readonly dir: string;
+  readonly network?: EgressNetworkPlan | undefined;
 }
 
 /** PATH inside the sandbox when spec.env has none: execvp's fallback would omit /usr/local/bin. */
@@ -74,7 +93,7 @@ export const SANDBOX_SECCOMP_FD = 4;
 export const SANDBOX_FILE_FD_BASE = 5;
 /** An allowlisted /etc file larger than this is bind-mounted instead of copied. */
 export const ETC_COPY_MAX_BYTES = 256 * 1024;
-/** Where the sandbox sees its pids cgroup's `cgroup.procs` (namespace mode). */
+/** Where the sandbox sees its cgroup's `cgroup.procs` (namespace mode); a second hierarchy's (cgroup v1) is `cgroup-1.procs`. */
 export const SANDBOX_CGROUP_PROCS_PATH = '/run/toolhost/cgroup.procs';
 export const SANDBOX_HOSTNAME = 'toolhost-sandbox';
 /** Size cap of the private /tmp and /dev/shm tmpfs mounts (namespace mode). */
@@ -84,7 +103,7 @@ export const PRIVATE_TMPFS_MAX_BYTES = 256 * 1024 * 1024;
  * The argv prefix to put before spec.command: `bwrap …flags… -- sh -c <limits, [join cgroup,] start gate>`
  * (with a /bin/sh other than dash: `bwrap …flags… -- prlimit …limits… -- sh -c <[join cgroup,] start gate>`).
  * Throws `sandbox_unavailable` when bubblewrap or prlimit cannot be found: never a run without isolation.
- * Creates the call's pids cgroup (when the host has one and opts.cgroup brings none) as a side effect; empty ones are swept later.
+ * Creates the call's cgroup (when the host has one and opts.cgroup brings none) as a side effect; empty ones are swept later.
  */
 export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): string[] {
   const program = spec.command?.[0];
@@ -100,19 +119,29 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
   const egress = isolated && spec.networkAllow.length > 0 ? opts.egress : undefined;
   const socat = egress === undefined ? undefined : findExecutable('socat');
   if (egress !== undefined && socat === undefined) throw unavailable('socat is not installed (the egress bridge)', 'install socat: apt-get install socat');
+  const direct = egress?.network?.listeners ?? [];
+  // Addresses the host adds to the namespace's loopback need nsenter and ip there (sandbox-addresses.ts).
+  if ((egress?.network?.addedAddresses.length ?? 0) > 0) {
+    const setup = findNetworkSetup(facts);
+    if (!setup.ok) throw unavailable(setup.reason, setup.fix);
+  }
   // The proxy variables win over any the tool's env passes through: they are the only way out.
   const env = { ...sandboxEnv(spec.env), ...(egress === undefined ? {} : egressEnv()) };
-  const limits = computeSandboxLimits(spec, opts.timeoutMs, opts.limits);
+  const toolLimits = computeSandboxLimits(spec, opts.timeoutMs, opts.limits, opts.addressSpaceMb);
+  // The bridge's idle listeners count among the sandbox's processes: the tool keeps its own allowance.
+  const computed = egress === undefined ? toolLimits : { ...toolLimits, processes: toolLimits.processes + bridgeProcessCount(direct) };
   const features = detectSandboxFeatures(facts, bwrap);
   // A namespaced tool never runs without its seccomp filter (SPEC section 3.3).
   const seccomp = isolated ? seccompProgram(facts) : undefined;
   if (seccomp?.ok === false) throw unavailable('no seccomp filter', seccomp.reason);
   // Everything that can throw comes before the cgroup is made, so a failure leaves none behind.
   const mounts = isolated ? pathMounts(facts, spec, opts.cwd, env['PATH'] ?? SANDBOX_DEFAULT_PATH) : [];
-  const cgroup = opts.cgroup ?? cgroups.create(limits.processes);
+  const cgroup = opts.cgroup ?? cgroups.create(sandboxCgroupLimits(spec, toolLimits, egress));
+  // The memory controller holds memoryMb where it can: no address-space cap then (SPEC section 3, Memory).
+  const limits: SandboxLimits = cgroup?.memoryBytes === undefined ? computed : { ...computed, addressSpaceBytes: undefined };
   // cgroup v2 refuses to move a process to a cgroup outside its cgroup namespace: keep the host's then.
-  const unshareCgroup = cgroup?.version !== 2;
-  const argv = [bwrap, ...(isolated ? namespaceFlags(features, unshareCgroup) : []), '--unshare-pid', '--die-with-parent', '--new-session'];
+  const unshareCgroup = cgroup?.hasV2 !== true;
+  const argv = [bwrap, ...(isolated ? namespaceFlags(features, unshareCgroup, outerUsernsNeeds(egress?.network)) : []), '--unshare-pid', '--die-with-parent', '--new-session'];
   // bubblewrap writes the tool's exit code there (the spawner gives every process an fd 3 pipe).
   argv.push('--json-status-fd', String(SANDBOX_STATUS_FD));
   // bubblewrap installs it last, just before it execs the command (after its own mounts).
@@ -126,8 +155,10 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
     argv.push(...systemMounts(facts, bwrapSupports(facts, bwrap, '--perms')), '--proc', '/proc', '--remount-ro', '/proc', '--dev', '/dev', ...tmpfsSize, '--tmpfs', '/dev/shm');
     argv.push(...(opts.privateTmp !== undefined ? ['--bind', opts.privateTmp, '/tmp'] : [...tmpfsSize, '--tmpfs', '/tmp']));
     argv.push(...mounts);
-    if (cgroup !== undefined) argv.push('--bind', cgroup.procsPath, SANDBOX_CGROUP_PROCS_PATH);
-    if (egress !== undefined) argv.push('--bind', egress.socketPath, SANDBOX_EGRESS_SOCKET);
+    cgroup?.procsPaths.forEach((procsPath, index) => argv.push('--bind', procsPath, sandboxProcsPath(index)));
+    if (egress !== undefined) argv.push('--ro-bind', egress.dir, SANDBOX_EGRESS_DIR);
+    // Allowed names at their listeners' loopback addresses; nothing else resolves (DNS has no route).
+    if (egress?.network !== undefined) argv.push('--ro-bind', `${egress.dir}/hosts`, '/etc/hosts');
     // The root is bwrap's own tmpfs: read-only, so stray writes fail instead of vanishing.
     argv.push('--remount-ro', '/');
   } else {
@@ -147,10 +178,30 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
   const limited = ulimits === undefined ? '' : `${ulimits} && `;
   // Then the start gate (and the cgroup join, then the egress bridge): if a limit cannot be set,
   // joining fails or the bridge does not come up, the tool never starts (fail closed).
-  const bridge = socat === undefined ? '' : `{ ${bridgeScript(socat)}; } && `;
-  if (cgroup !== undefined) argv.push(shell, '-c', `${limited}echo 0 > "$0" && ${bridge}${START_GATE_SCRIPT}`, isolated ? SANDBOX_CGROUP_PROCS_PATH : cgroup.procsPath);
-  else argv.push(shell, '-c', `${limited}${bridge}${START_GATE_SCRIPT}`, 'toolhost-gate');
+  const bridge = socat === undefined ? '' : `{ ${bridgeScript(socat, direct)}; } && `;
+  const joins = (cgroup?.procsPaths ?? []).map((procsPath, index) => `echo 0 > ${shellWord(isolated ? sandboxProcsPath(index) : procsPath)} && `).join('');
+  argv.push(shell, '-c', `${limited}${joins}${bridge}${START_GATE_SCRIPT}`, 'toolhost-gate');
   return argv;
+}
+
+/**
+ * What a sandbox's cgroup holds it to: its process count (with the egress bridge's listeners,
+ * when it has a grant) and, in bytes, its memoryMb.
+ */
+export function sandboxCgroupLimits(spec: Pick<RunSpec, 'memoryMb'>, limits: Pick<SandboxLimits, 'processes'>, egress?: SandboxEgress): CgroupLimits {
+  const bridge = egress === undefined ? 0 : bridgeProcessCount(egress.network?.listeners ?? []);
+  return { processes: limits.processes + bridge, memoryBytes: spec.memoryMb * 1024 * 1024 };
+}
+
+// The first hierarchy's cgroup.procs at SANDBOX_CGROUP_PROCS_PATH, a second one's beside it.
+function sandboxProcsPath(index: number): string {
+  return index === 0 ? SANDBOX_CGROUP_PROCS_PATH : SANDBOX_CGROUP_PROCS_PATH.replace(/\.procs$/, `-${index}.procs`);
+}
+
+// A path written into the gate script: ours (a cgroup folder), so only plain characters.
+function shellWord(path: string): string {
+  if (!/^[A-Za-z0-9_./-]+$/.test(path)) throw new TypeError(`not a plain path for the sandbox's gate: ${path}`);
+  return path;
 }
 
 /**
@@ -209,14 +260,30 @@ const ETC_ALLOWLIST_PATHS: ReadonlySet<string> = new Set(ETC_ALLOWLIST.map((name
 /** Private-key folders inside allowlisted /etc folders, hidden under an empty tmpfs. */
 export const ETC_MASKED = ['/etc/ssl/private', '/etc/pki/tls/private'] as const;
 
-function namespaceFlags(features: ReturnType<typeof detectSandboxFeatures>, unshareCgroup: boolean): string[] {
+/**
+ * What the sandbox's direct listeners need of the user namespace that owns its network namespace:
+ * binding a port below 1024 (443 for a bare allowed name) takes CAP_NET_BIND_SERVICE there, and a
+ * host that is not root can add an address literal to it only by entering that user namespace.
+ * bubblewrap's --disable-userns moves the command into a nested user namespace, where neither
+ * works, so such a sandbox goes without it: nested user namespaces stay refused by the seccomp
+ * filter (unshare, setns, clone with CLONE_NEWUSER, clone3).
+ */
+function outerUsernsNeeds(network: EgressNetworkPlan | undefined): { readonly bindsLowPorts: boolean; readonly keepsOuterUserns: boolean } {
+  const bindsLowPorts = (network?.listeners ?? []).some((listener) => listener.destination.port < 1024);
+  const addsAsNonRoot = (network?.addedAddresses.length ?? 0) > 0 && process.getuid?.() !== 0;
+  return { bindsLowPorts, keepsOuterUserns: bindsLowPorts || addsAsNonRoot };
+}
+
+function namespaceFlags(features: ReturnType<typeof detectSandboxFeatures>, unshareCgroup: boolean, needs: ReturnType<typeof outerUsernsNeeds>): string[] {
   const flags: string[] = [];
   if (features.userNamespace) {
     // Root in a user namespace has no capability on the host; no nested namespaces to attack the kernel with.
     flags.push('--unshare-user');
-    if (features.disableUserns) flags.push('--disable-userns');
+    if (features.disableUserns && !needs.keepsOuterUserns) flags.push('--disable-userns');
   }
   if (process.getuid?.() === 0) flags.push('--cap-drop', 'ALL');
+  // The one capability the bridge needs, in the sandbox's own network namespace: binding nothing of the host's.
+  if (needs.bindsLowPorts) flags.push('--cap-add', 'CAP_NET_BIND_SERVICE');
   flags.push('--unshare-ipc', '--unshare-uts', ...(unshareCgroup ? ['--unshare-cgroup-try'] : []), '--hostname', SANDBOX_HOSTNAME);
   // Always a network namespace of its own: only loopback, and with networkAllow the egress bridge.
   flags.push('--unshare-net');

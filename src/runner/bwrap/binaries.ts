@@ -32,6 +32,11 @@ export function findPrlimit(facts: SandboxFacts): string | undefined {
   return findHostProgram(facts, 'prlimit');
 }
 
+/** A program of the host's (nsenter, ip) on PATH or in the usual places, sbin included. */
+export function findHostTool(facts: SandboxFacts, name: string): string | undefined {
+  return findHostProgram(facts, name);
+}
+
 // Every sandbox start looked both programs up again: a stat and an access per PATH
 // entry, the largest part of building an argv. A program found stays found (per
 // PATH); if it is removed later, its spawn fails and the call fails closed. One not

@@ -2,10 +2,10 @@
 // works, what does not, and what to do about it. Every check really runs the
 // thing (bubblewrap, prlimit, python3 inside the namespace sandbox).
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { probePidsCgroup } from './pids-cgroup.js';
+import { memoryHoldOf, probeCgroups } from './sandbox-cgroups.js';
 import { runToCompletion } from '../process/spawn.js';
 import type { RunSpec } from '../types.js';
 import { buildSandboxArgv } from './argv.js';
@@ -56,6 +56,9 @@ async function runChecks(services: ProcessServices, bwrapPath: string | undefine
   checks.push(checkPidsLimit(services, bwrap));
   const python = await checkPython();
   checks.push(python);
+  if (bwrap === undefined) checks.push(skipped('memory-limit', NO_BWRAP));
+  else if (python.status !== 'ok') checks.push(skipped('memory-limit', 'python3 is missing'));
+  else checks.push(await checkMemoryLimit(services, bwrapPath));
   if (bwrap === undefined) checks.push(skipped('namespace-sandbox', NO_BWRAP));
   else if (python.status !== 'ok') checks.push(skipped('namespace-sandbox', 'python3 is missing'));
   else checks.push(await checkNamespaceSandbox(services, bwrapPath));
@@ -102,7 +105,9 @@ async function checkEgressBridge(services: ProcessServices, bwrapPath: string | 
 async function checkSeccomp(services: ProcessServices, bwrapPath: string | undefined): Promise<DoctorCheck> {
   const program = seccompProgram(services.facts);
   if (!program.ok) return { name: 'seccomp', status: 'fail', detail: program.reason, facts: { inForce: false, instructions: null } };
-  const facts = { instructions: program.instructions, architecture: 'x86_64', refusedSyscalls: Object.keys(REFUSED_SYSCALLS_X86_64).length + 2 };
+  // The calls answered EPERM by name (clone and socket are refused only with some arguments, clone3 with ENOSYS).
+  const refused = Object.keys(REFUSED_SYSCALLS_X86_64);
+  const facts = { instructions: program.instructions, architecture: 'x86_64', refusedSyscalls: refused.length + 2, refusedNames: refused.join(',') };
   const dir = mkdtempSync(join(tmpdir(), 'toolhost-doctor-'));
   try {
     const spec: RunSpec = {
@@ -113,7 +118,7 @@ async function checkSeccomp(services: ProcessServices, bwrapPath: string | undef
     const argv = buildSandboxArgv(spec, { services, cwd: dir, timeoutMs: 10_000, ...(bwrapPath === undefined ? {} : { bwrapPath }) });
     const out = await runToCompletion([...argv, ...(spec.command ?? [])], spec.env, dir, '', 15_000, services);
     if (/^Seccomp:\s*2$/m.test(out.stdout)) {
-      return { name: 'seccomp', status: 'ok', detail: `a ${program.instructions}-instruction filter is in force in every namespaced process: keyrings, ptrace, bpf, perf, userfaultfd, modules, kexec, new namespaces, mounts and non-IP sockets answer EPERM`, facts: { inForce: true, ...facts } };
+      return { name: 'seccomp', status: 'ok', detail: `a ${program.instructions}-instruction filter is in force in every namespaced process: ${refused.join(', ')}, clone with namespace flags and sockets other than AF_UNIX, AF_INET and AF_INET6 answer EPERM (clone3 ENOSYS)`, facts: { inForce: true, ...facts } };
     }
     return { name: 'seccomp', status: 'fail', detail: `the seccomp filter is not in force in the namespace sandbox (namespaced tools fail with sandbox_unavailable): ${out.stderr.slice(0, 300) || out.stdout.slice(0, 300) || 'no output'}`, facts: { inForce: false, ...facts } };
   } catch (error) {
@@ -162,11 +167,11 @@ async function checkPrlimit(services: ProcessServices): Promise<DoctorCheck> {
   }
   const out = await run(path, ['--version']);
   const version = /(\d+\.\d+(?:\.\d+)?)/.exec(out.stdout)?.[1] ?? null;
-  return { name: 'prlimit', status: 'ok', detail: `${path}: address space, CPU seconds, file size and open files are limited`, facts: { path, version } };
+  return { name: 'prlimit', status: 'ok', detail: `${path}: CPU seconds, file size and open files are limited (address space too where no memory cgroup holds the sandbox)`, facts: { path, version } };
 }
 
 function checkPidsLimit(services: ProcessServices, bwrap: string | undefined): DoctorCheck {
-  const cgroup = probePidsCgroup(services.facts);
+  const cgroup = probeCgroups(services.facts).pids;
   if (cgroup.ok) {
     return { name: 'pids-limit', status: 'ok', detail: `each sandbox gets its own pids cgroup under ${cgroup.baseDir} (pids.max)`, facts: { mechanism: 'cgroup', cgroupVersion: cgroup.version, baseDir: cgroup.baseDir } };
   }
@@ -223,4 +228,39 @@ function run(file: string, args: readonly string[]): Promise<{ stdout: string; s
   return new Promise((resolve) => {
     execFile(file, [...args], { timeout: 15_000, encoding: 'utf8', maxBuffer: 256 * 1024 }, (_error, stdout, stderr) => resolve({ stdout, stderr }));
   });
+}
+
+// End to end: a namespaced python3 that touches twice its memoryMb must be killed by the kernel,
+// counted as an OOM kill in its own cgroup. Without a memory controller the address-space cap
+// (RLIMIT_AS) is the fallback, and the check says why.
+async function checkMemoryLimit(services: ProcessServices, bwrapPath: string | undefined): Promise<DoctorCheck> {
+  const support = probeCgroups(services.facts);
+  const hold = memoryHoldOf(support);
+  // Swap is held with the memory only where the kernel accounts it (v1 memsw, v2 memory.swap.max).
+  const swapLimited = support.memory.ok ? existsSync(join(support.memory.baseDir, support.memory.version === 2 ? 'memory.swap.max' : 'memory.memsw.limit_in_bytes')) : null;
+  const facts = { mechanism: hold.heldBy, cgroupVersion: hold.cgroupVersion, reason: hold.reason, swapLimited };
+  if (hold.heldBy === 'address_space') {
+    return { name: 'memory-limit', status: 'warn', detail: `no memory controller can be used (${hold.reason ?? 'unknown'}): memoryMb is an address-space cap (RLIMIT_AS) per process, which runtimes that reserve more than they use (Node's WebAssembly, JITs, browsers) may not start under`, facts };
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'toolhost-doctor-'));
+  try {
+    const spec: RunSpec = {
+      name: 'doctor', mode: 'process', manifestDir: dir, command: ['python3', '-c', 'b = bytearray(64 * 1024 * 1024); print(len(b))'], memoryMb: 32,
+      stdout: 'text', isolation: 'namespace', persistent: false, poolSize: 1, env: { PATH: process.env['PATH'] ?? '' },
+      roots: [{ path: dir, access: 'read' }], networkAllow: [], maxOutputBytes: 4096, protectedPaths: [], hiddenPaths: [],
+    };
+    const cgroup = await services.cgroups.createAsync({ processes: 16, memoryBytes: spec.memoryMb * 1024 * 1024 });
+    const argv = buildSandboxArgv(spec, { services, cwd: dir, timeoutMs: 10_000, ...(cgroup === undefined ? {} : { cgroup }), ...(bwrapPath === undefined ? {} : { bwrapPath }) });
+    const out = await runToCompletion([...argv, ...(spec.command ?? [])], spec.env, dir, '', 15_000, services);
+    const kills = await services.cgroups.oomKills(cgroup);
+    if (cgroup !== undefined) await services.cgroups.remove(cgroup);
+    if (kills > 0 && out.stdout.trim() === '') {
+      return { name: 'memory-limit', status: 'ok', detail: `each sandbox's memoryMb is held by a memory cgroup (v${String(hold.cgroupVersion)}, ${swapLimited === true ? 'swap included' : 'swap not accounted by this kernel'}): a namespaced process that used twice its limit was killed by the kernel`, facts };
+    }
+    return { name: 'memory-limit', status: 'fail', detail: `a namespaced process went over its memory cgroup's limit without an OOM kill (${out.stdout.trim() || out.stderr.slice(0, 200) || 'no output'})`, facts };
+  } catch (error) {
+    return { name: 'memory-limit', status: 'fail', detail: `the memory cgroup cannot be used: ${error instanceof Error ? error.message : String(error)}`, facts };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

@@ -1,9 +1,11 @@
 // An egress grant: the way out of one sandboxed process (a one-shot sandbox,
 // a persistent process, an isolate process or an upstream server). It owns a
-// private host folder holding the Unix socket its proxy listens on; the
-// sandbox sees that socket at SANDBOX_EGRESS_SOCKET and its bridge forwards
-// the loopback proxy port there (egress-bridge.ts). The grant reports each
-// attempt to the call that currently uses the process and counts per call.
+// private host folder holding the Unix socket its proxy listens on and, for a
+// process whose ordinary TCP clients reach allowed destinations directly
+// (egress-network.ts), one socket per destination and the sandbox's
+// /etc/hosts; the sandbox sees the folder at SANDBOX_EGRESS_DIR and its bridge
+// forwards its loopback listeners there (egress-bridge.ts). The grant reports
+// each attempt to the call that currently uses the process and counts per call.
 //
 // For any sandboxed process:
 //   const grant = await openEgressGrant({ allow: spec.networkAllow, readOnly, logger });
@@ -18,11 +20,12 @@
 //   ...; channel.counts(); channel.close();     // the call is over: its connections are cut
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { lstat, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { lstat, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../../log.js';
 import { DEFAULT_EGRESS_LIMITS, EgressProxy, type EgressAttempt, type EgressCounts, type EgressLimits } from './egress-proxy.js';
+import { planEgressNetwork, type EgressNetworkPlan } from './egress-network.js';
 
 export type { EgressAttempt, EgressCounts, EgressLimits } from './egress-proxy.js';
 
@@ -38,6 +41,12 @@ export interface EgressGrantOptions {
   readonly resolve?: (host: string) => Promise<readonly string[]>;
   /** Calls run side by side: each request must carry an open call's token (see openCall). */
   readonly perCall?: boolean;
+  /**
+   * Ordinary TCP clients in the sandbox reach each allowed destination directly (a listener per
+   * destination, /etc/hosts for the names): process tools and servers. Not for an isolate
+   * process, whose tools reach the network through ctx.fetch only.
+   */
+  readonly direct?: boolean;
 }
 
 /** One call's way out through a perCall grant. */
@@ -51,8 +60,12 @@ export interface EgressCallChannel {
 }
 
 export interface EgressGrant {
-  /** Host path of the proxy's Unix socket, bound into the sandbox. */
+  /** Host path of the grant's private folder, bound read-only into the sandbox at SANDBOX_EGRESS_DIR. */
+  readonly dir: string;
+  /** Host path of the proxy's Unix socket, in `dir`. */
   readonly socketPath: string;
+  /** The direct listeners, /etc/hosts and added addresses (a `direct` grant); undefined otherwise. */
+  readonly network: EgressNetworkPlan | undefined;
   /** A call starts using the process: counts and budgets start afresh, attempts go to `sink`. */
   attach(sink?: (attempt: EgressAttempt) => void): void;
   /** The call is over: later attempts are only logged. */
@@ -68,6 +81,9 @@ export interface EgressGrant {
 /** Opens the proxy for one sandboxed process. */
 export async function openEgressGrant(options: EgressGrantOptions): Promise<EgressGrant> {
   if (options.allow.length === 0) throw new TypeError('an egress grant needs a non-empty allow list');
+  const planned = options.direct === true ? planEgressNetwork(options.allow) : undefined;
+  if (planned?.ok === false) throw new Error(planned.reason);
+  const network = planned?.plan;
   // mkdtemp makes the folder 0700: no other user of this machine can reach the socket.
   // The pid in its name lets a later host remove it if this one dies without closing it.
   const dir = await mkdtemp(join(tmpdir(), `${EGRESS_DIR_PREFIX}${process.pid}-`));
@@ -87,13 +103,18 @@ export async function openEgressGrant(options: EgressGrantOptions): Promise<Egre
   });
   try {
     await proxy.listen(socketPath);
+    for (const listener of network?.listeners ?? []) await proxy.listenDirect(join(dir, listener.socketName), listener.destination);
+    if (network !== undefined) await writeFile(join(dir, 'hosts'), network.hostsFile, { mode: 0o444 });
   } catch (error) {
+    await proxy.close();
     await rm(dir, { recursive: true, force: true });
     throw error;
   }
   let closing: Promise<void> | undefined;
   return {
+    dir,
     socketPath,
+    network,
     attach(next) {
       proxy.reset();
       sink = next;

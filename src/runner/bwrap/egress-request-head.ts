@@ -1,8 +1,10 @@
-// The request head a client sends the egress proxy (egress-proxy.ts), read
-// into what the proxy decides on: `CONNECT host:port` (a tunnel) or
-// `METHOD http://host[:port]/path` (one plain-HTTP request, rewritten to origin
-// form without the hop headers and with `Connection: close`), and the call a
-// request belongs to (`Proxy-Authorization: Toolhost <token>`, never forwarded).
+// What the egress proxy (egress-proxy.ts) reads from a request that Node's
+// own HTTP parser (llhttp, strict) has already parsed: the target of a
+// `CONNECT host:port` (a tunnel) or of `METHOD http://host[:port]/path` (one
+// plain-HTTP request), the call a request belongs to (`Proxy-Authorization:
+// Toolhost <token>`, never forwarded), and the headers to send on: rebuilt
+// from the parsed fields, never the bytes received, without the hop-by-hop
+// ones and with Host set from the target (RFC 9112 section 3.2.2).
 
 /** The header value a call's requests carry: `Proxy-Authorization: Toolhost <token>`. */
 export const CALL_TOKEN_SCHEME = 'Toolhost';
@@ -14,60 +16,67 @@ export function isCallToken(token: unknown): token is string {
   return typeof token === 'string' && /^[0-9a-f]{32}$/.test(token);
 }
 
-export type RequestHead =
-  | { readonly ok: true; readonly kind: 'connect'; readonly host: string; readonly port: number; readonly callToken?: string }
-  | { readonly ok: true; readonly kind: 'http'; readonly method: string; readonly host: string; readonly port: number; readonly hasBody: boolean; readonly forwardHead: Buffer; readonly callToken?: string }
-  | { readonly ok: false; readonly reason: string };
+export type ProxyTarget = { readonly ok: true; readonly host: string; readonly port: number } | { readonly ok: false; readonly reason: string };
 
-// Headers that describe the hop to the proxy, never forwarded.
-const HOP_HEADERS: ReadonlySet<string> = new Set(['proxy-authorization', 'proxy-connection', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer']);
+/** The `host:port` of a CONNECT (IPv6 in brackets, or bare as Python 3.11's http.client sends it). */
+export function parseConnectTarget(target: string): ProxyTarget {
+  const authority = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+):(\d{1,5})$/.exec(target);
+  // Some clients send an IPv6 tunnel target without brackets: the port is the last part.
+  const bare = authority === null ? /^([0-9a-fA-F:.]*:[0-9a-fA-F:.]*):(\d{1,5})$/.exec(target) : null;
+  if (authority === null && bare === null) return { ok: false, reason: 'malformed_request' };
+  return { ok: true, host: authority?.[1] ?? `[${bare?.[1] ?? ''}]`, port: Number(authority?.[2] ?? bare?.[2]) };
+}
 
-/** Parses a proxy request head (without its final CRLFCRLF). */
-export function parseRequestHead(head: string): RequestHead {
-  const lines = head.split('\r\n');
-  const requestLine = /^([A-Z]{1,16}) (\S{1,4096}) HTTP\/1\.[01]$/.exec(lines[0] ?? '');
-  if (requestLine === null) return { ok: false, reason: 'malformed_request' };
-  const method = requestLine[1] ?? '';
-  const target = requestLine[2] ?? '';
-  if (method === 'CONNECT') {
-    const authority = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+):(\d{1,5})$/.exec(target);
-    // Some clients (Python 3.11's http.client) send an IPv6 tunnel target without brackets: the port is the last part.
-    const bare = authority === null ? /^([0-9a-fA-F:.]*:[0-9a-fA-F:.]*):(\d{1,5})$/.exec(target) : null;
-    if (authority === null && bare === null) return { ok: false, reason: 'malformed_request' };
-    const host = authority?.[1] ?? `[${bare?.[1] ?? ''}]`;
-    const callToken = callTokenOf(lines.slice(1));
-    return { ok: true, kind: 'connect', host, port: Number(authority?.[2] ?? bare?.[2]), ...(callToken === undefined ? {} : { callToken }) };
-  }
-  const url = /^http:\/\/(\[[0-9a-fA-F:.]+\]|[^/:?#[\]@]+)(?::(\d{1,5}))?(\/[^\s]*)?$/i.exec(target);
+/** The origin of an absolute-form plain-HTTP request (`http://host[:port]/path`), and its origin-form path. */
+export function parseHttpTarget(target: string): (ProxyTarget & { readonly ok: false }) | { readonly ok: true; readonly host: string; readonly port: number; readonly path: string; readonly authority: string } {
+  // No userinfo, no other scheme (HTTPS goes by CONNECT), nothing a resolver might read otherwise.
+  const url = /^http:\/\/(\[[0-9a-fA-F:.]+\]|[^/:?#[\]@\s]+)(?::(\d{1,5}))?(\/[^\s#]*)?$/i.exec(target);
   if (url === null) return { ok: false, reason: 'not_a_proxy_request' };
   const host = url[1] ?? '';
   const port = url[2] === undefined ? 80 : Number(url[2]);
-  const path = url[3] ?? '/';
-  const headers: string[] = [];
-  let hasBody = false;
-  let hasHost = false;
-  for (const line of lines.slice(1)) {
-    const colon = line.indexOf(':');
-    if (colon <= 0) return { ok: false, reason: 'malformed_request' };
-    const name = line.slice(0, colon).trim().toLowerCase();
-    const value = line.slice(colon + 1).trim();
-    if (HOP_HEADERS.has(name)) continue;
-    if (name === 'transfer-encoding' || (name === 'content-length' && value !== '0')) hasBody = true;
-    if (name === 'host') hasHost = true;
-    headers.push(line);
-  }
-  if (!hasHost) headers.unshift(`Host: ${url[2] === undefined ? host : `${host}:${port}`}`);
-  // One request per connection: the server closes after its answer, so nothing else rides along.
-  const forward = [`${method} ${path} HTTP/1.1`, ...headers, 'Connection: close', '', ''].join('\r\n');
-  const callToken = callTokenOf(lines.slice(1));
-  return { ok: true, kind: 'http', method, host, port, hasBody, forwardHead: Buffer.from(forward, 'latin1'), ...(callToken === undefined ? {} : { callToken }) };
+  return { ok: true, host, port, path: url[3] ?? '/', authority: url[2] === undefined ? host : `${host}:${port}` };
 }
 
-// `Proxy-Authorization: Toolhost <token>`: the call a request belongs to (never forwarded).
-function callTokenOf(headerLines: readonly string[]): string | undefined {
-  for (const line of headerLines) {
-    const match = /^proxy-authorization:\s*(\S+)\s+(\S+)\s*$/i.exec(line);
+/** `Proxy-Authorization: Toolhost <token>`, from a parsed request's raw header list. */
+export function callTokenOf(rawHeaders: readonly string[]): string | undefined {
+  for (let at = 0; at + 1 < rawHeaders.length; at += 2) {
+    if (rawHeaders[at]?.toLowerCase() !== 'proxy-authorization') continue;
+    const match = /^(\S+)\s+(\S+)$/.exec((rawHeaders[at + 1] ?? '').trim());
     if (match !== null && match[1] === CALL_TOKEN_SCHEME && isCallToken(match[2])) return match[2];
   }
   return undefined;
+}
+
+// Headers of the hop, never forwarded either way (RFC 9110 section 7.6.1), and the
+// message framing, which Node writes afresh for what it actually sends.
+const HOP_HEADERS: ReadonlySet<string> = new Set([
+  'connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade',
+]);
+
+/**
+ * The headers to send on, as a raw list (name, value, …): every parsed field but the hop's
+ * (and those the Connection field names), Host set to `authority` for a request. Content-Length
+ * stays only where the body goes on as it came (Node frames anything else itself).
+ */
+export function forwardedHeaders(rawHeaders: readonly string[], authority?: string): string[] {
+  const named = new Set<string>();
+  for (let at = 0; at + 1 < rawHeaders.length; at += 2) {
+    if (rawHeaders[at]?.toLowerCase() !== 'connection') continue;
+    for (const token of (rawHeaders[at + 1] ?? '').split(',')) named.add(token.trim().toLowerCase());
+  }
+  const out: string[] = authority === undefined ? [] : ['Host', authority];
+  for (let at = 0; at + 1 < rawHeaders.length; at += 2) {
+    const name = rawHeaders[at] ?? '';
+    const lower = name.toLowerCase();
+    if (HOP_HEADERS.has(lower) || named.has(lower) || (authority !== undefined && lower === 'host')) continue;
+    out.push(name, rawHeaders[at + 1] ?? '');
+  }
+  return out;
+}
+
+/** Bytes a raw header list takes on the wire (`name: value\r\n` each), for the call's byte budget. */
+export function headerBytes(rawHeaders: readonly string[]): number {
+  let bytes = 0;
+  for (const field of rawHeaders) bytes += Buffer.byteLength(field, 'latin1') + 2;
+  return bytes;
 }

@@ -6,8 +6,11 @@ import type { RunSpec } from '../types.js';
 
 /** Limits of one process tool; every field is a count or carries its unit. */
 export interface SandboxLimits {
-  /** RLIMIT_AS: address space of each process, from the manifest's memoryMb. */
-  readonly addressSpaceBytes: number;
+  /**
+   * RLIMIT_AS: address space of each process, from the manifest's memoryMb. Undefined where
+   * the kernel's memory controller holds the sandbox (sandbox-cgroups.ts): then no process has one.
+   */
+  readonly addressSpaceBytes: number | undefined;
   /** RLIMIT_CPU: CPU seconds of each process (SIGXCPU at the limit, SIGKILL one second later). */
   readonly cpuSeconds: number;
   /** RLIMIT_FSIZE: largest file the tool may write (EFBIG / SIGXFSZ beyond). */
@@ -33,18 +36,22 @@ export const DEFAULT_OPEN_FILES = 512;
 /** Below the ~100 a fork bomb test starts, above what an interpreter with a few threads needs. */
 export const DEFAULT_PROCESSES = 64;
 
-/** The limits for a spec: address space from memoryMb, CPU from the call timeout (rounded up, plus a margin). */
+/**
+ * The limits for a spec: address space from memoryMb (or `addressSpaceMb`, a runtime's allowance
+ * where RLIMIT_AS is the fallback), CPU from the call timeout (rounded up, plus a margin).
+ */
 export function computeSandboxLimits(
   spec: Pick<RunSpec, 'memoryMb'>,
   timeoutMs: number | undefined,
   overrides: SandboxLimitOverrides = {},
+  addressSpaceMb: number = spec.memoryMb,
 ): SandboxLimits {
   const cpuFromTimeout =
     timeoutMs !== undefined && Number.isFinite(timeoutMs) && timeoutMs > 0
       ? Math.ceil(timeoutMs / 1000) + CPU_MARGIN_SECONDS
       : DEFAULT_CPU_SECONDS;
   return {
-    addressSpaceBytes: requirePositiveInteger('memoryMb', spec.memoryMb) * 1024 * 1024,
+    addressSpaceBytes: requirePositiveInteger('memoryMb', addressSpaceMb) * 1024 * 1024,
     cpuSeconds: requirePositiveInteger('cpuSeconds', overrides.cpuSeconds ?? cpuFromTimeout),
     fileSizeBytes: requirePositiveInteger('fileSizeBytes', overrides.fileSizeBytes ?? DEFAULT_FILE_SIZE_BYTES),
     openFiles: requirePositiveInteger('openFiles', overrides.openFiles ?? DEFAULT_OPEN_FILES),
@@ -62,7 +69,7 @@ export function buildPrlimitArgv(prlimitPath: string, limits: SandboxLimits, wit
   // CPU: soft limit sends SIGXCPU (terminates), the hard limit one second later SIGKILLs.
   return [
     prlimitPath,
-    `--as=${limits.addressSpaceBytes}`,
+    ...(limits.addressSpaceBytes === undefined ? [] : [`--as=${limits.addressSpaceBytes}`]),
     `--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 1}`,
     `--fsize=${limits.fileSizeBytes}`,
     `--nofile=${limits.openFiles}`,
@@ -73,7 +80,7 @@ export function buildPrlimitArgv(prlimitPath: string, limits: SandboxLimits, wit
 
 /**
  * The same limits as the gate shell's own `ulimit` builtins, for dash (Debian's
- * /bin/sh): `ulimit -v KiB && ulimit -t HARD && ulimit -S -t SOFT && ulimit -f BLOCKS
+ * /bin/sh): `[ulimit -v KiB &&] ulimit -t HARD && ulimit -S -t SOFT && ulimit -f BLOCKS
  * && ulimit -n N [&& ulimit -p N]`, applied before the shell joins the cgroup and
  * opens the gate, so they bind the tool as prlimit's did, without exec'ing prlimit
  * in every sandbox. dash counts -v in KiB and -f in 512-byte blocks: a limit that
@@ -82,9 +89,10 @@ export function buildPrlimitArgv(prlimitPath: string, limits: SandboxLimits, wit
  * mode, -u for processes): only dash is asked for.
  */
 export function buildDashUlimitScript(limits: SandboxLimits, withProcessRlimit: boolean): string | undefined {
-  if (limits.addressSpaceBytes % 1024 !== 0 || limits.fileSizeBytes % 512 !== 0) return undefined;
+  const addressSpace = limits.addressSpaceBytes;
+  if ((addressSpace !== undefined && addressSpace % 1024 !== 0) || limits.fileSizeBytes % 512 !== 0) return undefined;
   return [
-    `ulimit -v ${limits.addressSpaceBytes / 1024}`,
+    ...(addressSpace === undefined ? [] : [`ulimit -v ${addressSpace / 1024}`]),
     // Both limits, then the soft one lower: SIGXCPU at the soft limit, SIGKILL one second later.
     `ulimit -t ${limits.cpuSeconds + 1}`,
     `ulimit -S -t ${limits.cpuSeconds}`,

@@ -1,7 +1,7 @@
 // The seccomp filter every namespaced process runs under (SPEC section 3.3),
 // given to bubblewrap with --seccomp FD. What a tool never needs and an
 // attacker wants answers EPERM: kernel keyrings, ptrace and process_vm_*, bpf,
-// perf_event_open, userfaultfd, kernel modules and kexec, new namespaces
+// perf_event_open, userfaultfd, io_uring, kernel modules and kexec, new namespaces
 // (unshare, setns, clone with a CLONE_NEW* flag), mounts, and sockets of any
 // family but AF_UNIX, AF_INET and AF_INET6. clone3 answers ENOSYS: its flags
 // sit in a struct in memory that seccomp cannot read, and glibc falls back to
@@ -38,6 +38,9 @@ export const REFUSED_SYSCALLS_X86_64: Readonly<Record<string, number>> = {
   ptrace: 101, process_vm_readv: 310, process_vm_writev: 311,
   // kernel attack surface a tool never needs
   bpf: 321, perf_event_open: 298, userfaultfd: 323,
+  // io_uring: its operations bypass this filter (an IORING_OP_SOCKET makes a socket of any family
+  // without a socket() call), as Docker's and Chrome's profiles refuse it
+  io_uring_setup: 425, io_uring_enter: 426, io_uring_register: 427,
   // kernel modules, kexec
   init_module: 175, delete_module: 176, finit_module: 313, kexec_load: 246, kexec_file_load: 320,
   // new namespaces

@@ -1,7 +1,8 @@
 // `toolhost doctor`'s isolate-process check: starts a real isolate process the
 // way a call would (spawner, bubblewrap, limits, isolated-vm, prelude), runs one
 // tool call there, and reports what it saw: that it starts, that it lives in
-// namespaces of its own (mount, pid, network), and its address-space cap.
+// namespaces of its own (mount, pid, network), and its memory cap (its memory
+// cgroup's limit, or the address-space cap where no memory controller is used).
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +13,7 @@ import type { ErrorCode } from '../../errors.js';
 import type { RunSpec } from '../types.js';
 import type { RunControl } from '../wire.js';
 import { startIsolateProcess } from './isolate-process.js';
+import { memoryLimitOfProcess } from '../bwrap/sandbox-cgroups.js';
 
 const TOOL = 'export default async function doctor() { return 6 * 7; }\n';
 
@@ -36,9 +38,16 @@ export async function checkIsolateProcess(bwrapPath?: string): Promise<DoctorChe
       const pid = findNodeDescendant(isolateProcess.pid ?? 0);
       const namespaced = pid !== undefined && ['mnt', 'pid', 'net'].every((kind) => namespaceOf(pid, kind) !== namespaceOf(process.pid, kind));
       const addressSpaceBytes = pid === undefined ? null : readAddressSpaceLimit(pid);
-      const facts = { starts: true, namespaced, addressSpaceBytes };
+      const memoryBytes = pid === undefined ? null : memoryLimitOfProcess(pid, services.cgroups.support);
+      const facts = { starts: true, namespaced, addressSpaceBytes, memoryBytes };
       if (!namespaced) return { name: 'isolate-process', status: 'fail', detail: 'the isolate process does not run in namespaces of its own', facts };
-      const cap = addressSpaceBytes === null ? 'no address-space cap' : `address space capped at ${Math.round(addressSpaceBytes / 1024 / 1024)} MiB`;
+      const mib = (bytes: number) => Math.round(bytes / 1024 / 1024);
+      const cap =
+        memoryBytes !== null
+          ? `memory held by its cgroup at ${mib(memoryBytes)} MiB`
+          : addressSpaceBytes === null
+            ? 'no memory cap'
+            : `address space capped at ${mib(addressSpaceBytes)} MiB (no memory controller)`;
       return { name: 'isolate-process', status: 'ok', detail: `isolate tools run in an isolate process with its own mount, pid and network namespaces; ${cap}`, facts };
     } finally {
       isolateProcess.kill();
@@ -91,7 +100,7 @@ function deadlineControl(timeoutMs: number): RunControl {
 }
 
 function fail(detail: string): DoctorCheck {
-  return { name: 'isolate-process', status: 'fail', detail, facts: { starts: false, namespaced: false, addressSpaceBytes: null } };
+  return { name: 'isolate-process', status: 'fail', detail, facts: { starts: false, namespaced: false, addressSpaceBytes: null, memoryBytes: null } };
 }
 
 /** The node process below the sandbox's leader (bubblewrap and its pid-namespace init sit between). */

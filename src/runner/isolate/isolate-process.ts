@@ -86,7 +86,8 @@ export async function startIsolateProcess(spec: RunSpec, deps: IsolateProcessDep
       const exit = await tool.exited;
       return { ok: false, reason: `the isolate process could not be spawned (${exit.kind === 'spawn_failed' ? exit.errorCode : 'exited'})` };
     }
-    const started = new IsolateProcess(spec, tool, workdir, deps.logger, grant);
+    const { cgroup } = sandbox;
+    const started = new IsolateProcess(spec, tool, workdir, deps.logger, grant, () => deps.services.cgroups.oomKills(cgroup));
     const init: HostToIsolateMessage = {
       type: 'init',
       toolName: spec.name,
@@ -149,6 +150,8 @@ export class IsolateProcess {
     workdir: Workdir,
     private readonly logger: Logger,
     private readonly grant?: EgressGrant,
+    /** OOM kills in the process's memory cgroup: one means the kernel ended it at its memory limit. */
+    private readonly oomKills: () => Promise<number> = () => Promise.resolve(0),
   ) {
     this.ready = new Promise((resolve) => (this.markReady = resolve));
     const maxHeaderBytes = ISOLATE_WIRE_LIMITS.maxHeaderBytes;
@@ -164,6 +167,7 @@ export class IsolateProcess {
     tool.stderr.on('data', (chunk: Buffer) => this.stderrTail.push(chunk));
     this.exited = tool.ended.then(async (exit) => {
       this.hasExited = true;
+      const isOomKilled = (await this.oomKills()) > 0;
       const stderr = this.stderrTail.toText().trim();
       if (this.calls.size > 0 || stderr !== '' || this.catastrophe !== undefined) {
         this.logger.warn({ tool: spec.name, exit, catastrophe: this.catastrophe, stderr: stderr.slice(-2000) }, 'isolate process ended');
@@ -171,7 +175,9 @@ export class IsolateProcess {
       this.markReady({ ok: false, reason: `the isolate process exited while starting${stderr === '' ? '' : `: ${stderr.slice(-500)}`}` });
       for (const timer of this.stopTimers.values()) clearTimeout(timer);
       this.stopTimers.clear();
-      const crashed = this.crashOutcome(exit.kind === 'exited' ? exit : undefined);
+      const crashed = isOomKilled
+        ? failure('memory_limit', 'The isolate process this call ran in went over its memory limit and was stopped.', { memoryMb: this.spec.memoryMb, reason: 'cgroup_oom' })
+        : this.crashOutcome(exit.kind === 'exited' ? exit : undefined);
       for (const call of this.calls.values()) this.settle(call, crashed);
       this.calls.clear();
       await Promise.all([workdir.dispose().catch(() => undefined), grant?.close()]);

@@ -4,7 +4,7 @@
 // that runs there (sandbox/, isolated-vm) and the system directories exist
 // inside; a network namespace of its own with nothing in it but, for a tool
 // with a network allow list, the bridge to the egress proxy of its grant
-// (ctx.fetch goes out there); an address-space cap, a pids cgroup, its own pid
+// (ctx.fetch goes out there); a cgroup holding its memory and process count, its own pid
 // namespace, and it dies with the host. Fail closed: without a working
 // sandbox (or, with an allow list, without its grant), no process.
 import { realpathSync } from 'node:fs';
@@ -12,9 +12,10 @@ import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isHostError } from '../../errors.js';
-import { buildSandboxArgv } from '../bwrap/argv.js';
+import { buildSandboxArgv, sandboxCgroupLimits } from '../bwrap/argv.js';
+import type { SandboxCgroup } from '../bwrap/sandbox-cgroups.js';
 import { probeSandbox } from '../bwrap/probe.js';
-import type { SandboxArgvServices } from '../bwrap/argv.js';
+import type { SandboxArgvServices, SandboxEgress } from '../bwrap/argv.js';
 import type { RunSpec } from '../types.js';
 
 export const ISOLATE_PROCESS_URL = new URL('../../../sandbox/isolate-process.mjs', import.meta.url);
@@ -23,10 +24,18 @@ export const PRELUDE_URL = new URL('../../../sandbox/isolate-prelude.mjs', impor
 /** Isolates (so concurrent calls) one isolate process runs at a time; more calls queue there. */
 export const MAX_ISOLATES_PER_PROCESS = 4;
 /**
- * Address space of an isolate process, in MiB: Node and isolated-vm reserve
- * about 1.1 GiB of virtual memory, and each isolate about 600 MiB more (V8's code
- * range and heap reservations) beyond its heap limit. Measured with Node 20 and
- * isolated-vm 5.0.4: one isolate needs RLIMIT_AS ≥ 2 GiB, four need ≥ 4 GiB.
+ * Memory of an isolate process, in MiB, held by its memory cgroup: what Node, isolated-vm and
+ * the host side's own heap (--max-old-space-size below) use, plus each isolate's heap limit and
+ * what an isolate uses beside its heap (code, handles, its share of the thread stacks). Each
+ * isolate's own heap limit is the tool's memoryMb: this is the process's ceiling behind those.
+ */
+export const PROCESS_RESIDENT_BASE_MB = 320;
+export const PER_ISOLATE_RESIDENT_MB = 32;
+/**
+ * Address space of an isolate process, in MiB, where no memory controller can be used
+ * (RLIMIT_AS, the fallback): Node and isolated-vm reserve about 1.1 GiB of virtual memory, and
+ * each isolate about 600 MiB more (V8's code range and heap reservations) beyond its heap limit.
+ * Measured with Node 20 and isolated-vm 5.0.4: one isolate needs RLIMIT_AS ≥ 2 GiB, four ≥ 4 GiB.
  */
 export const PROCESS_BASE_MB = 1536;
 export const PER_ISOLATE_RESERVE_MB = 640;
@@ -40,20 +49,33 @@ export const ISOLATE_PROCESS_NODE_FLAGS = ['--no-node-snapshot', '--max-semi-spa
 export const ISOLATE_TOOL_ENV = 'TOOLHOST_ISOLATE_TOOL';
 
 export type IsolateSandbox =
-  | { readonly ok: true; readonly argv: readonly string[]; readonly env: Readonly<Record<string, string>>; readonly addressSpaceMb: number }
+  | {
+      readonly ok: true;
+      readonly argv: readonly string[];
+      readonly env: Readonly<Record<string, string>>;
+      /** Its memory ceiling in MiB: held by its cgroup, or the address-space cap where no memory controller is used. */
+      readonly memoryMb: number;
+      /** Its cgroup (the memory it was held to, its OOM kills); undefined without one. */
+      readonly cgroup: SandboxCgroup | undefined;
+    }
   | { readonly ok: false; readonly reason: string };
 
 export interface IsolateSandboxRequest {
   /** Absolute working directory (the first root, or a private directory). */
   readonly cwd: string;
   readonly bwrapPath?: string;
-  /** The host's pids cgroups and machine facts (its ProcessServices). */
+  /** The host's sandbox cgroups and machine facts (its ProcessServices). */
   readonly services: SandboxArgvServices;
   /** The tool's egress grant (a tool with a network allow list): its socket is bound in and bridged. */
-  readonly egress?: { readonly socketPath: string };
+  readonly egress?: SandboxEgress;
 }
 
-/** The address-space cap of the isolate process for a tool's heap limit. */
+/** The memory cgroup limit of the isolate process for a tool's heap limit, in MiB. */
+export function isolateProcessMemoryMb(memoryMb: number): number {
+  return PROCESS_RESIDENT_BASE_MB + MAX_ISOLATES_PER_PROCESS * (PER_ISOLATE_RESIDENT_MB + Math.max(8, memoryMb));
+}
+
+/** The address-space cap of the isolate process for a tool's heap limit, where RLIMIT_AS is the fallback. */
 export function isolateProcessAddressSpaceMb(memoryMb: number): number {
   return PROCESS_BASE_MB + MAX_ISOLATES_PER_PROCESS * (PER_ISOLATE_RESERVE_MB + Math.max(8, memoryMb));
 }
@@ -66,16 +88,23 @@ export async function resolveIsolateSandbox(spec: RunSpec, request: IsolateSandb
   const processSpec = isolateProcessSpec(spec);
   // No grant, no network: buildSandboxArgv would give an allow list without one nothing anyway.
   if (processSpec.networkAllow.length > 0 && request.egress === undefined) return { ok: false, reason: 'a tool with a network allow list needs its egress grant' };
+  const limits = { cpuSeconds: ISOLATE_PROCESS_CPU_SECONDS, processes: ISOLATE_PROCESS_MAX_TASKS };
+  const cgroup = request.services.cgroups.create(sandboxCgroupLimits(processSpec, limits, request.egress));
   try {
+    const addressSpaceMb = isolateProcessAddressSpaceMb(spec.memoryMb);
     const prefix = buildSandboxArgv(processSpec, {
       cwd: request.cwd,
       services: request.services,
       ...bwrap,
-      limits: { cpuSeconds: ISOLATE_PROCESS_CPU_SECONDS, processes: ISOLATE_PROCESS_MAX_TASKS },
+      limits,
+      addressSpaceMb,
+      ...(cgroup === undefined ? {} : { cgroup }),
       ...(request.egress !== undefined ? { egress: request.egress } : {}),
     });
-    return { ok: true, argv: [...prefix, ...(processSpec.command ?? [])], env: processSpec.env, addressSpaceMb: processSpec.memoryMb };
+    const memoryMb = cgroup?.memoryBytes === undefined ? addressSpaceMb : processSpec.memoryMb;
+    return { ok: true, argv: [...prefix, ...(processSpec.command ?? [])], env: processSpec.env, memoryMb, cgroup };
   } catch (error) {
+    if (cgroup !== undefined) await request.services.cgroups.remove(cgroup);
     if (isHostError(error) && error.code === 'sandbox_unavailable') {
       const reason = error.details['reason'];
       return { ok: false, reason: typeof reason === 'string' ? reason : 'the sandbox cannot be built' };
@@ -108,7 +137,7 @@ export function isolateProcessSpec(spec: RunSpec): RunSpec {
     isolation: 'namespace',
     persistent: true,
     command: [process.execPath, ...ISOLATE_PROCESS_NODE_FLAGS, fileURLToPath(ISOLATE_PROCESS_URL)],
-    memoryMb: isolateProcessAddressSpaceMb(spec.memoryMb),
+    memoryMb: isolateProcessMemoryMb(spec.memoryMb),
     env: { PATH: process.env['PATH'] ?? '/usr/local/bin:/usr/bin:/bin', [ISOLATE_TOOL_ENV]: spec.name },
     networkAllow: [...spec.networkAllow],
     roots: [

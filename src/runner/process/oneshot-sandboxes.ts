@@ -4,16 +4,16 @@
 // sandbox of its own, but it was started earlier and waits at its start gate
 // (bwrap/argv.ts) until a call opens it. No tool code runs before its call:
 // the gate is a shell reading one line, then exec'ing the tool. What a call
-// leaves (its workdir, egress grant and pids cgroup) is freed after its answer, in the
+// leaves (its workdir, egress grant and cgroup) is freed after its answer, in the
 // background: nothing of it is needed for the answer.
 import { readFileSync } from 'node:fs';
 import type { Logger } from '../../log.js';
 import type { RunSpec } from '../types.js';
 import { killProcessGroupNow } from './kill.js';
 import type { SandboxArgvServices } from '../bwrap/argv.js';
-import type { PidsCgroup } from '../bwrap/pids-cgroup.js';
+import type { SandboxCgroup } from '../bwrap/sandbox-cgroups.js';
 import type { EgressGrant } from '../bwrap/egress-grant.js';
-import { resolveSandboxArgv, withEgress, type EgressSettings } from './process-sandbox.js';
+import { resolveSandboxArgv, sandboxSetupOf, withEgress, type EgressSettings } from './process-sandbox.js';
 import { openWorkdir, spawnTool, type SpawnedTool, type SpawnServices, type Workdir } from './spawn.js';
 
 /** A started sandbox waiting at its gate, with the workdir it runs in. */
@@ -23,8 +23,8 @@ export interface StartedSandbox {
   readonly workdir: Workdir;
   /** The sandbox's way out, when the tool has a network allow list (namespace only). */
   readonly egress: EgressGrant | undefined;
-  /** Its pids cgroup, removed once it has ended. */
-  readonly cgroup: PidsCgroup | undefined;
+  /** Its cgroup (its OOM kills say a failure was the memory limit), removed once it has ended. */
+  readonly cgroup: SandboxCgroup | undefined;
 }
 
 export type SandboxStart = { readonly ok: true; readonly sandbox: StartedSandbox } | { readonly ok: false; readonly reason: string };
@@ -211,7 +211,7 @@ export class OneShotSandboxes {
         return { ok: false, reason: sandbox.reason };
       }
       workdir = withEgress(workdir, sandbox.egress);
-      const tool = await spawnTool(sandbox.argv, this.spec.env, workdir.cwd, this.services);
+      const tool = await spawnTool(sandbox.argv, this.spec.env, workdir.cwd, this.services, sandboxSetupOf(sandbox.egress));
       return { ok: true, sandbox: { tool, workdir, egress: sandbox.egress, cgroup: sandbox.cgroup } };
     } catch (error) {
       await workdir.dispose();

@@ -29,14 +29,23 @@ export async function runOneShot(spec: RunSpec, job: Job, options: RunOptions, d
   // The sandbox's network attempts from now on are this call's.
   started.sandbox.egress?.attach(options.onEgress);
   try {
-    return await superviseOneShot(spec, job, options, deps, started.sandbox.tool, startedMs);
+    const { cgroup } = started.sandbox;
+    return await superviseOneShot(spec, job, options, deps, started.sandbox.tool, startedMs, () => deps.services.cgroups.oomKills(cgroup));
   } finally {
     // What is left of it (the workdir, the egress grant) is freed after the answer, not on its path.
     sandboxes.release(started.sandbox);
   }
 }
 
-async function superviseOneShot(spec: RunSpec, job: Job, options: RunOptions, deps: OneShotDeps, tool: SpawnedTool, startedMs: number): Promise<RunOutcome> {
+async function superviseOneShot(
+  spec: RunSpec,
+  job: Job,
+  options: RunOptions,
+  deps: OneShotDeps,
+  tool: SpawnedTool,
+  startedMs: number,
+  oomKills: () => Promise<number>,
+): Promise<RunOutcome> {
   const { control } = options;
   const budget = new ByteBudget(spec.maxOutputBytes);
   const stdout = new ChunkCollector();
@@ -81,6 +90,8 @@ async function superviseOneShot(spec: RunSpec, job: Job, options: RunOptions, de
       return failRun(reason, reasonDetails(reason, spec, options, budget), startedMs);
     }
     if (exit.kind === 'exited' && exit.exitCode === 0) return succeed(spec, stdout.concat(), startedMs);
+    // The kernel killed a process of the sandbox at its memory cgroup's limit: whatever the exit, that is why.
+    if (exit.kind === 'exited' && (await oomKills()) > 0) return failRun('memory_limit', { memoryMb: spec.memoryMb, reason: 'cgroup_oom', stderrTail: stderrTail.toText() }, startedMs);
     const outcome = classifyFailedExit(exit, stderrTail.toText(), startedMs);
     deps.logger.debug({ tool: spec.name, callId: job.callId, code: outcome.ok ? undefined : outcome.code }, 'process tool failed');
     return outcome;

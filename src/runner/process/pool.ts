@@ -12,7 +12,7 @@ import { LineSplitter, encodeRequest, parseEnvelope, type Envelope } from './ndj
 import { ByteBudget, TailBuffer } from './output-cap.js';
 import { asTermination, elapsedMs, failRun, type TerminationReason } from './process-outcome.js';
 import type { EgressGrant } from '../bwrap/egress-grant.js';
-import { resolveSandboxArgv, withEgress, type EgressSettings } from './process-sandbox.js';
+import { resolveSandboxArgv, sandboxSetupOf, withEgress, type EgressSettings } from './process-sandbox.js';
 import { openWorkdir, spawnTool, type SpawnedTool, type ToolExit, type Workdir } from './spawn.js';
 import { START_LINE } from '../bwrap/argv.js';
 import type { ProcessSandboxServices } from './oneshot-sandboxes.js';
@@ -143,7 +143,10 @@ export class ProcessPool {
         return;
       }
       workdir = withEgress(workdir, sandbox.egress);
-      const slot = this.watch(await spawnTool(sandbox.argv, this.spec.env, workdir.cwd, this.deps.services), workdir, sandbox.egress);
+      const { cgroup } = sandbox;
+      const oomKills = () => this.deps.services.cgroups.oomKills(cgroup);
+      const tool = await spawnTool(sandbox.argv, this.spec.env, workdir.cwd, this.deps.services, sandboxSetupOf(sandbox.egress));
+      const slot = this.watch(tool, workdir, sandbox.egress, oomKills);
       this.slots.add(slot);
       // Closed while it was starting: close() is waiting for it too (see startingSlots).
       if (this.isClosed) this.retire(slot, 'cancelled', {}, true);
@@ -158,7 +161,7 @@ export class ProcessPool {
     this.pump();
   }
 
-  private watch(tool: SpawnedTool, workdir: Workdir, egress: EgressGrant | undefined): Slot {
+  private watch(tool: SpawnedTool, workdir: Workdir, egress: EgressGrant | undefined, oomKills: () => Promise<number>): Slot {
     const lines = new LineSplitter(this.spec.maxOutputBytes);
     const idleBudget = newIdleBudget();
     const slot: Slot = {
@@ -173,9 +176,10 @@ export class ProcessPool {
       reason: undefined,
       gone: tool.ended.then(async (exit) => {
         await slot.killing;
+        const isOomKilled = (await oomKills()) > 0;
         this.slots.delete(slot);
         await workdir.dispose();
-        this.onSlotEnded(slot, exit);
+        this.onSlotEnded(slot, exit, isOomKilled);
       }),
       killing: undefined,
       answeredCount: 0,
@@ -259,11 +263,14 @@ export class ProcessPool {
     });
   }
 
-  private onSlotEnded(slot: Slot, exit: ToolExit): void {
+  private onSlotEnded(slot: Slot, exit: ToolExit, isOomKilled: boolean): void {
     const call = slot.call;
     if (call !== undefined) {
       if (slot.reason !== undefined) {
         settle(call, failRun(slot.reason.reason, slot.reason.details, call.startedMs));
+      } else if (isOomKilled) {
+        // The kernel killed it (or a process of its sandbox) at its memory cgroup's limit.
+        settle(call, failRun('memory_limit', { memoryMb: this.spec.memoryMb, reason: 'cgroup_oom', stderrTail: slot.stderrTail.toText() }, call.startedMs));
       } else if (exit.kind === 'spawn_failed') {
         settle(call, failRun('sandbox_unavailable', { reason: 'spawn_failed', errno: exit.errorCode }, call.startedMs));
       } else {

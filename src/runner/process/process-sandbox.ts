@@ -9,13 +9,13 @@ import { recordSandboxStartWork } from '../../diagnostics/event-loop.js';
 import { isHostError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { RunSpec } from '../types.js';
-import { buildSandboxArgv } from '../bwrap/argv.js';
+import { buildSandboxArgv, sandboxCgroupLimits } from '../bwrap/argv.js';
 import { openEgressGrant, type EgressGrant, type EgressLimits } from '../bwrap/egress-grant.js';
 import { probeSandbox } from '../bwrap/probe.js';
 import type { SandboxArgvServices } from '../bwrap/argv.js';
-import type { PidsCgroup } from '../bwrap/pids-cgroup.js';
+import type { SandboxCgroup } from '../bwrap/sandbox-cgroups.js';
 import { computeSandboxLimits } from '../bwrap/rlimits.js';
-import type { SpawnServices, Workdir } from './spawn.js';
+import type { SandboxSetup, SpawnServices, Workdir } from './spawn.js';
 
 /** What starting a sandboxed process goes through: the host's spawner, groups, cgroups and machine facts (its ProcessServices). */
 export interface SandboxedSpawnServices extends SpawnServices, SandboxArgvServices {}
@@ -25,8 +25,8 @@ export type SandboxArgv =
       readonly ok: true;
       readonly argv: readonly string[];
       readonly egress: EgressGrant | undefined;
-      /** The process's pids cgroup: its owner may remove it once the process has ended (the sweep does otherwise). */
-      readonly cgroup: PidsCgroup | undefined;
+      /** The process's cgroup: its owner reads its OOM kills and may remove it once the process has ended (the sweep does otherwise). */
+      readonly cgroup: SandboxCgroup | undefined;
     }
   | { readonly ok: false; readonly reason: string };
 
@@ -44,9 +44,11 @@ export interface SandboxArgvRequest {
   readonly timeoutMs?: number;
   /** A specific bubblewrap binary (a seam for tests and odd installs); default `bwrap` on PATH. */
   readonly bwrapPath?: string;
-  /** The host's pids cgroups and machine facts (its ProcessServices). */
+  /** The host's sandbox cgroups and machine facts (its ProcessServices). */
   readonly services: SandboxArgvServices;
   readonly logger: Logger;
+  /** RLIMIT_AS in MiB where no memory controller holds the process (a runtime's allowance); default spec.memoryMb. */
+  readonly addressSpaceMb?: number;
   readonly egress?: EgressSettings;
 }
 
@@ -64,6 +66,8 @@ export async function resolveSandboxArgv(spec: RunSpec, request: SandboxArgvRequ
         allow: spec.networkAllow,
         readOnly: spec.sideEffect === 'read_only',
         logger: request.logger.child({ tool: spec.name }),
+        // Ordinary TCP clients of the tool reach its allowed destinations too (egress-network.ts).
+        direct: true,
         ...(request.egress?.limits === undefined ? {} : { limits: request.egress.limits }),
         ...(request.egress?.resolve === undefined ? {} : { resolve: request.egress.resolve }),
       });
@@ -73,9 +77,9 @@ export async function resolveSandboxArgv(spec: RunSpec, request: SandboxArgvRequ
   }
   // Made in the thread pool: sandboxes are started ahead, beside calls this event loop serves.
   const { cgroups } = request.services;
-  let cgroup: PidsCgroup | undefined;
+  let cgroup: SandboxCgroup | undefined;
   try {
-    cgroup = await cgroups.createAsync(computeSandboxLimits(spec, request.timeoutMs).processes);
+    cgroup = await cgroups.createAsync(sandboxCgroupLimits(spec, computeSandboxLimits(spec, request.timeoutMs), egress));
   } catch (error) {
     await egress?.close();
     throw error;
@@ -88,6 +92,7 @@ export async function resolveSandboxArgv(spec: RunSpec, request: SandboxArgvRequ
       services: request.services,
       ...bwrap,
       ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
+      ...(request.addressSpaceMb !== undefined ? { addressSpaceMb: request.addressSpaceMb } : {}),
       ...(cgroup === undefined ? {} : { cgroup }),
       ...(egress === undefined ? {} : { egress }),
     });
@@ -103,6 +108,12 @@ export async function resolveSandboxArgv(spec: RunSpec, request: SandboxArgvRequ
   }
   // No descriptor closer: tools are started by the spawner, which closed the host's inheritable ones.
   return { ok: true, argv: [...prefix, ...command], egress, cgroup };
+}
+
+/** What spawnTool sets up in a sandbox with this grant before its gate opens: the address literals its clients reach. */
+export function sandboxSetupOf(egress: EgressGrant | undefined): SandboxSetup {
+  const addresses = egress?.network?.addedAddresses ?? [];
+  return addresses.length === 0 ? {} : { loopbackAddresses: addresses };
 }
 
 /** `workdir`, whose dispose() also closes the process's egress grant (both end with the process). */

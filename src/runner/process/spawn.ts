@@ -12,7 +12,8 @@ import type { RunSpec } from '../types.js';
 import { killProcessGroupNow, type ProcessGroups } from './kill.js';
 import { sandboxFd4Input, sandboxFileInputs, START_LINE } from '../bwrap/argv.js';
 import type { SandboxFacts } from '../bwrap/sandbox-facts.js';
-import { readSandboxExitCode } from '../bwrap/status.js';
+import { readSandboxStatus } from '../bwrap/status.js';
+import { addressBatch, addressSetupArgv, findNetworkSetup } from '../bwrap/sandbox-addresses.js';
 import type { SpawnerExit, SpawnerService } from './spawner-client.js';
 
 /** Where a process tool runs; `dispose` removes a private directory made for it. */
@@ -65,13 +66,19 @@ export interface SpawnServices {
   readonly facts: SandboxFacts;
 }
 
+/** What the host sets up in a started sandbox before handing it back (its start gate still closed). */
+export interface SandboxSetup {
+  /** Address literals to add to the sandbox network namespace's loopback (sandbox-addresses.ts). */
+  readonly loopbackAddresses?: readonly string[];
+}
+
 /**
  * Spawns `argv` in its own process group with exactly three pipes and `env` as
  * its whole environment, through the host's `services`, whose groups track it
  * until it has ended. A failed spawn gives a tool with no pid, empty output and
- * `ended` = spawn_failed.
+ * `ended` = spawn_failed; so does a sandbox whose `setup` failed (it is killed).
  */
-export async function spawnTool(argv: readonly string[], env: Readonly<Record<string, string>>, cwd: string, services: SpawnServices): Promise<SpawnedTool> {
+export async function spawnTool(argv: readonly string[], env: Readonly<Record<string, string>>, cwd: string, services: SpawnServices, setup: SandboxSetup = {}): Promise<SpawnedTool> {
   const [file, ...args] = argv;
   if (file === undefined) throw new TypeError('spawnTool needs a non-empty argv');
   // The whole environment, copied: never the host's (a secret there must stay invisible).
@@ -82,8 +89,9 @@ export async function spawnTool(argv: readonly string[], env: Readonly<Record<st
   const { pid, stdin, stdout, stderr, status } = started.process;
   services.groups.track(pid);
   // bubblewrap's own report comes first; the spawner's covers a bubblewrap that was killed.
+  const sandboxStatus = readSandboxStatus(status);
   const exited = Promise.race([
-    readSandboxExitCode(status).then((exitCode) => (exitCode === undefined ? started.process.exited : { kind: 'exited' as const, exitCode, signal: null })),
+    sandboxStatus.exitCode.then((exitCode) => (exitCode === undefined ? started.process.exited : { kind: 'exited' as const, exitCode, signal: null })),
     started.process.exited,
   ]);
   const closed = (stream: Readable) => new Promise<void>((resolve) => (stream.closed ? resolve() : stream.once('close', () => resolve())));
@@ -97,7 +105,30 @@ export async function spawnTool(argv: readonly string[], env: Readonly<Record<st
   stdin.on('error', () => undefined);
   stdout.on('error', () => undefined);
   stderr.on('error', () => undefined);
+  const addresses = setup.loopbackAddresses ?? [];
+  if (addresses.length > 0 && !(await addLoopbackAddresses(await sandboxStatus.childPid, addresses, services))) {
+    // Without its addresses the sandbox would reach less than it was granted: it never starts.
+    killProcessGroupNow(pid);
+    await ended;
+    return failedSpawn('network_setup_failed');
+  }
   return { pid, stdin, stdout, stderr, exited, ended };
+}
+
+// Runs `ip -batch -` in the sandbox's network namespace (through the spawner, like every process of the host's).
+async function addLoopbackAddresses(childPid: number | undefined, addresses: readonly string[], services: SpawnServices): Promise<boolean> {
+  const tools = findNetworkSetup(services.facts);
+  if (childPid === undefined || !tools.ok) return false;
+  const [file, ...args] = addressSetupArgv(tools, childPid);
+  if (file === undefined) return false;
+  const started = await services.spawner.spawn({ file, args, cwd: '/', env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' } });
+  if (!started.ok) return false;
+  const { stdin, stdout, stderr, status } = started.process;
+  for (const stream of [stdout, stderr, status]) stream.on('error', () => undefined).resume();
+  stdin.on('error', () => undefined);
+  stdin.end(addressBatch(addresses));
+  const exit = await started.process.exited;
+  return exit.kind === 'exited' && exit.exitCode === 0;
 }
 
 function failedSpawn(errorCode: string): SpawnedTool {

@@ -1,5 +1,5 @@
 // One running upstream MCP server (SPEC section 2.1): a persistent process in
-// the namespace sandbox (same argv, spawner, pids cgroup and rlimits as
+// the namespace sandbox (same argv, spawner, cgroup and rlimits as
 // process tools), and the host as its MCP client (SDK v2) over the pipes. The
 // server's words are bounded before they are parsed (pipe-transport.ts); its
 // requests to the client are refused except roots/list; when it dies, every
@@ -7,13 +7,14 @@
 import { Client, ProtocolError } from '@modelcontextprotocol/client';
 import type { Logger } from '../../log.js';
 import type { RunSpec } from '../types.js';
-import type { RunOptions } from '../wire.js';
+import type { EgressAttempt, RunOptions } from '../wire.js';
+import type { EgressGrant } from '../bwrap/egress-grant.js';
 import { DEFAULT_GRACE_MS, killProcessGroup } from '../process/kill.js';
 import { TailBuffer } from '../process/output-cap.js';
-import { resolveSandboxArgv, withEgress, type EgressSettings, type SandboxedSpawnServices } from '../process/process-sandbox.js';
+import { resolveSandboxArgv, sandboxSetupOf, withEgress, type EgressSettings, type SandboxedSpawnServices } from '../process/process-sandbox.js';
 import { openWorkdir, spawnTool, type SpawnedTool, type ToolExit } from '../process/spawn.js';
 import { START_LINE } from '../bwrap/argv.js';
-import { withRuntimeAllowance } from './address-space.js';
+import { upstreamAddressSpaceMb } from './address-space.js';
 import { PipeClientTransport, type PipeFault } from './pipe-transport.js';
 import { gateProgress } from './progress-gate.js';
 import { ServerLog } from './server-log.js';
@@ -45,6 +46,8 @@ export interface InstanceDeps {
 /** Why an instance ended, as facts for the calls that were running on it. */
 export interface InstanceEnd {
   readonly reason: 'exited' | 'killed' | PipeFault;
+  /** The kernel killed it (or a process of its sandbox) at its memory cgroup's limit. */
+  readonly isOomKilled?: boolean;
   readonly exitCode?: number | null;
   readonly signal?: string | null;
   readonly stderrTail: string;
@@ -81,6 +84,9 @@ export class ServerInstance {
   #isStdoutClosed = false;
   readonly #stderr = new TailBuffer();
   readonly #log: ServerLog;
+  /** The egress sinks of the calls in flight: a server's connections say no call, so each counts on all of them. */
+  readonly #egressSinks = new Set<(attempt: EgressAttempt) => void>();
+  #egress: EgressGrant | undefined;
 
   private constructor(
     private readonly spec: InstanceSpec,
@@ -88,6 +94,7 @@ export class ServerInstance {
     private readonly process: SpawnedTool,
     readonly client: Client,
     ended: Promise<ToolExit>,
+    oomKills: () => Promise<number>,
   ) {
     // Named as the host's log names the server's profiles: `fs:read_only`, `fs:declared`.
     const upstream = spec.run.upstream;
@@ -98,9 +105,11 @@ export class ServerInstance {
     });
     process.stdout.once('end', () => (this.#isStdoutClosed = true));
     process.stdout.once('close', () => (this.#isStdoutClosed = true));
-    this.gone = ended.then((exit) => {
+    this.gone = ended.then(async (exit) => {
+      const isOomKilled = (await oomKills()) > 0;
       this.#end = {
         reason: this.#killing ?? 'exited',
+        ...(isOomKilled ? { isOomKilled } : {}),
         ...(exit.kind === 'spawn_failed' ? {} : { exitCode: exit.exitCode, signal: exit.signal }),
         stderrTail: this.#stderr.toText(),
       };
@@ -113,8 +122,10 @@ export class ServerInstance {
   /** Starts the server in its sandbox and completes the MCP handshake within startupTimeoutMs. */
   static async start(spec: InstanceSpec, deps: InstanceDeps): Promise<StartResult> {
     const opened = await openWorkdir(spec.run);
-    const sandbox = await resolveSandboxArgv(withRuntimeAllowance(spec.run), {
+    const sandbox = await resolveSandboxArgv(spec.run, {
       cwd: opened.cwd,
+      // Under the RLIMIT_AS fallback only: a memory cgroup holds the server to its memoryMb as used.
+      addressSpaceMb: upstreamAddressSpaceMb(spec.run.memoryMb),
       logger: deps.logger,
       services: deps.services,
       ...(deps.bwrapPath !== undefined ? { bwrapPath: deps.bwrapPath } : {}),
@@ -126,7 +137,7 @@ export class ServerInstance {
     }
     // A server with a network allow list reaches out only through its own egress proxy, closed with it.
     const workdir = withEgress(opened, sandbox.egress);
-    const process = await spawnTool(sandbox.argv, spec.run.env, workdir.cwd, deps.services);
+    const process = await spawnTool(sandbox.argv, spec.run.env, workdir.cwd, deps.services, sandboxSetupOf(sandbox.egress));
     const ended = process.ended.then(async (exit) => {
       await workdir.dispose();
       return exit;
@@ -143,7 +154,9 @@ export class ServerInstance {
     });
     // No sampling, no elicitation: requests for them are answered "method not found".
     const client = new Client({ name: 'toolhost', version: '1.0.0' }, { capabilities: { roots: { listChanged: false } } });
-    instance = new ServerInstance(spec, deps, process, client, ended);
+    const { cgroup } = sandbox;
+    instance = new ServerInstance(spec, deps, process, client, ended, () => deps.services.cgroups.oomKills(cgroup));
+    instance.#egress = sandbox.egress;
     const self = instance;
     client.setRequestHandler('roots/list', async () => ({
       roots: spec.run.roots.map((root) => ({ uri: `file://${root.path}`, name: root.path })),
@@ -159,7 +172,9 @@ export class ServerInstance {
       // A server that exits at once often closes its pipes before its exit is seen: the handshake
       // then fails with "Connection closed", but an exit code of its own (not 128+N of our kill) says why.
       const exitedByItself = started === 'gone' || (started !== 'timeout' && !end.signal && typeof end.exitCode === 'number' && end.exitCode < 128);
-      const why = started === 'timeout' ? `it did not complete the MCP handshake within ${spec.startupTimeoutMs} ms` : exitedByItself ? `it exited during start-up${exit}` : `the handshake failed (${started})`;
+      const why = end.isOomKilled
+        ? `it went over its memory limit (memoryMb ${spec.run.memoryMb}) during start-up`
+        : started === 'timeout' ? `it did not complete the MCP handshake within ${spec.startupTimeoutMs} ms` : exitedByItself ? `it exited during start-up${exit}` : `the handshake failed (${started})`;
       return { ok: false, reason: why, stderrLines: self.stderrLines(end) };
     }
     return { ok: true, instance: self };
@@ -209,6 +224,8 @@ export class ServerInstance {
     if (!this.isAlive) return { kind: 'crashed', end: this.#end ?? (await this.gone) };
     const { control } = options;
     if (control.reason !== undefined) return { kind: control.reason === 'timeout' ? 'timeout' : 'cancelled' };
+    const onEgress = options.onEgress;
+    if (onEgress !== undefined) this.#followEgress(onEgress);
     // The call's control owns the deadline and the cancel (STYLE 7); a stop aborts the request,
     // which sends notifications/cancelled upstream.
     const controller = new AbortController();
@@ -249,7 +266,19 @@ export class ServerInstance {
       return answer;
     } finally {
       unregister();
+      if (onEgress !== undefined) this.#egressSinks.delete(onEgress);
     }
+  }
+
+  // A call starts on this server: the egress proxy's budget starts afresh (as for a persistent
+  // process's call), and every connection the server makes while the call runs counts on its
+  // record (and on every other call in flight: the connection does not say whose it is).
+  #followEgress(onEgress: (attempt: EgressAttempt) => void): void {
+    this.#egressSinks.add(onEgress);
+    this.#egress?.attach((attempt) => {
+      if (this.#egressSinks.size === 0) return this.deps.logger[attempt.admitted ? 'info' : 'warn']({ server: this.spec.run.name, egress: attempt }, attempt.admitted ? 'egress admitted (no call)' : 'egress refused (no call)');
+      for (const sink of this.#egressSinks) sink(attempt);
+    });
   }
 
   /** Kills the whole sandbox (pid namespace); calls in flight fail `tool_crashed`. */

@@ -2,7 +2,7 @@
 // running instance (started on demand), and the answer becomes a RunOutcome.
 // The server's isError is the tool's own failure (`tool_error`, its text
 // bounded here and redacted by the supervisor); a process that died is
-// `tool_crashed`; a server that cannot start is `sandbox_unavailable` naming why.
+// `tool_crashed` (`memory_limit` when the kernel killed it at its memory limit); a server that cannot start is `sandbox_unavailable` naming why.
 import type { Logger } from '../../log.js';
 import { failRun } from '../process/process-outcome.js';
 import type { Runner, RunSpec, UpstreamRef } from '../types.js';
@@ -43,6 +43,7 @@ export function createUpstreamRunner(spec: RunSpec & { readonly upstream: Upstre
           case 'cancelled':
             return failRun('cancelled', {}, startedMs);
           case 'crashed':
+            if (answer.end.isOomKilled === true) return failRun('memory_limit', { memoryMb: spec.memoryMb, reason: 'cgroup_oom', server: spec.upstream.server }, startedMs);
             return failRun('tool_crashed', { reason: answer.end.reason, exitCode: answer.end.exitCode ?? null, signal: answer.end.signal ?? null, stderrTail: answer.end.stderrTail }, startedMs);
           case 'upstream_error':
             // The server's own answer, as an isError result is: the model reads why (a refused

@@ -47,7 +47,7 @@ describe('toolhost validate', () => {
     expect(code).toBe(0);
     expect(stdout.trimEnd().split('\n').at(-1)).toMatch(/^ok: /);
     // The bundled upstream server (manifests/servers/fs.yaml) starts in its sandbox under the
-    // built-in limits (memoryMb 256 plus the runtime's allowance) and every tool is offered.
+    // built-in limits (memoryMb 256, held by its memory cgroup) and every tool is offered.
     expect(stdout).toContain('server fs (manifests/servers/fs.yaml): 14 of 14 tools offered');
   });
 
@@ -129,11 +129,15 @@ describe('toolhost list', () => {
       reason: 'destructive calls need approval',
       shadow: null,
       limits: { timeoutMs: 10000, maxResultBytes: 1048576, memoryMb: 256 },
+      // These machines have cgroup v1 with a writable memory controller: memoryMb is held by it.
+      memory: { heldBy: 'cgroup', cgroupVersion: 1, reason: null },
       terminal: false,
       upstream: null,
     });
     expect(tools.find((tool) => tool['name'] === 'json_format')).toMatchObject({ trust: 'community', listed: true, decision: 'allow', rule: null });
     expect(tools.filter((tool) => tool['terminal'] === true).map((tool) => tool['name'])).toEqual(['finish']);
+    // A worker (first party, in the host) is held by V8's heap limit alone.
+    expect(tools.find((tool) => tool['name'] === 'hash_file')?.['memory']).toEqual({ heldBy: 'heap', cgroupVersion: null, reason: null });
   });
 
   it('prints tab-separated columns with a header when stdout is not a terminal', async () => {

@@ -2,8 +2,8 @@
 // tool reaches an allowed 127.0.0.1:PORT through the host's proxy (plain HTTP
 // and a CONNECT tunnel), and nothing else: not another port, not another
 // loopback service, not the metadata address, ::1, ::ffff:127.0.0.1, a name
-// that resolves to loopback, or a decimal or octal spelling; raw TCP, UDP and
-// DNS have no route; a read_only tool's POST is refused; a CONNECT flood is
+// that resolves to loopback, or a decimal or octal spelling; raw TCP to other
+// ports, UDP and DNS have no route; a read_only tool's POST is refused; a CONNECT flood is
 // bounded. Names resolve through a resolver given to the proxy (no DNS here).
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
@@ -137,17 +137,18 @@ describe('egress proxy: a namespaced Python tool', () => {
     expect([...allowed.requests, ...other.requests]).toEqual([]);
   });
 
-  it('gives raw TCP, UDP and DNS no route out', async () => {
+  it('gives raw TCP to anything but the allowed host:port, UDP and DNS no route out', async () => {
     const spec = probeSpec(marker, { networkAllow: [`127.0.0.1:${allowed.port}`] });
-    const { results } = await callProbe(spec, [
-      // The sandbox's own loopback: the host's listener is not there.
-      { op: 'connect', host: '127.0.0.1', port: allowed.port },
+    const { results, attempts } = await callProbe(spec, [
+      // The sandbox's own loopback: another port of the host's has no listener there.
+      { op: 'connect', host: '127.0.0.1', port: other.port },
       // TEST-NET-1 (never routed): the namespace has no route at all, nothing is sent.
       { op: 'connect', host: '192.0.2.1', port: 80 },
       { op: 'udp_send', host: '192.0.2.1', port: 53 },
       { op: 'resolve', name: 'example.com' },
     ]);
     expect(results).toEqual([{ error: 'ECONNREFUSED' }, { error: 'ENETUNREACH' }, { error: 'ENETUNREACH' }, { error: 'gaierror' }]);
+    expect(attempts).toEqual([]);
   });
 
   it('holds a read_only tool to GET, HEAD and OPTIONS on plain HTTP', async () => {

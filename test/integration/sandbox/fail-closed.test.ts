@@ -75,7 +75,7 @@ describe('toolhost doctor', () => {
   it('finds everything the bundled tools need on this machine', async () => {
     const report = await buildDoctorReport();
     expect(report.checks.map((check) => check.name)).toEqual([
-      'isolated-vm', 'isolate-process', 'bubblewrap', 'user-namespace', 'network-namespace', 'prlimit', 'pids-limit', 'python3', 'namespace-sandbox', 'seccomp', 'egress-bridge',
+      'isolated-vm', 'isolate-process', 'bubblewrap', 'user-namespace', 'network-namespace', 'prlimit', 'pids-limit', 'python3', 'memory-limit', 'namespace-sandbox', 'seccomp', 'egress-bridge',
     ]);
     // Warnings (an older bubblewrap, no pids cgroup) are allowed; a failure is not.
     expect(report.checks.filter((check) => check.status === 'fail')).toEqual([]);
@@ -83,8 +83,11 @@ describe('toolhost doctor', () => {
     const byName = new Map(report.checks.map((check) => [check.name, check]));
     expect(byName.get('bubblewrap')?.facts).toMatchObject({ namespacesUsable: true, version: expect.stringMatching(/^\d+\.\d+/) });
     expect(byName.get('namespace-sandbox')).toMatchObject({ status: 'ok', facts: { works: true } });
-    expect(byName.get('isolate-process')).toMatchObject({ status: 'ok', facts: { starts: true, namespaced: true, addressSpaceBytes: expect.any(Number) } });
+    // Memory by the cgroup (v1 here): the isolate process has no address-space cap, and its cgroup's limit.
+    expect(byName.get('isolate-process')).toMatchObject({ status: 'ok', facts: { starts: true, namespaced: true, addressSpaceBytes: null, memoryBytes: expect.any(Number) } });
+    expect(byName.get('memory-limit')).toMatchObject({ status: 'ok', facts: { mechanism: 'cgroup', cgroupVersion: 1, reason: null, swapLimited: true } });
     expect(byName.get('seccomp')).toMatchObject({ status: 'ok', facts: { inForce: true, architecture: 'x86_64' } });
+    expect(String(byName.get('seccomp')?.facts['refusedNames']).split(',')).toEqual(expect.arrayContaining(['io_uring_setup', 'io_uring_enter', 'io_uring_register']));
     expect(byName.get('egress-bridge')).toMatchObject({ status: 'ok', facts: { works: true } });
   });
 

@@ -181,7 +181,9 @@ describe('namespace sandbox: filesystem', () => {
   });
 
   it('caps the private /tmp, so filling it cannot exhaust host memory', async () => {
-    const spec = probeSpec(sandbox.marker, { roots: [{ path: sandbox.workspace.path, access: 'read' }] });
+    // Its pages count against the sandbox's memory cgroup too: memoryMb room for the probe's own
+    // buffer and a full /tmp, so the tmpfs size cap is what stops the write.
+    const spec = probeSpec(sandbox.marker, { memoryMb: 1024, roots: [{ path: sandbox.workspace.path, access: 'read' }] });
     const results = await runProbe(spec, { cwd: sandbox.workspace.path }, [
       { op: 'write_bytes', path: '/tmp/fill.bin', bytes: PRIVATE_TMPFS_MAX_BYTES + 1024 * 1024 },
     ]);

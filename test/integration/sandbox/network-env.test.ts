@@ -41,8 +41,8 @@ describe('namespace sandbox: network', () => {
     expect(connections).toBe(0);
   });
 
-  it('cannot reach it by a raw connect even when network.allow names it: the only way out is the egress proxy', async () => {
-    // (egress.test.ts: the same address through the proxy that HTTP_PROXY names.)
+  it('without its egress grant, cannot reach it by a raw connect even when network.allow names it (fail closed)', async () => {
+    // (egress-direct.test.ts: with the grant a runner opens, the allowed host:port is reachable, through the host's admission.)
     const spec = probeSpec(marker, { networkAllow: [`127.0.0.1:${port}`] });
     const results = await runProbe(spec, { cwd: spec.manifestDir }, [{ op: 'connect', host: '127.0.0.1', port }]);
     expect(results).toEqual([{ error: 'ECONNREFUSED' }]);

@@ -23,6 +23,9 @@ const REFUSED: Array<[string, number, Array<number | string>]> = [
   ['userfaultfd', 323, [0x7fffffff]], // bad flags: EINVAL
   ['unshare', 272, [0]], // unshare nothing: 0
   ['mount', 165, [1, 1, 1, 0, 0]], // bad pointers: EFAULT
+  ['io_uring_setup', 425, [1, 0]], // no params: EFAULT (io_uring is enabled here: kernel.io_uring_disabled 0)
+  ['io_uring_enter', 426, [-1, 0, 0, 0, 0, 0]], // no ring: EBADF
+  ['io_uring_register', 427, [-1, 0, 0, 0]], // no ring: EBADF
 ];
 
 describe('namespace sandbox: seccomp', () => {

@@ -112,11 +112,15 @@ describe('an upstream server with a network allow list', () => {
     expect(other.seen).toEqual([]);
   });
 
-  it('has no route around the proxy: a direct connection finds nothing', async () => {
-    // The allowed port on the sandbox's own loopback (the host's listener is not there), and a routable address.
-    expect(await fetchVia('fetcher__fetch_url', { url: `http://127.0.0.1:${allowed.port}/direct`, direct: true })).toEqual({ error: 'ECONNREFUSED' });
+  it('reaches its allowed 127.0.0.1:PORT by a direct connection too (bridged through the same admission); nothing else has a route', async () => {
+    allowed.seen.length = 0;
+    other.seen.length = 0;
+    expect(await fetchVia('fetcher__fetch_url', { url: `http://127.0.0.1:${allowed.port}/direct`, direct: true })).toEqual({ status: 200, refusal: null, body: 'allowed:/direct' });
+    // Another port of the host's loopback, and a routable address: no listener, no route.
+    expect(await fetchVia('fetcher__fetch_url', { url: `http://127.0.0.1:${other.port}/direct`, direct: true })).toEqual({ error: 'ECONNREFUSED' });
     expect(await fetchVia('fetcher__fetch_url', { url: 'http://192.0.2.1/', direct: true })).toEqual({ error: 'ENETUNREACH' });
-    expect(allowed.seen).not.toContain('GET /direct');
+    expect(allowed.seen).toEqual(['GET /direct']);
+    expect(other.seen).toEqual([]);
   });
 
   it("holds a read_only server instance's plain HTTP to the read-only methods", async () => {

@@ -4,11 +4,13 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, st
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { probeCgroups, SandboxCgroups } from '../../../../src/runner/bwrap/sandbox-cgroups.js';
 import { buildDashUlimitScript, computeSandboxLimits, CPU_MARGIN_SECONDS, DEFAULT_CPU_SECONDS, DEFAULT_PROCESSES } from '../../../../src/runner/bwrap/rlimits.js';
 import type { RunSpec } from '../../../../src/runner/types.js';
 import { buildSandboxArgv, ETC_ALLOWLIST, ETC_COPY_MAX_BYTES, SANDBOX_DEFAULT_PATH, SANDBOX_FILE_FD_BASE, SANDBOX_SECCOMP_FD, sandboxFileInputs } from '../../../../src/runner/bwrap/argv.js';
-import { SANDBOX_EGRESS_SOCKET } from '../../../../src/runner/bwrap/egress-bridge.js';
+import { SANDBOX_EGRESS_DIR, SANDBOX_EGRESS_SOCKET } from '../../../../src/runner/bwrap/egress-bridge.js';
+import { planEgressNetwork } from '../../../../src/runner/bwrap/egress-network.js';
 import { runSpec } from '../../../helpers/run-spec.js';
 import { useProcessServices } from '../../../helpers/process-services.js';
 
@@ -21,7 +23,7 @@ const WRITE_ROOT = realpathSync(fileURLToPath(new URL('../../../unit/', import.m
 /** Debian's /bin/sh: the gate shell sets the limits itself (ulimit), without prlimit. */
 const IS_DASH = basename(realpathSync('/bin/sh')) === 'dash';
 
-// Every argv built here made a pids cgroup that no sandbox joins: closing the services removes them.
+// Every argv built here made a cgroup that no sandbox joins: closing the services removes them.
 
 function spec(overrides: Partial<RunSpec> = {}): RunSpec {
   return runSpec({
@@ -55,9 +57,12 @@ describe('buildSandboxArgv', () => {
       expect(argv[gateAt + 1]).toMatch(/read -r start && exec "\$@"$/);
       expect(argv).toHaveLength(gateAt + 3);
       if (IS_DASH) {
-        // The limits first, then the cgroup join and the gate: all before any tool code.
+        // The limits first, then the cgroup joins (memory, then pids: two v1 hierarchies here) and the gate:
+        // all before any tool code. The memory cgroup holds memoryMb, so there is no address-space cap.
         expect(prlimitAt).toBe(-1);
-        expect(argv[gateAt + 1]).toMatch(/^ulimit -v \d+ && .* && echo 0 > "\$0" && read -r start/);
+        const joins = isolation === 'namespace' ? '/run/toolhost/cgroup.procs && echo 0 > /run/toolhost/cgroup-1.procs' : '/sys/fs/cgroup/memory/toolhost/\\S+/cgroup.procs && echo 0 > /sys/fs/cgroup/pids/toolhost/\\S+/cgroup.procs';
+        expect(argv[gateAt + 1]).toMatch(new RegExp(`^ulimit -t \\d+ && .* && echo 0 > ${joins} && read -r start`));
+        expect(argv[gateAt + 1]).not.toContain('ulimit -v');
       } else {
         expect(prlimitAt).toBeGreaterThan(argv.indexOf('--'));
         expect(gateAt).toBeGreaterThan(prlimitAt);
@@ -97,22 +102,36 @@ describe('buildSandboxArgv', () => {
     if (process.getuid?.() === 0) expect(bwrap[bwrap.indexOf('--cap-drop') + 1]).toBe('ALL');
   });
 
-  it('always gives namespace mode a network namespace; with networkAllow and a grant, only the proxy bridge out', () => {
+  it('always gives namespace mode a network namespace; with networkAllow and a grant, only the bridge out (the proxy, and a listener per destination)', () => {
     const withoutGrant = buildSandboxArgv(spec({ networkAllow: ['api.github.com'] }), { services, cwd: WRITE_ROOT });
     expect(split(withoutGrant).bwrap).toContain('--unshare-net');
     expect(withoutGrant.join(' ')).not.toContain('socat');
-    const socketPath = join(WRITE_ROOT, 'egress-test.sock');
-    const argv = buildSandboxArgv(spec({ networkAllow: ['api.github.com'] }), { services, cwd: WRITE_ROOT, egress: { socketPath } });
+    const dir = join(WRITE_ROOT, 'egress-test');
+    const planned = planEgressNetwork(['api.github.com']);
+    if (!planned.ok) throw new Error(planned.reason);
+    const argv = buildSandboxArgv(spec({ networkAllow: ['api.github.com'] }), { services, cwd: WRITE_ROOT, egress: { dir, network: planned.plan } });
     const { bwrap, inner } = split(argv);
     expect(bwrap).toContain('--unshare-net');
-    expect(pairsOf(bwrap, '--bind')).toContain(`${socketPath} ${SANDBOX_EGRESS_SOCKET}`);
+    // The grant's folder read-only (its sockets still connect), and its /etc/hosts over the host's.
+    expect(pairsOf(bwrap, '--ro-bind')).toEqual(expect.arrayContaining([`${dir} ${SANDBOX_EGRESS_DIR}`, `${dir}/hosts /etc/hosts`]));
+    expect(SANDBOX_EGRESS_SOCKET).toBe(`${SANDBOX_EGRESS_DIR}/proxy.sock`);
+    expect(inner[inner.indexOf('-c') + 1]).toContain('TCP4-LISTEN:443,bind=127.77.0.1,');
+    // Port 443 is below 1024: the bridge may bind it in the sandbox's own network namespace, and nothing more;
+    // the command stays in the user namespace that owns it (nested ones are refused by the seccomp filter).
+    expect(bwrap.join(' ')).toContain('--cap-drop ALL --cap-add CAP_NET_BIND_SERVICE');
+    expect(bwrap).not.toContain('--disable-userns');
+    const highOnly = planEgressNetwork(['db.test:5432']);
+    if (!highOnly.ok) throw new Error(highOnly.reason);
+    const high = buildSandboxArgv(spec({ networkAllow: ['db.test:5432'] }), { services, cwd: WRITE_ROOT, egress: { dir, network: highOnly.plan } });
+    expect(high).not.toContain('--cap-add');
+    expect(high).toContain('--disable-userns');
     expect(pairsOf(bwrap, '--setenv')).toEqual(expect.arrayContaining(['HTTP_PROXY http://127.0.0.1:3128', 'https_proxy http://127.0.0.1:3128', 'ALL_PROXY http://127.0.0.1:3128']));
     // The bridge starts before the gate reads its start line, so it listens before any tool code runs.
     const gate = inner[inner.indexOf('-c') + 1] ?? '';
     expect(gate.indexOf('socat')).toBeGreaterThan(-1);
     expect(gate.indexOf('socat')).toBeLessThan(gate.indexOf('read -r start'));
     // An empty allow list gets no bridge even with a grant.
-    expect(buildSandboxArgv(spec(), { services, cwd: WRITE_ROOT, egress: { socketPath } }).join(' ')).not.toContain('socat');
+    expect(buildSandboxArgv(spec(), { services, cwd: WRITE_ROOT, egress: { dir } }).join(' ')).not.toContain('socat');
   });
 
   it('binds roots with their access, the manifest folder read-only, and never /, /etc, /root or /home whole', () => {
@@ -152,8 +171,11 @@ describe('buildSandboxArgv', () => {
     expect(() => buildSandboxArgv(spec({ env: { 'A=B': 'x' } }), { services, cwd: WRITE_ROOT })).toThrow(TypeError);
   });
 
-  it('applies address space, CPU, file size and open-file limits (dash\'s ulimit units, else prlimit\'s bytes)', () => {
-    const argv = buildSandboxArgv(spec({ memoryMb: 64 }), { services, cwd: WRITE_ROOT, timeoutMs: 2500, limits: { fileSizeBytes: 4096, openFiles: 32 } });
+  it('applies address space (without a memory controller), CPU, file size and open-file limits (dash\'s ulimit units, else prlimit\'s bytes)', () => {
+    // A host whose machine has no usable memory controller: RLIMIT_AS is the fallback.
+    const noMemory = { facts: services.facts, cgroups: new SandboxCgroups(services.facts, undefined, { pids: probeCgroups(services.facts).pids, memory: { ok: false, reason: 'test' } }) };
+    onTestFinished(() => noMemory.cgroups.close());
+    const argv = buildSandboxArgv(spec({ memoryMb: 64 }), { services: noMemory, cwd: WRITE_ROOT, timeoutMs: 2500, limits: { fileSizeBytes: 4096, openFiles: 32 } });
     const cpu = 3 + CPU_MARGIN_SECONDS;
     if (IS_DASH) {
       expect(argv[argv.indexOf('-c') + 1]).toContain(`ulimit -v ${64 * 1024} && ulimit -t ${cpu + 1} && ulimit -S -t ${cpu} && ulimit -f 8 && ulimit -n 32 && `);
@@ -162,9 +184,15 @@ describe('buildSandboxArgv', () => {
       expect(prlimit.slice(1)).toEqual(expect.arrayContaining([`--as=${64 * 1024 * 1024}`, `--cpu=${cpu}:${cpu + 1}`, '--fsize=4096', '--nofile=32']));
     }
     // A file size that is no whole number of dash's 512-byte blocks is prlimit's to set, exactly.
-    const odd = buildSandboxArgv(spec({ memoryMb: 64 }), { services, cwd: WRITE_ROOT, timeoutMs: 2500, limits: { fileSizeBytes: 1000 } });
-    expect(odd.slice(odd.findIndex((arg) => /(^|\/)prlimit$/.test(arg)) + 1)).toContain('--fsize=1000');
+    const odd = buildSandboxArgv(spec({ memoryMb: 64 }), { services: noMemory, cwd: WRITE_ROOT, timeoutMs: 2500, limits: { fileSizeBytes: 1000 } });
+    expect(odd.slice(odd.findIndex((arg) => /(^|\/)prlimit$/.test(arg)) + 1)).toEqual(expect.arrayContaining([`--as=${64 * 1024 * 1024}`, '--fsize=1000']));
     expect(odd[odd.indexOf('-c') + 1]).not.toContain('ulimit');
+    // A runtime's allowance (a server, an isolate process) sets the cap where it is the fallback.
+    const allowance = buildSandboxArgv(spec({ memoryMb: 64 }), { services: noMemory, cwd: WRITE_ROOT, addressSpaceMb: 1600, limits: { fileSizeBytes: 1000 } });
+    expect(allowance).toContain(`--as=${1600 * 1024 * 1024}`);
+    // With the memory controller, neither has an address-space cap.
+    const held = buildSandboxArgv(spec({ memoryMb: 64 }), { services, cwd: WRITE_ROOT, addressSpaceMb: 1600, limits: { fileSizeBytes: 1000 } });
+    expect(held.some((arg) => arg.startsWith('--as=') || arg.includes('ulimit -v'))).toBe(false);
   });
 });
 

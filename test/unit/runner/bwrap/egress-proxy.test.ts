@@ -179,3 +179,58 @@ describe('EgressProxy with call tokens (an isolate process: several calls at onc
     }
   });
 });
+
+describe('EgressProxy direct destinations (a TCP client bridged from the sandbox)', () => {
+  it('tunnels each connection to its one destination as a tcp attempt, and refuses past the concurrency cap by closing, never with HTTP bytes', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'toolhost-proxy-direct-'));
+    const held = new Set<import('node:net').Socket>();
+    const sink = createServer((socket) => {
+      held.add(socket);
+      socket.on('error', () => undefined);
+      socket.write('hello from the destination\n');
+    });
+    await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
+    const port = (sink.address() as AddressInfo).port;
+    const attempts: EgressAttempt[] = [];
+    const limits = { ...DEFAULT_EGRESS_LIMITS, maxConcurrent: 2 };
+    const proxy = new EgressProxy({ rules: { allow: [`127.0.0.1:${port}`] }, limits, onAttempt: (attempt) => attempts.push(attempt) });
+    const path = join(dir, 'd0.sock');
+    const clients: Array<import('node:net').Socket> = [];
+    try {
+      await proxy.listenDirect(path, { host: '127.0.0.1', port });
+      const open = (): Promise<{ text: string; closed: () => boolean }> =>
+        new Promise((done) => {
+          const socket = connect(path);
+          clients.push(socket);
+          let text = '';
+          let isClosed = false;
+          socket.on('error', () => undefined);
+          socket.on('data', (chunk: Buffer) => {
+            text += chunk.toString('latin1');
+            done({ text, closed: () => isClosed });
+          });
+          socket.on('close', () => {
+            isClosed = true;
+            done({ text, closed: () => isClosed });
+          });
+        });
+      const first = await open();
+      const second = await open();
+      expect([first.text, second.text]).toEqual(['hello from the destination\n', 'hello from the destination\n']);
+      // Two held open: the third is over the cap, and closed without a byte.
+      const third = await open();
+      expect(third.text).toBe('');
+      expect(third.closed()).toBe(true);
+      expect(attempts.map((attempt) => [attempt.kind, attempt.host, attempt.port, attempt.admitted, attempt.reason])).toEqual([
+        ['tcp', '127.0.0.1', port, true, null],
+        ['tcp', '127.0.0.1', port, true, null],
+        ['tcp', '127.0.0.1', port, false, 'too_many_connections'],
+      ]);
+    } finally {
+      for (const socket of [...clients, ...held]) socket.destroy();
+      await proxy.close();
+      await new Promise((resolve) => sink.close(resolve));
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,51 +1,48 @@
-// The proxy's request-head reader: CONNECT targets (IPv6 with or without
-// brackets), absolute plain-HTTP URLs rewritten to origin form with the hop
-// headers dropped and Connection: close, what is not a proxy request, and the
-// call token a request carries (never forwarded).
+// What the proxy reads from a request Node's strict parser has parsed: CONNECT
+// targets (IPv6 with or without brackets), absolute plain-HTTP targets and
+// what is not a proxy request, the call token a request carries, and the
+// headers sent on: rebuilt without the hop's (and those Connection names),
+// Host from the target, never the token.
 import { describe, expect, it } from 'vitest';
-import { parseRequestHead } from '../../../../src/runner/bwrap/egress-request-head.js';
+import { callTokenOf, forwardedHeaders, headerBytes, parseConnectTarget, parseHttpTarget } from '../../../../src/runner/bwrap/egress-request-head.js';
 
 const TOKEN = 'a'.repeat(32);
 
-describe('parseRequestHead', () => {
-  it('reads CONNECT targets', () => {
-    expect(parseRequestHead('CONNECT api.github.com:443 HTTP/1.1\r\nHost: api.github.com:443')).toEqual({ ok: true, kind: 'connect', host: 'api.github.com', port: 443 });
-    expect(parseRequestHead('CONNECT [::1]:8080 HTTP/1.1')).toEqual({ ok: true, kind: 'connect', host: '[::1]', port: 8080 });
-    expect(parseRequestHead('CONNECT ::1:8080 HTTP/1.0')).toEqual({ ok: true, kind: 'connect', host: '[::1]', port: 8080 });
-    expect(parseRequestHead('CONNECT host HTTP/1.1')).toEqual({ ok: false, reason: 'malformed_request' });
+describe('parseConnectTarget', () => {
+  it('reads host:port, IPv6 bracketed or bare', () => {
+    expect(parseConnectTarget('api.github.com:443')).toEqual({ ok: true, host: 'api.github.com', port: 443 });
+    expect(parseConnectTarget('[::1]:8080')).toEqual({ ok: true, host: '[::1]', port: 8080 });
+    expect(parseConnectTarget('::1:8080')).toEqual({ ok: true, host: '[::1]', port: 8080 });
+    expect(parseConnectTarget('host')).toEqual({ ok: false, reason: 'malformed_request' });
+  });
+});
+
+describe('parseHttpTarget', () => {
+  it('reads the origin and the origin-form path of an absolute http URL', () => {
+    expect(parseHttpTarget('http://127.0.0.1:8080/a?b=1')).toEqual({ ok: true, host: '127.0.0.1', port: 8080, path: '/a?b=1', authority: '127.0.0.1:8080' });
+    expect(parseHttpTarget('http://example.com')).toEqual({ ok: true, host: 'example.com', port: 80, path: '/', authority: 'example.com' });
   });
 
-  it('rewrites a plain-HTTP request for the origin and drops what belongs to the hop', () => {
-    const head = parseRequestHead('POST http://127.0.0.1:8080/a?b=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nProxy-Authorization: x\r\nConnection: keep-alive\r\nContent-Length: 3');
-    expect(head).toMatchObject({ ok: true, kind: 'http', method: 'POST', host: '127.0.0.1', port: 8080, hasBody: true });
-    if (!head.ok || head.kind !== 'http') return;
-    expect(head.forwardHead.toString('latin1')).toBe('POST /a?b=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Length: 3\r\nConnection: close\r\n\r\n');
-    const bare = parseRequestHead('GET http://example.com HTTP/1.1');
-    expect(bare).toMatchObject({ ok: true, host: 'example.com', port: 80, hasBody: false });
-    if (bare.ok && bare.kind === 'http') expect(bare.forwardHead.toString('latin1')).toBe('GET / HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n');
+  it.each(['/relative', 'https://example.com/', 'http://user@example.com/', 'http://a b/', 'http://example.com/#frag'])('refuses %j: not a proxy request', (target) => {
+    expect(parseHttpTarget(target)).toEqual({ ok: false, reason: 'not_a_proxy_request' });
   });
+});
 
-  it.each([
-    ['GET /relative HTTP/1.1', 'not_a_proxy_request'],
-    ['GET https://example.com/ HTTP/1.1', 'not_a_proxy_request'],
-    ['GET http://user@example.com/ HTTP/1.1', 'not_a_proxy_request'],
-    ['get http://example.com/ HTTP/1.1', 'malformed_request'],
-    ['GET http://example.com/ HTTP/2', 'malformed_request'],
-    ['GET http://example.com/ HTTP/1.1\r\nno colon here', 'malformed_request'],
-  ])('refuses %j as %s', (head, reason) => {
-    expect(parseRequestHead(head)).toEqual({ ok: false, reason });
+describe('forwardedHeaders', () => {
+  it('drops the hop headers and those Connection names, and sets Host from the target', () => {
+    const raw = ['Host', 'evil.example', 'Proxy-Authorization', `Toolhost ${TOKEN}`, 'Connection', 'keep-alive, X-Private', 'X-Private', 'p', 'Keep-Alive', '5', 'Transfer-Encoding', 'chunked', 'Accept', '*/*', 'TE', 'trailers', 'Upgrade', 'h2c'];
+    expect(forwardedHeaders(raw, '127.0.0.1:8080')).toEqual(['Host', '127.0.0.1:8080', 'Accept', '*/*']);
+    // An answer keeps its own fields but the hop's.
+    expect(forwardedHeaders(['Content-Type', 'text/plain', 'Connection', 'close', 'Content-Length', '3'])).toEqual(['Content-Type', 'text/plain', 'Content-Length', '3']);
+    // 'A: b\r\n' on the wire.
+    expect(headerBytes(['A', 'b'])).toBe(6);
   });
 });
 
 describe('call tokens', () => {
-  it('reads the token of either kind of request, and never forwards it', () => {
-    const auth = `Proxy-Authorization: Toolhost ${TOKEN}`;
-    expect(parseRequestHead(`CONNECT 127.0.0.1:443 HTTP/1.1\r\n${auth}`)).toEqual({ ok: true, kind: 'connect', host: '127.0.0.1', port: 443, callToken: TOKEN });
-    const plain = parseRequestHead(`GET http://127.0.0.1:80/ HTTP/1.1\r\n${auth}`);
-    expect(plain).toMatchObject({ ok: true, kind: 'http', callToken: TOKEN });
-    if (plain.ok && plain.kind === 'http') expect(plain.forwardHead.toString('latin1')).not.toContain(TOKEN);
-    // Another scheme or a token of the wrong shape is no token.
-    expect(parseRequestHead(`CONNECT 127.0.0.1:443 HTTP/1.1\r\nProxy-Authorization: Basic ${TOKEN}`)).not.toHaveProperty('callToken');
-    expect(parseRequestHead('CONNECT 127.0.0.1:443 HTTP/1.1\r\nProxy-Authorization: Toolhost xyz')).not.toHaveProperty('callToken');
+  it('reads the token of a request, only of the Toolhost scheme and shape', () => {
+    expect(callTokenOf(['Host', 'x', 'Proxy-Authorization', `Toolhost ${TOKEN}`])).toBe(TOKEN);
+    expect(callTokenOf(['proxy-authorization', `Basic ${TOKEN}`])).toBeUndefined();
+    expect(callTokenOf(['Proxy-Authorization', 'Toolhost xyz'])).toBeUndefined();
   });
 });
