@@ -13,10 +13,8 @@ import { findMarkedProcesses, pollUntil } from '../../../helpers/proc-scan.js';
 import { closeAllHosts, errorOf, resultOf, startHost, textOf, type TestHost } from '../../supervisor/harness.js';
 
 const SERVERS = fileURLToPath(new URL('../../../fixtures/servers', import.meta.url));
-// Each server's memoryMb is held by its memory cgroup; the faults server gets 1 GiB, so
-// that its floods (kept in its own memory while the host does not read) meet the host's
-// bounds, not its own limit.
-const POLICY = 'network:\n  allow: ["example.invalid"]\nlimits:\n  maxMemoryMb: 1024';
+// The built-in limits: each server declares memoryMb 256, held by its memory cgroup.
+const POLICY = 'network:\n  allow: ["example.invalid"]';
 
 let host: TestHost;
 // The host's log, as pino writes it (JSON lines), for the server's stderr and log messages.
