@@ -1,24 +1,33 @@
 // Loads the host configuration from a command's parsed flags: the one place the
 // validate, list and explain commands turn argv into a HostConfig.
-import { loadHostConfig, type HostConfig } from '../host-config.js';
+import { loadHostConfig, type HostConfig, type LoadHostConfigOptions } from '../host-config.js';
 import { formatProblem, type Problem } from '../config/problem.js';
-import { hostFlagsFrom } from './args.js';
+import { hostFlagsFrom, type HostFlags } from './args.js';
 import { loadHostConfigWithServers } from '../host-servers.js';
 import { createSilentLogger } from '../log.js';
 
 /** The configuration for the host flags in `values`. */
 export function loadConfigFromFlags(values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): HostConfig {
-  const flags = hostFlagsFrom(values);
-  return loadHostConfig({ manifestDirs: flags.manifestDirs, policyFiles: flags.policyFiles, workspace: flags.workspace, env });
+  return loadHostConfig(loadOptionsOf(hostFlagsFrom(values), env));
 }
 
 /** The configuration for the host flags in `values`, with each upstream server started once to read its tools. */
 export function loadConfigWithServersFromFlags(values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): Promise<HostConfig> {
-  const flags = hostFlagsFrom(values);
-  return loadHostConfigWithServers({ manifestDirs: flags.manifestDirs, policyFiles: flags.policyFiles, workspace: flags.workspace, env }, { logger: createSilentLogger() });
+  return loadHostConfigWithServers(loadOptionsOf(hostFlagsFrom(values), env), { logger: createSilentLogger() });
 }
 
 /** Writes `file:line:col: reason` lines to stderr, one per problem. */
 export function printProblems(problems: readonly Problem[], prefix = ''): void {
   for (const problem of problems) process.stderr.write(`${prefix}${formatProblem(problem)}\n`);
+}
+
+/** What loadHostConfig needs of the host flags (commands that run no tool: no state folder). */
+export function loadOptionsOf(flags: HostFlags, env: NodeJS.ProcessEnv = process.env): LoadHostConfigOptions {
+  return {
+    manifestDirs: flags.manifestDirs,
+    policyFiles: flags.policyFiles,
+    workspace: flags.workspace,
+    env,
+    ...(flags.configDir !== undefined ? { configDir: flags.configDir } : {}),
+  };
 }

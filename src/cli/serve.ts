@@ -247,6 +247,7 @@ async function buildHost(flags: ReturnType<typeof hostFlagsFrom> & { journalUrl:
       policyFiles: flags.policyFiles,
       workspace: flags.workspace,
       stateDir: flags.stateDir,
+      ...(flags.configDir !== undefined ? { configDir: flags.configDir } : {}),
       ...(flags.journalUrl !== undefined ? { journalUrl: flags.journalUrl } : {}),
       ...(flags.logFile !== undefined ? { logFile: flags.logFile } : {}),
       logger,
