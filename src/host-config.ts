@@ -204,9 +204,9 @@ function rewriteProblems(policy: MergedPolicy, files: readonly PolicyFile[], too
 
 /**
  * How files are named in problems, rule names and the journal (SPEC 7.1): relative to
- * the workspace, organisation policy files relative to toolhost.yaml's folder, else
- * absolute; never relative to the working directory of whoever started the host, so
- * two clients started from different folders record the same rule.
+ * the workspace; organisation policy files relative to toolhost.yaml's folder (then the
+ * workspace); else absolute. Never relative to the working directory of whoever started
+ * the host, so two clients started from different folders record the same rule.
  */
 export function displayPathsFor(workspace: string, configDir: string | undefined) {
   const inside = (base: string | undefined, path: string): string | undefined => {
@@ -219,7 +219,7 @@ export function displayPathsFor(workspace: string, configDir: string | undefined
   return {
     manifest: (path: string): string => inside(workspace, real(path)) ?? inside(configDir, real(path)) ?? path,
     policy: (path: string, layer: 'organisation' | 'repository'): string =>
-      (layer === 'organisation' ? inside(configDir, real(path)) : inside(workspace, real(path))) ?? path,
+      (layer === 'organisation' ? (inside(configDir, real(path)) ?? inside(workspace, real(path))) : inside(workspace, real(path))) ?? path,
   };
 }
 

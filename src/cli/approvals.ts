@@ -2,6 +2,7 @@
 // (SPEC section 7.2), newest first; with a fleet journal, of every host.
 import type { ApprovalRecord } from '../audit/approval-record.js';
 import { hostFlagsFrom, parseCommandArgs } from './args.js';
+import { formatTable, tableOptionsFor, type Column, type TableOptions } from '../terminal/table.js';
 import { JOURNAL_FLAG, JOURNAL_FLAG_HELP, openOperatorJournal } from './journal-flag.js';
 
 const HELP = `Usage: toolhost approvals [--state DIR] [--journal URL] [--all] [--json]
@@ -32,7 +33,7 @@ export async function run(argv: readonly string[]): Promise<number> {
   } finally {
     await journal.close();
   }
-  process.stdout.write(values.json ? `${JSON.stringify(approvals.map(toApprovalJson), null, 2)}\n` : formatApprovals(approvals));
+  process.stdout.write(values.json ? `${JSON.stringify(approvals.map(toApprovalJson), null, 2)}\n` : formatApprovals(approvals, tableOptionsFor(process.stdout)));
   return 0;
 }
 
@@ -58,10 +59,20 @@ export function toApprovalJson(approval: ApprovalRecord): Record<string, unknown
   };
 }
 
-function formatApprovals(approvals: readonly ApprovalRecord[]): string {
+const APPROVAL_COLUMNS: readonly Column[] = [
+  { header: 'ID' },
+  { header: 'STATE' },
+  { header: 'TOOL' },
+  { header: 'CLASS' },
+  { header: 'PRINCIPAL' },
+  { header: 'RULE', wrap: true },
+  { header: 'EXPIRES' },
+  { header: 'ARGS' },
+];
+
+function formatApprovals(approvals: readonly ApprovalRecord[], options: TableOptions): string {
   if (approvals.length === 0) return 'no pending approvals\n';
-  const lines = approvals.map((a) =>
-    [a.id, a.state, a.tool, a.sideEffect ?? '-', a.rule ?? '(built-in)', a.principal ?? '-', `expires ${new Date(a.expiresAt).toISOString()}`, `args ${a.argsHash.slice(0, 12)}`].join('  '),
-  );
-  return `${lines.join('\n')}\n`;
+  const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const rows = approvals.map((a) => [a.id, a.state, a.tool, a.sideEffect ?? '-', a.principal ?? '-', a.rule ?? '(built-in)', iso(a.expiresAt), a.argsHash.slice(0, 12)]);
+  return formatTable(APPROVAL_COLUMNS, rows, options);
 }

@@ -3,6 +3,7 @@
 import { formatAuditTable, toAuditJson } from '../audit/audit-format.js';
 import { CALL_STATUSES, type CallStatus } from '../audit/call-record.js';
 import { parseSince } from '../audit/since.js';
+import { tableOptionsFor } from '../terminal/table.js';
 import { hostFlagsFrom, parseCommandArgs, UsageError } from './args.js';
 import { JOURNAL_FLAG, JOURNAL_FLAG_HELP, openOperatorJournal } from './journal-flag.js';
 
@@ -64,7 +65,7 @@ export async function run(argv: readonly string[]): Promise<number> {
   } finally {
     await journal.close();
   }
-  process.stdout.write(values.json ? `${JSON.stringify(records.map(toAuditJson), null, 2)}\n` : formatAuditTable(records));
+  process.stdout.write(values.json ? `${JSON.stringify(records.map(toAuditJson), null, 2)}\n` : formatAuditTable(records, tableOptionsFor(process.stdout)));
   return 0;
 }
 
