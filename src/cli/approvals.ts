@@ -1,7 +1,7 @@
 // `toolhost approvals [--json]`: the pending operator approvals of a journal
 // (SPEC section 7.2), newest first; with a fleet journal, of every host.
 import type { ApprovalRecord } from '../audit/approval-record.js';
-import { hostFlagsFrom, parseCommandArgs } from './args.js';
+import { CONFIG_FLAG_HELP, hostFlagsFrom, parseCommandArgs } from './args.js';
 import { formatTable, tableOptionsFor, type Column, type TableOptions } from '../terminal/table.js';
 import { JOURNAL_FLAG, JOURNAL_FLAG_HELP, openOperatorJournal } from './journal-flag.js';
 
@@ -15,6 +15,7 @@ call with _meta["toolhost/approvalId"] set to ID, and it runs once.
   --all         every approval, decided, spent and expired ones too
   --json        a JSON array of approvals (shape in the README)
   --state DIR   the state folder (default: .toolhost)
+${CONFIG_FLAG_HELP}
 ${JOURNAL_FLAG_HELP}
 `;
 

@@ -3,7 +3,7 @@
 // fleet journal it may be given from any machine.
 import { userInfo } from 'node:os';
 import { isJournalError } from '../audit/journal.js';
-import { hostFlagsFrom, parseCommandArgs, UsageError } from './args.js';
+import { CONFIG_FLAG_HELP, hostFlagsFrom, parseCommandArgs, UsageError } from './args.js';
 import { JOURNAL_FLAG, JOURNAL_FLAG_HELP, openOperatorJournal } from './journal-flag.js';
 
 const HELP = `Usage: toolhost approve ID [--deny] [--as NAME] [--state DIR] [--journal URL]
@@ -15,6 +15,7 @@ _meta["toolhost/approvalId"] = ID) run once; a denied one is approval_denied.
   --deny        refuse instead of approve
   --as NAME     who decides, for the record (default: the OS user)
   --state DIR   the state folder (default: .toolhost)
+${CONFIG_FLAG_HELP}
 ${JOURNAL_FLAG_HELP}
 
 Exit 1 when ID is unknown, expired or already decided.

@@ -104,6 +104,10 @@ export function hostFlagsFrom(values: Record<string, unknown>, cwd = process.cwd
   };
 }
 
+/** For the help of commands that read only the state folder or journal of toolhost.yaml. */
+export const CONFIG_FLAG_HELP = `  --config FILE the settings file (default: toolhost.yaml here or in the nearest parent);
+                its state and journal apply unless given here`;
+
 export const HOST_FLAGS_HELP = `Host flags (each overrides its key in toolhost.yaml):
   --config FILE     the settings file (default: toolhost.yaml in this folder or the nearest parent)
   --manifests DIR   a manifest folder, searched recursively (repeatable; default ./manifests)
