@@ -2,11 +2,11 @@
 // isolate tool and a process tool in manifests/, a commented repository policy
 // and the .mcp.json that Claude Code (and other MCP clients) read to launch
 // this toolhost. Nothing that exists is ever overwritten.
-import { mkdirSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { packageRoot } from './package-version.js';
 import { parseCommandArgs } from './args.js';
-import { existingFiles, projectFiles, writeFiles } from './scaffold.js';
+import { projectFiles, writeAllOrNothing } from './scaffold.js';
 
 const HELP = `Usage: toolhost init [DIR]
 
@@ -33,15 +33,10 @@ export async function run(argv: readonly string[]): Promise<number> {
     return 1;
   }
   const files = projectFiles(dir, launchCommand(join(dir, 'toolhost.yaml')));
-  const existing = existingFiles(dir, files);
-  if (existing.length > 0) {
-    process.stderr.write(`toolhost init: ${existing.join(', ')} already exist${existing.length === 1 ? 's' : ''} in ${dir}; nothing written\n`);
-    return 1;
-  }
-  mkdirSync(dir, { recursive: true });
-  const written = writeFiles(dir, files);
+  const written = writeAllOrNothing('init', dir, files);
+  if (written === undefined) return 1;
   process.stdout.write(
-    `Wrote in ${dir}:\n${written.map((path) => `  ${path}\n`).join('')}\n` +
+    `${written}\n` +
       'Next:\n  toolhost validate\n  toolhost list\n  toolhost call greet \'{"name": "Ada"}\'\n  toolhost call word_count \'{"text": "one two three"}\'\n' +
       'MCP clients that read .mcp.json (Claude Code) start `toolhost serve` with this toolhost.yaml.\n',
   );

@@ -1,9 +1,8 @@
 // `toolhost new tool NAME --mode isolate|process|worker`: a manifest and a stub
 // in the first manifest folder (toolhost.yaml's manifests, or --manifests),
 // written so that `toolhost validate` passes. Nothing is overwritten.
-import { mkdirSync } from 'node:fs';
 import { HOST_FLAGS_HELP, hostFlagsFrom, parseCommandArgs, UsageError } from './args.js';
-import { existingFiles, SCAFFOLD_MODES, TOOL_NAME, toolFiles, writeFiles, type ScaffoldMode } from './scaffold.js';
+import { SCAFFOLD_MODES, TOOL_NAME, toolFiles, writeAllOrNothing, type ScaffoldMode } from './scaffold.js';
 
 const HELP = `Usage: toolhost new tool NAME --mode isolate|process|worker [host flags]
 
@@ -35,15 +34,9 @@ export async function run(argv: readonly string[]): Promise<number> {
   if (!(SCAFFOLD_MODES as readonly string[]).includes(mode)) throw new UsageError(`--mode must be one of ${SCAFFOLD_MODES.join(', ')}; got "${mode}"`);
 
   const dir = hostFlagsFrom(values).manifestDirs[0]!;
-  const files = toolFiles(name, mode as ScaffoldMode, dir);
-  const existing = existingFiles(dir, files);
-  if (existing.length > 0) {
-    process.stderr.write(`toolhost new: ${existing.join(', ')} already exist${existing.length === 1 ? 's' : ''} in ${dir}; nothing written\n`);
-    return 1;
-  }
-  mkdirSync(dir, { recursive: true });
-  const written = writeFiles(dir, files);
+  const written = writeAllOrNothing('new', dir, toolFiles(name, mode as ScaffoldMode, dir));
+  if (written === undefined) return 1;
   const trust = mode === 'worker' ? 'A worker tool runs only when an organisation policy makes it first party (trust.firstParty).\n' : '';
-  process.stdout.write(`Wrote in ${dir}:\n${written.map((path) => `  ${path}\n`).join('')}${trust}Check it with: toolhost validate; try it with: toolhost call ${name} '{...}'\n`);
+  process.stdout.write(`${written}${trust}Check it with: toolhost validate; try it with: toolhost call ${name} '{...}'\n`);
   return 0;
 }

@@ -60,6 +60,20 @@ export function existingFiles(dir: string, files: readonly ScaffoldFile[]): stri
 }
 
 /**
+ * Writes every file of `files` under `dir`, or none when any exists (said on stderr as
+ * `toolhost COMMAND: …`); returns the listing of what was written, or undefined.
+ */
+export function writeAllOrNothing(command: string, dir: string, files: readonly ScaffoldFile[]): string | undefined {
+  const existing = existingFiles(dir, files);
+  if (existing.length > 0) {
+    process.stderr.write(`toolhost ${command}: ${existing.join(', ')} already exist${existing.length === 1 ? 's' : ''} in ${dir}; nothing written\n`);
+    return undefined;
+  }
+  mkdirSync(dir, { recursive: true });
+  return `Wrote in ${dir}:\n${writeFiles(dir, files).map((path) => `  ${path}\n`).join('')}`;
+}
+
+/**
  * Writes each file with O_EXCL, so a file that appeared since the check is never
  * overwritten either; returns the paths written.
  */
