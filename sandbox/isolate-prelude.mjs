@@ -21,6 +21,8 @@ export default function createToolRuntime(hostStart, options) {
   const isFiniteNumber = Number.isFinite;
   const entriesOf = Object.entries;
   const RangeErrorCtor = RangeError;
+  const WeakMapCtor = WeakMap;
+  const isArray = Array.isArray;
   const pending = new Map();
   let nextId = 1;
   // Each event is a hop to the host thread: a flood is cut off here, before it leaves.
@@ -168,21 +170,32 @@ export default function createToolRuntime(hostStart, options) {
     }
   }
 
-  // Strict JSON: JSON.stringify would silently drop undefined and functions or
-  // turn NaN into null; the caller must get exactly what the tool returned.
+  // JSON as JSON.stringify writes it for an object property that is undefined
+  // (left out); anything else that is not JSON (a function, a symbol, a BigInt, a
+  // non-finite number, undefined in an array or as the result) is refused with
+  // where it is, rather than silently dropped or turned into null.
   function serialize(value) {
     let reason;
-    const replacer = (key, item) => {
+    let path;
+    const paths = new WeakMapCtor();
+    /** @this {object} the object or array that holds `item` */
+    const replacer = function (key, item) {
+      const here = key === '' && paths.get(this) === undefined ? '' : `${paths.get(this) ?? ''}/${String(key).replace(/~/g, '~0').replace(/\//g, '~1')}`;
       const type = typeof item;
+      if (type === 'undefined' && key !== '' && !isArray(this)) return undefined;
       if (type === 'bigint' || type === 'function' || type === 'symbol' || type === 'undefined') reason = type;
       else if (type === 'number' && !isFiniteNumber(item)) reason = 'non_finite_number';
-      if (reason !== undefined) throw makeError('invalid_output', reason);
+      if (reason !== undefined) {
+        path = here === '' ? '/' : here;
+        throw makeError('invalid_output', reason);
+      }
+      if (type === 'object' && item !== null) paths.set(item, here);
       return item;
     };
     try {
       return { json: stringify(value, replacer) };
     } catch (error) {
-      if (reason !== undefined) return { reason };
+      if (reason !== undefined) return { reason, path };
       return { reason: error instanceof RangeErrorCtor ? 'too_deep' : 'not_serializable' };
     }
   }
@@ -200,9 +213,9 @@ export default function createToolRuntime(hostStart, options) {
       const described = describeThrown(thrown);
       return { ok: false, code: 'tool_error', ...described };
     }
-    const { json, reason } = serialize(result);
+    const { json, reason, path } = serialize(result);
     if (json === undefined) {
-      return { ok: false, code: 'invalid_output', message: 'the tool returned a value that is not JSON', reason };
+      return { ok: false, code: 'invalid_output', message: 'the tool returned a value that is not JSON', reason, ...(path !== undefined ? { path } : {}) };
     }
     // UTF-16 length never exceeds UTF-8 bytes, so this only refuses what is surely too big.
     if (json.length > options.maxOutputChars) {

@@ -306,6 +306,8 @@ function finishEnvelope(call, envelope) {
   for (const key of ['code', 'name', 'errorCode', 'reason']) {
     if (typeof envelope[key] === 'string') plain[key] = cut(envelope[key], 64);
   }
+  // Where in the result a value is not JSON: a pointer of the tool's own keys, bounded.
+  if (typeof envelope.path === 'string') plain.path = cut(envelope.path, 256);
   if (typeof envelope.message === 'string') plain.message = cut(envelope.message, LIMITS.maxIvmMessageChars);
   finishCall(call, { type: 'result', id: call.id, kind: 'envelope', envelope: { ok: false, ...plain } });
 }

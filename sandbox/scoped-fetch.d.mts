@@ -61,8 +61,9 @@ export interface FetchedResponse {
 }
 
 /**
- * Errors thrown carry a string `code`: `policy_denied`, `invalid_argument`,
- * `too_large`, `too_many_redirects`, `invalid_redirect`, `network_error`, `aborted`.
+ * Errors thrown carry a string `code`: `policy_denied`, `host_not_found` (an allowed
+ * name that does not resolve), `invalid_argument`, `too_large`, `too_many_redirects`,
+ * `invalid_redirect`, `network_error`, `aborted`.
  * A refusal's reason (onDenied) is one of admitEgress's (egress-admission.d.mts) or
  * scheme_not_allowed, credentials_in_url, redirect_scheme_not_allowed, redirect_host_not_allowed.
  */

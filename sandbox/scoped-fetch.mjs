@@ -98,6 +98,13 @@ export function createScopedFetch(options) {
   }
 
   function refusal(url, reason, method, isRedirect) {
+    // A name that does not resolve is a fact about the network, not the policy's doing:
+    // the tool (and the person reading the journal) must not be told it was denied.
+    if (reason === 'name_not_resolved') {
+      const error = fetchError('host_not_found', `fetch: the host ${JSON.stringify(url.hostname.slice(0, MAX_TARGET_CHARS))} was not found (its name does not resolve)`);
+      error.reason = reason;
+      return error;
+    }
     const shown = isRedirect && reason === 'host_not_allowed' ? 'redirect_host_not_allowed' : reason;
     return deny(url.href, shown, shown === 'method_not_allowed_for_class' ? `${method} is not allowed` : undefined);
   }

@@ -165,8 +165,8 @@ async function runTask(task) {
     } catch (error) {
       return answer({ ok: false, code: 'tool_error', ...describe(error) });
     }
-    const { json, reason } = serialize(result);
-    if (json === undefined) return answer({ ok: false, code: 'invalid_output', message: 'the tool returned a value that is not JSON', reason });
+    const { json, reason, path } = serialize(result);
+    if (json === undefined) return answer({ ok: false, code: 'invalid_output', message: 'the tool returned a value that is not JSON', reason, ...(path !== undefined ? { path } : {}) });
     // A UTF-16 code unit is at most 3 UTF-8 bytes: a short result needs no count.
     if (json.length * 3 > pool.maxOutputBytes && Buffer.byteLength(json, 'utf8') > pool.maxOutputBytes) {
       return answer({ ok: false, code: 'output_limit', message: 'the tool result exceeds the output limit' });
@@ -291,21 +291,31 @@ function describe(thrown) {
   }
 }
 
-// Strict JSON, as in the isolate prelude: undefined, functions, symbols, BigInt
-// and non-finite numbers are refused instead of silently dropped or nulled.
+// JSON as in the isolate prelude: an undefined object property is left out as
+// JSON.stringify does; functions, symbols, BigInt, non-finite numbers and
+// undefined elsewhere are refused with where they are.
 function serialize(value) {
   let reason;
-  const replacer = (key, item) => {
+  let path;
+  const paths = new WeakMap();
+  /** @this {object} the object or array that holds `item` */
+  const replacer = function (key, item) {
+    const here = key === '' && paths.get(this) === undefined ? '' : `${paths.get(this) ?? ''}/${String(key).replace(/~/g, '~0').replace(/\//g, '~1')}`;
     const type = typeof item;
+    if (type === 'undefined' && key !== '' && !Array.isArray(this)) return undefined;
     if (type === 'bigint' || type === 'function' || type === 'symbol' || type === 'undefined') reason = type;
     else if (type === 'number' && !Number.isFinite(item)) reason = 'non_finite_number';
-    if (reason !== undefined) throw new Error(reason);
+    if (reason !== undefined) {
+      path = here === '' ? '/' : here;
+      throw new Error(reason);
+    }
+    if (type === 'object' && item !== null) paths.set(item, here);
     return item;
   };
   try {
     return { json: JSON.stringify(value, replacer) };
   } catch (error) {
-    if (reason !== undefined) return { reason };
+    if (reason !== undefined) return { reason, path };
     return { reason: error instanceof RangeError ? 'too_deep' : 'not_serializable' };
   }
 }

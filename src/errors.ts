@@ -102,14 +102,18 @@ export class HostError extends Error {
   /** Extra model-visible blocks after the `code:` line; empty for most errors. */
   readonly content: ErrorContent;
 
+  /** The facts, with times as ISO 8601 and durations in whole milliseconds (readableDetails). */
+  readonly details: ErrorDetails;
+
   constructor(
     readonly code: ErrorCode,
     message: string,
-    readonly details: ErrorDetails = {},
+    details: ErrorDetails = {},
     options?: { cause?: unknown; recovery?: Recovery; content?: ErrorContent },
   ) {
     super(message, options?.cause !== undefined ? { cause: options.cause } : undefined);
     this.name = 'HostError';
+    this.details = readableDetails(details);
     this.recovery = options?.recovery ?? (ERRORS[code] as ErrorInfo).recovery;
     this.content = options?.content ?? [];
   }
@@ -117,6 +121,36 @@ export class HostError extends Error {
   get info(): ErrorInfo {
     return ERRORS[this.code];
   }
+}
+
+/**
+ * Details as a person and a model read them, whichever stage wrote them: a time
+ * (`…At`, epoch milliseconds) as ISO 8601, a duration (`…Ms`) in whole milliseconds
+ * (performance.now() differences carry float noise such as 1000.9163349999999).
+ * Nested objects get the same, a few levels down; everything else is kept as given.
+ */
+export function readableDetails(details: ErrorDetails, depth = 0): ErrorDetails {
+  let copy: Record<string, unknown> | undefined;
+  for (const [key, value] of Object.entries(details)) {
+    const readable = readableDetail(key, value, depth);
+    if (readable === value) continue;
+    copy ??= { ...details };
+    copy[key] = readable;
+  }
+  return copy ?? details;
+}
+
+function readableDetail(key: string, value: unknown, depth: number): unknown {
+  if (typeof value === 'number' && Number.isFinite(value)) {
+    // 1e11 ms is 1973: a smaller *At is not an epoch time (a count, an offset) and is left alone.
+    if (key.endsWith('At') && value > 1e11 && value < 1e14) return new Date(value).toISOString();
+    if (key.endsWith('Ms') && !Number.isInteger(value)) return Math.round(value);
+    return value;
+  }
+  if (depth < 3 && typeof value === 'object' && value !== null && !Array.isArray(value) && Object.getPrototypeOf(value) === Object.prototype) {
+    return readableDetails(value as ErrorDetails, depth + 1);
+  }
+  return value;
 }
 
 /** Type guard for values crossing a catch. */

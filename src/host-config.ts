@@ -17,7 +17,7 @@ import { checkPin, excludeByPin, pinningOf, type PinningInForce } from './policy
 import { LOCK_FILE_NAME, readLock } from './registry/lock-file.js';
 import type { ToolAssessment } from './policy/assess-tool.js';
 import type { Problem } from './config/problem.js';
-import { protectedPathsOf } from './config/protected-paths.js';
+import { canonicalPathOf, protectedPathsOf } from './config/protected-paths.js';
 import { createToolSchemaCompiler, type ToolSchemaCompiler } from './registry/ajv.js';
 import type { Manifest } from './registry/manifest.js';
 import { buildServerTools, probeManifestOf, type ServerListing, type ServerReport } from './registry/server-tools.js';
@@ -30,8 +30,10 @@ export interface LoadHostConfigOptions {
   /** Organisation policy files, most authoritative first. */
   readonly policyFiles: readonly string[];
   readonly workspace: string;
-  /** Base for relative paths and display paths; default process.cwd(). */
+  /** Base for relative paths; default process.cwd(). Never a base for names (see displayPathsFor). */
   readonly cwd?: string;
+  /** The folder of the toolhost.yaml in force: organisation policy files are named relative to it. */
+  readonly configDir?: string;
   /** The host environment process tools draw from and secrets are redacted from; default process.env. */
   readonly env?: NodeJS.ProcessEnv;
   /** The state folder (journal, artifacts): hidden from every tool. Absent for commands that run no tool. */
@@ -97,9 +99,10 @@ export function loadHostConfig(options: LoadHostConfigOptions): HostConfig {
   const env = options.env ?? process.env;
   const workspace = canonicalPath(resolve(cwd, options.workspace));
 
-  const loadedManifests = loadManifests({ dirs: options.manifestDirs, workspace, cwd });
-  const lockRead = readLock(workspace, displayOf(workspace, cwd));
-  const loadedPolicies = loadPolicies({ policyFiles: options.policyFiles, workspace, cwd });
+  const names = displayPathsFor(workspace, options.configDir !== undefined ? canonicalPath(resolve(cwd, options.configDir)) : undefined);
+  const loadedManifests = loadManifests({ dirs: options.manifestDirs, workspace, cwd, displayPathOf: names.manifest });
+  const lockRead = readLock(workspace, names.manifest(join(workspace, LOCK_FILE_NAME)));
+  const loadedPolicies = loadPolicies({ policyFiles: options.policyFiles, workspace, cwd, displayPathOf: names.policy });
   const enforcedFiles = loadedPolicies.files.filter((file) => file.mode === 'enforce');
   const enforced = mergePolicies(enforcedFiles, workspace);
   const hasShadow = enforcedFiles.length < loadedPolicies.files.length;
@@ -217,11 +220,6 @@ export function loadHostConfig(options: LoadHostConfigOptions): HostConfig {
   };
 }
 
-function displayOf(workspace: string, cwd: string): string {
-  const path = relative(cwd, join(workspace, LOCK_FILE_NAME));
-  return path === '' || path.startsWith('..') || isAbsolute(path) ? join(workspace, LOCK_FILE_NAME) : path;
-}
-
 /** Values of environment variables whose names match a secret glob (case-insensitive). */
 export function secretValuesOf(secretNames: readonly string[], env: NodeJS.ProcessEnv): string[] {
   const values = new Set<string>();
@@ -247,6 +245,27 @@ function rewriteProblems(policy: MergedPolicy, files: readonly PolicyFile[], too
       reason: `onUnknownTool rewrites to "${value.rewrite}", which is not a loaded tool`,
     },
   ];
+}
+
+/**
+ * How files are named in problems, rule names and the journal (SPEC 7.1): relative to
+ * the workspace; organisation policy files relative to toolhost.yaml's folder (then the
+ * workspace); else absolute. Never relative to the working directory of whoever started
+ * the host, so two clients started from different folders record the same rule.
+ */
+export function displayPathsFor(workspace: string, configDir: string | undefined) {
+  const inside = (base: string | undefined, path: string): string | undefined => {
+    if (base === undefined) return undefined;
+    const rel = relative(base, path);
+    return rel === '' || rel.startsWith('..') || isAbsolute(rel) ? undefined : rel;
+  };
+  // Symlinks resolved on both sides, so a workspace reached through a link still names its files relatively.
+  const real = (path: string): string => canonicalPathOf(path);
+  return {
+    manifest: (path: string): string => inside(workspace, real(path)) ?? inside(configDir, real(path)) ?? path,
+    policy: (path: string, layer: 'organisation' | 'repository'): string =>
+      (layer === 'organisation' ? (inside(configDir, real(path)) ?? inside(workspace, real(path))) : inside(workspace, real(path))) ?? path,
+  };
 }
 
 function sameProblem(a: Problem, b: Problem): boolean {

@@ -40,6 +40,8 @@ export interface HostOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Base for relative paths; default process.cwd(). */
   readonly cwd?: string;
+  /** The folder of the toolhost.yaml in force: organisation policy files are named relative to it. */
+  readonly configDir?: string;
   /** How long an elicitation may wait for the user; default 120 s. */
   readonly approvalTimeoutMs?: number;
   /** How long an input_required approval state stays valid; default 10 min. */
@@ -146,6 +148,7 @@ function configOptionsOf(options: HostOptions): LoadHostConfigOptions {
     stateDir: options.stateDir,
     ...(options.logFile !== undefined ? { logFile: options.logFile } : {}),
     ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+    ...(options.configDir !== undefined ? { configDir: options.configDir } : {}),
     ...(options.env !== undefined ? { env: options.env } : {}),
   };
 }

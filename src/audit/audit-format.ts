@@ -1,6 +1,7 @@
 // How `toolhost audit` prints call records: a stable JSON shape (documented in
 // the README) and an aligned table for people.
 import type { CallRecord } from './call-record.js';
+import { formatTable, type Column, type TableOptions } from '../terminal/table.js';
 
 /** One record of `toolhost audit --json`; times are ISO 8601 UTC. Stable: documented in the README. */
 export interface AuditJsonRecord {
@@ -56,14 +57,24 @@ export function toAuditJson(record: CallRecord): AuditJsonRecord {
   };
 }
 
-const COLUMNS = ['STARTED (UTC)', 'ID', 'PRINCIPAL', 'TOOL', 'STATUS', 'CODE', 'DECISION', 'RULE', 'MS'] as const;
-const MAX_CELL_CHARS = 48;
+// RULE is free text that wraps on a narrow terminal; ids and names are never cut.
+const COLUMNS: readonly Column[] = [
+  { header: 'STARTED' },
+  { header: 'ID' },
+  { header: 'PRINCIPAL' },
+  { header: 'TOOL' },
+  { header: 'STATUS' },
+  { header: 'CODE' },
+  { header: 'DECISION' },
+  { header: 'RULE', wrap: true },
+  { header: 'MS', align: 'right' },
+];
 
-/** An aligned text table, one call per line, newest first. */
-export function formatAuditTable(records: readonly CallRecord[]): string {
+/** A table of calls, newest first: aligned on a terminal (default), tab-separated in a pipe. */
+export function formatAuditTable(records: readonly CallRecord[], options: TableOptions = { tty: true }): string {
   if (records.length === 0) return '(no calls match)\n';
   const rows = records.map((record) => [
-    new Date(record.startedAt).toISOString().replace('T', ' ').slice(0, 19),
+    new Date(record.startedAt).toISOString().replace(/\.\d{3}Z$/, 'Z'),
     record.id,
     record.principal ?? '-',
     record.tool,
@@ -73,14 +84,11 @@ export function formatAuditTable(records: readonly CallRecord[]): string {
     record.rule ?? '',
     record.endedAt === null ? '' : String(record.endedAt - record.startedAt),
   ].map(cell));
-  const table = [[...COLUMNS], ...rows];
-  const widths = COLUMNS.map((_, column) => Math.max(...table.map((row) => (row[column] ?? '').length)));
-  return table.map((row) => row.map((value, column) => value.padEnd(widths[column] ?? 0)).join('  ').trimEnd()).join('\n') + '\n';
+  return formatTable(COLUMNS, rows, options);
 }
 
 // Cells come from manifests, policies and callers: no control characters reach the terminal.
 function cell(value: string): string {
   // eslint-disable-next-line no-control-regex
-  const clean = value.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
-  return clean.length > MAX_CELL_CHARS ? `${clean.slice(0, MAX_CELL_CHARS - 1)}…` : clean;
+  return value.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
 }

@@ -6,7 +6,7 @@ import { formatApprovalsText, toApprovalJson } from '../audit/approval-format.js
 import type { ApprovalRecord } from '../audit/approval-record.js';
 import { journalFlagsFor } from '../audit/journal-url.js';
 import { journalUrlFrom } from '../audit/open-journal.js';
-import { hostFlagsFrom, parseCommandArgs } from './args.js';
+import { CONFIG_FLAG_HELP, hostFlagsFrom, parseCommandArgs } from './args.js';
 import { JOURNAL_FLAG, JOURNAL_FLAG_HELP, journalFlagFrom, openOperatorJournal } from './journal-flag.js';
 
 export { toApprovalJson };
@@ -24,6 +24,7 @@ caller then repeats the call with _meta["toolhost/approvalId"] set to ID, and it
   --all         every approval, decided, spent and expired ones too, with who decided and when
   --json        a JSON array of approvals (shape in the README)
   --state DIR   the state folder (default: .toolhost)
+${CONFIG_FLAG_HELP}
 ${JOURNAL_FLAG_HELP}
 `;
 

@@ -3,7 +3,7 @@
 // fleet journal it may be given from any machine.
 import { userInfo } from 'node:os';
 import { isJournalError } from '../audit/journal.js';
-import { hostFlagsFrom, parseCommandArgs, UsageError } from './args.js';
+import { CONFIG_FLAG_HELP, hostFlagsFrom, parseCommandArgs, UsageError } from './args.js';
 import { JOURNAL_FLAG, JOURNAL_FLAG_HELP, openOperatorJournal } from './journal-flag.js';
 
 const HELP = `Usage: toolhost approve ID [--deny] [--as NAME] [--note TEXT] [--state DIR] [--journal URL]
@@ -16,6 +16,7 @@ _meta["toolhost/approvalId"] = ID) run once; a denied one is approval_denied.
   --as NAME     who decides, for the record (default: the OS user)
   --note TEXT   why, for the record (at most 1000 characters)
   --state DIR   the state folder (default: .toolhost)
+${CONFIG_FLAG_HELP}
 ${JOURNAL_FLAG_HELP}
 
 Exit 1 when ID is unknown, expired or already decided.

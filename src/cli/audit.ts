@@ -3,7 +3,8 @@
 import { formatAuditTable, toAuditJson } from '../audit/audit-format.js';
 import { CALL_STATUSES, type CallStatus } from '../audit/call-record.js';
 import { parseSince } from '../audit/since.js';
-import { hostFlagsFrom, parseCommandArgs, UsageError } from './args.js';
+import { tableOptionsFor } from '../terminal/table.js';
+import { CONFIG_FLAG_HELP, hostFlagsFrom, parseCommandArgs, UsageError } from './args.js';
 import { JOURNAL_FLAG, JOURNAL_FLAG_HELP, openOperatorJournal } from './journal-flag.js';
 
 const DEFAULT_LIMIT = 100;
@@ -14,6 +15,7 @@ Reads the journal: one record per call, newest first.
 
 Options:
   --state DIR   the state folder (default: .toolhost)
+${CONFIG_FLAG_HELP}
 ${JOURNAL_FLAG_HELP}
   --tool T      only calls of tool T
   --status S    only calls with status S: ${CALL_STATUSES.join(', ')}
@@ -64,7 +66,7 @@ export async function run(argv: readonly string[]): Promise<number> {
   } finally {
     await journal.close();
   }
-  process.stdout.write(values.json ? `${JSON.stringify(records.map(toAuditJson), null, 2)}\n` : formatAuditTable(records));
+  process.stdout.write(values.json ? `${JSON.stringify(records.map(toAuditJson), null, 2)}\n` : formatAuditTable(records, tableOptionsFor(process.stdout)));
   return 0;
 }
 

@@ -31,7 +31,7 @@ Options:
 `;
 
 export async function run(argv: readonly string[]): Promise<number> {
-  const { values } = parseCommandArgs(argv, { json: { type: 'boolean' }, bwrap: { type: 'string' } }, 0);
+  const { values } = parseCommandArgs(argv, { json: { type: 'boolean' }, bwrap: { type: 'string' } }, 0, { config: false });
   if (values.help === true) {
     process.stdout.write(HELP);
     return 0;

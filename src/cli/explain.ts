@@ -10,7 +10,7 @@ import type { ToolView } from '../policy/types.js';
 import { evaluateRules, evaluateShadowRules, traceRules } from '../policy/rules/evaluate-rules.js';
 import { HOST_FLAGS_HELP, parseCommandArgs, UsageError } from './args.js';
 import { loadConfigForToolFromFlags, printProblems } from './host-config-flags.js';
-import { formatTable } from './table.js';
+import { formatTable, tableOptionsFor, type TableOptions } from '../terminal/table.js';
 import { classLabel, sandboxLabel, summarizeTool, type ToolSummary } from './tool-summary.js';
 import { describeMemory, machineMemoryHold } from './memory-hold.js';
 
@@ -52,7 +52,7 @@ export async function run(argv: readonly string[]): Promise<number> {
   }
   const principal = typeof values.principal === 'string' ? values.principal : undefined;
   const explanation = explainTool(config, view, args, principal);
-  process.stdout.write(values.json ? `${JSON.stringify(explanation, null, 2)}\n` : renderExplanation(explanation));
+  process.stdout.write(values.json ? `${JSON.stringify(explanation, null, 2)}\n` : renderExplanation(explanation, tableOptionsFor(process.stdout)));
   return explanation.arguments && !explanation.arguments.valid ? 1 : 0;
 }
 
@@ -168,7 +168,9 @@ function parseArguments(text: string): unknown {
 }
 
 /** The explanation for a person at a terminal. */
-export function renderExplanation(e: Explanation): string {
+export function renderExplanation(e: Explanation, terminal: TableOptions = { tty: true }): string {
+  // The tables are indented by two columns, and stay aligned in a pipe too (this is a report, not a list).
+  const table = { tty: true, ...(terminal.width !== undefined ? { width: terminal.width - 2 } : {}) };
   const lines: string[] = [];
   lines.push(`${e.name} (${e.file})`);
   lines.push(`  class     ${classLabel(e)}`);
@@ -192,16 +194,16 @@ export function renderExplanation(e: Explanation): string {
     lines.push(`  a call would: ${describeOutcome(a.outcome)}${a.rule ? ` (${a.rule})` : ''}`);
     if (a.rules.length > 0) {
       lines.push('', 'Rules on arguments for this tool:');
-      lines.push(indent(formatTable(['RESULT', 'EFFECT', 'RULE', 'WHEN'], a.rules.map(ruleRow), true)));
+      lines.push(indent(formatTable(['RESULT', 'EFFECT', { header: 'RULE', wrap: true }, { header: 'WHEN', wrap: true }], a.rules.map(ruleRow), table)));
     }
   }
   lines.push('', 'Checks for this tool:');
-  lines.push(indent(formatTable(['OUTCOME', 'KEY', 'WHY', 'RULE'], e.checks.map((c) => [c.outcome, c.key, c.text, c.rule ?? '-']), true)));
+  lines.push(indent(formatTable(['OUTCOME', 'KEY', { header: 'WHY', wrap: true }, { header: 'RULE', wrap: true }], e.checks.map((c) => [c.outcome, c.key, c.text, c.rule ?? '-']), table)));
   lines.push('Policy keys in force:');
-  lines.push(indent(formatTable(['KEY', 'VALUE', 'LAYER', 'RULE'], e.keys.map(keyRow), true)));
+  lines.push(indent(formatTable(KEY_COLUMNS, e.keys.map(keyRow), table)));
   if (e.shadowKeys.length > 0) {
     lines.push('Shadow-mode keys (organisation files in mode: shadow; reported, not enforced):');
-    lines.push(indent(formatTable(['KEY', 'VALUE', 'LAYER', 'RULE'], e.shadowKeys.map(keyRow), true)));
+    lines.push(indent(formatTable(KEY_COLUMNS, e.shadowKeys.map(keyRow), table)));
   }
   return `${lines.join('\n')}\n`;
 }
@@ -210,6 +212,8 @@ function ruleRow(row: RuleRow): string[] {
   const result = !row.applies ? 'not for this caller' : row.failure !== null ? `cannot evaluate (${row.failure}): denies` : row.matched ? 'matched' : 'not matched';
   return [row.shadow ? `${result} (shadow)` : result, row.effect, row.rule, row.when];
 }
+
+const KEY_COLUMNS = ['KEY', { header: 'VALUE', wrap: true }, 'LAYER', { header: 'RULE', wrap: true }];
 
 function keyRow(row: KeyRow): string[] {
   return [row.key, JSON.stringify(row.value), row.layer, row.rule];

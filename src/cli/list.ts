@@ -4,7 +4,7 @@
 import { HOST_FLAGS_HELP, parseCommandArgs } from './args.js';
 import { loadConfigWithServersFromFlags, printProblems } from './host-config-flags.js';
 import { formatServerReports, serverProblems } from './server-report.js';
-import { formatTable } from './table.js';
+import { formatTable, tableOptionsFor, type Column } from '../terminal/table.js';
 import { classLabel, sandboxLabel, summarizeTool, type ToolSummary } from './tool-summary.js';
 import { describeMemory, machineMemoryHold } from './memory-hold.js';
 
@@ -25,7 +25,15 @@ stderr; the tools that did load are still listed), 2 bad usage.
 ${HOST_FLAGS_HELP}
 `;
 
-const HEADERS = ['NAME', 'CLASS', 'SANDBOX', 'TRUST', 'LISTED', 'DECISION', 'RULE'] as const;
+const COLUMNS: readonly Column[] = [
+  { header: 'NAME' },
+  { header: 'CLASS' },
+  { header: 'SANDBOX' },
+  { header: 'TRUST', optional: true },
+  { header: 'LISTED', optional: true },
+  { header: 'DECISION' },
+  { header: 'RULE', wrap: true },
+];
 
 export async function run(argv: readonly string[]): Promise<number> {
   const { values } = parseCommandArgs(argv, { json: { type: 'boolean' } }, 0);
@@ -42,7 +50,7 @@ export async function run(argv: readonly string[]): Promise<number> {
   if (values.json) {
     process.stdout.write(`${JSON.stringify(summaries, null, 2)}\n`);
   } else {
-    process.stdout.write(formatTable(HEADERS, summaries.map(toRow), process.stdout.isTTY === true));
+    process.stdout.write(formatTable(COLUMNS, summaries.map(toRow), tableOptionsFor(process.stdout)));
     // Where no memory controller can be used, memoryMb means something else: say so for the tools it affects.
     const capped = summaries.filter((summary) => summary.memory.heldBy === 'address_space').map((summary) => summary.name);
     if (capped.length > 0) process.stdout.write(`\nmemoryMb of ${capped.join(', ')}: ${describeMemory(hold)}\n`);

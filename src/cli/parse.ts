@@ -5,6 +5,7 @@ import { loadHostConfig } from '../host-config.js';
 import { formatProblem } from '../config/problem.js';
 import { ParseError } from '../formats/declaration.js';
 import { parseCall } from '../formats/parse.js';
+import { loadOptionsOf } from './host-config-flags.js';
 import { HOST_FLAGS_HELP, hostFlagsFrom, parseCommandArgs, UsageError } from './args.js';
 import { parseFormat } from './render.js';
 
@@ -28,7 +29,7 @@ export async function run(argv: readonly string[]): Promise<number> {
   if (text === undefined) throw new UsageError('missing TEXT (the emitted call, or - for stdin)');
   const emission = text === '-' ? await readStdin() : text;
   const flags = hostFlagsFrom(values);
-  const config = loadHostConfig({ manifestDirs: flags.manifestDirs, policyFiles: flags.policyFiles, workspace: flags.workspace });
+  const config = loadHostConfig(loadOptionsOf(flags));
   if (config.problems.length > 0) {
     for (const problem of config.problems) process.stderr.write(`${formatProblem(problem)}\n`);
     return 1;

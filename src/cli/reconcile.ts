@@ -1,7 +1,7 @@
 // `toolhost reconcile ID --rerun|--skip`: an operator's decision on a call
 // interrupted by a host that died while it ran (SPEC section 7).
 import { isJournalError } from '../audit/journal.js';
-import { hostFlagsFrom, parseCommandArgs, UsageError } from './args.js';
+import { CONFIG_FLAG_HELP, hostFlagsFrom, parseCommandArgs, UsageError } from './args.js';
 import { JOURNAL_FLAG, JOURNAL_FLAG_HELP, openOperatorJournal } from './journal-flag.js';
 
 const HELP = `Usage: toolhost reconcile ID --rerun|--skip [--state DIR] [--journal URL]
@@ -13,6 +13,7 @@ a repeat of its idempotency key is refused with interrupted_side_effect.
   --skip        the effect happened: the key counts as done; a repeat does not run
                 the tool again (there is no recorded result to replay)
   --state DIR   the state folder (default: .toolhost)
+${CONFIG_FLAG_HELP}
 ${JOURNAL_FLAG_HELP}
 
 Exit 1 when ID is unknown or is not an unreconciled interrupted call.

@@ -4,6 +4,7 @@ import { loadHostConfig } from '../host-config.js';
 import { formatProblem } from '../config/problem.js';
 import { FORMAT_NAMES, type FormatName, type FormatTool } from '../formats/declaration.js';
 import { renderTools } from '../formats/render.js';
+import { loadOptionsOf } from './host-config-flags.js';
 import { HOST_FLAGS_HELP, hostFlagsFrom, parseCommandArgs, UsageError } from './args.js';
 
 const HELP = `Usage: toolhost render [--format json|xml|ptype] [host flags]
@@ -37,7 +38,7 @@ export function parseFormat(value: unknown): FormatName {
 
 /** The listed tools as the formats see them; undefined (problems printed) when the configuration does not load. */
 export function loadListedTools(flags: ReturnType<typeof hostFlagsFrom>): FormatTool[] | undefined {
-  const config = loadHostConfig({ manifestDirs: flags.manifestDirs, policyFiles: flags.policyFiles, workspace: flags.workspace });
+  const config = loadHostConfig(loadOptionsOf(flags));
   if (config.problems.length > 0) {
     for (const problem of config.problems) process.stderr.write(`${formatProblem(problem)}\n`);
     return undefined;

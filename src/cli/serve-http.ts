@@ -18,6 +18,7 @@ export const HTTP_FLAGS = {
   'no-auth': { type: 'boolean' },
   'public-url': { type: 'string' },
   'allowed-host': { type: 'string', multiple: true },
+  stdio: { type: 'boolean' },
 } as const;
 
 export const HTTP_FLAGS_HELP = `HTTP (instead of stdio; SPEC section 6.1):
@@ -28,7 +29,8 @@ export const HTTP_FLAGS_HELP = `HTTP (instead of stdio; SPEC section 6.1):
   --auth-jwks URL|FILE    the issuer's JSON Web Key Set
   --no-auth               no authentication: only on a loopback bind, and with a warning
   --public-url URL        the URL clients reach /mcp at, behind a reverse proxy (RFC 9728 metadata, Host checks)
-  --allowed-host NAME     a further name accepted in Host and Origin (repeatable)`;
+  --allowed-host NAME     a further name accepted in Host and Origin (repeatable)
+  --stdio                 serve stdio even when toolhost.yaml has an http: section`;
 
 export interface HttpSettings {
   readonly host: string;
@@ -45,6 +47,7 @@ export interface HttpSettings {
 export function httpSettingsFrom(values: Record<string, unknown>): HttpSettings | undefined {
   const text = (key: string): string | undefined => (typeof values[key] === 'string' ? (values[key] as string) : undefined);
   const bind = text('http');
+  if (values['stdio'] === true && bind !== undefined) throw new UsageError('--stdio and --http exclude each other');
   const authFlags = ['auth-tokens', 'auth-issuer', 'auth-audience', 'auth-jwks', 'public-url'].filter((key) => text(key) !== undefined);
   if (bind === undefined) {
     if (authFlags.length > 0 || values['no-auth'] === true) throw new UsageError(`--${authFlags[0] ?? 'no-auth'} needs --http HOST:PORT`);

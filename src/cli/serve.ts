@@ -309,6 +309,7 @@ async function buildHost(
       policyFiles: flags.policyFiles,
       workspace: flags.workspace,
       stateDir: flags.stateDir,
+      ...(flags.configDir !== undefined ? { configDir: flags.configDir } : {}),
       ...(flags.journalUrl !== undefined ? { journalUrl: flags.journalUrl } : {}),
       ...(flags.logFile !== undefined ? { logFile: flags.logFile } : {}),
       logger,

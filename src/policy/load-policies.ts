@@ -16,6 +16,8 @@ export interface LoadPoliciesOptions {
   readonly workspace: string;
   /** For display paths; default process.cwd(). */
   readonly cwd?: string;
+  /** How a file of a layer is named in problems and rule names; default relative to cwd when inside it. */
+  readonly displayPathOf?: (absolute: string, layer: PolicyFile['layer']) => string;
 }
 
 export interface LoadedPolicies {
@@ -39,7 +41,7 @@ export function loadPolicies(options: LoadPoliciesOptions): LoadedPolicies {
   const problems: Problem[] = [];
   for (const [layer, paths] of [['organisation', organisation], ['repository', repository]] as const) {
     for (const path of paths) {
-      const result = loadPolicyFile(path, layer, displayPath(path, cwd));
+      const result = loadPolicyFile(path, layer, options.displayPathOf ? options.displayPathOf(path, layer) : displayPath(path, cwd));
       if (result.ok) files.push(result.file);
       else problems.push(...result.problems);
     }

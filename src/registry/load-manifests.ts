@@ -28,6 +28,8 @@ export interface LoadManifestsOptions {
   readonly workspace: string;
   /** Base for relative paths and for displayFile; default process.cwd(). */
   readonly cwd?: string;
+  /** How a manifest file is named in problems and rules; default relative to cwd when inside it. */
+  readonly displayPathOf?: (absolute: string) => string;
 }
 
 export interface LoadManifestsResult {
@@ -43,6 +45,7 @@ export interface LoadManifestsResult {
 export function loadManifests(options: LoadManifestsOptions): LoadManifestsResult {
   const cwd = resolve(options.cwd ?? process.cwd());
   const workspace = realOrResolved(resolve(cwd, options.workspace));
+  const displayPathOf = options.displayPathOf ?? ((file: string) => displayPath(cwd, file));
   const compiler = createToolSchemaCompiler();
   const problems: Problem[] = [];
   const named: NamedFile[] = [];
@@ -52,7 +55,7 @@ export function loadManifests(options: LoadManifestsOptions): LoadManifestsResul
     const absolute = resolve(cwd, dir);
     const found = findManifestFiles(absolute);
     if (!found.ok) {
-      problems.push({ file: displayPath(cwd, absolute), line: 1, col: 1, reason: found.reason });
+      problems.push({ file: displayPathOf(absolute), line: 1, col: 1, reason: found.reason });
       continue;
     }
     for (const file of found.files) {
@@ -60,7 +63,7 @@ export function loadManifests(options: LoadManifestsOptions): LoadManifestsResul
       const key = realOrResolved(file);
       if (seenFiles.has(key)) continue;
       seenFiles.add(key);
-      const result = loadManifestFile(file, { cwd, workspace, compiler });
+      const result = loadManifestFile(file, { cwd, workspace, compiler, displayPathOf });
       if (!result.ok) problems.push(...result.problems);
       if (result.ok && result.server) servers.push(result.server);
       else if (result.source && !isServerManifestData(result.source.data)) named.push({ source: result.source, manifest: result.ok ? result.manifest : undefined });
@@ -74,6 +77,8 @@ export function loadManifests(options: LoadManifestsOptions): LoadManifestsResul
 
 export interface LoadFileContext {
   readonly cwd: string;
+  /** How the file is named in problems and rules; default relative to cwd when inside it. */
+  readonly displayPathOf?: (absolute: string) => string;
   /** Absolute, symlink-resolved. */
   readonly workspace: string;
   readonly compiler: ToolSchemaCompiler;
@@ -87,7 +92,7 @@ export type LoadFileResult =
 
 /** Loads one manifest file (absolute path) with every problem it has. */
 export function loadManifestFile(file: string, context: LoadFileContext): LoadFileResult {
-  const displayFile = displayPath(context.cwd, file);
+  const displayFile = context.displayPathOf ? context.displayPathOf(file) : displayPath(context.cwd, file);
   const tooLarge = sizeProblem(file, displayFile);
   if (tooLarge) return { ok: false, problems: [tooLarge] };
   const parsed = readYamlFile(file, displayFile);

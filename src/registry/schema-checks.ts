@@ -9,6 +9,7 @@ import type { Problem } from '../config/problem.js';
 import type { YamlPath, YamlSource } from '../config/yaml-source.js';
 import { STANDARD_DRAFTS, type Draft, type ToolSchemaCompiler } from './ajv.js';
 import { showValue } from './schema-errors.js';
+import { compileErrorProblem } from './schema-compile-errors.js';
 
 export const MAX_SCHEMA_DEPTH = 64;
 
@@ -33,7 +34,7 @@ export function checkToolSchema(source: YamlSource, key: 'input' | 'output', sch
     return { ok: true, validate: compiler.compile(schema, draft) };
   } catch (error) {
     const message = error instanceof Error ? (error.message.split('\n')[0] ?? error.message) : String(error);
-    return fail(source.problemAt(root, `${key} schema does not compile: ${message}`, 'key'));
+    return fail(compileErrorProblem(source, key, schema, message));
   }
 }
 

@@ -10,6 +10,21 @@ import type { RunOutcome } from './wire.js';
  */
 export const MAX_TOOL_MESSAGE_CHARS = 8192;
 
+/** Longest JSON pointer into a result that an invalid_output names, in characters. */
+const MAX_RESULT_PATH_CHARS = 256;
+
+const REASONS: Readonly<Record<string, string>> = {
+  undefined: 'undefined',
+  function: 'a function',
+  symbol: 'a symbol',
+  bigint: 'a BigInt',
+  non_finite_number: 'a number that is not finite',
+};
+
+function describeReason(reason: string): string {
+  return REASONS[reason] ?? reason;
+}
+
 /** A call's result before its duration is known. */
 export type Outcome =
   | { readonly ok: true; readonly json: string }
@@ -59,10 +74,15 @@ export function parseToolEnvelope(envelope: unknown, rules: EnvelopeRules): Outc
         ...(typeof record['reason'] === 'string' ? { reason: record['reason'] } : {}),
       });
     }
-    case 'invalid_output':
-      return failure('invalid_output', 'The tool returned a value that is not JSON.', {
-        reason: typeof record['reason'] === 'string' ? record['reason'] : 'not_serializable',
+    case 'invalid_output': {
+      const reason = typeof record['reason'] === 'string' ? record['reason'] : 'not_serializable';
+      // A JSON pointer into the result, of the tool's keys: bounded here as well as where it was made.
+      const path = typeof record['path'] === 'string' ? record['path'].slice(0, MAX_RESULT_PATH_CHARS) : undefined;
+      return failure('invalid_output', `The tool returned a value that is not JSON${path !== undefined ? ` (${describeReason(reason)} at ${path})` : ''}.`, {
+        reason,
+        ...(path !== undefined ? { path } : {}),
       });
+    }
     case 'output_limit':
       return failure('output_limit', 'The tool result exceeds the output limit.', { maxBytes: rules.maxOutputBytes });
     default:

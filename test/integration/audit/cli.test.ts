@@ -76,13 +76,13 @@ describeEachStore('toolhost audit', (store) => {
     expect(ids('--limit', '1')).toEqual([interrupted.id]);
   });
 
-  it('prints a table without --json', async () => {
+  it('prints a table without --json (tab-separated in a pipe)', async () => {
     const { interrupted } = await seedJournal(store());
     const result = toolhost('audit', ...where(), '--status', 'interrupted');
     expect(result.status).toBe(0);
     const lines = result.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(2);
-    expect(lines[0]).toMatch(/^STARTED \(UTC\)\s+ID\s+PRINCIPAL\s+TOOL\s+STATUS/);
+    expect(lines[0]).toMatch(/^STARTED\tID\tPRINCIPAL\tTOOL\tSTATUS/);
     expect(lines[1]).toContain(interrupted.id);
   });
 

@@ -12,7 +12,7 @@ import { createSilentLogger } from '../../../src/log.js';
 import { createIsolateRunner } from '../../../src/runner/isolate/isolate-runner.js';
 import type { RunSpec } from '../../../src/runner/types.js';
 import type { EgressAttempt } from '../../../src/runner/wire.js';
-import { jsonOf } from '../../helpers/run-outcomes.js';
+import { failureOf, jsonOf } from '../../helpers/run-outcomes.js';
 import { makeSpec, recordingOptions, useRunnerCleanup } from './isolate-spec.js';
 import { useProcessServices } from '../../helpers/process-services.js';
 
@@ -141,6 +141,19 @@ describe('isolate ctx.fetch through the egress proxy', () => {
       { kind: 'http', host: 'localhost', port: first.port, method: 'GET', admitted: false, reason: 'address_loopback', address: expect.stringMatching(/^(127\.0\.0\.1|::1)$/) as string },
     ]);
     expect(options.denials).toMatchObject([{ op: 'fetch', reason: 'address_loopback' }]);
+  });
+
+  it('says host_not_found, not policy_denied, for an allowed name that does not resolve (no denial recorded)', async () => {
+    // .invalid never resolves (RFC 2606): the proxy's own lookup fails.
+    const fetcher = runner('fetch.mjs', { networkAllow: ['nowhere.invalid:80'] });
+    const { attempts, options } = recorded();
+    const caught = await fetcher.run({ callId: 'dns', args: { url: 'http://nowhere.invalid/x', catch: true } }, options);
+    expect(jsonOf(caught)).toEqual({ caught: { code: 'host_not_found' } });
+    expect(attempts).toMatchObject([{ kind: 'http', host: 'nowhere.invalid', port: 80, admitted: false, reason: 'name_not_resolved' }]);
+    expect(options.denials).toEqual([]);
+    // Uncaught, the call fails as the tool's error, carrying the code.
+    const thrown = await fetcher.run({ callId: 'dns-thrown', args: { url: 'http://nowhere.invalid/x' } }, recorded().options);
+    expect(failureOf(thrown)).toEqual({ code: 'tool_error', details: { errorCode: 'host_not_found' } });
   });
 
   it('goes to an https URL through a CONNECT tunnel, TLS from the isolate process (the certificate is checked)', async () => {

@@ -85,21 +85,29 @@ describe('isolate runner: normal calls', () => {
 });
 
 describe('isolate runner: results that are not JSON', () => {
-  const cases: Array<[string, string]> = [
-    ['bigint', 'bigint'],
-    ['cycle', 'not_serializable'],
-    ['function', 'function'],
-    ['undefined', 'undefined'],
-    ['nested_undefined', 'undefined'],
-    ['symbol', 'symbol'],
-    ['nan', 'non_finite_number'],
-    ['deep', 'too_deep'],
+  // Where the value is, as a JSON pointer, whenever there is one to name.
+  const cases: Array<[string, Record<string, string>]> = [
+    ['bigint', { reason: 'bigint', path: '/n' }],
+    ['cycle', { reason: 'not_serializable' }],
+    ['function', { reason: 'function', path: '/f' }],
+    ['deep_function', { reason: 'function', path: '/a/b~1c/1/f' }],
+    ['undefined', { reason: 'undefined', path: '/' }],
+    ['undefined_in_array', { reason: 'undefined', path: '/list/1' }],
+    ['symbol', { reason: 'symbol', path: '/0' }],
+    ['nan', { reason: 'non_finite_number', path: '/n' }],
+    ['deep', { reason: 'too_deep' }],
   ];
-  it.each(cases)('%s → invalid_output (%s), and the next call works', async (kind, reason) => {
+  it.each(cases)('%s → invalid_output %j, and the next call works', async (kind, details) => {
     const runner = isolateRunner('bad-output.mjs');
     const outcome = await runner.run({ callId: kind, args: { kind } }, recordingOptions());
-    expect(failureOf(outcome)).toEqual({ code: 'invalid_output', details: { reason } });
+    expect(failureOf(outcome)).toEqual({ code: 'invalid_output', details });
     expect(jsonOf(await runner.run({ callId: 'next', args: { kind: 'fine' } }, recordingOptions()))).toBe('fine');
+  });
+
+  it('leaves out an object property that is undefined, as JSON.stringify does', async () => {
+    const runner = isolateRunner('bad-output.mjs');
+    const outcome = await runner.run({ callId: 'u', args: { kind: 'nested_undefined' } }, recordingOptions());
+    expect(jsonOf(outcome)).toEqual({ kept: 1, nested: { kept: [2] } });
   });
 });
 

@@ -58,14 +58,21 @@ describe('worker runner: normal calls', () => {
   });
 
   it.each([
-    ['bigint', 'bigint'],
-    ['cycle', 'not_serializable'],
-    ['undefined', 'undefined'],
-  ])('refuses a %s result with invalid_output', async (mode, reason) => {
+    ['bigint', { reason: 'bigint', path: '/n' }],
+    ['cycle', { reason: 'not_serializable' }],
+    ['undefined', { reason: 'undefined', path: '/' }],
+    ['undefined_in_array', { reason: 'undefined', path: '/list/1' }],
+  ])('refuses a %s result with invalid_output naming where', async (mode, details) => {
     const runner = workerRunner('switch.mjs');
     const outcome = await runner.run({ callId: mode, args: { mode } }, recordingOptions());
-    expect(failureOf(outcome)).toEqual({ code: 'invalid_output', details: { reason } });
+    expect(failureOf(outcome)).toEqual({ code: 'invalid_output', details });
     await expectRecovers(runner, 2);
+  });
+
+  it('leaves out an object property that is undefined, as JSON.stringify does', async () => {
+    const runner = workerRunner('switch.mjs');
+    const outcome = await runner.run({ callId: 'u', args: { mode: 'undefined_property' } }, recordingOptions());
+    expect(jsonOf(outcome)).toEqual({ kept: 1, nested: { kept: [2] } });
   });
 
   it('refuses a result larger than maxOutputBytes with output_limit', async () => {

@@ -64,10 +64,12 @@ describe('toAuditJson', () => {
 
 describe('formatAuditTable', () => {
   it('aligns a header and one line per call', () => {
-    const lines = formatAuditTable([record, { ...record, id: 'call-2', status: 'interrupted', reconciliation: 'rerun', endedAt: null }]).split('\n');
-    expect(lines[0]?.split(/\s{2,}/)).toEqual(['STARTED (UTC)', 'ID', 'PRINCIPAL', 'TOOL', 'STATUS', 'CODE', 'DECISION', 'RULE', 'MS']);
+    const lines = formatAuditTable([record, { ...record, id: 'call-2', status: 'interrupted', reconciliation: 'rerun', endedAt: null }])
+      .split('\n')
+      .filter((line) => !/^[-\s]+$/.test(line));
+    expect(lines[0]?.split(/\s{2,}/)).toEqual(['STARTED', 'ID', 'PRINCIPAL', 'TOOL', 'STATUS', 'CODE', 'DECISION', 'RULE', 'MS']);
     expect(lines[1]?.split(/\s{2,}/)).toEqual([
-      '2026-11-29 10:00:00',
+      '2026-11-29T10:00:00Z',
       'call-1',
       'ci-bot',
       'fs.write',
@@ -84,7 +86,18 @@ describe('formatAuditTable', () => {
   it('escapes control characters so a tool name cannot drive the terminal', () => {
     const table = formatAuditTable([{ ...record, tool: 'evil\u001b[2J\nname' }]);
     expect(table).not.toContain('\u001b');
-    expect(table.split('\n')[1]).toContain('evil?[2J?name');
+    expect(table.split('\n')[2]).toContain('evil?[2J?name');
+  });
+
+  it('wraps a long rule on a narrow terminal instead of cutting it, and never cuts the id', () => {
+    const rule = 'policies/org/acme-baseline.yaml:124 sideEffects.requireApproval';
+    const lines = formatAuditTable([{ ...record, rule }], { tty: true, width: 120 }).split('\n');
+    const ruleStart = lines[0]!.indexOf('RULE');
+    const ruleText = lines.slice(2).map((line) => line.slice(ruleStart).replace(/\s+\d+$/, '').trim()).join(' ');
+    expect(ruleText.replace(/\s+/g, '')).toBe(rule.replace(/\s+/g, ''));
+    expect(lines.slice(2).some((line) => line.slice(ruleStart).startsWith('policies/org/'))).toBe(true);
+    expect(lines[2]).toContain(record.id);
+    expect(Math.max(...lines.map((line) => line.length))).toBeLessThanOrEqual(120);
   });
 
   it('says so when nothing matches', () => {

@@ -49,7 +49,7 @@ const REFUSALS: readonly (readonly [string, string, number, number, string])[] =
   ['root-relative', 'tool.yaml', 13, 13, 'root path "docs" must be absolute'],
   ['root-unknown-variable', 'tool.yaml', 13, 13, 'uses unknown variable ${HOME}'],
   ['input-not-object', 'tool.yaml', 9, 9, 'input schema is not an object schema'],
-  ['input-does-not-compile', 'tool.yaml', 8, 1, 'input schema does not compile: strict mode: unknown keyword: "maxLenght"'],
+  ['input-does-not-compile', 'tool.yaml', 14, 7, 'input schema: unknown keyword "maxLenght" (did you mean "maxLength"?)'],
   ['input-too-deep', 'tool.yaml', 105, 131, 'input schema nests deeper than 64 levels'],
   ['ref-relative-file', 'tool.yaml', 13, 13, '$ref "./secret.json" refers outside itself'],
   ['ref-file-url', 'tool.yaml', 13, 13, '$ref "file:///etc/passwd" refers outside itself'],

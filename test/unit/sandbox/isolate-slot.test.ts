@@ -30,7 +30,10 @@ describe('toPreludeClosure', () => {
       code: 'invalid_output',
       message: 'the tool returned a value that is not JSON',
       reason: 'function',
+      path: '/f',
     });
+    // An undefined object property is left out, as JSON.stringify does.
+    await expect(runtime('run', { default: async () => ({ n: 1, gone: undefined }) }, {}, 'c')).resolves.toEqual({ ok: true, json: '{"n":1}' });
     await expect(runtime('run', {}, {}, 'c')).resolves.toMatchObject({ ok: false, code: 'tool_error' });
   });
 

@@ -175,8 +175,9 @@ describe('createScopedFetch: admission', () => {
     const resolve = async (host: string): Promise<string[]> => (host === 'internal.test' ? ['10.0.0.7'] : []);
     const { fetch, denials } = scoped(['internal.test:80', 'nowhere.test:80'], { resolve });
     await expect(fetch('http://internal.test/')).rejects.toMatchObject({ code: 'policy_denied' });
-    await expect(fetch('http://nowhere.test/')).rejects.toMatchObject({ code: 'policy_denied' });
-    expect(denials.map((denial) => denial.reason)).toEqual(['address_private', 'name_not_resolved']);
+    // A name that does not resolve is the network's answer, not a denial: its own code, no denial recorded.
+    await expect(fetch('http://nowhere.test/')).rejects.toMatchObject({ code: 'host_not_found', reason: 'name_not_resolved' });
+    expect(denials.map((denial) => denial.reason)).toEqual(['address_private']);
   });
 });
 

@@ -64,7 +64,7 @@ async function refusal(promise: Promise<unknown>): Promise<{ code: string; detai
 describe('operator approvals in the approval stage', () => {
   it('a client that cannot be asked: approval_required with an id, and the pending approval journaled', async () => {
     const refused = await refusal(obtainApproval(input({})));
-    expect(refused).toMatchObject({ code: 'approval_required', details: { rule: ASK.rule, approvalId: expect.any(String), expiresAt: expect.any(Number) } });
+    expect(refused).toMatchObject({ code: 'approval_required', details: { rule: ASK.rule, approvalId: expect.any(String), expiresAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) } });
     expect(await journal.listApprovals({ pendingOnly: true })).toEqual([
       expect.objectContaining({ id: refused.details['approvalId'], tool: 'deploy', argsHash: hashArgs(ARGS), sideEffect: 'remote_mutation', rule: ASK.rule, sessionId: 's1', callId: 'call-1', state: 'pending', arguments: ARGS, effects: null }),
     ]);
