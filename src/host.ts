@@ -7,6 +7,7 @@ import { homedir, tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { openJournal } from './audit/open-journal.js';
 import type { HostConfig } from './host-config.js';
+import { createJournalReadiness } from './host-readiness.js';
 import { loadHostConfigKeepingServers } from './host-servers.js';
 import { fingerprintListing } from './registry/server-tools.js';
 import { ConfigError } from './config/problem.js';
@@ -73,8 +74,8 @@ export interface Host {
   onUpstreamToolsChanged(listener: (server: string) => void): () => void;
   /** This host's spawner, process groups, cgroups, prepared sandboxes and isolate processes: its own. */
   readonly services: ProcessServices;
-  /** True while the journal answers a read (`/readyz` of `serve --http`). */
-  isJournalReady(): boolean;
+  /** Resolves true while the journal answers a read (`/readyz` of `serve --http`), else false; never rejects. */
+  isJournalReady(): Promise<boolean>;
   /**
    * Commits the read-only calls' records still queued for their batch (they land a few ms
    * after each answer on their own); another connection to the journal sees them after this.
@@ -196,19 +197,9 @@ async function buildHost(options: HostOptions, config: HostConfig, instances: Re
     await supervisor.close();
     await services.close();
   };
-  const isJournalReady = (): boolean => {
-    try {
-      journal.get(READY_PROBE_ID);
-      return true;
-    } catch {
-      return false;
-    }
-  };
+  const isJournalReady = createJournalReadiness(journal);
   return { supervisor, config, sessionId, services, isJournalReady, flushJournal: () => journal.flush(), onUpstreamToolsChanged: (listener) => upstream.onToolsChanged(listener), close };
 }
-
-/** A call id no call has: reading it proves the journal answers without touching a record. */
-const READY_PROBE_ID = 'readyz-probe';
 
 // Folders of the host a tool's text may name: home, the state and manifest folders, the host's /tmp.
 function hostRootsOf(options: HostOptions): string[] {

@@ -201,7 +201,7 @@ async function serveOverHttp(
   authenticator: Parameters<typeof serveHttp>[0]['authenticator'],
   options: ToolhostServerOptions,
   maxMessageBytes: number,
-  isReady: () => boolean,
+  isReady: () => Promise<boolean>,
   logger: Logger,
 ): Promise<ToolhostServer | undefined> {
   const serving = new ToolhostServing(options);
