@@ -1,6 +1,7 @@
 // The fleet journal when PostgreSQL goes away and when credentials are at
 // stake (SPEC section 7.1): a database stopped mid-run fails the calls that
-// need it before their tools run (`internal`), the host keeps serving and
+// need it before their tools run (an `internal` result, reason
+// `journal_unavailable`), /readyz says 503 meanwhile, the host keeps serving and
 // recovers when the database returns; an unreachable database stops the host
 // at start with a message that says what to check; the password never shows
 // in argv, the log or error text. The outage test stops a cluster of its own,
@@ -13,7 +14,7 @@ import { ensureBuilt } from '../helpers/mcp-clients.js';
 import { createTestDatabase, passwordUrl, postgresUnavailable, testCluster, type TestDatabase } from '../helpers/postgres.js';
 import { makeFleet, type Fleet } from './fleet-session.js';
 import { get, startHttpHost } from './http-host.js';
-import { makeHostDirs } from './host-session.js';
+import { errorOf, makeHostDirs } from './host-session.js';
 
 describe.skipIf(postgresUnavailable !== undefined)('the fleet journal when PostgreSQL goes away', () => {
   let cluster: Cluster;
@@ -36,12 +37,9 @@ describe.skipIf(postgresUnavailable !== undefined)('the fleet journal when Postg
     expect((await host.callTool({ name: 'counter', arguments: { label: 'before' } }))['structuredContent']).toEqual({ counted: 'before' });
 
     cluster.pause();
-    const failure = await host.callTool({ name: 'counter', arguments: { label: 'during' } }).then(
-      (result) => ({ result }),
-      (error: { code?: unknown; data?: unknown }) => ({ error }),
-    );
-    // internal is a JSON-RPC error (-32603) whose data names the code.
-    expect(failure).toMatchObject({ error: { code: -32603, data: { code: 'internal', recovery: 'retry' } } });
+    // The host knows the cause: an error result the caller can read and retry, not a JSON-RPC fault.
+    const failure = await host.callTool({ name: 'counter', arguments: { label: 'during' } });
+    expect(errorOf(failure)).toEqual({ code: 'internal', reason: 'journal_unavailable', stage: 'journal', recovery: 'retry' });
     const counter = () => readFileSync(join(fleet.workspace, 'counter.txt'), 'utf8').split('\n').filter(Boolean);
     expect(counter()).toEqual(['before']);
 
