@@ -431,8 +431,13 @@ async function perform(call, op, args) {
   }
 }
 
+/** Whether `call` still runs: a refusal settled after its call answered is not sent (the host drops it anyway). */
+function isRunning(call) {
+  return !call.stopped && calls.get(call.id) === call;
+}
+
 function reportDenial(call, denial) {
-  if (call.stopped || call.denials >= LIMITS.maxDenialsPerCall) return;
+  if (!isRunning(call) || call.denials >= LIMITS.maxDenialsPerCall) return;
   call.denials += 1;
   send({
     type: 'denied',
@@ -524,7 +529,7 @@ function newCallFetch(call) {
 
 /** A fetch refused here, before any connection: counted as the call's attempt (the proxy reports the rest). */
 function reportAttempt(call, attempt) {
-  if (call.stopped || call.attempts >= LIMITS.maxDenialsPerCall) return;
+  if (!isRunning(call) || call.attempts >= LIMITS.maxDenialsPerCall) return;
   call.attempts += 1;
   send({
     type: 'egress',

@@ -1,8 +1,10 @@
 // The host's side of one isolate process (sandbox/isolate-process.mjs): starts
 // it in its sandbox through the spawner, speaks frames with it, and turns what
 // comes back into outcomes. Nothing from there is trusted: frames are bounded
-// before they are buffered, every field is checked, each call's events are
-// counted again, and a process that breaks the protocol is killed. A process
+// before they are buffered, every field is checked, each call's messages are
+// counted and bounded again, a frame for a call that has ended is dropped
+// (counted in the log, never a reason to kill the process, which other calls
+// of the tool share), and a process that breaks the protocol is killed. A process
 // that dies fails only its own calls; the runner starts the next one. A tool
 // with a network allow list gets an egress grant with the process (closed with
 // it): ctx.fetch goes out from over there through that grant's proxy, each call
@@ -21,6 +23,7 @@ import { openEgressGrant, type EgressCallChannel, type EgressGrant } from '../bw
 import { SANDBOX_PROXY_URL } from '../bwrap/egress-bridge.js';
 import type { EgressSettings } from '../process/process-sandbox.js';
 import { classifyIsolateError, isIvmFailure, isToolMemoryError, type HostDisposeReason } from './isolate-errors.js';
+import { LateFrames } from './late-frames.js';
 import { MAX_ISOLATES_PER_PROCESS, PRELUDE_URL, resolveIsolatedVm, resolveIsolateSandbox } from './isolate-sandbox.js';
 import { constants } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -29,8 +32,6 @@ import { fileURLToPath } from 'node:url';
 export const ISOLATE_START_TIMEOUT_MS = 20_000;
 /** How long a stopped call's isolate may take to be disposed before the whole process is killed. */
 export const STOP_GRACE_MS = 1000;
-/** Frames for no running call tolerated from one process before it is killed as broken. */
-const MAX_STRAY_FRAMES = 1000;
 const STDERR_TAIL_BYTES = 4096;
 const LOG_LEVELS: ReadonlySet<string> = new Set(['debug', 'info', 'warn', 'error']);
 
@@ -122,6 +123,8 @@ interface ActiveCall {
   readonly resolve: (outcome: Outcome) => void;
   events: number;
   eventBytes: number;
+  /** ctx refusals reported, bounded as over there. */
+  denials: number;
   /** Fetches refused over there before any connection, counted against the same bound as denials. */
   attempts: number;
   /** Its way out through the process's egress grant; closed when the call settles. */
@@ -133,7 +136,7 @@ export class IsolateProcess {
   private readonly calls = new Map<number, ActiveCall>();
   private readonly stopTimers = new Map<number, NodeJS.Timeout>();
   private nextId = 1;
-  private strayFrames = 0;
+  private readonly lateFrames: LateFrames;
   private hasExited = false;
   private catastrophe: string | undefined;
   private brokenReason: string | undefined;
@@ -151,6 +154,7 @@ export class IsolateProcess {
     private readonly grant?: EgressGrant,
   ) {
     this.ready = new Promise((resolve) => (this.markReady = resolve));
+    this.lateFrames = new LateFrames(logger, spec.name);
     const maxHeaderBytes = ISOLATE_WIRE_LIMITS.maxHeaderBytes;
     // The largest body is a result (maxOutputBytes).
     const maxFrameBytes = 8 + maxHeaderBytes + spec.maxOutputBytes;
@@ -164,6 +168,7 @@ export class IsolateProcess {
     tool.stderr.on('data', (chunk: Buffer) => this.stderrTail.push(chunk));
     this.exited = tool.ended.then(async (exit) => {
       this.hasExited = true;
+      this.lateFrames.flush();
       const stderr = this.stderrTail.toText().trim();
       if (this.calls.size > 0 || stderr !== '' || this.catastrophe !== undefined) {
         this.logger.warn({ tool: spec.name, exit, catastrophe: this.catastrophe, stderr: stderr.slice(-2000) }, 'isolate process ended');
@@ -216,6 +221,7 @@ export class IsolateProcess {
         options,
         events: 0,
         eventBytes: 0,
+        denials: 0,
         attempts: 0,
         egress,
         resolve: (outcome) => {
@@ -314,15 +320,17 @@ export class IsolateProcess {
       this.stopTimers.delete(id);
       return;
     }
-    const call = typeof id === 'number' ? this.calls.get(id) : undefined;
+    // Every other frame belongs to a call this host started: an id it never gave out breaks the protocol.
+    if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1 || id >= this.nextId) return this.breakProtocol('a frame for a call that was never started');
+    const call = this.calls.get(id);
     if (call === undefined) {
-      // A late event of a call that ended: harmless, but a stream of them is not.
-      if (++this.strayFrames > MAX_STRAY_FRAMES) this.breakProtocol('too many frames for no running call');
+      // The call has ended (answered, stopped): the frame is dropped and counted, nothing else.
+      this.lateFrames.note(typeof type === 'string' ? type : 'unknown');
       return;
     }
     switch (type) {
       case 'result':
-        this.calls.delete(id as number);
+        this.calls.delete(id);
         this.settle(call, this.readResult(message, body));
         return;
       case 'progress':
@@ -415,7 +423,10 @@ export class IsolateProcess {
     else this.logger.debug({ tool: this.spec.name, level }, text);
   }
 
+  // Bounded again here, as over there: past the bound a refusal is still a refusal, not reported.
   private forwardDenial(call: ActiveCall, message: Record<string, unknown>): void {
+    if (call.denials >= ISOLATE_WIRE_LIMITS.maxDenialsPerCall) return;
+    call.denials += 1;
     const denial = {
       op: stringField(message, 'op', 64),
       target: stringField(message, 'target', ISOLATE_WIRE_LIMITS.maxTargetChars),
