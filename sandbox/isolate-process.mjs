@@ -18,7 +18,7 @@ import { encodeFrame, FrameReader } from './frames.mjs';
 import { LIMITS } from './isolate-limits.mjs';
 import { IsolateSlot, toPreludeClosure } from './isolate-slot.mjs';
 import { createScopedFs } from './scoped-fs.mjs';
-import { createConnectionLimiter } from './egress-client.mjs';
+import { createCallConnectionLimiter, createConnectionLimiter } from './egress-client.mjs';
 import { createScopedFetch } from './scoped-fetch.mjs';
 
 /** @typedef {import('../src/runner/wire.js').IsolateInitMessage} IsolateInitMessage */
@@ -33,8 +33,13 @@ const MAX_PENDING_CTX_CALLS = 32;
 const MAX_PATH_CHARS = 4096;
 const MAX_FETCH_REQUEST_BYTES = 1024 * 1024;
 const MAX_FETCH_HEADERS = 100;
-/** Connections through the proxy at once, this process's calls together (the proxy refuses past 16). */
-const MAX_PROXY_CONNECTIONS = 8;
+/**
+ * Connections through the proxy one call may hold at once. Each running call
+ * has an isolate of its own (at most maxIsolates of them), so the process's
+ * bound is this times maxIsolates: a call whose fetches hang holds only its
+ * own share, and every other call of the process still finds its places.
+ */
+const MAX_PROXY_CONNECTIONS_PER_CALL = 3;
 /**
  * Isolates kept warm for calls one after another: each call goes to one whose
  * refill is done, so the fresh context the last call's isolate is making (about
@@ -120,7 +125,8 @@ function onHostMessage(header, body) {
 function init(message) {
   if (config !== undefined) return;
   config = message;
-  if (message.egress !== undefined) acquireConnection = createConnectionLimiter(MAX_PROXY_CONNECTIONS);
+  // The process's bound stays under the proxy's own (16 at once per process), with room for connections still closing.
+  if (message.egress !== undefined) acquireConnection = createConnectionLimiter(MAX_PROXY_CONNECTIONS_PER_CALL * Math.max(1, Number(message.maxIsolates) || 1));
   ivm = createRequire(import.meta.url)(message.ivmPath);
   sources = {
     toolName: message.toolName,
@@ -514,7 +520,8 @@ function newCallFetch(call) {
   const egress = /** @type {IsolateInitMessage} */ (config).egress;
   const sideEffect = /** @type {IsolateInitMessage} */ (config).sideEffect;
   // No allow list (or no token): every request is refused by name, nothing leaves.
-  const proxy = egress !== undefined && call.egressToken !== undefined ? { url: egress.proxyUrl, token: call.egressToken, acquire: acquireConnection } : undefined;
+  const acquire = acquireConnection === undefined ? undefined : createCallConnectionLimiter(MAX_PROXY_CONNECTIONS_PER_CALL, acquireConnection);
+  const proxy = egress !== undefined && call.egressToken !== undefined ? { url: egress.proxyUrl, token: call.egressToken, acquire } : undefined;
   return createScopedFetch({
     allow: proxy === undefined || egress === undefined ? [] : egress.allow,
     ...(sideEffect !== undefined ? { sideEffect } : {}),
