@@ -86,6 +86,11 @@ export interface RunControl {
   onStop(onStop: (reason: ErrorCode) => void): () => void;
   /** What a stopped call reports: the reason's code, its one-sentence message and details. */
   failure(): { readonly code: RunCode; readonly message: string; readonly details: ErrorDetails };
+  /**
+   * Holds the deadline while the runner starts a sandbox for this call (a start never counts
+   * against `timeoutMs`); returns the function that resumes it. Absent: nothing to hold.
+   */
+  pauseDeadline?(): () => void;
 }
 
 export interface RunOptions {

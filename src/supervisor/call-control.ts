@@ -51,6 +51,8 @@ export class CallControl implements RunControl {
   #timers: NodeJS.Timeout[] | undefined;
   #reason: ErrorCode | undefined;
   #timeoutMs = Infinity;
+  /** The armed deadline: when it fires, how to disarm it, and how many sandbox starts hold it. */
+  #deadline: { atMs: number; disarm: () => void; pauses: number; remainingMs: number; isOver: boolean } | undefined;
   #stopped: Promise<ErrorCode> | undefined;
   #resolveStopped: ((reason: ErrorCode) => void) | undefined;
   #disposed = false;
@@ -114,7 +116,34 @@ export class CallControl implements RunControl {
   /** Arms the deadline: `timeout` after `timeoutMs`. Returns the function that disarms it (the run is over). */
   startDeadline(timeoutMs: number): () => void {
     this.#timeoutMs = timeoutMs;
-    return this.#after(timeoutMs, () => this.stop('timeout'));
+    const deadline = { atMs: performance.now() + timeoutMs, disarm: this.#after(timeoutMs, () => this.stop('timeout')), pauses: 0, remainingMs: timeoutMs, isOver: false };
+    this.#deadline = deadline;
+    return () => {
+      deadline.isOver = true;
+      deadline.disarm();
+    };
+  }
+
+  /**
+   * Holds the deadline while a sandbox starts for this call (SPEC section 3: a start never
+   * counts against `timeoutMs`); the returned function resumes it with the time that was
+   * left. Pauses nest; resuming twice is harmless.
+   */
+  pauseDeadline(): () => void {
+    const deadline = this.#deadline;
+    if (deadline === undefined || deadline.isOver || this.#aborted) return () => {};
+    if (deadline.pauses++ === 0) {
+      deadline.remainingMs = Math.max(0, deadline.atMs - performance.now());
+      deadline.disarm();
+    }
+    let isResumed = false;
+    return () => {
+      if (isResumed) return;
+      isResumed = true;
+      if (--deadline.pauses !== 0 || deadline.isOver || this.#aborted) return;
+      deadline.atMs = performance.now() + deadline.remainingMs;
+      deadline.disarm = this.#after(deadline.remainingMs, () => this.stop('timeout'));
+    };
   }
 
   /** Resolves `graceMs` after the call stopped: a backstop for work that does not report its stop. */
