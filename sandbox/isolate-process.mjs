@@ -96,6 +96,26 @@ function send(message, body) {
   process.stdout.write(encodeFrame(message, body));
 }
 
+/** The file's text, or undefined after reporting `what` (with the error's code, never the path) and ending. */
+function readOrFail(file, what) {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    failStart(what, error);
+    return undefined;
+  }
+}
+
+/** Tells the host why this process cannot start (bounded, no file names: the caller may read it), then ends. */
+function failStart(what, error) {
+  const code = typeof error?.code === 'string' && /^[A-Z][A-Z0-9_]{0,31}$/.test(error.code) ? ` (${error.code})` : '';
+  try {
+    writeSync(1, encodeFrame({ type: 'start_failed', reason: cut(`${what}${code}`, 200) }));
+  } finally {
+    process.exit(70);
+  }
+}
+
 function die(why, code) {
   try {
     process.stderr.write(`isolate process: ${why}\n`);
@@ -121,17 +141,33 @@ function onHostMessage(header, body) {
   }
 }
 
-/** @param {IsolateInitMessage} message */
+/**
+ * Starts: loads what runs here, prepares the first context (our code only: the
+ * prelude, the module compiled and linked) and says `loaded`; then runs the tool
+ * module's top level ahead (EVALUATE_AHEAD_TIMEOUT_MS at most) and says `ready`.
+ * A process that ends between the two was ended by that top level (its heap),
+ * which the host reports as the tool's failure, not as a sandbox that cannot
+ * start. What cannot be read or loaded is reported (`start_failed`) and ends it.
+ * @param {IsolateInitMessage} message
+ */
 function init(message) {
   if (config !== undefined) return;
   config = message;
   // The process's bound stays under the proxy's own (16 at once per process), with room for connections still closing.
   if (message.egress !== undefined) acquireConnection = createConnectionLimiter(MAX_PROXY_CONNECTIONS_PER_CALL * Math.max(1, Number(message.maxIsolates) || 1));
-  ivm = createRequire(import.meta.url)(message.ivmPath);
+  const preludeSource = readOrFail(message.preludePath, 'the isolate prelude cannot be read');
+  const toolSource = readOrFail(message.entryPath, "the tool's entry file cannot be read");
+  if (preludeSource === undefined || toolSource === undefined) return;
+  try {
+    ivm = createRequire(import.meta.url)(message.ivmPath);
+  } catch (error) {
+    failStart('isolated-vm cannot be loaded', error);
+    return;
+  }
   sources = {
     toolName: message.toolName,
-    preludeClosure: toPreludeClosure(readFileSync(message.preludePath, 'utf8')),
-    toolSource: readFileSync(message.entryPath, 'utf8'),
+    preludeClosure: toPreludeClosure(preludeSource),
+    toolSource,
     memoryMb: message.memoryMb,
     runtimeOptions: {
       maxPendingHostCalls: MAX_PENDING_CTX_CALLS,
@@ -144,7 +180,15 @@ function init(message) {
   };
   const slot = newSlot();
   idleSlots.push(slot);
-  // Ready once the first contexts are prepared: the first call finds one warm.
+  try {
+    // A fresh isolate runs no tool code yet: its first context is prepared synchronously here.
+    slot.spares.push(slot.prepareNow());
+  } catch (error) {
+    failStart('the first isolate context cannot be prepared', error);
+    return;
+  }
+  send({ type: 'loaded' });
+  // Ready once the first contexts are prepared and the top level ran ahead: the first call finds one warm.
   slot.refill();
   void slot.whenRefilled().finally(() => {
     send({ type: 'ready' });

@@ -24,6 +24,7 @@ import { SANDBOX_PROXY_URL } from '../bwrap/egress-bridge.js';
 import type { EgressSettings } from '../process/process-sandbox.js';
 import { classifyIsolateError, isIvmFailure, isToolMemoryError, type HostDisposeReason } from './isolate-errors.js';
 import { LateFrames } from './late-frames.js';
+import { topLevelVerdict, type IsolateStartResult, type IsolateStartStage } from './isolate-start.js';
 import { MAX_ISOLATES_PER_PROCESS, PRELUDE_URL, resolveIsolatedVm, resolveIsolateSandbox } from './isolate-sandbox.js';
 import { constants } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -35,7 +36,8 @@ export const STOP_GRACE_MS = 1000;
 const STDERR_TAIL_BYTES = 4096;
 const LOG_LEVELS: ReadonlySet<string> = new Set(['debug', 'info', 'warn', 'error']);
 
-export type IsolateProcessStart = { readonly ok: true; readonly process: IsolateProcess } | { readonly ok: false; readonly reason: string };
+/** A started process, or why not (`verdict`: the tool's module made the start fail; see isolate-start.ts). */
+export type IsolateProcessStart = { readonly ok: true; readonly process: IsolateProcess } | Extract<IsolateStartResult, { ok: false }>;
 
 export interface IsolateProcessDeps {
   readonly logger: Logger;
@@ -108,7 +110,7 @@ export async function startIsolateProcess(spec: RunSpec, deps: IsolateProcessDep
     const ready = await started.whenReady(ISOLATE_START_TIMEOUT_MS);
     if (!ready.ok) {
       started.kill();
-      return { ok: false, reason: ready.reason };
+      return ready;
     }
     return { ok: true, process: started };
   } catch (error) {
@@ -140,9 +142,11 @@ export class IsolateProcess {
   private hasExited = false;
   private catastrophe: string | undefined;
   private brokenReason: string | undefined;
+  private startStage: IsolateStartStage = 'loading';
+  private killedByHost = false;
   private readonly stderrTail = new TailBuffer(STDERR_TAIL_BYTES);
-  private markReady: (result: { ok: true } | { ok: false; reason: string }) => void = () => undefined;
-  private readonly ready: Promise<{ ok: true } | { ok: false; reason: string }>;
+  private markReady: (result: IsolateStartResult) => void = () => undefined;
+  private readonly ready: Promise<IsolateStartResult>;
   /** Settles once the process has exited and its workdir is gone. */
   readonly exited: Promise<void>;
 
@@ -173,7 +177,7 @@ export class IsolateProcess {
       if (this.calls.size > 0 || stderr !== '' || this.catastrophe !== undefined) {
         this.logger.warn({ tool: spec.name, exit, catastrophe: this.catastrophe, stderr: stderr.slice(-2000) }, 'isolate process ended');
       }
-      this.markReady({ ok: false, reason: `the isolate process exited while starting${stderr === '' ? '' : `: ${stderr.slice(-500)}`}` });
+      this.markReady(this.startFailure(exit.kind === 'exited' ? exit : undefined, stderr));
       for (const timer of this.stopTimers.values()) clearTimeout(timer);
       this.stopTimers.clear();
       const crashed = this.crashOutcome(exit.kind === 'exited' ? exit : undefined);
@@ -196,9 +200,9 @@ export class IsolateProcess {
     return this.tool.pid;
   }
 
-  whenReady(timeoutMs: number): Promise<{ ok: true } | { ok: false; reason: string }> {
+  whenReady(timeoutMs: number): Promise<IsolateStartResult> {
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<{ ok: false; reason: string }>((resolve) => {
+    const late = new Promise<IsolateStartResult>((resolve) => {
       timer = setTimeout(() => resolve({ ok: false, reason: `the isolate process did not start within ${timeoutMs} ms` }), timeoutMs);
     });
     return Promise.race([this.ready, late]).finally(() => clearTimeout(timer));
@@ -244,6 +248,7 @@ export class IsolateProcess {
 
   /** Kills the process now (its sandbox, its pid namespace); its calls fail as crashed. */
   kill(): void {
+    this.killedByHost = true;
     if (this.tool.pid !== undefined) killProcessGroupNow(this.tool.pid);
     this.tool.stdin.destroy();
   }
@@ -283,6 +288,16 @@ export class IsolateProcess {
     call.resolve(outcome);
   }
 
+  // The process ended before it was ready: while loading our code, the sandbox could not start;
+  // while the tool's top level ran ahead (no call in it yet), the tool ended it.
+  private startFailure(exit: { exitCode: number | null; signal: NodeJS.Signals | null } | undefined, stderr: string): IsolateStartResult {
+    const reason = `the isolate process exited while starting${stderr === '' ? '' : `: ${stderr.slice(-500)}`}`;
+    if (this.startStage !== 'top_level') return { ok: false, reason };
+    const signal = exit?.signal ?? signalOfExitCode(exit?.exitCode ?? null);
+    const verdict = topLevelVerdict({ catastrophe: this.catastrophe, stderr, signal, killedByHost: this.killedByHost, memoryMb: this.spec.memoryMb });
+    return { ok: false, reason: verdict.message, verdict };
+  }
+
   private crashOutcome(exit: { exitCode: number | null; signal: NodeJS.Signals | null } | undefined): Outcome {
     if (this.catastrophe !== undefined) {
       // isolated-vm's catastrophic errors are out-of-memory conditions V8 could not contain.
@@ -312,7 +327,15 @@ export class IsolateProcess {
     if (typeof header !== 'object' || header === null) return this.breakProtocol('a frame that is not an object');
     const message = header as Record<string, unknown>;
     const type = message['type'];
-    if (type === 'ready') return this.markReady({ ok: true });
+    if (type === 'loaded') {
+      if (this.startStage === 'loading') this.startStage = 'top_level';
+      return;
+    }
+    if (type === 'ready') {
+      this.startStage = 'ready';
+      return this.markReady({ ok: true });
+    }
+    if (type === 'start_failed') return this.markReady({ ok: false, reason: stringField(message, 'reason', 200) || 'the isolate process could not start' });
     if (type === 'catastrophe') return this.onCatastrophe(message);
     const id = message['id'];
     if (type === 'stopped' && typeof id === 'number') {
