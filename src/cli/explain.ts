@@ -16,8 +16,9 @@ const HELP = `Usage: toolhost explain TOOL [JSON] [--json] [--principal NAME] [h
 
 Shows how the policy in force treats TOOL: whether it is listed, the decision
 and the rule behind it, its trust, sandbox modes and limits, every check the
-policy makes for it, and every policy key in force with the layer
-(organisation, repository or built-in), file and line that set it.
+policy makes for it, and every policy key with each layer (organisation,
+repository or built-in), file and line that set it, marking the value in force
+and the values it overrode.
 
 With JSON (the arguments of a call, e.g. '{"path": "notes.txt"}') it also checks
 them against the tool's input schema and says what a call would meet.
@@ -142,17 +143,24 @@ export function renderExplanation(e: Explanation): string {
   }
   lines.push('', 'Checks for this tool:');
   lines.push(indent(formatTable(['OUTCOME', 'KEY', 'WHY', 'RULE'], e.checks.map((c) => [c.outcome, c.key, c.text, c.rule ?? '-']), true)));
-  lines.push('Policy keys in force:');
-  lines.push(indent(formatTable(['KEY', 'VALUE', 'LAYER', 'RULE'], e.keys.map(keyRow), true)));
+  lines.push('Policy keys (every layer that sets a key; STATUS says which value is in force):');
+  lines.push(indent(formatTable(['KEY', 'VALUE', 'LAYER', 'STATUS', 'RULE'], e.keys.map(keyRow), true)));
   if (e.shadowKeys.length > 0) {
     lines.push('Shadow-mode keys (organisation files in mode: shadow; reported, not enforced):');
-    lines.push(indent(formatTable(['KEY', 'VALUE', 'LAYER', 'RULE'], e.shadowKeys.map(keyRow), true)));
+    lines.push(indent(formatTable(['KEY', 'VALUE', 'LAYER', 'STATUS', 'RULE'], e.shadowKeys.map(keyRow), true)));
   }
   return `${lines.join('\n')}\n`;
 }
 
 function keyRow(row: KeyRow): string[] {
-  return [row.key, JSON.stringify(row.value), row.layer, row.rule];
+  return [row.key, JSON.stringify(row.value), row.layer, statusOf(row), row.rule];
+}
+
+// The value in force is marked, and so are the rows it overrode (--json names what overrode each) and entries that add nothing.
+function statusOf(row: KeyRow): string {
+  if (row.status === 'overridden') return 'overridden';
+  if (row.noEffect !== undefined && row.noEffect.length > 0) return `in force; no effect: ${row.noEffect.map((value) => JSON.stringify(value)).join(', ')}`;
+  return 'in force';
 }
 
 function describeDecision(decision: string, code: string | null, reason: string | null): string {
