@@ -158,6 +158,32 @@ export function createConnectionLimiter(max) {
     });
 }
 
+/**
+ * The limiter of one call, under its process's `processAcquire`: a connection takes a place
+ * of the call's first (at most `perCall` at once), then one of the process's. A call that
+ * holds its share (fetches that hang) waits on its own places, never on those of the
+ * process's other calls.
+ * @param {number} perCall
+ * @param {(signal?: AbortSignal) => Promise<() => void>} processAcquire
+ * @returns {(signal?: AbortSignal) => Promise<() => void>}
+ */
+export function createCallConnectionLimiter(perCall, processAcquire) {
+  const callAcquire = createConnectionLimiter(perCall);
+  return async (signal) => {
+    const releaseCall = await callAcquire(signal);
+    try {
+      const releaseProcess = await processAcquire(signal);
+      return once(() => {
+        releaseProcess();
+        releaseCall();
+      });
+    } catch (error) {
+      releaseCall();
+      throw error;
+    }
+  };
+}
+
 function once(run) {
   let done = false;
   return () => {

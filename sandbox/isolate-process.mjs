@@ -18,7 +18,7 @@ import { encodeFrame, FrameReader } from './frames.mjs';
 import { LIMITS } from './isolate-limits.mjs';
 import { IsolateSlot, toPreludeClosure } from './isolate-slot.mjs';
 import { createScopedFs } from './scoped-fs.mjs';
-import { createConnectionLimiter } from './egress-client.mjs';
+import { createCallConnectionLimiter, createConnectionLimiter } from './egress-client.mjs';
 import { createScopedFetch } from './scoped-fetch.mjs';
 
 /** @typedef {import('../src/runner/wire.js').IsolateInitMessage} IsolateInitMessage */
@@ -33,8 +33,13 @@ const MAX_PENDING_CTX_CALLS = 32;
 const MAX_PATH_CHARS = 4096;
 const MAX_FETCH_REQUEST_BYTES = 1024 * 1024;
 const MAX_FETCH_HEADERS = 100;
-/** Connections through the proxy at once, this process's calls together (the proxy refuses past 16). */
-const MAX_PROXY_CONNECTIONS = 8;
+/**
+ * Connections through the proxy one call may hold at once. Each running call
+ * has an isolate of its own (at most maxIsolates of them), so the process's
+ * bound is this times maxIsolates: a call whose fetches hang holds only its
+ * own share, and every other call of the process still finds its places.
+ */
+const MAX_PROXY_CONNECTIONS_PER_CALL = 3;
 /**
  * Isolates kept warm for calls one after another: each call goes to one whose
  * refill is done, so the fresh context the last call's isolate is making (about
@@ -91,6 +96,26 @@ function send(message, body) {
   process.stdout.write(encodeFrame(message, body));
 }
 
+/** The file's text, or undefined after reporting `what` (with the error's code, never the path) and ending. */
+function readOrFail(file, what) {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    failStart(what, error);
+    return undefined;
+  }
+}
+
+/** Tells the host why this process cannot start (bounded, no file names: the caller may read it), then ends. */
+function failStart(what, error) {
+  const code = typeof error?.code === 'string' && /^[A-Z][A-Z0-9_]{0,31}$/.test(error.code) ? ` (${error.code})` : '';
+  try {
+    writeSync(1, encodeFrame({ type: 'start_failed', reason: cut(`${what}${code}`, 200) }));
+  } finally {
+    process.exit(70);
+  }
+}
+
 function die(why, code) {
   try {
     process.stderr.write(`isolate process: ${why}\n`);
@@ -116,16 +141,33 @@ function onHostMessage(header, body) {
   }
 }
 
-/** @param {IsolateInitMessage} message */
+/**
+ * Starts: loads what runs here, prepares the first context (our code only: the
+ * prelude, the module compiled and linked) and says `loaded`; then runs the tool
+ * module's top level ahead (EVALUATE_AHEAD_TIMEOUT_MS at most) and says `ready`.
+ * A process that ends between the two was ended by that top level (its heap),
+ * which the host reports as the tool's failure, not as a sandbox that cannot
+ * start. What cannot be read or loaded is reported (`start_failed`) and ends it.
+ * @param {IsolateInitMessage} message
+ */
 function init(message) {
   if (config !== undefined) return;
   config = message;
-  if (message.egress !== undefined) acquireConnection = createConnectionLimiter(MAX_PROXY_CONNECTIONS);
-  ivm = createRequire(import.meta.url)(message.ivmPath);
+  // The process's bound stays under the proxy's own (16 at once per process), with room for connections still closing.
+  if (message.egress !== undefined) acquireConnection = createConnectionLimiter(MAX_PROXY_CONNECTIONS_PER_CALL * Math.max(1, Number(message.maxIsolates) || 1));
+  const preludeSource = readOrFail(message.preludePath, 'the isolate prelude cannot be read');
+  const toolSource = readOrFail(message.entryPath, "the tool's entry file cannot be read");
+  if (preludeSource === undefined || toolSource === undefined) return;
+  try {
+    ivm = createRequire(import.meta.url)(message.ivmPath);
+  } catch (error) {
+    failStart('isolated-vm cannot be loaded', error);
+    return;
+  }
   sources = {
     toolName: message.toolName,
-    preludeClosure: toPreludeClosure(readFileSync(message.preludePath, 'utf8')),
-    toolSource: readFileSync(message.entryPath, 'utf8'),
+    preludeClosure: toPreludeClosure(preludeSource),
+    toolSource,
     memoryMb: message.memoryMb,
     runtimeOptions: {
       maxPendingHostCalls: MAX_PENDING_CTX_CALLS,
@@ -138,7 +180,15 @@ function init(message) {
   };
   const slot = newSlot();
   idleSlots.push(slot);
-  // Ready once the first contexts are prepared: the first call finds one warm.
+  try {
+    // A fresh isolate runs no tool code yet: its first context is prepared synchronously here.
+    slot.spares.push(slot.prepareNow());
+  } catch (error) {
+    failStart('the first isolate context cannot be prepared', error);
+    return;
+  }
+  send({ type: 'loaded' });
+  // Ready once the first contexts are prepared and the top level ran ahead: the first call finds one warm.
   slot.refill();
   void slot.whenRefilled().finally(() => {
     send({ type: 'ready' });
@@ -433,8 +483,13 @@ async function perform(call, op, args) {
   }
 }
 
+/** Whether `call` still runs: a refusal settled after its call answered is not sent (the host drops it anyway). */
+function isRunning(call) {
+  return !call.stopped && calls.get(call.id) === call;
+}
+
 function reportDenial(call, denial) {
-  if (call.stopped || call.denials >= LIMITS.maxDenialsPerCall) return;
+  if (!isRunning(call) || call.denials >= LIMITS.maxDenialsPerCall) return;
   call.denials += 1;
   send({
     type: 'denied',
@@ -511,7 +566,8 @@ function newCallFetch(call) {
   const egress = /** @type {IsolateInitMessage} */ (config).egress;
   const sideEffect = /** @type {IsolateInitMessage} */ (config).sideEffect;
   // No allow list (or no token): every request is refused by name, nothing leaves.
-  const proxy = egress !== undefined && call.egressToken !== undefined ? { url: egress.proxyUrl, token: call.egressToken, acquire: acquireConnection } : undefined;
+  const acquire = acquireConnection === undefined ? undefined : createCallConnectionLimiter(MAX_PROXY_CONNECTIONS_PER_CALL, acquireConnection);
+  const proxy = egress !== undefined && call.egressToken !== undefined ? { url: egress.proxyUrl, token: call.egressToken, acquire } : undefined;
   return createScopedFetch({
     allow: proxy === undefined || egress === undefined ? [] : egress.allow,
     ...(sideEffect !== undefined ? { sideEffect } : {}),
@@ -526,7 +582,7 @@ function newCallFetch(call) {
 
 /** A fetch refused here, before any connection: counted as the call's attempt (the proxy reports the rest). */
 function reportAttempt(call, attempt) {
-  if (call.stopped || call.attempts >= LIMITS.maxDenialsPerCall) return;
+  if (!isRunning(call) || call.attempts >= LIMITS.maxDenialsPerCall) return;
   call.attempts += 1;
   send({
     type: 'egress',

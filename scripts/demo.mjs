@@ -209,9 +209,6 @@ function createWorkspace(dir) {
     [
       'kind: Policy',
       'name: demo-repository',
-      'trust:',
-      '  # The bundled tools are first party (their manifests live in the toolhost checkout).',
-      `  firstParty: ["${join(REPO, 'manifests')}/*.yaml", "${join(REPO, 'scripts/demo/manifests')}/*.yaml"]`,
       'network:',
       '  allow: ["api.github.com"]',
       'tools:',

@@ -48,6 +48,19 @@ export const ERRORS = {
 export type ErrorCode = keyof typeof ERRORS;
 
 /**
+ * The causes of an `internal` the host knows (SPEC 5.2): the journal cannot be
+ * written before the tool runs. Such an `internal` is an `isError` result the
+ * caller can read and retry; any other `internal` is a defect, a JSON-RPC -32603.
+ */
+export const INTERNAL_RESULT_REASONS = ['journal_unavailable', 'disk_full'] as const;
+export type InternalResultReason = (typeof INTERNAL_RESULT_REASONS)[number];
+
+/** Whether `error` is an `internal` with a known cause, answered as a result. */
+export function isInternalResult(error: { readonly code: ErrorCode; readonly details: ErrorDetails }): boolean {
+  return error.code === 'internal' && (INTERNAL_RESULT_REASONS as readonly unknown[]).includes(error.details['reason']);
+}
+
+/**
  * The recovery of a failure of a tool: the table's, except that a timeout or a
  * cancellation of a non-idempotent tool is `stop` (its effect is unknown, so
  * running it again could do it twice).

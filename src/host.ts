@@ -14,6 +14,7 @@ import { createToolSchemaCompiler } from './registry/ajv.js';
 import type { RunSpec } from './runner/types.js';
 import { fingerprintListingSoon } from './registry/server-tools.js';
 import { DefinitionDrift } from './policy/definition-drift.js';
+import { createJournalReadiness } from './host-readiness.js';
 import { ConfigError } from './config/problem.js';
 import type { Logger } from './log.js';
 import { createRunner, ProcessServices, UpstreamServers, uiResourceOf, type ServerInstance } from './runner/index.js';
@@ -103,8 +104,8 @@ export interface Host {
   onUpstreamToolsChanged(listener: (server: string) => void): () => void;
   /** This host's spawner, process groups, cgroups, prepared sandboxes and isolate processes: its own. */
   readonly services: ProcessServices;
-  /** True while the journal answers a read (`/readyz` of `serve --http`). */
-  isJournalReady(): boolean;
+  /** Resolves true while the journal answers a read (`/readyz` of `serve --http`), else false; never rejects. */
+  isJournalReady(): Promise<boolean>;
   /**
    * Commits the read-only calls' records still queued for their batch (they land a few ms
    * after each answer on their own); another connection to the journal sees them after this.
@@ -310,14 +311,7 @@ async function buildHost(
     await supervisor.close();
     await services.close();
   };
-  const isJournalReady = (): boolean => {
-    try {
-      journal.get(READY_PROBE_ID);
-      return true;
-    } catch {
-      return false;
-    }
-  };
+  const isJournalReady = createJournalReadiness(journal);
   return {
     get supervisor() {
       return supervisor;
@@ -349,9 +343,6 @@ function logServers(config: HostConfig, logger: Logger, isListed: (server: strin
     for (const tool of server.tools) if (tool.excluded !== undefined) logger.info({ server: server.server, tool: tool.upstream, reason: tool.excluded }, 'upstream tool not offered');
   }
 }
-
-/** A call id no call has: reading it proves the journal answers without touching a record. */
-const READY_PROBE_ID = 'readyz-probe';
 
 // Folders of the host a tool's text may name: home, the state and manifest folders, the host's /tmp.
 function hostRootsOf(options: HostOptions): string[] {

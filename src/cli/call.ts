@@ -72,8 +72,9 @@ export async function run(argv: readonly string[]): Promise<number> {
   const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true;
   const progress = createProgressView(process.stderr);
   const controller = new AbortController();
+  // Every SIGINT aborts (the first wins): one Ctrl-C can arrive twice through bin/toolhost.js.
   const onInterrupt = (): void => controller.abort();
-  process.once('SIGINT', onInterrupt);
+  process.on('SIGINT', onInterrupt);
   try {
     const key = values['idempotency-key'];
     const outcome = await host.supervisor.callTool({

@@ -18,8 +18,9 @@ const HELP = `Usage: toolhost explain TOOL [JSON] [--json] [--principal NAME] [h
 
 Shows how the policy in force treats TOOL: whether it is listed, the decision
 and the rule behind it, its trust, sandbox modes and limits, every check the
-policy makes for it, and every policy key in force with the layer
-(organisation, repository or built-in), file and line that set it.
+policy makes for it, and every policy key with each layer (organisation,
+repository or built-in), file and line that set it, marking the value in force
+and the values it overrode.
 
 With JSON (the arguments of a call, e.g. '{"path": "notes.txt"}') it also checks
 them against the tool's input schema and says what a call would meet.
@@ -199,7 +200,7 @@ export function renderExplanation(e: Explanation, terminal: TableOptions = { tty
   }
   lines.push('', 'Checks for this tool:');
   lines.push(indent(formatTable(['OUTCOME', 'KEY', { header: 'WHY', wrap: true }, { header: 'RULE', wrap: true }], e.checks.map((c) => [c.outcome, c.key, c.text, c.rule ?? '-']), table)));
-  lines.push('Policy keys in force:');
+  lines.push('Policy keys (every layer that sets a key; STATUS says which value is in force):');
   lines.push(indent(formatTable(KEY_COLUMNS, e.keys.map(keyRow), table)));
   if (e.shadowKeys.length > 0) {
     lines.push('Shadow-mode keys (organisation files in mode: shadow; reported, not enforced):');
@@ -213,10 +214,17 @@ function ruleRow(row: RuleRow): string[] {
   return [row.shadow ? `${result} (shadow)` : result, row.effect, row.rule, row.when];
 }
 
-const KEY_COLUMNS = ['KEY', { header: 'VALUE', wrap: true }, 'LAYER', { header: 'RULE', wrap: true }];
+const KEY_COLUMNS = ['KEY', { header: 'VALUE', wrap: true }, 'LAYER', { header: 'STATUS', wrap: true }, { header: 'RULE', wrap: true }];
 
 function keyRow(row: KeyRow): string[] {
-  return [row.key, JSON.stringify(row.value), row.layer, row.rule];
+  return [row.key, JSON.stringify(row.value), row.layer, statusOf(row), row.rule];
+}
+
+// The value in force is marked, and so are the rows it overrode (--json names what overrode each) and entries that add nothing.
+function statusOf(row: KeyRow): string {
+  if (row.status === 'overridden') return 'overridden';
+  if (row.noEffect !== undefined && row.noEffect.length > 0) return `in force; no effect: ${row.noEffect.map((value) => JSON.stringify(value)).join(', ')}`;
+  return 'in force';
 }
 
 function describeDecision(decision: string, code: string | null, reason: string | null): string {

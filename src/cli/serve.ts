@@ -223,7 +223,7 @@ async function serveOverHttp(
   authenticator: Parameters<typeof serveHttp>[0]['authenticator'],
   options: ToolhostServerOptions,
   maxMessageBytes: number,
-  isReady: () => boolean,
+  isReady: () => Promise<boolean>,
   logger: Logger,
   consoleHandler?: ConsoleHandler,
 ): Promise<ToolhostServer | undefined> {
@@ -333,10 +333,17 @@ async function buildHost(
 type StopReason = 'eof' | 'SIGTERM' | 'SIGINT';
 
 /** Resolves on the first SIGTERM or SIGINT. */
+/**
+ * The first SIGTERM or SIGINT stops the host; later ones are ignored while it stops
+ * (the shutdown deadline bounds it). A terminal's Ctrl-C reaches every process of the
+ * foreground group, so one keypress can arrive twice (once from the terminal, once
+ * relayed by bin/toolhost.js): the second must not kill the host mid-shutdown with
+ * Node's default action, which would leave calls unanswered and journaled as interrupted.
+ */
 function waitForSignal(): Promise<StopReason> {
   return new Promise((resolve) => {
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    process.once('SIGINT', () => resolve('SIGINT'));
+    process.on('SIGTERM', () => resolve('SIGTERM'));
+    process.on('SIGINT', () => resolve('SIGINT'));
   });
 }
 

@@ -5,6 +5,7 @@
 import { HOST_FLAGS_HELP, parseCommandArgs } from './args.js';
 import { loadConfigWithServersFromFlags, printProblems } from './host-config-flags.js';
 import { excludedToolProblems, formatServerReports, serverProblems } from './server-report.js';
+import { ineffectiveRepositoryKeys } from '../policy/ineffective-keys.js';
 
 const HELP = `Usage: toolhost validate [host flags]
 
@@ -18,7 +19,9 @@ tools; each tool is shown with its listed name, class and tools: entry. A
 server that cannot start within startupTimeoutMs is a problem (with the last
 lines of its stderr), and so is every upstream tool that is not offered for a
 reason other than hidden: true in its tools: entry.
-What shadow-mode organisation files would exclude is printed as a warning.
+What shadow-mode organisation files would exclude is printed as a warning, and
+so is every repository policy key that is looser than the value in force (a
+repository layer can only tighten, so such a key has no effect).
 
 Exit status: 0 all good, 1 a problem or an exclusion, 2 bad usage.
 
@@ -39,6 +42,7 @@ export async function run(argv: readonly string[]): Promise<number> {
   printProblems(excludedTools);
   printProblems(config.exclusions);
   printProblems(config.shadowExclusions);
+  printProblems(ineffectiveRepositoryKeys(config.policy.enforced));
   // Upstream servers were started to read their tools: what each offers, and what not and why.
   process.stdout.write(formatServerReports(config.servers));
   const failures = config.problems.length + unavailable.length + excludedTools.length + config.exclusions.length;

@@ -200,6 +200,9 @@ function trustOf(manifest: Manifest, firstParty: IntersectSetting<string>, works
   const matches = (pattern: string): boolean =>
     isAbsolute(pattern) ? matchGlob(pattern, manifest.file, { path: true }) : inside && matchGlob(pattern, relPosix, { path: true });
   const failing = firstFailingLayer(firstParty, (items) => items.some((item) => matches(item.value)));
+  if (failing?.source.layer === 'built-in') {
+    return { trust: 'community', rule: failing.source.rule, text: 'community: no organisation policy grants first party (trust.firstParty)' };
+  }
   if (failing) {
     return { trust: 'community', rule: failing.source.rule, text: `community: the manifest path matches no first-party glob of ${describeLayer(failing)}` };
   }

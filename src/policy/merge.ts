@@ -48,7 +48,7 @@ export function mergePolicies(files: readonly PolicyFile[], workspace: string): 
       POLICY_DEFAULTS.requireApproval,
       (f) => data(f).sideEffects?.requireApproval,
     ),
-    firstParty: mergeIntersect(files, ['trust', 'firstParty'], 'trust.firstParty', POLICY_DEFAULTS.firstParty, (f) => data(f).trust?.firstParty),
+    firstParty: grantedByOrganisation(mergeIntersect(files, ['trust', 'firstParty'], 'trust.firstParty', POLICY_DEFAULTS.firstParty, (f) => data(f).trust?.firstParty)),
     community: mergeIntersect(files, ['sandbox', 'community'], 'sandbox.community', POLICY_DEFAULTS.community, (f) => data(f).sandbox?.community),
     limits,
     allowedRoots: expandRoots(
@@ -74,6 +74,18 @@ export function mergePolicies(files: readonly PolicyFile[], workspace: string): 
   };
   checkRewrites(policy.onUnknownTool, files, problems);
   return { policy: deepFreeze(policy), problems };
+}
+
+/**
+ * Only an organisation layer can grant first party (SPEC 4): without one that sets
+ * trust.firstParty, the built-in default (nothing) is in force, and the repository
+ * layers that set it stay listed after it, narrowing nothing and granting nothing.
+ */
+function grantedByOrganisation(setting: IntersectSetting<string>): IntersectSetting<string> {
+  if (setting.layers.some((layer) => layer.source.layer === 'organisation')) return setting;
+  const repository = setting.layers.filter((layer) => layer.source.layer !== 'built-in');
+  if (repository.length === 0) return setting;
+  return { layers: [{ source: builtInSource('trust.firstParty'), items: [] }, ...repository] };
 }
 
 /**

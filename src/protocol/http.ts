@@ -32,8 +32,8 @@ export interface HttpServeOptions {
   /** Host names accepted in Host and Origin besides the bind address (a reverse proxy's name). */
   readonly allowedHostnames?: readonly string[];
   readonly maxMessageBytes: number;
-  /** True while the journal answers (/readyz). */
-  readonly isReady: () => boolean;
+  /** Resolves true while the journal answers (/readyz), else false; never rejects. */
+  readonly isReady: () => Promise<boolean>;
   readonly logger: Logger;
   /** How long a legacy session may sit unused before it is closed; default LEGACY_SESSION_IDLE_MS (tests shorten it). */
   readonly legacySessionIdleMs?: number;
@@ -98,7 +98,7 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServer> 
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (!checkHostAndOrigin(req, res, allowed())) return;
     if (path === '/healthz') return writeJson(res, 200, { status: 'ok' });
-    if (path === '/readyz') return options.isReady() ? writeJson(res, 200, { status: 'ready' }) : writeJson(res, 503, { status: 'journal_unavailable' });
+    if (path === '/readyz') return (await options.isReady()) ? writeJson(res, 200, { status: 'ready' }) : writeJson(res, 503, { status: 'journal_unavailable' });
     if (isResourceMetadataPath(path) && options.authenticator.kind === 'jwt' && options.issuer !== undefined) {
       return writeJson(res, 200, resourceMetadata(resourceUrl(), options.issuer));
     }

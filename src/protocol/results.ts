@@ -2,7 +2,7 @@
 // CallToolResult (isError for refusals and tool failures), an input_required
 // result, or a JSON-RPC error for protocol faults (SPEC section 5).
 import { inputRequired, ProtocolError, type CallToolResult, type InputRequiredResult } from '@modelcontextprotocol/server';
-import { ERRORS, errorData, type ErrorInfo, type HostError } from '../errors.js';
+import { ERRORS, errorData, isInternalResult, type ErrorInfo, type HostError } from '../errors.js';
 import type { SessionPolicy } from '../policy/types.js';
 import type { CallOutcome } from '../supervisor/types.js';
 
@@ -64,7 +64,8 @@ export function toProtocolError(error: HostError, session: Pick<SessionPolicy, '
     case 'malformed_request':
       return new ProtocolError(JSONRPC_INVALID_REQUEST, error.message, data);
     case 'internal':
-      return new ProtocolError(JSONRPC_INTERNAL_ERROR, error.message, data);
+      // A known cause (the journal cannot be written before the tool runs) is a result the caller can read.
+      return isInternalResult(error) ? undefined : new ProtocolError(JSONRPC_INTERNAL_ERROR, error.message, data);
     case 'unknown_tool':
       // `rewrite` only reaches here when the rewrite target is missing too: answer as the default does.
       return session.onUnknownTool === 'error_result' ? undefined : new ProtocolError(JSONRPC_INVALID_PARAMS, error.message, data);

@@ -199,8 +199,12 @@ export type IsolateResultMessage =
   | { readonly type: 'result'; readonly id: number; readonly kind: 'load_error'; readonly message: string };
 
 export type IsolateToHostMessage =
-  /** Loaded and warm: the first call will find a context prepared. */
+  /** isolated-vm, the prelude and the tool's module compiled and linked (our code only); its top level runs next. */
+  | { readonly type: 'loaded' }
+  /** Loaded and warm (the top level ran ahead, or timed out and runs in each call): the first call will find a context prepared. */
   | { readonly type: 'ready' }
+  /** The process could not start (the tool's entry file cannot be read, say): `reason` is bounded, free of file names. */
+  | { readonly type: 'start_failed'; readonly reason: string }
   | IsolateResultMessage
   | { readonly type: 'stopped'; readonly id: number }
   | { readonly type: 'progress'; readonly id: number; readonly progress: number; readonly total?: number; readonly message?: string }

@@ -4,6 +4,7 @@
 // unknown throwables become `internal` in the one outer catch.
 import { newCallId } from './call-id.js';
 import { sha256Hex } from '../audit/hash.js';
+import { isJournalError } from '../audit/journal.js';
 import { HostError, isHostError, withToolRecovery } from '../errors.js';
 import type { Logger } from '../log.js';
 import { decide, type CallDecision } from '../policy/decide.js';
@@ -15,6 +16,7 @@ import { CallContext } from './call-context.js';
 import { openCallSession, type CallSession } from './call-session.js';
 import { checkIdempotency, readIdempotencyKey, serializeForReplay, type ReplayedResult } from './idempotency.js';
 import { beginJournal, closeJournal, type CallEnd, type CallJournal } from './journal-entry.js';
+import { isBeforeRun, journalFailure } from './journal-failure.js';
 import { CallControl } from './call-control.js';
 import { lookupTool, peekTool } from './lookup.js';
 import { checkExposure, checkPrincipal, checkRates, checkRules, notePolicy } from './policy.js';
@@ -345,6 +347,8 @@ class CallSupervisor implements Supervisor {
       return new HostError(code, message, details, { cause: thrown });
     }
     ctx.terminate('internal');
+    // The journal failed before the tool ran: a cause the caller is told, as a result.
+    if (isJournalError(thrown) && isBeforeRun(ctx.stage)) return journalFailure(thrown, ctx.stage);
     // Logged once, with the cause, by the end-of-call log line.
     return new HostError('internal', 'An internal error stopped this call.', { stage: ctx.stage }, { cause: thrown });
   }

@@ -1,6 +1,7 @@
 // The fleet journal when PostgreSQL goes away and when credentials are at
 // stake (SPEC section 7.1): a database stopped mid-run fails the calls that
-// need it before their tools run (`internal`), the host keeps serving and
+// need it before their tools run (an `internal` result, reason
+// `journal_unavailable`), /readyz says 503 meanwhile, the host keeps serving and
 // recovers when the database returns; an unreachable database stops the host
 // at start with a message that says what to check; the password never shows
 // in argv, the log or error text. The outage test stops a cluster of its own,
@@ -12,6 +13,8 @@ import { startCluster, type Cluster } from '../../scripts/fleet-db/cluster.mjs';
 import { ensureBuilt } from '../helpers/mcp-clients.js';
 import { createTestDatabase, passwordUrl, postgresUnavailable, testCluster, type TestDatabase } from '../helpers/postgres.js';
 import { makeFleet, type Fleet } from './fleet-session.js';
+import { get, startHttpHost } from './http-host.js';
+import { errorOf, makeHostDirs } from './host-session.js';
 
 describe.skipIf(postgresUnavailable !== undefined)('the fleet journal when PostgreSQL goes away', () => {
   let cluster: Cluster;
@@ -34,12 +37,9 @@ describe.skipIf(postgresUnavailable !== undefined)('the fleet journal when Postg
     expect((await host.callTool({ name: 'counter', arguments: { label: 'before' } }))['structuredContent']).toEqual({ counted: 'before' });
 
     cluster.pause();
-    const failure = await host.callTool({ name: 'counter', arguments: { label: 'during' } }).then(
-      (result) => ({ result }),
-      (error: { code?: unknown; data?: unknown }) => ({ error }),
-    );
-    // internal is a JSON-RPC error (-32603) whose data names the code.
-    expect(failure).toMatchObject({ error: { code: -32603, data: { code: 'internal', recovery: 'retry' } } });
+    // The host knows the cause: an error result the caller can read and retry, not a JSON-RPC fault.
+    const failure = await host.callTool({ name: 'counter', arguments: { label: 'during' } });
+    expect(errorOf(failure)).toEqual({ code: 'internal', reason: 'journal_unavailable', stage: 'journal', recovery: 'retry' });
     const counter = () => readFileSync(join(fleet.workspace, 'counter.txt'), 'utf8').split('\n').filter(Boolean);
     expect(counter()).toEqual(['before']);
 
@@ -47,6 +47,30 @@ describe.skipIf(postgresUnavailable !== undefined)('the fleet journal when Postg
     // The pool reconnects on the next query: the very next call succeeds.
     expect((await host.callTool({ name: 'counter', arguments: { label: 'after' } }))['structuredContent']).toEqual({ counted: 'after' });
     expect(counter()).toEqual(['before', 'after']);
+  });
+
+  it('/readyz answers 503 while the database is stopped, the host lives on, and 200 once it returns', async () => {
+    cluster.psql('CREATE DATABASE readiness');
+    const url = `postgres://postgres@${encodeURIComponent(cluster.socketDir)}:${cluster.port}/readiness`;
+    const dirs = makeHostDirs({ extraArgs: ['--journal', url] });
+    const host = await startHttpHost(dirs, ['--no-auth']);
+    try {
+      expect(await readiness(host.base)).toEqual({ status: 200, body: { status: 'ready' } });
+      cluster.pause();
+      // Each probe is a read the stopped server cannot answer: not ready, every time, and no crash.
+      for (let probe = 0; probe < 3; probe += 1) {
+        expect(await readiness(host.base)).toEqual({ status: 503, body: { status: 'journal_unavailable' } });
+      }
+      expect((await get(`${host.base}/healthz`)).status).toBe(200);
+      expect(host.process.exitCode).toBeNull();
+      cluster.resume();
+      expect(await readiness(host.base)).toEqual({ status: 200, body: { status: 'ready' } });
+      expect(host.stderr()).not.toContain('unhandled');
+      expect(await host.stop()).toEqual({ code: 0, signal: null });
+    } finally {
+      if (host.process.exitCode === null) host.process.kill('SIGKILL');
+      dirs.cleanup();
+    }
   });
 
   it('an unreachable database at start stops the host with a message that says what to check', async () => {
@@ -111,3 +135,8 @@ describe.skipIf(postgresUnavailable !== undefined)('the journal password', () =>
     }
   });
 });
+
+async function readiness(base: string): Promise<{ status: number; body: unknown }> {
+  const response = await get(`${base}/readyz`);
+  return { status: response.status, body: JSON.parse(response.body) as unknown };
+}

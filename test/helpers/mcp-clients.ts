@@ -109,13 +109,16 @@ export interface SpawnedServer {
   readonly cwd?: string;
   /** stderr of the host, for diagnosis. */
   readonly stderr?: 'pipe' | 'ignore' | 'inherit';
+  /** A command the host is started through (its argv then follows), e.g. `unshare` with a private mount. */
+  readonly launcher?: readonly string[];
 }
 
 /** Connects a client of `options.kind` to the built host over real stdio pipes. */
 export async function connectStdioClient(server: SpawnedServer, options: ClientOptions): Promise<TestClient & { pid: number | null; stderrText: () => string }> {
+  const [command = process.execPath, ...launcherArgs] = server.launcher ?? [];
   const params = {
-    command: process.execPath,
-    args: ['--no-node-snapshot', BUILT_MAIN, 'serve', ...server.args],
+    command,
+    args: [...launcherArgs, ...(server.launcher === undefined ? [] : [process.execPath]), '--no-node-snapshot', BUILT_MAIN, 'serve', ...server.args],
     env: { ...(process.env as Record<string, string>), ...server.env },
     ...(server.cwd !== undefined ? { cwd: server.cwd } : {}),
     stderr: 'pipe' as const,

@@ -1,8 +1,10 @@
 // The host's side of one isolate process (sandbox/isolate-process.mjs): starts
 // it in its sandbox through the spawner, speaks frames with it, and turns what
 // comes back into outcomes. Nothing from there is trusted: frames are bounded
-// before they are buffered, every field is checked, each call's events are
-// counted again, and a process that breaks the protocol is killed. A process
+// before they are buffered, every field is checked, each call's messages are
+// counted and bounded again, a frame for a call that has ended is dropped
+// (counted in the log, never a reason to kill the process, which other calls
+// of the tool share), and a process that breaks the protocol is killed. A process
 // that dies fails only its own calls; the runner starts the next one. A tool
 // with a network allow list gets an egress grant with the process (closed with
 // it): ctx.fetch goes out from over there through that grant's proxy, each call
@@ -21,6 +23,8 @@ import { openEgressGrant, type EgressCallChannel, type EgressGrant } from '../bw
 import { SANDBOX_PROXY_URL } from '../bwrap/egress-bridge.js';
 import type { EgressSettings } from '../process/process-sandbox.js';
 import { classifyIsolateError, isIvmFailure, isToolMemoryError, type HostDisposeReason } from './isolate-errors.js';
+import { LateFrames } from './late-frames.js';
+import { topLevelVerdict, type IsolateStartResult, type IsolateStartStage } from './isolate-start.js';
 import { MAX_ISOLATES_PER_PROCESS, PRELUDE_URL, resolveIsolatedVm, resolveIsolateSandbox } from './isolate-sandbox.js';
 import { constants } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -29,12 +33,11 @@ import { fileURLToPath } from 'node:url';
 export const ISOLATE_START_TIMEOUT_MS = 20_000;
 /** How long a stopped call's isolate may take to be disposed before the whole process is killed. */
 export const STOP_GRACE_MS = 1000;
-/** Frames for no running call tolerated from one process before it is killed as broken. */
-const MAX_STRAY_FRAMES = 1000;
 const STDERR_TAIL_BYTES = 4096;
 const LOG_LEVELS: ReadonlySet<string> = new Set(['debug', 'info', 'warn', 'error']);
 
-export type IsolateProcessStart = { readonly ok: true; readonly process: IsolateProcess } | { readonly ok: false; readonly reason: string };
+/** A started process, or why not (`verdict`: the tool's module made the start fail; see isolate-start.ts). */
+export type IsolateProcessStart = { readonly ok: true; readonly process: IsolateProcess } | Extract<IsolateStartResult, { ok: false }>;
 
 export interface IsolateProcessDeps {
   readonly logger: Logger;
@@ -108,7 +111,7 @@ export async function startIsolateProcess(spec: RunSpec, deps: IsolateProcessDep
     const ready = await started.whenReady(ISOLATE_START_TIMEOUT_MS);
     if (!ready.ok) {
       started.kill();
-      return { ok: false, reason: ready.reason };
+      return ready;
     }
     return { ok: true, process: started };
   } catch (error) {
@@ -123,6 +126,8 @@ interface ActiveCall {
   readonly resolve: (outcome: Outcome) => void;
   events: number;
   eventBytes: number;
+  /** ctx refusals reported, bounded as over there. */
+  denials: number;
   /** Fetches refused over there before any connection, counted against the same bound as denials. */
   attempts: number;
   /** Its way out through the process's egress grant; closed when the call settles. */
@@ -134,13 +139,15 @@ export class IsolateProcess {
   private readonly calls = new Map<number, ActiveCall>();
   private readonly stopTimers = new Map<number, NodeJS.Timeout>();
   private nextId = 1;
-  private strayFrames = 0;
+  private readonly lateFrames: LateFrames;
   private hasExited = false;
   private catastrophe: string | undefined;
   private brokenReason: string | undefined;
+  private startStage: IsolateStartStage = 'loading';
+  private killedByHost = false;
   private readonly stderrTail = new TailBuffer(STDERR_TAIL_BYTES);
-  private markReady: (result: { ok: true } | { ok: false; reason: string }) => void = () => undefined;
-  private readonly ready: Promise<{ ok: true } | { ok: false; reason: string }>;
+  private markReady: (result: IsolateStartResult) => void = () => undefined;
+  private readonly ready: Promise<IsolateStartResult>;
   /** Settles once the process has exited and its workdir is gone. */
   readonly exited: Promise<void>;
 
@@ -154,6 +161,7 @@ export class IsolateProcess {
     private readonly oomKills: () => Promise<number> = () => Promise.resolve(0),
   ) {
     this.ready = new Promise((resolve) => (this.markReady = resolve));
+    this.lateFrames = new LateFrames(logger, spec.name);
     const maxHeaderBytes = ISOLATE_WIRE_LIMITS.maxHeaderBytes;
     // The largest body is a result (maxOutputBytes).
     const maxFrameBytes = 8 + maxHeaderBytes + spec.maxOutputBytes;
@@ -168,11 +176,12 @@ export class IsolateProcess {
     this.exited = tool.ended.then(async (exit) => {
       this.hasExited = true;
       const isOomKilled = (await this.oomKills()) > 0;
+      this.lateFrames.flush();
       const stderr = this.stderrTail.toText().trim();
       if (this.calls.size > 0 || stderr !== '' || this.catastrophe !== undefined) {
         this.logger.warn({ tool: spec.name, exit, catastrophe: this.catastrophe, stderr: stderr.slice(-2000) }, 'isolate process ended');
       }
-      this.markReady({ ok: false, reason: `the isolate process exited while starting${stderr === '' ? '' : `: ${stderr.slice(-500)}`}` });
+      this.markReady(this.startFailure(exit.kind === 'exited' ? exit : undefined, stderr));
       for (const timer of this.stopTimers.values()) clearTimeout(timer);
       this.stopTimers.clear();
       const crashed = isOomKilled
@@ -197,9 +206,9 @@ export class IsolateProcess {
     return this.tool.pid;
   }
 
-  whenReady(timeoutMs: number): Promise<{ ok: true } | { ok: false; reason: string }> {
+  whenReady(timeoutMs: number): Promise<IsolateStartResult> {
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<{ ok: false; reason: string }>((resolve) => {
+    const late = new Promise<IsolateStartResult>((resolve) => {
       timer = setTimeout(() => resolve({ ok: false, reason: `the isolate process did not start within ${timeoutMs} ms` }), timeoutMs);
     });
     return Promise.race([this.ready, late]).finally(() => clearTimeout(timer));
@@ -222,6 +231,7 @@ export class IsolateProcess {
         options,
         events: 0,
         eventBytes: 0,
+        denials: 0,
         attempts: 0,
         egress,
         resolve: (outcome) => {
@@ -244,6 +254,7 @@ export class IsolateProcess {
 
   /** Kills the process now (its sandbox, its pid namespace); its calls fail as crashed. */
   kill(): void {
+    this.killedByHost = true;
     if (this.tool.pid !== undefined) killProcessGroupNow(this.tool.pid);
     this.tool.stdin.destroy();
   }
@@ -283,6 +294,16 @@ export class IsolateProcess {
     call.resolve(outcome);
   }
 
+  // The process ended before it was ready: while loading our code, the sandbox could not start;
+  // while the tool's top level ran ahead (no call in it yet), the tool ended it.
+  private startFailure(exit: { exitCode: number | null; signal: NodeJS.Signals | null } | undefined, stderr: string): IsolateStartResult {
+    const reason = `the isolate process exited while starting${stderr === '' ? '' : `: ${stderr.slice(-500)}`}`;
+    if (this.startStage !== 'top_level') return { ok: false, reason };
+    const signal = exit?.signal ?? signalOfExitCode(exit?.exitCode ?? null);
+    const verdict = topLevelVerdict({ catastrophe: this.catastrophe, stderr, signal, killedByHost: this.killedByHost, memoryMb: this.spec.memoryMb });
+    return { ok: false, reason: verdict.message, verdict };
+  }
+
   private crashOutcome(exit: { exitCode: number | null; signal: NodeJS.Signals | null } | undefined): Outcome {
     if (this.catastrophe !== undefined) {
       // isolated-vm's catastrophic errors are out-of-memory conditions V8 could not contain.
@@ -312,7 +333,15 @@ export class IsolateProcess {
     if (typeof header !== 'object' || header === null) return this.breakProtocol('a frame that is not an object');
     const message = header as Record<string, unknown>;
     const type = message['type'];
-    if (type === 'ready') return this.markReady({ ok: true });
+    if (type === 'loaded') {
+      if (this.startStage === 'loading') this.startStage = 'top_level';
+      return;
+    }
+    if (type === 'ready') {
+      this.startStage = 'ready';
+      return this.markReady({ ok: true });
+    }
+    if (type === 'start_failed') return this.markReady({ ok: false, reason: stringField(message, 'reason', 200) || 'the isolate process could not start' });
     if (type === 'catastrophe') return this.onCatastrophe(message);
     const id = message['id'];
     if (type === 'stopped' && typeof id === 'number') {
@@ -320,15 +349,17 @@ export class IsolateProcess {
       this.stopTimers.delete(id);
       return;
     }
-    const call = typeof id === 'number' ? this.calls.get(id) : undefined;
+    // Every other frame belongs to a call this host started: an id it never gave out breaks the protocol.
+    if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1 || id >= this.nextId) return this.breakProtocol('a frame for a call that was never started');
+    const call = this.calls.get(id);
     if (call === undefined) {
-      // A late event of a call that ended: harmless, but a stream of them is not.
-      if (++this.strayFrames > MAX_STRAY_FRAMES) this.breakProtocol('too many frames for no running call');
+      // The call has ended (answered, stopped): the frame is dropped and counted, nothing else.
+      this.lateFrames.note(typeof type === 'string' ? type : 'unknown');
       return;
     }
     switch (type) {
       case 'result':
-        this.calls.delete(id as number);
+        this.calls.delete(id);
         this.settle(call, this.readResult(message, body));
         return;
       case 'progress':
@@ -421,7 +452,10 @@ export class IsolateProcess {
     else this.logger.debug({ tool: this.spec.name, level }, text);
   }
 
+  // Bounded again here, as over there: past the bound a refusal is still a refusal, not reported.
   private forwardDenial(call: ActiveCall, message: Record<string, unknown>): void {
+    if (call.denials >= ISOLATE_WIRE_LIMITS.maxDenialsPerCall) return;
+    call.denials += 1;
     const denial = {
       op: stringField(message, 'op', 64),
       target: stringField(message, 'target', ISOLATE_WIRE_LIMITS.maxTargetChars),

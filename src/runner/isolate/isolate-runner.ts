@@ -4,12 +4,18 @@
 // replaced after a crash, and given up when the host's bound on live isolate
 // processes needs room (least recently used first). Each call gets a fresh
 // context in an isolate no concurrent call shares, a deadline held here and
-// over there, and answers that were bounded before they crossed.
+// over there, and answers that were bounded before they crossed. Starting a
+// process is never a call's time: its deadline is held until the process is
+// ready. A module whose top level ends its process while starting (its heap)
+// fails every call with that verdict, and no process starts again for it, until
+// its entry file changes.
 import type { Logger } from '../../log.js';
 import type { Runner, RunSpec } from '../types.js';
 import type { Job, RunOptions, RunOutcome } from '../wire.js';
 import { failure, toRunOutcome, type Outcome } from '../tool-envelope.js';
 import { startIsolateProcess, type IsolateProcess, type IsolateProcessStart, type IsolateSandboxServices } from './isolate-process.js';
+import { fileStampOf, sameStamp, type FileStamp } from './file-stamp.js';
+import type { Failure } from './isolate-start.js';
 import type { IsolateProcesses, IsolateProcessOwner } from './isolate-processes.js';
 import type { EgressSettings } from '../process/process-sandbox.js';
 
@@ -30,6 +36,11 @@ export function createIsolateRunner(spec: RunSpec, deps: IsolateRunnerDeps): Run
   let current: IsolateProcess | undefined;
   let starting: Promise<IsolateProcessStart> | undefined;
   let closed = false;
+  /**
+   * The tool's module ended its process's start (its top level ran out of memory): every
+   * call gets that verdict, and no process is started again, until the entry file changes.
+   */
+  let verdict: { readonly outcome: Failure; readonly entry: FileStamp | undefined } | undefined;
 
   const owner: IsolateProcessOwner = {
     stopIfIdle() {
@@ -52,7 +63,8 @@ export function createIsolateRunner(spec: RunSpec, deps: IsolateRunnerDeps): Run
           ...(deps.egress !== undefined ? { egress: deps.egress } : {}),
         });
         if (!started.ok) {
-          logger.warn({ reason: started.reason }, 'isolate process could not start');
+          logger.warn({ reason: started.reason, ...(started.verdict !== undefined ? { code: started.verdict.code } : {}) }, 'isolate process could not start');
+          if (started.verdict !== undefined) verdict = { outcome: started.verdict, entry: await fileStampOf(spec.entryPath) };
           return started;
         }
         if (closed) {
@@ -83,7 +95,7 @@ export function createIsolateRunner(spec: RunSpec, deps: IsolateRunnerDeps): Run
     });
   }
 
-  // Started ahead, off the first call's path.
+  // Started ahead, off the first call's path (ensureProcess never rejects: a failed start is a value).
   registry.touch(owner);
   void ensureProcess();
 
@@ -94,19 +106,47 @@ export function createIsolateRunner(spec: RunSpec, deps: IsolateRunnerDeps): Run
     const { control } = options;
     if (control.reason !== undefined) return finish({ ok: false, ...control.failure() });
     registry.touch(owner);
-    // The call's control holds the deadline, which covers the start of a process too.
-    const stopped = control.stopped.then((): Outcome & { ok: false } => ({ ok: false, ...control.failure() }));
-    const started = await Promise.race([ensureProcess(), stopped]);
-    if ('code' in started) return finish(started);
-    if (!started.ok) {
-      return finish(failure('sandbox_unavailable', 'The sandbox for isolate tools is not available on this host.', { reason: started.reason }));
+    let process = current?.isAlive === true ? current : undefined;
+    // Time spent starting a process: not the call's (its deadline is held meanwhile).
+    let startMs = 0;
+    if (process === undefined) {
+      const start = performance.now();
+      const started = await startForCall(options);
+      startMs = performance.now() - start;
+      if (!started.ok) return finish(started);
+      process = started.process;
     }
-    const remainingMs = Math.max(1, control.timeoutMs - (performance.now() - startedMs));
-    const outcome = await started.process.run(job, options, remainingMs);
+    const remainingMs = Math.max(1, control.timeoutMs - (performance.now() - startedMs - startMs));
+    const outcome = await process.run(job, options, remainingMs);
     if (!outcome.ok && closed && outcome.code === 'cancelled') {
       return finish(failure('cancelled', 'The host is shutting down.', { reason: 'runner_closed' }));
     }
     return finish(outcome);
+  }
+
+  /**
+   * A live process for a call that found none: started (or its start under way awaited)
+   * with the call's deadline held, since a start is never the call's time (SPEC 3), while
+   * a cancel or shutdown still ends the wait. A start the tool's module made fail is that
+   * verdict; any other failed start is `sandbox_unavailable` with its reason.
+   */
+  async function startForCall(options: RunOptions): Promise<{ ok: true; process: IsolateProcess } | Failure> {
+    const { control } = options;
+    if (verdict !== undefined) {
+      if (verdict.entry !== undefined && sameStamp(verdict.entry, await fileStampOf(spec.entryPath))) return verdict.outcome;
+      verdict = undefined;
+    }
+    const resume = control.pauseDeadline?.();
+    try {
+      const stopped = control.stopped.then((): Failure => ({ ok: false, ...control.failure() }));
+      const started = await Promise.race([ensureProcess(), stopped]);
+      if ('code' in started) return started;
+      if (started.ok) return started;
+      if (started.verdict !== undefined) return started.verdict;
+      return { ok: false, code: 'sandbox_unavailable', message: 'The isolate process of this tool could not start.', details: { reason: started.reason } };
+    } finally {
+      resume?.();
+    }
   }
 
   async function close(): Promise<void> {
@@ -122,7 +162,7 @@ export function createIsolateRunner(spec: RunSpec, deps: IsolateRunnerDeps): Run
   }
 
   async function ready(): Promise<void> {
-    if (!closed) await ensureProcess();
+    if (!closed && verdict === undefined) await ensureProcess();
   }
 
   return { mode: 'isolate', run, close, ready };

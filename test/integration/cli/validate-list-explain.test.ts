@@ -120,7 +120,7 @@ describe('toolhost list', () => {
       sideEffect: 'destructive',
       mode: 'process',
       isolation: 'namespace',
-      trust: 'first_party',
+      trust: 'community',
       listed: true,
       excluded: false,
       decision: 'ask',
@@ -145,7 +145,7 @@ describe('toolhost list', () => {
     expect(code).toBe(0);
     const rows = stdout.trimEnd().split('\n').map((line) => line.split('\t'));
     expect(rows[0]).toEqual(['NAME', 'CLASS', 'SANDBOX', 'TRUST', 'LISTED', 'DECISION', 'RULE']);
-    expect(rows.find((row) => row[0] === 'delete_path')).toEqual(['delete_path', 'destructive', 'process+namespace', 'first party', 'yes', 'ask', APPROVAL_RULE]);
+    expect(rows.find((row) => row[0] === 'delete_path')).toEqual(['delete_path', 'destructive', 'process+namespace', 'community', 'yes', 'ask', APPROVAL_RULE]);
   });
 
   it('prints an aligned table with a header rule on a terminal', async () => {
@@ -156,7 +156,7 @@ describe('toolhost list', () => {
     const lines = String(result.stdout).split(/\r?\n/);
     expect(lines[0]).toMatch(/^NAME +CLASS +SANDBOX +TRUST +LISTED +DECISION +RULE$/);
     expect(lines[1]).toMatch(/^-+ {2}-+ {2}-+/);
-    expect(lines.find((line) => line.startsWith('delete_path '))).toMatch(/^delete_path +destructive +process\+namespace +first party +yes +ask +policies\/repository\.yaml:\d+ sideEffects\.requireApproval$/);
+    expect(lines.find((line) => line.startsWith('delete_path '))).toMatch(/^delete_path +destructive +process\+namespace +community +yes +ask +policies\/repository\.yaml:\d+ sideEffects\.requireApproval$/);
     expect(String(result.stdout)).not.toContain('\t');
   });
 
@@ -186,7 +186,7 @@ describe('toolhost explain', () => {
   it('--json lists every key in force with its layer, file and line', async () => {
     const { code, stdout } = await toolhost('explain', 'delete_path', '--json', '--policy', 'policies/org/acme-baseline.yaml');
     expect(code).toBe(0);
-    const explanation = JSON.parse(stdout) as { rule: string; keys: { key: string; layer: string; file: string | null; line: number | null; rule: string }[] };
+    const explanation = JSON.parse(stdout) as { rule: string; keys: { key: string; layer: string; file: string | null; line: number | null; rule: string; status: string }[] };
     const orgLine = lineOf('policies/org/acme-baseline.yaml', '- destructive');
     expect(explanation.rule).toBe(`policies/org/acme-baseline.yaml:${orgLine} sideEffects.requireApproval`);
     const approvalRows = explanation.keys.filter((row) => row.key === 'sideEffects.requireApproval');
@@ -199,10 +199,12 @@ describe('toolhost explain', () => {
       file: 'policies/org/acme-baseline.yaml',
       line: lineOf('policies/org/acme-baseline.yaml', 'maxTimeoutMs'),
     });
-    expect(explanation.keys.find((row) => row.key === 'limits.maxCallsPerSession')).toMatchObject({
-      layer: 'repository',
-      rule: `policies/repository.yaml:${lineOf('policies/repository.yaml', 'maxCallsPerSession')} limits.maxCallsPerSession`,
-    });
+    // Every layer that sets a scalar key is a row: the tightest is in force, the others overridden by it.
+    const repositoryRule = `policies/repository.yaml:${lineOf('policies/repository.yaml', 'maxCallsPerSession')} limits.maxCallsPerSession`;
+    expect(explanation.keys.filter((row) => row.key === 'limits.maxCallsPerSession')).toEqual([
+      expect.objectContaining({ layer: 'organisation', value: 1000, status: 'overridden', overriddenBy: repositoryRule }),
+      expect.objectContaining({ layer: 'repository', value: 500, status: 'in_force', rule: repositoryRule }),
+    ]);
     expect(explanation.keys.find((row) => row.key === 'onInvalidArguments')).toMatchObject({ layer: 'organisation' });
     expect(explanation.keys.find((row) => row.key === 'limits.maxConsecutiveFailures')).toMatchObject({
       layer: 'organisation',

@@ -1,13 +1,12 @@
-// The bundled isolate and worker tools (manifests/) run on these runners with
-// the ctx shapes they rely on: fs.list entries, fs.stat, fs.writeText, fetch.
+// The bundled isolate tools (manifests/) run on the isolate runner with the
+// ctx shapes they rely on: fs.list entries, fs.stat, fs.writeText, fetch.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createIsolateRunner } from '../../../src/runner/isolate/isolate-runner.js';
-import { createWorkerRunner } from '../../../src/runner/worker/worker-runner.js';
-import type { Runner, RunSpec, WorkspaceRoot } from '../../../src/runner/types.js';
+import type { Runner, WorkspaceRoot } from '../../../src/runner/types.js';
 import { createSilentLogger } from '../../../src/log.js';
 import { makeTempDir, recordingOptions, root } from './isolate-spec.js';
 import { jsonOf } from '../../helpers/run-outcomes.js';
@@ -23,10 +22,10 @@ let workspace: { dir: string; cleanup: () => Promise<void> };
 const README = 'line one\nneedle here\nline three\n';
 const MAIN_JS = 'const needle = 1;\n';
 
-function bundled(file: string, mode: 'isolate' | 'worker', roots: WorkspaceRoot[]): Runner {
+function bundled(file: string, mode: 'isolate', roots: WorkspaceRoot[]): Runner {
   const entryPath = path.join(MANIFESTS, file);
   const spec = runSpec({ name: path.basename(file).replace(/\.m?js$/, ''), mode, manifestDir: path.dirname(entryPath), entryPath, roots });
-  const runner = mode === 'isolate' ? createIsolateRunner(spec, { logger, services }) : createWorkerRunner(spec, { logger });
+  const runner = createIsolateRunner(spec, { logger, services });
   runners.push(runner);
   return runner;
 }
@@ -92,11 +91,9 @@ describe('bundled tools on the isolate runner', () => {
     expect(refused).toMatchObject({ ok: false, code: 'tool_error', details: { errorCode: 'policy_denied' } });
     expect(options.denials).toMatchObject([{ op: 'writeText', reason: 'read_only_root' }]);
   });
-});
 
-describe('bundled tools on the worker runner', () => {
-  it('hash_file hashes through ctx.fs', async () => {
-    const runner = bundled('hash_file.mjs', 'worker', [root(workspace.dir, 'read')]);
+  it("hash_file hashes through ctx.fs, the same digest as Node's crypto", async () => {
+    const runner = bundled('hash_file.mjs', 'isolate', [root(workspace.dir, 'read')]);
     const result = jsonOf(await runner.run({ callId: 'h', args: { path: 'README.md' } }, recordingOptions()));
     const text = await readFile(path.join(workspace.dir, 'README.md'));
     expect(result).toEqual({

@@ -4,7 +4,8 @@
 // from the isolate process), each of two concurrent calls on the same process
 // gets its own attempts (the call's token, which a tool cannot forge), the
 // proxy resolves names itself, and a flood is bounded (connections at once per
-// process, connections per call). Loopback only.
+// call, so one call's hanging fetches never starve another's; connections per
+// call at the proxy). Loopback only.
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +14,7 @@ import { createIsolateRunner } from '../../../src/runner/isolate/isolate-runner.
 import type { RunSpec } from '../../../src/runner/types.js';
 import type { EgressAttempt } from '../../../src/runner/wire.js';
 import { failureOf, jsonOf } from '../../helpers/run-outcomes.js';
+import { until } from '../../helpers/wait.js';
 import { makeSpec, recordingOptions, useRunnerCleanup } from './isolate-spec.js';
 import { useProcessServices } from '../../helpers/process-services.js';
 
@@ -178,20 +180,46 @@ describe('isolate ctx.fetch through the egress proxy', () => {
     expect(tlsFirstBytes).toEqual([]);
   });
 
-  it('bounds a flood of one call: at most 8 connections at once from the process, every fetch settles', async () => {
+  it('bounds a flood of one call: at most 3 connections at once from one call, every fetch settles', async () => {
     const fetcher = runner('fetch-many.mjs', { networkAllow: [`127.0.0.1:${first.port}`] });
     const count = 30;
     first.seen.length = 0;
     first.mostOpen = 0;
-    // Each answer waits until 8 requests are open at once, or until every request arrived.
-    first.hold = (server) => !(server.open >= 8 || server.seen.length >= count);
+    // Each answer waits until 3 requests are open at once, or until every request arrived.
+    first.hold = (server) => !(server.open >= 3 || server.seen.length >= count);
     try {
       const { attempts, options } = recorded(60_000);
       const outcome = await fetcher.run({ callId: 'flood', args: { url: `http://127.0.0.1:${first.port}/f`, count } }, options);
       expect(jsonOf(outcome)).toEqual({ '200': count });
-      expect(first.mostOpen).toBe(8);
+      expect(first.mostOpen).toBe(3);
       expect(attempts).toHaveLength(count);
       expect(attempts.every((attempt) => attempt.kind === 'http' && attempt.admitted)).toBe(true);
+    } finally {
+      first.hold = () => false;
+      first.release();
+    }
+  });
+
+  it("one call's hanging fetches never make another call of the same tool wait for a listener that answers at once", async () => {
+    const fetcher = runner('fetch-many.mjs', { networkAllow: [`127.0.0.1:${first.port}`, `127.0.0.1:${second.port}`] });
+    first.seen.length = 0;
+    // The first listener accepts every request and never answers (until the test ends).
+    first.hold = () => true;
+    try {
+      const hanging = recorded(60_000);
+      let isHangingOver = false;
+      const hangingCall = fetcher.run({ callId: 'hang', args: { url: `http://127.0.0.1:${first.port}/hang`, count: 16 } }, hanging.options).finally(() => {
+        isHangingOver = true;
+      });
+      // Its share of connections is open and held.
+      await until(() => first.seen.length >= 3);
+      const quick = await fetcher.run({ callId: 'quick', args: { url: `http://127.0.0.1:${second.port}/q`, count: 1 } }, recorded().options);
+      expect(jsonOf(quick)).toEqual({ '200': 1 });
+      expect(isHangingOver).toBe(false);
+      // The hanging call holds its 3 places; its 13 other fetches wait on them, not on the process's.
+      expect(first.seen.length).toBe(3);
+      hanging.options.controller.abort();
+      expect(failureOf(await hangingCall).code).toBe('cancelled');
     } finally {
       first.hold = () => false;
       first.release();

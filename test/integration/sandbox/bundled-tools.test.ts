@@ -96,7 +96,7 @@ describe('bundled tools in their sandboxes', { timeout: 180_000 }, () => {
     }
   });
 
-  it('hash_file runs in a worker', async () => {
+  it('hash_file runs in an isolate', async () => {
     expect(valueOf(await call('hash_file', { path: 'a.txt' }))).toMatchObject({ algorithm: 'sha256', bytes: 24, digest: expect.stringMatching(/^[0-9a-f]{64}$/) });
   });
 

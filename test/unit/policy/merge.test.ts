@@ -303,6 +303,30 @@ describe('trust.firstParty: first party only if every layer that sets it says so
     const config = load({ manifests: { 'a.yaml': manifestYaml('a') } });
     expect(view(config, 'a').trust).toBe('community');
   });
+
+  it.each([
+    ['no organisation policy', {}],
+    ['an organisation policy that does not set it', { [ORG]: policyYaml('org', 'limits:\n  maxTimeoutMs: 20000') }],
+  ])('a repository layer alone grants nothing (%s): the built-in default is in force', (_name, organisation) => {
+    const config = load({
+      manifests: { 'a.yaml': manifestYaml('worker_tool', { mode: 'worker' }) },
+      organisation,
+      repository: { 'open.yaml': policyYaml('open', 'trust:\n  firstParty: ["**"]') },
+    });
+    expect(view(config, 'worker_tool')).toMatchObject({ trust: 'community', listed: false, allowedModes: ['isolate', 'process_namespace'] });
+    expect(config.policy.assessments.get('worker_tool')?.checks.find((check) => check.key === 'trust.firstParty')?.rule).toBe('(built-in) trust.firstParty');
+  });
+
+  it('a repository layer narrows what the organisation granted', () => {
+    const org = policyYaml('org', 'trust:\n  firstParty: ["manifests/**"]');
+    const config = load({
+      manifests: { 'internal/a.yaml': manifestYaml('internal_tool', { mode: 'worker' }), 'b.yaml': manifestYaml('top_tool', { mode: 'worker' }) },
+      organisation: { [ORG]: org },
+      repository: { 'repo.yaml': policyYaml('repo', 'trust:\n  firstParty: ["manifests/internal/**"]') },
+    });
+    expect(view(config, 'internal_tool').trust).toBe('first_party');
+    expect(view(config, 'top_tool').trust).toBe('community');
+  });
 });
 
 describe('onUnknownTool and onInvalidArguments: the tightest value wins', () => {

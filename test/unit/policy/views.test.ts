@@ -98,7 +98,9 @@ describe('exclusion: a tool that conflicts with the policy as declared', () => {
   });
 
   it('a first-party worker tool is not excluded by sandbox.community', () => {
-    const config = load({ manifests: { 'first/w.yaml': manifestYaml('worker_tool', { mode: 'worker' }) }, repository: { 'repo.yaml': REPO } });
+    // First party is granted by an organisation layer (the repository's list only narrows it).
+    const org = policyYaml('org', 'trust:\n  firstParty: ["manifests/**"]');
+    const config = load({ manifests: { 'first/w.yaml': manifestYaml('worker_tool', { mode: 'worker' }) }, organisation: { 'org.yaml': org }, repository: { 'repo.yaml': REPO } });
     expect(config.tools.get('worker_tool')).toMatchObject({ listed: true, trust: 'first_party', decision: { effect: 'allow' } });
     expect(config.exclusions).toEqual([]);
   });

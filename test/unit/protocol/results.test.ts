@@ -84,6 +84,22 @@ describe('renderOutcome: every error code', () => {
   });
 });
 
+describe('renderOutcome: internal', () => {
+  it.each(['journal_unavailable', 'disk_full'])('with a known cause (%s) is a result the caller can read and retry', (reason) => {
+    const error = new HostError('internal', 'The journal cannot be written.', { reason, stage: 'journal' });
+    expect(renderOutcome({ kind: 'error', callId: 'c1', error }, DEFAULTS)).toEqual({
+      isError: true,
+      content: [{ type: 'text', text: 'code: internal\nThe journal cannot be written.' }],
+      _meta: { [ERROR_META_KEY]: { code: 'internal', reason, stage: 'journal', recovery: 'retry' } },
+    });
+  });
+
+  it('with any other reason is a defect of the host: JSON-RPC -32603', () => {
+    const error = new HostError('internal', 'An internal error stopped this call.', { reason: 'isolate_error' });
+    expect(() => renderOutcome({ kind: 'error', callId: 'c1', error }, DEFAULTS)).toThrow(ProtocolError);
+  });
+});
+
 describe('renderOutcome: session settings', () => {
   it('unknown_tool as an error result when onUnknownTool is error_result', () => {
     const { result } = render('unknown_tool', { ...DEFAULTS, onUnknownTool: 'error_result' });

@@ -29,7 +29,7 @@ describe('the bundled manifests', () => {
     expect(facts('delete_path')).toEqual({ sideEffect: 'destructive', mode: 'process', isolation: 'namespace', access: ['read_write'] });
     expect(facts('http_get')).toEqual({ sideEffect: 'read_only', mode: 'isolate', isolation: 'none', access: [] });
     expect(facts('text_stats')).toEqual({ sideEffect: 'read_only', mode: 'process', isolation: 'namespace', access: ['read'] });
-    expect(facts('hash_file')).toEqual({ sideEffect: 'read_only', mode: 'worker', isolation: 'none', access: ['read'] });
+    expect(facts('hash_file')).toEqual({ sideEffect: 'read_only', mode: 'isolate', isolation: 'none', access: ['read'] });
     expect(facts('json_format')).toEqual({ sideEffect: 'read_only', mode: 'isolate', isolation: 'none', access: [] });
     expect(byName.get('http_get')?.networkAllow).toEqual(['api.github.com']);
     expect(byName.get('text_stats')?.sandbox).toMatchObject({ persistent: true, poolSize: 2, command: ['python3', join(REPO, 'manifests/text_stats.py')] });

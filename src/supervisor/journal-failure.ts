@@ -1,0 +1,40 @@
+// A journal that cannot be written (or read) before a tool runs (SPEC 5.2 and
+// 7.1): the host knows the cause, so the caller gets an `internal` *result*
+// with `recovery: retry` and `details.reason` (`disk_full`, or
+// `journal_unavailable` for a database away, a lock held too long, a file that
+// cannot be written), and the tool has not run. The journal's own message names
+// files and hosts: it goes to the log (as the cause), never to the caller.
+import type { JournalError } from '../audit/journal.js';
+import { HostError, type InternalResultReason } from '../errors.js';
+import { STAGES, type Stage } from './stages.js';
+
+/** PostgreSQL's SQLSTATE for a full disk (class 53, insufficient resources). */
+const PG_DISK_FULL = '53100';
+
+const MESSAGES: Record<InternalResultReason, string> = {
+  disk_full: 'The host could not journal this call because its disk is full, so the tool did not run; try again once there is space.',
+  journal_unavailable: 'The host could not journal this call because its journal is not answering, so the tool did not run; try again.',
+};
+
+/** Whether a failure in `stage` happened before the tool was handed the call (a journal failure there is a result). */
+export function isBeforeRun(stage: Stage): boolean {
+  return STAGES.indexOf(stage) < STAGES.indexOf('run');
+}
+
+/** The `internal` result of a journal failure before the tool ran. */
+export function journalFailure(error: JournalError, stage: Stage): HostError {
+  const reason = journalFailureReason(error);
+  return new HostError('internal', MESSAGES[reason], { reason, stage }, { cause: error });
+}
+
+/** Why the journal failed, as the caller is told: a full disk, or a journal that does not answer. */
+export function journalFailureReason(error: JournalError): InternalResultReason {
+  const { details } = error;
+  if (details['sqlite'] === 'SQLITE_FULL' || details['pg'] === PG_DISK_FULL || causeCode(error) === 'ENOSPC') return 'disk_full';
+  return 'journal_unavailable';
+}
+
+function causeCode(error: Error): unknown {
+  const cause = error.cause as { code?: unknown } | undefined;
+  return typeof cause === 'object' && cause !== null ? cause.code : undefined;
+}
