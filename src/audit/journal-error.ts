@@ -34,7 +34,9 @@ export type JournalErrorCode =
   /** approve on an approval that is no longer pending. */
   | 'approval_decided'
   /** An artifact larger than the store takes. */
-  | 'artifact_too_large';
+  | 'artifact_too_large'
+  /** The journal signing key cannot be read, is not Ed25519, or others can read it. */
+  | 'journal_key_invalid';
 
 export class JournalError extends Error {
   constructor(
