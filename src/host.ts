@@ -63,6 +63,8 @@ export interface HostOptions {
   readonly startIsolatesAhead?: boolean;
   /** SQLite journal: commit read-only calls' batched records on a writer thread, off the event loop (`serve`). */
   readonly journalWriterThread?: boolean;
+  /** `--journal-key FILE`: the Ed25519 key that signs this host's chain; default TOOLHOST_JOURNAL_KEY, else the state folder's. */
+  readonly journalKeyFile?: string;
 }
 
 export interface Host {
@@ -133,6 +135,7 @@ async function buildHost(options: HostOptions, config: HostConfig, instances: Re
     ...(options.env !== undefined ? { env: options.env } : {}),
     ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
     writeBatchesOffThread: options.journalWriterThread === true,
+    keyFile: options.journalKeyFile,
   });
   const artifacts = { put: (bytes: Uint8Array, mimeType: string) => journal.putArtifact(bytes, mimeType), get: (uri: string) => journal.getArtifact(uri) };
   if (options.startSpawnerAhead === true && [...config.tools.values()].some((view) => view.runSpec?.mode === 'process')) services.spawner.start();

@@ -9,7 +9,7 @@ import { createLogger } from '../log.js';
 import { parseStrictJson } from '../supervisor/strict-json.js';
 import type { ApprovalChannel, CallOutcome, ElicitAnswer } from '../supervisor/types.js';
 import { HOST_FLAGS_HELP, hostFlagsFrom, parseCommandArgs, UsageError } from './args.js';
-import { JOURNAL_FLAG, JOURNAL_FLAG_HELP, journalFlagFrom } from './journal-flag.js';
+import { JOURNAL_FLAG, JOURNAL_FLAG_HELP, journalFlagFrom, journalKeyFrom } from './journal-flag.js';
 
 const HELP = `Usage: toolhost call TOOL [JSON] [host flags] [--idempotency-key KEY]
 
@@ -50,7 +50,8 @@ export async function run(argv: readonly string[]): Promise<number> {
   let host;
   try {
     const journalUrl = journalFlagFrom(values);
-    host = await createHost({ ...flags, ...(journalUrl !== undefined ? { journalUrl } : {}), logger, prepareSandboxes: false });
+    const journalKeyFile = journalKeyFrom(values);
+    host = await createHost({ ...flags, ...(journalUrl !== undefined ? { journalUrl } : {}), ...(journalKeyFile !== undefined ? { journalKeyFile } : {}), logger, prepareSandboxes: false });
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     for (const problem of error.problems) process.stderr.write(`${formatProblem(problem)}\n`);

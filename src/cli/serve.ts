@@ -21,7 +21,7 @@ import type { Supervisor } from '../supervisor/types.js';
 import { BoundaryStdioTransport, ProtocolOutput } from '../protocol/stdio.js';
 import { takeProtocolChannel } from '../protocol/protocol-fd.js';
 import { HOST_FLAGS_HELP, hostFlagsFrom, parseCommandArgs, UsageError } from './args.js';
-import { JOURNAL_FLAG, JOURNAL_FLAG_HELP, journalFlagFrom } from './journal-flag.js';
+import { JOURNAL_FLAG, JOURNAL_FLAG_HELP, journalFlagFrom, journalKeyFrom } from './journal-flag.js';
 import { HostReloader } from './serve-reload.js';
 import { buildAuthenticator, HTTP_FLAGS, HTTP_FLAGS_HELP, httpSettingsFrom, type HttpSettings } from './serve-http.js';
 import { watchConfig, type ConfigWatch } from './serve-watch.js';
@@ -66,7 +66,7 @@ export async function run(argv: readonly string[]): Promise<number> {
     return 0;
   }
   const maxMessageBytes = parseMaxMessageBytes(values['max-message-bytes']);
-  const flags = { ...hostFlagsFrom(values), journalUrl: journalFlagFrom(values) };
+  const flags = { ...hostFlagsFrom(values), journalUrl: journalFlagFrom(values), journalKey: journalKeyFrom(values) };
   const http = httpSettingsFrom(values);
   // Asynchronous lines (see createLogger): the end-of-call line no longer blocks the event loop.
   const logger = createLogger({ sync: false, ...(flags.logFile !== undefined ? { file: flags.logFile } : {}) });
@@ -239,7 +239,7 @@ async function startTelemetry(flag: boolean, logger: Logger): Promise<Telemetry 
 }
 
 /** The host, or undefined after printing why the configuration does not load (createHost logs exclusions). */
-async function buildHost(flags: ReturnType<typeof hostFlagsFrom> & { journalUrl: string | undefined }, logger: Logger, session: SessionCounters): Promise<Host | undefined> {
+async function buildHost(flags: ReturnType<typeof hostFlagsFrom> & { journalUrl: string | undefined; journalKey: string | undefined }, logger: Logger, session: SessionCounters): Promise<Host | undefined> {
   try {
     return await createHost({
       session,
@@ -248,6 +248,7 @@ async function buildHost(flags: ReturnType<typeof hostFlagsFrom> & { journalUrl:
       workspace: flags.workspace,
       stateDir: flags.stateDir,
       ...(flags.journalUrl !== undefined ? { journalUrl: flags.journalUrl } : {}),
+      ...(flags.journalKey !== undefined ? { journalKeyFile: flags.journalKey } : {}),
       ...(flags.logFile !== undefined ? { logFile: flags.logFile } : {}),
       logger,
       startSpawnerAhead: true,
