@@ -6,7 +6,7 @@
 // the `record` column keeps the exact canonical text the hash covers.
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
-import { canonicalJson } from './chain/canonical-json.js';
+import { canonicalJson } from '../config/canonical-json.js';
 import type { ChainEntry, ChainEntryKind } from './chain/chain-entry.js';
 import type { JournalSnapshot } from './chain/journal-snapshot.js';
 

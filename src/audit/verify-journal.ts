@@ -6,7 +6,7 @@
 // be the latest chained fact about it, and each chained record must still have
 // its row). The report names the first break; the console and the CLI print it.
 import type { ApprovalRecord } from './approval-record.js';
-import { canonicalJson } from './chain/canonical-json.js';
+import { canonicalJson } from '../config/canonical-json.js';
 import { CHAIN_ENTRY_KINDS, checkpointSignedText, entryHash, type ChainEntry, type CheckpointRecord, type GapRecord, type OpenRecord } from './chain/chain-entry.js';
 import { verifyChainSignature } from './chain/chain-key.js';
 import type { ChainedCall } from './chain/chain-records.js';

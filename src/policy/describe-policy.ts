@@ -36,6 +36,7 @@ export function describePolicy(policy: MergedPolicy): KeyRow[] {
     ...scalarRows('onInvalidArguments', policy.onInvalidArguments),
     ...scalarRows('approvals.by', policy.approvalsBy),
     ...scalarRows('approvals.expireAfterMs', policy.approvalsExpireAfterMs),
+    ...scalarRows('journal.arguments', policy.journalArguments),
   ];
 }
 

@@ -8,6 +8,7 @@ import type { YamlPath } from '../config/yaml-source.js';
 import { POLICY_DEFAULTS } from './defaults.js';
 import type {
   IntersectSetting,
+  JournalArguments,
   LayerList,
   LimitKey,
   MergedPolicy,
@@ -68,6 +69,8 @@ export function mergePolicies(files: readonly PolicyFile[], workspace: string): 
     // operator wins over client (it never drops an approval); the shorter expiry wins.
     approvalsBy: mergeScalar(files, ['approvals', 'by'], 'approvals.by', POLICY_DEFAULTS.approvalsBy, (f) => data(f).approvals?.by, (a, b) => a === 'operator' && b !== 'operator'),
     approvalsExpireAfterMs: mergeScalar(files, ['approvals', 'expireAfterMs'], 'approvals.expireAfterMs', POLICY_DEFAULTS.approvalsExpireAfterMs, (f) => data(f).approvals?.expireAfterMs, smaller),
+    // More evidence for an auditor is the stricter oversight: any layer asking for the arguments gets them kept.
+    journalArguments: mergeScalar(files, ['journal', 'arguments'], 'journal.arguments', POLICY_DEFAULTS.journalArguments as JournalArguments, (f) => data(f).journal?.arguments, (a, b) => a === 'redacted' && b !== 'redacted'),
   };
   checkRewrites(policy.onUnknownTool, files, problems);
   return { policy: deepFreeze(policy), problems };

@@ -76,6 +76,7 @@ export const POLICY_KEYS = [
   'onInvalidArguments',
   'approvals.by',
   'approvals.expireAfterMs',
+  'journal.arguments',
 ] as const;
 // `principals` entries are never merged into one value (each only tightens): see principals.ts.
 export type PolicyKey = (typeof POLICY_KEYS)[number] | 'mode' | 'kind' | 'name' | 'principals';
@@ -87,6 +88,9 @@ export type InvalidArgumentsMode = 'error_result' | 'protocol_error';
 
 /** Who gives approvals (SPEC section 7.2): the client in-band, else an operator; or always an operator. */
 export type ApprovalsBy = 'client' | 'operator';
+
+/** What the journal keeps of a call's arguments: their hash only, or also their redacted, bounded text. */
+export type JournalArguments = 'none' | 'redacted';
 
 /** The policy in force after layering (one per view: enforced, or with shadow files too). */
 export interface MergedPolicy {
@@ -107,6 +111,7 @@ export interface MergedPolicy {
   readonly onInvalidArguments: ScalarSetting<InvalidArgumentsMode>;
   readonly approvalsBy: ScalarSetting<ApprovalsBy>;
   readonly approvalsExpireAfterMs: ScalarSetting<number>;
+  readonly journalArguments: ScalarSetting<JournalArguments>;
 }
 
 /** One policy file after schema validation: every key it sets, with positions. */
@@ -140,4 +145,5 @@ export interface PolicyDocument {
   readonly onInvalidArguments?: InvalidArgumentsMode;
   readonly principals?: Readonly<Record<string, { readonly tools?: { readonly allow?: readonly string[]; readonly deny?: readonly string[] } }>>;
   readonly approvals?: { readonly by?: ApprovalsBy; readonly expireAfterMs?: number };
+  readonly journal?: { readonly arguments?: JournalArguments };
 }

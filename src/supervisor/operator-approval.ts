@@ -59,10 +59,10 @@ export async function requestOperatorApproval(operator: OperatorApprovals, view:
   );
 }
 
-/** Spends an approved id for this tool and these arguments; throws approval_denied (or approval_required while pending). */
-export async function spendOperatorApproval(operator: OperatorApprovals, view: ToolView, argsHash: string, id: string, rule: string | null): Promise<void> {
+/** Spends an approved id for this tool and these arguments, returning the operator who approved it; throws approval_denied (or approval_required while pending). */
+export async function spendOperatorApproval(operator: OperatorApprovals, view: ToolView, argsHash: string, id: string, rule: string | null): Promise<string | null> {
   const spent = await operator.journal.spendApproval(id, view.manifest.name, argsHash, operator.callId);
-  if (spent.ok) return;
+  if (spent.ok) return spent.approval.decidedBy;
   if (spent.reason === 'pending') {
     throw new HostError('approval_required', `Approval ${id} for ${view.manifest.name} is still waiting for an operator (toolhost approve ${id}).`, {
       rule,

@@ -34,6 +34,7 @@ import { decideForPrincipal } from '../policy/principals.js';
 import { declareTools } from './tool-declarations.js';
 import type { CallOutcome, CallRequest, Supervisor, ToolDeclaration } from './types.js';
 import { validateArgs } from './validate-args.js';
+import { journaledArguments } from './journaled-arguments.js';
 
 /** What the supervisor reads of the host configuration (HostConfig provides it). */
 export interface SupervisorConfig {
@@ -140,6 +141,7 @@ class CallSupervisor implements Supervisor {
   async #call(request: CallRequest, control: CallControl): Promise<CallOutcome> {
     const counters = request.caller?.counters ?? request.session ?? this.#deps.session;
     const ctx = new CallContext(request, control, counters.id, this.#deps.logger, request.caller?.principal ?? null);
+    ctx.policyDigest = this.session.policyDigest ?? null;
     const slot: { release?: ReleaseSlot | undefined; end?: CallEnd } = {};
     try {
       let outcome = await this.#stages(ctx, request, control, counters, slot);
@@ -178,6 +180,7 @@ class CallSupervisor implements Supervisor {
 
       ctx.enter('validate-args');
       const args = validateArgs(view.manifest, request.args);
+      if (this.session.journalArguments === 'redacted') ctx.argumentsText = journaledArguments(args, this.#deps.redact);
       // A malformed key is the caller's mistake, refused before anyone is asked to approve.
       ctx.idempotencyKey = readIdempotencyKey(request.meta);
 
@@ -304,6 +307,10 @@ class CallSupervisor implements Supervisor {
         },
       });
       ctx.approval = approval.status === 'input_required' ? 'required' : approval.status;
+      if (approval.status === 'approved' && 'by' in approval && approval.by !== undefined) {
+        ctx.approvedBy = approval.by;
+        ctx.approverName = approval.operatorName ?? null;
+      }
       return approval;
     } catch (error) {
       if (isHostError(error)) ctx.approval = error.code === 'approval_required' ? 'required' : error.code === 'approval_denied' ? 'denied' : ctx.approval;

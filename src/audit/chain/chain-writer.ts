@@ -7,7 +7,7 @@
 // Writes of one chain are serialised by its store; this holds no lock.
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { canonicalJson } from './canonical-json.js';
+import { canonicalJson } from '../../config/canonical-json.js';
 import type { ChainSigner } from './chain-key.js';
 import { checkpointSignedText, entryHash, type ChainEntry, type ChainEntryKind, type CheckpointRecord, type GapRecord, type OpenRecord } from './chain-entry.js';
 

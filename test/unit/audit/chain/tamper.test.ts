@@ -6,7 +6,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { expect, it } from 'vitest';
-import { canonicalJson } from '../../../../src/audit/chain/canonical-json.js';
+import { canonicalJson } from '../../../../src/config/canonical-json.js';
 import { checkpointSignedText, entryHash, type ChainEntry } from '../../../../src/audit/chain/chain-entry.js';
 import { signerOf } from '../../../../src/audit/chain/chain-key.js';
 import type { Journal } from '../../../../src/audit/journal.js';
