@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import { benchJournal } from './journal.mjs';
+import { benchJournalChain } from './journal-chain.mjs';
 import { ROOT, callOk, connect, connectHttp, findMarked, hostArgs, round, rssMb, summarize, throughput, throughputOver, countedWindow, timeCalls, cpuUs } from './lib.mjs';
 
 const smoke = process.argv.includes('--smoke');
@@ -26,7 +27,7 @@ const LEAK_CALLS = smoke ? 100 : quick ? 1000 : 10_000;
 const SPILL_MB = smoke ? [1, 2] : [10, 100];
 const outAt = process.argv.indexOf('--out');
 const OUT_FILE = outAt > 0 && process.argv[outAt + 1] ? process.argv[outAt + 1] : join(ROOT, 'bench-results.json');
-// `--only latency,kill` runs just those sections (latency, http, upstream, kill, scale, spill, event-loop, egress, journal).
+// `--only latency,kill` runs just those sections (latency, http, upstream, kill, scale, spill, event-loop, egress, journal, journal-chain).
 const onlyAt = process.argv.indexOf('--only');
 const only = onlyAt > 0 && process.argv[onlyAt + 1] ? new Set(process.argv[onlyAt + 1].split(',')) : undefined;
 const want = (section) => only === undefined || only.has(section);
@@ -418,6 +419,11 @@ try {
   if (want('journal')) {
     // 7. The journal's cost per call on each store, and two hosts on one PostgreSQL.
     results.journal = await benchJournal({ N, scratch, host, log });
+  }
+
+  if (want('journal-chain')) {
+    // 8. Records committed before their answers (group commit) and the chain: their cost per read-only call.
+    results.journalChain = await benchJournalChain({ N, scratch, host, log });
   }
 
   writeFileSync(OUT_FILE, `${JSON.stringify(results, null, 2)}\n`);

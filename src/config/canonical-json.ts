@@ -28,3 +28,26 @@ function toWellFormed(text: string): string {
   const native = text as string & { isWellFormed(): boolean; toWellFormed(): string };
   return native.isWellFormed() ? text : native.toWellFormed();
 }
+
+/**
+ * The same canonical text for a flat record (values: strings, finite numbers,
+ * booleans, null) whose keys are given already sorted: one pass, no recursion,
+ * no copy. The journal writes one per call on the host's event loop; a test
+ * holds it to canonicalJson for every kind of value.
+ */
+export function canonicalFlatJson(record: Readonly<Record<string, unknown>>, sortedKeys: readonly string[]): string {
+  let text = '{';
+  let first = true;
+  for (const key of sortedKeys) {
+    const value = record[key];
+    if (value === undefined) continue;
+    let encoded: string;
+    if (value === null || typeof value === 'boolean') encoded = String(value);
+    else if (typeof value === 'string') encoded = JSON.stringify(toWellFormed(value));
+    else if (typeof value === 'number' && Number.isFinite(value)) encoded = JSON.stringify(value);
+    else return canonicalJson(record);
+    text += `${first ? '' : ','}${JSON.stringify(key)}:${encoded}`;
+    first = false;
+  }
+  return `${text}}`;
+}

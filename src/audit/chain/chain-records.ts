@@ -6,6 +6,7 @@
 import type { ApprovalRecord } from '../approval-record.js';
 import type { CallRecord } from '../call-record.js';
 import type { CallRowValues } from '../call-row.js';
+import { canonicalFlatJson } from '../../config/canonical-json.js';
 import { sha256Hex } from '../hash.js';
 import type { ChainFact } from './chain-writer.js';
 
@@ -112,9 +113,17 @@ export function chainedCallOfRecord(record: CallRecord, replay: string | null): 
   };
 }
 
+/** The keys of a ChainedCall in RFC 8785 order (UTF-16 code units: plain ASCII names sort as strings do). */
+const CHAINED_CALL_KEYS: readonly string[] = Object.keys(chainedCallOfValues(new Array(25).fill(null))).sort();
+
+/** The RFC 8785 text of a chained call (its fields are flat: strings, numbers, null). */
+export function chainedCallText(call: ChainedCall): string {
+  return canonicalFlatJson(call as unknown as Record<string, unknown>, CHAINED_CALL_KEYS);
+}
+
 /** The fact of a call record at revision `rev`. */
 export function callFact(call: ChainedCall, rev: number): ChainFact {
-  return { kind: 'call', ref: call.id, rev, record: call };
+  return { kind: 'call', ref: call.id, rev, record: call, text: chainedCallText(call) };
 }
 
 /** The fact of an approval as it stands, at revision `rev`. */

@@ -21,8 +21,10 @@ export interface ChainFact {
   readonly kind: Extract<ChainEntryKind, 'call' | 'approval'>;
   readonly ref: string;
   readonly rev: number;
-  /** Plain data; canonicalised here. */
+  /** Plain data; canonicalised here unless `text` is given. */
   readonly record: object;
+  /** The record's RFC 8785 text, when the caller has it already (a call record: chain-records.ts). */
+  readonly text?: string;
 }
 
 /** Entries prepared for one write; commit() or fail() them once the transaction is over. */
@@ -106,7 +108,7 @@ export class ChainWriter {
     if (seq === 0) push('open', this.chainId, 0, canonicalJson(this.#openRecord()));
     const lost = this.#lost;
     if (lost !== undefined) push('gap', randomUUID(), 0, canonicalJson({ ...lost } satisfies GapRecord));
-    for (const fact of facts) push(fact.kind, fact.ref, fact.rev, canonicalJson(fact.record));
+    for (const fact of facts) push(fact.kind, fact.ref, fact.rev, fact.text ?? canonicalJson(fact.record));
     const final = options.final === true;
     if (final || since >= this.#checkpointEvery) {
       push('checkpoint', `${this.chainId}#${seq}`, 0, canonicalJson(this.#checkpoint(seq, hash as string, final)));

@@ -113,7 +113,7 @@ export const MIGRATIONS: readonly string[] = [
     at       INTEGER NOT NULL,
     record   TEXT NOT NULL,
     PRIMARY KEY (chain_id, seq)
-  ) WITHOUT ROWID;
+  );
 
   -- One row per chain: closed_at is set with its final checkpoint.
   CREATE TABLE chains (
