@@ -91,8 +91,13 @@ export class ChainWriter {
    * new, a gap when records were lost, the facts, and a checkpoint when one is
    * due (or `final`). Nothing changes until commit().
    */
-  prepare(facts: readonly ChainFact[], options: { readonly final?: boolean } = {}): PreparedEntries {
+  prepare(facts: readonly ChainFact[], options: { readonly final?: boolean; readonly open?: boolean } = {}): PreparedEntries {
     if (this.#final) throw new Error('this chain is closed: its final checkpoint is written');
+    // A chain opens with its first fact (or when its host registers): a reader that writes nothing leaves no chain.
+    if (this.#seq === 0 && facts.length === 0 && this.#lost === undefined && options.open !== true) {
+      this.#pending = undefined;
+      return { entries: [], final: false };
+    }
     const entries: ChainEntry[] = [];
     let seq = this.#seq;
     let hash = this.#hash;

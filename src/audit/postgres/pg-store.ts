@@ -160,10 +160,14 @@ export class PostgresStore implements Journal {
       // Set first: the chain's opening names the host row it writes in the same transaction.
       this.hostId = id;
       try {
-        await this.#chained(0, async (client) => {
-          await this.#runOn(client, SQL.insertHost, [id, process.pid, hostname(), options.sessionId ?? null, Date.now(), this.leaseMs]);
-          return { value: undefined, facts: [] };
-        });
+        await this.#chained(
+          0,
+          async (client) => {
+            await this.#runOn(client, SQL.insertHost, [id, process.pid, hostname(), options.sessionId ?? null, Date.now(), this.leaseMs]);
+            return { value: undefined, facts: [] };
+          },
+          { open: true },
+        );
       } catch (error) {
         this.hostId = null;
         throw error;
@@ -285,7 +289,7 @@ export class PostgresStore implements Journal {
    * entry's `prev` is the entry committed before it; `records` is how many call
    * or approval records the write carries, counted as a gap if it fails.
    */
-  #chained<T>(records: number, work: ChainedWork<T>, options: { final?: boolean } = {}): Promise<T> {
+  #chained<T>(records: number, work: ChainedWork<T>, options: { final?: boolean; open?: boolean } = {}): Promise<T> {
     const run = async (): Promise<T> => {
       let prepared: PreparedEntries | undefined;
       try {

@@ -281,7 +281,7 @@ export class SqliteJournal {
    * rows and their entries commit together or not at all. `records` is how many
    * call or approval records the write carries: counted as a gap if it fails.
    */
-  writeChained<T>(records: number, work: () => { value: T; facts: readonly ChainFact[] }, options: { final?: boolean; onCommit?: () => void } = {}): T {
+  writeChained<T>(records: number, work: () => { value: T; facts: readonly ChainFact[] }, options: { final?: boolean; open?: boolean } = {}): T {
     let prepared: PreparedEntries | undefined;
     try {
       const value = this.db
@@ -351,7 +351,7 @@ export class SqliteJournal {
         now: Date.now(),
       });
       return { value: undefined, facts: [] };
-    });
+    }, { open: true });
     return id;
   }
 

@@ -67,10 +67,14 @@ async function entries(store: StoreUnderTest): Promise<ChainEntry[]> {
 describeEachStore('a chained journal', (store) => {
   it('an untouched journal of two hosts verifies: two closed chains, every record accounted for', async () => {
     const { a, b, calls } = await writeTwoHosts(store());
+    // A reader that recovers (and finds nothing to recover) writes nothing, not even a chain of its own.
+    await (await store().open({ asHost: false })).close();
     const report = await verify(store());
     expect(report.firstBreak).toBeNull();
     expect(report.ok).toBe(true);
+    // Two host chains, and nothing of the readers (this verify's included): a reader that writes nothing opens no chain.
     const hostChains = report.chains.filter((chain) => chain.role === 'host');
+    expect(report.chains).toHaveLength(2);
     expect(hostChains).toHaveLength(2);
     expect(hostChains.every((chain) => chain.closed && chain.checkpoints >= 2 && chain.unsignedEntries === 0)).toBe(true);
     expect(report.counts).toMatchObject({ calls: calls.length, approvals: 1, gaps: 0, predatingChain: 0 });
