@@ -46,17 +46,18 @@ export function toolDefinition(manifest: Manifest, networkAllow: readonly string
   };
 }
 
-const digests = new WeakMap<Manifest, Map<string, string>>();
+// Per manifest, per allowlist array (a tool's run spec keeps one array for its life): a lookup per call, no allocation.
+const digests = new WeakMap<Manifest, WeakMap<readonly string[], string>>();
+const NO_NETWORK: readonly string[] = Object.freeze([]);
 
 /** The definition digest (sha256 hex), computed once per loaded manifest and allowlist. */
-export function definitionDigestOf(manifest: Manifest, networkAllow: readonly string[] = []): string {
+export function definitionDigestOf(manifest: Manifest, networkAllow: readonly string[] = NO_NETWORK): string {
   let byNetwork = digests.get(manifest);
-  if (byNetwork === undefined) digests.set(manifest, (byNetwork = new Map()));
-  const key = networkAllow.join('\n');
-  let digest = byNetwork.get(key);
+  if (byNetwork === undefined) digests.set(manifest, (byNetwork = new WeakMap()));
+  let digest = byNetwork.get(networkAllow);
   if (digest === undefined) {
     digest = createHash('sha256').update(canonicalJson(toolDefinition(manifest, networkAllow))).digest('hex');
-    byNetwork.set(key, digest);
+    byNetwork.set(networkAllow, digest);
   }
   return digest;
 }
