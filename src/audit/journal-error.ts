@@ -54,3 +54,10 @@ export class JournalError extends Error {
 export function isJournalError(value: unknown): value is JournalError {
   return value instanceof JournalError;
 }
+
+const REFUSALS: ReadonlySet<JournalErrorCode> = new Set(['unknown_call', 'not_interrupted', 'unknown_approval', 'approval_expired', 'approval_decided']);
+
+/** True for a refusal of the request (an unknown call, a decided approval): nothing was to be written, nothing was lost. */
+export function isJournalRefusal(value: unknown): boolean {
+  return value instanceof JournalError && REFUSALS.has(value.code);
+}

@@ -33,7 +33,7 @@ import {
 } from '../call-record.js';
 import { callRowValues, startedRowValues } from '../call-row.js';
 import { sha256Hex } from '../hash.js';
-import { JournalError } from '../journal-error.js';
+import { isJournalRefusal, JournalError } from '../journal-error.js';
 import type { BeginOutcome, Journal } from '../journal.js';
 import { createPool, unreachable, writeFailed } from './pg-connection.js';
 import { RecordBatch, type PendingRecord } from '../record-batch.js';
@@ -302,7 +302,7 @@ export class PostgresStore implements Journal {
         if (prepared !== undefined) this.chain.commit(prepared);
         return value;
       } catch (error) {
-        this.chain.fail(isRefusal(error) ? 0 : records, lostRecordReason(error));
+        this.chain.fail(isJournalRefusal(error) ? 0 : records, lostRecordReason(error));
         throw error;
       }
     };
@@ -566,11 +566,6 @@ const ROLLBACK_TO_SAVEPOINT: NamedStatement = { name: '', text: 'ROLLBACK TO SAV
 
 const PG_FILTER = { placeholder: (position: number) => `$${position}`, contains: (column: string, placeholder: string) => `strpos(${column}, ${placeholder}) > 0` };
 
-const REFUSALS = new Set(['unknown_call', 'not_interrupted', 'unknown_approval', 'approval_expired', 'approval_decided']);
-
-function isRefusal(error: unknown): boolean {
-  return error instanceof JournalError && REFUSALS.has(error.code);
-}
 
 function toConfig(statement: NamedStatement, values: unknown[]): pg.QueryConfig {
   return statement.name === '' ? { text: statement.text, values } : { name: statement.name, text: statement.text, values };

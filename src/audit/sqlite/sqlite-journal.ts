@@ -35,7 +35,7 @@ import type { ChainRow, JournalSnapshot } from '../chain/journal-snapshot.js';
 import { callFilterSql } from '../call-filter-sql.js';
 import { lostRecordReason } from '../lost-record-reason.js';
 import { currentHostIdentity, hostLiveness, type HostIdentity } from './host-liveness.js';
-import { JournalError } from '../journal-error.js';
+import { isJournalRefusal, JournalError } from '../journal-error.js';
 import { openJournalDatabase, toJournalError } from './open-database.js';
 import type { MultiRowInsert } from './record-writer.js';
 import { ensureStateDir, journalPathOf } from '../state-dir.js';
@@ -296,7 +296,7 @@ export class SqliteJournal {
       return value;
     } catch (error) {
       // A refusal (unknown call, decided approval) wrote nothing and lost nothing.
-      this.chain.fail(isRefusal(error) ? 0 : records, lostRecordReason(error));
+      this.chain.fail(isJournalRefusal(error) ? 0 : records, lostRecordReason(error));
       throw toJournalError(error, this.file);
     }
   }
@@ -455,11 +455,6 @@ const INSERT_ENTRY_SQL = INSERT_ENTRIES.head + INSERT_ENTRIES.row;
 
 const SQLITE_FILTER = { placeholder: () => '?', contains: (column: string, placeholder: string) => `instr(${column}, ${placeholder}) > 0` };
 
-const REFUSALS = new Set(['unknown_call', 'not_interrupted', 'unknown_approval', 'approval_expired', 'approval_decided']);
-
-function isRefusal(error: unknown): boolean {
-  return error instanceof JournalError && REFUSALS.has(error.code);
-}
 
 function prepareStatements(db: Database.Database) {
   const insertCall = db.prepare(INSERT_CALL_SQL);
