@@ -74,6 +74,18 @@ export interface PostgresStoreOptions {
 
 type CallRowWithReplay = CallRow & { replay: string | null };
 
+/** A chained write waiting for its group's transaction. */
+interface QueuedWrite {
+  readonly records: number;
+  readonly work: ChainedWork<unknown>;
+  readonly options: { readonly final?: boolean; readonly open?: boolean };
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+/** At most this many chained writes share one transaction. */
+const MAX_GROUPED_WRITES = 64;
+
 /** What a chained write does inside its transaction: its value, and the facts to chain. */
 type ChainedWork<T> = (client: pg.PoolClient) => Promise<{ value: T; facts: readonly ChainFact[] }>;
 
@@ -124,7 +136,9 @@ export class PostgresStore implements Journal {
   /** This journal's chain (a host's from its start; a reader's once it writes). */
   readonly chain: ChainWriter;
   /** The chained writes, one at a time: each chains after the one before it committed or failed. */
-  #serial: Promise<unknown> = Promise.resolve();
+  readonly #queue: QueuedWrite[] = [];
+  /** The group commit loop while writes are queued or committing. */
+  #draining: Promise<void> | undefined;
   readonly #role: 'host' | 'operator';
 
   constructor(
@@ -262,7 +276,7 @@ export class PostgresStore implements Journal {
   async readSnapshot(): Promise<JournalSnapshot> {
     this.#requireOpen();
     await this.#batch.flush();
-    await this.#serial;
+    await this.#draining;
     const client = await this.#connect();
     try {
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
@@ -285,30 +299,63 @@ export class PostgresStore implements Journal {
 
   /**
    * Runs `work` in a transaction and chains the facts it returns in the same
-   * transaction. Chained writes of this journal run one at a time, so each
-   * entry's `prev` is the entry committed before it; `records` is how many call
-   * or approval records the write carries, counted as a gap if it fails.
+   * transaction. Chained writes of this journal are group committed: the writes
+   * queued while one transaction runs go together in the next (their statements
+   * in order, one INSERT of their entries, one COMMIT), so each entry's `prev` is
+   * the entry before it and no write waits for more than one transaction ahead.
+   * `records` is how many call or approval records the write carries, counted as
+   * a gap if it fails. A refusal (an unknown call, a decided approval) fails its
+   * own write only; a failed statement fails the whole group.
    */
   #chained<T>(records: number, work: ChainedWork<T>, options: { final?: boolean; open?: boolean } = {}): Promise<T> {
-    const run = async (): Promise<T> => {
-      let prepared: PreparedEntries | undefined;
-      try {
-        const value = await this.#transaction(async (client) => {
-          const done = await work(client);
-          prepared = this.chain.prepare(done.facts, options);
-          await this.#insertEntries(client, prepared);
-          return done.value;
-        });
-        if (prepared !== undefined) this.chain.commit(prepared);
-        return value;
-      } catch (error) {
-        this.chain.fail(isJournalRefusal(error) ? 0 : records, lostRecordReason(error));
-        throw error;
-      }
-    };
-    const result = this.#serial.then(run);
-    this.#serial = result.catch(() => undefined);
-    return result;
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ records, work, options, resolve: resolve as (value: unknown) => void, reject });
+      this.#draining ??= this.#drain();
+    });
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#queue.length > 0) {
+      // A final write closes the chain: nothing may follow it in its group.
+      const end = this.#queue.findIndex((write) => write.options.final === true);
+      const take = Math.min(MAX_GROUPED_WRITES, end < 0 ? this.#queue.length : end + 1);
+      await this.#commitGroup(this.#queue.splice(0, take));
+    }
+    this.#draining = undefined;
+  }
+
+  async #commitGroup(group: readonly QueuedWrite[]): Promise<void> {
+    const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+    let prepared: PreparedEntries | undefined;
+    try {
+      await this.#transaction(async (client) => {
+        const facts: ChainFact[] = [];
+        for (const write of group) {
+          try {
+            const done = await write.work(client);
+            facts.push(...done.facts);
+            outcomes.push({ ok: true, value: done.value });
+          } catch (error) {
+            // A statement that failed aborted the transaction: the group goes. A write's own refusal does not.
+            if (!isOwnFailure(error)) throw error;
+            outcomes.push({ ok: false, error });
+          }
+        }
+        prepared = this.chain.prepare(facts, { final: group.some((write) => write.options.final === true), open: group.some((write) => write.options.open === true) });
+        await this.#insertEntries(client, prepared);
+      });
+    } catch (error) {
+      const lost = group.reduce((sum, write, index) => sum + (outcomes[index]?.ok === false ? 0 : write.records), 0);
+      this.chain.fail(lost, lostRecordReason(error));
+      for (const write of group) write.reject(error);
+      return;
+    }
+    if (prepared !== undefined) this.chain.commit(prepared);
+    group.forEach((write, index) => {
+      const outcome = outcomes[index];
+      if (outcome?.ok === true) write.resolve(outcome.value);
+      else write.reject(outcome?.error);
+    });
   }
 
   async #insertEntries(client: pg.PoolClient, prepared: PreparedEntries): Promise<void> {
@@ -558,6 +605,12 @@ export class PostgresStore implements Journal {
     if (this.hostId === null) throw new JournalError('journal_read_only', 'This journal was opened for reading; it records no calls.', {});
     return this.hostId;
   }
+}
+
+// A write's own failure, decided in code (a refusal, a key that kept changing hands), not a failed
+// statement: the transaction is still usable. Failed statements reach here through writeFailed, with a cause.
+function isOwnFailure(error: unknown): boolean {
+  return isJournalRefusal(error) || (error instanceof JournalError && error.cause === undefined);
 }
 
 const SAVEPOINT: NamedStatement = { name: '', text: 'SAVEPOINT toolhost_claim' };
