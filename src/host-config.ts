@@ -1,6 +1,7 @@
 // The host's configuration in one call: manifests, policy layers and the
 // effective view of every tool. serve, validate, list and explain all start
 // here, so they agree on what is listed, excluded and why.
+import { policyDigestOf } from './policy/policy-digest.js';
 import { realpathSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { loadManifests } from './registry/load-manifests.js';
@@ -198,6 +199,8 @@ export function loadHostConfig(options: LoadHostConfigOptions): HostConfig {
     principalRules: readPrincipalRules(loadedPolicies.files),
     approvalsBy: policy.approvalsBy.value,
     approvalExpireAfterMs: policy.approvalsExpireAfterMs.value,
+    journalArguments: policy.journalArguments.value,
+    policyDigest: policyDigestOf(policy, readPrincipalRules(loadedPolicies.files)),
   });
 
   return {

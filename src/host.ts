@@ -84,6 +84,8 @@ export interface HostOptions {
    * start now keeps offering those tools, which fail `sandbox_unavailable` with its reason.
    */
   readonly knownListings?: ReadonlyMap<string, ServerListing>;
+  /** `--journal-key FILE`: the Ed25519 key that signs this host's chain; default TOOLHOST_JOURNAL_KEY, else the state folder's. */
+  readonly journalKeyFile?: string;
 }
 
 export interface Host {
@@ -178,6 +180,7 @@ async function buildHost(
     ...(options.env !== undefined ? { env: options.env } : {}),
     ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
     writeBatchesOffThread: options.journalWriterThread === true,
+    keyFile: options.journalKeyFile,
   });
   const artifacts = { put: (bytes: Uint8Array, mimeType: string) => journal.putArtifact(bytes, mimeType), get: (uri: string) => journal.getArtifact(uri) };
   if (options.startSpawnerAhead === true && ([...config.tools.values()].some((view) => view.runSpec?.mode === 'process') || background.size > 0)) services.spawner.start();

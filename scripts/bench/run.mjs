@@ -13,6 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { benchJournal } from './journal.mjs';
 import { benchStartup } from './startup.mjs';
 import { benchRulesSection } from './rules.mjs';
+import { benchJournalChain } from './journal-chain.mjs';
 import { ROOT, callOk, connect, connectHttp, findMarked, hostArgs, round, rssMb, summarize, throughput, throughputOver, countedWindow, timeCalls, cpuUs } from './lib.mjs';
 
 const smoke = process.argv.includes('--smoke');
@@ -28,7 +29,7 @@ const LEAK_CALLS = smoke ? 100 : quick ? 1000 : 10_000;
 const SPILL_MB = smoke ? [1, 2] : [10, 100];
 const outAt = process.argv.indexOf('--out');
 const OUT_FILE = outAt > 0 && process.argv[outAt + 1] ? process.argv[outAt + 1] : join(ROOT, 'bench-results.json');
-// `--only latency,kill` runs just those sections (latency, http, upstream, kill, scale, spill, event-loop, egress, journal, startup, rules).
+// `--only latency,kill` runs just those sections (latency, http, upstream, kill, scale, spill, event-loop, egress, journal, startup, rules, journal-chain).
 const onlyAt = process.argv.indexOf('--only');
 const only = onlyAt > 0 && process.argv[onlyAt + 1] ? new Set(process.argv[onlyAt + 1].split(',')) : undefined;
 const want = (section) => only === undefined || only.has(section);
@@ -429,6 +430,11 @@ try {
   if (want('rules')) {
     // 8. Rules on arguments: 50 rules on a worker call against none.
     results.rules = await benchRulesSection({ N, WARMUP, ROUNDS, scratch, host, log, policy, base });
+  }
+
+  if (want('journal-chain')) {
+    // 9. Records committed before their answers (group commit) and the chain: their cost per read-only call.
+    results.journalChain = await benchJournalChain({ N, scratch, host, log });
   }
 
   writeFileSync(OUT_FILE, `${JSON.stringify(results, null, 2)}\n`);

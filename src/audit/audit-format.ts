@@ -28,6 +28,15 @@ export interface AuditJsonRecord {
   reconciledAt: string | null;
   /** Network attempts of the call (egress proxy, ctx.fetch); null for records older than the count. */
   egress: { admitted: number; refused: number } | null;
+  /** sha256 hex of the merged policy in force; null for records older than the field. */
+  policyDigest: string | null;
+  /** sha256 hex of the tool's definition; null for an unknown tool and older records. */
+  definitionDigest: string | null;
+  /** Who approved the call: `client`, `operator` (see approverName), or null (nobody). */
+  approvedBy: string | null;
+  approverName: string | null;
+  /** The redacted, bounded arguments (JSON text) under `journal.arguments: redacted`; else null. */
+  arguments: string | null;
 }
 
 /** The --json form of a record. */
@@ -54,6 +63,11 @@ export function toAuditJson(record: CallRecord): AuditJsonRecord {
     reconciliation: record.reconciliation,
     reconciledAt: record.reconciledAt === null ? null : new Date(record.reconciledAt).toISOString(),
     egress: record.egressAdmitted === null || record.egressRefused === null ? null : { admitted: record.egressAdmitted, refused: record.egressRefused },
+    policyDigest: record.policyDigest,
+    definitionDigest: record.definitionDigest,
+    approvedBy: record.approvedBy,
+    approverName: record.approverName,
+    arguments: record.arguments,
   };
 }
 
@@ -80,7 +94,7 @@ export function formatAuditTable(records: readonly CallRecord[], options: TableO
     record.tool,
     record.reconciliation === 'rerun' ? 'interrupted (rerun)' : record.status,
     record.errorCode ?? '',
-    record.decision + (record.approval === 'approved' ? ' (approved)' : ''),
+    record.decision + (record.approval === 'approved' ? ` (approved by ${record.approverName ?? record.approvedBy ?? 'client'})` : ''),
     record.rule ?? '',
     record.endedAt === null ? '' : String(record.endedAt - record.startedAt),
   ].map(cell));

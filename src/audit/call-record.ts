@@ -34,7 +34,20 @@ export interface CallStart {
   /** `_meta.idempotencyKey`, scoped per tool; null when the call had none. */
   idempotencyKey: string | null;
   startedAt: number;
+  /** sha256 hex of the merged policy in force (RFC 8785 JSON); absent or null when unknown. */
+  policyDigest?: string | null;
+  /** sha256 hex of the tool's definition (src/registry/definition-digest.ts); null for an unknown tool. */
+  definitionDigest?: string | null;
+  /** Who approved the call: the client (elicitation, input_required), an operator, or nobody (null). */
+  approvedBy?: ApprovedBy | null;
+  /** The operator's name when an operator approved it; null otherwise. */
+  approverName?: string | null;
+  /** The redacted, bounded arguments as JSON text, kept only under `journal.arguments: redacted`; else null. */
+  arguments?: string | null;
 }
+
+/** Who approved a call. */
+export type ApprovedBy = 'client' | 'operator';
 
 /** How a call ended. */
 export interface CallFinish {
@@ -58,6 +71,11 @@ export type Reconciliation = 'rerun' | 'skip';
 
 /** One call as the journal holds it (without the replay payload). */
 export interface CallRecord extends CallStart {
+  policyDigest: string | null;
+  definitionDigest: string | null;
+  approvedBy: ApprovedBy | null;
+  approverName: string | null;
+  arguments: string | null;
   /** The host process that ran it. */
   hostId: string;
   status: CallStatus;
@@ -86,8 +104,16 @@ export interface IdempotencyRecord {
 export interface CallFilter {
   tool?: string;
   status?: string;
+  principal?: string;
+  decision?: string;
+  /** The error code (SPEC section 5). */
+  code?: string;
+  /** Records whose rule contains this text (`sideEffects.deny`, `policies/org.yaml:12`). */
+  rule?: string;
   /** Only calls started at or after this time (ms since the epoch). */
   since?: number;
+  /** Only calls started before this time (ms since the epoch). */
+  until?: number;
   /** At most this many records, newest first; undefined means all. */
   limit?: number;
 }
@@ -95,7 +121,7 @@ export interface CallFilter {
 /** Column list matching CallRow. */
 export const CALL_COLUMNS = `id, host_id, session_id, principal, tool, args_hash, side_effect, decision, rule, approval,
   idempotency_key, status, error_code, result_hash, result_bytes, started_at, ended_at, reconciliation, reconciled_at,
-  egress_admitted, egress_refused`;
+  egress_admitted, egress_refused, policy_digest, definition_digest, approved_by, approver_name, arguments`;
 
 export interface CallRow {
   id: string;
@@ -119,6 +145,11 @@ export interface CallRow {
   reconciled_at: number | null;
   egress_admitted: number | null;
   egress_refused: number | null;
+  policy_digest: string | null;
+  definition_digest: string | null;
+  approved_by: ApprovedBy | null;
+  approver_name: string | null;
+  arguments: string | null;
 }
 
 /** Maps a row of CALL_COLUMNS to a CallRecord. */
@@ -145,5 +176,10 @@ export function toCallRecord(row: CallRow): CallRecord {
     reconciledAt: row.reconciled_at,
     egressAdmitted: row.egress_admitted,
     egressRefused: row.egress_refused,
+    policyDigest: row.policy_digest,
+    definitionDigest: row.definition_digest,
+    approvedBy: row.approved_by,
+    approverName: row.approver_name,
+    arguments: row.arguments,
   };
 }

@@ -7,10 +7,11 @@ import type { CallFinish, CallStart } from './call-record.js';
 
 /** The columns of a call's INSERT, in the order of callRowValues. */
 export const CALL_ROW_COLUMNS = `id, host_id, session_id, principal, tool, args_hash, side_effect, decision, rule, approval, idempotency_key,
-     status, error_code, result_hash, result_bytes, replay, started_at, ended_at, egress_admitted, egress_refused`;
+     status, error_code, result_hash, result_bytes, replay, started_at, ended_at, egress_admitted, egress_refused,
+     policy_digest, definition_digest, approved_by, approver_name, arguments`;
 
 /** How many values a row has. */
-export const CALL_ROW_ARITY = 20;
+export const CALL_ROW_ARITY = 25;
 
 /** A row of CALL_ROW_COLUMNS; its first value is the call id. */
 export type CallRowValues = readonly unknown[];
@@ -56,5 +57,10 @@ function rowValues(start: CallStart, end: RowEnd, hostId: string, noEgress: 0 | 
     end.endedAt,
     end.egressAdmitted ?? noEgress,
     end.egressRefused ?? noEgress,
+    start.policyDigest ?? null,
+    start.definitionDigest ?? null,
+    start.approvedBy ?? null,
+    start.approverName ?? null,
+    start.arguments ?? null,
   ];
 }

@@ -34,7 +34,9 @@ export type JournalErrorCode =
   /** approve on an approval that is no longer pending. */
   | 'approval_decided'
   /** An artifact larger than the store takes. */
-  | 'artifact_too_large';
+  | 'artifact_too_large'
+  /** The journal signing key cannot be read, is not Ed25519, or others can read it. */
+  | 'journal_key_invalid';
 
 export class JournalError extends Error {
   constructor(
@@ -51,4 +53,11 @@ export class JournalError extends Error {
 /** Type guard for values crossing a catch. */
 export function isJournalError(value: unknown): value is JournalError {
   return value instanceof JournalError;
+}
+
+const REFUSALS: ReadonlySet<JournalErrorCode> = new Set(['unknown_call', 'not_interrupted', 'unknown_approval', 'approval_expired', 'approval_decided']);
+
+/** True for a refusal of the request (an unknown call, a decided approval): nothing was to be written, nothing was lost. */
+export function isJournalRefusal(value: unknown): boolean {
+  return value instanceof JournalError && REFUSALS.has(value.code);
 }

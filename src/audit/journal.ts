@@ -7,6 +7,7 @@ import type { StoredArtifact } from './artifact-ref.js';
 import type { ApprovalDecision, ApprovalRecord, DecisionExtras, NewApproval, SpendOutcome } from './approval-record.js';
 import type { CallFilter, CallFinish, CallRecord, CallStart, IdempotencyRecord, Reconciliation } from './call-record.js';
 import type { RateCount, RateOutcome } from './rate-store.js';
+import type { JournalSnapshot } from './chain/journal-snapshot.js';
 
 export * from './call-record.js';
 export * from './approval-record.js';
@@ -39,15 +40,17 @@ export interface Journal {
   /** One-shot record for a call refused or answered without a write-ahead record. */
   record(start: CallStart, finish: CallFinish): Promise<void>;
   /**
-   * The one-shot record of a read-only call without an idempotency key, queued:
-   * committed with others in one transaction within a few milliseconds
-   * (record-batch.ts). A crash may lose the last few milliseconds of these;
-   * reads of this journal (get, query, findByIdempotencyKey, reconcile), flush()
-   * and close() write them first. Throws at once when the journal is closed or a reader.
+   * The one-shot record of a read-only call without an idempotency key, group
+   * committed: queued with the other records of this event-loop turn and committed
+   * with them in one transaction (record-batch.ts). Resolves once committed, rejects
+   * (JournalError) when the batch could not be written; the caller answers only then.
+   * Throws at once when the journal is closed or a reader.
    */
-  recordSoon(start: CallStart, finish: CallFinish): void;
+  recordSoon(start: CallStart, finish: CallFinish): Promise<void>;
   /** Commits every queued recordSoon record; resolves once they are written (a failure is logged). */
   flush(): Promise<void>;
+  /** Everything `audit verify` checks: the chains' entries, the chains, calls and approvals, in one snapshot. */
+  readSnapshot(): Promise<JournalSnapshot>;
   /** The record that governs an idempotency key of a tool, or undefined when the key may run. */
   findByIdempotencyKey(tool: string, key: string): Promise<IdempotencyRecord | undefined>;
   /** An operator's decision on an interrupted call; throws unknown_call or not_interrupted. */

@@ -20,6 +20,12 @@ export interface OpenJournalOptions {
   readonly cwd?: string;
   /** SQLite: commit read-only calls' batched records on a writer thread (`serve`). */
   readonly writeBatchesOffThread?: boolean;
+  /** The chain's signing key file (`--journal-key FILE`); default TOOLHOST_JOURNAL_KEY, else <state>/journal-signing-key.pem. */
+  readonly keyFile?: string | undefined;
+  /** Entries between two signed checkpoints; default TOOLHOST_JOURNAL_CHECKPOINT_EVERY, else 100. */
+  readonly checkpointEvery?: number;
+  /** false: write nothing at open, not even dead hosts' calls (`audit verify`, `audit export`). Default true. */
+  readonly recover?: boolean;
 }
 
 /** The URL in force: the flag, else TOOLHOST_JOURNAL, else undefined (SQLite in the state folder). */
@@ -35,10 +41,14 @@ export async function openJournal(options: OpenJournalOptions): Promise<Journal>
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.sessionId !== undefined ? { sessionId: options.sessionId } : {}),
     ...(options.asHost !== undefined ? { asHost: options.asHost } : {}),
+    ...(options.keyFile !== undefined ? { keyFile: options.keyFile } : {}),
+    ...(options.checkpointEvery !== undefined ? { checkpointEvery: options.checkpointEvery } : {}),
+    ...(options.recover !== undefined ? { recover: options.recover } : {}),
+    env,
   };
   if (url.kind === 'sqlite') return openSqliteStore(options.stateDir, { ...common, file: url.file, writeBatchesOffThread: options.writeBatchesOffThread === true });
   const leaseMs = options.leaseMs ?? leaseFromEnv(env);
-  return openPostgresStore(url.connectionString, url.display, { ...common, leaseMs });
+  return openPostgresStore(url.connectionString, url.display, { ...common, leaseMs, stateDir: options.stateDir });
 }
 
 function leaseFromEnv(env: NodeJS.ProcessEnv): number {

@@ -1,10 +1,10 @@
-// Read-only calls' one-shot records, committed together (one transaction for
-// many records) a few milliseconds after their answers were given, instead of
-// one write per call on the call path. Both stores use it behind
-// Journal.recordSoon: the store supplies the one-transaction write, this keeps
-// the queue, the timer and the order. A crash of the host loses the records of
-// the last few milliseconds (never a write-ahead record: those are not
-// batched); flush() and the stores' close() write everything pending first.
+// Group commit: records of one event-loop turn are committed together, in one
+// transaction (SQLite) or one statement (PostgreSQL), and each caller waits
+// for that commit before it answers (SPEC section 5 step 10: no answer before
+// its record). The batch is committed when the turn's I/O callbacks have run
+// (setImmediate), so the calls that answer in the same turn share one commit;
+// a batch that reaches RECORD_BATCH_MAX_RECORDS goes at once. Writes keep
+// their order: the next batch starts after the one before it settled.
 import type { Logger } from '../log.js';
 import type { CallFinish, CallStart } from './call-record.js';
 
@@ -20,16 +20,15 @@ export type WriteRecords<Item> = (records: readonly Item[]) => Promise<void> | v
 /** The call id of a queued record, for the log line of a batch that failed. */
 export type RecordId<Item> = (record: Item) => string;
 
-/**
- * How long a record may wait for others before its batch is committed (ms). 10, not
- * 3: with 8 calls in flight a batch then carries three times the records, and each
- * commit (a wake-up of the SQLite writer thread, a PostgreSQL statement) is paid a
- * third as often (8 in flight, interleaved A/B: the host's CPU per call about 15%
- * lower); a crash loses at most the read-only records of these last milliseconds.
- */
-export const RECORD_BATCH_DELAY_MS = 10;
-/** A batch this large is committed at once, without waiting for the delay. */
+/** A batch this large is committed at once, without waiting for the end of the turn. */
 export const RECORD_BATCH_MAX_RECORDS = 128;
+
+interface Group<Item> {
+  readonly items: Item[];
+  readonly committed: Promise<void>;
+  resolve(): void;
+  reject(error: unknown): void;
+}
 
 /**
  * The queue of one store. `Item` is what the store keeps per record until the
@@ -37,58 +36,75 @@ export const RECORD_BATCH_MAX_RECORDS = 128;
  * itself (call-row.ts), built once when the call answers.
  */
 export class RecordBatch<Item = PendingRecord> {
-  #pending: Item[] = [];
-  #timer: NodeJS.Timeout | undefined;
-  /** The write in progress; the next one starts after it, so records land in order. */
+  #group: Group<Item> | undefined;
+  #scheduled: NodeJS.Immediate | undefined;
+  /** The write in progress (never rejects); the next one starts after it, so records land in order. */
   #writing: Promise<void> = Promise.resolve();
+  #inFlight = 0;
 
   constructor(
     private readonly write: WriteRecords<Item>,
     private readonly idOf: RecordId<Item>,
     private readonly logger: Logger,
-    private readonly delayMs = RECORD_BATCH_DELAY_MS,
     private readonly maxRecords = RECORD_BATCH_MAX_RECORDS,
   ) {}
 
   /** How many records wait for their batch. */
   get pendingCount(): number {
-    return this.#pending.length;
+    return this.#group?.items.length ?? 0;
   }
 
-  /** Queues a record; its batch is committed within `delayMs` (or at once when full). */
-  add(record: Item): void {
-    this.#pending.push(record);
-    if (this.#pending.length >= this.maxRecords) {
-      void this.flush();
-      return;
-    }
-    // Referenced on purpose: a process with nothing else to do still commits the batch before it exits.
-    this.#timer ??= setTimeout(() => void this.flush(), this.delayMs);
+  /** True while a batch is being written. */
+  get isWriting(): boolean {
+    return this.#inFlight > 0;
   }
 
   /**
-   * Commits everything queued so far; resolves once it is written (or its
-   * failure logged). Reads of the journal flush first, so a host sees its own records.
+   * Queues a record; the promise (one per batch, shared by its records) resolves
+   * once the batch is committed and rejects with the store's error when it is not.
+   */
+  add(record: Item): Promise<void> {
+    const group = (this.#group ??= newGroup<Item>());
+    group.items.push(record);
+    if (group.items.length >= this.maxRecords) void this.flush();
+    else this.#scheduled ??= setImmediate(() => void this.flush());
+    return group.committed;
+  }
+
+  /**
+   * Commits everything queued so far; resolves once it is written or its failure
+   * logged (never rejects). Reads of the journal flush first, so a host sees its own records.
    */
   flush(): Promise<void> {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-    if (this.#pending.length === 0) return this.#writing;
-    const records = this.#pending;
-    this.#pending = [];
-    this.#writing = this.#writing.then(() => this.#commit(records));
+    if (this.#scheduled !== undefined) clearImmediate(this.#scheduled);
+    this.#scheduled = undefined;
+    const group = this.#group;
+    if (group === undefined) return this.#writing;
+    this.#group = undefined;
+    this.#inFlight += 1;
+    this.#writing = this.#writing.then(() => this.#commit(group)).finally(() => (this.#inFlight -= 1));
     return this.#writing;
   }
 
-  async #commit(records: readonly Item[]): Promise<void> {
+  async #commit(group: Group<Item>): Promise<void> {
     try {
-      await this.write(records);
+      await this.write(group.items);
+      group.resolve();
     } catch (error) {
-      // As a failed one-shot record always was: logged with the calls it names, the answers already given.
       this.logger.error(
-        { err: { message: (error as Error).message, code: (error as { code?: unknown }).code }, calls: records.map((record) => this.idOf(record)) },
+        { err: { message: (error as Error).message, code: (error as { code?: unknown }).code }, calls: group.items.map((record) => this.idOf(record)) },
         'journal: could not write a batch of read-only call records',
       );
+      group.reject(error);
     }
   }
+}
+
+function newGroup<Item>(): Group<Item> {
+  let resolve!: () => void;
+  let reject!: (error: unknown) => void;
+  const committed = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
+  // The callers hear of a failure; a record nobody waits for must not become an unhandled rejection.
+  committed.catch(() => undefined);
+  return { items: [], committed, resolve, reject };
 }

@@ -14,7 +14,7 @@ import { createProgressView, type ProgressView } from '../terminal/progress.js';
 import { parseStrictJson } from '../supervisor/strict-json.js';
 import type { ApprovalChannel, CallOutcome, ElicitAnswer } from '../supervisor/types.js';
 import { HOST_FLAGS_HELP, hostFlagsFrom, parseCommandArgs, UsageError } from './args.js';
-import { JOURNAL_FLAG, JOURNAL_FLAG_HELP, journalFlagFrom } from './journal-flag.js';
+import { JOURNAL_FLAG, JOURNAL_FLAG_HELP, journalFlagFrom, journalKeyFrom } from './journal-flag.js';
 
 const HELP = `Usage: toolhost call TOOL [JSON] [host flags] [--idempotency-key KEY] [--json] [--verbose]
 
@@ -62,7 +62,8 @@ export async function run(argv: readonly string[]): Promise<number> {
   try {
     const journalUrl = journalFlagFrom(values);
     // Only the server whose tool this is gets started (a manifest tool starts none).
-    host = await createHost({ ...flags, ...(journalUrl !== undefined ? { journalUrl } : {}), logger, prepareSandboxes: false, onlyServers: serverOfTool(tool) });
+    const journalKeyFile = journalKeyFrom(values);
+    host = await createHost({ ...flags, ...(journalUrl !== undefined ? { journalUrl } : {}), ...(journalKeyFile !== undefined ? { journalKeyFile } : {}), logger, prepareSandboxes: false, onlyServers: serverOfTool(tool) });
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     for (const problem of error.problems) process.stderr.write(`${formatProblem(problem)}\n`);

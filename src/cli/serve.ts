@@ -25,7 +25,7 @@ import type { Supervisor } from '../supervisor/types.js';
 import { BoundaryStdioTransport, ProtocolOutput } from '../protocol/stdio.js';
 import { takeProtocolChannel } from '../protocol/protocol-fd.js';
 import { HOST_FLAGS_HELP, hostFlagsFrom, parseCommandArgs, UsageError } from './args.js';
-import { JOURNAL_FLAG, JOURNAL_FLAG_HELP, journalFlagFrom } from './journal-flag.js';
+import { JOURNAL_FLAG, JOURNAL_FLAG_HELP, journalFlagFrom, journalKeyFrom } from './journal-flag.js';
 import { HostReloader } from './serve-reload.js';
 import { buildAuthenticator, HTTP_FLAGS, HTTP_FLAGS_HELP, httpSettingsFrom, type HttpSettings } from './serve-http.js';
 import { watchConfig, type ConfigWatch } from './serve-watch.js';
@@ -72,7 +72,7 @@ export async function run(argv: readonly string[]): Promise<number> {
     return 0;
   }
   const maxMessageBytes = parseMaxMessageBytes(values['max-message-bytes']);
-  const flags = { ...hostFlagsFrom(values), journalUrl: journalFlagFrom(values) };
+  const flags = { ...hostFlagsFrom(values), journalUrl: journalFlagFrom(values), journalKey: journalKeyFrom(values) };
   const http = httpSettingsFrom(values);
   if (values.console === true && http === undefined) throw new UsageError('--console needs --http HOST:PORT (the console is served beside /mcp)');
   // Asynchronous lines (see createLogger): the end-of-call line no longer blocks the event loop.
@@ -297,7 +297,7 @@ async function startTelemetry(flag: boolean, logger: Logger): Promise<Telemetry 
 
 /** The host, or undefined after printing why the configuration does not load (createHost logs exclusions). */
 async function buildHost(
-  flags: ReturnType<typeof hostFlagsFrom> & { journalUrl: string | undefined },
+  flags: ReturnType<typeof hostFlagsFrom> & { journalUrl: string | undefined; journalKey: string | undefined },
   logger: Logger,
   session: SessionCounters,
   knownListings: ReturnType<Host['listings']> | undefined,
@@ -311,6 +311,7 @@ async function buildHost(
       stateDir: flags.stateDir,
       ...(flags.configDir !== undefined ? { configDir: flags.configDir } : {}),
       ...(flags.journalUrl !== undefined ? { journalUrl: flags.journalUrl } : {}),
+      ...(flags.journalKey !== undefined ? { journalKeyFile: flags.journalKey } : {}),
       ...(flags.logFile !== undefined ? { logFile: flags.logFile } : {}),
       logger,
       startSpawnerAhead: true,

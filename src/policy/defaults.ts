@@ -3,7 +3,7 @@
 // The README's "Policy reference" lists the same values; a test keeps them in step.
 import type { SideEffect } from '../registry/manifest.js';
 import type { SandboxMode } from '../registry/manifest.js';
-import type { ApprovalsBy, InvalidArgumentsMode, LimitKey } from './policy-model.js';
+import type { ApprovalsBy, InvalidArgumentsMode, JournalArguments, LimitKey } from './policy-model.js';
 import type { OnUnknownTool, PolicyMode } from './types.js';
 
 export const POLICY_DEFAULTS = {
@@ -31,6 +31,7 @@ export const POLICY_DEFAULTS = {
   onInvalidArguments: 'error_result',
   approvalsBy: 'client',
   approvalsExpireAfterMs: 3_600_000,
+  journalArguments: 'none',
 } as const satisfies {
   strict: boolean;
   toolsAllow: readonly string[];
@@ -48,6 +49,7 @@ export const POLICY_DEFAULTS = {
   onInvalidArguments: InvalidArgumentsMode;
   approvalsBy: ApprovalsBy;
   approvalsExpireAfterMs: number;
+  journalArguments: JournalArguments;
 };
 
 /** Memory a sandbox gets when its manifest sets no memoryMb, in MiB (then capped by limits.maxMemoryMb). */

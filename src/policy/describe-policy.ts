@@ -52,6 +52,7 @@ export function describePolicy(policy: MergedPolicy): KeyRow[] {
     ...scalarRows('approvals.by', policy.approvalsBy),
     ...scalarRows('approvals.expireAfterMs', policy.approvalsExpireAfterMs),
     ...scalarRows('pinning', policy.pinning),
+    ...scalarRows('journal.arguments', policy.journalArguments),
   ];
 }
 

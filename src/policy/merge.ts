@@ -8,6 +8,7 @@ import type { YamlPath } from '../config/yaml-source.js';
 import { POLICY_DEFAULTS } from './defaults.js';
 import type {
   IntersectSetting,
+  JournalArguments,
   LayerList,
   LimitKey,
   MergedPolicy,
@@ -71,6 +72,8 @@ export function mergePolicies(files: readonly PolicyFile[], workspace: string): 
     approvalsExpireAfterMs: mergeScalar(files, ['approvals', 'expireAfterMs'], 'approvals.expireAfterMs', POLICY_DEFAULTS.approvalsExpireAfterMs, (f) => data(f).approvals?.expireAfterMs, smaller),
     // enforce wins over off; `auto` (no layer set it) decides by whether a lock exists.
     pinning: mergeScalar<PinningSetting>(files, ['pinning'], 'pinning', 'auto', (f) => data(f).pinning, (a, b) => a === 'enforce' && b !== 'enforce'),
+    // More evidence for an auditor is the stricter oversight: any layer asking for the arguments gets them kept.
+    journalArguments: mergeScalar(files, ['journal', 'arguments'], 'journal.arguments', POLICY_DEFAULTS.journalArguments as JournalArguments, (f) => data(f).journal?.arguments, (a, b) => a === 'redacted' && b !== 'redacted'),
   };
   checkRewrites(policy.onUnknownTool, files, problems);
   return { policy: deepFreeze(policy), problems };

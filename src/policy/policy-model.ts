@@ -77,6 +77,7 @@ export const POLICY_KEYS = [
   'approvals.by',
   'approvals.expireAfterMs',
   'pinning',
+  'journal.arguments',
 ] as const;
 // `principals` entries are never merged into one value (each only tightens): see principals.ts.
 // `rules` and `limits.rate` likewise: every rule and window of every layer applies (rules/, rates/).
@@ -89,6 +90,9 @@ export type InvalidArgumentsMode = 'error_result' | 'protocol_error';
 
 /** Who gives approvals (SPEC section 7.2): the client in-band, else an operator; or always an operator. */
 export type ApprovalsBy = 'client' | 'operator';
+
+/** What the journal keeps of a call's arguments: their hash only, or also their redacted, bounded text. */
+export type JournalArguments = 'none' | 'redacted';
 
 /** The policy in force after layering (one per view: enforced, or with shadow files too). */
 export interface MergedPolicy {
@@ -111,6 +115,7 @@ export interface MergedPolicy {
   readonly approvalsExpireAfterMs: ScalarSetting<number>;
   /** `auto` when no layer sets it: enforce when a lock exists, else off (SPEC section 4.2). */
   readonly pinning: ScalarSetting<PinningSetting>;
+  readonly journalArguments: ScalarSetting<JournalArguments>;
 }
 
 /** The `pinning` key: `auto` is the default, never written in a file. */
@@ -170,4 +175,5 @@ export interface PolicyDocument {
   readonly approvals?: { readonly by?: ApprovalsBy; readonly expireAfterMs?: number };
   readonly rules?: readonly RuleDocument[];
   readonly pinning?: 'off' | 'enforce';
+  readonly journal?: { readonly arguments?: JournalArguments };
 }

@@ -70,4 +70,8 @@ export interface SessionPolicy {
   readonly approvalsBy?: 'client' | 'operator';
   /** How long a pending operator approval lives, in ms; absent means the built-in default (one hour). */
   readonly approvalExpireAfterMs?: number;
+  /** `journal.arguments`: keep the redacted, bounded arguments in each call record; absent means none. */
+  readonly journalArguments?: 'none' | 'redacted';
+  /** sha256 hex of the merged policy in force (policy-digest.ts); absent where no policy was merged (tests). */
+  readonly policyDigest?: string;
 }

@@ -3,7 +3,9 @@
 // annotations, classEntry}. The lock pins it, approvals bind to it, and the
 // journal records it; all three use this one function so they agree.
 import { createHash } from 'node:crypto';
-import canonicalize from 'canonicalize';
+import { canonicalJson } from '../config/canonical-json.js';
+
+export { canonicalJson };
 
 /** What a tool's definition is: what a model reads and what the host enforces for it. */
 export interface ToolDefinition {
@@ -23,11 +25,4 @@ export interface ToolDefinition {
 export function definitionDigest(definition: ToolDefinition): string {
   const { name, description, inputSchema, outputSchema, annotations, classEntry } = definition;
   return createHash('sha256').update(canonicalJson({ name, description, inputSchema, outputSchema, annotations, classEntry }), 'utf8').digest('hex');
-}
-
-/** RFC 8785 canonical JSON; throws on what JSON cannot hold canonically (NaN, Infinity, lone surrogates). */
-export function canonicalJson(value: unknown): string {
-  const text = canonicalize(value);
-  if (text === undefined) throw new TypeError('the value has no JSON form');
-  return text;
 }

@@ -6,6 +6,26 @@
 import { definitionDigest, type ToolDefinition } from './definition-digest.js';
 import type { Manifest } from './manifest.js';
 
+/** MCP tool annotations, derived from the enforced class and network (SPEC section 6), never from the tool's own hints. */
+export interface ToolAnnotations {
+  readonly readOnlyHint: boolean;
+  readonly destructiveHint: boolean;
+  readonly idempotentHint: boolean;
+  readonly openWorldHint: boolean;
+}
+
+/** The annotations of a tool whose egress allowlist in force is `networkAllow`. */
+export function toolAnnotations(manifest: Manifest, networkAllow: readonly string[]): ToolAnnotations {
+  const sideEffect = manifest.sideEffect;
+  return {
+    readOnlyHint: sideEffect === 'read_only',
+    // An unclassified tool (allowed only by a non-strict policy) is assumed to be the worst.
+    destructiveHint: sideEffect === 'destructive' || sideEffect === undefined,
+    idempotentHint: manifest.idempotent,
+    openWorldHint: networkAllow.length > 0 || sideEffect === 'remote_mutation',
+  };
+}
+
 /** The definition of a loaded tool. */
 export function definitionOf(manifest: Manifest): ToolDefinition {
   const sideEffect = manifest.sideEffect ?? null;
@@ -14,14 +34,7 @@ export function definitionOf(manifest: Manifest): ToolDefinition {
     description: manifest.description,
     inputSchema: manifest.input,
     outputSchema: manifest.output ?? null,
-    annotations: manifest.upstream
-      ? (manifest.upstream.hints ?? null)
-      : {
-          readOnlyHint: sideEffect === 'read_only',
-          destructiveHint: sideEffect === 'destructive' || sideEffect === null,
-          idempotentHint: manifest.idempotent,
-          openWorldHint: manifest.networkAllow.length > 0 || sideEffect === 'remote_mutation',
-        },
+    annotations: manifest.upstream ? (manifest.upstream.hints ?? null) : toolAnnotations(manifest, manifest.networkAllow),
     classEntry: {
       ...(manifest.upstream?.entry !== undefined ? { entry: manifest.upstream.entry } : {}),
       sideEffect,

@@ -17,7 +17,8 @@ import { readApprovalId, requestOperatorApproval, spendOperatorApproval, type Op
 export type ApprovalStatus = 'not_needed' | 'approved';
 
 export type ApprovalResult =
-  | { readonly status: ApprovalStatus }
+  /** `by` says who approved an `approved` call (the journal records it): the client, or an operator by name. */
+  | { readonly status: ApprovalStatus; readonly by?: 'client' | 'operator'; readonly operatorName?: string | null }
   /** Modern era: the client must ask its user and retry with this state. */
   | { readonly status: 'input_required'; readonly requestState: string; readonly message: string };
 
@@ -52,8 +53,8 @@ export async function obtainApproval(input: ApprovalInput): Promise<ApprovalResu
     // A repeat carrying an operator's approval id is decided by that approval alone.
     const approvalId = readApprovalId(request.meta, rule);
     if (approvalId !== undefined) {
-      await spendOperatorApproval(operator, view, input.argsHash, approvalId, rule);
-      return { status: 'approved' };
+      const operatorName = await spendOperatorApproval(operator, view, input.argsHash, approvalId, rule);
+      return { status: 'approved', by: 'operator', operatorName };
     }
     if (operator.by === 'operator' || channel.kind === 'none') {
       return requestOperatorApproval(operator, { view, args: input.args, argsHash: input.argsHash, effects: await projectEffects(view.manifest, input.args, input.redact) }, rule);
@@ -108,7 +109,7 @@ async function answerInputRequired(input: ApprovalInput, rule: string | null): P
 }
 
 function approveOrDeny(answer: ElicitAnswer | undefined, input: ApprovalInput, rule: string | null): ApprovalResult {
-  if (isApproval(answer)) return { status: 'approved' };
+  if (isApproval(answer)) return { status: 'approved', by: 'client' };
   const reason = denialReason(answer);
   throw new HostError('approval_denied', `The call to ${input.view.manifest.name} was not approved (${reason}).`, { rule, reason });
 }

@@ -1,7 +1,7 @@
 // CallContext: what the stages of one call learn about it, in one place, so
 // the journal record and the log line written in `finally` see every fact
 // (tool, decision, rule, approval) however far the call got.
-import type { CallStart } from '../audit/call-record.js';
+import type { ApprovedBy, CallStart } from '../audit/call-record.js';
 import { newCallId } from './call-id.js';
 import { hashArgs } from '../audit/hash.js';
 import type { ErrorCode } from '../errors.js';
@@ -34,6 +34,13 @@ export class CallContext {
   started = false;
   /** Network attempts of the run (egress proxy, ctx.fetch), for the journal record. */
   readonly egress = { admitted: 0, refused: 0 };
+  /** Who approved the call (SPEC section 7.1): the client, an operator (approverName), or nobody. */
+  approvedBy: ApprovedBy | null = null;
+  approverName: string | null = null;
+  /** sha256 of the merged policy in force; null where the host has none (tests). */
+  policyDigest: string | null = null;
+  /** The redacted, bounded arguments, kept under `journal.arguments: redacted`; else null. */
+  argumentsText: string | null = null;
   /** When the current stage began (performance.now), only while the bench records stage times. */
   #stageStartedAt: number | undefined = stageTimesOn() ? performance.now() : undefined;
   readonly logger: CallLogger;
@@ -93,6 +100,11 @@ export class CallContext {
       approval: this.approval,
       idempotencyKey: this.idempotencyKey,
       startedAt: this.startedAt,
+      policyDigest: this.policyDigest,
+      definitionDigest: this.view ? this.view.definitionDigest : null,
+      approvedBy: this.approvedBy,
+      approverName: this.approverName,
+      arguments: this.argumentsText,
     };
   }
 }

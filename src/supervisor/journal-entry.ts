@@ -4,7 +4,8 @@
 // call, record() for everything else (refusals, read-only calls, replays).
 import type { CallFinish } from '../audit/call-record.js';
 import type { Journal } from '../audit/journal.js';
-import { ERRORS, type HostError } from '../errors.js';
+import { ERRORS, HostError } from '../errors.js';
+import { lostRecordReason } from '../audit/lost-record-reason.js';
 import type { CallContext } from './call-context.js';
 import { resolveKeyHolder, type ReplayedResult } from './idempotency.js';
 
@@ -43,18 +44,27 @@ async function writeAhead(journal: CallJournal, ctx: CallContext): Promise<Repla
 }
 
 /**
- * The one closing write of a call. A read-only call without an idempotency key
- * is queued (nothing waits for it: returns undefined); every other record is
- * written before the call answers (a key's record is what a repeat on any host replays).
+ * The one closing write of a call; the call answers only once it is committed
+ * (SPEC section 5 step 10). A read-only call without an idempotency key is group
+ * committed with the other records of this event-loop turn (one transaction for
+ * them all); every other record is written on its own (a key's record is what a
+ * repeat on any host replays).
  */
-export function closeJournal(journal: CallJournal, ctx: CallContext, end: CallEnd): Promise<void> | undefined {
+export function closeJournal(journal: CallJournal, ctx: CallContext, end: CallEnd): Promise<void> {
   const finish = toFinish(ctx, end);
   if (ctx.journaled) return journal.finish(ctx.callId, finish);
-  if (ctx.idempotencyKey === null && ctx.view?.manifest.sideEffect === 'read_only') {
-    journal.recordSoon(ctx.toStart(), finish);
-    return undefined;
-  }
+  if (ctx.idempotencyKey === null && ctx.view?.manifest.sideEffect === 'read_only') return journal.recordSoon(ctx.toStart(), finish);
   return journal.record(ctx.toStart(), finish);
+}
+
+/**
+ * The answer of a call whose closing record could not be written: its result is
+ * withheld (no answer without its record), as `internal` with the reason the gap
+ * record will carry. The tool may have run: a non-read-only call's write-ahead
+ * record says so, and becomes `interrupted` if its end is never written.
+ */
+export function unrecordedCallError(error: unknown): HostError {
+  return new HostError('internal', 'The journal could not record this call, so its result is withheld.', { reason: lostRecordReason(error), stage: 'journal' }, { cause: error });
 }
 
 // One object per call, built in place (this runs on every call): no spread of a partial finish.

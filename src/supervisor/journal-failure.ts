@@ -5,11 +5,9 @@
 // cannot be written), and the tool has not run. The journal's own message names
 // files and hosts: it goes to the log (as the cause), never to the caller.
 import type { JournalError } from '../audit/journal.js';
+import { lostRecordReason } from '../audit/lost-record-reason.js';
 import { HostError, type InternalResultReason } from '../errors.js';
 import { STAGES, type Stage } from './stages.js';
-
-/** PostgreSQL's SQLSTATE for a full disk (class 53, insufficient resources). */
-const PG_DISK_FULL = '53100';
 
 const MESSAGES: Record<InternalResultReason, string> = {
   disk_full: 'The host could not journal this call because its disk is full, so the tool did not run; try again once there is space.',
@@ -29,12 +27,5 @@ export function journalFailure(error: JournalError, stage: Stage): HostError {
 
 /** Why the journal failed, as the caller is told: a full disk, or a journal that does not answer. */
 export function journalFailureReason(error: JournalError): InternalResultReason {
-  const { details } = error;
-  if (details['sqlite'] === 'SQLITE_FULL' || details['pg'] === PG_DISK_FULL || causeCode(error) === 'ENOSPC') return 'disk_full';
-  return 'journal_unavailable';
-}
-
-function causeCode(error: Error): unknown {
-  const cause = error.cause as { code?: unknown } | undefined;
-  return typeof cause === 'object' && cause !== null ? cause.code : undefined;
+  return lostRecordReason(error);
 }

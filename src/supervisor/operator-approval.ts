@@ -88,10 +88,10 @@ export function approveCommand(id: string, journalFlags: string): string {
   return `toolhost approve ${id}${journalFlags === '' ? '' : ` ${journalFlags}`}`;
 }
 
-/** Spends an approved id for this tool and these arguments; throws approval_denied (or approval_required while pending). */
-export async function spendOperatorApproval(operator: OperatorApprovals, view: ToolView, argsHash: string, id: string, rule: string | null): Promise<void> {
+/** Spends an approved id for this tool and these arguments, returning the operator who approved it; throws approval_denied (or approval_required while pending). */
+export async function spendOperatorApproval(operator: OperatorApprovals, view: ToolView, argsHash: string, id: string, rule: string | null): Promise<string | null> {
   const spent = await operator.journal.spendApproval(id, view.manifest.name, argsHash, operator.callId, view.definitionDigest);
-  if (spent.ok) return;
+  if (spent.ok) return spent.approval.decidedBy;
   if (spent.reason === 'pending') {
     const command = approveCommand(id, operator.journalFlags);
     throw new HostError('approval_required', `Approval ${id} for ${view.manifest.name} is still waiting for an operator (\`${command}\`).`, {

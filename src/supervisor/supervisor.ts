@@ -15,7 +15,7 @@ import { emitEnded, emitStarted, forwardProgress, logCallEnd } from './call-even
 import { CallContext } from './call-context.js';
 import { openCallSession, type CallSession } from './call-session.js';
 import { checkIdempotency, readIdempotencyKey, serializeForReplay, type ReplayedResult } from './idempotency.js';
-import { beginJournal, closeJournal, type CallEnd, type CallJournal } from './journal-entry.js';
+import { beginJournal, closeJournal, unrecordedCallError, type CallEnd, type CallJournal } from './journal-entry.js';
 import { isBeforeRun, journalFailure } from './journal-failure.js';
 import { CallControl } from './call-control.js';
 import { lookupTool, peekTool } from './lookup.js';
@@ -38,6 +38,7 @@ import { declareTools } from './tool-declarations.js';
 import type { CallOutcome, CallRequest, Supervisor, ToolDeclaration } from './types.js';
 import { validateArgs } from './validate-args.js';
 import type { DefinitionDrift } from '../policy/definition-drift.js';
+import { journaledArguments } from './journaled-arguments.js';
 
 /** What the supervisor reads of the host configuration (HostConfig provides it). */
 export interface SupervisorConfig {
@@ -79,6 +80,13 @@ export function createSupervisor(deps: SupervisorDeps): Supervisor {
 
 /** The approval of a call whose decision is not `ask`. */
 const NOT_NEEDED: ApprovalResult = Object.freeze({ status: 'not_needed' });
+
+/** Frees the call's concurrency slot, once. */
+function releaseSlot(slot: { release?: ReleaseSlot | undefined }): void {
+  const release = slot.release;
+  slot.release = undefined;
+  release?.();
+}
 
 /** The journal end of a replayed call: the recorded result's hash and size. */
 function replayEnd(replay: ReplayedResult): CallEnd {
@@ -144,18 +152,35 @@ class CallSupervisor implements Supervisor {
     return this.#closing;
   }
 
-  // The stage table of SPEC section 5, in order.
+  // One call: its stages, then its one journal write; the answer goes out only once that write is committed.
   async #call(request: CallRequest, control: CallControl): Promise<CallOutcome> {
-    const { config, journal } = this.#deps;
     const counters = request.caller?.counters ?? request.session ?? this.#deps.session;
     const ctx = new CallContext(request, control, counters.id, this.#deps.logger, request.caller?.principal ?? null);
-    let release: ReleaseSlot | undefined;
-    let end: CallEnd | undefined;
+    ctx.policyDigest = this.session.policyDigest ?? null;
+    const slot: { release?: ReleaseSlot | undefined; end?: CallEnd } = {};
+    try {
+      let outcome = await this.#stages(ctx, request, control, counters, slot);
+      releaseSlot(slot);
+      ctx.lap(ctx.stage);
+      countOutcome(counters, ctx, slot.end);
+      const unrecorded = await this.#finish(ctx, slot.end);
+      if (unrecorded !== undefined) outcome = { kind: 'error', callId: ctx.callId, error: unrecorded };
+      ctx.lap('finish');
+      return outcome;
+    } finally {
+      releaseSlot(slot);
+      this.#ended(control);
+    }
+  }
+
+  // The stage table of SPEC section 5, in order. Never throws: every failure is an outcome.
+  async #stages(ctx: CallContext, request: CallRequest, control: CallControl, counters: SessionCounters, slot: { release?: ReleaseSlot | undefined; end?: CallEnd }): Promise<CallOutcome> {
+    const { config, journal } = this.#deps;
     try {
       ctx.enter('session-limits');
       // A free slot is granted at once, without a promise; a queued call waits for its turn.
       const entered = enterSession(request.caller?.limits ?? this.#limits, slotKindFor(peekTool(config.tools, request.name, this.session.onUnknownTool)), control, counters);
-      release = typeof entered === 'function' ? entered : await entered;
+      slot.release = typeof entered === 'function' ? entered : await entered;
 
       ctx.enter('lookup');
       const { view, rewrittenFrom } = lookupTool(config.tools, request.name, this.session.onUnknownTool);
@@ -171,6 +196,7 @@ class CallSupervisor implements Supervisor {
 
       ctx.enter('validate-args');
       const args = validateArgs(view.manifest, request.args);
+      if (this.session.journalArguments === 'redacted') ctx.argumentsText = journaledArguments(args, this.#deps.redact);
       // A malformed key is the caller's mistake, refused before anyone is asked to approve.
       ctx.idempotencyKey = readIdempotencyKey(request.meta);
 
@@ -186,7 +212,7 @@ class CallSupervisor implements Supervisor {
       // Only an `ask` needs an approval (approval.ts answers not_needed at once otherwise): no hop for the rest.
       const approval = decided.effect === 'ask' ? await this.#approve(ctx, args, decided) : this.#noApprovalNeeded(ctx);
       if (approval.status === 'input_required') {
-        end = { kind: 'input_required' };
+        slot.end = { kind: 'input_required' };
         return { kind: 'input_required', callId: ctx.callId, requestState: approval.requestState, message: approval.message };
       }
 
@@ -197,7 +223,7 @@ class CallSupervisor implements Supervisor {
       const lookup = checkIdempotency(journal, view.manifest.name, ctx.idempotencyKey, ctx.argsHash);
       const replay = lookup === undefined ? undefined : await lookup;
       if (replay) {
-        end = replayEnd(replay);
+        slot.end = replayEnd(replay);
         return this.#replayed(ctx, replay);
       }
 
@@ -206,7 +232,7 @@ class CallSupervisor implements Supervisor {
       const writing = beginJournal(journal, ctx);
       const raced = writing === undefined ? undefined : await writing;
       if (raced) {
-        end = replayEnd(raced);
+        slot.end = replayEnd(raced);
         return this.#replayed(ctx, raced);
       }
 
@@ -249,24 +275,12 @@ class CallSupervisor implements Supervisor {
       };
       // The replay copy is kept only for a call with an idempotency key (journal-entry.ts drops it otherwise).
       const replayCopy = ctx.idempotencyKey === null ? null : serializeForReplay(result);
-      end = { kind: 'result', payloadHash: sha256Hex(shaped.payload), payloadBytes: shaped.payloadBytes, replay: replayCopy };
+      slot.end = { kind: 'result', payloadHash: sha256Hex(shaped.payload), payloadBytes: shaped.payloadBytes, replay: replayCopy };
       return result;
     } catch (thrown) {
       const error = withToolRecovery(this.#toHostError(ctx, thrown), ctx.view?.manifest);
-      end = { kind: 'error', error };
+      slot.end = { kind: 'error', error };
       return { kind: 'error', callId: ctx.callId, error };
-    } finally {
-      try {
-        release?.();
-        ctx.lap(ctx.stage);
-        countOutcome(counters, ctx, end);
-        const written = this.#finish(ctx, end);
-        // A read-only call's record is queued: nothing to wait for, no hop.
-        if (written !== undefined) await written;
-        ctx.lap('finish');
-      } finally {
-        this.#ended(control);
-      }
     }
   }
 
@@ -319,6 +333,10 @@ class CallSupervisor implements Supervisor {
       ctx.approval = approval.status === 'input_required' ? 'required' : approval.status;
       // An approval is for the definition the person saw: one its server changed meanwhile does not run.
       if (approval.status === 'approved') this.#deps.drift?.checkApproved(view);
+      if (approval.status === 'approved' && 'by' in approval && approval.by !== undefined) {
+        ctx.approvedBy = approval.by;
+        ctx.approverName = approval.operatorName ?? null;
+      }
       return approval;
     } catch (error) {
       if (isHostError(error)) ctx.approval = error.code === 'approval_required' ? 'required' : error.code === 'approval_denied' ? 'denied' : ctx.approval;
@@ -353,30 +371,22 @@ class CallSupervisor implements Supervisor {
     return new HostError('internal', 'An internal error stopped this call.', { stage: ctx.stage }, { cause: thrown });
   }
 
-  // Exactly one journal write per call, then the end event and the log line: at once for a
-  // queued record (a read-only call), else once the write is done (the promise returned).
-  #finish(ctx: CallContext, end: CallEnd | undefined): Promise<void> | undefined {
+  // Exactly one journal write per call, then the end event and the log line, once it is committed.
+  // Resolves to the error that replaces the answer when the record could not be written.
+  async #finish(ctx: CallContext, end: CallEnd | undefined): Promise<HostError | undefined> {
     const durationMs = Date.now() - ctx.startedAt;
-    const closing: CallEnd = end ?? { kind: 'error', error: new HostError('internal', 'The call ended without an outcome.', {}) };
-    const announce = (): void => {
-      emitEnded(ctx, closing, durationMs);
-      logCallEnd(ctx, closing, durationMs);
-    };
-    const failed = (error: unknown): void => ctx.logger.error({ err: error, stage: ctx.stage }, 'could not write the journal record of a call');
-    let written: Promise<void> | undefined;
+    let closing: CallEnd = end ?? { kind: 'error', error: new HostError('internal', 'The call ended without an outcome.', {}) };
+    let unrecorded: HostError | undefined;
     try {
-      written = closeJournal(this.#deps.journal, ctx, closing);
+      await closeJournal(this.#deps.journal, ctx, closing);
     } catch (error) {
-      failed(error);
+      ctx.logger.error({ err: error, stage: ctx.stage }, 'could not write the journal record of a call');
+      unrecorded = unrecordedCallError(error);
+      closing = { kind: 'error', error: unrecorded };
     }
-    if (written === undefined) {
-      announce();
-      return undefined;
-    }
-    return written.then(announce, (error: unknown) => {
-      failed(error);
-      announce();
-    });
+    emitEnded(ctx, closing, durationMs);
+    logCallEnd(ctx, closing, durationMs);
+    return unrecorded;
   }
 
   async #close(): Promise<void> {

@@ -5,6 +5,7 @@
 // like its results (SPEC sections 2.1 and 5 step 9); the names were checked
 // when the tools were built (a name holding a secret is not offered).
 import type { ToolView } from '../policy/types.js';
+import { toolAnnotations } from '../registry/tool-definition.js';
 import { redactJson, type Redactor } from './redact.js';
 import type { ToolDeclaration } from './types.js';
 
@@ -19,7 +20,6 @@ export function declareTools(tools: ReadonlyMap<string, ToolView>, redact?: Reda
 /** One tool's declaration. */
 export function declareTool(view: ToolView, redact?: Redactor): ToolDeclaration {
   const manifest = view.manifest;
-  const sideEffect = manifest.sideEffect;
   const network = view.runSpec?.networkAllow ?? manifest.networkAllow;
   const upstream = manifest.upstream;
   // A first-party manifest's words are the host's own; a server's are redacted.
@@ -32,13 +32,7 @@ export function declareTool(view: ToolView, redact?: Redactor): ToolDeclaration 
     description: text(manifest.description),
     inputSchema: json(manifest.input),
     ...(manifest.output ? { outputSchema: json(manifest.output) } : {}),
-    annotations: {
-      readOnlyHint: sideEffect === 'read_only',
-      // An unclassified tool (allowed only by a non-strict policy) is assumed to be the worst.
-      destructiveHint: sideEffect === 'destructive' || sideEffect === undefined,
-      idempotentHint: manifest.idempotent,
-      openWorldHint: network.length > 0 || sideEffect === 'remote_mutation',
-    },
+    annotations: toolAnnotations(manifest, network),
     ...(upstream?.meta !== undefined ? { meta: json(upstream.meta) } : {}),
     terminal: manifest.terminal,
   };

@@ -123,6 +123,45 @@ export const PG_MIGRATIONS: readonly string[] = [
   ALTER TABLE approvals ADD COLUMN note TEXT;
   ALTER TABLE approvals ADD COLUMN decided_via TEXT;
   `,
+  // 4: the chained journal (SPEC section 7.3) and what an auditor reads in a record (section 7.1).
+  `
+  ALTER TABLE calls
+    ADD COLUMN policy_digest TEXT,
+    ADD COLUMN definition_digest TEXT,
+    ADD COLUMN approved_by TEXT CHECK (approved_by IN ('client', 'operator')),
+    ADD COLUMN approver_name TEXT,
+    ADD COLUMN arguments TEXT;
+  CREATE INDEX calls_by_decision ON calls(decision, started_at);
+
+  -- Every fact of every chain, append only (src/audit/chain/chain-entry.ts).
+  CREATE TABLE chain_entries (
+    chain_id TEXT NOT NULL,
+    seq      BIGINT NOT NULL,
+    prev     TEXT,
+    hash     TEXT NOT NULL,
+    kind     TEXT NOT NULL,
+    ref      TEXT NOT NULL,
+    rev      INTEGER NOT NULL,
+    at       BIGINT NOT NULL,
+    record   TEXT NOT NULL,
+    PRIMARY KEY (chain_id, seq)
+  );
+
+  -- One row per chain: closed_at is set with its final checkpoint.
+  CREATE TABLE chains (
+    id        TEXT PRIMARY KEY,
+    role      TEXT NOT NULL,
+    opened_at BIGINT NOT NULL,
+    closed_at BIGINT
+  );
+
+  -- Records older than this were written before the journal was chained.
+  CREATE TABLE chain_meta (
+    id            INTEGER PRIMARY KEY CHECK (id = 1),
+    chained_since BIGINT NOT NULL
+  );
+  INSERT INTO chain_meta (id, chained_since) VALUES (1, (extract(epoch FROM clock_timestamp()) * 1000)::bigint);
+  `,
 ];
 
 /** The schema version this build writes. */

@@ -21,6 +21,12 @@ export function insertCallsText(rows: number): string {
 
 const statement = (name: string, text: string): NamedStatement => ({ name: `toolhost_${name}`, text });
 
+/** A multi-row INSERT of `rows` chain entries (values of entryRowValues, row after row). */
+export function insertEntriesText(rows: number): string {
+  const tuples = Array.from({ length: rows }, (_, row) => `(${Array.from({ length: 9 }, (_, column) => `$${row * 9 + column + 1}`).join(', ')})`);
+  return `INSERT INTO chain_entries (chain_id, seq, prev, hash, kind, ref, rev, at, record) VALUES ${tuples.join(', ')}`;
+}
+
 /** Statements by purpose; $n placeholders in the order their callers pass values. */
 export const SQL = {
   insertHost: statement(
@@ -41,9 +47,9 @@ export const SQL = {
        RETURNING id)
      UPDATE calls SET status = 'interrupted'
      WHERE status = 'started' AND host_id IN (SELECT id FROM expired)
-     RETURNING id, host_id`,
+     RETURNING ${CALL_COLUMNS}, replay`,
   ),
-  interruptCallsOf: statement('interrupt_calls_of', `UPDATE calls SET status = 'interrupted' WHERE host_id = $1 AND status = 'started'`),
+  interruptCallsOf: statement('interrupt_calls_of', `UPDATE calls SET status = 'interrupted' WHERE host_id = $1 AND status = 'started' RETURNING ${CALL_COLUMNS}, replay`),
   endHost: statement('end_host', `UPDATE hosts SET ended_at = $2, end_reason = 'closed' WHERE id = $1 AND ended_at IS NULL`),
   insertCall: statement(
     'insert_call',
@@ -65,7 +71,8 @@ export const SQL = {
     'finish_call',
     `UPDATE calls SET status = $2, error_code = $3, result_hash = $4, result_bytes = $5, replay = $6, ended_at = $7,
        egress_admitted = $8, egress_refused = $9
-     WHERE id = $1 AND status = 'started'`,
+     WHERE id = $1 AND status = 'started'
+     RETURNING ${CALL_COLUMNS}, replay`,
   ),
   getCall: statement('get_call', `SELECT ${CALL_COLUMNS} FROM calls WHERE id = $1`),
   getCallForUpdate: statement('get_call_for_update', `SELECT ${CALL_COLUMNS} FROM calls WHERE id = $1 FOR UPDATE`),
@@ -79,7 +86,9 @@ export const SQL = {
      ORDER BY CASE status WHEN 'started' THEN 0 WHEN 'interrupted' THEN 1 WHEN 'completed' THEN 2 ELSE 3 END, seq DESC
      LIMIT 1`,
   ),
-  reconcile: statement('reconcile', `UPDATE calls SET status = $2, reconciliation = $3, reconciled_at = $4 WHERE id = $1`),
+  reconcile: statement('reconcile', `UPDATE calls SET status = $2, reconciliation = $3, reconciled_at = $4 WHERE id = $1 RETURNING ${CALL_COLUMNS}, replay`),
+  insertChain: statement('insert_chain', `INSERT INTO chains (id, role, opened_at) VALUES ($1, $2, $3)`),
+  closeChain: statement('close_chain', `UPDATE chains SET closed_at = $2 WHERE id = $1`),
   putArtifact: statement(
     'put_artifact',
     `INSERT INTO artifacts (sha256, mime_type, size_bytes, bytes, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)

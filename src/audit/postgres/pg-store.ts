@@ -35,14 +35,22 @@ import {
 } from '../call-record.js';
 import { callRowValues, startedRowValues } from '../call-row.js';
 import { sha256Hex } from '../hash.js';
-import { JournalError } from '../journal-error.js';
+import { isJournalRefusal, JournalError } from '../journal-error.js';
 import type { BeginOutcome, Journal } from '../journal.js';
 import { createPool, unreachable, writeFailed } from './pg-connection.js';
 import { RecordBatch, type PendingRecord } from '../record-batch.js';
 import { migratePostgres } from './pg-schema.js';
 import { PostgresRates } from './pg-rates.js';
 import type { RateCount, RateOutcome } from '../rate-store.js';
-import { insertCallsText, SQL, type NamedStatement } from './pg-statements.js';
+import { insertCallsText, insertEntriesText, SQL, type NamedStatement } from './pg-statements.js';
+import { APPROVAL_COLUMNS } from '../approval-record.js';
+import { entryRowValues, type ChainEntry } from '../chain/chain-entry.js';
+import { chainKeyPath, loadChainSigner } from '../chain/chain-key.js';
+import { APPROVAL_REV, CALL_REV, approvalFact, callFact, chainedCallOfRecord, chainedCallOfValues } from '../chain/chain-records.js';
+import { ChainWriter, checkpointEveryFromEnv, type ChainFact, type PreparedEntries } from '../chain/chain-writer.js';
+import type { ChainRow, JournalSnapshot } from '../chain/journal-snapshot.js';
+import { callFilterSql } from '../call-filter-sql.js';
+import { lostRecordReason } from '../lost-record-reason.js';
 
 /** How long a host's lease lasts unless renewed; renewed every third of it. */
 export const DEFAULT_LEASE_MS = 30_000;
@@ -59,7 +67,31 @@ export interface PostgresStoreOptions {
   asHost?: boolean;
   leaseMs?: number;
   artifactTtlMs?: number;
+  /** The state folder, whose signing key the chain uses unless keyFile names one. */
+  stateDir?: string;
+  keyFile?: string;
+  checkpointEvery?: number;
+  /** false: write nothing at open, not even expired hosts' calls (`audit verify`). Default true. */
+  recover?: boolean;
+  env?: NodeJS.ProcessEnv;
 }
+
+type CallRowWithReplay = CallRow & { replay: string | null };
+
+/** A chained write waiting for its group's transaction. */
+interface QueuedWrite {
+  readonly records: number;
+  readonly work: ChainedWork<unknown>;
+  readonly options: { readonly final?: boolean; readonly open?: boolean };
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+/** At most this many chained writes share one transaction. */
+const MAX_GROUPED_WRITES = 64;
+
+/** What a chained write does inside its transaction: its value, and the facts to chain. */
+type ChainedWork<T> = (client: pg.PoolClient) => Promise<{ value: T; facts: readonly ChainFact[] }>;
 
 /** Connects, migrates (or refuses), registers this host's lease and recovers expired hosts' calls. */
 export async function openPostgresStore(connectionString: string, display: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
@@ -102,10 +134,17 @@ export class PostgresStore implements Journal {
   #lastSweepMs = 0;
   #closed = false;
   #sessionId: string | null = null;
-  /** Read-only calls' records, committed a few at a time in one statement. */
+  /** Read-only calls' records, committed per event-loop turn in one statement. */
   readonly #batch: RecordBatch;
   readonly #rates: PostgresRates;
   #closing: Promise<void> | undefined;
+  /** This journal's chain (a host's from its start; a reader's once it writes). */
+  readonly chain: ChainWriter;
+  /** The chained writes, one at a time: each chains after the one before it committed or failed. */
+  readonly #queue: QueuedWrite[] = [];
+  /** The group commit loop while writes are queued or committing. */
+  #draining: Promise<void> | undefined;
+  readonly #role: 'host' | 'operator';
 
   constructor(
     pool: pg.Pool,
@@ -122,56 +161,89 @@ export class PostgresStore implements Journal {
     // As the SQLite store: a zero or negative TTL would store every artifact already expired.
     if (!Number.isFinite(this.#artifactTtlMs) || this.#artifactTtlMs <= 0) throw new RangeError(`artifactTtlMs must be a positive number of milliseconds, got ${this.#artifactTtlMs}`);
     this.#batch = new RecordBatch((records) => this.#recordMany(records), pendingId, logger);
+    const key = chainKeyPath(options.stateDir ?? '.toolhost', options.keyFile, options.env);
+    const isHost = options.asHost !== false;
+    this.#role = isHost ? 'host' : 'operator';
+    this.chain = new ChainWriter({
+      role: isHost ? 'host' : 'operator',
+      hostId: () => this.hostId,
+      signer: () => loadChainSigner(key.path, !key.given),
+      checkpointEvery: options.checkpointEvery ?? checkpointEveryFromEnv(options.env),
+    });
   }
 
-  /** Registers the host row and starts renewing its lease; recovers expired hosts either way. */
+  /** Registers the host row (with its chain's first entry) and starts renewing its lease; recovers expired hosts either way. */
   async start(options: PostgresStoreOptions): Promise<void> {
     if (options.asHost !== false) {
       this.#sessionId = options.sessionId ?? null;
       const id = randomUUID();
-      await this.#run(SQL.insertHost, [id, process.pid, hostname(), options.sessionId ?? null, Date.now(), this.leaseMs]);
+      // Set first: the chain's opening names the host row it writes in the same transaction.
       this.hostId = id;
+      try {
+        await this.#chained(
+          0,
+          async (client) => {
+            await this.#runOn(client, SQL.insertHost, [id, process.pid, hostname(), options.sessionId ?? null, Date.now(), this.leaseMs]);
+            return { value: undefined, facts: [] };
+          },
+          { open: true },
+        );
+      } catch (error) {
+        this.hostId = null;
+        throw error;
+      }
       this.#renewal = setInterval(() => void this.#renewAndSweep(), Math.max(50, Math.floor(this.leaseMs / 3)));
       this.#renewal.unref();
     }
-    await this.expireLeases();
+    if (options.recover !== false) await this.expireLeases();
   }
 
-  /** Ends hosts whose lease ran out and marks their started calls interrupted; returns those call ids. */
+  /** Ends hosts whose lease ran out and marks their started calls interrupted (chained facts); returns those call ids. */
   async expireLeases(): Promise<string[]> {
-    const result = await this.#run<{ id: string; host_id: string }>(SQL.expireLeases, [Date.now()]);
-    if (result.rows.length > 0) {
-      this.#logger.warn({ calls: result.rows.map((row) => row.id), hosts: [...new Set(result.rows.map((row) => row.host_id))] }, 'journal: calls of hosts whose lease expired marked interrupted');
+    const rows = await this.#chained(0, async (client) => {
+      const result = await this.#runOn<CallRowWithReplay>(client, SQL.expireLeases, [Date.now()]);
+      return { value: result.rows, facts: result.rows.map((row) => callFact(chainedCallOfRecord(toCallRecord(row), row.replay), CALL_REV.ended)) };
+    });
+    if (rows.length > 0) {
+      this.#logger.warn({ calls: rows.map((row) => row.id), hosts: [...new Set(rows.map((row) => row.host_id))] }, 'journal: calls of hosts whose lease expired marked interrupted');
     }
-    return result.rows.map((row) => row.id);
+    return rows.map((row) => row.id);
   }
 
   async begin(start: CallStart): Promise<BeginOutcome> {
     const hostId = this.#requireHost();
     const values = startedRowValues(start, hostId);
-    if (start.idempotencyKey === null) {
-      await this.#run(SQL.insertCall, values);
-      return { kind: 'begun' };
-    }
-    // A holder can finish (and free the key) between the failed claim and the lookup: try again then.
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const claimed = await this.#transaction(async (client) => {
+    const fact = (): ChainFact[] => [callFact(chainedCallOfValues(values), CALL_REV.first)];
+    return this.#chained<BeginOutcome>(1, async (client) => {
+      if (start.idempotencyKey === null) {
+        await this.#runOn(client, SQL.insertCall, values);
+        return { value: { kind: 'begun' }, facts: fact() };
+      }
+      // A holder can finish (and free the key) between the failed claim and the lookup: try again then.
+      for (let attempt = 0; attempt < 3; attempt++) {
+        await this.#runOn(client, SAVEPOINT, []);
         await this.#runOn(client, SQL.insertCall, values);
         const claim = await this.#runOn<{ call_id: string }>(client, SQL.claimKey, [start.tool, start.idempotencyKey, start.id]);
-        if (claim.rows[0]?.call_id === start.id) return true;
-        throw ROLLBACK;
-      }).catch((error: unknown) => (error === ROLLBACK ? false : Promise.reject(error)));
-      if (claimed) return { kind: 'begun' };
-      const holder = await this.findByIdempotencyKey(start.tool, start.idempotencyKey);
-      if (holder !== undefined) return { kind: 'held', holder };
-    }
-    throw new JournalError('journal_write_failed', `The idempotency key of ${start.tool} kept changing hands; try the call again.`, { tool: start.tool });
+        if (claim.rows[0]?.call_id === start.id) {
+          await this.#runOn(client, RELEASE_SAVEPOINT, []);
+          return { value: { kind: 'begun' }, facts: fact() };
+        }
+        await this.#runOn(client, ROLLBACK_TO_SAVEPOINT, []);
+        const holder = await this.#findByKeyOn(client, start.tool, start.idempotencyKey);
+        if (holder !== undefined) return { value: { kind: 'held', holder }, facts: [] };
+      }
+      throw new JournalError('journal_write_failed', `The idempotency key of ${start.tool} kept changing hands; try the call again.`, { tool: start.tool });
+    });
   }
 
   async finish(id: string, finish: CallFinish): Promise<void> {
     this.#requireOpen();
-    const result = await this.#run(SQL.finishCall, [id, finish.status, finish.errorCode, finish.resultHash, finish.resultBytes, finish.replay, finish.endedAt, finish.egressAdmitted ?? 0, finish.egressRefused ?? 0]);
-    if (result.rowCount === 1) return;
+    const changed = await this.#chained(1, async (client) => {
+      const result = await this.#runOn<CallRowWithReplay>(client, SQL.finishCall, [id, finish.status, finish.errorCode, finish.resultHash, finish.resultBytes, finish.replay, finish.endedAt, finish.egressAdmitted ?? 0, finish.egressRefused ?? 0]);
+      const row = result.rows[0];
+      return row === undefined ? { value: false, facts: [] } : { value: true, facts: [callFact(chainedCallOfRecord(toCallRecord(row), row.replay), CALL_REV.ended)] };
+    });
+    if (changed) return;
     const existing = await this.get(id);
     if (existing === undefined) throw new JournalError('unknown_call', `No call ${id} in the journal.`, { id });
     this.#logger.error({ callId: id, status: existing.status, outcome: finish.status }, 'journal: finish on a call that is no longer started');
@@ -179,23 +251,132 @@ export class PostgresStore implements Journal {
 
   async record(start: CallStart, finish: CallFinish): Promise<void> {
     const hostId = this.#requireHost();
-    await this.#run(SQL.insertCall, callRowValues(start, finish, hostId));
+    const values = callRowValues(start, finish, hostId);
+    await this.#chained(1, async (client) => {
+      await this.#runOn(client, SQL.insertCall, values);
+      return { value: undefined, facts: [callFact(chainedCallOfValues(values), CALL_REV.first)] };
+    });
   }
 
-  recordSoon(start: CallStart, finish: CallFinish): void {
+  recordSoon(start: CallStart, finish: CallFinish): Promise<void> {
     this.#requireHost();
-    this.#batch.add({ start, finish });
+    return this.#batch.add({ start, finish });
   }
 
   flush(): Promise<void> {
     return this.#batch.flush();
   }
 
-  // One multi-row INSERT: one round trip and one transaction for the whole batch.
+  // One multi-row INSERT for the whole batch, with its chain entries, in one transaction.
   // The host id is read when the batch is written (a lost lease moves later calls to a new row).
   async #recordMany(records: readonly PendingRecord[]): Promise<void> {
-    const hostId = this.hostId as string;
-    await this.#run({ name: '', text: insertCallsText(records.length) }, records.flatMap(({ start, finish }) => callRowValues(start, finish, hostId)));
+    await this.#chained(records.length, async (client) => {
+      const hostId = this.hostId as string;
+      const rows = records.map(({ start, finish }) => callRowValues(start, finish, hostId));
+      await this.#runOn(client, { name: '', text: insertCallsText(records.length) }, rows.flat());
+      return { value: undefined, facts: rows.map((row) => callFact(chainedCallOfValues(row), CALL_REV.first)) };
+    });
+  }
+
+  /** Everything `audit verify` checks, read in one snapshot (REPEATABLE READ). */
+  async readSnapshot(): Promise<JournalSnapshot> {
+    this.#requireOpen();
+    await this.#batch.flush();
+    await this.#draining;
+    const client = await this.#connect();
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const entries = (await client.query<ChainEntry>(`SELECT chain_id AS chain, seq, prev, hash, kind, ref, rev, at, record FROM chain_entries ORDER BY chain_id, seq`)).rows;
+      const chains = (await client.query<{ id: string; role: string; opened_at: number; closed_at: number | null }>(`SELECT id, role, opened_at, closed_at FROM chains ORDER BY opened_at, id`)).rows.map(
+        (row): ChainRow => ({ id: row.id, role: row.role, openedAt: row.opened_at, closedAt: row.closed_at }),
+      );
+      const calls = (await client.query<CallRowWithReplay>(`SELECT ${CALL_COLUMNS}, replay FROM calls ORDER BY seq`)).rows.map((row) => chainedCallOfRecord(toCallRecord(row), row.replay));
+      const approvals = (await client.query<ApprovalRow>(`SELECT ${APPROVAL_COLUMNS} FROM approvals ORDER BY created_at, id`)).rows.map(toApprovalRecord);
+      const since = (await client.query<{ chained_since: number }>(`SELECT chained_since FROM chain_meta WHERE id = 1`)).rows[0]?.chained_since;
+      await client.query('COMMIT');
+      return { entries: entries.map((entry) => ({ ...entry, seq: Number(entry.seq), at: Number(entry.at) })), chains, calls, approvals, chainedSince: since ?? null };
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw writeFailed(error, this.location);
+    } finally {
+      client.release();
+    }
+  }
+
+  /**
+   * Runs `work` in a transaction and chains the facts it returns in the same
+   * transaction. Chained writes of this journal are group committed: the writes
+   * queued while one transaction runs go together in the next (their statements
+   * in order, one INSERT of their entries, one COMMIT), so each entry's `prev` is
+   * the entry before it and no write waits for more than one transaction ahead.
+   * `records` is how many call or approval records the write carries, counted as
+   * a gap if it fails. A refusal (an unknown call, a decided approval) fails its
+   * own write only; a failed statement fails the whole group.
+   */
+  #chained<T>(records: number, work: ChainedWork<T>, options: { final?: boolean; open?: boolean } = {}): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ records, work, options, resolve: resolve as (value: unknown) => void, reject });
+      this.#draining ??= this.#drain();
+    });
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#queue.length > 0) {
+      // A final write closes the chain: nothing may follow it in its group.
+      const end = this.#queue.findIndex((write) => write.options.final === true);
+      const take = Math.min(MAX_GROUPED_WRITES, end < 0 ? this.#queue.length : end + 1);
+      await this.#commitGroup(this.#queue.splice(0, take));
+    }
+    this.#draining = undefined;
+  }
+
+  async #commitGroup(group: readonly QueuedWrite[]): Promise<void> {
+    const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+    let prepared: PreparedEntries | undefined;
+    try {
+      await this.#transaction(async (client) => {
+        const facts: ChainFact[] = [];
+        for (const write of group) {
+          try {
+            const done = await write.work(client);
+            facts.push(...done.facts);
+            outcomes.push({ ok: true, value: done.value });
+          } catch (error) {
+            // A statement that failed aborted the transaction: the group goes. A write's own refusal does not.
+            if (!isOwnFailure(error)) throw error;
+            outcomes.push({ ok: false, error });
+          }
+        }
+        prepared = this.chain.prepare(facts, { final: group.some((write) => write.options.final === true), open: group.some((write) => write.options.open === true) });
+        await this.#insertEntries(client, prepared);
+      });
+    } catch (error) {
+      const lost = group.reduce((sum, write, index) => sum + (outcomes[index]?.ok === false ? 0 : write.records), 0);
+      this.chain.fail(lost, lostRecordReason(error));
+      for (const write of group) write.reject(error);
+      return;
+    }
+    if (prepared !== undefined) this.chain.commit(prepared);
+    group.forEach((write, index) => {
+      const outcome = outcomes[index];
+      if (outcome?.ok === true) write.resolve(outcome.value);
+      else write.reject(outcome?.error);
+    });
+  }
+
+  async #insertEntries(client: pg.PoolClient, prepared: PreparedEntries): Promise<void> {
+    if (prepared.entries.length === 0) return;
+    const first = prepared.entries[0] as ChainEntry;
+    if (first.kind === 'open') await this.#runOn(client, SQL.insertChain, [first.chain, this.#role, first.at]);
+    await this.#runOn(client, { name: '', text: insertEntriesText(prepared.entries.length) }, prepared.entries.flatMap(entryRowValues));
+    const last = prepared.entries[prepared.entries.length - 1] as ChainEntry;
+    if (prepared.final) await this.#runOn(client, SQL.closeChain, [last.chain, last.at]);
+  }
+
+  async #findByKeyOn(client: pg.PoolClient, tool: string, key: string): Promise<IdempotencyRecord | undefined> {
+    const result = await this.#runOn<{ id: string; status: IdempotencyRecord['status']; args_hash: string; replay: string | null; reconciliation: Reconciliation | null }>(client, SQL.findByKey, [tool, key]);
+    const row = result.rows[0];
+    return row === undefined ? undefined : { id: row.id, status: row.status, argsHash: row.args_hash, replay: row.replay, reconciliation: row.reconciliation };
   }
 
   // Reads see this host's queued records: they flush first.
@@ -211,7 +392,7 @@ export class PostgresStore implements Journal {
     this.#requireOpen();
     await this.#batch.flush();
     await this.expireLeases();
-    return this.#transaction(async (client) => {
+    return this.#chained(1, async (client) => {
       const found = await this.#runOn<CallRow>(client, SQL.getCallForUpdate, [id]);
       const row = found.rows[0];
       if (row === undefined) throw new JournalError('unknown_call', `No call ${id} in the journal.`, { id });
@@ -223,22 +404,17 @@ export class PostgresStore implements Journal {
           { id, status: existing.status, reconciliation: existing.reconciliation },
         );
       }
-      await this.#runOn(client, SQL.reconcile, [id, action === 'skip' ? 'skipped' : 'interrupted', action, Date.now()]);
-      const after = await this.#runOn<CallRow>(client, SQL.getCall, [id]);
-      return toCallRecord(after.rows[0] as CallRow);
+      const after = (await this.#runOn<CallRowWithReplay>(client, SQL.reconcile, [id, action === 'skip' ? 'skipped' : 'interrupted', action, Date.now()])).rows[0] as CallRowWithReplay;
+      const record = toCallRecord(after);
+      return { value: record, facts: [callFact(chainedCallOfRecord(record, after.replay), CALL_REV.reconciled)] };
     });
   }
 
   async query(filter: CallFilter = {}): Promise<CallRecord[]> {
     this.#requireOpen();
     await this.#batch.flush();
-    const where: string[] = [];
-    const values: unknown[] = [];
-    const add = (sql: string, value: unknown) => (values.push(value), where.push(sql.replace('?', `$${values.length}`)));
-    if (filter.tool !== undefined) add('tool = ?', filter.tool);
-    if (filter.status !== undefined) add('status = ?', filter.status);
-    if (filter.since !== undefined) add('started_at >= ?', filter.since);
-    let sql = `SELECT ${CALL_COLUMNS} FROM calls${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY started_at DESC, seq DESC`;
+    const { where, values } = callFilterSql(filter, PG_FILTER);
+    let sql = `SELECT ${CALL_COLUMNS} FROM calls${where !== '' ? ` WHERE ${where}` : ''} ORDER BY started_at DESC, seq DESC`;
     if (filter.limit !== undefined) (values.push(Math.max(0, Math.floor(filter.limit))), (sql += ` LIMIT $${values.length}`));
     const result = await this.#run<CallRow>({ name: '', text: sql }, values);
     return result.rows.map(toCallRecord);
@@ -287,8 +463,11 @@ export class PostgresStore implements Journal {
     this.#requireOpen();
     const a = approval;
     const json = approvalJsonColumns(a);
-    await this.#run(SQL.insertApproval, [a.id, a.tool, a.argsHash, a.sideEffect, a.rule, a.principal, a.sessionId, a.callId, a.createdAt, a.expiresAt, a.definitionDigest ?? null, json.arguments, json.effects, this.hostId]);
-    return (await this.#getApproval(a.id)) as ApprovalRecord;
+    return this.#chained(1, async (client) => {
+      await this.#runOn(client, SQL.insertApproval, [a.id, a.tool, a.argsHash, a.sideEffect, a.rule, a.principal, a.sessionId, a.callId, a.createdAt, a.expiresAt, a.definitionDigest ?? null, json.arguments, json.effects, this.hostId]);
+      const record = (await this.#getApproval(a.id, client)) as ApprovalRecord;
+      return { value: record, facts: [approvalFact(record, APPROVAL_REV.created)] };
+    });
   }
 
   async getApproval(id: string): Promise<ApprovalRecord | undefined> {
@@ -305,10 +484,12 @@ export class PostgresStore implements Journal {
   async decideApproval(id: string, decision: ApprovalDecision, by: string, extras: DecisionExtras = {}): Promise<ApprovalRecord> {
     this.#requireOpen();
     const now = Date.now();
-    const result = await this.#run(SQL.decideApproval, [id, decision, by, now, extras.note ?? null, extras.via ?? 'cli']);
-    const record = await this.#getApproval(id);
-    if (result.rowCount === 1) return record as ApprovalRecord;
-    throw decideRefusal(id, record, now);
+    return this.#chained(1, async (client) => {
+      const result = await this.#runOn(client, SQL.decideApproval, [id, decision, by, now, extras.note ?? null, extras.via ?? 'cli']);
+      const record = await this.#getApproval(id, client);
+      if (result.rowCount !== 1) throw decideRefusal(id, record, now);
+      return { value: record as ApprovalRecord, facts: [approvalFact(record as ApprovalRecord, APPROVAL_REV.decided)] };
+    });
   }
 
   async takeRate(principal: string, windows: readonly RateCount[]): Promise<RateOutcome> {
@@ -323,10 +504,12 @@ export class PostgresStore implements Journal {
   async spendApproval(id: string, tool: string, argsHash: string, callId: string, definitionDigest?: string): Promise<SpendOutcome> {
     this.#requireOpen();
     const now = Date.now();
-    const result = await this.#run(SQL.spendApproval, [id, tool, argsHash, callId, now, definitionDigest ?? null]);
-    const record = await this.#getApproval(id);
-    if (result.rowCount === 1) return { ok: true, approval: record as ApprovalRecord };
-    return { ok: false, reason: spendRefusalOf(record, tool, argsHash, now, definitionDigest), ...(record ? { approval: record } : {}) };
+    return this.#chained(1, async (client): Promise<{ value: SpendOutcome; facts: ChainFact[] }> => {
+      const result = await this.#runOn(client, SQL.spendApproval, [id, tool, argsHash, callId, now, definitionDigest ?? null]);
+      const record = await this.#getApproval(id, client);
+      if (result.rowCount === 1) return { value: { ok: true, approval: record as ApprovalRecord }, facts: [approvalFact(record as ApprovalRecord, APPROVAL_REV.spent)] };
+      return { value: { ok: false, reason: spendRefusalOf(record, tool, argsHash, now, definitionDigest), ...(record ? { approval: record } : {}) }, facts: [] };
+    });
   }
 
   close(): Promise<void> {
@@ -343,10 +526,18 @@ export class PostgresStore implements Journal {
     try {
       const hostId = this.hostId;
       if (hostId !== null) {
-        await this.#transaction(async (client) => {
-          await this.#runOn(client, SQL.interruptCallsOf, [hostId]);
-          await this.#runOn(client, SQL.endHost, [hostId, Date.now()]);
-        });
+        // Its unfinished calls become interrupted, and the chain's final checkpoint signs where it ends.
+        await this.#chained(
+          0,
+          async (client) => {
+            const rows = (await this.#runOn<CallRowWithReplay>(client, SQL.interruptCallsOf, [hostId])).rows;
+            await this.#runOn(client, SQL.endHost, [hostId, Date.now()]);
+            return { value: undefined, facts: rows.map((row) => callFact(chainedCallOfRecord(toCallRecord(row), row.replay), CALL_REV.ended)) };
+          },
+          { final: true },
+        );
+      } else if (!this.chain.isNew && !this.chain.isFinal) {
+        await this.#chained(0, async () => ({ value: undefined, facts: [] }), { final: true });
       }
     } catch (error) {
       this.#logger.error({ err: { message: (error as Error).message } }, 'journal: could not end the host row on close');
@@ -355,8 +546,8 @@ export class PostgresStore implements Journal {
     }
   }
 
-  async #getApproval(id: string): Promise<ApprovalRecord | undefined> {
-    const row = (await this.#run<ApprovalRow>(SQL.getApproval, [id])).rows[0];
+  async #getApproval(id: string, client?: pg.PoolClient): Promise<ApprovalRecord | undefined> {
+    const row = (client === undefined ? await this.#run<ApprovalRow>(SQL.getApproval, [id]) : await this.#runOn<ApprovalRow>(client, SQL.getApproval, [id])).rows[0];
     return row === undefined ? undefined : toApprovalRecord(row);
   }
 
@@ -371,7 +562,10 @@ export class PostgresStore implements Journal {
           // Another host found our lease expired (we could not renew for longer than it) and
           // interrupted our running calls. Later calls go under a new row, which a sweep can find.
           const id = randomUUID();
-          await this.#run(SQL.insertHost, [id, process.pid, hostname(), this.#sessionId, Date.now(), this.leaseMs]);
+          await this.#chained(0, async (client) => {
+            await this.#runOn(client, SQL.insertHost, [id, process.pid, hostname(), this.#sessionId, Date.now(), this.leaseMs]);
+            return { value: undefined, facts: [] };
+          });
           this.hostId = id;
           this.#logger.error({ lostHostId: hostId, hostId: id }, 'journal: this host lost its lease (another host found it expired) and its running calls were marked interrupted; continuing under a new host row');
         }
@@ -383,13 +577,16 @@ export class PostgresStore implements Journal {
     await this.#renewing;
   }
 
-  async #transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    let client: pg.PoolClient;
+  async #connect(): Promise<pg.PoolClient> {
     try {
-      client = await this.#pool.connect();
+      return await this.#pool.connect();
     } catch (error) {
       throw writeFailed(error, this.location);
     }
+  }
+
+  async #transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.#connect();
     let broken = false;
     try {
       await this.#runOn(client, { name: '', text: 'BEGIN' }, []);
@@ -431,7 +628,18 @@ export class PostgresStore implements Journal {
   }
 }
 
-const ROLLBACK = Symbol('rollback');
+// A write's own failure, decided in code (a refusal, a key that kept changing hands), not a failed
+// statement: the transaction is still usable. Failed statements reach here through writeFailed, with a cause.
+function isOwnFailure(error: unknown): boolean {
+  return isJournalRefusal(error) || (error instanceof JournalError && error.cause === undefined);
+}
+
+const SAVEPOINT: NamedStatement = { name: '', text: 'SAVEPOINT toolhost_claim' };
+const RELEASE_SAVEPOINT: NamedStatement = { name: '', text: 'RELEASE SAVEPOINT toolhost_claim' };
+const ROLLBACK_TO_SAVEPOINT: NamedStatement = { name: '', text: 'ROLLBACK TO SAVEPOINT toolhost_claim' };
+
+const PG_FILTER = { placeholder: (position: number) => `$${position}`, contains: (column: string, placeholder: string) => `strpos(${column}, ${placeholder}) > 0` };
+
 
 function toConfig(statement: NamedStatement, values: unknown[]): pg.QueryConfig {
   return statement.name === '' ? { text: statement.text, values } : { name: statement.name, text: statement.text, values };

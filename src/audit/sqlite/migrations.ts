@@ -107,6 +107,44 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE approvals ADD COLUMN note TEXT;
   ALTER TABLE approvals ADD COLUMN decided_via TEXT;
   `,
+  // 7: the chained journal (SPEC section 7.3) and what an auditor reads in a record (section 7.1).
+  `
+  ALTER TABLE calls ADD COLUMN policy_digest TEXT;
+  ALTER TABLE calls ADD COLUMN definition_digest TEXT;
+  ALTER TABLE calls ADD COLUMN approved_by TEXT CHECK (approved_by IN ('client', 'operator'));
+  ALTER TABLE calls ADD COLUMN approver_name TEXT;
+  ALTER TABLE calls ADD COLUMN arguments TEXT;
+  CREATE INDEX calls_by_decision ON calls(decision, started_at);
+
+  -- Every fact of every chain, append only (src/audit/chain/chain-entry.ts).
+  CREATE TABLE chain_entries (
+    chain_id TEXT NOT NULL,
+    seq      INTEGER NOT NULL,
+    prev     TEXT,
+    hash     TEXT NOT NULL,
+    kind     TEXT NOT NULL,
+    ref      TEXT NOT NULL,
+    rev      INTEGER NOT NULL,
+    at       INTEGER NOT NULL,
+    record   TEXT NOT NULL,
+    PRIMARY KEY (chain_id, seq)
+  );
+
+  -- One row per chain: closed_at is set with its final checkpoint.
+  CREATE TABLE chains (
+    id        TEXT PRIMARY KEY,
+    role      TEXT NOT NULL,
+    opened_at INTEGER NOT NULL,
+    closed_at INTEGER
+  );
+
+  -- Records older than this were written before the journal was chained.
+  CREATE TABLE chain_meta (
+    id            INTEGER PRIMARY KEY CHECK (id = 1),
+    chained_since INTEGER NOT NULL
+  );
+  INSERT INTO chain_meta (id, chained_since) VALUES (1, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));
+  `,
 ];
 
 /** The schema version this build writes. */

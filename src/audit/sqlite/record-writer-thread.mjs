@@ -2,12 +2,13 @@
 // its own connection to the journal file, so SQLite's work and the file writes
 // (and a checkpoint's fsync) run beside the host's event loop instead of on it.
 // Plain JavaScript on purpose: the same file runs from src/ (tests) and dist/.
-// It knows nothing of the schema: the host sends the INSERT's head, one row's
-// placeholders and the rows.
+// It knows nothing of the schema: the host sends, per table, the INSERT's head
+// and one row's placeholders, then each batch's rows of every table (the call
+// records and their chain entries), committed in one transaction.
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 
-const { file, busyTimeoutMs, insert } = workerData;
+const { file, busyTimeoutMs, inserts } = workerData;
 // The host's connection made the file (WAL is a property of the file); this one only writes to it.
 const db = new Database(file, { timeout: busyTimeoutMs, fileMustExist: true });
 db.pragma('synchronous = NORMAL');
@@ -19,33 +20,39 @@ db.pragma('foreign_keys = ON');
 // full. The chunk sizes are fixed so a handful of prepared statements serve
 // every batch size (60 rows: 3 x 16 + 3 x 4).
 const CHUNK_SIZES = [64, 16, 4, 1];
-/** Per chunk size: its statement and a parameter array reused from batch to batch. */
-const chunks = new Map();
+/** Per table and chunk size: its statement and a parameter array reused from batch to batch. */
+const chunks = inserts.map(() => new Map());
 
-function chunkOf(size) {
-  let chunk = chunks.get(size);
+function chunkOf(table, size) {
+  const insert = inserts[table];
+  let chunk = chunks[table].get(size);
   if (chunk === undefined) {
     const sql = insert.head + Array.from({ length: size }, () => insert.row).join(', ');
     chunk = { statement: db.prepare(sql), params: new Array(size * insert.arity) };
-    chunks.set(size, chunk);
+    chunks[table].set(size, chunk);
   }
   return chunk;
 }
 
-const insertAll = db.transaction((rows) => {
+function insertRows(table, rows) {
+  const { arity } = inserts[table];
   let at = 0;
   for (const size of CHUNK_SIZES) {
     while (rows.length - at >= size) {
-      const { statement, params } = chunkOf(size);
+      const { statement, params } = chunkOf(table, size);
       let p = 0;
       for (let r = at; r < at + size; r++) {
         const row = rows[r];
-        for (let v = 0; v < insert.arity; v++) params[p++] = row[v];
+        for (let v = 0; v < arity; v++) params[p++] = row[v];
       }
       statement.run(params);
       at += size;
     }
   }
+}
+
+const insertAll = db.transaction((tables) => {
+  for (let table = 0; table < tables.length; table++) insertRows(table, tables[table]);
 });
 
 parentPort.on('message', (message) => {
@@ -55,7 +62,7 @@ parentPort.on('message', (message) => {
     return;
   }
   try {
-    insertAll(message.rows);
+    insertAll(message.tables);
     parentPort.postMessage({ id: message.id, ok: true });
   } catch (error) {
     parentPort.postMessage({ id: message.id, ok: false, message: String(error?.message ?? error), code: typeof error?.code === 'string' ? error.code : undefined });

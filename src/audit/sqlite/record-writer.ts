@@ -38,11 +38,11 @@ export class RecordWriter {
   #closed = false;
   #committed = 0;
 
-  /** Starts the thread on the journal `file` (already created and migrated by the host's connection). */
-  constructor(file: string, insert: MultiRowInsert, logger: Logger) {
+  /** Starts the thread on the journal `file` (already created and migrated by the host's connection); `inserts` per table. */
+  constructor(file: string, inserts: readonly MultiRowInsert[], logger: Logger) {
     this.#logger = logger;
     this.#thread = new Worker(THREAD_URL, {
-      workerData: { file, busyTimeoutMs: BUSY_TIMEOUT_MS, insert },
+      workerData: { file, busyTimeoutMs: BUSY_TIMEOUT_MS, inserts },
       // Rows are small and a batch is at most RECORD_BATCH_MAX_RECORDS of them.
       resourceLimits: { maxOldGenerationSizeMb: 64 },
     });
@@ -63,8 +63,8 @@ export class RecordWriter {
     return this.#thread;
   }
 
-  /** Commits `rows` in one transaction on the thread; `fallback` writes the same batch on the host's connection. */
-  write(rows: readonly (readonly unknown[])[], fallback: () => void): Promise<void> {
+  /** Commits the rows of every table in one transaction on the thread; `fallback` writes the same batch on the host's connection. */
+  write(tables: readonly (readonly (readonly unknown[])[])[], fallback: () => void): Promise<void> {
     if (this.#dead || this.#closed) {
       fallback();
       return Promise.resolve();
@@ -73,7 +73,7 @@ export class RecordWriter {
     return new Promise<void>((resolve, reject) => {
       this.#pending.set(id, { resolve, reject, fallback });
       if (this.#pending.size === 1) this.#thread.ref();
-      this.#thread.postMessage({ id, rows });
+      this.#thread.postMessage({ id, tables });
     });
   }
 

@@ -25,8 +25,17 @@ import {
 } from '../call-record.js';
 import type { BeginOutcome } from '../journal.js';
 import { CALL_ROW_ARITY, CALL_ROW_COLUMNS, callRowValues, startedRowValues, type CallRowValues } from '../call-row.js';
+import { APPROVAL_COLUMNS, toApprovalRecord, type ApprovalRecord, type ApprovalRow } from '../approval-record.js';
+import { chainKeyPath, loadChainSigner } from '../chain/chain-key.js';
+import { ChainWriter, checkpointEveryFromEnv, type ChainFact, type PreparedEntries } from '../chain/chain-writer.js';
+import { CALL_REV, callFact, chainedCallOfRecord, chainedCallOfValues } from '../chain/chain-records.js';
+import type { ChainEntry } from '../chain/chain-entry.js';
+export { entryRowValues } from '../chain/chain-entry.js';
+import type { ChainRow, JournalSnapshot } from '../chain/journal-snapshot.js';
+import { callFilterSql } from '../call-filter-sql.js';
+import { lostRecordReason } from '../lost-record-reason.js';
 import { currentHostIdentity, hostLiveness, type HostIdentity } from './host-liveness.js';
-import { JournalError } from '../journal-error.js';
+import { isJournalRefusal, JournalError } from '../journal-error.js';
 import { openJournalDatabase, toJournalError } from './open-database.js';
 import type { MultiRowInsert } from './record-writer.js';
 import { ensureStateDir, journalPathOf } from '../state-dir.js';
@@ -43,6 +52,13 @@ export interface JournalOptions {
   asHost?: boolean;
   /** The database file (`--journal sqlite:PATH`); default <state>/journal.sqlite. */
   file?: string;
+  /** The chain's signing key file (`--journal-key`); default TOOLHOST_JOURNAL_KEY, else the state folder's. */
+  keyFile?: string;
+  /** Entries between two checkpoints; default TOOLHOST_JOURNAL_CHECKPOINT_EVERY, else 100. */
+  checkpointEvery?: number;
+  /** false: touch nothing at open, not even dead hosts' calls (`audit verify`, `audit export`). Default true. */
+  recover?: boolean;
+  env?: NodeJS.ProcessEnv;
 }
 
 export class SqliteJournal {
@@ -63,6 +79,8 @@ export class SqliteJournal {
 
   /** This process's row in `hosts`; null for a reader. */
   readonly hostId: string | null;
+  /** This journal's chain: a host's from its start, a reader's only once it writes (a recovery, a decision). */
+  readonly chain: ChainWriter;
   private readonly statements;
   private closed = false;
 
@@ -75,8 +93,17 @@ export class SqliteJournal {
   ) {
     this.statements = prepareStatements(db);
     const here = currentHostIdentity();
-    this.hostId = options.asHost === false ? null : this.registerHost(here, options.sessionId ?? null);
-    this.recoverDeadHosts(here);
+    const isHost = options.asHost !== false;
+    const key = chainKeyPath(stateDir, options.keyFile, options.env);
+    const hostId = isHost ? randomUUID() : null;
+    this.chain = new ChainWriter({
+      role: isHost ? 'host' : 'operator',
+      hostId: () => hostId,
+      signer: () => loadChainSigner(key.path, !key.given),
+      checkpointEvery: options.checkpointEvery ?? checkpointEveryFromEnv(options.env),
+    });
+    this.hostId = hostId === null ? null : this.registerHost(hostId, here, options.sessionId ?? null);
+    if (options.recover !== false) this.recoverDeadHosts(here);
   }
 
   /**
@@ -87,36 +114,35 @@ export class SqliteJournal {
   begin(start: CallStart): BeginOutcome {
     const hostId = this.requireHost();
     return this.durably(() =>
-      this.db
-        .transaction((): BeginOutcome => {
-          if (start.idempotencyKey !== null) {
-            const holder = this.findByIdempotencyKey(start.tool, start.idempotencyKey);
-            if (holder !== undefined) return { kind: 'held', holder };
-          }
-          this.statements.insertCall.run(startedRowValues(start, hostId));
-          return { kind: 'begun' };
-        })
-        .immediate(),
+      this.writeChained(1, (): { value: BeginOutcome; facts: ChainFact[] } => {
+        if (start.idempotencyKey !== null) {
+          const holder = this.findByIdempotencyKey(start.tool, start.idempotencyKey);
+          if (holder !== undefined) return { value: { kind: 'held', holder }, facts: [] };
+        }
+        const values = startedRowValues(start, hostId);
+        this.statements.insertCall.run(values);
+        return { value: { kind: 'begun' }, facts: [callFact(chainedCallOfValues(values), CALL_REV.first)] };
+      }),
     );
   }
 
   /** Closes a `started` record with its outcome. */
   finish(id: string, finish: CallFinish): void {
     this.requireOpen();
-    const changes = this.write(
-      () =>
-        this.statements.finishCall.run(
-          finish.status,
-          finish.errorCode,
-          finish.resultHash,
-          finish.resultBytes,
-          finish.replay,
-          finish.endedAt,
-          finish.egressAdmitted ?? 0,
-          finish.egressRefused ?? 0,
-          id,
-        ).changes,
-    );
+    const changes = this.writeChained(1, () => {
+      const row = this.statements.finishCall.get(
+        finish.status,
+        finish.errorCode,
+        finish.resultHash,
+        finish.resultBytes,
+        finish.replay,
+        finish.endedAt,
+        finish.egressAdmitted ?? 0,
+        finish.egressRefused ?? 0,
+        id,
+      ) as (CallRow & { replay: string | null }) | undefined;
+      return row === undefined ? { value: 0, facts: [] } : { value: 1, facts: [callFact(chainedCallOfRecord(toCallRecord(row), row.replay), CALL_REV.ended)] };
+    });
     if (changes === 1) return;
     const existing = this.get(id);
     if (existing === undefined) {
@@ -129,7 +155,11 @@ export class SqliteJournal {
   /** One-shot record for a call refused or answered without running. */
   record(start: CallStart, finish: CallFinish): void {
     const hostId = this.requireHost();
-    this.write(() => this.statements.insertCall.run(callRowValues(start, finish, hostId)));
+    const values = callRowValues(start, finish, hostId);
+    this.writeChained(1, () => {
+      this.statements.insertCall.run(values);
+      return { value: undefined, facts: [callFact(chainedCallOfValues(values), CALL_REV.first)] };
+    });
   }
 
   /**
@@ -138,7 +168,39 @@ export class SqliteJournal {
    */
   recordRows(rows: readonly CallRowValues[]): void {
     this.requireHost();
-    this.write(() => this.statements.insertCalls(rows));
+    this.writeChained(rows.length, () => {
+      for (const row of rows) this.statements.insertCall.run(row);
+      return { value: undefined, facts: rows.map((row) => callFact(chainedCallOfValues(row), CALL_REV.first)) };
+    });
+  }
+
+  /**
+   * The chain entries of a batch of one-shot rows that another connection (the
+   * writer thread) inserts in one transaction; settle them with the outcome.
+   * undefined when the batch cannot go there (the chain is not opened yet).
+   */
+  prepareRows(rows: readonly CallRowValues[]): PreparedEntries | undefined {
+    this.requireHost();
+    if (this.chain.isNew) return undefined;
+    return this.chain.prepare(rows.map((row) => callFact(chainedCallOfValues(row), CALL_REV.first)));
+  }
+
+  /** Inserts a batch prepared with prepareRows on this connection (the writer thread is gone); settleRows follows. */
+  insertPrepared(rows: readonly CallRowValues[], entries: readonly (readonly unknown[])[]): void {
+    this.write(() =>
+      this.db
+        .transaction(() => {
+          for (const row of rows) this.statements.insertCall.run(row);
+          for (const entry of entries) this.statements.insertEntry.run(entry);
+        })
+        .immediate(),
+    );
+  }
+
+  /** The outcome of a batch prepared with prepareRows: committed, or failed with `error`. */
+  settleRows(prepared: PreparedEntries, rows: number, error?: unknown): void {
+    if (error === undefined) this.chain.commit(prepared);
+    else this.chain.fail(rows, lostRecordReason(error));
   }
 
   /**
@@ -168,39 +230,84 @@ export class SqliteJournal {
   reconcile(id: string, action: Reconciliation): CallRecord {
     this.requireOpen();
     return this.durably(() =>
-      this.db
-        .transaction(() => {
-          const existing = this.get(id);
-          if (existing === undefined) throw new JournalError('unknown_call', `No call ${id} in the journal.`, { id });
-          if (existing.status !== 'interrupted' || existing.reconciliation !== null) {
-            throw new JournalError(
-              'not_interrupted',
-              `Call ${id} is ${existing.status}${existing.reconciliation ? ` (reconciled: ${existing.reconciliation})` : ''}, not an unreconciled interrupted call.`,
-              { id, status: existing.status, reconciliation: existing.reconciliation },
-            );
-          }
-          this.statements.reconcile.run({ id, reconciliation: action, status: action === 'skip' ? 'skipped' : 'interrupted', now: Date.now() });
-          return this.get(id) as CallRecord;
-        })
-        .immediate(),
+      this.writeChained(1, () => {
+        const existing = this.get(id);
+        if (existing === undefined) throw new JournalError('unknown_call', `No call ${id} in the journal.`, { id });
+        if (existing.status !== 'interrupted' || existing.reconciliation !== null) {
+          throw new JournalError(
+            'not_interrupted',
+            `Call ${id} is ${existing.status}${existing.reconciliation ? ` (reconciled: ${existing.reconciliation})` : ''}, not an unreconciled interrupted call.`,
+            { id, status: existing.status, reconciliation: existing.reconciliation },
+          );
+        }
+        const row = this.statements.reconcile.get({ id, reconciliation: action, status: action === 'skip' ? 'skipped' : 'interrupted', now: Date.now() }) as CallRow & { replay: string | null };
+        const record = toCallRecord(row);
+        return { value: record, facts: [callFact(chainedCallOfRecord(record, row.replay), CALL_REV.reconciled)] };
+      }),
     );
   }
 
   /** Call records, newest first. */
   query(filter: CallFilter = {}): CallRecord[] {
     this.requireOpen();
-    const where: string[] = [];
-    const params: Record<string, unknown> = {};
-    if (filter.tool !== undefined) (where.push('tool = @tool'), (params['tool'] = filter.tool));
-    if (filter.status !== undefined) (where.push('status = @status'), (params['status'] = filter.status));
-    if (filter.since !== undefined) (where.push('started_at >= @since'), (params['since'] = filter.since));
-    const limit = filter.limit === undefined ? '' : ' LIMIT @limit';
-    if (filter.limit !== undefined) params['limit'] = Math.max(0, Math.floor(filter.limit));
+    const { where, values } = callFilterSql(filter, SQLITE_FILTER);
+    if (filter.limit !== undefined) values.push(Math.max(0, Math.floor(filter.limit)));
     const sql =
       `SELECT ${CALL_COLUMNS} FROM calls` +
-      (where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '') +
-      ` ORDER BY started_at DESC, seq DESC${limit}`;
-    return (this.db.prepare(sql).all(params) as CallRow[]).map(toCallRecord);
+      (where !== '' ? ` WHERE ${where}` : '') +
+      ` ORDER BY started_at DESC, seq DESC${filter.limit === undefined ? '' : ' LIMIT ?'}`;
+    return (this.db.prepare(sql).all(values) as CallRow[]).map(toCallRecord);
+  }
+
+  /** Everything `audit verify` checks, read in one snapshot (src/audit/verify-journal.ts). */
+  readSnapshot(): JournalSnapshot {
+    this.requireOpen();
+    return this.db.transaction(() => {
+      const entries = this.db.prepare(`SELECT chain_id AS chain, seq, prev, hash, kind, ref, rev, at, record FROM chain_entries ORDER BY chain_id, seq`).all() as ChainEntry[];
+      const chains = (this.db.prepare(`SELECT id, role, opened_at, closed_at FROM chains ORDER BY opened_at, id`).all() as { id: string; role: string; opened_at: number; closed_at: number | null }[]).map(
+        (row): ChainRow => ({ id: row.id, role: row.role, openedAt: row.opened_at, closedAt: row.closed_at }),
+      );
+      const calls = (this.db.prepare(`SELECT ${CALL_COLUMNS}, replay FROM calls ORDER BY seq`).all() as (CallRow & { replay: string | null })[]).map((row) =>
+        chainedCallOfRecord(toCallRecord(row), row.replay),
+      );
+      const approvals = (this.db.prepare(`SELECT ${APPROVAL_COLUMNS} FROM approvals ORDER BY created_at, id`).all() as ApprovalRow[]).map(toApprovalRecord);
+      const since = this.db.prepare(`SELECT chained_since FROM chain_meta WHERE id = 1`).pluck().get() as number | undefined;
+      return { entries, chains, calls, approvals, chainedSince: since ?? null };
+    })();
+  }
+
+  /**
+   * Runs `work` and chains the facts it returns in one IMMEDIATE transaction: the
+   * rows and their entries commit together or not at all. `records` is how many
+   * call or approval records the write carries: counted as a gap if it fails.
+   */
+  writeChained<T>(records: number, work: () => { value: T; facts: readonly ChainFact[] }, options: { final?: boolean; open?: boolean } = {}): T {
+    let prepared: PreparedEntries | undefined;
+    try {
+      const value = this.db
+        .transaction(() => {
+          const { value, facts } = work();
+          prepared = this.chain.prepare(facts, options);
+          this.insertEntries(prepared);
+          return value;
+        })
+        .immediate();
+      if (prepared !== undefined) this.chain.commit(prepared);
+      return value;
+    } catch (error) {
+      // A refusal (unknown call, decided approval) wrote nothing and lost nothing.
+      this.chain.fail(isJournalRefusal(error) ? 0 : records, lostRecordReason(error));
+      throw toJournalError(error, this.file);
+    }
+  }
+
+  private insertEntries(prepared: PreparedEntries): void {
+    for (const entry of prepared.entries) {
+      if (entry.kind === 'open') this.statements.insertChain.run(entry.chain, this.hostId === null ? 'operator' : 'host', entry.at);
+      this.statements.insertEntry.run(entry.chain, entry.seq, entry.prev, entry.hash, entry.kind, entry.ref, entry.rev, entry.at, entry.record);
+    }
+    const last = prepared.entries[prepared.entries.length - 1];
+    if (prepared.final && last !== undefined) this.statements.closeChain.run(last.at, last.chain);
   }
 
   /** One call by id. */
@@ -220,7 +327,9 @@ export class SqliteJournal {
   close(): void {
     if (this.closed) return;
     try {
-      if (this.hostId !== null) this.endHost(this.hostId, 'closed');
+      if (this.hostId !== null) this.endHost(this.hostId, 'closed', true);
+      // A reader that wrote (a recovery, a reconciliation) signs what it wrote.
+      else if (!this.chain.isNew && !this.chain.isFinal) this.writeChained(0, () => ({ value: undefined, facts: [] }), { final: true });
     } catch (error) {
       this.logger.error({ err: error }, 'journal: could not end the host row on close');
     } finally {
@@ -229,9 +338,9 @@ export class SqliteJournal {
     }
   }
 
-  private registerHost(here: HostIdentity, sessionId: string | null): string {
-    const id = randomUUID();
-    this.write(() =>
+  // The host row and its chain's first entry (its public key) in one transaction: a key that cannot be read stops the host here.
+  private registerHost(id: string, here: HostIdentity, sessionId: string | null): string {
+    this.writeChained(0, () => {
       this.statements.insertHost.run({
         id,
         pid: here.pid,
@@ -240,8 +349,9 @@ export class SqliteJournal {
         processStart: here.processStart,
         sessionId,
         now: Date.now(),
-      }),
-    );
+      });
+      return { value: undefined, facts: [] };
+    }, { open: true });
     return id;
   }
 
@@ -264,17 +374,18 @@ export class SqliteJournal {
     }
   }
 
-  private endHost(hostId: string, reason: 'closed' | 'dead'): string[] {
-    return this.write(() =>
-      this.db
-        .transaction(() => {
-          const now = Date.now();
-          const ids = this.statements.runningCallsOf.all(hostId) as string[];
-          this.statements.interruptCallsOf.run({ hostId });
-          this.statements.endHost.run({ hostId, now, reason });
-          return ids;
-        })
-        .immediate(),
+  // The host's started calls become interrupted (each a chained fact of this journal's chain); its own close signs the chain's end.
+  private endHost(hostId: string, reason: 'closed' | 'dead', final = false): string[] {
+    return this.writeChained(
+      0,
+      () => {
+        const now = Date.now();
+        const rows = this.statements.interruptCallsOf.all({ hostId }) as (CallRow & { replay: string | null })[];
+        this.statements.endHost.run({ hostId, now, reason });
+        const records = rows.map((row) => chainedCallOfRecord(toCallRecord(row), row.replay));
+        return { value: records.map((record) => record.id), facts: records.map((record) => callFact(record, CALL_REV.ended)) };
+      },
+      { final },
     );
   }
 
@@ -332,6 +443,19 @@ export const INSERT_CALLS: MultiRowInsert = {
 /** The one-row INSERT of a call record. */
 export const INSERT_CALL_SQL = INSERT_CALLS.head + INSERT_CALLS.row;
 
+/** The INSERT of chain entries, as INSERT_CALLS; a row's values in the order of entryRowValues (chain-entry.ts). */
+export const INSERT_ENTRIES: MultiRowInsert = {
+  head: `INSERT INTO chain_entries (chain_id, seq, prev, hash, kind, ref, rev, at, record) VALUES `,
+  row: `(?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  arity: 9,
+};
+
+const INSERT_ENTRY_SQL = INSERT_ENTRIES.head + INSERT_ENTRIES.row;
+
+
+const SQLITE_FILTER = { placeholder: () => '?', contains: (column: string, placeholder: string) => `instr(${column}, ${placeholder}) > 0` };
+
+
 function prepareStatements(db: Database.Database) {
   const insertCall = db.prepare(INSERT_CALL_SQL);
   return {
@@ -340,19 +464,18 @@ function prepareStatements(db: Database.Database) {
        VALUES (@id, @pid, @machine, @bootId, @processStart, @sessionId, @now)`,
     ),
     runningHosts: db.prepare(`SELECT id, pid, machine, boot_id, process_start FROM hosts WHERE ended_at IS NULL`),
-    runningCallsOf: db.prepare(`SELECT id FROM calls WHERE host_id = ? AND status = 'started'`).pluck(),
     // ended_at stays NULL: when an interrupted call stopped is unknown.
-    interruptCallsOf: db.prepare(`UPDATE calls SET status = 'interrupted' WHERE host_id = @hostId AND status = 'started'`),
+    interruptCallsOf: db.prepare(`UPDATE calls SET status = 'interrupted' WHERE host_id = @hostId AND status = 'started' RETURNING ${CALL_COLUMNS}, replay`),
     endHost: db.prepare(`UPDATE hosts SET ended_at = @now, end_reason = @reason WHERE id = @hostId AND ended_at IS NULL`),
     insertCall,
-    insertCalls: db.transaction((rows: readonly CallRowValues[]) => {
-      for (const row of rows) insertCall.run(row);
-    }),
     finishCall: db.prepare(
       `UPDATE calls SET status = ?, error_code = ?, result_hash = ?, result_bytes = ?,
          replay = ?, ended_at = ?, egress_admitted = ?, egress_refused = ?
-       WHERE id = ? AND status = 'started'`,
+       WHERE id = ? AND status = 'started' RETURNING ${CALL_COLUMNS}, replay`,
     ),
+    insertEntry: db.prepare(INSERT_ENTRY_SQL),
+    insertChain: db.prepare(`INSERT INTO chains (id, role, opened_at) VALUES (?, ?, ?)`),
+    closeChain: db.prepare(`UPDATE chains SET closed_at = ? WHERE id = ?`),
     getCall: db.prepare(`SELECT ${CALL_COLUMNS} FROM calls WHERE id = ?`),
     findByKey: db.prepare(
       `SELECT id, status, args_hash, replay, reconciliation FROM calls
@@ -364,7 +487,7 @@ function prepareStatements(db: Database.Database) {
        LIMIT 1`,
     ),
     reconcile: db.prepare(
-      `UPDATE calls SET status = @status, reconciliation = @reconciliation, reconciled_at = @now WHERE id = @id`,
+      `UPDATE calls SET status = @status, reconciliation = @reconciliation, reconciled_at = @now WHERE id = @id RETURNING ${CALL_COLUMNS}, replay`,
     ),
   };
 }

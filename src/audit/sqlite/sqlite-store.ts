@@ -14,7 +14,8 @@ import { SqliteRates } from './sqlite-rates.js';
 import type { RateCount, RateOutcome } from '../rate-store.js';
 import { ArtifactStore } from './artifacts.js';
 import { RecordWriter } from './record-writer.js';
-import { INSERT_CALLS, SqliteJournal, type JournalOptions } from './sqlite-journal.js';
+import { entryRowValues, INSERT_CALLS, INSERT_ENTRIES, SqliteJournal, type JournalOptions } from './sqlite-journal.js';
+import type { JournalSnapshot } from '../chain/journal-snapshot.js';
 
 export interface SqliteStoreOptions extends JournalOptions {
   logger?: Logger;
@@ -44,9 +45,9 @@ export class SqliteStore implements Journal {
   readonly #approvals: SqliteApprovals;
   readonly #rates: SqliteRates;
   /**
-   * Read-only calls' records, committed a few at a time in one transaction. Each is
+   * Read-only calls' records, committed per event-loop turn in one transaction. Each is
    * queued as its row (call-row.ts), built once when the call answers: the commit
-   * sends those rows to the writer thread as they are, or inserts them here.
+   * sends those rows (and their chain entries) to the writer thread as they are, or inserts them here.
    */
   readonly #batch: RecordBatch<CallRowValues>;
   /** The thread that commits those batches, when the store was opened with writeBatchesOffThread. */
@@ -64,10 +65,10 @@ export class SqliteStore implements Journal {
       options.asHost === false
         ? undefined
         : new ArtifactStore(stateDir, sync, { ...(options.logger ? { logger: options.logger } : {}), ...(options.artifactTtlMs !== undefined ? { ttlMs: options.artifactTtlMs } : {}) });
-    this.#approvals = new SqliteApprovals(() => sync.database);
+    this.#approvals = new SqliteApprovals(() => sync);
     this.#rates = new SqliteRates(() => sync.database);
     const logger = options.logger ?? createSilentLogger();
-    this.#writer = options.writeBatchesOffThread === true && sync.hostId !== null ? new RecordWriter(sync.file, INSERT_CALLS, logger) : undefined;
+    this.#writer = options.writeBatchesOffThread === true && sync.hostId !== null ? new RecordWriter(sync.file, [INSERT_CALLS, INSERT_ENTRIES], logger) : undefined;
     this.#batch = new RecordBatch<CallRowValues>((rows) => this.#writeBatch(rows), rowId, logger);
   }
 
@@ -79,21 +80,30 @@ export class SqliteStore implements Journal {
     return this.sync.hostId;
   }
 
+  // A write on the host's connection chains after the batch the writer thread is committing: it waits for it.
   async begin(start: CallStart): Promise<BeginOutcome> {
+    if (this.#batch.isWriting) await this.#batch.flush();
     return this.sync.begin(start);
   }
 
   async finish(id: string, finish: CallFinish): Promise<void> {
+    if (this.#batch.isWriting) await this.#batch.flush();
     this.sync.finish(id, finish);
   }
 
   async record(start: CallStart, finish: CallFinish): Promise<void> {
+    if (this.#batch.isWriting) await this.#batch.flush();
     this.sync.record(start, finish);
   }
 
-  recordSoon(start: CallStart, finish: CallFinish): void {
+  recordSoon(start: CallStart, finish: CallFinish): Promise<void> {
     if (this.#closing !== undefined) throw new JournalError('journal_closed', 'The journal is closed.', {});
-    this.#batch.add(callRowValues(start, finish, this.sync.requireHost()));
+    return this.#batch.add(callRowValues(start, finish, this.sync.requireHost()));
+  }
+
+  async readSnapshot(): Promise<JournalSnapshot> {
+    await this.#batch.flush();
+    return this.sync.readSnapshot();
   }
 
   flush(): Promise<void> {
@@ -135,6 +145,7 @@ export class SqliteStore implements Journal {
   }
 
   async createApproval(approval: NewApproval): Promise<ApprovalRecord> {
+    if (this.#batch.isWriting) await this.#batch.flush();
     return this.#approvals.create(approval, this.hostId);
   }
 
@@ -147,10 +158,12 @@ export class SqliteStore implements Journal {
   }
 
   async decideApproval(id: string, decision: ApprovalDecision, by: string, extras?: DecisionExtras): Promise<ApprovalRecord> {
+    if (this.#batch.isWriting) await this.#batch.flush();
     return this.#approvals.decide(id, decision, by, extras);
   }
 
   async spendApproval(id: string, tool: string, argsHash: string, callId: string, definitionDigest?: string): Promise<SpendOutcome> {
+    if (this.#batch.isWriting) await this.#batch.flush();
     return this.#approvals.spend(id, tool, argsHash, callId, definitionDigest);
   }
 
@@ -171,9 +184,18 @@ export class SqliteStore implements Journal {
     return this.#closing;
   }
 
-  #writeBatch(rows: readonly CallRowValues[]): Promise<void> | void {
-    if (this.#writer === undefined) return this.sync.recordRows(rows);
-    return this.#writer.write(rows, () => this.sync.recordRows(rows));
+  // The entries are prepared here (the chain's head is this thread's), committed by the writer thread with the rows.
+  async #writeBatch(rows: readonly CallRowValues[]): Promise<void> {
+    const prepared = this.#writer === undefined ? undefined : this.sync.prepareRows(rows);
+    if (this.#writer === undefined || prepared === undefined) return this.sync.recordRows(rows);
+    const entries = prepared.entries.map(entryRowValues);
+    try {
+      await this.#writer.write([rows, entries], () => this.sync.insertPrepared(rows, entries));
+    } catch (error) {
+      this.sync.settleRows(prepared, rows.length, error);
+      throw error;
+    }
+    this.sync.settleRows(prepared, rows.length);
   }
 
   #requireArtifacts(): ArtifactStore {

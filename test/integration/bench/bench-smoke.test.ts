@@ -93,5 +93,11 @@ describe('npm run bench --smoke', () => {
     expect(journal.writerThread).toMatchObject({ batch: 60, cpuUsPerRecord: expect.any(Number) });
     expect(journal.writerThread.cpuUsPerRecord).toBeGreaterThan(0);
     if (stores.includes('postgres')) expect(journal.fleet).toMatchObject({ hosts: 2, inFlightPerHost: 8, callsPerSecond: expect.any(Number) });
+    // Records before answers against the old order, and the chain's cost per read-only record.
+    const chain = results['journalChain'];
+    expect(Object.keys(chain.groupCommit)).toEqual(['answer after commit (now)', 'answer at once (before)']);
+    expect(chain.groupCommit['answer after commit (now)'].sequential.p50).toBeGreaterThan(0);
+    expect(chain.chainPerRecordUs.total).toBeGreaterThan(0);
+    expect(chain.chainShareOfWorkerCall).toBeGreaterThan(0);
   }, 600_000);
 });

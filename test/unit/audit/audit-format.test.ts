@@ -24,6 +24,11 @@ const record: CallRecord = {
   reconciledAt: null,
   egressAdmitted: 2,
   egressRefused: 1,
+  policyDigest: 'c'.repeat(64),
+  definitionDigest: 'd'.repeat(64),
+  approvedBy: 'operator',
+  approverName: 'alice',
+  arguments: '{"path":"a.txt"}',
 };
 
 describe('toAuditJson', () => {
@@ -50,6 +55,11 @@ describe('toAuditJson', () => {
       reconciliation: null,
       reconciledAt: null,
       egress: { admitted: 2, refused: 1 },
+      policyDigest: 'c'.repeat(64),
+      definitionDigest: 'd'.repeat(64),
+      approvedBy: 'operator',
+      approverName: 'alice',
+      arguments: '{"path":"a.txt"}',
     });
   });
 
@@ -75,7 +85,7 @@ describe('formatAuditTable', () => {
       'fs.write',
       'failed',
       'timeout',
-      'ask (approved)',
+      'ask (approved by alice)',
       'policies/org.yaml:7 sideEffects.ask',
       '1250',
     ]);

@@ -27,6 +27,11 @@ export function callStart(overrides: Partial<CallStart> = {}): CallStart {
     approval: 'not_needed',
     idempotencyKey: null,
     startedAt: Date.now(),
+    policyDigest: null,
+    definitionDigest: null,
+    approvedBy: null,
+    approverName: null,
+    arguments: null,
     ...overrides,
   };
 }

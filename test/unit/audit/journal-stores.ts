@@ -12,6 +12,9 @@ export interface OpenOptions {
   asHost?: boolean;
   sessionId?: string;
   leaseMs?: number;
+  checkpointEvery?: number;
+  recover?: boolean;
+  keyFile?: string;
 }
 
 /** One test's store: open as many journals on it as the test needs; all are closed after. */

@@ -1,8 +1,9 @@
-// The batch behind Journal.recordSoon, with a recording write and vitest's fake
-// timers (no real waiting): records queued within the delay go in one write,
-// a full batch goes at once, writes keep their order, flush() writes what is
-// queued, and a failed write is logged with its calls and does not stop the next.
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+// The group commit behind Journal.recordSoon, with a recording write: the
+// records of one event-loop turn go in one write, each caller's promise settles
+// with that write (resolved once committed, rejected when it failed), a full
+// batch goes at once, writes keep their order, and a failed write is logged
+// with its calls and does not stop the next.
+import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { RecordBatch, type PendingRecord } from '../../../src/audit/record-batch.js';
 import { callFinish, callStart } from './journal-fixtures.js';
@@ -35,36 +36,55 @@ function capturingLogger() {
   return { logger, lines };
 }
 
-beforeEach(() => vi.useFakeTimers());
-afterEach(() => vi.useRealTimers());
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-describe('RecordBatch', () => {
-  it('commits the records queued within the delay in one write, after the delay', async () => {
+describe('RecordBatch (group commit)', () => {
+  it('commits the records of one event-loop turn in one write, at the end of the turn', async () => {
     const sink = recordingWrite();
-    const batch = new RecordBatch(sink.write, pendingId, capturingLogger().logger, 5, 100);
+    const batch = new RecordBatch(sink.write, pendingId, capturingLogger().logger, 100);
     const records = [pending(), pending(), pending()];
-    for (const record of records) batch.add(record);
+    const committed = records.map((record) => batch.add(record));
     expect(sink.batches).toEqual([]);
     expect(batch.pendingCount).toBe(3);
-    await vi.advanceTimersByTimeAsync(5);
+    await Promise.all(committed);
     expect(sink.batches).toEqual([records.map((record) => record.start.id)]);
     expect(batch.pendingCount).toBe(0);
   });
 
-  it('commits a full batch at once, without waiting for the delay', async () => {
+  it("a caller's promise resolves only once its batch is written", async () => {
+    const order: string[] = [];
+    let release: (() => void) | undefined;
+    const batch = new RecordBatch(
+      async () => {
+        order.push('write started');
+        await new Promise<void>((resolve) => (release = resolve));
+        order.push('write committed');
+      },
+      pendingId,
+      capturingLogger().logger,
+      100,
+    );
+    const answered = batch.add(pending()).then(() => order.push('answer'));
+    await nextTurn();
+    expect(order).toEqual(['write started']);
+    release?.();
+    await answered;
+    expect(order).toEqual(['write started', 'write committed', 'answer']);
+  });
+
+  it('commits a full batch at once, without waiting for the end of the turn', async () => {
     const sink = recordingWrite();
-    const batch = new RecordBatch(sink.write, pendingId, capturingLogger().logger, 1_000, 2);
+    const batch = new RecordBatch(sink.write, pendingId, capturingLogger().logger, 2);
     const [a, b, c] = [pending(), pending(), pending()];
-    batch.add(a);
-    batch.add(b);
+    void batch.add(a);
+    void batch.add(b);
     await Promise.resolve();
     expect(sink.batches).toEqual([[a.start.id, b.start.id]]);
-    batch.add(c);
-    await batch.flush();
+    await batch.add(c);
     expect(sink.batches).toEqual([[a.start.id, b.start.id], [c.start.id]]);
   });
 
-  it('flush writes what is queued, resolves once written, and keeps batches in order', async () => {
+  it('keeps batches in order: the next write starts after the one before it settled', async () => {
     const order: string[] = [];
     let release: (() => void) | undefined;
     const batch = new RecordBatch(
@@ -75,37 +95,43 @@ describe('RecordBatch', () => {
       },
       pendingId,
       capturingLogger().logger,
-      5,
       100,
     );
-    batch.add(pending());
+    void batch.add(pending());
     const first = batch.flush();
-    batch.add(pending());
-    batch.add(pending());
+    void batch.add(pending());
+    void batch.add(pending());
     const second = batch.flush();
-    await vi.advanceTimersByTimeAsync(0);
-    // The second batch waits for the first write to end.
+    await nextTurn();
     expect(order).toEqual(['begin 1']);
+    expect(batch.isWriting).toBe(true);
     release?.();
     await Promise.all([first, second]);
     expect(order).toEqual(['begin 1', 'end 1', 'begin 2', 'end 2']);
-    // Nothing queued: flush resolves with nothing to write.
-    await batch.flush();
-    expect(order).toHaveLength(4);
+    expect(batch.isWriting).toBe(false);
   });
 
-  it('a failed write is logged with the calls it held, and the next batch is still written', async () => {
+  it('a failed write rejects its callers, is logged with the calls it held, and the next batch is still written', async () => {
     const sink = recordingWrite();
     const { logger, lines } = capturingLogger();
-    const batch = new RecordBatch(sink.write, pendingId, logger, 5, 100);
+    const batch = new RecordBatch(sink.write, pendingId, logger, 100);
     const lost = pending();
-    sink.failNext(Object.assign(new Error('disk full'), { code: 'journal_write_failed' }));
-    batch.add(lost);
-    await batch.flush();
+    const full = Object.assign(new Error('disk full'), { code: 'journal_write_failed' });
+    sink.failNext(full);
+    await expect(batch.add(lost)).rejects.toBe(full);
     expect(lines).toEqual([expect.objectContaining({ calls: [lost.start.id], err: expect.objectContaining({ message: 'disk full', code: 'journal_write_failed' }) })]);
     const next = pending();
-    batch.add(next);
-    await batch.flush();
+    await batch.add(next);
     expect(sink.batches).toEqual([[next.start.id]]);
+  });
+
+  it('a failed batch nobody waits for is not an unhandled rejection', async () => {
+    const sink = recordingWrite();
+    const batch = new RecordBatch(sink.write, pendingId, capturingLogger().logger, 100);
+    sink.failNext(new Error('gone'));
+    void batch.add(pending());
+    await batch.flush();
+    // vitest fails the file on an unhandled rejection; reaching here after the flush is the check.
+    expect(sink.batches).toEqual([]);
   });
 });

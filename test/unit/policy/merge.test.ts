@@ -1,5 +1,6 @@
 // One test per merge rule of SPEC section 4: the tightest value wins, never the
 // order of files, and a repository file cannot loosen the organisation's.
+import { writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { POLICY_DEFAULTS } from '../../../src/policy/defaults.js';
 import { lineOf, manifestYaml, policyYaml, useTestWorkspaces } from './workspace.js';
@@ -31,9 +32,36 @@ describe('no policy file', () => {
       principalRules: [],
       approvalsBy: 'client',
       approvalExpireAfterMs: 3_600_000,
+      journalArguments: 'none',
+      policyDigest: expect.stringMatching(/^[0-9a-f]{64}$/),
     });
     expect(view(config, 'a').decision).toEqual({ effect: 'allow' });
     expect(view(config, 'd').decision).toMatchObject({ effect: 'ask', rule: '(built-in) sideEffects.requireApproval' });
+  });
+});
+
+describe('journal.arguments: redacted wins, and the policy digest follows what is enforced', () => {
+  it('a repository can ask the journal to keep redacted arguments; an organisation none does not undo it', () => {
+    const org = policyYaml('org', 'journal:\n  arguments: none');
+    const repo = policyYaml('repo', 'journal:\n  arguments: redacted');
+    const config = load({ manifests: { 'a.yaml': manifestYaml('a') }, organisation: { [ORG]: org }, repository: { 'repo.yaml': repo } });
+    expect(config.policy.enforced.journalArguments).toMatchObject({ value: 'redacted', source: { layer: 'repository' } });
+    expect(config.session.journalArguments).toBe('redacted');
+  });
+
+  it('the digest changes with an enforced value, not with where a key is written', () => {
+    const workspace = workspaces.make({ manifests: { 'a.yaml': manifestYaml('a') }, organisation: { [ORG]: policyYaml('org', '') } });
+    // One workspace, its organisation file rewritten: the default roots (the workspace) stay the same.
+    const digest = (text: string) => {
+      writeFileSync(workspaces.current()?.orgFiles[0] as string, policyYaml('org', text));
+      return workspace.load().session.policyDigest;
+    };
+    const base = digest('tools:\n  deny: [x, y]\nlimits:\n  maxConcurrency: 4');
+    expect(base).toMatch(/^[0-9a-f]{64}$/);
+    // The same policy, keys and list items in another order, with a comment.
+    expect(digest('# moved\nlimits:\n  maxConcurrency: 4\ntools:\n  deny: [y, x]')).toBe(base);
+    expect(digest('tools:\n  deny: [x, y]\nlimits:\n  maxConcurrency: 5')).not.toBe(base);
+    expect(digest('tools:\n  deny: [x]\nlimits:\n  maxConcurrency: 4')).not.toBe(base);
   });
 });
 

@@ -34,15 +34,17 @@ function contextFor(sideEffect: string, meta: Record<string, unknown> = {}): Cal
 }
 
 describe('journal entry of a call', () => {
-  it('a read-only call: nothing written ahead, one queued record with its outcome and egress', async () => {
+  it('a read-only call: nothing written ahead, one group-committed record with its outcome and egress', async () => {
     const ctx = contextFor('read_only');
     expect(await beginJournal(journal, ctx)).toBeUndefined();
     expect(journal.sync.get(ctx.callId)).toBeUndefined();
     ctx.egress.admitted = 2;
     ctx.egress.refused = 1;
-    expect(closeJournal(journal, ctx, { kind: 'result', payloadHash: 'd'.repeat(64), payloadBytes: 5, replay: '{"content":[]}' })).toBeUndefined();
-    await journal.flush();
-    expect(await journal.get(ctx.callId)).toMatchObject({
+    const committed = closeJournal(journal, ctx, { kind: 'result', payloadHash: 'd'.repeat(64), payloadBytes: 5, replay: '{"content":[]}' });
+    // Queued for the end of this event-loop turn: not written yet, and the call answers only once it is.
+    expect(journal.sync.get(ctx.callId)).toBeUndefined();
+    await committed;
+    expect(journal.sync.get(ctx.callId)).toMatchObject({
       tool: 'echo',
       sideEffect: 'read_only',
       argsHash: ctx.argsHash,

@@ -99,7 +99,7 @@ describe('operator approvals in the approval stage', () => {
     expect((await refusal(obtainApproval(input({ channel: ELICIT, by: 'operator' })))).code).toBe('approval_required');
     expect(elicited).toBe(0);
     // by: client with such a client still asks it, and journals nothing.
-    await expect(obtainApproval(input({ channel: ELICIT }))).resolves.toEqual({ status: 'approved' });
+    await expect(obtainApproval(input({ channel: ELICIT }))).resolves.toEqual({ status: 'approved', by: 'client' });
     expect(elicited).toBe(1);
     expect(await journal.listApprovals()).toHaveLength(1);
   });
@@ -108,7 +108,7 @@ describe('operator approvals in the approval stage', () => {
     const id = String((await refusal(obtainApproval(input({})))).details['approvalId']);
     expect(await refusal(obtainApproval(input({ meta: { [APPROVAL_ID_META]: id } })))).toMatchObject({ code: 'approval_required', details: { approvalId: id, state: 'pending' } });
     await journal.decideApproval(id, 'approved', 'alice');
-    await expect(obtainApproval(input({ channel: ELICIT, meta: { [APPROVAL_ID_META]: id }, callId: 'call-2' }))).resolves.toEqual({ status: 'approved' });
+    await expect(obtainApproval(input({ channel: ELICIT, meta: { [APPROVAL_ID_META]: id }, callId: 'call-2' }))).resolves.toEqual({ status: 'approved', by: 'operator', operatorName: expect.any(String) });
     expect(elicited).toBe(0);
     expect(await refusal(obtainApproval(input({ meta: { [APPROVAL_ID_META]: id } })))).toMatchObject({ code: 'approval_denied', details: { reason: 'spent' } });
   });

@@ -36,7 +36,7 @@ interface Harness {
 const ok = (json: string): RunOutcome => ({ ok: true, output: { type: 'json', json }, durationMs: 1 });
 
 /** A supervisor over real manifests and policy, with `behaviour` as every tool's runner. */
-function harness(behaviour: RunBehaviour, journalFaults: { finish?: Error } = {}): Harness {
+function harness(behaviour: RunBehaviour, journalFaults: { finish?: Error; recordSoon?: Error } = {}): Harness {
   const workspace = workspaces.make({
     manifests: {
       'reader.yaml': manifestYaml('reader'),
@@ -67,10 +67,18 @@ function harness(behaviour: RunBehaviour, journalFaults: { finish?: Error } = {}
       starts.push(start);
       finishes.push(finish);
     },
+    // As the stores do: committed at the end of the event-loop turn (a group commit), or failed.
     recordSoon: (start, finish) => {
       trace.push('journal.recordSoon');
       starts.push(start);
       finishes.push(finish);
+      return new Promise<void>((resolve, reject) =>
+        setImmediate(() => {
+          trace.push(journalFaults.recordSoon ? 'journal.failed' : 'journal.committed');
+          if (journalFaults.recordSoon) reject(journalFaults.recordSoon);
+          else resolve();
+        }),
+      );
     },
     findByIdempotencyKey: async () => undefined,
     // No tool here is approved by an operator.
@@ -152,10 +160,19 @@ describe('stage order', () => {
     expect(h.stages.slice(3)).toEqual(['session-limits', 'lookup', 'exposure', 'validate-args']);
   });
 
-  it('a read-only call has no write-ahead record: one record at the end, queued for its batch', async () => {
+  it('a read-only call has no write-ahead record: one record at the end, group committed before it answers', async () => {
     const h = harness(async () => ok('1'));
-    await h.call('reader');
-    expect(h.trace).toEqual(['tool.started', 'run', 'journal.recordSoon', 'tool.completed']);
+    const outcome = await h.call('reader').then((answer) => (h.trace.push('answer'), answer));
+    expect(outcome.kind).toBe('result');
+    expect(h.trace).toEqual(['tool.started', 'run', 'journal.recordSoon', 'journal.committed', 'tool.completed', 'answer']);
+  });
+
+  it('a read-only record that could not be written withholds the result: internal, with the reason', async () => {
+    const full = Object.assign(new Error('database or disk is full'), { code: 'journal_write_failed', details: { sqlite: 'SQLITE_FULL' } });
+    const h = harness(async () => ok('{"secret":"result"}'), { recordSoon: full });
+    const outcome = await h.call('reader');
+    expect(outcome).toMatchObject({ kind: 'error', error: { code: 'internal', details: { reason: 'disk_full', stage: 'journal' } } });
+    expect(h.trace).toEqual(['tool.started', 'run', 'journal.recordSoon', 'journal.failed', 'tool.failed']);
   });
 
   it('a read-only call with an idempotency key is recorded before it answers (a repeat replays it)', async () => {
@@ -169,7 +186,7 @@ describe('stage order', () => {
     const h = harness(async () => ok('1'));
     const outcome = await h.call('denied');
     expect(codeOf(outcome)).toBe('policy_denied');
-    expect(h.trace).toEqual(['journal.recordSoon']);
+    expect(h.trace).toEqual(['journal.recordSoon', 'journal.committed']);
     expect(h.starts[0]).toMatchObject({ decision: 'deny', rule: 'policies/r.yaml:4 tools.deny' });
     expect(h.finishes).toMatchObject([{ status: 'denied', errorCode: 'policy_denied' }]);
   });
@@ -178,7 +195,7 @@ describe('stage order', () => {
     const h = harness(async () => ok('1'));
     const outcome = await h.call('reader', { unexpected: true });
     expect(codeOf(outcome)).toBe('invalid_arguments');
-    expect(h.trace).toEqual(['journal.recordSoon']);
+    expect(h.trace).toEqual(['journal.recordSoon', 'journal.committed']);
     expect(h.finishes).toMatchObject([{ status: 'rejected', errorCode: 'invalid_arguments' }]);
   });
 });
@@ -214,7 +231,7 @@ describe('a call nobody cancels', () => {
       // As the protocol layer calls it: the control, no signal of the request's own.
       const outcome = await h.supervisor.callTool({ name: 'reader', args: {}, meta: {}, control, approval: { kind: 'none' }, onEvent: (event) => h.trace.push(event.type) });
       expect(outcome).toMatchObject({ kind: 'result', structuredContent: { n: 1 } });
-      expect(h.trace).toEqual(['tool.started', 'run', 'journal.recordSoon', 'tool.completed']);
+      expect(h.trace).toEqual(['tool.started', 'run', 'journal.recordSoon', 'journal.committed', 'tool.completed']);
       expect(made()).toBe(0);
     } finally {
       vi.unstubAllGlobals();
@@ -294,11 +311,11 @@ describe("the journal's finally", () => {
     expect(h.finishes).toMatchObject([{ status: 'failed', errorCode: 'internal' }]);
   });
 
-  it('a journal that fails to close the record does not change the outcome the caller gets', async () => {
-    const h = harness(async () => ok('{"done":true}'), { finish: new Error('disk full') });
+  it('a journal that fails to close the record withholds the result: no answer without its record', async () => {
+    const h = harness(async () => ok('{"done":true}'), { finish: new Error('connection reset') });
     const outcome = await h.call('writer');
-    expect(outcome.kind).toBe('result');
-    expect(h.trace).toEqual(['journal.begin', 'tool.started', 'run', 'journal.finish', 'tool.completed']);
+    expect(outcome).toMatchObject({ kind: 'error', error: { code: 'internal', details: { reason: 'journal_unavailable', stage: 'journal' } } });
+    expect(h.trace).toEqual(['journal.begin', 'tool.started', 'run', 'journal.finish', 'tool.failed']);
   });
 
   it('a cancelled call sends no lifecycle event after the cancel, but still closes its record', async () => {
