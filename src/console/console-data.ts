@@ -45,13 +45,10 @@ export interface ConsoleTools {
 /** The chain's verify status: whole, or the first break. */
 export type ChainVerdict = { readonly ok: true } | { readonly ok: false; readonly recordId: string; readonly kind: string };
 
-/** Verifies the journal's hash chain; `not_chained` for a journal whose records carry no chain. */
+/** Verifies the journal's hash chain (SPEC section 7.3). */
 export interface ChainVerifier {
-  verify(): Promise<ChainVerdict | 'not_chained'>;
+  verify(): Promise<ChainVerdict>;
 }
-
-/** The verifier of a journal without a hash chain: says so, honestly. */
-export const NOT_CHAINED: ChainVerifier = { verify: async () => 'not_chained' };
 
 /** The filters of `toolhost audit` (SPEC section 8). */
 export interface AuditFilter {
@@ -69,8 +66,6 @@ export interface AuditFilter {
 
 export interface AuditSearchResult {
   readonly records: readonly CallRecord[];
-  /** Set when only the newest records were searched: how many. */
-  readonly scanned?: number;
 }
 
 export interface AuditSearch {

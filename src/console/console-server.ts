@@ -15,7 +15,8 @@ import { bearerTokenOf, type Authenticator } from '../protocol/auth/authenticato
 import { CONSOLE_CSS } from './assets/console-css.js';
 import { FEED_SCRIPT } from './assets/feed-script.js';
 import { journalAuditSearch } from './audit-search.js';
-import { NOT_CHAINED, type AuditSearch, type ChainVerifier, type ConsoleTools } from './console-data.js';
+import { journalChainVerifier } from './chain-verifier.js';
+import type { AuditSearch, ChainVerifier, ConsoleTools } from './console-data.js';
 import { FeedHub } from './feed-hub.js';
 import { readForm } from './form-body.js';
 import { html } from './html.js';
@@ -43,7 +44,7 @@ export interface ConsoleOptions {
   readonly authenticator: Authenticator;
   readonly tools: ConsoleTools;
   readonly logger: Logger;
-  /** Verifies the hash chain; default: the journal is not chained. */
+  /** Verifies the hash chain; default: `toolhost audit verify` over the journal. */
   readonly chain?: ChainVerifier;
   /** The audit search; default: over journal.query. */
   readonly search?: AuditSearch;
@@ -85,7 +86,7 @@ class Console implements ConsoleHandler {
     this.#now = options.now ?? Date.now;
     this.#sessions = new ConsoleSessions(this.#now);
     this.#search = options.search ?? journalAuditSearch(options.journal);
-    this.#chain = options.chain ?? NOT_CHAINED;
+    this.#chain = options.chain ?? journalChainVerifier(options.journal);
     this.#feed = new FeedHub(
       {
         read: async (limit) => {

@@ -14,8 +14,7 @@ export const DECISIONS = ['allow', 'deny', 'ask', 'would_deny'] as const;
 /** The search form's values as given (echoed back as text). */
 export type AuditQuery = Readonly<Partial<Record<'tool' | 'status' | 'principal' | 'decision' | 'code' | 'rule' | 'since' | 'until' | 'limit', string>>>;
 
-export function chainStatus(verdict: ChainVerdict | 'not_chained' | 'unavailable'): SafeHtml {
-  if (verdict === 'not_chained') return notice('status', 'Chain: not chained. This journal’s records carry no hash chain, so edits and deletions cannot be detected here.');
+export function chainStatus(verdict: ChainVerdict | 'unavailable'): SafeHtml {
   if (verdict === 'unavailable') return notice('alert', 'Chain: the verification could not run (the journal did not answer).');
   if (verdict.ok) return notice('status', 'Chain: verified. Every record and checkpoint checks out.');
   return notice('alert', html`Chain: broken at record <code>${verdict.recordId}</code> (${verdict.kind}).`);
@@ -43,7 +42,7 @@ ${field('limit', 'Limit', 'at most this many (default 100)')}
   const results =
     'error' in result
       ? notice('alert', result.error)
-      : html`${result.scanned === undefined ? '' : notice('status', `Searched the newest ${result.scanned} records for these filters; use toolhost audit for older ones.`)}
+      : html`
 ${result.records.length === 0 ? notice('status', 'No calls match.') : callsTable(ctx.base, `${result.records.length} calls, newest first`, result.records, approvals)}`;
   return page(ctx, 'audit', 'Audit', html`${chain}${form}${results}`);
 }
