@@ -1,6 +1,6 @@
 // Claude Code (@anthropic-ai/claude-code, a dev dependency whose native binary
-// ships inside its registry package; its postinstall is not run and nothing is
-// downloaded) configured with toolhost the way its docs show (`claude mcp add
+// ships inside its platform's registry package, run from there: the wrapper's
+// postinstall, which only copies it into place, is not allowed to run) configured with toolhost the way its docs show (`claude mcp add
 // NAME -- COMMAND…`): `claude mcp list` checks each server's connection with no
 // login, and reports toolhost connected. HOME is a temporary folder, so the
 // user's own configuration is neither read nor written.
@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, ensureBuilt } from '../helpers/mcp-clients.js';
 import { FIXTURE_MANIFESTS, MARKER_ENV, makeHostDirs, waitForNoMarkedProcesses, type HostDirs } from './host-session.js';
 
-const CLAUDE = join(REPO_ROOT, 'node_modules/.bin/claude');
+const CLAUDE = join(REPO_ROOT, `node_modules/@anthropic-ai/claude-code-${process.platform}-${process.arch}/claude`);
 let dirs: HostDirs;
 
 beforeAll(async () => {

@@ -60,7 +60,6 @@ export class ProcessPool {
       this.queue.push(call);
       call.unregister = control.onStop((reason) => this.expire(call, reason === 'timeout' ? 'timeout' : 'cancelled'));
       this.pump();
-      if (this.startingCount > 0 && !call.isSettled && this.queue.includes(call)) call.resumeDeadline = control.pauseDeadline?.();
     });
   }
 
@@ -86,6 +85,23 @@ export class ProcessPool {
     // The first waiting call warms the whole pool.
     const wanted = this.queue.length === 0 ? 0 : this.poolSize - this.slots.size - this.startingCount;
     for (let i = 0; i < wanted; i++) this.startSlotTracked();
+    this.holdDeadlines();
+  }
+
+  // The first `startingCount` queued calls wait for a process being started, which does not
+  // count against their deadline (SPEC section 3); the others wait for a busy process, which
+  // does. Re-judged whenever the queue or the starts change: a call whose process went to a
+  // call ahead of it waits for a busy one from then on.
+  private holdDeadlines(): void {
+    for (let index = 0; index < this.queue.length; index++) {
+      const call = this.queue[index] as PendingCall;
+      const isWaitingForStart = index < this.startingCount;
+      if (isWaitingForStart && call.resumeDeadline === undefined) call.resumeDeadline = call.options.control.pauseDeadline?.() ?? (() => {});
+      else if (!isWaitingForStart && call.resumeDeadline !== undefined) {
+        call.resumeDeadline();
+        call.resumeDeadline = undefined;
+      }
+    }
   }
 
   // A plain loop over the few slots: no copy of the set on every call.
