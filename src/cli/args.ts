@@ -1,9 +1,9 @@
 // Command-line parsing shared by every command: the host flags of SPEC section 8,
 // the settings of toolhost.yaml under them (a flag overrides its key), and a
 // UsageError that main.ts turns into exit code 2.
-import { statSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { join, resolve } from 'node:path';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 import { closestKey } from '../config/closest-key.js';
 import { formatProblem } from '../config/problem.js';
 import { findToolhostFile, loadToolhostFile, type ToolhostFile } from './config-file.js';
@@ -50,7 +50,7 @@ export interface ParseCommandOptions {
 
 // The toolhost.yaml each parse used, by its values object: hostFlagsFrom needs it
 // for defaults and for saying where a bad setting came from.
-const CONFIG_OF = new WeakMap<object, { readonly file: ToolhostFile; readonly keys: ReadonlyMap<string, string> }>();
+const CONFIG_OF = new WeakMap<object, { readonly file: ToolhostFile; readonly keys: ReadonlyMap<string, string>; readonly isFound: boolean }>();
 
 /**
  * Parses argv with the host flags plus `extra`; unknown flags are a UsageError (with
@@ -70,10 +70,11 @@ export function parseCommandArgs<E extends Options>(argv: readonly string[], ext
   }
   const values = parsed.values as Record<string, unknown>;
   if (options.config !== false && values['help'] !== true) {
-    const file = configFileFor(typeof values['config'] === 'string' ? values['config'] : undefined);
+    const named = typeof values['config'] === 'string' ? values['config'] : undefined;
+    const file = configFileFor(named);
     if (file) {
       const keys = applySettings(file, values, new Set(Object.keys(all)));
-      CONFIG_OF.set(values, { file, keys });
+      CONFIG_OF.set(values, { file, keys, isFound: named === undefined });
     }
   }
   return parsed;
@@ -94,9 +95,11 @@ export function hostFlagsFrom(values: Record<string, unknown>, cwd = process.cwd
   const logFile = values['log-file'];
   const workspace = resolve(cwd, typeof values['workspace'] === 'string' ? values['workspace'] : base);
   checkWorkspace(workspace, config?.keys.has('workspace') === true ? config.file.file : undefined);
+  const policyFiles = list(values['policy']).map((file) => resolve(cwd, file));
+  if (config?.isFound === true && config.keys.has('policy')) checkOrganisationFiles(policyFiles, [workspace, config.file.dir], config.file.file);
   return {
     manifestDirs: (manifests.length > 0 ? manifests.map((dir) => resolve(cwd, dir)) : [join(base, 'manifests')]),
-    policyFiles: list(values['policy']).map((file) => resolve(cwd, file)),
+    policyFiles,
     workspace,
     stateDir: resolve(cwd, typeof values['state'] === 'string' ? values['state'] : join(base, '.toolhost')),
     ...(typeof logFile === 'string' ? { logFile: resolve(cwd, logFile) } : {}),
@@ -172,6 +175,40 @@ function checkWorkspace(workspace: string, configFile: string | undefined): void
     throw new UsageError(`${origin} is ${workspace}, which does not exist; create the folder or name another`);
   }
   if (!isFolder) throw new UsageError(`${origin} is ${workspace}, which is not a folder; name a folder`);
+}
+
+/**
+ * An organisation layer is what a repository cannot loosen, so a toolhost.yaml found by
+ * looking in the working directory and its parents (often a file of the repository itself)
+ * may not name one inside the workspace or inside its own folder: a cloned repository could
+ * otherwise grant its own tools first party. A file named with --config, and --policy
+ * flags, are the person's own choice and are taken as given.
+ */
+function checkOrganisationFiles(files: readonly string[], repositoryFolders: readonly string[], configFile: string): void {
+  const folders = repositoryFolders.map(realPathOf);
+  for (const file of files) {
+    const real = realPathOf(file);
+    const holder = folders.find((folder) => isWithin(real, folder));
+    if (holder === undefined) continue;
+    throw new UsageError(
+      `policies: in ${configFile} (found from the working directory) names ${file}, which lies inside ${holder}: an organisation policy ` +
+        `must come from outside the repository it governs (e.g. /etc/toolhost/), or the settings file be named with --config, or the ` +
+        `policy given with --policy; repository rules go in the workspace's policies/ folder`,
+    );
+  }
+}
+
+function realPathOf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+function isWithin(path: string, folder: string): boolean {
+  const rel = relative(folder, path);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 }
 
 // node:util's messages for an unknown option, with the nearest known one.
