@@ -21,7 +21,7 @@ export interface ProtocolChannel {
   readonly fd1: 'stderr' | 'null';
 }
 
-const HANDLE_ECHO_URL = new URL('../../../sandbox/handle-echo.mjs', import.meta.url);
+const HANDLE_ECHO_URL = new URL('../runner/host-helpers/handle-echo.mjs', import.meta.url);
 
 /** Moves the protocol off fd 1; call before anything touches process.stdout. */
 export async function takeProtocolChannel(logger: Logger): Promise<ProtocolChannel> {

@@ -55,7 +55,7 @@ async function startSleeperCall(hostDirs: HostDirs) {
 }
 
 function findSpawners(child: RawHost) {
-  return findChildProcesses(child.pid ?? 0).filter((found) => found.cmdline.includes('sandbox/spawner.mjs'));
+  return findChildProcesses(child.pid ?? 0).filter((found) => found.cmdline.includes('src/runner/host-helpers/spawner.mjs'));
 }
 
 async function expectGone(pid: number | undefined): Promise<void> {

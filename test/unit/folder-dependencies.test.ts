@@ -1,13 +1,19 @@
 // The folders of src/ are rooms with one-way doors (STYLE section 2): config/
 // is a leaf, registry/ and policy/ never look at the runners (the RunSpec and
 // SandboxMode live with the manifest), no two folders import each other by any
-// path, and sandbox/ (the far side) takes nothing of src/ at runtime. Type-only
-// imports count too: a type is a dependency a reader has to follow.
+// path. sandbox/ is the far side, by who runs it (isolate/ in the isolate
+// process, worker/ in the host's worker threads, ctx/ the code of ctx they both
+// run, shared/ the contract both sides import): it takes nothing of src/, and
+// src/ takes only sandbox/shared/ of it. The host's helper processes
+// (src/runner/host-helpers/) are plain ESM that take nothing but each other.
+// Type-only imports count too: a type is a dependency a reader has to follow.
 import { describe, expect, it } from 'vitest';
 import { importsOf, sourceFiles, type SourceFile } from '../helpers/source-imports.js';
 
 const SOURCES = sourceFiles('src');
 const SANDBOX = sourceFiles('sandbox', ['.mjs', '.mts']);
+const HOST_SIDE = sourceFiles('src', ['.ts', '.mjs', '.mts']);
+const HOST_HELPERS = 'src/runner/host-helpers/';
 
 /** `src/policy/views.ts` → `policy`; a file at src/'s top (`src/host.ts`) is a room of its own (`host`). */
 function folderOf(file: string): string {
@@ -86,13 +92,44 @@ describe('folder dependencies', () => {
     expect(inside).toEqual([]);
   });
 
-  it('sandbox/ imports nothing of src/ at runtime, and only the wire types from src/runner/wire.ts', () => {
-    const reached = SANDBOX.flatMap((source) =>
-      importsOf(source)
-        .filter((entry) => entry.target !== undefined && !entry.target.startsWith('sandbox/'))
-        .map((entry) => ({ file: source.file, target: entry.target!, typeOnly: entry.typeOnly })),
-    );
-    expect(reached.filter((entry) => !entry.typeOnly)).toEqual([]);
-    expect(new Set(reached.map((entry) => entry.target))).toEqual(new Set(['src/runner/wire.ts']));
+  it('sandbox/ imports nothing of src/, not even a type', () => {
+    const reached = projectImports(SANDBOX).filter((entry) => !entry.target.startsWith('sandbox/'));
+    expect(SANDBOX.length).toBeGreaterThan(10);
+    expect(reached).toEqual([]);
+  });
+
+  it('sandbox/shared/ imports nothing outside itself', () => {
+    expect(projectImports(SANDBOX.filter((source) => source.file.startsWith('sandbox/shared/'))).filter((entry) => !entry.target.startsWith('sandbox/shared/'))).toEqual([]);
+  });
+
+  it('sandbox/ctx/ imports only sandbox/shared/; isolate/ and worker/ only ctx/ and shared/, never each other', () => {
+    const allowed: Record<string, readonly string[]> = { ctx: ['ctx', 'shared'], isolate: ['isolate', 'ctx', 'shared'], worker: ['worker', 'ctx', 'shared'] };
+    const outside = projectImports(SANDBOX).filter((entry) => {
+      const from = entry.file.split('/')[1]!;
+      const to = entry.target.split('/')[1]!;
+      return from in allowed && !allowed[from]!.includes(to);
+    });
+    expect(outside).toEqual([]);
+  });
+
+  it('src/ imports of sandbox/ only sandbox/shared/ (the code of the far side is started, never imported)', () => {
+    const reached = projectImports(HOST_SIDE).filter((entry) => entry.target.startsWith('sandbox/'));
+    expect(reached.some((entry) => entry.target === 'sandbox/shared/frames.mjs')).toBe(true);
+    expect(reached.filter((entry) => !entry.target.startsWith('sandbox/shared/'))).toEqual([]);
+  });
+
+  it('the host helper processes import nothing of the project but each other', () => {
+    const helpers = HOST_SIDE.filter((source) => source.file.startsWith(HOST_HELPERS));
+    expect(helpers.map((source) => source.file)).toContain(`${HOST_HELPERS}spawner.mjs`);
+    expect(projectImports(helpers).filter((entry) => !entry.target.startsWith(HOST_HELPERS))).toEqual([]);
   });
 });
+
+/** Every import of a project file (a relative specifier), as `{ file, target }`. */
+function projectImports(sources: readonly SourceFile[]): Array<{ file: string; target: string }> {
+  return sources.flatMap((source) =>
+    importsOf(source)
+      .filter((entry) => entry.target !== undefined)
+      .map((entry) => ({ file: source.file, target: entry.target! })),
+  );
+}

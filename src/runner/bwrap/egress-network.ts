@@ -15,7 +15,7 @@
 // Ports and names that are not allowed find nothing (a refused connect, a
 // failed lookup: DNS has no route), as do UDP and every other address.
 import { isIP } from 'node:net';
-import { DEFAULT_EGRESS_PORT, parseAllowEntry } from '../../../sandbox/egress-admission.mjs';
+import { DEFAULT_EGRESS_PORT, parseAllowEntry } from '../../../sandbox/shared/egress-admission.mjs';
 
 /** One listener in the sandbox: where a client connects, and the destination it stands for. */
 export interface DirectListener {

@@ -27,7 +27,7 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { connect, createServer as createNetServer, isIP, type Server as NetServer, type Socket } from 'node:net';
 import { lookup } from 'node:dns/promises';
-import { admitEgress, isMethodAdmitted, type EgressRules } from '../../../sandbox/egress-admission.mjs';
+import { admitEgress, isMethodAdmitted, type EgressRules } from '../../../sandbox/shared/egress-admission.mjs';
 import type { EgressAttempt } from '../wire.js';
 import { forwardHttpRequest } from './egress-http-forward.js';
 import { CALL_TOKEN_ECHO_HEADER, callTokenOf, isCallToken, parseConnectTarget, parseHttpTarget } from './egress-request-head.js';

@@ -1,4 +1,4 @@
-// The host's side of one isolate process (sandbox/isolate-process.mjs): starts
+// The host's side of one isolate process (sandbox/isolate/isolate-process.mjs): starts
 // it in its sandbox through the spawner, speaks frames with it, and turns what
 // comes back into outcomes. Nothing from there is trusted: frames are bounded
 // before they are buffered, every field is checked, each call's messages are
@@ -10,7 +10,7 @@
 // it): ctx.fetch goes out from over there through that grant's proxy, each call
 // on a channel of its own (token, counts, budget), so the host serves no fetch.
 import type { Logger } from '../../log.js';
-import { FrameReader, encodeFrame } from '../../../sandbox/frames.mjs';
+import { FrameReader, encodeFrame } from '../../../sandbox/shared/frames.mjs';
 import { START_LINE } from '../bwrap/argv.js';
 import { killProcessGroupNow } from '../process/kill.js';
 import { TailBuffer } from '../process/output-cap.js';
@@ -18,7 +18,9 @@ import { openWorkdir, spawnTool, type SpawnedTool, type Workdir } from '../proce
 import type { SandboxedSpawnServices } from '../process/process-sandbox.js';
 import type { RunSpec } from '../types.js';
 import { failure, MAX_TOOL_MESSAGE_CHARS, parseToolEnvelope, type Outcome } from '../tool-envelope.js';
-import { ISOLATE_WIRE_LIMITS, type HostToIsolateMessage, type Job, type RunOptions, type ToolLogLevel } from '../wire.js';
+import { ISOLATE_WIRE_LIMITS } from '../../../sandbox/shared/limits.mjs';
+import type { HostToIsolateMessage } from '../../../sandbox/shared/messages.mjs';
+import type { Job, RunOptions, ToolLogLevel } from '../wire.js';
 import { openEgressGrant, type EgressCallChannel, type EgressGrant } from '../bwrap/egress-grant.js';
 import { SANDBOX_PROXY_URL } from '../bwrap/egress-bridge.js';
 import type { EgressSettings } from '../process/process-sandbox.js';

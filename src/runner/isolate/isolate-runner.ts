@@ -1,5 +1,5 @@
 // isolate runner: untrusted JavaScript in isolated-vm isolates, which live in an
-// isolate process (sandbox/isolate-process.mjs) in the namespace sandbox, never
+// isolate process (sandbox/isolate/isolate-process.mjs) in the namespace sandbox, never
 // in the host. One process per tool, started ahead when the runner is built,
 // replaced after a crash, and given up when the host's bound on live isolate
 // processes needs room (least recently used first). Each call gets a fresh

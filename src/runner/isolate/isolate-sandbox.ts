@@ -18,8 +18,10 @@ import { probeSandbox } from '../bwrap/probe.js';
 import type { SandboxArgvServices, SandboxEgress } from '../bwrap/argv.js';
 import type { RunSpec } from '../types.js';
 
-export const ISOLATE_PROCESS_URL = new URL('../../../sandbox/isolate-process.mjs', import.meta.url);
-export const PRELUDE_URL = new URL('../../../sandbox/isolate-prelude.mjs', import.meta.url);
+/** The far side's code: the isolate process imports from sandbox/isolate, sandbox/ctx and sandbox/shared, all bound read-only. */
+export const SANDBOX_CODE_URL = new URL('../../../sandbox/', import.meta.url);
+export const ISOLATE_PROCESS_URL = new URL('isolate/isolate-process.mjs', SANDBOX_CODE_URL);
+export const PRELUDE_URL = new URL('isolate/isolate-prelude.mjs', SANDBOX_CODE_URL);
 
 /** Isolates (so concurrent calls) one isolate process runs at a time; more calls queue there. */
 export const MAX_ISOLATES_PER_PROCESS = 4;
@@ -128,7 +130,7 @@ export function resolveIsolatedVm(): string {
  * networkAllow is the tool's: with one, the process's only way out is its grant's proxy.
  */
 export function isolateProcessSpec(spec: RunSpec): RunSpec {
-  const sandboxDir = realpathSync(dirname(fileURLToPath(ISOLATE_PROCESS_URL)));
+  const sandboxDir = realpathSync(fileURLToPath(SANDBOX_CODE_URL));
   const ivmDir = dirname(resolveIsolatedVm());
   const covered = (dir: string) => spec.roots.some((root) => root.path === dir);
   return Object.freeze({

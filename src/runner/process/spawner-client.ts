@@ -1,4 +1,4 @@
-// The host's side of the spawner process (sandbox/spawner.mjs): one per host
+// The host's side of the spawner process (host-helpers/spawner.mjs): one per host
 // (a SpawnerService in the host's ProcessServices), started on first use or
 // ahead by `serve`, asked over its IPC channel to start each process tool.
 // The tool's pipe ends come back as sockets the host reads and writes
@@ -9,7 +9,7 @@ import type { Socket } from 'node:net';
 import { recordSandboxStartWork } from '../../diagnostics/event-loop.js';
 import type { Logger } from '../../log.js';
 import { killProcessGroupNow } from './kill.js';
-import type { HostToSpawnerMessage, SpawnerSpawnMessage } from '../wire.js';
+import type { HostToSpawnerMessage, SpawnerSpawnMessage } from '../host-helpers/messages.mjs';
 
 /** How a spawned process's leader ended, or why it never started. */
 export type SpawnerExit =
@@ -88,7 +88,7 @@ export interface SpawnerMemory {
   readonly liveGroups: number;
 }
 
-const SPAWNER_URL = new URL('../../../sandbox/spawner.mjs', import.meta.url);
+const SPAWNER_URL = new URL('../host-helpers/spawner.mjs', import.meta.url);
 // The spawner keeps no data: a small heap keeps its fork() cheap. With V8's
 // default young generation its heap grew to 44 MB over 4000 spawns (all
 // garbage, RSS 84 MB); with a 1 MB semi-space it stays at 14 MB (RSS 57 MB).
@@ -153,7 +153,7 @@ class Spawner {
     this.updateRef();
   }
 
-  /** Closes the channel: the spawner kills its tools and exits (see sandbox/spawner.mjs). */
+  /** Closes the channel: the spawner kills its tools and exits (see host-helpers/spawner.mjs). */
   stop(): void {
     if (this.hasEnded) return;
     try {

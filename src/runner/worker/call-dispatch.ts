@@ -6,7 +6,7 @@
 // fresh one). Calls that thread held but never began go back to the head of
 // the line and run on the next thread.
 import type { Piscina } from 'piscina';
-import type { WorkerLaneAnswer } from '../wire.js';
+import type { WorkerLaneAnswer } from '../../../sandbox/shared/messages.mjs';
 import { failure, type Outcome } from '../tool-envelope.js';
 import type { CallGates } from './call-gates.js';
 import type { WorkerCall } from './worker-call.js';

@@ -2,7 +2,7 @@
 // SharedArrayBuffer both sides change only with compare-and-swap. A thread is
 // handed several calls at once (so it does not sleep and get woken again for
 // every call, which cost the host's main thread a futex wake and a context
-// switch per call), but runs them one at a time (sandbox/worker-entry.mjs). A
+// switch per call), but runs them one at a time (sandbox/worker/worker-entry.mjs). A
 // call that stops before its thread began it is withdrawn and never begins;
 // one that is running is marked so its thread begins nothing more before it is
 // ended: so ending a thread never ends a call other than the one that stopped,
@@ -11,7 +11,7 @@
 // A gate holds, in turn: the task's ticket (handed over, not begun), then
 // `startedBase - threadId` (begun, on that thread), then `done`; or `withdrawn`
 // instead of beginning, or `killing` instead of `done`.
-import type { WorkerGateMarks } from '../wire.js';
+import type { WorkerGateMarks } from '../../../sandbox/shared/messages.mjs';
 
 export const GATE_MARKS: WorkerGateMarks = { withdrawn: -1, done: -2, killing: -3, startedBase: -16 };
 

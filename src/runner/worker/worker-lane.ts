@@ -1,5 +1,5 @@
 // One lane of a worker pool: a Piscina task that holds one pool thread for as
-// long as the lane is open (sandbox/worker-entry.mjs's `serve`), and the
+// long as the lane is open (sandbox/worker/worker-entry.mjs's `serve`), and the
 // MessagePort that thread's calls and answers travel on. A call handed to a
 // lane is one postMessage each way: no Piscina task, promise and thread wake-up
 // per call, which cost the host's main thread about a quarter of a worker
@@ -8,7 +8,7 @@
 // the pool closes; then the lane's task fails, and the lane ends with it.
 import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
-import type { WorkerLaneAnswer, WorkerTask } from '../wire.js';
+import type { WorkerLaneAnswer, WorkerTask } from '../../../sandbox/shared/messages.mjs';
 import type { WorkerCall } from './worker-call.js';
 
 /** What a lane tells its dispatch. */

@@ -3,13 +3,13 @@
 // as workerData). Each thread serves one lane at a time (worker-lane.ts).
 import { Piscina } from 'piscina';
 import type { RunSpec } from '../types.js';
-import type { WorkerPoolData } from '../wire.js';
+import type { WorkerPoolData } from '../../../sandbox/shared/messages.mjs';
 import { GATE_MARKS, type CallGates } from './call-gates.js';
 
 /** How long an idle thread beyond the first is kept (its lane, then Piscina's thread). */
 export const WORKER_IDLE_TIMEOUT_MS = 30_000;
 
-const WORKER_ENTRY_URL = new URL('../../../sandbox/worker-entry.mjs', import.meta.url);
+const WORKER_ENTRY_URL = new URL('../../../sandbox/worker/worker-entry.mjs', import.meta.url);
 
 export function createWorkerPool(spec: RunSpec, shared: { readonly gates: CallGates; readonly eventChannel: string }): Piscina {
   if (spec.entryPath === undefined) throw new Error(`worker tool ${spec.name} has no entry`);

@@ -5,12 +5,13 @@
 // Piscina task for the thread's life and a MessagePort its calls travel on,
 // worker-lane.ts); it holds a few calls at once but runs them one at a time
 // (call-gates.ts, call-dispatch.ts). Results come back as plain envelopes from
-// sandbox/worker-entry.mjs.
+// sandbox/worker/worker-entry.mjs.
 import { randomUUID } from 'node:crypto';
 import { BroadcastChannel } from 'node:worker_threads';
 import type { Logger } from '../../log.js';
 import type { Runner, RunSpec } from '../types.js';
-import type { Job, RunOptions, RunOutcome, WorkerAbortMessage } from '../wire.js';
+import type { WorkerAbortMessage } from '../../../sandbox/shared/messages.mjs';
+import type { Job, RunOptions, RunOutcome } from '../wire.js';
 import { failure, toRunOutcome, type Outcome } from '../tool-envelope.js';
 import { CallDispatch } from './call-dispatch.js';
 import { CallGates } from './call-gates.js';
@@ -35,7 +36,7 @@ export function createWorkerRunner(spec: RunSpec, deps: { logger: Logger }): Run
   const gates = new CallGates(capacity);
   // One channel per pool carries every call's events (tagged with its callId)
   // and the host's aborts; a MessagePort transferred per call leaked memory in
-  // both threads (see sandbox/worker-entry.mjs).
+  // both threads (see sandbox/worker/worker-entry.mjs).
   const eventChannel = `toolhost-worker-events-${randomUUID()}`;
   const pool = createWorkerPool(spec, { gates, eventChannel });
   pool.on('error', (error: unknown) => logger.warn({ err: error }, 'worker pool error'));

@@ -56,7 +56,7 @@ describe('refusals that settle after their call ended', () => {
 });
 
 describe('a hostile isolate process that sends frames for ended calls', () => {
-  /** The host's client of one process running the hostile peer instead of sandbox/isolate-process.mjs. */
+  /** The host's client of one process running the hostile peer instead of sandbox/isolate/isolate-process.mjs. */
   async function startPeer() {
     const log = recordingLogger();
     const tool = await spawnTool([process.execPath, PEER], { PATH: process.env['PATH'] ?? '/usr/bin:/bin' }, tmpdir(), services);

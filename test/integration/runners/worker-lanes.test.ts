@@ -2,7 +2,7 @@
 // the calls of a thread ride one long Piscina task and its port, not a task each;
 // a second lane opens beside a busy one, and lets its thread go once idle; an
 // answer the thread posted before it died still counts. Real Piscina threads
-// running sandbox/worker-entry.mjs with the switch fixture tool.
+// running sandbox/worker/worker-entry.mjs with the switch fixture tool.
 import { afterEach, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import type { Piscina } from 'piscina';

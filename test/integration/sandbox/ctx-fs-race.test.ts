@@ -10,7 +10,7 @@ import { mkdir, readdir, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createScopedFs } from '../../../sandbox/scoped-fs.mjs';
+import { createScopedFs } from '../../../sandbox/ctx/scoped-fs.mjs';
 import { makeTempDir, root, useFixtureRunners, recordingOptions } from '../runners/isolate-spec.js';
 import { jsonOf } from '../../helpers/run-outcomes.js';
 

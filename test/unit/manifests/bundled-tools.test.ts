@@ -1,4 +1,4 @@
-// The bundled tools' own logic, run against the real ctx.fs (sandbox/scoped-fs.mjs)
+// The bundled tools' own logic, run against the real ctx.fs (sandbox/ctx/scoped-fs.mjs)
 // over a temporary workspace, and the Python tools run as real python3 processes
 // speaking their protocols. Running them inside isolates, workers and bubblewrap is
 // the runners' integration tests' job.
@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createScopedFs } from '../../../sandbox/scoped-fs.mjs';
-import { createScopedFetch } from '../../../sandbox/scoped-fetch.mjs';
+import { createScopedFs } from '../../../sandbox/ctx/scoped-fs.mjs';
+import { createScopedFetch } from '../../../sandbox/ctx/scoped-fetch.mjs';
 import { waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 
 const MANIFESTS = fileURLToPath(new URL('../../../manifests/', import.meta.url));

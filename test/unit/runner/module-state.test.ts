@@ -20,10 +20,11 @@ const RUNNER_DIR = fileURLToPath(new URL('../../../src/runner', import.meta.url)
  */
 const IMMUTABLE_CONSTANTS: ReadonlyMap<string, string> = new Map([
   // URLs of the code the sandboxes run, resolved against this module: never written to.
-  ['process/spawner-client.ts:SPAWNER_URL', 'URL of sandbox/spawner.mjs'],
-  ['worker/worker-pool.ts:WORKER_ENTRY_URL', 'URL of sandbox/worker-entry.mjs'],
-  ['isolate/isolate-sandbox.ts:ISOLATE_PROCESS_URL', 'URL of sandbox/isolate-process.mjs'],
-  ['isolate/isolate-sandbox.ts:PRELUDE_URL', 'URL of sandbox/isolate-prelude.mjs'],
+  ['process/spawner-client.ts:SPAWNER_URL', 'URL of src/runner/host-helpers/spawner.mjs'],
+  ['worker/worker-pool.ts:WORKER_ENTRY_URL', 'URL of sandbox/worker/worker-entry.mjs'],
+  ['isolate/isolate-sandbox.ts:SANDBOX_CODE_URL', 'URL of sandbox/, the code the isolate process runs'],
+  ['isolate/isolate-sandbox.ts:ISOLATE_PROCESS_URL', 'URL of sandbox/isolate/isolate-process.mjs'],
+  ['isolate/isolate-sandbox.ts:PRELUDE_URL', 'URL of sandbox/isolate/isolate-prelude.mjs'],
   // ReadonlySet tables of names, typed so that nothing can add to them.
   ['worker/worker-call.ts:LOG_LEVELS', 'ReadonlySet of log level names'],
   ['isolate/isolate-process.ts:LOG_LEVELS', 'ReadonlySet of log level names'],

@@ -3,7 +3,7 @@
 // the exact-address rule, names resolved once and refused whole when any
 // address is not public, read-only methods.
 import { describe, expect, it } from 'vitest';
-import { admitEgress, canonicalHost, classifyAddress, isMethodAdmitted, parseAllowEntry } from '../../../sandbox/egress-admission.mjs';
+import { admitEgress, canonicalHost, classifyAddress, isMethodAdmitted, parseAllowEntry } from '../../../sandbox/shared/egress-admission.mjs';
 
 describe('canonicalHost', () => {
   it.each([

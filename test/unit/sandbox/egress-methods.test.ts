@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isMethodAllowedForClass, READ_ONLY_METHODS } from '../../../sandbox/egress-methods.mjs';
+import { isMethodAllowedForClass, READ_ONLY_METHODS } from '../../../sandbox/shared/egress-methods.mjs';
 
 describe('isMethodAllowedForClass (the read_only class holds on the network)', () => {
   it.each(['DELETE', 'POST', 'PUT', 'PATCH', 'delete', 'CONNECT', 'TRACE'])('refuses %s for a read_only tool', (method) => {

@@ -2,7 +2,7 @@
 // same frames, and a frame past the limit is refused from its length alone,
 // before a byte of it is buffered.
 import { describe, expect, it } from 'vitest';
-import { encodeFrame, FrameReader } from '../../../sandbox/frames.mjs';
+import { encodeFrame, FrameReader } from '../../../sandbox/shared/frames.mjs';
 
 function reader(maxFrameBytes = 1024, maxHeaderBytes = 256) {
   const frames: Array<{ header: unknown; body: string }> = [];

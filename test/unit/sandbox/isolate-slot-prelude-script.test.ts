@@ -4,10 +4,10 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { afterEach, describe, expect, it } from 'vitest';
-import { IsolateSlot, preludeScriptSource, toPreludeClosure } from '../../../sandbox/isolate-slot.mjs';
+import { IsolateSlot, preludeScriptSource, toPreludeClosure } from '../../../sandbox/isolate/isolate-slot.mjs';
 
 const ivm = createRequire(import.meta.url)('isolated-vm');
-const PRELUDE = readFileSync(new URL('../../../sandbox/isolate-prelude.mjs', import.meta.url), 'utf8');
+const PRELUDE = readFileSync(new URL('../../../sandbox/isolate/isolate-prelude.mjs', import.meta.url), 'utf8');
 const TOOL = `const atTopLevel = [typeof SharedArrayBuffer, typeof WebAssembly, typeof FinalizationRegistry, typeof Atomics.wait, typeof Atomics.waitAsync];
 export default async function tool() {
   const left = globalThis.leftByCall ?? null;

@@ -1,9 +1,9 @@
 // The prelude module becomes a closure body with exactly one edit: its export.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { toPreludeClosure } from '../../../sandbox/isolate-slot.mjs';
+import { toPreludeClosure } from '../../../sandbox/isolate/isolate-slot.mjs';
 
-const PRELUDE = readFileSync(new URL('../../../sandbox/isolate-prelude.mjs', import.meta.url), 'utf8');
+const PRELUDE = readFileSync(new URL('../../../sandbox/isolate/isolate-prelude.mjs', import.meta.url), 'utf8');
 
 describe('toPreludeClosure', () => {
   it('turns the real prelude into a closure returning the runtime dispatcher', () => {

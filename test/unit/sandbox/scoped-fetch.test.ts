@@ -11,7 +11,7 @@ import {
   parseAllowEntry,
   type ScopedFetchAttempt,
   type ScopedFetchDenial,
-} from '../../../sandbox/scoped-fetch.mjs';
+} from '../../../sandbox/ctx/scoped-fetch.mjs';
 
 let server: Server;
 let port: number;

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createScopedFs, type ScopedFsDenial } from '../../../sandbox/scoped-fs.mjs';
+import { createScopedFs, type ScopedFsDenial } from '../../../sandbox/ctx/scoped-fs.mjs';
 
 describe('scoped fs: protected and hidden paths', () => {
   let root: string;

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createScopedFs, findRoot, type ScopedFsDenial } from '../../../sandbox/scoped-fs.mjs';
+import { createScopedFs, findRoot, type ScopedFsDenial } from '../../../sandbox/ctx/scoped-fs.mjs';
 
 let base: string;
 let workspace: string;

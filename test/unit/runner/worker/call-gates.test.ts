@@ -1,9 +1,9 @@
-// The start gates between the host (CallGates) and a worker thread (sandbox/worker-gate.mjs),
+// The start gates between the host (CallGates) and a worker thread (sandbox/worker/worker-gate.mjs),
 // both sides on one SharedArrayBuffer: a withdrawn call never begins, ending a thread is only
 // ever decided for the call it is running, and a finished call is never mistaken for a running one.
 import { describe, expect, it } from 'vitest';
 import { CallGates, GATE_MARKS } from '../../../../src/runner/worker/call-gates.js';
-import { threadGate } from '../../../../sandbox/worker-gate.mjs';
+import { threadGate } from '../../../../sandbox/worker/worker-gate.mjs';
 
 function setUp(size = 2) {
   const gates = new CallGates(size);

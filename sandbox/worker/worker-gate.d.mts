@@ -1,5 +1,5 @@
-// Types for sandbox/worker-gate.mjs (the thread's side of src/runner/worker/call-gates.ts).
-import type { WorkerGateMarks } from '../src/runner/wire.js';
+// Types for worker-gate.mjs (the thread's side of src/runner/worker/call-gates.ts).
+import type { WorkerGateMarks } from '../shared/messages.mjs';
 
 export interface ThreadGate {
   /** True when the call may begin; false when the host withdrew it. */

@@ -8,7 +8,7 @@
 // The prelude (behind the harden script) is compiled once per isolate as a
 // Script: each context runs it afresh (its own closures, nothing shared but
 // immutable code).
-// Plain ESM: it runs in the isolate process (sandbox/isolate-process.mjs).
+// Plain ESM: it runs in the isolate process (isolate-process.mjs).
 
 /** Contexts kept prepared per slot: back-to-back calls find one ready while the next is built. */
 export const SPARE_CONTEXTS = 3;

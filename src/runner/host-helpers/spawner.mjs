@@ -27,9 +27,9 @@ import { spawn } from 'node:child_process';
 import { closeSync, constants, fstatSync, openSync } from 'node:fs';
 import { listInheritableDescriptors } from './inherited-fds.mjs';
 
-/** @typedef {import('../src/runner/wire.js').HostToSpawnerMessage} HostToSpawnerMessage */
-/** @typedef {import('../src/runner/wire.js').SpawnerSpawnMessage} SpawnerSpawnMessage */
-/** @typedef {import('../src/runner/wire.js').SpawnerToHostMessage} SpawnerToHostMessage */
+/** @typedef {import('./messages.mjs').HostToSpawnerMessage} HostToSpawnerMessage */
+/** @typedef {import('./messages.mjs').SpawnerSpawnMessage} SpawnerSpawnMessage */
+/** @typedef {import('./messages.mjs').SpawnerToHostMessage} SpawnerToHostMessage */
 /** @typedef {import('node:net').Socket} Socket */
 
 // Started by the host with an IPC channel, or useless: say so instead of a TypeError later.
@@ -71,7 +71,7 @@ process.on('disconnect', () => {
 
 process.on('message', (/** @type {unknown} */ raw) => {
   if (raw === null || typeof raw !== 'object') return;
-  // Only the host holds this channel; its messages have wire.ts's shapes.
+  // Only the host holds this channel; its messages have the shapes of messages.d.mts.
   const message = /** @type {HostToSpawnerMessage} */ (raw);
   if (message.type === 'spawn') startTool(message);
   // For the soak script and tests: this process's memory, to show it stays flat.

@@ -1,5 +1,5 @@
-// Types for sandbox/scoped-fetch.mjs (ctx.fetch of isolate and worker tools).
-import type { EgressAttempt } from '../src/runner/wire.js';
+// Types for scoped-fetch.mjs (ctx.fetch of isolate and worker tools).
+import type { EgressAttempt } from '../shared/messages.mjs';
 
 export interface ScopedFetchDenial {
   readonly op: 'fetch';
@@ -8,7 +8,7 @@ export interface ScopedFetchDenial {
   readonly reason: string;
 }
 
-/** One ctx.fetch admission, in the runners' shape (wire.ts). */
+/** One ctx.fetch admission, in the runners' shape (sandbox/shared/messages.d.mts). */
 export type ScopedFetchAttempt = EgressAttempt & { readonly kind: 'fetch' };
 
 export interface ScopedFetchOptions {

@@ -19,8 +19,8 @@
 // thread to stop one call never stops another.
 import { pathToFileURL } from 'node:url';
 import { BroadcastChannel, threadId, workerData } from 'node:worker_threads';
-import { createScopedFs } from './scoped-fs.mjs';
-import { createScopedFetch } from './scoped-fetch.mjs';
+import { createScopedFs } from '../ctx/scoped-fs.mjs';
+import { createScopedFetch } from '../ctx/scoped-fetch.mjs';
 import { threadGate } from './worker-gate.mjs';
 
 // Generous: the host redacts the message, then cuts it to what the caller sees.
@@ -49,16 +49,16 @@ function channelNamed(name) {
   return channel;
 }
 
-/** @typedef {import('../src/runner/wire.js').WorkerPoolData} WorkerPoolData */
-/** @typedef {import('../src/runner/wire.js').WorkerTask} WorkerTask */
-/** @typedef {import('../src/runner/wire.js').WorkerEventMessage} WorkerEventMessage */
-/** @typedef {import('../src/runner/wire.js').ToolLogLevel} ToolLogLevel */
+/** @typedef {import('../shared/messages.mjs').WorkerPoolData} WorkerPoolData */
+/** @typedef {import('../shared/messages.mjs').WorkerTask} WorkerTask */
+/** @typedef {import('../shared/messages.mjs').WorkerEventMessage} WorkerEventMessage */
+/** @typedef {import('../shared/messages.mjs').ToolLogLevel} ToolLogLevel */
 /** @typedef {WorkerEventMessage extends infer M ? M extends unknown ? Omit<M, 'callId'> : never : never} WorkerEvent */
 
 /** The pool's calls have this in common (worker-runner.ts builds it once). */
 const pool = /** @type {WorkerPoolData} */ (workerData);
 const gate = threadGate(pool.gates, pool.gateMarks, threadId);
-/** @type {import('../src/runner/wire.js').WorkerWithdrawnAnswer} */
+/** @type {import('../shared/messages.mjs').WorkerWithdrawnAnswer} */
 const WITHDRAWN = Object.freeze({ withdrawn: true });
 
 /** Calls handed to this thread, not yet begun, in the order they came. */
@@ -121,7 +121,7 @@ async function drain(port) {
  */
 function answerOn(port, task, answer, failed) {
   try {
-    port.postMessage(/** @type {import('../src/runner/wire.js').WorkerLaneAnswer} */ (failed ? { slot: task.slot, ticket: task.ticket, failed: true } : { slot: task.slot, ticket: task.ticket, answer }));
+    port.postMessage(/** @type {import('../shared/messages.mjs').WorkerLaneAnswer} */ (failed ? { slot: task.slot, ticket: task.ticket, failed: true } : { slot: task.slot, ticket: task.ticket, answer }));
   } catch {
     // The lane is closed (the host let go of it): nobody waits for this answer.
   }

@@ -8,23 +8,23 @@
 // tool's grant (the only way out of this network namespace; each request names
 // its call's token), so what a fetch brings back (head, body, time) is bounded
 // here and never crosses to the host. Everything sent to the host is cut to the
-// bounds of ISOLATE_WIRE_LIMITS (src/runner/wire.ts) first.
+// bounds of ISOLATE_WIRE_LIMITS (sandbox/shared/limits.mjs) first.
 //
-// Channel: frames (sandbox/frames.mjs) on stdin (host → here) and stdout
-// (here → host); stderr carries diagnostics only. Message shapes: wire.ts.
+// Channel: frames (sandbox/shared/frames.mjs) on stdin (host → here) and stdout
+// (here → host); stderr carries diagnostics only. Message shapes: sandbox/shared/messages.d.mts.
 import { readFileSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { encodeFrame, FrameReader } from './frames.mjs';
-import { LIMITS } from './isolate-limits.mjs';
+import { encodeFrame, FrameReader } from '../shared/frames.mjs';
+import { ISOLATE_WIRE_LIMITS } from '../shared/limits.mjs';
 import { IsolateSlot, toPreludeClosure } from './isolate-slot.mjs';
-import { createScopedFs } from './scoped-fs.mjs';
-import { createCallConnectionLimiter, createConnectionLimiter } from './egress-client.mjs';
-import { createScopedFetch } from './scoped-fetch.mjs';
+import { createScopedFs } from '../ctx/scoped-fs.mjs';
+import { createCallConnectionLimiter, createConnectionLimiter } from '../ctx/egress-client.mjs';
+import { createScopedFetch } from '../ctx/scoped-fetch.mjs';
 
-/** @typedef {import('../src/runner/wire.js').IsolateInitMessage} IsolateInitMessage */
-/** @typedef {import('../src/runner/wire.js').IsolateRunMessage} IsolateRunMessage */
-/** @typedef {import('../src/runner/wire.js').IsolateToHostMessage} IsolateToHostMessage */
-/** @typedef {import('../src/runner/wire.js').ToolLogLevel} ToolLogLevel */
+/** @typedef {import('../shared/messages.mjs').IsolateInitMessage} IsolateInitMessage */
+/** @typedef {import('../shared/messages.mjs').IsolateRunMessage} IsolateRunMessage */
+/** @typedef {import('../shared/messages.mjs').IsolateToHostMessage} IsolateToHostMessage */
+/** @typedef {import('../shared/messages.mjs').ToolLogLevel} ToolLogLevel */
 
 /** The host is trusted: its frames (arguments, fetch bodies) may be large, never unbounded. */
 const MAX_INBOUND_FRAME_BYTES = 64 * 1024 * 1024;
@@ -172,9 +172,9 @@ function init(message) {
     runtimeOptions: {
       maxPendingHostCalls: MAX_PENDING_CTX_CALLS,
       maxOutputChars: message.maxOutputBytes,
-      maxMessageChars: LIMITS.maxIvmMessageChars,
-      maxEvents: LIMITS.maxEventsPerCall,
-      maxEventChars: LIMITS.maxMessageChars,
+      maxMessageChars: ISOLATE_WIRE_LIMITS.maxIvmMessageChars,
+      maxEvents: ISOLATE_WIRE_LIMITS.maxEventsPerCall,
+      maxEventChars: ISOLATE_WIRE_LIMITS.maxMessageChars,
       maxPathChars: MAX_PATH_CHARS,
     },
   };
@@ -207,7 +207,7 @@ function newSlot() {
     // whose isolate it was) and end at once; process.exit could wait on the broken isolate.
     try {
       const culprit = [...calls.values()].find((call) => call.slot === slot);
-      writeSync(1, encodeFrame({ type: 'catastrophe', message: cut(message, LIMITS.maxIvmMessageChars), ...(culprit !== undefined ? { id: culprit.id } : {}) }));
+      writeSync(1, encodeFrame({ type: 'catastrophe', message: cut(message, ISOLATE_WIRE_LIMITS.maxIvmMessageChars), ...(culprit !== undefined ? { id: culprit.id } : {}) }));
     } finally {
       process.kill(process.pid, 'SIGKILL');
     }
@@ -299,7 +299,7 @@ async function startCall(message) {
     }
     if (call.stopped) return;
     if ('loadError' in prepared.tool) {
-      finishCall(call, { type: 'result', id: call.id, kind: 'load_error', message: cut(prepared.tool.loadError, LIMITS.maxIvmMessageChars) });
+      finishCall(call, { type: 'result', id: call.id, kind: 'load_error', message: cut(prepared.tool.loadError, ISOLATE_WIRE_LIMITS.maxIvmMessageChars) });
       return;
     }
     prepared.binding.dispatch = (id, op, args) => dispatch(call, prepared, id, op, args);
@@ -358,7 +358,7 @@ function finishEnvelope(call, envelope) {
   }
   // Where in the result a value is not JSON: a pointer of the tool's own keys, bounded.
   if (typeof envelope.path === 'string') plain.path = cut(envelope.path, 256);
-  if (typeof envelope.message === 'string') plain.message = cut(envelope.message, LIMITS.maxIvmMessageChars);
+  if (typeof envelope.message === 'string') plain.message = cut(envelope.message, ISOLATE_WIRE_LIMITS.maxIvmMessageChars);
   finishCall(call, { type: 'result', id: call.id, kind: 'envelope', envelope: { ok: false, ...plain } });
 }
 
@@ -424,7 +424,7 @@ function ivmFailure(call, error, slot, stage) {
     id: call.id,
     kind: 'ivm_error',
     stage,
-    message: cut(message, LIMITS.maxIvmMessageChars),
+    message: cut(message, ISOLATE_WIRE_LIMITS.maxIvmMessageChars),
     isolateDisposed: slot.isolate.isDisposed,
     ...(slot.hostDisposeReason !== undefined ? { hostDisposeReason: slot.hostDisposeReason } : {}),
   };
@@ -489,23 +489,23 @@ function isRunning(call) {
 }
 
 function reportDenial(call, denial) {
-  if (!isRunning(call) || call.denials >= LIMITS.maxDenialsPerCall) return;
+  if (!isRunning(call) || call.denials >= ISOLATE_WIRE_LIMITS.maxDenialsPerCall) return;
   call.denials += 1;
   send({
     type: 'denied',
     id: call.id,
     op: cut(String(denial.op), 64),
-    target: cut(String(denial.target), LIMITS.maxTargetChars),
+    target: cut(String(denial.target), ISOLATE_WIRE_LIMITS.maxTargetChars),
     reason: cut(String(denial.reason), 64),
   });
 }
 
 function notify(call, op, args) {
-  if (call.events >= LIMITS.maxEventsPerCall) return;
+  if (call.events >= ISOLATE_WIRE_LIMITS.maxEventsPerCall) return;
   if (op === 'progress') {
     const [progress, total, message] = args;
     if (typeof progress !== 'number' || !Number.isFinite(progress)) return;
-    const text = typeof message === 'string' ? cut(message, LIMITS.maxMessageChars) : undefined;
+    const text = typeof message === 'string' ? cut(message, ISOLATE_WIRE_LIMITS.maxMessageChars) : undefined;
     if (!chargeEvent(call, text)) return;
     send({
       type: 'progress',
@@ -517,7 +517,7 @@ function notify(call, op, args) {
   } else if (op === 'log') {
     const [rawLevel, rawMessage] = args;
     const level = isLogLevel(rawLevel) ? rawLevel : 'info';
-    const text = cut(typeof rawMessage === 'string' ? rawMessage : String(rawMessage), LIMITS.maxMessageChars);
+    const text = cut(typeof rawMessage === 'string' ? rawMessage : String(rawMessage), ISOLATE_WIRE_LIMITS.maxMessageChars);
     if (!chargeEvent(call, text)) return;
     send({ type: 'log', id: call.id, level, message: text });
   }
@@ -526,7 +526,7 @@ function notify(call, op, args) {
 /** Counts one event against the call's budgets; false when it must be dropped. */
 function chargeEvent(call, text) {
   const bytes = text === undefined ? 0 : Buffer.byteLength(text, 'utf8');
-  if (call.events >= LIMITS.maxEventsPerCall || call.eventBytes + bytes > LIMITS.maxEventBytesPerCall) return false;
+  if (call.events >= ISOLATE_WIRE_LIMITS.maxEventsPerCall || call.eventBytes + bytes > ISOLATE_WIRE_LIMITS.maxEventBytesPerCall) return false;
   call.events += 1;
   call.eventBytes += bytes;
   return true;
@@ -537,7 +537,7 @@ function chargeEvent(call, text) {
 // proxy, which admits again, resolves and reports the attempt to the call's journal.
 function fetchThroughProxy(call, rawUrl, rawInit) {
   if (typeof rawUrl !== 'string') throw ctxError('invalid_argument', 'fetch: the URL must be a string');
-  if (rawUrl.length > LIMITS.maxUrlChars) throw ctxError('invalid_argument', `fetch: the URL is longer than ${LIMITS.maxUrlChars} characters`);
+  if (rawUrl.length > ISOLATE_WIRE_LIMITS.maxUrlChars) throw ctxError('invalid_argument', `fetch: the URL is longer than ${ISOLATE_WIRE_LIMITS.maxUrlChars} characters`);
   const init = typeof rawInit === 'object' && rawInit !== null ? rawInit : {};
   const method = typeof init.method === 'string' ? init.method : undefined;
   if (method !== undefined && method.length > 16) throw ctxError('invalid_argument', 'fetch: unsupported method');
@@ -550,7 +550,7 @@ function fetchThroughProxy(call, rawUrl, rawInit) {
     for (const [name, value] of pairs) {
       const text = String(value);
       headerBytes += Buffer.byteLength(name, 'utf8') + Buffer.byteLength(text, 'utf8');
-      if (headerBytes > LIMITS.maxFetchHeaderBytes) throw ctxError('invalid_argument', 'fetch: the request headers are too large');
+      if (headerBytes > ISOLATE_WIRE_LIMITS.maxFetchHeaderBytes) throw ctxError('invalid_argument', 'fetch: the request headers are too large');
       headers[name] = text;
     }
   }
@@ -582,7 +582,7 @@ function newCallFetch(call) {
 
 /** A fetch refused here, before any connection: counted as the call's attempt (the proxy reports the rest). */
 function reportAttempt(call, attempt) {
-  if (!isRunning(call) || call.attempts >= LIMITS.maxDenialsPerCall) return;
+  if (!isRunning(call) || call.attempts >= ISOLATE_WIRE_LIMITS.maxDenialsPerCall) return;
   call.attempts += 1;
   send({
     type: 'egress',
@@ -603,7 +603,7 @@ function toFailure(error) {
     if (!isOwn) return { code: 'io_error', message: 'the ctx call failed' };
     return {
       code: error.code,
-      message: typeof error.message === 'string' ? cut(error.message, LIMITS.maxIvmMessageChars) : 'the ctx call failed',
+      message: typeof error.message === 'string' ? cut(error.message, ISOLATE_WIRE_LIMITS.maxIvmMessageChars) : 'the ctx call failed',
       ...(typeof error.maxBytes === 'number' ? { maxBytes: error.maxBytes } : {}),
       ...(typeof error.maxEntries === 'number' ? { maxEntries: error.maxEntries } : {}),
     };

@@ -2,7 +2,7 @@
 // call begins here only if this thread swaps its gate from the call's ticket to
 // "begun on this thread"; when it ends, the gate goes to `done`, unless the
 // host marked it `killing` (it is ending this thread): then nothing more begins.
-/** @typedef {import('../src/runner/wire.js').WorkerGateMarks} WorkerGateMarks */
+/** @typedef {import('../shared/messages.mjs').WorkerGateMarks} WorkerGateMarks */
 
 /**
  * @param {SharedArrayBuffer} buffer

@@ -1,4 +1,4 @@
-// Types for sandbox/scoped-fs.mjs (ctx.fs of isolate and worker tools).
+// Types for scoped-fs.mjs (ctx.fs of isolate and worker tools).
 
 export interface ScopedFsRoot {
   /** Absolute, symlink-resolved path. */

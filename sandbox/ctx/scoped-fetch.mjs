@@ -17,8 +17,8 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { asFetched, proxiedRequest } from './egress-client.mjs';
-import { admitByName, admitEgress, canonicalHost, parseAllowEntry as parseEgressEntry, DEFAULT_EGRESS_PORT } from './egress-admission.mjs';
-import { READ_ONLY_METHODS } from './egress-methods.mjs';
+import { admitByName, admitEgress, canonicalHost, parseAllowEntry as parseEgressEntry, DEFAULT_EGRESS_PORT } from '../shared/egress-admission.mjs';
+import { READ_ONLY_METHODS } from '../shared/egress-methods.mjs';
 
 /** Bytes of a response body kept at most; more fails the call with code `too_large`. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;

@@ -1,4 +1,4 @@
-// Types for sandbox/egress-admission.mjs (the egress proxy's and ctx.fetch's admission rule).
+// Types for egress-admission.mjs (the egress proxy's and ctx.fetch's admission rule).
 
 export interface AllowEntry {
   /** Lower case, no brackets, no trailing dot. */
