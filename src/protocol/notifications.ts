@@ -5,7 +5,7 @@
 import { LOG_LEVEL_META_KEY, type LoggingLevel } from '@modelcontextprotocol/server';
 import type { Logger } from '../log.js';
 import type { CallRequestContext } from './call-context.js';
-import type { ProgressEvent } from '../runner/wire.js';
+import type { ProgressEvent } from '../runner/run-types.js';
 import type { LifecycleEvent } from '../supervisor/types.js';
 
 /** The logger name lifecycle events carry in notifications/message. */

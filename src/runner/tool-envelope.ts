@@ -2,7 +2,7 @@
 // `{ ok: true, json }` or `{ ok: false, code, message, name?, errorCode?, reason? }`.
 // It comes from inside the sandbox, so it is checked field by field, never trusted.
 import type { ErrorDetails, RunCode } from '../errors.js';
-import type { RunOutcome } from './wire.js';
+import type { RunOutcome } from './run-types.js';
 
 /**
  * Longest tool error message passed on, in characters: a generous bound, since the

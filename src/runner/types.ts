@@ -1,7 +1,7 @@
 // One interface for the three sandbox modes. A runner is built per tool from
 // its RunSpec (the manifest after the policy's effective limits are applied).
 import type { SandboxMode } from '../registry/manifest.js';
-import type { Job, RunOptions, RunOutcome } from './wire.js';
+import type { Job, RunOptions, RunOutcome } from './run-types.js';
 
 // The modes, root access and the RunSpec are the manifest's words (registry/); runners read them.
 export type { RootAccess, SandboxMode } from '../registry/manifest.js';

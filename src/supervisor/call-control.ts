@@ -10,7 +10,7 @@
 // and an AbortSignal with its listeners was a few per cent of the host's main
 // thread per call. A signal asked for after the stop is made already aborted.
 import type { ErrorCode, ErrorDetails, RunCode } from '../errors.js';
-import type { RunControl } from '../runner/wire.js';
+import type { RunControl } from '../runner/run-types.js';
 
 /** The largest delay setTimeout can hold; larger values (or Infinity) would fire at once. */
 const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;

@@ -3,7 +3,7 @@
 // tool.completed or tool.failed), and the one log line at the end, at the
 // level the ERRORS table gives the code.
 import { ERRORS } from '../errors.js';
-import type { ProgressEvent } from '../runner/wire.js';
+import type { ProgressEvent } from '../runner/run-types.js';
 import type { CallContext } from './call-context.js';
 import type { CallEnd } from './journal-entry.js';
 import type { Redactor } from './redact.js';

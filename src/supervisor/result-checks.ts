@@ -4,7 +4,7 @@
 // output schema when it declares one. Any failure is `invalid_output`.
 import { HostError } from '../errors.js';
 import type { Manifest } from '../registry/manifest.js';
-import type { RunOutput } from '../runner/wire.js';
+import type { RunOutput } from '../runner/run-types.js';
 import { describeError } from './validate-args.js';
 import { MAX_RESULT_DEPTH, parseStrictJson } from './strict-json.js';
 

@@ -6,7 +6,7 @@
 // answers after that cannot hold a call (or a slot) forever.
 import { HostError } from '../errors.js';
 import type { Runner } from '../runner/types.js';
-import type { ProgressEvent, RunOutcome, RunOutput } from '../runner/wire.js';
+import type { ProgressEvent, RunOutcome, RunOutput } from '../runner/run-types.js';
 import type { CallContext } from './call-context.js';
 import type { CallLogger } from './call-logger.js';
 import type { Redactor } from './redact.js';

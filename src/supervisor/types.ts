@@ -2,7 +2,7 @@
 // what the server hands in for one tools/call and what it gets back. The
 // protocol layer owns MCP shapes; the supervisor owns every decision.
 import type { HostError } from '../errors.js';
-import type { ProgressEvent } from '../runner/wire.js';
+import type { ProgressEvent } from '../runner/run-types.js';
 
 /** How the host may ask the client for an approval (SPEC section 6). */
 export type ApprovalChannel =

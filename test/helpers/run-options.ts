@@ -1,7 +1,7 @@
 // The options of one runner call in tests, as the supervisor builds them: a
 // CallControl (the real one) linked to `signal`, its deadline armed at
 // `timeoutMs`. One options object per call: a control is spent once it stops.
-import type { RunOptions } from '../../src/runner/wire.js';
+import type { RunOptions } from '../../src/runner/run-types.js';
 import { CallControl } from '../../src/supervisor/call-control.js';
 
 export interface RunOptionsInput extends Partial<Omit<RunOptions, 'control'>> {

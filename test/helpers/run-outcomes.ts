@@ -1,7 +1,7 @@
 // Reading RunOutcomes in runner tests: the failure's code and details, or the
 // success's JSON (raw text or parsed). A wrong kind of outcome fails the test
 // with the outcome in the message.
-import type { RunOutcome } from '../../src/runner/wire.js';
+import type { RunOutcome } from '../../src/runner/run-types.js';
 
 export function failureOf(outcome: RunOutcome): { code: string; details: Record<string, unknown> } {
   if (outcome.ok) throw new Error(`expected a failure, got ${JSON.stringify(outcome.output).slice(0, 500)}`);

@@ -28,13 +28,13 @@ import { createServer as createHttpServer, type IncomingMessage, type Server as 
 import { connect, createServer as createNetServer, isIP, type Server as NetServer, type Socket } from 'node:net';
 import { lookup } from 'node:dns/promises';
 import { admitEgress, isMethodAdmitted, type EgressRules } from '../../../sandbox/shared/egress-admission.mjs';
-import type { EgressAttempt } from '../wire.js';
+import type { EgressAttempt } from '../run-types.js';
 import { forwardHttpRequest } from './egress-http-forward.js';
 import { CALL_TOKEN_ECHO_HEADER, callTokenOf, isCallToken, parseConnectTarget, parseHttpTarget } from './egress-request-head.js';
 
 export { CALL_TOKEN_ECHO_HEADER, CALL_TOKEN_SCHEME, isCallToken } from './egress-request-head.js';
 
-export type { EgressAttempt } from '../wire.js';
+export type { EgressAttempt } from '../run-types.js';
 
 export interface EgressLimits {
   /** Admitted connections (and plain-HTTP requests) per call. */

@@ -11,7 +11,7 @@ import type { DoctorCheck } from '../bwrap/checks.js';
 import { ProcessServices } from '../process-services.js';
 import type { ErrorCode } from '../../errors.js';
 import type { RunSpec } from '../types.js';
-import type { RunControl } from '../wire.js';
+import type { RunControl } from '../run-types.js';
 import { startIsolateProcess } from './isolate-process.js';
 import { memoryLimitOfProcess } from '../bwrap/sandbox-cgroups.js';
 

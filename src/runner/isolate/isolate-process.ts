@@ -20,7 +20,7 @@ import type { RunSpec } from '../types.js';
 import { failure, MAX_TOOL_MESSAGE_CHARS, parseToolEnvelope, type Outcome } from '../tool-envelope.js';
 import { ISOLATE_WIRE_LIMITS } from '../../../sandbox/shared/limits.mjs';
 import type { HostToIsolateMessage } from '../../../sandbox/shared/messages.mjs';
-import type { Job, RunOptions, ToolLogLevel } from '../wire.js';
+import type { Job, RunOptions, ToolLogLevel } from '../run-types.js';
 import { openEgressGrant, type EgressCallChannel, type EgressGrant } from '../bwrap/egress-grant.js';
 import { SANDBOX_PROXY_URL } from '../bwrap/egress-bridge.js';
 import type { EgressSettings } from '../process/process-sandbox.js';

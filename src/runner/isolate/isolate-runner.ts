@@ -11,7 +11,7 @@
 // its entry file changes.
 import type { Logger } from '../../log.js';
 import type { Runner, RunSpec } from '../types.js';
-import type { Job, RunOptions, RunOutcome } from '../wire.js';
+import type { Job, RunOptions, RunOutcome } from '../run-types.js';
 import { failure, toRunOutcome, type Outcome } from '../tool-envelope.js';
 import { startIsolateProcess, type IsolateProcess, type IsolateProcessStart, type IsolateSandboxServices } from './isolate-process.js';
 import { fileStampOf, sameStamp, type FileStamp } from './file-stamp.js';

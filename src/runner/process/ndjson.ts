@@ -5,7 +5,7 @@
 // duplicate keys on the exact bytes), so nothing here walks a value recursively,
 // together with its value from the one parse of the line (the supervisor uses it
 // once the text passed, instead of parsing the text a second time).
-import type { ProgressEvent } from '../wire.js';
+import type { ProgressEvent } from '../run-types.js';
 import { decodeUtf8Strict } from './output-cap.js';
 
 /** One parsed line from a persistent tool. */

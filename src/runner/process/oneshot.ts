@@ -4,7 +4,7 @@
 // the wrapper has exited and the pipes are closed, so no process outlives it.
 import type { Logger } from '../../log.js';
 import type { RunSpec } from '../types.js';
-import type { Job, RunOptions, RunOutcome } from '../wire.js';
+import type { Job, RunOptions, RunOutcome } from '../run-types.js';
 import { DEFAULT_GRACE_MS, killProcessGroup } from './kill.js';
 import { ByteBudget, ChunkCollector, TailBuffer, decodeUtf8Strict } from './output-cap.js';
 import type { ErrorCode } from '../../errors.js';

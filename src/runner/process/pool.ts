@@ -6,7 +6,7 @@
 // cannot start does not respawn in a loop.
 import type { Logger } from '../../log.js';
 import type { RunSpec } from '../types.js';
-import type { Job, RunOptions, RunOutcome } from '../wire.js';
+import type { Job, RunOptions, RunOutcome } from '../run-types.js';
 import { DEFAULT_GRACE_MS, killProcessGroup } from './kill.js';
 import { LineSplitter, encodeRequest, parseEnvelope, type Envelope } from './ndjson.js';
 import { ByteBudget, TailBuffer } from './output-cap.js';

@@ -2,7 +2,7 @@
 // one-sentence messages safe for the model, and facts in details.
 import { constants } from 'node:os';
 import type { ErrorCode, ErrorDetails, RunCode } from '../../errors.js';
-import type { RunOutcome } from '../wire.js';
+import type { RunOutcome } from '../run-types.js';
 import type { ToolExit } from './spawn.js';
 
 /** Why the host stopped a process before it finished (first one recorded wins). */

@@ -2,7 +2,7 @@
 // its own process group and pid namespace, output byte-capped, env allowlisted.
 import type { Logger } from '../../log.js';
 import type { RunSpec, Runner } from '../types.js';
-import type { Job, RunControl, RunOptions, RunOutcome } from '../wire.js';
+import type { Job, RunControl, RunOptions, RunOutcome } from '../run-types.js';
 import { runOneShot } from './oneshot.js';
 import { ProcessPool } from './pool.js';
 import { OneShotSandboxes, type ProcessSandboxServices } from './oneshot-sandboxes.js';

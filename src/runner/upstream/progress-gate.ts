@@ -6,7 +6,7 @@
 // bytes of messages per call, each message cut to maxMessageChars; numbers
 // that are not finite are dropped. A server that floods progress costs the
 // client at most that many notifications.
-import type { ProgressEvent } from '../wire.js';
+import type { ProgressEvent } from '../run-types.js';
 
 export const UPSTREAM_PROGRESS_LIMITS = {
   /** Progress notifications of one call passed on; later ones are dropped. */

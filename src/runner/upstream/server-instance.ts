@@ -7,7 +7,7 @@
 import { Client, ProtocolError } from '@modelcontextprotocol/client';
 import type { Logger } from '../../log.js';
 import type { RunSpec } from '../types.js';
-import type { EgressAttempt, RunOptions } from '../wire.js';
+import type { EgressAttempt, RunOptions } from '../run-types.js';
 import type { EgressGrant } from '../bwrap/egress-grant.js';
 import { DEFAULT_GRACE_MS, killProcessGroup } from '../process/kill.js';
 import { TailBuffer } from '../process/output-cap.js';

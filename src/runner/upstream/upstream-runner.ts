@@ -6,7 +6,7 @@
 import type { Logger } from '../../log.js';
 import { failRun } from '../process/process-outcome.js';
 import type { Runner, RunSpec, UpstreamRef } from '../types.js';
-import type { Job, RunOptions, RunOutcome } from '../wire.js';
+import type { Job, RunOptions, RunOutcome } from '../run-types.js';
 import type { UpstreamServers } from './upstream-servers.js';
 import type { Acquired, ServerSlot } from './server-slot.js';
 

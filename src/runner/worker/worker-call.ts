@@ -4,7 +4,7 @@
 // One object per call instead of an abort, a drain, a listener closure and a
 // promise wrapper each.
 import type { Logger } from '../../log.js';
-import type { Job, RunOptions, RunOutcome, ToolLogLevel } from '../wire.js';
+import type { Job, RunOptions, RunOutcome, ToolLogLevel } from '../run-types.js';
 import { parseToolEnvelope, toRunOutcome, type Outcome } from '../tool-envelope.js';
 
 /** How long a finished call waits for its last progress/log events to drain. */

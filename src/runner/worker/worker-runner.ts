@@ -11,7 +11,7 @@ import { BroadcastChannel } from 'node:worker_threads';
 import type { Logger } from '../../log.js';
 import type { Runner, RunSpec } from '../types.js';
 import type { WorkerAbortMessage } from '../../../sandbox/shared/messages.mjs';
-import type { Job, RunOptions, RunOutcome } from '../wire.js';
+import type { Job, RunOptions, RunOutcome } from '../run-types.js';
 import { failure, toRunOutcome, type Outcome } from '../tool-envelope.js';
 import { CallDispatch } from './call-dispatch.js';
 import { CallGates } from './call-gates.js';

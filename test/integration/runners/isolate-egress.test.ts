@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSilentLogger } from '../../../src/log.js';
 import { createIsolateRunner } from '../../../src/runner/isolate/isolate-runner.js';
 import type { RunSpec } from '../../../src/runner/types.js';
-import type { EgressAttempt } from '../../../src/runner/wire.js';
+import type { EgressAttempt } from '../../../src/runner/run-types.js';
 import { failureOf, jsonOf } from '../../helpers/run-outcomes.js';
 import { until } from '../../helpers/wait.js';
 import { makeSpec, recordingOptions, useRunnerCleanup } from './isolate-spec.js';

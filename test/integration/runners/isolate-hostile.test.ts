@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createIsolateRunner } from '../../../src/runner/isolate/isolate-runner.js';
 import type { Runner } from '../../../src/runner/types.js';
-import type { EgressAttempt } from '../../../src/runner/wire.js';
+import type { EgressAttempt } from '../../../src/runner/run-types.js';
 import { createSilentLogger } from '../../../src/log.js';
 import { makeSpec, makeTempDir, recordingOptions, root, useFixtureRunners } from './isolate-spec.js';
 import { failureOf, jsonOf } from '../../helpers/run-outcomes.js';

@@ -8,7 +8,7 @@ import { createSilentLogger } from '../../../src/log.js';
 import { createIsolateRunner } from '../../../src/runner/isolate/isolate-runner.js';
 import { createWorkerRunner } from '../../../src/runner/worker/worker-runner.js';
 import type { Runner, RunSpec, SandboxMode, WorkspaceRoot } from '../../../src/runner/types.js';
-import type { ProgressEvent, RunOptions, SandboxDenial, ToolLogLevel } from '../../../src/runner/wire.js';
+import type { ProgressEvent, RunOptions, SandboxDenial, ToolLogLevel } from '../../../src/runner/run-types.js';
 import { runOptions } from '../../helpers/run-options.js';
 import { runSpec } from '../../helpers/run-spec.js';
 import { useProcessServices } from '../../helpers/process-services.js';

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Runner } from '../../../src/runner/types.js';
-import type { RunOutcome } from '../../../src/runner/wire.js';
+import type { RunOutcome } from '../../../src/runner/run-types.js';
 import { makeTempDir, recordingOptions, root, useFixtureRunners } from './isolate-spec.js';
 import { failureOf, jsonOf } from '../../helpers/run-outcomes.js';
 

@@ -2,7 +2,7 @@
 // tagged with the test's marker; after each test a /proc scan proves none remains.
 import { describe, expect, it, vi } from 'vitest';
 import type { Runner, RunSpec } from '../../../src/runner/types.js';
-import type { ProgressEvent, RunOutcome } from '../../../src/runner/wire.js';
+import type { ProgressEvent, RunOutcome } from '../../../src/runner/run-types.js';
 import { findMarkedProcesses, pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 import { job, nodeFixture, runOptions, useRunnerTest } from './process-spec.js';
 import { failureOf, jsonTextOf } from '../../helpers/run-outcomes.js';

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import type { Piscina } from 'piscina';
 import { createSilentLogger } from '../../../src/log.js';
-import type { RunOutcome } from '../../../src/runner/wire.js';
+import type { RunOutcome } from '../../../src/runner/run-types.js';
 import { CallDispatch } from '../../../src/runner/worker/call-dispatch.js';
 import { CallGates } from '../../../src/runner/worker/call-gates.js';
 import { WorkerCall } from '../../../src/runner/worker/worker-call.js';

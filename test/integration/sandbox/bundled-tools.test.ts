@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSilentLogger } from '../../../src/log.js';
 import { loadHostConfig, type HostConfig } from '../../../src/host-config.js';
 import { createRunner } from '../../../src/runner/index.js';
-import type { RunOutcome } from '../../../src/runner/wire.js';
+import type { RunOutcome } from '../../../src/runner/run-types.js';
 import { waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 import { runOptions } from '../../helpers/run-options.js';
 import { useProcessServices } from '../../helpers/process-services.js';

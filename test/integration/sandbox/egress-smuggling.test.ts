@@ -14,7 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSilentLogger } from '../../../src/log.js';
 import { createProcessRunner } from '../../../src/runner/process/process-runner.js';
 import type { RunSpec } from '../../../src/runner/types.js';
-import type { EgressAttempt } from '../../../src/runner/wire.js';
+import type { EgressAttempt } from '../../../src/runner/run-types.js';
 import { newMarker, probeSpec, waitForNoMarkedProcessesOrKill, type ProbeResult } from './harness.js';
 import { runOptions } from '../../helpers/run-options.js';
 import { useProcessServices } from '../../helpers/process-services.js';

@@ -12,7 +12,7 @@ import { createSilentLogger } from '../../../src/log.js';
 import { openEgressGrant } from '../../../src/runner/bwrap/egress-grant.js';
 import { createProcessRunner } from '../../../src/runner/process/process-runner.js';
 import type { RunSpec } from '../../../src/runner/types.js';
-import type { EgressAttempt, RunOutcome } from '../../../src/runner/wire.js';
+import type { EgressAttempt, RunOutcome } from '../../../src/runner/run-types.js';
 import { join } from 'node:path';
 import { FIXTURES_DIR, newMarker, probeSpec, runSandboxed, waitForNoMarkedProcessesOrKill, type ProbeResult } from './harness.js';
 import { runOptions } from '../../helpers/run-options.js';

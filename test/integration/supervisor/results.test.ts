@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { LifecycleEvent } from '../../../src/supervisor/types.js';
-import type { ProgressEvent } from '../../../src/runner/wire.js';
+import type { ProgressEvent } from '../../../src/runner/run-types.js';
 import { closeAllHosts, errorOf, resultOf, startHost, textOf, waitForNoProcesses } from './harness.js';
 
 const MARKER = `results-${randomUUID()}`;

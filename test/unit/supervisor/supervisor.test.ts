@@ -6,7 +6,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { CallFinish, CallStart } from '../../../src/audit/call-record.js';
 import { createSilentLogger } from '../../../src/log.js';
 import type { Runner } from '../../../src/runner/types.js';
-import type { RunOptions, RunOutcome } from '../../../src/runner/wire.js';
+import type { RunOptions, RunOutcome } from '../../../src/runner/run-types.js';
 import { CallControl } from '../../../src/supervisor/call-control.js';
 import type { CallJournal } from '../../../src/supervisor/journal-entry.js';
 import { createRedactor } from '../../../src/supervisor/redact.js';

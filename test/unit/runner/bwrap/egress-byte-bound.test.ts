@@ -6,7 +6,7 @@
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openEgressGrant, type EgressGrant } from '../../../../src/runner/bwrap/egress-grant.js';
-import type { EgressAttempt } from '../../../../src/runner/wire.js';
+import type { EgressAttempt } from '../../../../src/runner/run-types.js';
 import { recordingLogger, type RecordingLogger } from '../../../helpers/recording-logger.js';
 import { pollUntil } from '../../../helpers/wait.js';
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_EGRESS_LIMITS, EgressProxy, MAX_LOOKUPS_IN_FLIGHT } from '../../../../src/runner/bwrap/egress-proxy.js';
 import { pollUntil } from '../../../helpers/wait.js';
-import type { EgressAttempt } from '../../../../src/runner/wire.js';
+import type { EgressAttempt } from '../../../../src/runner/run-types.js';
 import { until } from '../../../helpers/wait.js';
 
 describe('EgressProxy', () => {

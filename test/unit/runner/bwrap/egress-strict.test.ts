@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_EGRESS_LIMITS, EgressProxy } from '../../../../src/runner/bwrap/egress-proxy.js';
-import type { EgressAttempt } from '../../../../src/runner/wire.js';
+import type { EgressAttempt } from '../../../../src/runner/run-types.js';
 
 /** A listener that answers every request with a small 200 and records every byte it received, as received. */
 interface Recorder {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ProgressEvent } from '../../../../src/runner/wire.js';
+import type { ProgressEvent } from '../../../../src/runner/run-types.js';
 import { UPSTREAM_PROGRESS_LIMITS, gateProgress } from '../../../../src/runner/upstream/progress-gate.js';
 
 describe('gateProgress (an upstream server\'s progress, bounded per call)', () => {
