@@ -1,6 +1,6 @@
 // Command-line parsing shared by every command: the host flags of SPEC section 8,
-// the settings of toolhost.yaml under them (a flag overrides its key), and a
-// UsageError that main.ts turns into exit code 2.
+// the settings of toolhost.yaml under them (a flag overrides its key); bad usage
+// is a UsageError (re-exported here for the commands).
 import { realpathSync, statSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { isAbsolute, join, relative, resolve } from 'node:path';
@@ -8,13 +8,9 @@ import { closestKey } from '../config/closest-key.js';
 import { formatProblem } from '../config/problem.js';
 import { findToolhostFile, loadToolhostFile, type ToolhostFile } from './config-file.js';
 import { JOURNAL_ENV } from '../audit/journal-url.js';
+import { UsageError } from './usage-error.js';
 
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageError';
-  }
-}
+export { UsageError };
 
 /** Flags every host command takes: where the configuration, manifests, policies, workspace and state live. */
 export const HOST_FLAGS = {

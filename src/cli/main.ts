@@ -3,7 +3,7 @@
 // command lives in its own module, loaded on demand so `validate` does not
 // pay for SQLite.
 import { closestKey } from '../config/closest-key.js';
-import { UsageError } from './args.js';
+import { UsageError } from './usage-error.js';
 import { COMMANDS, loadCommand } from './commands.js';
 import { packageVersion } from './package-version.js';
 
