@@ -12,7 +12,8 @@ const HELP = `Usage: toolhost list [--json] [host flags]
 
 Every tool that loaded, in name order, with its side-effect class, sandbox,
 trust, whether tools/list shows it, and the policy's decision with its rule.
-Excluded and denied tools are shown too (LISTED no).
+Excluded and denied tools are shown too (LISTED no). An upstream server's tools
+come from toolhost.lock's pins when pinning is in force, else from starting it.
 
   --json   a JSON array, one object per tool (fields documented in the README:
            name, file, sideEffect, mode, isolation, trust, listed, excluded,

@@ -15,10 +15,11 @@ stderr per problem: invalid YAML, unknown keys, bad values, and tools the policy
 excludes (limits above the policy's, a sandbox mode their trust may not use,
 roots, env names or network hosts the policy does not allow), naming the rule.
 Upstream servers (kind: Server) are started in their sandboxes to read their
-tools; each tool is shown with its listed name, class and tools: entry. A
-server that cannot start within startupTimeoutMs is a problem (with the last
-lines of its stderr), and so is every upstream tool that is not offered for a
-reason other than hidden: true in its tools: entry.
+tools, unless toolhost.lock pins them and pinning is in force (then the pins
+are their tools and no server starts); each tool is shown with its listed name,
+class and tools: entry. A server that cannot start within startupTimeoutMs is a
+problem (with the last lines of its stderr), and so is every upstream tool that
+is not offered for a reason other than hidden: true in its tools: entry.
 What shadow-mode organisation files would exclude is printed as a warning, and
 so is every repository policy key that is looser than the value in force (a
 repository layer can only tighten, so such a key has no effect).

@@ -22,3 +22,13 @@ export function listingFromLock(lock: ToolLock, server: string): ServerListing |
   }
   return tools.length === 0 ? undefined : { ok: true, tools, truncated: false };
 }
+
+/** The pinned listing of each of `servers` that the lock pins tools of. */
+export function listingsFromLock(lock: ToolLock, servers: Iterable<string>): Map<string, ServerListing> {
+  const listings = new Map<string, ServerListing>();
+  for (const server of servers) {
+    const listing = listingFromLock(lock, server);
+    if (listing !== undefined) listings.set(server, listing);
+  }
+  return listings;
+}
