@@ -10,7 +10,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openJournal } from '../../src/audit/open-journal.js';
 import { REPO_ROOT, ensureBuilt } from '../helpers/mcp-clients.js';
 import { waitForMarkedProcesses, waitForNoMarkedProcesses } from '../helpers/proc-scan.js';
-import { collectOutput, makeHostDirs, MARKER_ENV, until, waitForExit, type HostDirs, type RawHost } from './host-session.js';
+import { collectOutput, makeHostDirs, MARKER_ENV, until, waitForExit, type HostDirs, type RawHost } from '../helpers/host-session.js';
 
 const BIN = join(REPO_ROOT, 'bin/toolhost.js');
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, ensureBuilt } from '../helpers/mcp-clients.js';
-import { FIXTURE_MANIFESTS, MARKER_ENV, makeHostDirs, waitForNoMarkedProcesses, type HostDirs } from './host-session.js';
+import { FIXTURE_MANIFESTS, MARKER_ENV, makeHostDirs, waitForNoMarkedProcesses, type HostDirs } from '../helpers/host-session.js';
 
 const CLAUDE = join(REPO_ROOT, `node_modules/@anthropic-ai/claude-code-${process.platform}-${process.arch}/claude`);
 let dirs: HostDirs;

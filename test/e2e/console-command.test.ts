@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashArgs } from '../../src/audit/hash.js';
 import { openSqliteStore } from '../../src/audit/sqlite/sqlite-store.js';
 import { BUILT_MAIN, ensureBuilt } from '../helpers/mcp-clients.js';
-import { until, waitForExit, type RawHost, makeHostDirs, type HostDirs } from './host-session.js';
-import { writeTokenFile } from './http-host.js';
+import { until, waitForExit, type RawHost, makeHostDirs, type HostDirs } from '../helpers/host-session.js';
+import { writeTokenFile } from '../helpers/http-host.js';
 
 let dirs: HostDirs;
 

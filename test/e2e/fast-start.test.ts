@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_KINDS, REPO_ROOT, connectStdioClient, ensureBuilt, type ClientKind } from '../helpers/mcp-clients.js';
 import { STDERR_TAIL_LINES } from '../../src/runner/upstream/stderr-tail.js';
-import { MARKER_ENV, countToolListChanges, errorOf, makeHostDirs, stopClient, until, type HostClient, type HostDirs } from './host-session.js';
+import { MARKER_ENV, countToolListChanges, makeHostDirs, stopClient, until, type HostClient, type HostDirs } from '../helpers/host-session.js';
+import { wireErrorOf } from '../helpers/wire-results.js';
 
 beforeAll(() => ensureBuilt(), 300_000);
 
@@ -47,7 +48,7 @@ describe.each(CLIENT_KINDS)('%s client, servers starting in the background', (ki
 
   it("a restart that takes longer than the call's timeoutMs is not the call's time: the tool's own failure is tool_error, not timeout", async () => {
     if (!client) throw new Error('no client');
-    const crashed = errorOf(await client.callTool({ name: 'late__exit_now', arguments: {} }));
+    const crashed = wireErrorOf(await client.callTool({ name: 'late__exit_now', arguments: {} }));
     expect(crashed.code).toBe('tool_crashed');
     // The next start waits for this file to go: longer than late__fail's timeoutMs of 1000 ms.
     writeFileSync(join(dirs.workspace, 'hold-start'), '');
@@ -55,7 +56,7 @@ describe.each(CLIENT_KINDS)('%s client, servers starting in the background', (ki
     // The scenario itself (not a synchronisation): the start outlasts the call's budget.
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     rmSync(join(dirs.workspace, 'hold-start'));
-    const error = errorOf(await failing);
+    const error = wireErrorOf(await failing);
     expect(error.code).toBe('tool_error');
     expect(JSON.stringify(await client.callTool({ name: 'late__fail', arguments: {} }))).toContain('failed at once');
   }, 60_000);
@@ -70,7 +71,7 @@ describe.each(CLIENT_KINDS)('%s client, servers starting in the background', (ki
       // A call before the reload is in force still reaches the old server; after it, the failure.
       const result = await client!.callTool({ name: 'quick__echo', arguments: { text: 'after' } });
       if (result['isError'] !== true) return false;
-      error = errorOf(result);
+      error = wireErrorOf(result);
       return true;
     }, 'the reload to be in force', 60_000, 200);
     expect(error.code).toBe('sandbox_unavailable');
@@ -82,7 +83,7 @@ describe.each(CLIENT_KINDS)('%s client, servers starting in the background', (ki
   it('a server that exits at start-up: its exactly named tool is sandbox_unavailable with the reason and a redacted stderr tail', async () => {
     if (!client) throw new Error('no client');
     const result = await client.callTool({ name: 'broken__lookup', arguments: {} });
-    const error = errorOf(result);
+    const error = wireErrorOf(result);
     expect(error.code).toBe('sandbox_unavailable');
     expect(error['recovery']).toBe('retry');
     expect(String(error['reason'])).toContain('exited during start-up');

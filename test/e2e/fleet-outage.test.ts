@@ -12,9 +12,10 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { startCluster, type Cluster } from '../../scripts/fleet-db/cluster.mjs';
 import { ensureBuilt } from '../helpers/mcp-clients.js';
 import { createTestDatabase, passwordUrl, postgresUnavailable, testCluster, type TestDatabase } from '../helpers/postgres.js';
-import { makeFleet, type Fleet } from './fleet-session.js';
-import { get, startHttpHost } from './http-host.js';
-import { errorOf, makeHostDirs } from './host-session.js';
+import { makeFleet, type Fleet } from '../helpers/fleet-session.js';
+import { get, startHttpHost } from '../helpers/http-host.js';
+import { makeHostDirs } from '../helpers/host-session.js';
+import { wireErrorOf } from '../helpers/wire-results.js';
 
 describe.skipIf(postgresUnavailable !== undefined)('the fleet journal when PostgreSQL goes away', () => {
   let cluster: Cluster;
@@ -39,7 +40,7 @@ describe.skipIf(postgresUnavailable !== undefined)('the fleet journal when Postg
     cluster.pause();
     // The host knows the cause: an error result the caller can read and retry, not a JSON-RPC fault.
     const failure = await host.callTool({ name: 'counter', arguments: { label: 'during' } });
-    expect(errorOf(failure)).toEqual({ code: 'internal', reason: 'journal_unavailable', stage: 'journal', recovery: 'retry' });
+    expect(wireErrorOf(failure)).toEqual({ code: 'internal', reason: 'journal_unavailable', stage: 'journal', recovery: 'retry' });
     const counter = () => readFileSync(join(fleet.workspace, 'counter.txt'), 'utf8').split('\n').filter(Boolean);
     expect(counter()).toEqual(['before']);
 

@@ -10,8 +10,9 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/mcp-clients.js';
 import { waitForMarkedProcesses } from '../helpers/proc-scan.js';
 import { createTestDatabase, postgresUnavailable, type TestDatabase } from '../helpers/postgres.js';
-import { collectOutput, errorOf, until, waitForExit } from './host-session.js';
-import { makeFleet, openRawSession, type Fleet } from './fleet-session.js';
+import { collectOutput, until, waitForExit } from '../helpers/host-session.js';
+import { makeFleet, openRawSession, type Fleet } from '../helpers/fleet-session.js';
+import { wireErrorOf } from '../helpers/wire-results.js';
 
 // Short, so the doomed host's call is found quickly; not so short that a live host stalled
 // on a loaded machine misses its renewals and counts as dead.
@@ -39,7 +40,7 @@ describe.skipIf(postgresUnavailable !== undefined)('a fleet of hosts on one Post
     const calls = [a.callTool(call), b.callTool(call)];
     // The loser answers while the winner's tool still waits for the release file.
     const first = await Promise.race(calls);
-    expect(errorOf(first)).toMatchObject({ code: 'interrupted_side_effect', state: 'in_progress' });
+    expect(wireErrorOf(first)).toMatchObject({ code: 'interrupted_side_effect', state: 'in_progress' });
     writeFileSync(join(fleet.workspace, 'release'), '');
     const results = await Promise.all(calls);
     const winner = results.find((result) => result['isError'] !== true);
@@ -65,13 +66,13 @@ describe.skipIf(postgresUnavailable !== undefined)('a fleet of hosts on one Post
     const survivor = await fleet.start('survivor', db.url, { env: SHORT_LEASE });
     const repeat = { name: 'slow_writer', arguments: { marker }, _meta: { idempotencyKey: 'job-7' } };
     // While the first host lives (and renews its lease), its call is in progress, never interrupted.
-    expect(errorOf(await survivor.callTool(repeat))).toMatchObject({ code: 'interrupted_side_effect', state: 'in_progress' });
+    expect(wireErrorOf(await survivor.callTool(repeat))).toMatchObject({ code: 'interrupted_side_effect', state: 'in_progress' });
 
     doomed.kill('SIGKILL');
     await waitForExit(doomed);
     let refusal: Record<string, unknown> = {};
     for (let attempt = 0; attempt < 100; attempt++) {
-      refusal = errorOf(await survivor.callTool(repeat));
+      refusal = wireErrorOf(await survivor.callTool(repeat));
       if (refusal['state'] === 'interrupted') break;
       await new Promise((resolve) => setTimeout(resolve, LEASE_MS / 4));
     }
@@ -83,7 +84,7 @@ describe.skipIf(postgresUnavailable !== undefined)('a fleet of hosts on one Post
     expect((JSON.parse(audit.stdout) as Array<{ id: string }>).map((record) => record.id)).toEqual([callId]);
     const reconcile = await fleet.cli(['reconcile', callId, '--skip', '--journal', db.url]);
     expect(reconcile.code, reconcile.stderr).toBe(0);
-    expect(errorOf(await survivor.callTool(repeat))).toMatchObject({ code: 'interrupted_side_effect', state: 'reconciled_skip' });
+    expect(wireErrorOf(await survivor.callTool(repeat))).toMatchObject({ code: 'interrupted_side_effect', state: 'reconciled_skip' });
   });
 
   it('an artifact link one host gave out is read through another host', async () => {

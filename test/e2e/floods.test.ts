@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, ensureBuilt } from '../helpers/mcp-clients.js';
-import { countToolListChanges, makeHostDirs, startClient, stopClient, until, type HostClient, type HostDirs } from './host-session.js';
+import { countToolListChanges, makeHostDirs, startClient, stopClient, until, type HostClient, type HostDirs } from '../helpers/host-session.js';
 
 beforeAll(() => ensureBuilt(), 300_000);
 

@@ -5,7 +5,8 @@
 // emission is JSON-RPC -32602 with data {code: malformed_request, reason}.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_KINDS, ensureBuilt } from '../helpers/mcp-clients.js';
-import { errorOf, makeHostDirs, startClient, stopClient, type HostClient, type HostDirs } from './host-session.js';
+import { makeHostDirs, startClient, stopClient, type HostClient, type HostDirs } from '../helpers/host-session.js';
+import { wireErrorOf } from '../helpers/wire-results.js';
 
 type RenderResult = { format: string; text: string };
 type ParseResult = { name: string; arguments: Record<string, unknown> };
@@ -101,7 +102,7 @@ describe.each(CLIENT_KINDS)('toolhost/render and toolhost/parse with a %s client
   it('a parsed call is only parsed: sent as tools/call it meets the argument checks', async () => {
     const call = await parse({ text: '{"name": "echo", "arguments": {"n": "not a number", "extra": true}}' });
     expect(call).toEqual({ name: 'echo', arguments: { n: 'not a number', extra: true } });
-    expect(errorOf(await client.callTool(call)).code).toBe('invalid_arguments');
+    expect(wireErrorOf(await client.callTool(call)).code).toBe('invalid_arguments');
   });
 
   it.each([

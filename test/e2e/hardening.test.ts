@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_KINDS, ensureBuilt, type ClientKind } from '../helpers/mcp-clients.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { countToolListChanges, makeHostDirs, startClient, stopClient, type HostClient, type HostDirs } from './host-session.js';
+import { countToolListChanges, makeHostDirs, startClient, stopClient, type HostClient, type HostDirs } from '../helpers/host-session.js';
 
 const HARDENING = fileURLToPath(new URL('../fixtures/hardening/manifests', import.meta.url));
 

@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { exportJWK, generateKeyPair, SignJWT, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectHttpClient, ensureBuilt } from '../helpers/mcp-clients.js';
-import { makeHostDirs, type HostDirs } from './host-session.js';
-import { get, post, startHttpHost, type HttpHost } from './http-host.js';
+import { makeHostDirs, type HostDirs } from '../helpers/host-session.js';
+import { get, post, startHttpHost, type HttpHost } from '../helpers/http-host.js';
 
 const ISSUER = 'https://idp.example.test';
 const AUDIENCE = 'https://tools.example.test/mcp';

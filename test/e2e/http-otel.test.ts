@@ -6,8 +6,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectHttpClient, ensureBuilt } from '../helpers/mcp-clients.js';
-import { makeHostDirs, type HostDirs, until } from './host-session.js';
-import { startHttpHost, writeTokenFile, type HttpHost } from './http-host.js';
+import { makeHostDirs, type HostDirs, until } from '../helpers/host-session.js';
+import { startHttpHost, writeTokenFile, type HttpHost } from '../helpers/http-host.js';
 
 const SECRET_ARGUMENT = 'argument-content-never-exported-91c2';
 

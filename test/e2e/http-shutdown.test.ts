@@ -6,8 +6,9 @@ import { spawnSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BUILT_MAIN, connectHttpClient, ensureBuilt } from '../helpers/mcp-clients.js';
 import { waitForMarkedProcesses } from '../helpers/proc-scan.js';
-import { countToolListChanges, errorOf, makeHostDirs, type HostClient, type HostDirs, until } from './host-session.js';
-import { startHttpHost, writeTokenFile } from './http-host.js';
+import { countToolListChanges, makeHostDirs, type HostClient, type HostDirs, until } from '../helpers/host-session.js';
+import { startHttpHost, writeTokenFile } from '../helpers/http-host.js';
+import { wireErrorOf } from '../helpers/wire-results.js';
 
 let dirs: HostDirs | undefined;
 
@@ -28,7 +29,7 @@ describe('serve --http on SIGTERM', () => {
     expect((await waitForMarkedProcesses(marker, 2)).length).toBe(2);
 
     const exited = host.stop();
-    const error = errorOf(await answer);
+    const error = wireErrorOf(await answer);
     expect(error.code).toBe('cancelled');
     // stop() also proves that no process carrying the marker outlived the host.
     expect(await exited).toEqual({ code: 0, signal: null });

@@ -8,8 +8,9 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUILT_MAIN, CLIENT_KINDS, connectHttpClient, ensureBuilt, type TestClient } from '../helpers/mcp-clients.js';
-import { errorOf, makeHostDirs, type HostDirs } from './host-session.js';
-import { get, post, startHttpHost, writeTokenFile, type HttpHost } from './http-host.js';
+import { makeHostDirs, type HostDirs } from '../helpers/host-session.js';
+import { get, post, startHttpHost, writeTokenFile, type HttpHost } from '../helpers/http-host.js';
+import { wireErrorOf } from '../helpers/wire-results.js';
 
 const POLICY = `kind: Policy
 name: http-e2e
@@ -87,7 +88,7 @@ describe('approvals over HTTP', () => {
 describe('operator approvals over HTTP', () => {
   it('a client that cannot be asked gets approval_required, and the pending approval names its principal', async () => {
     const client = await connect('v1-legacy', 'carol');
-    const refused = errorOf(await client.callTool({ name: 'note_writer', arguments: { text: 'for an operator' } }));
+    const refused = wireErrorOf(await client.callTool({ name: 'note_writer', arguments: { text: 'for an operator' } }));
     expect(refused.code).toBe('approval_required');
     const approvalId = refused['approvalId'];
     expect(typeof approvalId).toBe('string');
@@ -201,7 +202,7 @@ describe('principals', () => {
   it('a principal denied a tool by a principals: rule does not see it and is refused naming the rule', async () => {
     const client = await connect('v2-modern', 'ci-bot');
     expect((await client.listTools()).tools.map((tool) => tool['name'])).not.toContain('echo');
-    const error = errorOf(await client.callTool({ name: 'echo', arguments: { text: 'x' } }));
+    const error = wireErrorOf(await client.callTool({ name: 'echo', arguments: { text: 'x' } }));
     expect(error.code).toBe('policy_denied');
     expect(error['rule']).toMatch(/org-policy\.yaml:\d+ principals\.ci-\*\.tools\.deny$/);
     expect(error['principal']).toBe('ci-bot');
@@ -211,7 +212,7 @@ describe('principals', () => {
     const first = await connect('v1-legacy', 'bob');
     const second = await connect('v2-modern', 'bob');
     for (const client of [first, second, first]) expect((await client.callTool({ name: 'echo', arguments: { n: 1 } }))['isError']).not.toBe(true);
-    const spent = errorOf(await second.callTool({ name: 'echo', arguments: { n: 4 } }));
+    const spent = wireErrorOf(await second.callTool({ name: 'echo', arguments: { n: 4 } }));
     expect(spent.code).toBe('call_limit');
     const other = await connect('v2-legacy', 'ci-bot');
     expect((await other.callTool({ name: 'progress_steps', arguments: {} }))['isError']).not.toBe(true);

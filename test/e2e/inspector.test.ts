@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, ensureBuilt } from '../helpers/mcp-clients.js';
 import { waitForNoMarkedProcesses } from '../helpers/proc-scan.js';
-import { MARKER_ENV, makeHostDirs, type HostDirs } from './host-session.js';
+import { MARKER_ENV, makeHostDirs, type HostDirs } from '../helpers/host-session.js';
 
 const INSPECTOR_CLI = join(REPO_ROOT, 'node_modules/@modelcontextprotocol/inspector/cli/build/cli.js');
 

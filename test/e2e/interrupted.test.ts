@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/mcp-clients.js';
 import { waitForMarkedProcesses, waitForNoMarkedProcesses } from '../helpers/proc-scan.js';
-import { collectOutput, errorOf, makeHostDirs, spawnRawHost, startClient, stopClient, until, waitForExit, type HostDirs } from './host-session.js';
+import { collectOutput, makeHostDirs, spawnRawHost, startClient, stopClient, until, waitForExit, type HostDirs } from '../helpers/host-session.js';
+import { wireErrorOf } from '../helpers/wire-results.js';
 
 describe('a host killed mid-call', () => {
   let dirs: HostDirs;
@@ -32,7 +33,7 @@ describe('a host killed mid-call', () => {
 
     const client = await startClient(dirs, { kind: 'v2-legacy' });
     try {
-      const error = errorOf(await client.callTool({ name: 'slow_writer', arguments: args, _meta: { idempotencyKey: 'deploy-1' } }));
+      const error = wireErrorOf(await client.callTool({ name: 'slow_writer', arguments: args, _meta: { idempotencyKey: 'deploy-1' } }));
       expect(error.code).toBe('interrupted_side_effect');
       expect(await waitForNoMarkedProcesses(marker, 1_000)).toEqual([]);
     } finally {

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, ensureBuilt } from '../helpers/mcp-clients.js';
 import { findMarkedProcesses, pollUntil } from '../helpers/proc-scan.js';
-import { errorOf, makeHostDirs, startClient, stopClient, type HostClient, type HostDirs } from './host-session.js';
+import { makeHostDirs, startClient, stopClient, type HostClient, type HostDirs } from '../helpers/host-session.js';
+import { wireErrorOf } from '../helpers/wire-results.js';
 
 const SWITCH_TOOL = join(REPO_ROOT, 'test/fixtures/tools/isolate/switch.mjs');
 /** The host's peak resident set must stay under this through every attack. */
@@ -99,7 +100,7 @@ describe('hostile isolate tools against the built host', () => {
   ];
 
   it.each(attacks)('%s: fails with its code, and the host serves on', async (_name, mode, code, details) => {
-    const failed = errorOf(await call(HOSTILE, { mode }));
+    const failed = wireErrorOf(await call(HOSTILE, { mode }));
     expect(failed.code).toBe(code);
     expect(failed).toMatchObject(details);
     await expectHostServes();
@@ -135,7 +136,7 @@ describe('hostile isolate tools against the built host', () => {
 
   it('a heap bomb fails only its own call: a concurrent innocent call of the same tool succeeds', async () => {
     const [bomb, innocent] = await Promise.all([call(HOSTILE, { mode: 'heap_bomb' }), call(HOSTILE, { mode: 'echo', value: 'innocent' })]);
-    expect(errorOf(bomb)).toMatchObject({ code: 'memory_limit', memoryMb: 32 });
+    expect(wireErrorOf(bomb)).toMatchObject({ code: 'memory_limit', memoryMb: 32 });
     expect(innocent['isError']).not.toBe(true);
     expect(JSON.parse((innocent['content'] as Array<{ text: string }>)[0]?.text ?? '')).toEqual({ echo: 'innocent' });
     await expectHostServes();
@@ -148,7 +149,7 @@ describe('hostile isolate tools against the built host', () => {
     const [pid, ...others] = isolateProcesses(HOSTILE);
     expect(others).toEqual([]);
     process.kill(pid ?? 0, 'SIGKILL');
-    expect(errorOf(await running)).toMatchObject({ code: 'tool_crashed', reason: 'isolate_process_exited', signal: 'SIGKILL' });
+    expect(wireErrorOf(await running)).toMatchObject({ code: 'tool_crashed', reason: 'isolate_process_exited', signal: 'SIGKILL' });
     // The killed process is gone with its sandbox; one replacement at most runs.
     const left = await pollUntil(() => {
       const alive = isolateProcesses(HOSTILE);

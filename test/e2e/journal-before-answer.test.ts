@@ -22,7 +22,7 @@ import {
   waitForExit,
   type HostDirs,
   type RawHost,
-} from "./host-session.js";
+} from "../helpers/host-session.js";
 
 beforeAll(() => ensureBuilt(), 300_000);
 

@@ -9,7 +9,8 @@ import { mkdirSync, openSync, closeSync, readFileSync, unlinkSync, writeSync } f
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connectStdioClient, ensureBuilt, REPO_ROOT } from '../helpers/mcp-clients.js';
-import { errorOf, makeHostDirs, MARKER_ENV, stopClient, type HostClient, type HostDirs } from './host-session.js';
+import { makeHostDirs, MARKER_ENV, stopClient, type HostClient, type HostDirs } from '../helpers/host-session.js';
+import { wireErrorOf } from '../helpers/wire-results.js';
 
 const MANIFESTS = join(REPO_ROOT, 'test/e2e/fixtures/journal-full');
 const TMPFS_SIZE = '8m';
@@ -38,7 +39,7 @@ describe('a journal on a full disk', () => {
     const filler = `/proc/${host.pid}/root${dirs.stateDir}/filler`;
     fillUntilFull(filler);
     const refused = await host.callTool({ name: 'stamp', arguments: { line: 'during' } });
-    expect(errorOf(refused)).toEqual({ code: 'internal', reason: 'disk_full', stage: 'journal', recovery: 'retry' });
+    expect(wireErrorOf(refused)).toEqual({ code: 'internal', reason: 'disk_full', stage: 'journal', recovery: 'retry' });
     expect(stamps()).toBe('before\n');
 
     unlinkSync(filler);

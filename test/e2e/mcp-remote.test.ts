@@ -8,8 +8,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, ensureBuilt } from '../helpers/mcp-clients.js';
-import { startHttpHost, writeTokenFile, type HttpHost } from './http-host.js';
-import { makeHostDirs, type HostDirs } from './host-session.js';
+import { startHttpHost, writeTokenFile, type HttpHost } from '../helpers/http-host.js';
+import { makeHostDirs, type HostDirs } from '../helpers/host-session.js';
 
 const MCP_REMOTE = join(REPO_ROOT, 'node_modules/mcp-remote/dist/proxy.js');
 

@@ -8,8 +8,9 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/mcp-clients.js';
 import { createTestDatabase, postgresUnavailable, type TestDatabase } from '../helpers/postgres.js';
-import { E2E_POLICY, errorOf } from './host-session.js';
-import { makeFleet, type Fleet } from './fleet-session.js';
+import { E2E_POLICY } from '../helpers/host-session.js';
+import { makeFleet, type Fleet } from '../helpers/fleet-session.js';
+import { wireErrorOf } from '../helpers/wire-results.js';
 
 const STORES = [
   { name: 'sqlite', skip: undefined },
@@ -47,7 +48,7 @@ for (const store of STORES) {
     it('pending, approved once on another host, replay refused, denied, other arguments refused', async () => {
       const [a, b] = await Promise.all([fleet.start('a', url), fleet.start('b', url)]);
 
-      const asked = errorOf(await a.callTool(note('hello')));
+      const asked = wireErrorOf(await a.callTool(note('hello')));
       expect(asked).toMatchObject({ code: 'approval_required', rule: expect.stringContaining('approval') });
       const id = String(asked['approvalId']);
       // The exact command, with the journal it needs, works as given from any folder.
@@ -62,7 +63,7 @@ for (const store of STORES) {
       expect(text.stdout).toContain(`  decide     toolhost approve ${id} --journal ${url} --as NAME`);
 
       // Before an operator decides, the repeat still waits.
-      expect(errorOf(await b.callTool(note('hello', id)))).toMatchObject({ code: 'approval_required', approvalId: id, state: 'pending' });
+      expect(wireErrorOf(await b.callTool(note('hello', id)))).toMatchObject({ code: 'approval_required', approvalId: id, state: 'pending' });
       const approve = await cli('approve', id, '--as', 'alice', '--note', 'checked with the team');
       expect(approve.code, approve.stderr).toBe(0);
       expect(await pendingIds()).toEqual([]);
@@ -71,20 +72,20 @@ for (const store of STORES) {
       expect(ran['isError']).not.toBe(true);
       expect(ran['structuredContent']).toEqual({ written: 'hello' });
       // Spent: neither host runs it again.
-      for (const host of [a, b]) expect(errorOf(await host.callTool(note('hello', id)))).toMatchObject({ code: 'approval_denied', approvalId: id, reason: 'spent' });
+      for (const host of [a, b]) expect(wireErrorOf(await host.callTool(note('hello', id)))).toMatchObject({ code: 'approval_denied', approvalId: id, reason: 'spent' });
       const all = JSON.parse((await cli('approvals', '--all', '--json')).stdout) as Array<Record<string, unknown>>;
       expect(all).toEqual([expect.objectContaining({ id, state: 'spent', decidedBy: 'alice', note: 'checked with the team', decidedVia: 'cli', spentBy: expect.any(String) })]);
       expect((await cli('approvals', '--all')).stdout).toMatch(/approved by alice at \S+ \(cli\): "checked with the team"/);
 
       // Approved for other arguments: refused.
-      const other = String(errorOf(await a.callTool(note('for prod')))['approvalId']);
+      const other = String(wireErrorOf(await a.callTool(note('for prod')))['approvalId']);
       expect((await cli('approve', other)).code).toBe(0);
-      expect(errorOf(await b.callTool(note('for staging', other)))).toMatchObject({ code: 'approval_denied', reason: 'other_arguments' });
+      expect(wireErrorOf(await b.callTool(note('for staging', other)))).toMatchObject({ code: 'approval_denied', reason: 'other_arguments' });
 
       // Denied: refused, and a second decision is refused too.
-      const denied = String(errorOf(await a.callTool(note('nope')))['approvalId']);
+      const denied = String(wireErrorOf(await a.callTool(note('nope')))['approvalId']);
       expect((await cli('approve', denied, '--deny', '--as', 'bob')).code).toBe(0);
-      expect(errorOf(await b.callTool(note('nope', denied)))).toMatchObject({ code: 'approval_denied', reason: 'denied' });
+      expect(wireErrorOf(await b.callTool(note('nope', denied)))).toMatchObject({ code: 'approval_denied', reason: 'denied' });
       const again = await cli('approve', denied);
       expect(again.code).toBe(1);
       expect(again.stderr).toContain('already denied');
@@ -99,14 +100,14 @@ for (const store of STORES) {
       const expiring = makeFleet(`${E2E_POLICY}approvals:\n  by: operator\n  expireAfterMs: 1\n`);
       try {
         const client = await expiring.start('c', url, { elicitations, elicit: () => ({ action: 'accept', content: { approve: true } }) });
-        const asked = errorOf(await client.callTool(note('late')));
+        const asked = wireErrorOf(await client.callTool(note('late')));
         expect(asked.code).toBe('approval_required');
         expect(elicitations).toEqual([]);
         const id = String(asked['approvalId']);
         const approve = await expiring.cli(['approve', id, '--journal', url]);
         expect(approve.code).toBe(1);
         expect(approve.stderr).toContain('expired');
-        expect(errorOf(await client.callTool(note('late', id)))).toMatchObject({ code: 'approval_denied', reason: 'expired' });
+        expect(wireErrorOf(await client.callTool(note('late', id)))).toMatchObject({ code: 'approval_denied', reason: 'expired' });
       } finally {
         await expiring.cleanup();
       }

@@ -9,7 +9,7 @@ import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BUILT_MAIN, REPO_ROOT, ensureBuilt } from '../helpers/mcp-clients.js';
-import { MARKER_ENV, makeHostDirs, startClient, stopClient, until, waitForExit, type HostClient, type HostDirs, type RawHost } from './host-session.js';
+import { MARKER_ENV, makeHostDirs, startClient, stopClient, until, waitForExit, type HostClient, type HostDirs, type RawHost } from '../helpers/host-session.js';
 
 const FIXTURES = join(REPO_ROOT, 'test/e2e/fixtures/fd1');
 const POLICY = `kind: Policy

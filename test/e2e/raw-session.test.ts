@@ -7,7 +7,7 @@ import { SqliteJournal as Journal } from '../../src/audit/sqlite/sqlite-journal.
 import { hashArgs } from '../../src/audit/hash.js';
 import { ensureBuilt } from '../helpers/mcp-clients.js';
 import { waitForMarkedProcesses, waitForNoMarkedProcesses } from '../helpers/proc-scan.js';
-import { collectOutput, makeHostDirs, spawnRawHost, until, waitForExit, type HostDirs, type RawHost } from './host-session.js';
+import { collectOutput, makeHostDirs, spawnRawHost, until, waitForExit, type HostDirs, type RawHost } from '../helpers/host-session.js';
 
 const MAX_MESSAGE_BYTES = 65_536;
 

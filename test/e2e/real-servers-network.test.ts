@@ -17,13 +17,10 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUILT_MAIN, REPO_ROOT, ensureBuilt } from '../helpers/mcp-clients.js';
 import { createTestDatabase, postgresUnavailable, testCluster, type TestDatabase } from '../helpers/postgres.js';
-import { errorOf, makeHostDirs, startClient, stopClient, type HostClient, type HostDirs } from './host-session.js';
+import { makeHostDirs, startClient, stopClient, type HostClient, type HostDirs } from '../helpers/host-session.js';
+import { wireErrorOf, wireTextOf } from '../helpers/wire-results.js';
 
 const FIXTURES = join(REPO_ROOT, 'test/e2e/fixtures/network');
-
-function textOf(result: Record<string, unknown>): string {
-  return (result['content'] as Array<{ type: string; text?: string }>).map((block) => block.text ?? '').join('\n');
-}
 
 /** The journal's records of `tool`, as `toolhost audit --json` prints them. */
 async function journalOf(dirs: HostDirs, tool: string): Promise<Array<{ status: string; code: string | null; egress: { admitted: number; refused: number } | null }>> {
@@ -99,7 +96,7 @@ describe.skipIf(postgresUnavailable !== undefined)('real servers reach allowed d
   it('server-postgres runs a query against the test PostgreSQL over TCP, and the connection is on the call record', async () => {
     const result = await client.callTool({ name: 'pg__query', arguments: { sql: 'SELECT name FROM items' } });
     expect(result['isError']).toBeFalsy();
-    expect(JSON.parse(textOf(result))).toEqual([{ name: 'reached over TCP' }]);
+    expect(JSON.parse(wireTextOf(result))).toEqual([{ name: 'reached over TCP' }]);
     const [record] = await journalOf(dirs, 'pg__query');
     expect(record).toMatchObject({ status: 'completed', egress: { admitted: 1, refused: 0 } });
   });
@@ -107,7 +104,7 @@ describe.skipIf(postgresUnavailable !== undefined)('real servers reach allowed d
   it('server-postgres asking for another port through a name the host resolves to loopback is refused, and the refusal is on the call record', async () => {
     const result = await client.callTool({ name: 'pgother__query', arguments: { sql: 'SELECT 1' } });
     // server-postgres answers a failed connection with a JSON-RPC error (mapped by the upstream result stage).
-    expect(['tool_error', 'invalid_output']).toContain(errorOf(result).code);
+    expect(['tool_error', 'invalid_output']).toContain(wireErrorOf(result).code);
     const [record] = await journalOf(dirs, 'pgother__query');
     expect(record?.egress?.admitted).toBe(0);
     expect(record?.egress?.refused).toBeGreaterThanOrEqual(1);
@@ -115,13 +112,13 @@ describe.skipIf(postgresUnavailable !== undefined)('real servers reach allowed d
 
   it("a fastmcp server's global fetch reaches the allowed loopback HTTP server in 160 MiB, counted on the call record; another port is not reached", async () => {
     const result = await client.callTool({ name: 'web__fetch_text', arguments: { url: `http://127.0.0.1:${webPort}/hello` } });
-    expect(textOf(result)).toBe('200 hello from /hello');
+    expect(wireTextOf(result)).toBe('200 hello from /hello');
     const [record] = await journalOf(dirs, 'web__fetch_text');
     expect(record).toMatchObject({ status: 'completed', egress: { admitted: 1, refused: 0 } });
     // A port the allow list does not name has nothing listening in the sandbox: the fetch fails there.
     const other = await client.callTool({ name: 'web__fetch_text', arguments: { url: `http://127.0.0.1:${unusedPort}/` } });
     expect(other['isError']).toBe(true);
     // The server kept its state between calls: one fetch succeeded.
-    expect(textOf(await client.callTool({ name: 'web__fetched', arguments: {} }))).toBe('1');
+    expect(wireTextOf(await client.callTool({ name: 'web__fetched', arguments: {} }))).toBe('1');
   });
 });

@@ -15,7 +15,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUILT_MAIN, REPO_ROOT, connectStdioClient, ensureBuilt } from '../helpers/mcp-clients.js';
 import { waitForNoMarkedProcesses } from '../helpers/proc-scan.js';
-import { MARKER_ENV, errorOf, type HostClient } from './host-session.js';
+import { MARKER_ENV, type HostClient } from '../helpers/host-session.js';
+import { wireErrorOf, wireTextOf } from '../helpers/wire-results.js';
 
 // Inside the repository, so Node finds the servers' own dependencies in its node_modules.
 const PROJECT = join(REPO_ROOT, 'test/fixtures', `recipe-work-${randomUUID()}`);
@@ -133,10 +134,6 @@ afterAll(async () => {
   expect(left).toEqual([]);
 }, 120_000);
 
-function textOf(result: Record<string, unknown>): string {
-  return (result['content'] as Array<{ type: string; text?: string }>).map((block) => block.text ?? '').join('\n');
-}
-
 describe("the README's recipe for server-memory", () => {
   it('ran every line of it: install, import, validate, serve', () => {
     expect(ran).toEqual([
@@ -153,10 +150,10 @@ describe("the README's recipe for server-memory", () => {
       name: 'memory__create_entities',
       arguments: { entities: [{ name: 'toolhost', entityType: 'project', observations: ['runs MCP servers in a sandbox'] }] },
     });
-    expect(created['isError'], textOf(created)).toBeFalsy();
+    expect(created['isError'], wireTextOf(created)).toBeFalsy();
     const graph = await client.callTool({ name: 'memory__read_graph', arguments: {} });
-    expect(graph['isError'], textOf(graph)).toBeFalsy();
-    expect(textOf(graph)).toContain('runs MCP servers in a sandbox');
+    expect(graph['isError'], wireTextOf(graph)).toBeFalsy();
+    expect(wireTextOf(graph)).toContain('runs MCP servers in a sandbox');
     const file = join(PROJECT, '.memory.jsonl');
     expect(readFileSync(file, 'utf8')).toContain('"name":"toolhost"');
     // Its default file beside its own code was never written (that folder is read-only in the sandbox).
@@ -169,7 +166,7 @@ describe("the README's recipe for server-memory", () => {
     expect(byName.get('memory__read_graph')?.['annotations']).toMatchObject({ readOnlyHint: true });
     expect(byName.get('memory__delete_entities')?.['annotations']).toMatchObject({ destructiveHint: true });
     // The built-in policy asks approval for destructive calls; this client cannot be asked.
-    expect(errorOf(await client.callTool({ name: 'memory__delete_entities', arguments: { entityNames: ['toolhost'] } }))).toMatchObject({ code: 'approval_required' });
+    expect(wireErrorOf(await client.callTool({ name: 'memory__delete_entities', arguments: { entityNames: ['toolhost'] } }))).toMatchObject({ code: 'approval_required' });
   });
 });
 
@@ -180,8 +177,8 @@ describe('@modelcontextprotocol/server-everything', () => {
   });
 
   it('echo and add answer', async () => {
-    expect(textOf(await client.callTool({ name: 'ev__echo', arguments: { message: 'hello through the sandbox' } }))).toContain('hello through the sandbox');
-    expect(textOf(await client.callTool({ name: 'ev__get_sum', arguments: { a: 2, b: 40 } }))).toContain('42');
+    expect(wireTextOf(await client.callTool({ name: 'ev__echo', arguments: { message: 'hello through the sandbox' } }))).toContain('hello through the sandbox');
+    expect(wireTextOf(await client.callTool({ name: 'ev__get_sum', arguments: { a: 2, b: 40 } }))).toContain('42');
   });
 
   it('a long-running operation reports its progress', async () => {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/mcp-clients.js';
-import { FIXTURE_MANIFESTS, countToolListChanges, makeHostDirs, startClient, stopClient, until, type HostClient, type HostDirs } from './host-session.js';
+import { FIXTURE_MANIFESTS, countToolListChanges, makeHostDirs, startClient, stopClient, until, type HostClient, type HostDirs } from '../helpers/host-session.js';
 
 describe.each(['v1-legacy', 'v2-legacy'] as const)('reload on SIGHUP (--no-watch) with a %s client', (kind) => {
   let dirs: HostDirs;

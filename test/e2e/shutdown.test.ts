@@ -7,7 +7,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openJournal } from '../../src/audit/open-journal.js';
 import { REPO_ROOT, ensureBuilt } from '../helpers/mcp-clients.js';
 import { findChildProcesses, isAlive, pollUntil, waitForMarkedProcesses, waitForNoMarkedProcesses } from '../helpers/proc-scan.js';
-import { collectOutput, makeHostDirs, spawnRawHost, until, waitForExit, type HostDirs, type RawHost } from './host-session.js';
+import { collectOutput, makeHostDirs, spawnRawHost, until, waitForExit, type HostDirs, type RawHost } from '../helpers/host-session.js';
 
 beforeAll(() => ensureBuilt(), 300_000);
 

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gradientPng } from '../../scripts/demo/png.mjs';
 import { CLIENT_KINDS, ensureBuilt, REPO_ROOT, type ClientKind } from '../helpers/mcp-clients.js';
-import { errorOf, makeHostDirs, startClient, stopClient, until, type HostClient, type HostDirs } from './host-session.js';
+import { makeHostDirs, startClient, stopClient, until, type HostClient, type HostDirs } from '../helpers/host-session.js';
+import { wireErrorOf } from '../helpers/wire-results.js';
 
 beforeAll(() => ensureBuilt(), 300_000);
 
@@ -94,18 +95,18 @@ describe.each(CLIENT_KINDS)('tool outputs with a %s client', (kind) => {
     ['an unknown part type', { parts: [{ type: 'video', data: PNG_BASE64, mimeType: 'video/mp4' }] }, { reason: 'unknown_part_type', part: 0 }],
     ['a hand-made envelope of an unknown kind', { raw: { 'toolhost/output': { kind: 'secret', parts: [] } } }, { reason: 'bad_envelope' }],
   ])('refuses %s: invalid_output, recovery repair', async (_what, args, details) => {
-    const error = errorOf(await call(client, 'emit', args));
+    const error = wireErrorOf(await call(client, 'emit', args));
     expect(error).toMatchObject({ code: 'invalid_output', recovery: 'repair', ...details });
   });
 
   it('stdout: output that prints a plain value is invalid_output', async () => {
-    const error = errorOf(await call(client, 'emit_oneshot', { raw: { answer: 42 } }));
+    const error = wireErrorOf(await call(client, 'emit_oneshot', { raw: { answer: 42 } }));
     expect(error).toMatchObject({ code: 'invalid_output', reason: 'not_output_envelope' });
   });
 
   it('model_error: tool_error with modelError, the parts after the code line, recovery repair', async () => {
     const result = await call(client, 'emit', { kind: 'model_error', parts: [{ type: 'text', text: 'No customer 17; ask for the customer number.' }] });
-    const error = errorOf(result);
+    const error = wireErrorOf(result);
     expect(error).toEqual({ code: 'tool_error', modelError: true, recovery: 'repair' });
     const content = result['content'] as Array<{ type: string; text?: string }>;
     expect(content).toHaveLength(2);
@@ -130,11 +131,11 @@ describe.each(CLIENT_KINDS)('tool outputs with a %s client', (kind) => {
   });
 
   it('recovery: a timeout of a non-idempotent tool is stop (its effect is unknown)', async () => {
-    expect(errorOf(await call(client, 'stuck_writer'))).toMatchObject({ code: 'timeout', recovery: 'stop' });
+    expect(wireErrorOf(await call(client, 'stuck_writer'))).toMatchObject({ code: 'timeout', recovery: 'stop' });
   });
 
   it('recovery: an unknown tool (as an error result) is repair', async () => {
-    expect(errorOf(await call(client, 'no_such_tool'))).toMatchObject({ code: 'unknown_tool', recovery: 'repair' });
+    expect(wireErrorOf(await call(client, 'no_such_tool'))).toMatchObject({ code: 'unknown_tool', recovery: 'repair' });
   });
 });
 
@@ -152,7 +153,7 @@ describe.each(CLIENT_KINDS)('terminal tools with a %s client', (kind) => {
       expect(done['structuredContent']).toEqual({ finished: true, summary: 'all set' });
       expect((done['_meta'] as Record<string, unknown>)['toolhost/terminal']).toBe(true);
       for (const name of ['ok', 'done']) {
-        expect(errorOf(await call(client, name))).toMatchObject({ code: 'call_limit', reason: 'terminal', tool: 'done', recovery: 'stop' });
+        expect(wireErrorOf(await call(client, name))).toMatchObject({ code: 'call_limit', reason: 'terminal', tool: 'done', recovery: 'stop' });
       }
     } finally {
       await stopClient(client, dirs);
@@ -168,10 +169,10 @@ describe.each(CLIENT_KINDS)('failure runs with a %s client', (kind) => {
       // Two failures, a success, two failures: never three in a row.
       for (const name of ['broken', 'broken', 'ok', 'broken']) await call(client, name);
       // Refusals are not failures of the run: they neither count nor reset.
-      expect(errorOf(await call(client, 'emit', { kind: 'nope' }))).toMatchObject({ code: 'invalid_arguments', recovery: 'repair' });
-      expect(errorOf(await call(client, 'broken'))).toMatchObject({ code: 'tool_error', recovery: 'repair' });
+      expect(wireErrorOf(await call(client, 'emit', { kind: 'nope' }))).toMatchObject({ code: 'invalid_arguments', recovery: 'repair' });
+      expect(wireErrorOf(await call(client, 'broken'))).toMatchObject({ code: 'tool_error', recovery: 'repair' });
       // That made three in a row (broken, invalid_arguments, broken).
-      expect(errorOf(await call(client, 'ok'))).toMatchObject({ code: 'call_limit', reason: 'consecutive_failures', limit: 3, failures: 3, recovery: 'stop' });
+      expect(wireErrorOf(await call(client, 'ok'))).toMatchObject({ code: 'call_limit', reason: 'consecutive_failures', limit: 3, failures: 3, recovery: 'stop' });
     } finally {
       await stopClient(client, dirs);
       dirs.cleanup();
@@ -204,7 +205,7 @@ describe.each(CLIENT_KINDS)('session counters across a reload with a %s client',
       await reload(client);
       expect((await call(client, 'ok'))['isError']).toBeFalsy();
       expect((await call(client, 'ok'))['isError']).toBeFalsy();
-      expect(errorOf(await call(client, 'ok'))).toMatchObject({ code: 'call_limit', limit: 3 });
+      expect(wireErrorOf(await call(client, 'ok'))).toMatchObject({ code: 'call_limit', limit: 3 });
     }));
 
   it('the failure run: two failures before a reload and one after stop the session', () =>
@@ -213,14 +214,14 @@ describe.each(CLIENT_KINDS)('session counters across a reload with a %s client',
       await call(client, 'broken');
       await reload(client);
       await call(client, 'broken');
-      expect(errorOf(await call(client, 'ok'))).toMatchObject({ code: 'call_limit', reason: 'consecutive_failures' });
+      expect(wireErrorOf(await call(client, 'ok'))).toMatchObject({ code: 'call_limit', reason: 'consecutive_failures' });
     }));
 
   it('the terminal mark: after a terminal success and a reload, calls are still refused', () =>
     withSession('', async (client) => {
       expect((await call(client, 'done'))['isError']).toBeFalsy();
       await reload(client);
-      expect(errorOf(await call(client, 'ok'))).toMatchObject({ code: 'call_limit', reason: 'terminal' });
+      expect(wireErrorOf(await call(client, 'ok'))).toMatchObject({ code: 'call_limit', reason: 'terminal' });
     }));
 });
 

@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUILT_MAIN, connectStdioClient, ensureBuilt } from '../helpers/mcp-clients.js';
-import { E2E_POLICY, errorOf, MARKER_ENV, stopClient, type HostDirs } from './host-session.js';
+import { E2E_POLICY, MARKER_ENV, stopClient, type HostDirs } from '../helpers/host-session.js';
+import { wireErrorOf } from '../helpers/wire-results.js';
 
 const REPOSITORY_POLICY = `kind: Policy
 name: open-everything
@@ -86,7 +87,7 @@ describe('a repository policy that declares everything first party', () => {
     try {
       expect((await client.listTools()).tools.map((tool) => tool['name'])).toEqual([]);
       const result = await client.callTool({ name: 'shadow_reader', arguments: {} });
-      expect(errorOf(result)).toMatchObject({ code: 'policy_denied', rule: '(built-in) sandbox.community', recovery: 'stop' });
+      expect(wireErrorOf(result)).toMatchObject({ code: 'policy_denied', rule: '(built-in) sandbox.community', recovery: 'stop' });
       expect(JSON.stringify(result)).not.toContain('root:');
     } finally {
       await stopClient(client, dirs);

@@ -12,7 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_KINDS, REPO_ROOT, connectStdioClient, ensureBuilt, type ClientKind } from '../helpers/mcp-clients.js';
 import { findMarkedProcesses, pollUntil } from '../helpers/proc-scan.js';
 import { traceIo } from '../helpers/strace-io.js';
-import { MARKER_ENV, countToolListChanges, errorOf, makeHostDirs, stopClient, type HostClient, type HostDirs } from './host-session.js';
+import { MARKER_ENV, countToolListChanges, makeHostDirs, stopClient, type HostClient, type HostDirs } from '../helpers/host-session.js';
+import { wireErrorOf, wireTextOf } from '../helpers/wire-results.js';
 
 beforeAll(() => ensureBuilt(), 300_000);
 
@@ -24,10 +25,6 @@ name: e2e_upstream
 const SECRET = 'hunter2-upstream-secret-value';
 
 const FS_LISTED = ['fs__edit_file', 'fs__list_allowed_directories', 'fs__list_directory', 'fs__list_directory_with_sizes', 'fs__read_text_file', 'fs__write_file', 'fs__create_directory'].sort();
-
-function textOf(result: Record<string, unknown>): string {
-  return (result['content'] as Array<{ type: string; text?: string }>).map((block) => block.text ?? '').join('\n');
-}
 
 /** Host pids of the server's node process (its cmdline names the launcher and this test's workspace). */
 function serverPids(dirs: HostDirs, launcher: string): number[] {
@@ -66,14 +63,14 @@ describe.each(CLIENT_KINDS)('%s client, real upstream servers', (kind: ClientKin
   });
 
   it('refuses an unclassified tool under strict, and a hidden one as unknown', async () => {
-    expect(errorOf(await client.callTool({ name: 'ev__get_sum', arguments: { a: 1, b: 2 } }))).toMatchObject({ code: 'unclassified_tool' });
+    expect(wireErrorOf(await client.callTool({ name: 'ev__get_sum', arguments: { a: 1, b: 2 } }))).toMatchObject({ code: 'unclassified_tool' });
     await expect(client.callTool({ name: 'fs__move_file', arguments: { source: 'a', destination: 'b' } })).rejects.toMatchObject({ code: -32602 });
   });
 
   it('reads and writes inside the workspace', async () => {
     const read = await client.callTool({ name: 'fs__read_text_file', arguments: { path: join(dirs.workspace, 'notes.txt') } });
     expect(read['isError']).toBeFalsy();
-    expect(textOf(read)).toContain('second line');
+    expect(wireTextOf(read)).toContain('second line');
     const wrote = await client.callTool({ name: 'fs__write_file', arguments: { path: join(dirs.workspace, `out-${kind}.txt`), content: 'written' } });
     expect(wrote['isError']).toBeFalsy();
     expect(readFileSync(join(dirs.workspace, `out-${kind}.txt`), 'utf8')).toBe('written');
@@ -81,15 +78,15 @@ describe.each(CLIENT_KINDS)('%s client, real upstream servers', (kind: ClientKin
 
   it('a write through a read_only tool fails in the operating system (its instance has read-only roots)', async () => {
     const result = await client.callTool({ name: 'fs__edit_file', arguments: { path: join(dirs.workspace, 'notes.txt'), edits: [{ oldText: 'first', newText: 'FIRST' }] } });
-    expect(errorOf(result)).toMatchObject({ code: 'tool_error' });
-    expect(textOf(result)).toMatch(/EROFS|read-only/i);
+    expect(wireErrorOf(result)).toMatchObject({ code: 'tool_error' });
+    expect(wireTextOf(result)).toMatch(/EROFS|read-only/i);
     expect(readFileSync(join(dirs.workspace, 'notes.txt'), 'utf8')).toBe('first line\nsecond line\n');
   });
 
   it('a write outside the workspace fails although the server itself allows /', async () => {
     const outside = join(dirs.root, `outside-${kind}.txt`);
     const result = await client.callTool({ name: 'fs__write_file', arguments: { path: outside, content: 'escaped' } });
-    expect(errorOf(result)).toMatchObject({ code: 'tool_error' });
+    expect(wireErrorOf(result)).toMatchObject({ code: 'tool_error' });
     expect(existsSync(outside)).toBe(false);
   });
 
@@ -105,11 +102,11 @@ describe.each(CLIENT_KINDS)('%s client, real upstream servers', (kind: ClientKin
   it("the server's environment holds nothing of the host's", async () => {
     const result = await client.callTool({ name: 'ev__get_env', arguments: {} });
     expect(result['isError']).toBeFalsy();
-    const env = JSON.parse(textOf(result)) as Record<string, string>;
+    const env = JSON.parse(wireTextOf(result)) as Record<string, string>;
     // PATH (the sandbox's default) and PWD (set by the start-gate shell); nothing inherited.
     expect(Object.keys(env).sort()).toEqual(['PATH', 'PWD']);
-    expect(textOf(result)).not.toContain(dirs.marker);
-    expect(textOf(result)).not.toContain(SECRET);
+    expect(wireTextOf(result)).not.toContain(dirs.marker);
+    expect(wireTextOf(result)).not.toContain(SECRET);
   });
 
   it('passes the server\'s own progress on to a client that asked with a progressToken', async () => {
@@ -119,7 +116,7 @@ describe.each(CLIENT_KINDS)('%s client, real upstream servers', (kind: ClientKin
       { onprogress: (progress) => seen.push({ progress: progress.progress, ...(progress.total !== undefined ? { total: progress.total } : {}) }), timeout: 60_000 },
     );
     expect(result['isError']).toBeFalsy();
-    expect(textOf(result)).toContain('Steps: 4');
+    expect(wireTextOf(result)).toContain('Steps: 4');
     // Every step the server reported, in order, with its total: the host answers after the last one.
     expect(seen).toEqual([1, 2, 3, 4].map((progress) => ({ progress, total: 4 })));
   }, 180_000);
@@ -136,7 +133,7 @@ describe.each(CLIENT_KINDS)('%s client, real upstream servers', (kind: ClientKin
   it('a cancel reaches the server: it reads notifications/cancelled for that request and never answers it, and goes on serving', async () => {
     // A first call: the host is serving (a modern client's connect waits for nothing) and the
     // instance that serves ev's tools is the one running.
-    expect(textOf(await client.callTool({ name: 'ev__echo', arguments: { message: 'before' } }))).toContain('before');
+    expect(wireTextOf(await client.callTool({ name: 'ev__echo', arguments: { message: 'before' } }))).toContain('before');
     const pids = serverPids(dirs, 'everything.mjs');
     expect(pids.length, JSON.stringify(findMarkedProcesses(dirs.workspace))).toBe(1);
     // The server's own pipes, seen from outside it (strace on its host pid): what it read and wrote.
@@ -172,8 +169,8 @@ describe.each(CLIENT_KINDS)('%s client, real upstream servers', (kind: ClientKin
       // A later call, answered after the cancelled one's end in the server's own output order,
       // and an uncancelled one: both answered, so an answer to the cancelled call would show.
       const echo = await client.callTool({ name: 'ev__echo', arguments: { message: 'after cancel' } });
-      expect(textOf(echo)).toContain('after cancel');
-      expect(textOf(await client.callTool({ name: 'ev__trigger_long_running_operation', arguments: { duration: 0.1, steps: 1 } }))).toContain('Steps: 1');
+      expect(wireTextOf(echo)).toContain('after cancel');
+      expect(wireTextOf(await client.callTool({ name: 'ev__trigger_long_running_operation', arguments: { duration: 0.1, steps: 1 } }))).toContain('Steps: 1');
       const written = await pollUntil(() => {
         const messages = trace.writtenMessages() as Array<Record<string, any>>;
         return { done: messages.some((message) => String(message['result']?.['content']?.[0]?.['text']).includes('Steps: 1')), value: messages };
@@ -195,9 +192,9 @@ describe.each(CLIENT_KINDS)('%s client, real upstream servers', (kind: ClientKin
     const pids = serverPids(dirs, 'everything.mjs');
     expect(pids.length, JSON.stringify(findMarkedProcesses(dirs.workspace))).toBe(1);
     process.kill(pids[0]!, 'SIGKILL');
-    expect(errorOf(await call)).toMatchObject({ code: 'tool_crashed' });
+    expect(wireErrorOf(await call)).toMatchObject({ code: 'tool_crashed' });
     const echo = await client.callTool({ name: 'ev__echo', arguments: { message: 'fresh' } });
-    expect(textOf(echo)).toContain('fresh');
+    expect(wireTextOf(echo)).toContain('fresh');
     const fresh = await pollUntil(() => {
       const now = serverPids(dirs, 'everything.mjs');
       return { done: now.length === 1, value: now };
@@ -248,7 +245,7 @@ describe('an upstream tools/list_changed through serve', () => {
     expect(before).not.toContain('faults__added_later');
     // The servers' first listings went in force with list_changed too, which may still be arriving.
     const base = changes();
-    expect(textOf(await client.callTool({ name: 'faults__change', arguments: {} }))).toBe('changed');
+    expect(wireTextOf(await client.callTool({ name: 'faults__change', arguments: {} }))).toBe('changed');
     const after = await pollUntil(async () => {
       const names = (await client.listTools()).tools.map((tool) => tool['name']);
       return { done: names.includes('faults__added_later') && changes() > base, value: names };

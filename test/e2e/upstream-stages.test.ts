@@ -12,7 +12,8 @@ import { SqliteJournal as Journal } from '../../src/audit/sqlite/sqlite-journal.
 import type { CallRecord } from '../../src/audit/call-record.js';
 import { REPO_ROOT, ensureBuilt, type ElicitAnswerScript } from '../helpers/mcp-clients.js';
 import { pollUntil } from '../helpers/proc-scan.js';
-import { errorOf, findMarkedProcesses, makeHostDirs, startClient, stopClient, type HostClient, type HostDirs } from './host-session.js';
+import { findMarkedProcesses, makeHostDirs, startClient, stopClient, type HostClient, type HostDirs } from '../helpers/host-session.js';
+import { wireErrorOf, wireTextOf } from '../helpers/wire-results.js';
 
 beforeAll(() => ensureBuilt(), 300_000);
 
@@ -27,10 +28,6 @@ sideEffects:
 `;
 // Listed: every classified tool but counter__drop, which the policy denies.
 const COUNTER_TOOLS = ['counter__ask', 'counter__bump', 'counter__finish', 'counter__peek', 'counter__send', 'counter__wipe'];
-
-function textOf(result: Record<string, unknown>): string {
-  return (result['content'] as Array<{ type: string; text?: string }>).map((block) => block.text ?? '').join('\n');
-}
 
 /** The calls the counter server itself received (its mutating tools append one line each). */
 function serverCalls(dirs: HostDirs): string[] {
@@ -93,7 +90,7 @@ describe('upstream tools through the supervisor, a client without elicitation', 
   it('journals an upstream call under its listed name, with its class and status', async () => {
     const result = await client.callTool({ name: 'counter__bump', arguments: { n: 1 } });
     expect(result['isError']).toBeFalsy();
-    expect(textOf(result)).toContain('bump call');
+    expect(wireTextOf(result)).toContain('bump call');
     expect(serverCalls(dirs)).toEqual(['bump {"n":1}']);
     const records = await settledRecords(dirs, 'counter__bump');
     expect(records).toHaveLength(1);
@@ -106,7 +103,7 @@ describe('upstream tools through the supervisor, a client without elicitation', 
     ['a remote_mutation tool', 'counter__send'],
   ])('%s is refused approval_required, never reaching the server, and journaled so', async (_name, tool) => {
     const before = serverCalls(dirs).length;
-    const error = errorOf(await client.callTool({ name: tool, arguments: { n: 2 } }));
+    const error = wireErrorOf(await client.callTool({ name: tool, arguments: { n: 2 } }));
     expect(error).toMatchObject({ code: 'approval_required', recovery: 'stop' });
     expect(serverCalls(dirs)).toHaveLength(before);
     const records = await settledRecords(dirs, tool);
@@ -115,7 +112,7 @@ describe('upstream tools through the supervisor, a client without elicitation', 
 
   it('a tool the policy denies by its listed name is policy_denied naming the rule, and never reaches the server', async () => {
     const before = serverCalls(dirs).length;
-    const error = errorOf(await client.callTool({ name: 'counter__drop', arguments: {} }));
+    const error = wireErrorOf(await client.callTool({ name: 'counter__drop', arguments: {} }));
     expect(error).toMatchObject({ code: 'policy_denied', rule: expect.stringContaining('org-policy.yaml') });
     expect(String(error['rule'])).toContain('tools.deny');
     expect(serverCalls(dirs)).toHaveLength(before);
@@ -133,7 +130,7 @@ describe('upstream tools through the supervisor, a client without elicitation', 
     expect(serverCalls(dirs)).toHaveLength(before + 1);
     expect(serverCalls(dirs).filter((line) => line === 'bump {"n":7}')).toHaveLength(1);
     // The same key with other arguments is refused, and does not reach the server either.
-    expect(errorOf(await client.callTool({ ...call, arguments: { n: 8 } }))).toMatchObject({ code: 'invalid_arguments' });
+    expect(wireErrorOf(await client.callTool({ ...call, arguments: { n: 8 } }))).toMatchObject({ code: 'invalid_arguments' });
     expect(serverCalls(dirs)).toHaveLength(before + 1);
     // A call without the key runs again: the count moves, so the replay above was not a stuck server.
     expect((await client.callTool({ name: 'counter__bump', arguments: { n: 7 } }))['isError']).toBeFalsy();
@@ -163,7 +160,7 @@ describe('upstream tools through the supervisor, a client with elicitation', () 
     const before = asked.length;
     const result = await client.callTool({ name: 'counter__wipe', arguments: { n: 3 } });
     expect(result['isError']).toBeFalsy();
-    expect(textOf(result)).toContain('wipe call');
+    expect(wireTextOf(result)).toContain('wipe call');
     expect(asked.slice(before)).toHaveLength(1);
     expect(asked[before]).toContain('counter__wipe');
     expect(asked[before]).toContain('destructive');
@@ -173,7 +170,7 @@ describe('upstream tools through the supervisor, a client with elicitation', () 
 
   it('a declined approval never reaches the server', async () => {
     answers.push({ action: 'decline' });
-    expect(errorOf(await client.callTool({ name: 'counter__ask', arguments: { n: 4 } }))).toMatchObject({ code: 'approval_denied' });
+    expect(wireErrorOf(await client.callTool({ name: 'counter__ask', arguments: { n: 4 } }))).toMatchObject({ code: 'approval_denied' });
     expect(serverCalls(dirs).filter((line) => line.startsWith('ask '))).toEqual([]);
   });
 
@@ -188,7 +185,7 @@ describe('upstream tools through the supervisor, a client with elicitation', () 
     expect((finished['_meta'] as Record<string, unknown> | undefined)?.['toolhost/terminal']).toBe(true);
     const calls = serverCalls(dirs).length;
     for (const name of ['counter__bump', 'counter__peek']) {
-      expect(errorOf(await client.callTool({ name, arguments: {} }))).toMatchObject({ code: 'call_limit', reason: 'terminal', recovery: 'stop' });
+      expect(wireErrorOf(await client.callTool({ name, arguments: {} }))).toMatchObject({ code: 'call_limit', reason: 'terminal', recovery: 'stop' });
     }
     expect(serverCalls(dirs)).toHaveLength(calls);
   });

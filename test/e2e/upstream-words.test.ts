@@ -9,17 +9,14 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, connectStdioClient, ensureBuilt, type ClientKind } from '../helpers/mcp-clients.js';
-import { MARKER_ENV, errorOf, makeHostDirs, stopClient, type HostClient, type HostDirs } from './host-session.js';
+import { MARKER_ENV, makeHostDirs, stopClient, type HostClient, type HostDirs } from '../helpers/host-session.js';
+import { wireErrorOf, wireTextOf } from '../helpers/wire-results.js';
 
 beforeAll(() => ensureBuilt(), 300_000);
 
 // Letters and digits only, so a tool name can hold it; a *_TOKEN variable of the host's holds it too.
 const SECRET = 'Hunter2LeakSecret9';
 const FIXTURES = ['upstream-leaky', 'upstream-apps', 'upstream-state', 'upstream-netfail'].map((folder) => join(REPO_ROOT, 'test/fixtures', folder));
-
-function textOf(result: Record<string, unknown>): string {
-  return (result['content'] as Array<{ type: string; text?: string }>).map((block) => block.text ?? '').join('\n');
-}
 
 /** Nothing the caller got holds the secret (in any case) or names a host path the server invented. */
 function expectClean(value: unknown): void {
@@ -97,15 +94,15 @@ describe.each<ClientKind>(['v1-legacy', 'v2-modern'])('%s client: what servers s
 
   it("a JSON-RPC error is tool_error whose model-visible text carries the server's message, redacted", async () => {
     const result = await client.callTool({ name: 'leaky__fail_rpc', arguments: {} });
-    expect(errorOf(result)).toMatchObject({ code: 'tool_error', upstreamError: true, jsonRpcCode: -32603, recovery: 'repair' });
-    expect(textOf(result)).toContain('connect ECONNREFUSED 10.0.0.7:5432 (uses [redacted] with [path])');
+    expect(wireErrorOf(result)).toMatchObject({ code: 'tool_error', upstreamError: true, jsonRpcCode: -32603, recovery: 'repair' });
+    expect(wireTextOf(result)).toContain('connect ECONNREFUSED 10.0.0.7:5432 (uses [redacted] with [path])');
     expectClean(result);
   });
 
   it('a server whose connection was refused (no network) is tool_error naming the cause, not invalid_output', async () => {
     const result = await client.callTool({ name: 'netfail__query', arguments: { sql: 'select 1' } });
-    expect(errorOf(result)).toMatchObject({ code: 'tool_error', upstreamError: true, recovery: 'repair' });
-    expect(textOf(result)).toMatch(/^code: tool_error\n.*connect ECONNREFUSED 127\.0\.0\.1:9/m);
+    expect(wireErrorOf(result)).toMatchObject({ code: 'tool_error', upstreamError: true, recovery: 'repair' });
+    expect(wireTextOf(result)).toMatch(/^code: tool_error\n.*connect ECONNREFUSED 127\.0\.0\.1:9/m);
   });
 
   it("MCP Apps (SDK server): the tool's _meta.ui.resourceUri is listed as given and its ui:// resources are read from that server", async () => {
@@ -117,20 +114,20 @@ describe.each<ClientKind>(['v1-legacy', 'v2-modern'])('%s client: what servers s
     // Listed by the server, named by no tool: found among the running servers' resources.
     const legend = await client.readResource('ui://charts/legend.html');
     expect(legend.contents[0]?.['text']).toContain('<title>legend</title>');
-    expect(textOf(await client.callTool({ name: 'apps__show_chart', arguments: { values: [1, 2] } }))).toBe('chart of [1,2]');
+    expect(wireTextOf(await client.callTool({ name: 'apps__show_chart', arguments: { values: [1, 2] } }))).toBe('chart of [1,2]');
   });
 
   it('instances: one keeps what a server holds in memory between a mutating and a read_only tool', async () => {
-    expect(textOf(await client.callTool({ name: 'varsone__set_var', arguments: { name: `k_${kind}`, value: 'kept' } }))).toMatch(/^set k_/);
+    expect(wireTextOf(await client.callTool({ name: 'varsone__set_var', arguments: { name: `k_${kind}`, value: 'kept' } }))).toMatch(/^set k_/);
     const got = await client.callTool({ name: 'varsone__get_var', arguments: { name: `k_${kind}` } });
     expect(got['isError']).toBeFalsy();
-    expect(textOf(got)).toBe('kept');
+    expect(wireTextOf(got)).toBe('kept');
   });
 
   it('instances: split serves the read_only tool from an instance of its own, which does not share that memory', async () => {
-    expect(textOf(await client.callTool({ name: 'varssplit__set_var', arguments: { name: `k_${kind}`, value: 'lost' } }))).toMatch(/^set k_/);
+    expect(wireTextOf(await client.callTool({ name: 'varssplit__set_var', arguments: { name: `k_${kind}`, value: 'lost' } }))).toMatch(/^set k_/);
     const got = await client.callTool({ name: 'varssplit__get_var', arguments: { name: `k_${kind}` } });
-    expect(errorOf(got)).toMatchObject({ code: 'tool_error' });
-    expect(textOf(got)).toContain(`no variable k_${kind}`);
+    expect(wireErrorOf(got)).toMatchObject({ code: 'tool_error' });
+    expect(wireTextOf(got)).toContain(`no variable k_${kind}`);
   });
 });

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/mcp-clients.js';
-import { E2E_POLICY, FIXTURE_MANIFESTS, countToolListChanges, errorOf, makeHostDirs, startClient, stopClient, until, type HostClient, type HostDirs } from './host-session.js';
+import { E2E_POLICY, FIXTURE_MANIFESTS, countToolListChanges, makeHostDirs, startClient, stopClient, until, type HostClient, type HostDirs } from '../helpers/host-session.js';
+import { wireErrorOf } from '../helpers/wire-results.js';
 
 // Waits in the workspace (its working directory) until the test releases it, then names its version.
 const GATE_PY = `import json, os, sys, time
@@ -135,7 +136,7 @@ describe.each(['v1-legacy', 'v2-legacy', 'v2-modern'] as const)('reload by watch
     writeFileSync(dirs.policyFile, E2E_POLICY.replace('deny: ["forbidden_*"]', 'deny: ["forbidden_*", "echo_again"]'));
     await changed;
     expect(await names()).toEqual(['echo', 'gate']);
-    const error = errorOf(await client.callTool({ name: 'echo_again', arguments: {} }));
+    const error = wireErrorOf(await client.callTool({ name: 'echo_again', arguments: {} }));
     expect(error.code).toBe('policy_denied');
     expect(String(error['rule'])).toContain('tools.deny');
   });

@@ -1,10 +1,16 @@
 // Finds processes that carry a test's marker in their argv or environment, by
 // reading /proc. Tests tag every process they start with a unique marker and
 // use this to prove that none is left behind.
+import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { pollUntil } from './wait.js';
 
 export { pollUntil } from './wait.js';
+
+/** A unique marker for one test's processes, named by the area that tags them (seen in a leftover's environment). */
+export function newMarker(area: string): string {
+  return `toolhost-${area}-test-${randomUUID()}`;
+}
 
 export interface MarkedProcess {
   readonly pid: number;

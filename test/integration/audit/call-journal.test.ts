@@ -7,9 +7,9 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import type { AuditJsonRecord } from '../../../src/audit/audit-format.js';
-import { FIXTURE_MANIFESTS } from '../supervisor/harness.js';
-import { describeEachStore } from '../../unit/audit/journal-stores.js';
-import { assertJournalBuilt, REPO_ROOT } from './journal-processes.js';
+import { FIXTURE_MANIFESTS } from '../../helpers/supervisor-host.js';
+import { describeEachStore } from '../../helpers/journal-stores.js';
+import { assertJournalBuilt, REPO_ROOT } from '../../helpers/journal-processes.js';
 
 function toolhost(args: readonly string[], env: Record<string, string> = {}): { status: number | null; stdout: string; stderr: string } {
   // The parent's own TOOLHOST_JOURNAL (if any) must not choose the store for these children.

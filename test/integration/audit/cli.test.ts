@@ -3,9 +3,9 @@
 import { spawnSync } from 'node:child_process';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { AuditJsonRecord } from '../../../src/audit/audit-format.js';
-import { callFinish, callStart, makeTempParent } from '../../unit/audit/journal-fixtures.js';
-import { describeEachStore, type StoreUnderTest } from '../../unit/audit/journal-stores.js';
-import { assertJournalBuilt, REPO_ROOT } from './journal-processes.js';
+import { callFinish, callStart, makeTempParent } from '../../helpers/journal-fixtures.js';
+import { describeEachStore, type StoreUnderTest } from '../../helpers/journal-stores.js';
+import { assertJournalBuilt, REPO_ROOT } from '../../helpers/journal-processes.js';
 
 function toolhost(...args: string[]): { status: number | null; stdout: string; stderr: string } {
   const result = spawnSync(process.execPath, ['--no-node-snapshot', `${REPO_ROOT}bin/toolhost.js`, ...args], {

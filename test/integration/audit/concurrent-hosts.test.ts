@@ -4,8 +4,8 @@
 import Database from 'better-sqlite3';
 import { expect, it } from 'vitest';
 import { journalPathOf } from '../../../src/audit/state-dir.js';
-import { describeEachStore } from '../../unit/audit/journal-stores.js';
-import { spawnFixtureHost, useJournalProcessTest } from './journal-processes.js';
+import { describeEachStore } from '../../helpers/journal-stores.js';
+import { spawnFixtureHost, useJournalProcessTest } from '../../helpers/journal-processes.js';
 
 const RECORDS_PER_HOST = 500;
 

@@ -5,8 +5,8 @@
 // a live host's call is never touched.
 import { expect, it } from 'vitest';
 import type { Journal } from '../../../src/audit/journal.js';
-import { describeEachStore, type StoreUnderTest } from '../../unit/audit/journal-stores.js';
-import { spawnFixtureHost, useJournalProcessTest } from './journal-processes.js';
+import { describeEachStore, type StoreUnderTest } from '../../helpers/journal-stores.js';
+import { spawnFixtureHost, useJournalProcessTest } from '../../helpers/journal-processes.js';
 
 const t = useJournalProcessTest();
 

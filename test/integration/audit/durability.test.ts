@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { SqliteJournal as Journal } from '../../../src/audit/sqlite/sqlite-journal.js';
-import { useJournalProcessTest } from './journal-processes.js';
+import { useJournalProcessTest } from '../../helpers/journal-processes.js';
 
 const FIXTURE = fileURLToPath(new URL('../../fixtures/audit/journal-fsync.mjs', import.meta.url));
 

@@ -9,9 +9,9 @@ import Database from 'better-sqlite3';
 import { beforeAll, expect, it } from 'vitest';
 import type { AuditJsonRecord } from '../../../src/audit/audit-format.js';
 import type { VerifyReport } from '../../../src/audit/verify-journal.js';
-import { callFinish, callStart } from '../../unit/audit/journal-fixtures.js';
-import { describeEachStore, type StoreUnderTest } from '../../unit/audit/journal-stores.js';
-import { assertJournalBuilt, REPO_ROOT } from './journal-processes.js';
+import { callFinish, callStart } from '../../helpers/journal-fixtures.js';
+import { describeEachStore, type StoreUnderTest } from '../../helpers/journal-stores.js';
+import { assertJournalBuilt, REPO_ROOT } from '../../helpers/journal-processes.js';
 
 function toolhost(...args: string[]): { status: number | null; stdout: string; stderr: string } {
   const result = spawnSync(process.execPath, ['--no-node-snapshot', `${REPO_ROOT}bin/toolhost.js`, ...args], { encoding: 'utf8', timeout: 120_000 });

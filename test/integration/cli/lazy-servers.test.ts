@@ -3,7 +3,6 @@
 // server. The fixture folder holds `late`, a server that never completes its
 // handshake here (no signal file) within a startupTimeoutMs of 60 s, longer than
 // these tests may run: a command that started every server would not finish.
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,11 +10,11 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../../helpers/mcp-clients.js';
-import { waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
+import { newMarker, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 
 const MAIN = fileURLToPath(new URL('../../../dist/src/cli/main.js', import.meta.url));
 const FIXTURES = fileURLToPath(new URL('../../e2e/fixtures/fast-start', import.meta.url));
-const MARKER = `toolhost-lazy-test-${randomUUID()}`;
+const MARKER = newMarker('lazy');
 let root: string;
 
 async function toolhost(...args: string[]) {

@@ -2,16 +2,15 @@
 // validate, list and explain on the bundled manifests and policies and on bad
 // fixtures, with their exit codes and stable output.
 import { existsSync, readFileSync } from 'node:fs';
-import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { TOOL_SUMMARY_FIELDS } from '../../../src/cli/tool-summary.js';
-import { waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
+import { newMarker, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const MAIN = fileURLToPath(new URL('../../../dist/src/cli/main.js', import.meta.url));
-const MARKER = `toolhost-cli-test-${randomUUID()}`;
+const MARKER = newMarker('cli');
 
 async function toolhost(...args: string[]) {
   const result = await execa(process.execPath, ['--no-node-snapshot', MAIN, ...args], {

@@ -12,7 +12,7 @@ import { serveHostOverHttp } from '../../helpers/http-front.js';
 import { connectHttpClient, type TestClient } from '../../helpers/mcp-clients.js';
 import { recordingLogger } from '../../helpers/recording-logger.js';
 import { until } from '../../helpers/wait.js';
-import { closeAllHosts, startHost, type TestHost } from '../supervisor/harness.js';
+import { closeAllHosts, startHost, type TestHost } from '../../helpers/supervisor-host.js';
 
 const IDLE_MS = 150;
 const LEGACY_VERSION = '2025-11-25';

@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { createIsolateRunner } from '../../../src/runner/isolate/isolate-runner.js';
 import type { Runner, WorkspaceRoot } from '../../../src/runner/types.js';
 import { createSilentLogger } from '../../../src/log.js';
-import { makeTempDir, recordingOptions, root } from './isolate-spec.js';
+import { recordingOptions, root } from '../../helpers/fixture-runners.js';
+import { makeTempDir, type TempDir } from '../../helpers/temp-dir.js';
 import { jsonOf } from '../../helpers/run-outcomes.js';
 import { runSpec } from '../../helpers/run-spec.js';
 import { useProcessServices } from '../../helpers/process-services.js';
@@ -18,7 +19,7 @@ const services = useProcessServices();
 const MANIFESTS = fileURLToPath(new URL('../../../manifests/', import.meta.url));
 const logger = createSilentLogger();
 const runners: Runner[] = [];
-let workspace: { dir: string; cleanup: () => Promise<void> };
+let workspace: TempDir;
 const README = 'line one\nneedle here\nline three\n';
 const MAIN_JS = 'const needle = 1;\n';
 
@@ -31,14 +32,14 @@ function bundled(file: string, mode: 'isolate', roots: WorkspaceRoot[]): Runner 
 }
 
 beforeAll(async () => {
-  workspace = await makeTempDir('toolhost-bundled-');
-  await mkdir(path.join(workspace.dir, 'src', 'lib'), { recursive: true });
-  await writeFile(path.join(workspace.dir, 'README.md'), README);
-  await writeFile(path.join(workspace.dir, 'src', 'main.js'), MAIN_JS);
-  await writeFile(path.join(workspace.dir, 'src', 'lib', 'util.js'), 'export {};\n');
+  workspace = makeTempDir('toolhost-bundled-');
+  await mkdir(path.join(workspace.path, 'src', 'lib'), { recursive: true });
+  await writeFile(path.join(workspace.path, 'README.md'), README);
+  await writeFile(path.join(workspace.path, 'src', 'main.js'), MAIN_JS);
+  await writeFile(path.join(workspace.path, 'src', 'lib', 'util.js'), 'export {};\n');
 });
 afterAll(async () => {
-  await workspace.cleanup();
+  workspace.remove();
 });
 afterEach(async () => {
   await Promise.all(runners.splice(0).map((runner) => runner.close()));
@@ -46,13 +47,13 @@ afterEach(async () => {
 
 describe('bundled tools on the isolate runner', () => {
   it('read_file reads lines', async () => {
-    const runner = bundled('read_file.js', 'isolate', [root(workspace.dir, 'read')]);
+    const runner = bundled('read_file.js', 'isolate', [root(workspace.path, 'read')]);
     const result = jsonOf(await runner.run({ callId: 'r', args: { path: 'README.md', startLine: 2, maxLines: 1 } }, recordingOptions()));
     expect(result).toEqual({ path: 'README.md', text: 'needle here', startLine: 2, endLine: 2, totalLines: 3, truncated: true });
   });
 
   it('list_dir walks with fs.list entries', async () => {
-    const runner = bundled('list_dir.js', 'isolate', [root(workspace.dir, 'read')]);
+    const runner = bundled('list_dir.js', 'isolate', [root(workspace.path, 'read')]);
     const result = jsonOf(await runner.run({ callId: 'l', args: { path: '.', depth: 2 } }, recordingOptions()));
     expect(result).toEqual({
       path: '.',
@@ -67,7 +68,7 @@ describe('bundled tools on the isolate runner', () => {
   });
 
   it('search_text finds matches across files', async () => {
-    const runner = bundled('search_text.js', 'isolate', [root(workspace.dir, 'read')]);
+    const runner = bundled('search_text.js', 'isolate', [root(workspace.path, 'read')]);
     const result = jsonOf(await runner.run({ callId: 's', args: { query: 'needle' } }, recordingOptions()));
     expect(result).toEqual({
       matches: [
@@ -80,12 +81,12 @@ describe('bundled tools on the isolate runner', () => {
   });
 
   it('write_file creates a file in a read_write root and is refused in a read root', async () => {
-    const writer = bundled('write_file.js', 'isolate', [root(workspace.dir, 'read_write')]);
+    const writer = bundled('write_file.js', 'isolate', [root(workspace.path, 'read_write')]);
     const created = jsonOf(await writer.run({ callId: 'w', args: { path: 'out/new.txt', text: 'héllo' } }, recordingOptions()));
     expect(created).toEqual({ path: 'out/new.txt', bytes: 6, created: true });
-    expect(await readFile(path.join(workspace.dir, 'out', 'new.txt'), 'utf8')).toBe('héllo');
+    expect(await readFile(path.join(workspace.path, 'out', 'new.txt'), 'utf8')).toBe('héllo');
 
-    const readOnly = bundled('write_file.js', 'isolate', [root(workspace.dir, 'read')]);
+    const readOnly = bundled('write_file.js', 'isolate', [root(workspace.path, 'read')]);
     const options = recordingOptions();
     const refused = await readOnly.run({ callId: 'w2', args: { path: 'out/other.txt', text: 'x' } }, options);
     expect(refused).toMatchObject({ ok: false, code: 'tool_error', details: { errorCode: 'policy_denied' } });
@@ -93,9 +94,9 @@ describe('bundled tools on the isolate runner', () => {
   });
 
   it("hash_file hashes through ctx.fs, the same digest as Node's crypto", async () => {
-    const runner = bundled('hash_file.mjs', 'isolate', [root(workspace.dir, 'read')]);
+    const runner = bundled('hash_file.mjs', 'isolate', [root(workspace.path, 'read')]);
     const result = jsonOf(await runner.run({ callId: 'h', args: { path: 'README.md' } }, recordingOptions()));
-    const text = await readFile(path.join(workspace.dir, 'README.md'));
+    const text = await readFile(path.join(workspace.path, 'README.md'));
     expect(result).toEqual({
       path: 'README.md',
       algorithm: 'sha256',

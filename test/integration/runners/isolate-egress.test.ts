@@ -15,7 +15,7 @@ import type { RunSpec } from '../../../src/runner/types.js';
 import type { EgressAttempt } from '../../../src/runner/run-types.js';
 import { failureOf, jsonOf } from '../../helpers/run-outcomes.js';
 import { until } from '../../helpers/wait.js';
-import { makeSpec, recordingOptions, useRunnerCleanup } from './isolate-spec.js';
+import { makeSpec, recordingOptions, useRunnerCleanup } from '../../helpers/fixture-runners.js';
 import { useProcessServices } from '../../helpers/process-services.js';
 
 const services = useProcessServices();

@@ -9,7 +9,8 @@ import { createIsolateRunner } from '../../../src/runner/isolate/isolate-runner.
 import type { Runner } from '../../../src/runner/types.js';
 import type { EgressAttempt } from '../../../src/runner/run-types.js';
 import { createSilentLogger } from '../../../src/log.js';
-import { makeSpec, makeTempDir, recordingOptions, root, useFixtureRunners } from './isolate-spec.js';
+import { makeSpec, recordingOptions, root, useFixtureRunners } from '../../helpers/fixture-runners.js';
+import { makeTempDir, type TempDir } from '../../helpers/temp-dir.js';
 import { failureOf, jsonOf } from '../../helpers/run-outcomes.js';
 import { until } from '../../helpers/wait.js';
 import { useProcessServices } from '../../helpers/process-services.js';
@@ -189,29 +190,29 @@ describe('isolate runner: code that would run outside any call', () => {
 });
 
 describe('isolate runner: ctx.fs refusals', () => {
-  let workspace: { dir: string; cleanup: () => Promise<void> };
-  let outside: { dir: string; cleanup: () => Promise<void> };
-  let readOnly: { dir: string; cleanup: () => Promise<void> };
+  let workspace: TempDir;
+  let outside: TempDir;
+  let readOnly: TempDir;
 
   beforeAll(async () => {
-    workspace = await makeTempDir('toolhost-hostile-ws-');
-    outside = await makeTempDir('toolhost-hostile-outside-');
-    readOnly = await makeTempDir('toolhost-hostile-ro-');
-    await writeFile(path.join(outside.dir, 'secret.txt'), 'secret');
-    await writeFile(path.join(workspace.dir, 'ok.txt'), 'fine');
-    await writeFile(path.join(readOnly.dir, 'keep.txt'), 'unchanged');
-    await symlink(path.join(outside.dir, 'secret.txt'), path.join(workspace.dir, 'link-to-secret'));
-    await symlink(outside.dir, path.join(workspace.dir, 'link-to-outside-dir'));
-    await mkdir(path.join(workspace.dir, 'inner'));
+    workspace = makeTempDir('toolhost-hostile-ws-');
+    outside = makeTempDir('toolhost-hostile-outside-');
+    readOnly = makeTempDir('toolhost-hostile-ro-');
+    await writeFile(path.join(outside.path, 'secret.txt'), 'secret');
+    await writeFile(path.join(workspace.path, 'ok.txt'), 'fine');
+    await writeFile(path.join(readOnly.path, 'keep.txt'), 'unchanged');
+    await symlink(path.join(outside.path, 'secret.txt'), path.join(workspace.path, 'link-to-secret'));
+    await symlink(outside.path, path.join(workspace.path, 'link-to-outside-dir'));
+    await mkdir(path.join(workspace.path, 'inner'));
   });
   afterAll(async () => {
-    await workspace.cleanup();
-    await outside.cleanup();
-    await readOnly.cleanup();
+    workspace.remove();
+    outside.remove();
+    readOnly.remove();
   });
 
   function fsRunner(): Runner {
-    return isolateRunner('fs-op.mjs', { roots: [root(workspace.dir, 'read_write'), root(readOnly.dir, 'read')] });
+    return isolateRunner('fs-op.mjs', { roots: [root(workspace.path, 'read_write'), root(readOnly.path, 'read')] });
   }
 
   const refusals: Array<[string, Record<string, unknown>, string]> = [
@@ -226,11 +227,11 @@ describe('isolate runner: ctx.fs refusals', () => {
 
   it.each(refusals)('refuses %s: uncaught → tool_error policy_denied, onDenied called, next call works', async (_name, args, reason) => {
     const runner = fsRunner();
-    const resolvedArgs = args['path'] === '' ? { ...args, path: path.join(readOnly.dir, 'keep.txt') } : args;
+    const resolvedArgs = args['path'] === '' ? { ...args, path: path.join(readOnly.path, 'keep.txt') } : args;
     const options = recordingOptions();
     const outcome = await runner.run({ callId: 'deny', args: resolvedArgs }, options);
     expect(failureOf(outcome)).toEqual({ code: 'tool_error', details: { errorCode: 'policy_denied' } });
-    if (!outcome.ok) expect(outcome.message).not.toContain(outside.dir);
+    if (!outcome.ok) expect(outcome.message).not.toContain(outside.path);
     expect(options.denials).toEqual([{ op: String(args['op']), target: String(resolvedArgs['path']), reason }]);
     await expectRecovers(runner, { op: 'readText', path: 'ok.txt' }, { value: 'fine' });
   });
@@ -244,8 +245,8 @@ describe('isolate runner: ctx.fs refusals', () => {
   });
 
   it('leaves the read-only file and the outside directory untouched', async () => {
-    expect(await readFile(path.join(readOnly.dir, 'keep.txt'), 'utf8')).toBe('unchanged');
-    await expect(readFile(path.join(outside.dir, 'new.txt'), 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(await readFile(path.join(readOnly.path, 'keep.txt'), 'utf8')).toBe('unchanged');
+    await expect(readFile(path.join(outside.path, 'new.txt'), 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });
 

@@ -17,7 +17,8 @@ import { failureOf, jsonOf } from '../../helpers/run-outcomes.js';
 import { useProcessServices } from '../../helpers/process-services.js';
 import { recordingLogger } from '../../helpers/recording-logger.js';
 import { toRunOutcome } from '../../../src/runner/tool-envelope.js';
-import { makeSpec, makeTempDir, recordingOptions, root, useRunnerCleanup } from './isolate-spec.js';
+import { makeSpec, recordingOptions, root, useRunnerCleanup } from '../../helpers/fixture-runners.js';
+import { makeTempDir, type TempDir } from '../../helpers/temp-dir.js';
 
 const services = useProcessServices();
 const track = useRunnerCleanup();
@@ -25,17 +26,17 @@ const LATE_LINE = 'isolate process sent frames for calls that had ended; dropped
 const PEER = fileURLToPath(new URL('../../fixtures/isolate-process/late-frames-peer.mjs', import.meta.url));
 
 describe('refusals that settle after their call ended', () => {
-  let workspace: { dir: string; cleanup: () => Promise<void> };
+  let workspace: TempDir;
   beforeAll(async () => {
-    workspace = await makeTempDir('toolhost-late-');
+    workspace = makeTempDir('toolhost-late-');
     // A link out of the workspace: reading through it is refused once the real path is known (asynchronously).
-    await symlink('/etc', path.join(workspace.dir, 'escape'));
+    await symlink('/etc', path.join(workspace.path, 'escape'));
   });
-  afterAll(() => workspace.cleanup());
+  afterAll(() => workspace.remove());
 
   it("cannot fail another caller's concurrent call of the same tool, and never reach the host", async () => {
     const log = recordingLogger();
-    const runner = track(createIsolateRunner(makeSpec('isolate', 'late-refusals.mjs', { roots: [root(workspace.dir, 'read')] }), { logger: log.logger, services }));
+    const runner = track(createIsolateRunner(makeSpec('isolate', 'late-refusals.mjs', { roots: [root(workspace.path, 'read')] }), { logger: log.logger, services }));
     let innocentSettled = false;
     const innocent = runner.run({ callId: 'innocent', args: { mode: 'wait', flag: 'release' } }, recordingOptions(120_000)).finally(() => {
       innocentSettled = true;
@@ -48,7 +49,7 @@ describe('refusals that settle after their call ended', () => {
       expect(options.denials[0]).toEqual({ op: 'readText', target: 'escape/shadow', reason: 'symlink_outside' });
     }
     expect(innocentSettled).toBe(false);
-    await writeFile(path.join(workspace.dir, 'release'), '');
+    await writeFile(path.join(workspace.path, 'release'), '');
     expect(jsonOf(await innocent)).toEqual({ innocent: true, waited: true });
     // The isolate process sent nothing for the ended calls.
     expect(log.lines().filter((line) => line['msg'] === LATE_LINE)).toEqual([]);

@@ -9,8 +9,8 @@ import { createIsolateRunner } from '../../../src/runner/isolate/isolate-runner.
 import { ISOLATE_TOOL_ENV } from '../../../src/runner/isolate/isolate-sandbox.js';
 import { findMarkedProcesses, pollUntil } from '../../helpers/proc-scan.js';
 import { failureOf, jsonOf } from '../../helpers/run-outcomes.js';
-import { FIXTURES_DIR } from '../sandbox/harness.js';
-import { makeSpec, recordingOptions, useRunnerCleanup } from './isolate-spec.js';
+import { FIXTURES_DIR } from '../../helpers/sandbox-run.js';
+import { makeSpec, recordingOptions, useRunnerCleanup } from '../../helpers/fixture-runners.js';
 import { useProcessServices } from '../../helpers/process-services.js';
 
 const services = useProcessServices();

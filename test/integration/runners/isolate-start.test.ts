@@ -15,24 +15,25 @@ import { failureOf, jsonOf } from '../../helpers/run-outcomes.js';
 import { useProcessServices } from '../../helpers/process-services.js';
 import { recordingLogger } from '../../helpers/recording-logger.js';
 import { createSilentLogger } from '../../../src/log.js';
-import { fixturePath, makeSpec, makeTempDir, recordingOptions, useRunnerCleanup } from './isolate-spec.js';
+import { fixturePath, makeSpec, recordingOptions, useRunnerCleanup } from '../../helpers/fixture-runners.js';
+import { makeTempDir, type TempDir } from '../../helpers/temp-dir.js';
 import { readFile } from 'node:fs/promises';
 
 const services = useProcessServices();
 const track = useRunnerCleanup();
 
 describe('the start of an isolate process', () => {
-  let folder: { dir: string; cleanup: () => Promise<void> };
+  let folder: TempDir;
   beforeAll(async () => {
-    folder = await makeTempDir('toolhost-isolate-start-');
+    folder = makeTempDir('toolhost-isolate-start-');
   });
-  afterAll(() => folder.cleanup());
+  afterAll(() => folder.remove());
 
   it('never counts against the first call: a start held past the call\'s timeoutMs, then a throw, is tool_error', async () => {
     // The entry is a FIFO: the isolate process, reading it while it starts, waits until the test writes it.
-    const entryPath = path.join(folder.dir, 'slow-start.mjs');
+    const entryPath = path.join(folder.path, 'slow-start.mjs');
     execFileSync('mkfifo', [entryPath]);
-    const runner = track(createIsolateRunner(makeSpec('isolate', 'throws.mjs', { manifestDir: folder.dir, entryPath }), { logger: createSilentLogger(), services }));
+    const runner = track(createIsolateRunner(makeSpec('isolate', 'throws.mjs', { manifestDir: folder.path, entryPath }), { logger: createSilentLogger(), services }));
     const options = recordingOptions(1000);
     const call = runner.run({ callId: 'first', args: { message: 'at once', code: 'nope' } }, options);
     // A deadline of the same length armed after the call's fires after the call's would have.
@@ -43,7 +44,7 @@ describe('the start of an isolate process', () => {
   });
 
   it('that fails is sandbox_unavailable with the reason: an entry file that cannot be read', async () => {
-    const runner = track(createIsolateRunner(makeSpec('isolate', 'echo.mjs', { manifestDir: folder.dir, entryPath: path.join(folder.dir, 'gone.mjs') }), { logger: createSilentLogger(), services }));
+    const runner = track(createIsolateRunner(makeSpec('isolate', 'echo.mjs', { manifestDir: folder.path, entryPath: path.join(folder.path, 'gone.mjs') }), { logger: createSilentLogger(), services }));
     for (const callId of ['a', 'b']) {
       expect(failureOf(await runner.run({ callId, args: {} }, recordingOptions()))).toEqual({
         code: 'sandbox_unavailable',
@@ -54,17 +55,17 @@ describe('the start of an isolate process', () => {
 });
 
 describe('a module whose top level exhausts its heap', () => {
-  let folder: { dir: string; cleanup: () => Promise<void> };
+  let folder: TempDir;
   beforeAll(async () => {
-    folder = await makeTempDir('toolhost-top-level-oom-');
+    folder = makeTempDir('toolhost-top-level-oom-');
   });
-  afterAll(() => folder.cleanup());
+  afterAll(() => folder.remove());
 
   it('fails every call with memory_limit (top_level_out_of_memory), starts no process per call, and is tried again once the file changes', async () => {
-    const entryPath = path.join(folder.dir, 'tool.mjs');
+    const entryPath = path.join(folder.path, 'tool.mjs');
     await writeFile(entryPath, await readFile(fixturePath('isolate', 'top-level-heap-bomb.mjs'), 'utf8'));
     const log = recordingLogger();
-    const runner = track(createIsolateRunner(makeSpec('isolate', 'top-level-heap-bomb.mjs', { manifestDir: folder.dir, entryPath, memoryMb: 32 }), { logger: log.logger, services }));
+    const runner = track(createIsolateRunner(makeSpec('isolate', 'top-level-heap-bomb.mjs', { manifestDir: folder.path, entryPath, memoryMb: 32 }), { logger: log.logger, services }));
     for (const callId of ['a', 'b', 'c']) {
       expect(failureOf(await runner.run({ callId, args: {} }, recordingOptions()))).toEqual({
         code: 'memory_limit',

@@ -5,7 +5,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Runner } from '../../../src/runner/types.js';
 import type { RunOutcome } from '../../../src/runner/run-types.js';
-import { makeTempDir, recordingOptions, root, useFixtureRunners } from './isolate-spec.js';
+import { recordingOptions, root, useFixtureRunners } from '../../helpers/fixture-runners.js';
+import { makeTempDir, type TempDir } from '../../helpers/temp-dir.js';
 import { failureOf, jsonOf } from '../../helpers/run-outcomes.js';
 
 const isolateRunner = useFixtureRunners('isolate');
@@ -112,24 +113,24 @@ describe('isolate runner: results that are not JSON', () => {
 });
 
 describe('isolate runner: ctx.fs', () => {
-  let workspace: { dir: string; cleanup: () => Promise<void> };
-  let readOnly: { dir: string; cleanup: () => Promise<void> };
+  let workspace: TempDir;
+  let readOnly: TempDir;
 
   beforeAll(async () => {
-    workspace = await makeTempDir('toolhost-isolate-ws-');
-    readOnly = await makeTempDir('toolhost-isolate-ro-');
-    await writeFile(path.join(workspace.dir, 'hello.txt'), 'hello world');
-    await mkdir(path.join(workspace.dir, 'sub'));
-    await writeFile(path.join(workspace.dir, 'sub', 'a.txt'), 'aaa');
-    await writeFile(path.join(readOnly.dir, 'ro.txt'), 'read only');
+    workspace = makeTempDir('toolhost-isolate-ws-');
+    readOnly = makeTempDir('toolhost-isolate-ro-');
+    await writeFile(path.join(workspace.path, 'hello.txt'), 'hello world');
+    await mkdir(path.join(workspace.path, 'sub'));
+    await writeFile(path.join(workspace.path, 'sub', 'a.txt'), 'aaa');
+    await writeFile(path.join(readOnly.path, 'ro.txt'), 'read only');
   });
   afterAll(async () => {
-    await workspace.cleanup();
-    await readOnly.cleanup();
+    workspace.remove();
+    readOnly.remove();
   });
 
   function fsRunner(): Runner {
-    return isolateRunner('fs-op.mjs', { roots: [root(workspace.dir, 'read_write'), root(readOnly.dir, 'read')] });
+    return isolateRunner('fs-op.mjs', { roots: [root(workspace.path, 'read_write'), root(readOnly.path, 'read')] });
   }
 
   it('reads, writes, lists and stats inside the roots', async () => {
@@ -155,7 +156,7 @@ describe('isolate runner: ctx.fs', () => {
     expect(typeof statValue.value.mtimeMs).toBe('number');
 
     const absolute = await runner.run(
-      { callId: 'a', args: { op: 'readText', path: path.join(readOnly.dir, 'ro.txt') } },
+      { callId: 'a', args: { op: 'readText', path: path.join(readOnly.path, 'ro.txt') } },
       recordingOptions(),
     );
     expect(jsonOf(absolute)).toEqual({ value: 'read only' });
@@ -165,6 +166,6 @@ describe('isolate runner: ctx.fs', () => {
     const runner = fsRunner();
     const outcome = await runner.run({ callId: 'nf', args: { op: 'readText', path: 'missing.txt' } }, recordingOptions());
     expect(failureOf(outcome)).toEqual({ code: 'tool_error', details: { errorCode: 'not_found' } });
-    if (!outcome.ok) expect(outcome.message).not.toContain(workspace.dir);
+    if (!outcome.ok) expect(outcome.message).not.toContain(workspace.path);
   });
 });

@@ -12,7 +12,7 @@ import type { Runner } from '../../../src/runner/types.js';
 import { findMarkedProcesses, isBlockedReadingStdin, pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 import { until } from '../../helpers/wait.js';
 import { jsonTextOf } from '../../helpers/run-outcomes.js';
-import { job, newWorkdir, processSpec, runOptions, useRunnerTest } from './process-spec.js';
+import { job, newWorkdir, processSpec, runOptions, useRunnerTest } from '../../helpers/process-runner-test.js';
 const t = useRunnerTest();
 const services = t.services;
 

@@ -8,14 +8,15 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findMarkedProcesses, pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
-import { FIXTURES_DIR, newMarker, newWorkdir, removeWorkdirs } from './process-spec.js';
+import { FIXTURES_DIR, newWorkdir, removeWorkdirs } from '../../helpers/process-runner-test.js';
+import { newMarker } from '../../helpers/proc-scan.js';
 
 const DIST_RUNNER_DIR = fileURLToPath(new URL('../../../dist/src/runner/', import.meta.url));
 
-let marker = newMarker();
+let marker = newMarker('proc');
 let host: ChildProcess | undefined;
 
-function startHost(mode: 'hang' | 'persistent-hang' | 'list-fds', workdir: string, stdio: ('pipe' | 'ignore')[]): ChildProcess {
+function spawnRunnerHost(mode: 'hang' | 'persistent-hang' | 'list-fds', workdir: string, stdio: ('pipe' | 'ignore')[]): ChildProcess {
   if (!existsSync(join(DIST_RUNNER_DIR, 'process', 'process-runner.js'))) throw new Error('dist/ is missing: run `npm run build` first');
   host = spawn(
     process.execPath,
@@ -39,7 +40,7 @@ afterEach(async () => {
   if (host?.exitCode === null && host.signalCode === null) host.kill('SIGKILL');
   host = undefined;
   expect(await waitForNoMarkedProcesses(marker)).toEqual([]);
-  marker = newMarker();
+  marker = newMarker('proc');
   removeWorkdirs();
 });
 
@@ -49,7 +50,7 @@ describe('process runner in a whole host', () => {
     { what: 'tool process', mode: 'hang', grandchild: '/bin/sleep 1001' },
     { what: 'persistent pool process', mode: 'persistent-hang', grandchild: '/bin/sleep 1003' },
   ] as const)('leaves no $what behind when the host itself is killed with SIGKILL', async ({ mode, grandchild }) => {
-    const child = startHost(mode, newWorkdir(), ['ignore', 'pipe', 'pipe']);
+    const child = spawnRunnerHost(mode, newWorkdir(), ['ignore', 'pipe', 'pipe']);
     expect(await readLine(child)).toBe('running');
     const found = await pollUntil(() => {
       const matching = findMarkedProcesses(marker).filter((candidate) => candidate.cmdline === grandchild);
@@ -67,7 +68,7 @@ describe('process runner in a whole host', () => {
     // descriptors from 0 up to the first gap past 15 close-on-exec at startup, so a
     // stray descriptor is only ever seen above such a gap.)
     const stdio: ('pipe' | 'ignore')[] = ['ignore', 'pipe', 'pipe', ...Array.from({ length: 37 }, () => 'ignore' as const), 'pipe'];
-    const child = startHost('list-fds', newWorkdir(), stdio);
+    const child = spawnRunnerHost('list-fds', newWorkdir(), stdio);
     const report = JSON.parse(await readLine(child)) as { hostInheritable: number[]; outcome: { ok: boolean; output?: { json: string } } };
     expect(report.hostInheritable).toContain(40);
     expect(report.outcome.ok).toBe(true);

@@ -7,10 +7,11 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { killProcessGroup, killProcessGroupNow, MAX_GRACE_MS, ProcessGroups } from '../../../src/runner/process/kill.js';
 import { findMarkedProcesses, pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
-import { newMarker, newWorkdir, removeWorkdirs } from './process-spec.js';
+import { newWorkdir, removeWorkdirs } from '../../helpers/process-runner-test.js';
+import { newMarker } from '../../helpers/proc-scan.js';
 import { waitForLineIn } from '../../helpers/wait.js';
 
-let marker = newMarker();
+let marker = newMarker('proc');
 /** The live groups of this file's "host" (a host's ProcessServices holds its own). */
 const groups = new ProcessGroups();
 afterAll(() => groups.close());
@@ -18,7 +19,7 @@ afterAll(() => groups.close());
 afterEach(async () => {
   // Survivors are killed and the marker renewed before the check: one failure must not fail every later test.
   const left = await waitForNoMarkedProcesses(marker, undefined, { killSurvivors: true });
-  marker = newMarker();
+  marker = newMarker('proc');
   removeWorkdirs();
   expect(left).toEqual([]);
 });

@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { Runner, RunSpec } from '../../../src/runner/types.js';
 import type { ProgressEvent, RunOutcome } from '../../../src/runner/run-types.js';
 import { findMarkedProcesses, pollUntil, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
-import { job, nodeFixture, runOptions, useRunnerTest } from './process-spec.js';
+import { job, nodeFixture, runOptions, useRunnerTest } from '../../helpers/process-runner-test.js';
 import { failureOf, jsonTextOf } from '../../helpers/run-outcomes.js';
 import { recordingLogger } from '../../helpers/recording-logger.js';
 import type { HostError } from '../../../src/errors.js';

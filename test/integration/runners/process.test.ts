@@ -11,7 +11,7 @@ import type { Runner } from '../../../src/runner/types.js';
 import { SANDBOX_DEFAULT_PATH } from '../../../src/runner/bwrap/argv.js';
 import { STDERR_TAIL_BYTES } from '../../../src/runner/process/output-cap.js';
 import { findMarkedProcesses, pollUntil, waitForNoCallProcesses } from '../../helpers/proc-scan.js';
-import { FIXTURES_DIR, job, newWorkdir, processSpec, runOptions, useRunnerTest } from './process-spec.js';
+import { FIXTURES_DIR, job, newWorkdir, processSpec, runOptions, useRunnerTest } from '../../helpers/process-runner-test.js';
 import { failureOf, jsonTextOf } from '../../helpers/run-outcomes.js';
 import { until, waitForLineIn } from '../../helpers/wait.js';
 

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { spawnTool } from '../../../src/runner/process/spawn.js';
 import { buildSandboxArgv, START_LINE } from '../../../src/runner/bwrap/argv.js';
 import { findMarkedProcesses, isAlive, waitForMarkedProcesses, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
-import { job, processSpec, runOptions, useRunnerTest } from './process-spec.js';
+import { job, processSpec, runOptions, useRunnerTest } from '../../helpers/process-runner-test.js';
 const t = useRunnerTest();
 const services = t.services;
 

@@ -16,7 +16,7 @@ import { classifyWorkerError, WORKER_CALLS_PER_THREAD } from '../../../src/runne
 import { failureOf, jsonOf } from '../../helpers/run-outcomes.js';
 import { runOptions } from '../../helpers/run-options.js';
 import { until } from '../../helpers/wait.js';
-import { makeSpec } from './isolate-spec.js';
+import { makeSpec } from '../../helpers/fixture-runners.js';
 
 interface Lanes {
   readonly pool: Piscina;

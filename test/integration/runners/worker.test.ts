@@ -7,7 +7,8 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Runner } from '../../../src/runner/types.js';
 import { WORKER_CALLS_PER_THREAD, WORKER_MAX_QUEUE } from '../../../src/runner/worker/worker-runner.js';
-import { makeTempDir, recordingOptions, root, useFixtureRunners } from './isolate-spec.js';
+import { recordingOptions, root, useFixtureRunners } from '../../helpers/fixture-runners.js';
+import { makeTempDir, type TempDir } from '../../helpers/temp-dir.js';
 import { failureOf, jsonOf } from '../../helpers/run-outcomes.js';
 import { until } from '../../helpers/wait.js';
 
@@ -209,13 +210,13 @@ describe('worker runner: shutdown', () => {
 });
 
 describe('worker runner: ctx.fs and ctx.fetch', () => {
-  let workspace: { dir: string; cleanup: () => Promise<void> };
+  let workspace: TempDir;
   let server: Server;
   let port: number;
 
   beforeAll(async () => {
-    workspace = await makeTempDir('toolhost-worker-ws-');
-    await writeFile(path.join(workspace.dir, 'hello.txt'), 'hello worker');
+    workspace = makeTempDir('toolhost-worker-ws-');
+    await writeFile(path.join(workspace.path, 'hello.txt'), 'hello worker');
     server = createServer((request, response) => {
       response.writeHead(request.url === '/hello' ? 200 : 404);
       response.end(request.url === '/hello' ? 'hi' : '');
@@ -224,13 +225,13 @@ describe('worker runner: ctx.fs and ctx.fetch', () => {
     port = (server.address() as AddressInfo).port;
   });
   afterAll(async () => {
-    await workspace.cleanup();
+    workspace.remove();
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   });
 
   it('reads inside the root and refuses ../ with policy_denied reported to onDenied', async () => {
-    const runner = workerRunner('switch.mjs', { roots: [root(workspace.dir, 'read')] });
+    const runner = workerRunner('switch.mjs', { roots: [root(workspace.path, 'read')] });
     const read = await runner.run({ callId: 'r', args: { mode: 'fs', op: 'readText', path: 'hello.txt' } }, recordingOptions());
     expect(jsonOf(read)).toEqual({ value: 'hello worker' });
     const options = recordingOptions();

@@ -11,7 +11,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createScopedFs } from '../../../sandbox/ctx/scoped-fs.mjs';
-import { makeTempDir, root, useFixtureRunners, recordingOptions } from '../runners/isolate-spec.js';
+import { root, useFixtureRunners, recordingOptions } from '../../helpers/fixture-runners.js';
+import { makeTempDir, type TempDir } from '../../helpers/temp-dir.js';
 import { jsonOf } from '../../helpers/run-outcomes.js';
 
 const RACER = fileURLToPath(new URL('../../helpers/rename-exchange-racer.py', import.meta.url));
@@ -19,14 +20,14 @@ const RACE_SECONDS = 3;
 const OUTSIDE_SIZE = 7777;
 const isolateRunner = useFixtureRunners('isolate');
 
-let base: { dir: string; cleanup: () => Promise<void> };
+let base: TempDir;
 let workspace: string;
 let outside: string;
 
 beforeEach(async () => {
-  base = await makeTempDir('toolhost-race-');
-  workspace = path.join(base.dir, 'ws');
-  outside = path.join(base.dir, 'outside');
+  base = makeTempDir('toolhost-race-');
+  workspace = path.join(base.path, 'ws');
+  outside = path.join(base.path, 'outside');
   await mkdir(path.join(workspace, 'race'), { recursive: true });
   await mkdir(outside);
   await writeFile(path.join(workspace, 'race', 'probe.txt'), 'inside');
@@ -35,7 +36,7 @@ beforeEach(async () => {
   await symlink(outside, path.join(workspace, 'link'));
 });
 afterEach(async () => {
-  await base.cleanup();
+  base.remove();
 });
 
 /** Starts the racer; resolves once it swaps, with a promise of its swap count. */

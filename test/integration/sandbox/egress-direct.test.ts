@@ -16,7 +16,8 @@ import { createSilentLogger } from '../../../src/log.js';
 import { createProcessRunner } from '../../../src/runner/process/process-runner.js';
 import type { RunSpec } from '../../../src/runner/types.js';
 import type { EgressAttempt } from '../../../src/runner/run-types.js';
-import { MARKER_VARIABLE, newMarker, probeSpec, waitForNoMarkedProcessesOrKill, type ProbeResult } from './harness.js';
+import { MARKER_VARIABLE, probeSpec, waitForNoMarkedProcessesOrKill, type ProbeResult } from '../../helpers/sandbox-run.js';
+import { newMarker } from '../../helpers/proc-scan.js';
 import { runOptions } from '../../helpers/run-options.js';
 import { useProcessServices } from '../../helpers/process-services.js';
 
@@ -43,10 +44,10 @@ afterAll(async () => {
   await new Promise((resolve) => listener.close(resolve));
 });
 
-let marker = newMarker();
+let marker = newMarker('sandbox');
 afterEach(async () => {
   expect(await waitForNoMarkedProcessesOrKill(marker)).toEqual([]);
-  marker = newMarker();
+  marker = newMarker('sandbox');
 });
 
 async function callTool(spec: RunSpec, args: Record<string, unknown>): Promise<{ output: string; attempts: EgressAttempt[] }> {

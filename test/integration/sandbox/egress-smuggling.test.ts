@@ -15,7 +15,8 @@ import { createSilentLogger } from '../../../src/log.js';
 import { createProcessRunner } from '../../../src/runner/process/process-runner.js';
 import type { RunSpec } from '../../../src/runner/types.js';
 import type { EgressAttempt } from '../../../src/runner/run-types.js';
-import { newMarker, probeSpec, waitForNoMarkedProcessesOrKill, type ProbeResult } from './harness.js';
+import { probeSpec, waitForNoMarkedProcessesOrKill, type ProbeResult } from '../../helpers/sandbox-run.js';
+import { newMarker } from '../../helpers/proc-scan.js';
 import { runOptions } from '../../helpers/run-options.js';
 import { useProcessServices } from '../../helpers/process-services.js';
 import { pollUntil } from '../../helpers/wait.js';
@@ -38,10 +39,10 @@ afterAll(() => {
   origin.kill('SIGKILL');
 });
 
-let marker = newMarker();
+let marker = newMarker('sandbox');
 afterEach(async () => {
   expect(await waitForNoMarkedProcessesOrKill(marker)).toEqual([]);
-  marker = newMarker();
+  marker = newMarker('sandbox');
 });
 
 async function callProbe(spec: RunSpec, ops: Record<string, unknown>[]): Promise<{ results: ProbeResult[]; attempts: EgressAttempt[] }> {

@@ -14,7 +14,8 @@ import { createProcessRunner } from '../../../src/runner/process/process-runner.
 import type { RunSpec } from '../../../src/runner/types.js';
 import type { EgressAttempt, RunOutcome } from '../../../src/runner/run-types.js';
 import { join } from 'node:path';
-import { FIXTURES_DIR, newMarker, probeSpec, runSandboxed, waitForNoMarkedProcessesOrKill, type ProbeResult } from './harness.js';
+import { FIXTURES_DIR, probeSpec, runSandboxed, waitForNoMarkedProcessesOrKill, type ProbeResult } from '../../helpers/sandbox-run.js';
+import { newMarker } from '../../helpers/proc-scan.js';
 import { runOptions } from '../../helpers/run-options.js';
 import { useProcessServices } from '../../helpers/process-services.js';
 
@@ -60,10 +61,10 @@ afterAll(async () => {
   }
 });
 
-let marker = newMarker();
+let marker = newMarker('sandbox');
 afterEach(async () => {
   expect(await waitForNoMarkedProcessesOrKill(marker)).toEqual([]);
-  marker = newMarker();
+  marker = newMarker('sandbox');
 });
 
 async function callProbe(spec: RunSpec, ops: Record<string, unknown>[], limits?: Record<string, number>): Promise<{ results: ProbeResult[]; attempts: EgressAttempt[] }> {

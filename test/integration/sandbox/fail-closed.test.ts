@@ -9,7 +9,8 @@ import { createProcessRunner } from '../../../src/runner/process/process-runner.
 import { buildSandboxArgv } from '../../../src/runner/bwrap/argv.js';
 import { probeSandbox } from '../../../src/runner/bwrap/probe.js';
 import { SandboxFacts } from '../../../src/runner/bwrap/sandbox-facts.js';
-import { FIXTURES_DIR, newMarker, probeSpec } from './harness.js';
+import { FIXTURES_DIR, probeSpec } from '../../helpers/sandbox-run.js';
+import { newMarker } from '../../helpers/proc-scan.js';
 import { runOptions } from '../../helpers/run-options.js';
 import { useProcessServices } from '../../helpers/process-services.js';
 
@@ -44,7 +45,7 @@ describe('fail closed', () => {
   it('never runs a namespaced tool without its seccomp filter: sandbox_unavailable naming the filter', async () => {
     const probe = await probeSandbox(new SandboxFacts(), { bwrapPath: NO_SECCOMP_BWRAP });
     expect(probe).toEqual({ ok: false, reason: expect.stringContaining('seccomp') });
-    const runner = createProcessRunner(probeSpec(newMarker()), { logger: createSilentLogger(), services, bwrapPath: NO_SECCOMP_BWRAP });
+    const runner = createProcessRunner(probeSpec(newMarker('sandbox')), { logger: createSilentLogger(), services, bwrapPath: NO_SECCOMP_BWRAP });
     try {
       const outcome = await runner.run({ callId: 'no-seccomp', args: { ops: [] } }, runOptions({ timeoutMs: 10_000 }));
       expect(outcome).toMatchObject({ ok: false, code: 'sandbox_unavailable', details: { reason: expect.stringContaining('seccomp') } });
@@ -56,7 +57,7 @@ describe('fail closed', () => {
   it('refuses to build an argv without bubblewrap: sandbox_unavailable, never an unsandboxed command', () => {
     let thrown: unknown;
     try {
-      buildSandboxArgv(probeSpec(newMarker()), { services, cwd: FIXTURES_DIR, bwrapPath: MISSING_BWRAP });
+      buildSandboxArgv(probeSpec(newMarker('sandbox')), { services, cwd: FIXTURES_DIR, bwrapPath: MISSING_BWRAP });
     } catch (error) {
       thrown = error;
     }

@@ -6,7 +6,8 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, symlinkSyn
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ETC_ALLOWLIST, PRIVATE_TMPFS_MAX_BYTES } from '../../../src/runner/bwrap/argv.js';
-import { makeTempDir, PROBE_PY, probeSpec, runProbe, useSandboxTest } from './harness.js';
+import { PROBE_PY, probeSpec, runProbe, useSandboxTest } from '../../helpers/sandbox-run.js';
+import { makeTempDir } from '../../helpers/temp-dir.js';
 
 describe('namespace sandbox: filesystem', () => {
   const sandbox = useSandboxTest('toolhost-sbx-ws-');

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { spawnTool } from '../../../src/runner/process/spawn.js';
 import { killProcessGroupNow } from '../../../src/runner/process/kill.js';
 import { buildSandboxArgv, START_LINE } from '../../../src/runner/bwrap/argv.js';
-import { MARKER_VARIABLE, probeSpec, STORM_SH, useSandboxTest, waitForNoMarkedProcessesOrKill } from './harness.js';
+import { MARKER_VARIABLE, probeSpec, STORM_SH, useSandboxTest, waitForNoMarkedProcessesOrKill } from '../../helpers/sandbox-run.js';
 import { waitForMarkedProcesses } from '../../helpers/proc-scan.js';
 import { useProcessServices } from '../../helpers/process-services.js';
 

@@ -8,11 +8,11 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomBytes } from 'node:crypto';
-import { closeAllHosts, errorOf, startHost, textOf, waitForNoProcesses, type TestHost } from '../supervisor/harness.js';
+import { closeAllHosts, errorOf, startHost, textOf, waitForNoProcesses, type TestHost } from '../../helpers/supervisor-host.js';
+import { newMarker } from '../../helpers/proc-scan.js';
 
 const FIXTURES = fileURLToPath(new URL('../../fixtures/memory', import.meta.url));
-const marker = `toolhost-memory-test-${randomBytes(6).toString('hex')}`;
+const marker = newMarker('memory');
 
 let host: TestHost;
 const seenDirs = new Set<string>();

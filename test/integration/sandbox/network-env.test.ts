@@ -6,7 +6,8 @@ import { execFileSync } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SANDBOX_DEFAULT_PATH } from '../../../src/runner/bwrap/argv.js';
-import { MARKER_VARIABLE, newMarker, PROBE_PY, probeSpec, runProbe, useSandboxTest, waitForNoMarkedProcessesOrKill } from './harness.js';
+import { MARKER_VARIABLE, PROBE_PY, probeSpec, runProbe, useSandboxTest, waitForNoMarkedProcessesOrKill } from '../../helpers/sandbox-run.js';
+import { newMarker } from '../../helpers/proc-scan.js';
 
 const SECRET_NAME = 'TOOLHOST_TEST_SECRET_TOKEN';
 
@@ -17,7 +18,7 @@ describe('namespace sandbox: network', () => {
   let connections: number;
 
   beforeEach(async () => {
-    marker = newMarker();
+    marker = newMarker('sandbox');
     connections = 0;
     server = createServer((socket) => {
       connections += 1;

@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { probeSpec, runProbe, useSandboxTest } from './harness.js';
+import { probeSpec, runProbe, useSandboxTest } from '../../helpers/sandbox-run.js';
 
 describe('namespace sandbox: protected paths', () => {
   const sandbox = useSandboxTest('toolhost-sbx-protected-');

@@ -11,7 +11,9 @@ import { DEFAULT_PROCESSES } from '../../../src/runner/bwrap/rlimits.js';
 import { resolveSandboxArgv } from '../../../src/runner/process/process-sandbox.js';
 import { createSilentLogger } from '../../../src/log.js';
 import { buildSandboxArgv } from '../../../src/runner/bwrap/argv.js';
-import { makeTempDir, MARKER_VARIABLE, newMarker, probeSpec, runPrefix, runProbe, runSandboxed, useSandboxTest, waitForNoMarkedProcessesOrKill } from './harness.js';
+import { MARKER_VARIABLE, probeSpec, runPrefix, runProbe, runSandboxed, useSandboxTest, waitForNoMarkedProcessesOrKill } from '../../helpers/sandbox-run.js';
+import { newMarker } from '../../helpers/proc-scan.js';
+import { makeTempDir } from '../../helpers/temp-dir.js';
 import { useProcessServices } from '../../helpers/process-services.js';
 
 const services = useProcessServices();
@@ -100,7 +102,7 @@ describe.each(['namespace', 'none'] as const)('isolation %s: resource limits', (
 describe('sandbox cgroups (cgroup v1 here: a pids and a memory hierarchy)', () => {
   it('are available here, joined by the sandbox, and swept in both hierarchies once it has finished', async () => {
     expect(probeCgroups(services.facts)).toMatchObject({ pids: { ok: true, version: 1 }, memory: { ok: true, version: 1 } });
-    const marker = newMarker();
+    const marker = newMarker('sandbox');
     const workspace = makeTempDir('toolhost-sbx-cgroup-');
     try {
       const spec = probeSpec(marker, { roots: [{ path: workspace.path, access: 'read' }] });
@@ -127,7 +129,7 @@ describe('sandbox cgroups (cgroup v1 here: a pids and a memory hierarchy)', () =
 describe('pids cgroups made ahead, in the thread pool (sandboxes started before their call)', () => {
   it('carry the process limit and are joined by the sandbox; one removed is gone', async () => {
     const { cgroups } = services;
-    const marker = newMarker();
+    const marker = newMarker('sandbox');
     const workspace = makeTempDir('toolhost-sbx-cgroup-');
     try {
       const spec = probeSpec(marker, { roots: [{ path: workspace.path, access: 'read' }] });

@@ -8,7 +8,7 @@ import { createSilentLogger } from '../../../src/log.js';
 import { createProcessRunner } from '../../../src/runner/process/process-runner.js';
 import type { RunSpec } from '../../../src/runner/types.js';
 import type { RunOutcome } from '../../../src/runner/run-types.js';
-import { MARKER_VARIABLE, type ProbeResult, probeSpec, STORM_SH, useSandboxTest, waitForNoMarkedProcessesOrKill } from './harness.js';
+import { MARKER_VARIABLE, type ProbeResult, probeSpec, STORM_SH, useSandboxTest, waitForNoMarkedProcessesOrKill } from '../../helpers/sandbox-run.js';
 import { runOptions } from '../../helpers/run-options.js';
 import { useProcessServices } from '../../helpers/process-services.js';
 

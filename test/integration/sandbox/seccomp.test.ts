@@ -4,7 +4,8 @@
 // filter is in force in /proc/self/status; python3, node and sh still run.
 import { describe, expect, it, afterEach } from 'vitest';
 import { buildSandboxArgv } from '../../../src/runner/bwrap/argv.js';
-import { newMarker, probeSpec, runProbe, runSandboxed, waitForNoMarkedProcessesOrKill, type ProbeResult } from './harness.js';
+import { probeSpec, runProbe, runSandboxed, waitForNoMarkedProcessesOrKill, type ProbeResult } from '../../helpers/sandbox-run.js';
+import { newMarker } from '../../helpers/proc-scan.js';
 import { useProcessServices } from '../../helpers/process-services.js';
 
 const services = useProcessServices();
@@ -29,10 +30,10 @@ const REFUSED: Array<[string, number, Array<number | string>]> = [
 ];
 
 describe('namespace sandbox: seccomp', () => {
-  let marker = newMarker();
+  let marker = newMarker('sandbox');
   afterEach(async () => {
     expect(await waitForNoMarkedProcessesOrKill(marker)).toEqual([]);
-    marker = newMarker();
+    marker = newMarker('sandbox');
   });
 
   it('answers EPERM to every refused call, and to netlink and packet sockets', async () => {

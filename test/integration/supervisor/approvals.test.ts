@@ -10,7 +10,7 @@ import { openSqliteStore } from '../../../src/audit/sqlite/sqlite-store.js';
 import { MAX_PROMPT_CHARS } from '../../../src/supervisor/approval.js';
 import { MAX_PROMPT_WITH_EFFECTS_CHARS } from '../../../src/supervisor/approval-prompt.js';
 import type { ApprovalChannel, ApprovalPrompt, ElicitAnswer } from '../../../src/supervisor/types.js';
-import { closeAllHosts, errorOf, resultOf, startHost } from './harness.js';
+import { closeAllHosts, errorOf, resultOf, startHost } from '../../helpers/supervisor-host.js';
 
 afterAll(closeAllHosts);
 

@@ -8,7 +8,7 @@ import { openJournal } from '../../../src/audit/open-journal.js';
 import { verifyJournal } from '../../../src/audit/verify-journal.js';
 import { MAX_JOURNALED_ARGUMENT_CHARS } from '../../../src/supervisor/journaled-arguments.js';
 import type { ApprovalChannel } from '../../../src/supervisor/types.js';
-import { closeAllHosts, errorOf, resultOf, startHost, type TestHost } from './harness.js';
+import { closeAllHosts, errorOf, resultOf, startHost, type TestHost } from '../../helpers/supervisor-host.js';
 
 afterAll(closeAllHosts);
 

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURE_MANIFESTS } from './harness.js';
+import { FIXTURE_MANIFESTS } from '../../helpers/supervisor-host.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 let root: string;

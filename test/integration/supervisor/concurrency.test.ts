@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { closeAllHosts, resultOf, startHost, waitForNoProcesses } from './harness.js';
+import { closeAllHosts, resultOf, startHost, waitForNoProcesses } from '../../helpers/supervisor-host.js';
 
 const MARKER = `concurrency-${randomUUID()}`;
 

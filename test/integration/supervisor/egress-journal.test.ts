@@ -8,8 +8,8 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { run as runAudit } from '../../../src/cli/audit.js';
-import { PROBE_PY } from '../sandbox/harness.js';
-import { closeAllHosts, resultOf, startHost } from './harness.js';
+import { PROBE_PY } from '../../helpers/sandbox-run.js';
+import { closeAllHosts, resultOf, startHost } from '../../helpers/supervisor-host.js';
 
 let server: Server;
 let port: number;

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderErrorResult } from '../../../src/protocol/results.js';
 import { BUILT_MAIN, ensureBuilt } from '../../helpers/mcp-clients.js';
-import { closeAllHosts, errorOf, resultOf, startHost, waitForNoProcesses, type TestHost, type TestHostOptions } from './harness.js';
+import { closeAllHosts, errorOf, resultOf, startHost, waitForNoProcesses, type TestHost, type TestHostOptions } from '../../helpers/supervisor-host.js';
 import { recordingLogger } from '../../helpers/recording-logger.js';
 
 const HARDENING = fileURLToPath(new URL('../../fixtures/hardening/manifests', import.meta.url));

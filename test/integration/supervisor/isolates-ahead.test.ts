@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { pollUntil } from '../../helpers/proc-scan.js';
-import { closeAllHosts, FIXTURE_MANIFESTS, resultOf, startHost } from './harness.js';
+import { closeAllHosts, FIXTURE_MANIFESTS, resultOf, startHost } from '../../helpers/supervisor-host.js';
 
 // One isolate tool alone, so the host has exactly one process to start ahead.
 const manifestDir = mkdtempSync(join(tmpdir(), 'toolhost-isolates-ahead-'));

@@ -11,8 +11,8 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { hashArgs } from '../../../src/audit/hash.js';
 import { openJournal } from '../../../src/audit/open-journal.js';
 import { SqliteJournal as Journal } from '../../../src/audit/sqlite/sqlite-journal.js';
-import { describeEachStore } from '../../unit/audit/journal-stores.js';
-import { closeAllHosts, errorOf, resultOf, startHost, type TestHost, type TestHostOptions } from './harness.js';
+import { describeEachStore } from '../../helpers/journal-stores.js';
+import { closeAllHosts, errorOf, resultOf, startHost, type TestHost, type TestHostOptions } from '../../helpers/supervisor-host.js';
 
 afterAll(closeAllHosts);
 

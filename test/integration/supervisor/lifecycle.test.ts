@@ -3,7 +3,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteJournal as Journal } from '../../../src/audit/sqlite/sqlite-journal.js';
 import type { CallOutcome } from '../../../src/supervisor/types.js';
-import { closeAllHosts, errorOf, resultOf, startHost } from './harness.js';
+import { closeAllHosts, errorOf, resultOf, startHost } from '../../helpers/supervisor-host.js';
 
 afterAll(closeAllHosts);
 

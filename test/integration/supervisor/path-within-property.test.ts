@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isPathUnder, PathHelperError } from '../../../src/policy/rules/path-helpers.js';
-import { closeAllHosts, resultOf, startHost, type TestHost } from './harness.js';
+import { closeAllHosts, resultOf, startHost, type TestHost } from '../../helpers/supervisor-host.js';
 
 const MANIFESTS = fileURLToPath(new URL('../../fixtures/policy-rules/manifests', import.meta.url));
 

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHost, type Host } from '../../../src/host.js';
 import { createSilentLogger } from '../../../src/log.js';
 import type { CallOutcome } from '../../../src/supervisor/types.js';
-import { NONE, errorOf, resultOf, waitForNoProcesses } from './harness.js';
+import { NONE, errorOf, resultOf, waitForNoProcesses } from '../../helpers/supervisor-host.js';
 
 const BUNDLED = fileURLToPath(new URL('../../../manifests', import.meta.url));
 const MARKER = `toolhost-protected-${process.pid}-${Date.now()}`;

@@ -6,7 +6,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { SessionCounters } from '../../../src/supervisor/session-counters.js';
 import { createTestDatabase, postgresUnavailable, type TestDatabase } from '../../helpers/postgres.js';
-import { closeAllHosts, errorOf, startHost, textOf, type TestHost } from './harness.js';
+import { closeAllHosts, errorOf, startHost, textOf, type TestHost } from '../../helpers/supervisor-host.js';
 
 const databases: TestDatabase[] = [];
 afterAll(async () => {

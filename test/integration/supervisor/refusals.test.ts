@@ -3,7 +3,7 @@
 // record for every refusal.
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteJournal as Journal } from '../../../src/audit/sqlite/sqlite-journal.js';
-import { closeAllHosts, errorOf, resultOf, startHost, textOf } from './harness.js';
+import { closeAllHosts, errorOf, resultOf, startHost, textOf } from '../../helpers/supervisor-host.js';
 
 afterAll(closeAllHosts);
 

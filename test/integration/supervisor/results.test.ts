@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { LifecycleEvent } from '../../../src/supervisor/types.js';
 import type { ProgressEvent } from '../../../src/runner/run-types.js';
-import { closeAllHosts, errorOf, resultOf, startHost, textOf, waitForNoProcesses } from './harness.js';
+import { closeAllHosts, errorOf, resultOf, startHost, textOf, waitForNoProcesses } from '../../helpers/supervisor-host.js';
 
 const MARKER = `results-${randomUUID()}`;
 

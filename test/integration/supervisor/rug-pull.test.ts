@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openJournal } from '../../../src/audit/open-journal.js';
 import { BUILT_MAIN, ensureBuilt } from '../../helpers/mcp-clients.js';
-import { closeAllHosts, errorOf, startHost, textOf, type TestHost } from './harness.js';
+import { closeAllHosts, errorOf, startHost, textOf, type TestHost } from '../../helpers/supervisor-host.js';
 
 const FIXTURES = fileURLToPath(new URL('../../fixtures/rug-pull/manifests', import.meta.url));
 const POLICY = `approvals:

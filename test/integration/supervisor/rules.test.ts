@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteJournal as Journal } from '../../../src/audit/sqlite/sqlite-journal.js';
 import { explainTool } from '../../../src/cli/explain.js';
-import { closeAllHosts, errorOf, startHost, textOf, type TestHost } from './harness.js';
+import { closeAllHosts, errorOf, startHost, textOf, type TestHost } from '../../helpers/supervisor-host.js';
 
 afterAll(closeAllHosts);
 

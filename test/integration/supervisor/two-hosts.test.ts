@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findMarkedProcesses, isAlive, pollUntil } from '../../helpers/proc-scan.js';
-import { closeAllHosts, FIXTURE_MANIFESTS, resultOf, startHost, textOf, type TestHost } from './harness.js';
+import { closeAllHosts, FIXTURE_MANIFESTS, resultOf, startHost, textOf, type TestHost } from '../../helpers/supervisor-host.js';
 
 const SERVERS = fileURLToPath(new URL('../../fixtures/servers', import.meta.url));
 // The fixture tools plus one upstream server (hostile.mjs in its well-behaved `ok` tool).

@@ -15,7 +15,7 @@ import { serveHostOverHttp } from '../../helpers/http-front.js';
 import { DURATION_METRIC, startOtelTelemetry } from '../../../src/telemetry/otel.js';
 import type { Telemetry } from '../../../src/telemetry/telemetry.js';
 import { connectHttpClient, type TestClient } from '../../helpers/mcp-clients.js';
-import { closeAllHosts, startHost, type TestHost } from '../supervisor/harness.js';
+import { closeAllHosts, startHost, type TestHost } from '../../helpers/supervisor-host.js';
 
 /** Collects on demand: the test reads the histogram when it wants to. */
 class CollectingReader extends MetricReader {

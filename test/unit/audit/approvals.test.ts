@@ -4,7 +4,7 @@
 import { expect, it } from 'vitest';
 import type { NewApproval } from '../../../src/audit/journal.js';
 import { hashArgs } from '../../../src/audit/hash.js';
-import { describeEachStore, rejection } from './journal-stores.js';
+import { describeEachStore, rejection } from '../../helpers/journal-stores.js';
 
 let counter = 0;
 function pending(overrides: Partial<NewApproval> = {}): NewApproval {

@@ -10,7 +10,7 @@ import { expect, it } from 'vitest';
 import { DEFAULT_ARTIFACT_TTL_MS } from '../../../src/audit/artifact-ref.js';
 import { openPostgresStore } from '../../../src/audit/postgres/pg-store.js';
 import { openSqliteStore } from '../../../src/audit/sqlite/sqlite-store.js';
-import { describeEachStore, type StoreUnderTest } from './journal-stores.js';
+import { describeEachStore, type StoreUnderTest } from '../../helpers/journal-stores.js';
 
 const bytesOf = (text: string) => new TextEncoder().encode(text);
 

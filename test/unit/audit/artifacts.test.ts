@@ -2,7 +2,7 @@
 // deduplicated, readable by any host of the store, hash-checked on read.
 import { expect, it } from 'vitest';
 import { sha256Hex } from '../../../src/audit/hash.js';
-import { describeEachStore } from './journal-stores.js';
+import { describeEachStore } from '../../helpers/journal-stores.js';
 
 const bytesOf = (text: string) => new TextEncoder().encode(text);
 

@@ -2,8 +2,8 @@
 // governs a key, the atomic claim in begin(), and an operator's reconcile.
 import { expect, it } from 'vitest';
 import type { CallStart, Journal } from '../../../src/audit/journal.js';
-import { callFinish, callStart } from './journal-fixtures.js';
-import { describeEachStore, rejection, type StoreUnderTest } from './journal-stores.js';
+import { callFinish, callStart } from '../../helpers/journal-fixtures.js';
+import { describeEachStore, rejection, type StoreUnderTest } from '../../helpers/journal-stores.js';
 
 /** A call still running when its host stopped (close marks it interrupted); returns the reopened journal. */
 async function interruptedCall(store: StoreUnderTest, journal: Journal, overrides: Partial<CallStart> = {}): Promise<{ start: CallStart; journal: Journal }> {

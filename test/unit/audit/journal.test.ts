@@ -2,8 +2,8 @@
 // PostgreSQL): recording calls, queries, the reader mode, close. Store
 // specifics live in sqlite/ and postgres/.
 import { expect, it } from 'vitest';
-import { callFinish, callStart } from './journal-fixtures.js';
-import { describeEachStore, rejection } from './journal-stores.js';
+import { callFinish, callStart } from '../../helpers/journal-fixtures.js';
+import { describeEachStore, rejection } from '../../helpers/journal-stores.js';
 
 describeEachStore('recording calls', (store) => {
   it('keeps the principal of an HTTP call, and null for stdio', async () => {

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { RecordBatch, type PendingRecord } from '../../../src/audit/record-batch.js';
-import { callFinish, callStart } from './journal-fixtures.js';
+import { callFinish, callStart } from '../../helpers/journal-fixtures.js';
 
 const pending = (): PendingRecord => ({ start: callStart({ sideEffect: 'read_only' }), finish: callFinish() });
 const pendingId = (record: PendingRecord): string => record.start.id;

@@ -3,7 +3,7 @@
 // and it is computed once per view.
 import { describe, expect, it } from 'vitest';
 import { decide, denialError } from '../../../src/policy/decide.js';
-import { manifestYaml, policyYaml, useTestWorkspaces } from './workspace.js';
+import { manifestYaml, policyYaml, useTestWorkspaces } from '../../helpers/policy-workspace.js';
 
 const workspaces = useTestWorkspaces();
 

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { describePolicy } from '../../../src/policy/describe-policy.js';
 import { ineffectiveRepositoryKeys } from '../../../src/policy/ineffective-keys.js';
-import { lineOf, manifestYaml, policyYaml, useTestWorkspaces } from './workspace.js';
+import { lineOf, manifestYaml, policyYaml, useTestWorkspaces } from '../../helpers/policy-workspace.js';
 
 const workspaces = useTestWorkspaces();
 

@@ -3,7 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { POLICY_DEFAULTS } from '../../../src/policy/defaults.js';
-import { lineOf, manifestYaml, policyYaml, useTestWorkspaces } from './workspace.js';
+import { lineOf, manifestYaml, policyYaml, useTestWorkspaces } from '../../helpers/policy-workspace.js';
 
 const workspaces = useTestWorkspaces();
 const load = workspaces.load;

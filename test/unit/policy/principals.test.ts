@@ -89,7 +89,7 @@ describe('loading', () => {
 
 describe('explain --principal', () => {
   it('says what the principals: rules decide for that caller, naming the rule', async () => {
-    const { makeWorkspace, manifestYaml } = await import('./workspace.js');
+    const { makeWorkspace, manifestYaml } = await import('../../helpers/policy-workspace.js');
     const { explainTool, renderExplanation } = await import('../../../src/cli/explain.js');
     const workspace = makeWorkspace({ manifests: { 'delete_branch.yaml': manifestYaml('delete_branch') }, repository: { 'org.yaml': ORG } });
     try {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MAX_OUTPUT_BYTES } from '../../../src/policy/defaults.js';
 import { decide } from '../../../src/policy/decide.js';
-import { lineOf, manifestYaml, policyYaml, type ManifestOptions, useTestWorkspaces } from './workspace.js';
+import { lineOf, manifestYaml, policyYaml, type ManifestOptions, useTestWorkspaces } from '../../helpers/policy-workspace.js';
 
 const workspaces = useTestWorkspaces();
 const load = workspaces.load;

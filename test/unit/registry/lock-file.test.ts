@@ -10,7 +10,7 @@ import { diffPins } from '../../../src/registry/lock-diff.js';
 import { readLock, renderLock, writeLock } from '../../../src/registry/lock-file.js';
 import { listingFromLock } from '../../../src/registry/lock-listing.js';
 import { manifestDigest } from '../../../src/registry/tool-definition.js';
-import { manifestYaml, useTestWorkspaces } from '../policy/workspace.js';
+import { manifestYaml, useTestWorkspaces } from '../../helpers/policy-workspace.js';
 
 const workspaces = useTestWorkspaces();
 

@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadHostConfig } from '../../../src/host-config.js';
-import { makeWorkspace, type TestWorkspace } from '../policy/workspace.js';
+import { makeWorkspace, type TestWorkspace } from '../../helpers/policy-workspace.js';
 
 const PROCESS_TOOL = (env: string): string => `name: envy
 description: A process tool with an environment.

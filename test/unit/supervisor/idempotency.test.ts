@@ -6,8 +6,8 @@ import { describe, expect, it } from 'vitest';
 import type { Journal } from '../../../src/audit/journal.js';
 import { hashArgs } from '../../../src/audit/hash.js';
 import { checkIdempotency, readIdempotencyKey, serializeForReplay } from '../../../src/supervisor/idempotency.js';
-import { callFinish, callStart } from '../audit/journal-fixtures.js';
-import { describeEachStore, rejection } from '../audit/journal-stores.js';
+import { callFinish, callStart } from '../../helpers/journal-fixtures.js';
+import { describeEachStore, rejection } from '../../helpers/journal-stores.js';
 
 const TOOL = 'write';
 const ARGS_HASH = hashArgs({ a: 1 });

@@ -10,7 +10,7 @@ import type { ToolView } from '../../../src/policy/types.js';
 import { CallContext } from '../../../src/supervisor/call-context.js';
 import { CallControl } from '../../../src/supervisor/call-control.js';
 import { beginJournal, closeJournal } from '../../../src/supervisor/journal-entry.js';
-import { makeTempParent } from '../audit/journal-fixtures.js';
+import { makeTempParent } from '../../helpers/journal-fixtures.js';
 
 let temp: ReturnType<typeof makeTempParent>;
 let journal: SqliteStore;

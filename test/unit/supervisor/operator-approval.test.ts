@@ -13,7 +13,7 @@ import { CallControl } from '../../../src/supervisor/call-control.js';
 import { RequestStateSigner } from '../../../src/supervisor/request-state.js';
 import { createRedactor } from '../../../src/supervisor/redact.js';
 import type { ApprovalChannel, CallRequest } from '../../../src/supervisor/types.js';
-import { makeTempParent } from '../audit/journal-fixtures.js';
+import { makeTempParent } from '../../helpers/journal-fixtures.js';
 
 // Only what the approval stage reads of a tool.
 const VIEW = { manifest: { name: 'deploy', sideEffect: 'remote_mutation' } } as unknown as ToolView;

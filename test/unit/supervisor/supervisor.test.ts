@@ -16,7 +16,7 @@ import { SessionCounters } from '../../../src/supervisor/session-counters.js';
 import { STAGES } from '../../../src/supervisor/stages.js';
 import { createSupervisor } from '../../../src/supervisor/supervisor.js';
 import type { CallOutcome, CallRequest, Supervisor } from '../../../src/supervisor/types.js';
-import { manifestYaml, policyYaml, useTestWorkspaces } from '../policy/workspace.js';
+import { manifestYaml, policyYaml, useTestWorkspaces } from '../../helpers/policy-workspace.js';
 import { countAbortControllers } from '../../helpers/abort-count.js';
 
 const workspaces = useTestWorkspaces();

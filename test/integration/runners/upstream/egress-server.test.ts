@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findMarkedProcesses, pollUntil } from '../../../helpers/proc-scan.js';
-import { closeAllHosts, startHost, textOf, type TestHost } from '../../supervisor/harness.js';
+import { closeAllHosts, startHost, textOf, type TestHost } from '../../../helpers/supervisor-host.js';
 
 const FIXTURE = fileURLToPath(new URL('../../../fixtures/egress-server/fetcher.mjs', import.meta.url));
 const NODE_MODULES = fileURLToPath(new URL('../../../../node_modules', import.meta.url));

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UPSTREAM_RUNTIME_ALLOWANCE_MB, upstreamAddressSpaceMb } from '../../../../src/runner/upstream/address-space.js';
 import { MAX_SERVER_LOG_LINE_CHARS, SERVER_LOG_BURST, SERVER_LOG_LINES_PER_SECOND } from '../../../../src/runner/upstream/server-log.js';
 import { findMarkedProcesses, pollUntil } from '../../../helpers/proc-scan.js';
-import { closeAllHosts, errorOf, resultOf, startHost, textOf, type TestHost } from '../../supervisor/harness.js';
+import { closeAllHosts, errorOf, resultOf, startHost, textOf, type TestHost } from '../../../helpers/supervisor-host.js';
 
 const SERVERS = fileURLToPath(new URL('../../../fixtures/servers', import.meta.url));
 // The built-in limits: each server declares memoryMb 256, held by its memory cgroup.

@@ -12,7 +12,7 @@ import { ChainWriter } from '../../../../src/audit/chain/chain-writer.js';
 import { ephemeralSigner } from '../../../../src/audit/chain/chain-key.js';
 import { verifySnapshot } from '../../../../src/audit/verify-journal.js';
 import { callFact } from '../../../../src/audit/chain/chain-records.js';
-import { callFinish, callStart } from '../journal-fixtures.js';
+import { callFinish, callStart } from '../../../helpers/journal-fixtures.js';
 
 describe('canonical JSON', () => {
   it('is RFC 8785: keys by UTF-16 code units, ES number forms, minimal escapes (the RFC\'s own example values)', () => {

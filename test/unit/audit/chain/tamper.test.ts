@@ -11,8 +11,8 @@ import { checkpointSignedText, entryHash, type ChainEntry } from '../../../../sr
 import { signerOf } from '../../../../src/audit/chain/chain-key.js';
 import type { Journal } from '../../../../src/audit/journal.js';
 import { verifyJournal, type VerifyReport } from '../../../../src/audit/verify-journal.js';
-import { callFinish, callStart } from '../journal-fixtures.js';
-import { describeEachStore, type StoreUnderTest } from '../journal-stores.js';
+import { callFinish, callStart } from '../../../helpers/journal-fixtures.js';
+import { describeEachStore, type StoreUnderTest } from '../../../helpers/journal-stores.js';
 
 const readOnly = () => callStart({ tool: 'fs.read', sideEffect: 'read_only' });
 

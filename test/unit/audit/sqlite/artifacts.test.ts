@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../../../src/audit/hash.js';
 import { ArtifactStore, artifactUri, parseArtifactRef } from '../../../../src/audit/sqlite/artifacts.js';
 import { SqliteJournal as Journal } from '../../../../src/audit/sqlite/sqlite-journal.js';
-import { makeTempParent } from '../journal-fixtures.js';
+import { makeTempParent } from '../../../helpers/journal-fixtures.js';
 
 let temp: ReturnType<typeof makeTempParent>;
 let journal: Journal;

@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openSqliteStore, type SqliteStore } from '../../../../src/audit/sqlite/sqlite-store.js';
 import { recordingLogger } from '../../../helpers/recording-logger.js';
-import { callFinish, callStart, makeTempParent } from '../journal-fixtures.js';
+import { callFinish, callStart, makeTempParent } from '../../../helpers/journal-fixtures.js';
 
 let temp: ReturnType<typeof makeTempParent>;
 const stores: SqliteStore[] = [];

@@ -8,7 +8,7 @@ import { JournalError } from '../../../../src/audit/journal-error.js';
 import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from '../../../../src/audit/sqlite/migrations.js';
 import { SqliteJournal as Journal } from '../../../../src/audit/sqlite/sqlite-journal.js';
 import { journalPathOf } from '../../../../src/audit/state-dir.js';
-import { callFinish, callStart, makeTempParent } from '../journal-fixtures.js';
+import { callFinish, callStart, makeTempParent } from '../../../helpers/journal-fixtures.js';
 
 let temp: ReturnType<typeof makeTempParent>;
 const open: Journal[] = [];

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { evaluateRules, traceRules } from '../../../../src/policy/rules/evaluate-rules.js';
 import { compileExpression } from '../../../../src/policy/rules/compile-rules.js';
 import { estimateCost, largestCollection, RULE_COST_LIMIT } from '../../../../src/policy/rules/rule-cost.js';
-import { lineOf, manifestYaml, policyYaml, useTestWorkspaces } from '../workspace.js';
+import { lineOf, manifestYaml, policyYaml, useTestWorkspaces } from '../../../helpers/policy-workspace.js';
 
 const workspaces = useTestWorkspaces();
 

@@ -2,8 +2,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { CallFinish, CallStart } from '../../../src/audit/journal.js';
-import { hashArgs } from '../../../src/audit/hash.js';
+import type { CallFinish, CallStart } from '../../src/audit/journal.js';
+import { hashArgs } from '../../src/audit/hash.js';
 
 /** A fresh parent folder; the state dir inside it does not exist yet. */
 export function makeTempParent(): { parent: string; stateDir: string; remove(): void } {

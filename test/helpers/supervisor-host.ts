@@ -2,15 +2,15 @@
 // fixture manifests of test/fixtures/supervisor, with a generated organisation
 // policy that makes the fixtures first party.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
+import { waitForNoMarkedProcesses } from './proc-scan.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createHost, type Host, type HostOptions } from '../../../src/host.js';
-import { createSilentLogger } from '../../../src/log.js';
-import type { ApprovalChannel, CallOutcome, CallRequest } from '../../../src/supervisor/types.js';
+import { createHost, type Host, type HostOptions } from '../../src/host.js';
+import { createSilentLogger } from '../../src/log.js';
+import type { ApprovalChannel, CallOutcome, CallRequest } from '../../src/supervisor/types.js';
 
-export const FIXTURE_MANIFESTS = fileURLToPath(new URL('../../fixtures/supervisor/manifests', import.meta.url));
+export const FIXTURE_MANIFESTS = fileURLToPath(new URL('../fixtures/supervisor/manifests', import.meta.url));
 
 export interface TestHost extends Host {
   readonly root: string;

@@ -1,21 +1,19 @@
 // Builds RunSpec objects and call options for the isolate and worker runner tests.
-import { mkdtemp, realpath, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach } from 'vitest';
-import { createSilentLogger } from '../../../src/log.js';
-import { createIsolateRunner } from '../../../src/runner/isolate/isolate-runner.js';
-import { createWorkerRunner } from '../../../src/runner/worker/worker-runner.js';
-import type { Runner, RunSpec, SandboxMode, WorkspaceRoot } from '../../../src/runner/types.js';
-import type { ProgressEvent, RunOptions, SandboxDenial, ToolLogLevel } from '../../../src/runner/run-types.js';
-import { runOptions } from '../../helpers/run-options.js';
-import { runSpec } from '../../helpers/run-spec.js';
-import { useProcessServices } from '../../helpers/process-services.js';
+import { createSilentLogger } from '../../src/log.js';
+import { createIsolateRunner } from '../../src/runner/isolate/isolate-runner.js';
+import { createWorkerRunner } from '../../src/runner/worker/worker-runner.js';
+import type { Runner, RunSpec, SandboxMode, WorkspaceRoot } from '../../src/runner/types.js';
+import type { ProgressEvent, RunOptions, SandboxDenial, ToolLogLevel } from '../../src/runner/run-types.js';
+import { runOptions } from './run-options.js';
+import { runSpec } from './run-spec.js';
+import { useProcessServices } from './process-services.js';
 
 const services = useProcessServices();
 
-const FIXTURES = fileURLToPath(new URL('../../fixtures/tools/', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../fixtures/tools/', import.meta.url));
 
 export function fixturePath(mode: 'isolate' | 'worker', file: string): string {
   return path.join(FIXTURES, mode, file);
@@ -58,12 +56,6 @@ export function recordingOptions(timeoutMs = 30_000): RecordingOptions {
     onLog: (level, message) => logs.push({ level, message }),
     onDenied: (denial) => denials.push(denial),
   };
-}
-
-/** A temporary directory (symlink-resolved) removed by the returned cleanup. */
-export async function makeTempDir(prefix: string): Promise<{ dir: string; cleanup: () => Promise<void> }> {
-  const dir = await realpath(await mkdtemp(path.join(tmpdir(), prefix)));
-  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
 export function root(dir: string, access: WorkspaceRoot['access']): WorkspaceRoot {

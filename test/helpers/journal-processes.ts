@@ -2,17 +2,16 @@
 // host (which imports the built journal from dist/), read its readiness line,
 // wait for exit, and prove no tagged process is left.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { afterEach, beforeAll, beforeEach, expect } from 'vitest';
-import { findMarkedProcesses } from '../../helpers/proc-scan.js';
-import { makeTempParent } from '../../unit/audit/journal-fixtures.js';
+import { findMarkedProcesses, newMarker } from './proc-scan.js';
+import { makeTempParent } from './journal-fixtures.js';
 
-export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const FIXTURE = fileURLToPath(new URL('../../fixtures/audit/journal-host.mjs', import.meta.url));
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const FIXTURE = fileURLToPath(new URL('../fixtures/audit/journal-host.mjs', import.meta.url));
 
 /** Fails with a clear message when dist/ is missing or older than src/audit (npm test builds first). */
 export function assertJournalBuilt(): void {
@@ -80,7 +79,7 @@ export function useJournalProcessTest(): JournalProcessTest {
   beforeAll(() => assertJournalBuilt());
   beforeEach(() => {
     state.temp = makeTempParent();
-    state.marker = `toolhost-audit-test-${randomUUID()}`;
+    state.marker = newMarker('audit');
   });
   afterEach(async () => {
     for (const host of state.hosts.splice(0)) {

@@ -6,7 +6,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
-import { BUILT_MAIN } from '../helpers/mcp-clients.js';
+import { BUILT_MAIN } from './mcp-clients.js';
 import { MARKER_ENV, type HostDirs, type RawHost, until, waitForExit, waitForNoMarkedProcesses } from './host-session.js';
 
 export interface HttpHost {

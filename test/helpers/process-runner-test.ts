@@ -6,19 +6,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, expect } from 'vitest';
-import { createSilentLogger } from '../../../src/log.js';
-import { createProcessRunner, type ProcessRunnerDeps } from '../../../src/runner/process/process-runner.js';
-import type { Runner, RunSpec } from '../../../src/runner/types.js';
-import type { ProcessServices } from '../../../src/runner/index.js';
-import { waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
-import { useProcessServices } from '../../helpers/process-services.js';
-import { runSpec } from '../../helpers/run-spec.js';
+import { createSilentLogger } from '../../src/log.js';
+import { createProcessRunner, type ProcessRunnerDeps } from '../../src/runner/process/process-runner.js';
+import type { Runner, RunSpec } from '../../src/runner/types.js';
+import type { ProcessServices } from '../../src/runner/index.js';
+import { newMarker, waitForNoMarkedProcesses } from './proc-scan.js';
+import { useProcessServices } from './process-services.js';
+import { runSpec } from './run-spec.js';
 
-export const FIXTURES_DIR = fileURLToPath(new URL('../../fixtures/tools/process/', import.meta.url));
-
-export function newMarker(): string {
-  return `toolhost-proc-test-${randomUUID()}`;
-}
+export const FIXTURES_DIR = fileURLToPath(new URL('../fixtures/tools/process/', import.meta.url));
 
 const workdirs: string[] = [];
 
@@ -50,7 +46,7 @@ export function processSpec(marker: string, overrides: Partial<RunSpec>): RunSpe
   });
 }
 
-export { runOptions } from '../../helpers/run-options.js';
+export { runOptions } from './run-options.js';
 
 let callCount = 0;
 export function job(args: Record<string, unknown>): { callId: string; args: Record<string, unknown> } {
@@ -74,7 +70,7 @@ export interface RunnerTest {
  */
 export function useRunnerTest(): RunnerTest {
   const state: RunnerTest = {
-    marker: newMarker(),
+    marker: newMarker('proc'),
     runner: undefined,
     services: useProcessServices(),
     start(overrides = {}, deps = {}) {
@@ -87,7 +83,7 @@ export function useRunnerTest(): RunnerTest {
     state.runner = undefined;
     // Survivors are killed and the marker renewed before the check: one failure must not fail every later test.
     const left = await waitForNoMarkedProcesses(state.marker, undefined, { killSurvivors: true });
-    state.marker = newMarker();
+    state.marker = newMarker('proc');
     removeWorkdirs();
     expect(left).toEqual([]);
   });

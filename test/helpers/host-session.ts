@@ -3,13 +3,12 @@
 // manifests. Every host is tagged with a unique marker in its environment so
 // a test can prove, from /proc, that nothing it started outlives it.
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { BUILT_MAIN, REPO_ROOT, connectStdioClient, type ClientOptions, type TestClient } from '../helpers/mcp-clients.js';
-import { findMarkedProcesses, waitForNoMarkedProcesses } from '../helpers/proc-scan.js';
+import { BUILT_MAIN, REPO_ROOT, connectStdioClient, type ClientOptions, type TestClient } from './mcp-clients.js';
+import { findMarkedProcesses, newMarker, waitForNoMarkedProcesses } from './proc-scan.js';
 
 export const FIXTURE_MANIFESTS = join(REPO_ROOT, 'test/e2e/fixtures/manifests');
 export const MARKER_ENV = 'TOOLHOST_E2E_MARKER';
@@ -47,7 +46,7 @@ export function makeHostDirs(options: { policy?: string; manifests?: readonly st
     workspace,
     stateDir,
     policyFile,
-    marker: `toolhost-e2e-${randomUUID()}`,
+    marker: newMarker('e2e'),
     args: [...manifests.flatMap((dir) => ['--manifests', dir]), '--policy', policyFile, '--workspace', workspace, '--state', stateDir, ...(options.extraArgs ?? [])],
     cleanup: () => rmSync(root, { recursive: true, force: true }),
   };
@@ -105,18 +104,7 @@ export function waitForExit(child: RawHost): Promise<{ code: number | null; sign
   return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
 }
 
-export { until } from '../helpers/wait.js';
-
-/** The code and details of an error result, after checking its shape (SPEC section 5). */
-export function errorOf(result: Record<string, unknown>): Record<string, unknown> & { code: string } {
-  if (result['isError'] !== true) throw new Error(`not an error result: ${JSON.stringify(result).slice(0, 500)}`);
-  if ('structuredContent' in result && result['structuredContent'] !== undefined) throw new Error('an error result carries structuredContent');
-  const content = result['content'] as Array<{ type: string; text?: string }>;
-  const meta = (result['_meta'] as Record<string, unknown> | undefined)?.['toolhost/error'] as (Record<string, unknown> & { code: string }) | undefined;
-  if (!meta) throw new Error('no _meta["toolhost/error"]');
-  if (content[0]?.type !== 'text' || !content[0].text?.startsWith(`code: ${meta.code}`)) throw new Error(`first block does not start with "code: ${meta.code}"`);
-  return meta;
-}
+export { until } from './wait.js';
 
 export { findMarkedProcesses, waitForNoMarkedProcesses };
 

@@ -2,12 +2,11 @@
 // one workspace (so a tool's effects can be counted in one file) and one
 // PostgreSQL journal, each with a state folder of its own.
 import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BUILT_MAIN, REPO_ROOT, connectStdioClient, type ClientKind, type ClientOptions } from '../helpers/mcp-clients.js';
-import { waitForNoMarkedProcesses } from '../helpers/proc-scan.js';
+import { BUILT_MAIN, REPO_ROOT, connectStdioClient, type ClientKind, type ClientOptions } from './mcp-clients.js';
+import { newMarker, waitForNoMarkedProcesses } from './proc-scan.js';
 import { E2E_POLICY, FIXTURE_MANIFESTS, MARKER_ENV, type HostClient, type RawHost } from './host-session.js';
 
 export const FLEET_MANIFESTS = join(REPO_ROOT, 'test/e2e/fixtures/fleet-manifests');
@@ -38,7 +37,7 @@ export function makeFleet(policy = E2E_POLICY): Fleet {
   mkdirSync(workspace);
   const policyFile = join(root, 'org-policy.yaml');
   writeFileSync(policyFile, policy);
-  const marker = `toolhost-fleet-${randomUUID()}`;
+  const marker = newMarker('fleet');
   const clients: HostClient[] = [];
   const raws: RawHost[] = [];
   const argsFor = (name: string, journalUrl: string, extra: readonly string[] = []) => [

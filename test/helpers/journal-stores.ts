@@ -3,9 +3,9 @@
 // database in this run's throwaway cluster). PostgreSQL tests skip only where
 // PostgreSQL is not installed, and never under CI (the setup fails there).
 import { afterEach, beforeEach, describe } from 'vitest';
-import type { Journal } from '../../../src/audit/journal.js';
-import { openJournal } from '../../../src/audit/open-journal.js';
-import { createTestDatabase, postgresUnavailable, type TestDatabase } from '../../helpers/postgres.js';
+import type { Journal } from '../../src/audit/journal.js';
+import { openJournal } from '../../src/audit/open-journal.js';
+import { createTestDatabase, postgresUnavailable, type TestDatabase } from './postgres.js';
 import { makeTempParent } from './journal-fixtures.js';
 
 export interface OpenOptions {

@@ -1,19 +1,18 @@
 // Runs real bubblewrap argvs from buildSandboxArgv, tags every process with a
 // marker in its environment, and proves with /proc scans that none survive.
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, expect } from 'vitest';
-import { runToCompletion } from '../../../src/runner/process/spawn.js';
-import { findMarkedProcesses, waitForNoMarkedProcesses, type MarkedProcess } from '../../helpers/proc-scan.js';
-import type { RunSpec } from '../../../src/runner/types.js';
-import { buildSandboxArgv, type SandboxArgvOptions } from '../../../src/runner/bwrap/argv.js';
-import { runSpec } from '../../helpers/run-spec.js';
-import { useProcessServices } from '../../helpers/process-services.js';
+import { runToCompletion } from '../../src/runner/process/spawn.js';
+import { findMarkedProcesses, newMarker, waitForNoMarkedProcesses, type MarkedProcess } from './proc-scan.js';
+import { makeTempDir, type TempDir } from './temp-dir.js';
+import type { RunSpec } from '../../src/runner/types.js';
+import { buildSandboxArgv, type SandboxArgvOptions } from '../../src/runner/bwrap/argv.js';
+import { runSpec } from './run-spec.js';
+import { useProcessServices } from './process-services.js';
 
-export const FIXTURES_DIR = realpathSync(fileURLToPath(new URL('../../fixtures/tools/sandbox/', import.meta.url)));
+export const FIXTURES_DIR = realpathSync(fileURLToPath(new URL('../fixtures/tools/sandbox/', import.meta.url)));
 export const PROBE_PY = join(FIXTURES_DIR, 'probe.py');
 export const STORM_SH = join(FIXTURES_DIR, 'storm.sh');
 export const MARKER_VARIABLE = 'TOOLHOST_TEST_MARKER';
@@ -23,17 +22,6 @@ export const sandboxServices = useProcessServices();
 
 /** How a test asks for a sandbox: the argv options, with this file's services unless it names others. */
 export type SandboxRunOptions = Omit<SandboxArgvOptions, 'services'> & { readonly services?: SandboxArgvOptions['services'] };
-
-/** A unique marker for one test's processes. */
-export function newMarker(): string {
-  return `toolhost-sandbox-test-${process.pid}-${randomBytes(6).toString('hex')}`;
-}
-
-/** A real, symlink-resolved temporary directory, removed by the returned function. */
-export function makeTempDir(prefix: string): { path: string; remove: () => void } {
-  const path = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
-  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
-}
 
 /** A process-tool spec running the probe fixture with the host's PATH (pyenv's python3 here). */
 export function probeSpec(marker: string, overrides: Partial<RunSpec> = {}): RunSpec {
@@ -105,10 +93,10 @@ export interface SandboxTest {
  * leak into the next test).
  */
 export function useSandboxTest(workspacePrefix: string, options: { readonly hostSecret?: string } = {}): SandboxTest {
-  let marker = newMarker();
-  let workspace: ReturnType<typeof makeTempDir> | undefined;
+  let marker = newMarker('sandbox');
+  let workspace: TempDir | undefined;
   beforeEach(() => {
-    marker = newMarker();
+    marker = newMarker('sandbox');
     workspace = makeTempDir(workspacePrefix);
     if (options.hostSecret !== undefined) process.env[options.hostSecret] = `secret-${marker}`;
   });

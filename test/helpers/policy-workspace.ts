@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, expect } from 'vitest';
-import { loadHostConfig, type HostConfig } from '../../../src/host-config.js';
+import { loadHostConfig, type HostConfig } from '../../src/host-config.js';
 
 export interface WorkspaceFiles {
   /** Relative path under manifests/ → YAML. An isolate/worker entry `./tool.js` is written beside each. */
