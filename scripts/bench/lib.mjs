@@ -1,6 +1,6 @@
 // Helpers of the bench: start a server as a child over stdio with the real MCP
 // client, time calls, summarize, read a process's RSS and scan for orphans.
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -200,4 +200,28 @@ function readProc(pid, name) {
 
 export function round(value, digits = 2) {
   return Number(value.toFixed(digits));
+}
+
+/** The median (the mean of the middle two for an even count); 0 for none. */
+export function median(values) {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+/** A plain-text table: a header, a rule, the rows, columns padded to their widest cell. */
+export function table(header, rows) {
+  const widths = header.map((h, i) => Math.max(String(h).length, ...rows.map((row) => String(row[i]).length)));
+  const line = (cells) => cells.map((cell, i) => String(cell).padEnd(widths[i])).join('  ');
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+/** The JSON a host writes at exit (stage times, event-loop stats), once it is there; undefined after 5 s. */
+export async function waitForFile(file) {
+  for (let i = 0; i < 50; i++) {
+    if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return undefined;
 }

@@ -4,17 +4,16 @@
 // bench-results.json (or --out FILE). `--quick` runs fewer iterations;
 // `--smoke` runs every section with a handful (the test suite checks the bench
 // still works this way, not its numbers); `--only SECTION,...` runs some.
-import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import { benchJournal } from './journal.mjs';
 import { benchStartup } from './startup.mjs';
 import { benchRulesSection } from './rules.mjs';
 import { benchJournalChain } from './journal-chain.mjs';
-import { ROOT, callOk, connect, connectHttp, findMarked, hostArgs, round, rssMb, summarize, throughput, throughputOver, countedWindow, timeCalls, cpuUs } from './lib.mjs';
+import { benchLatency } from './latency.mjs';
+import { ROOT, callOk, connect, connectHttp, findMarked, hostArgs, median, round, rssMb, summarize, table, throughput, timeCalls, waitForFile } from './lib.mjs';
 
 const smoke = process.argv.includes('--smoke');
 const quick = smoke || process.argv.includes('--quick');
@@ -33,10 +32,7 @@ const OUT_FILE = outAt > 0 && process.argv[outAt + 1] ? process.argv[outAt + 1] 
 const onlyAt = process.argv.indexOf('--only');
 const only = onlyAt > 0 && process.argv[onlyAt + 1] ? new Set(process.argv[onlyAt + 1].split(',')) : undefined;
 const want = (section) => only === undefined || only.has(section);
-const MODES = ['isolate', 'worker', 'process', 'persistent', 'namespace'];
 const ECHO = { text: 'hello' };
-// The floor under any call in a pid namespace: bubblewrap alone around the tool's command.
-const BARE_BWRAP_CAT = ['bwrap', '--unshare-pid', '--die-with-parent', '--new-session', '--dev-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--', 'cat'];
 
 if (!existsSync(join(ROOT, 'dist/src/cli/main.js'))) {
   console.error('dist/ is missing: run `npm install` (it builds) or `npm run build` first.');
@@ -55,152 +51,18 @@ let stateCount = 0;
 const host = (extra = {}, env = {}) => connect(process.execPath, hostArgs({ ...base, state: join(scratch, `state-${stateCount++}`), ...extra }), env);
 const results = { machine: { node: process.version, cpus: (await import('node:os')).cpus().length }, quick, smoke };
 const log = (line) => process.stdout.write(`${line}\n`);
+// Every target the run checks, met or missed, printed together at the end.
+const goals = [];
+const goal = (name, met, figure) => goals.push({ name, met, figure });
 
 try {
   log(`toolhost bench${smoke ? ' (smoke)' : quick ? ' (quick)' : ''}: ${N} calls per mode, ${KILLS} kills, ${LEAK_CALLS} calls for the leak check\n`);
 
   if (want('latency')) {
-    // 1. Latency and throughput against the warm peer. Every target is started
-    // and warmed up first (the peer too: a cold peer flatters the ratios), then
-    // measured in interleaved rounds (the order rotates each round), so a noisy
-    // stretch of this shared machine lands on every target alike. Each round's
-    // ratio is the target's p50 over the peer's p50 in that round; the ratio
-    // reported is the median of the rounds'.
-    // The floors of a one-shot call are targets of the same rounds: a raw spawn of the tool's
-    // command (`cat`), and a bare bubblewrap pid namespace around the same command (no limits,
-    // no cgroup, no other namespace, no MCP), each warmed up like the rest and spawned from
-    // this process, so a noisy stretch of the machine weighs on the floors as on the calls.
-    const stageStats = join(scratch, 'stage-times.json');
-    const peers = {
-      baseline: await connect(process.execPath, [join(ROOT, 'scripts/bench/baseline-server.mjs'), '--sdk', 'v2']),
-      baselineV1: await connect(process.execPath, [join(ROOT, 'scripts/bench/baseline-server.mjs'), '--sdk', 'v1']),
-    };
-    // The latency host records its stage times; throughput gets a host of its
-    // own, so calls queued 8 deep do not blur where one call's time goes.
-    const latencyHost = await host({}, { TOOLHOST_STAGE_STATS: stageStats });
-    const throughputHost = await host();
-    const callsOf = (client, tool) => (count, warmup) => timeCalls(client, tool, ECHO, count, warmup);
-    const targetsOf = (th) => [
-      ...Object.entries(peers).map(([key, peer]) => ({ key, time: callsOf(peer.client, 'echo'), client: peer.client, tool: 'echo', pid: peer.pid })),
-      ...MODES.map((mode) => ({ key: mode, time: callsOf(th.client, `echo_${mode}`), client: th.client, tool: `echo_${mode}`, pid: th.pid })),
-    ];
-    const floors = [
-      { key: 'rawSpawn', time: (count, warmup) => rawSpawnTimes(count, warmup, ['cat']) },
-      { key: 'rawBwrap', time: (count, warmup) => rawSpawnTimes(count, warmup, BARE_BWRAP_CAT) },
-      // The floor under an isolate call: the fresh context each call gets (SPEC 3), made and released alone.
-      { key: 'freshContext', time: freshContextTimes },
-    ];
-    const targets = [...targetsOf(latencyHost), ...floors];
-    for (const target of targets) await target.time(0, WARMUP);
-    for (const target of targetsOf(throughputHost).slice(2)) await target.time(0, WARMUP);
-    process.kill(latencyHost.pid, 'SIGUSR2'); // the host's stage times start after the warm-up
-    const durations = Object.fromEntries(targets.map((t) => [t.key, []]));
-    const roundP50 = Object.fromEntries(targets.map((t) => [t.key, []]));
-    const roundThroughput = Object.fromEntries(targets.map((t) => [t.key, []]));
-    const perRound = Math.max(1, Math.ceil(N / ROUNDS));
-    const rotated = (list, r) => list.map((_, i) => list[(i + r) % list.length]);
-    for (let r = 0; r < ROUNDS; r++) {
-      for (const target of rotated(targets, r)) {
-        const times = await target.time(perRound, 0);
-        durations[target.key].push(...times);
-        roundP50[target.key].push(summarize(times).p50);
-      }
-    }
-    await latencyHost.close();
-    // Throughput is warmed up as it is measured, 8 in flight, on every target (the peers too):
-    // a host's first concurrent calls start what sequential calls never need (more isolates,
-    // pool threads, prepared sandboxes). Each target's window in a round is time-boxed.
-    const throughputWindow = { minMs: THROUGHPUT_WINDOW_MS, minCalls: perRound, inFlight: 8 };
-    for (const target of targetsOf(throughputHost)) await throughputOver(target.client, target.tool, ECHO, throughputWindow);
-    // What a call costs the server's process tree in CPU (its main thread, and all its threads and
-    // children: a sandbox's processes too), summed over every window of the run, per call.
-    const cpuSpent = Object.fromEntries(targetsOf(throughputHost).map((t) => [t.key, { mainUs: 0, treeUs: 0, calls: 0 }]));
-    // The bench process drives every target: its own CPU per call is the client's share.
-    const clientSpent = Object.fromEntries(targetsOf(throughputHost).map((t) => [t.key, 0]));
-    for (let r = 0; r < ROUNDS; r++) {
-      for (const target of rotated(targetsOf(throughputHost), r)) {
-        const before = cpuUs(target.pid);
-        const clientBefore = process.cpuUsage();
-        const { perSecond, calls } = await countedWindow(target.client, target.tool, ECHO, throughputWindow);
-        const client = process.cpuUsage(clientBefore);
-        const after = cpuUs(target.pid);
-        roundThroughput[target.key].push(perSecond);
-        const spent = cpuSpent[target.key];
-        spent.mainUs += after.mainUs - before.mainUs;
-        spent.treeUs += after.treeUs - before.treeUs;
-        spent.calls += calls;
-        clientSpent[target.key] += client.user + client.system;
-      }
-    }
-    await throughputHost.close();
-    for (const peer of Object.values(peers)) await peer.close();
-    const median = (values) => {
-      const sorted = [...values].sort((a, b) => a - b);
-      return sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
-    };
-    // A call's time over its floor, per round (the same round's peer round trip and floor), median over the rounds.
-    const overFloor = (key, floor) => round(median(roundP50[key].map((p50, i) => p50 - roundP50.baseline[i] - roundP50[floor][i])));
-    const latency = {};
-    const throughputs = {};
-    const ratios = {};
-    for (const { key } of targetsOf(latencyHost)) {
-      latency[key] = { ...summarize(durations[key]), roundsP50: roundP50[key] };
-      throughputs[key] = median(roundThroughput[key]);
-      ratios[key] = {
-        p50: round(median(roundP50[key].map((p50, i) => p50 / roundP50.baseline[i]))),
-        throughput: round(median(roundThroughput[key].map((tp, i) => tp / roundThroughput.baseline[i]))),
-      };
-    }
-    for (const { key } of floors) latency[key] = { ...summarize(durations[key]), roundsP50: roundP50[key] };
-    results.latency = latency;
-    results.ratios = ratios;
-    results.throughput = Object.fromEntries(Object.entries(throughputs).map(([k, v]) => [k, round(v, 0)]));
-    results.cpuPerCallUs = Object.fromEntries(Object.entries(cpuSpent).map(([k, v]) => [k, {
-      mainThread: round(v.mainUs / v.calls, 0), serverTree: round(v.treeUs / v.calls, 0), client: round(clientSpent[k] / v.calls, 0),
-    }]));
-    log(`Per-call latency (ms), sequential, over stdio: ${WARMUP} warm-up calls per target, then ${ROUNDS} interleaved rounds of ${perRound}`);
-    log(table(['target', 'p50', 'p99', 'p50 ratio', 'calls/s (8 in flight)', 'throughput ratio'], [
-      ...targetsOf(latencyHost).map(({ key }) => [key, latency[key].p50, latency[key].p99, ratios[key].p50, round(throughputs[key], 0), ratios[key].throughput]),
-      ['raw spawn(cat)', latency.rawSpawn.p50, latency.rawSpawn.p99, '', '', ''],
-      ['raw spawn(bwrap pid ns, cat)', latency.rawBwrap.p50, latency.rawBwrap.p99, '', '', ''],
-      ['isolated-vm createContext()+release()', latency.freshContext.p50, latency.freshContext.p99, '', '', ''],
-    ]));
-    log(`CPU per call at 8 in flight, µs (all windows of the run; main thread: its run time, /proc schedstat; whole server: /proc clock ticks, reaped children included): ${Object.entries(results.cpuPerCallUs).map(([k, v]) => `${k} main thread ${v.mainThread}, whole server ${v.serverTree}, client ${v.client}`).join('; ')}`);
-    // A fresh context per isolate call (SPEC 3) costs at least the floor's CPU: on this machine's cores alone,
-    // without any protocol, policy or journal, that caps what isolate calls can reach 8 in flight.
-    const cores = results.machine.cpus;
-    results.isolateCeiling = { callsPerSecond: round((cores * 1000) / latency.freshContext.p50, 0) };
-    results.isolateCeiling.ratio = round(results.isolateCeiling.callsPerSecond / throughputs.baseline);
-    log(`isolate ceiling from the fresh-context floor alone: ${cores} cores / ${latency.freshContext.p50} ms = ${results.isolateCeiling.callsPerSecond} calls/s, ${results.isolateCeiling.ratio}x the SDK v2 peer's throughput`);
-    log(`peer p50 per round (ms): SDK v2 ${roundP50.baseline.join(' ')}; SDK v1 ${roundP50.baselineV1.join(' ')}`);
-    log(`floors p50 per round (ms): raw spawn ${roundP50.rawSpawn.join(' ')}; bare bwrap ${roundP50.rawBwrap.join(' ')}; fresh context ${roundP50.freshContext.join(' ')}`);
-    const processOverhead = overFloor('process', 'rawSpawn');
-    results.oneShotOverheadOverRawSpawnMs = processOverhead;
-    results.rawBwrapOverRawSpawnMs = round(median(roundP50.rawBwrap.map((p50, i) => p50 - roundP50.rawSpawn[i])));
-    results.namespaceOverRawBwrapMs = overFloor('namespace', 'rawBwrap');
-    log(`one-shot process: ${processOverhead} ms over (peer round trip + raw spawn); in a namespace: ${results.namespaceOverRawBwrapMs} ms over (peer round trip + bare bwrap --unshare-pid); medians of the rounds`);
-    log(`(a bare bubblewrap pid namespace costs ${results.rawBwrapOverRawSpawnMs} ms over a raw spawn; toolhost starts the next call's sandbox while the current one runs)`);
-    // The targets of issue 14, checked against this run's numbers.
-    const goals = [
-      ['worker p50 ≤ 3x peer', ratios.worker.p50 <= 3],
-      ['persistent p50 ≤ 3x peer', ratios.persistent.p50 <= 3],
-      ['isolate p50 ≤ 5x peer', ratios.isolate.p50 <= 5],
-      ['one-shot (namespace) ≤ 2 ms over bare bwrap', results.namespaceOverRawBwrapMs <= 2],
-      ['worker, 8 in flight ≥ 0.5x peer throughput', ratios.worker.throughput >= 0.5],
-      ['persistent, 8 in flight ≥ 0.5x peer throughput', ratios.persistent.throughput >= 0.5],
-      ['isolate, 8 in flight ≥ 0.5x peer throughput', ratios.isolate.throughput >= 0.5],
-    ];
-    results.goals = Object.fromEntries(goals);
-    log(`targets: ${goals.map(([name, met]) => `${met ? 'met' : 'NOT met'}: ${name}`).join('; ')}`);
-    // Where a call's time goes inside the host (measured by the host, after the warm-up).
-    const stages = await waitForFile(stageStats);
-    if (stages) {
-      results.stages = stages;
-      const stageNames = [...new Set(Object.values(stages).flatMap((byStage) => Object.keys(byStage)))];
-      log('\nHost time per stage of one sequential call, p50 (µs), after the warm-up');
-      log(table(['tool', ...stageNames], Object.entries(stages).map(([tool, byStage]) => [tool, ...stageNames.map((stage) => byStage[stage]?.p50Us ?? '')])));
-    }
-    log('');
+    results.latency = await benchLatency({
+      N, WARMUP, ROUNDS, windowMs: THROUGHPUT_WINDOW_MS, scratch, cores: results.machine.cpus, log, goal,
+      hostOptions: () => ({ ...base, state: join(scratch, `state-${stateCount++}`) }),
+    });
   }
 
   if (want('upstream')) {
@@ -437,6 +299,9 @@ try {
     results.journalChain = await benchJournalChain({ N, scratch, host, log });
   }
 
+  results.goals = goals;
+  log('Targets');
+  for (const { name, met, figure } of goals) log(`  ${met ? 'met   ' : 'MISSED'}  ${name}: ${figure}`);
   writeFileSync(OUT_FILE, `${JSON.stringify(results, null, 2)}\n`);
   log(`\nwrote ${OUT_FILE}`);
 } finally {
@@ -523,51 +388,6 @@ async function benchEgress() {
   }
 }
 
-/** Times `count` spawns of argv fed the echo arguments on stdin, each until its pipes close, after `warmup` unmeasured ones. */
-/** Times creating and releasing one bare isolated-vm context (one isolate, 64 MB, kept across rounds). */
-async function freshContextTimes(count, warmup) {
-  // On the function: this runs from the top-level code above, before a module-level binding here exists.
-  let isolate = freshContextTimes.isolate;
-  if (isolate === undefined || isolate.isDisposed) isolate = freshContextTimes.isolate = new (createRequire(import.meta.url)('isolated-vm').Isolate)({ memoryLimit: 64 });
-  const times = [];
-  for (let i = 0; i < count + warmup; i++) {
-    const start = performance.now();
-    (await isolate.createContext()).release();
-    if (i >= warmup) times.push(performance.now() - start);
-  }
-  return times;
-}
-
-async function rawSpawnTimes(count, warmup, [file, ...args]) {
-  const times = [];
-  for (let i = 0; i < count + warmup; i++) {
-    const start = performance.now();
-    await new Promise((resolve, reject) => {
-      const child = spawn(file, args, { stdio: ['pipe', 'pipe', 'pipe'] });
-      child.stdout.on('data', () => {});
-      child.on('error', reject);
-      child.on('close', resolve);
-      child.stdin.end(JSON.stringify(ECHO));
-    });
-    if (i >= warmup) times.push(performance.now() - start);
-  }
-  return times;
-}
-
-async function waitForFile(file) {
-  for (let i = 0; i < 50; i++) {
-    if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return undefined;
-}
-
-function table(header, rows) {
-  const widths = header.map((h, i) => Math.max(String(h).length, ...rows.map((row) => String(row[i]).length)));
-  const line = (cells) => cells.map((cell, i) => String(cell).padEnd(widths[i])).join('  ');
-  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
-}
-
 /** The HTTP section: toolhost over HTTP and stdio against the SDK's own HTTP server, then telemetry off and on. */
 async function benchHttp() {
   const tokenFile = join(scratch, 'bench-tokens');
@@ -624,9 +444,4 @@ async function benchTelemetry() {
     await Promise.allSettled([off.close(), on.close()]);
     sink.close();
   }
-}
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? 0;
 }

@@ -35,30 +35,37 @@ describe('npm run bench --smoke', () => {
     const run = await runBench(out);
     expect(run.code, run.output).toBe(0);
     const results = JSON.parse(readFileSync(out, 'utf8')) as Record<string, any>;
-    for (const target of ['baseline', 'baselineV1', 'isolate', 'worker', 'process', 'persistent', 'namespace', 'rawSpawn', 'rawBwrap']) {
-      const summary = results['latency'][target] as Summary;
-      expect(summary.n, target).toBeGreaterThan(0);
-      expect(summary.p50, target).toBeGreaterThan(0);
+    const latency = results['latency'];
+    // The raw line client and the SDK client each time the peer and every mode, in the same interleaved rounds.
+    const targets = ['peer', 'isolate', 'worker', 'process', 'persistent', 'namespace'];
+    for (const column of ['rawClient', 'sdkClient']) {
+      expect(Object.keys(latency[column]), column).toEqual(targets);
+      for (const target of targets) {
+        const summary = latency[column][target] as Summary & { roundsP50: number[]; ratio: number; callsPerSecond: number };
+        expect(summary.n, `${column} ${target}`).toBeGreaterThan(0);
+        expect(summary.p50, `${column} ${target}`).toBeGreaterThan(0);
+        expect(summary.roundsP50, `${column} ${target}`).toHaveLength(2);
+        expect(summary.ratio, `${column} ${target}`).toBeGreaterThan(0);
+        expect(summary.callsPerSecond, `${column} ${target}`).toBeGreaterThan(0);
+      }
     }
-    expect(Object.keys(results['throughput'])).toEqual(['baseline', 'baselineV1', 'isolate', 'worker', 'process', 'persistent', 'namespace']);
-    // Interleaved rounds: one peer p50 per round, and a ratio per target against it.
-    expect(results['latency'].baseline.roundsP50).toHaveLength(2);
-    // The floors of a one-shot call (raw spawn, bare bubblewrap) are measured in the same rounds.
-    expect(results['latency'].rawBwrap.roundsP50).toHaveLength(2);
-    expect(results['latency'].rawSpawn.roundsP50).toHaveLength(2);
-    // So is the floor under an isolate call: one bare fresh context.
-    expect(results['latency'].freshContext.roundsP50).toHaveLength(2);
-    expect(results['ratios'].worker.p50).toBeGreaterThan(0);
-    // CPU per call at 8 in flight, from /proc, for every target (the peers' server too).
+    // Each mode's floor is measured in the same rounds, and each mode's time over it reported.
+    expect(Object.keys(latency.floors)).toEqual(['freshContext', 'threadHop', 'pipeRoundTrip', 'rawSpawn', 'rawBwrap']);
+    for (const [floor, summary] of Object.entries(latency.floors as Record<string, { roundsP50: number[] }>)) expect(summary.roundsP50, floor).toHaveLength(2);
+    for (const mode of targets.slice(1)) expect(latency.rawClient[mode].overFloorMs, mode).toEqual(expect.any(Number));
+    // CPU per call at 8 in flight, from /proc, for every target (the peer's server too).
     // (Smoke windows are too short for the tree's 10 ms clock ticks to be compared with the main thread's run time.)
-    for (const [target, cpu] of Object.entries(results['cpuPerCallUs'] as Record<string, { mainThread: number; serverTree: number }>)) {
+    expect(Object.keys(latency.cpuPerCallUs)).toEqual(targets);
+    for (const [target, cpu] of Object.entries(latency.cpuPerCallUs as Record<string, { mainThread: number; serverTree: number }>)) {
       expect(cpu.mainThread, target).toBeGreaterThan(0);
       expect(cpu.serverTree, target).toBeGreaterThanOrEqual(0);
     }
-    expect(Object.keys(results['cpuPerCallUs'])).toEqual(Object.keys(results['throughput']));
-    expect(results['isolateCeiling'].callsPerSecond).toBeGreaterThan(0);
+    expect(latency.isolateCeiling.callsPerSecond).toBeGreaterThan(0);
     // Measured inside the host: every stage of a sequential worker call was timed.
-    expect(Object.keys(results['stages'].echo_worker)).toEqual(expect.arrayContaining(['lookup', 'policy', 'run', 'result-checks', 'finish']));
+    expect(Object.keys(latency.stages.echo_worker)).toEqual(expect.arrayContaining(['lookup', 'policy', 'run', 'result-checks', 'finish']));
+    // Every target of the run, met or missed, in one list.
+    expect(results['goals'].length).toBeGreaterThanOrEqual(7);
+    for (const goal of results['goals'] as { name: string; met: unknown }[]) expect(typeof goal.met, goal.name).toBe('boolean');
     // Over HTTP: toolhost's front, the SDK's own HTTP server and toolhost over stdio, in the same run.
     expect(Object.keys(results['http'].targets)).toEqual(['sdkHttp', 'toolhostHttp', 'toolhostStdio']);
     for (const [name, target] of Object.entries(results['http'].targets as Record<string, { latency: Summary; throughput: number }>)) {
