@@ -281,7 +281,7 @@ try {
   }
 
   if (want('startup')) {
-    results.startup = await benchStartup({ rounds: quick ? 2 : 5, log });
+    results.startup = await benchStartup({ rounds: smoke ? 1 : quick ? 2 : 5, log, goal });
   }
 
   if (want('journal')) {

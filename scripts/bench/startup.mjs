@@ -1,93 +1,91 @@
-// Bench section `startup`: how soon a client is served. For `toolhost serve`
-// with the bundled manifests (the filesystem server among them): the time from
-// the process's spawn to its answer to `initialize`, and to its first
-// `tools/list` answer (which waits for the server to list); `toolhost validate`
-// of the bundled manifests as a whole process; and the same spawn-to-initialize
-// and spawn-to-tools/list for a bare SDK server (baseline-server.mjs) in the
-// same run. A raw line client (one JSON-RPC line out, its answer line in) times
-// the server, not a client library. Medians over the rounds.
+// Bench section `startup`: how soon a user is served, each figure from the
+// process's spawn, medians over the rounds, against a bare SDK server's start
+// (baseline-server.mjs: spawn to its `initialize` answer) in the same rounds.
+// `toolhost --version` and `--help`; `validate` and `list` of the bundled
+// manifests (the filesystem server among them) without a lock (the server is
+// started to list its tools) and with one (its tools come from the pins); and
+// `serve` with the bundled manifests: spawn to its `initialize` answer and to
+// its first `tools/list` answer (which waits for the server to list). The
+// servers are timed with the raw line client (line-client.mjs).
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { ROOT, round } from './lib.mjs';
+import { connectLine } from './line-client.mjs';
+import { ROOT, median, round, table } from './lib.mjs';
 
-const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } };
+const TOOLHOST = ['--no-node-snapshot', join(ROOT, 'bin/toolhost.js')];
 
-/** Runs the section: `rounds` starts of each target. */
-export async function benchStartup({ rounds, log }) {
+/** Runs the section: `rounds` starts of each target; `goal(name, met, figure)` records a target. */
+export async function benchStartup({ rounds, log, goal }) {
   const scratch = mkdtempSync(join(tmpdir(), 'toolhost-bench-startup-'));
-  const toolhost = (workspace, state) => [process.execPath, ['--no-node-snapshot', join(ROOT, 'bin/toolhost.js'), 'serve', '--manifests', join(ROOT, 'manifests'), '--workspace', workspace, '--state', state, '--no-watch']];
-  const samples = { serve: [], bare: [], validate: [] };
+  const bundled = (workspace) => ['--manifests', join(ROOT, 'manifests'), '--workspace', workspace];
+  const locked = join(scratch, 'locked');
+  mkdirSync(locked);
+  const samples = {};
+  const add = (key, ms) => (samples[key] ??= []).push(ms);
   try {
-    for (let round_ = 0; round_ < rounds; round_++) {
-      const workspace = join(scratch, `ws-${round_}`);
+    // The lock pins the bundled server's tools: written once (it starts the server).
+    await timeProcess(process.execPath, [...TOOLHOST, 'lock', ...bundled(locked)]);
+    for (let r = 0; r < rounds; r++) {
+      const workspace = join(scratch, `ws-${r}`);
       mkdirSync(workspace);
-      samples.bare.push(await timeServer(process.execPath, [join(ROOT, 'scripts/bench/baseline-server.mjs')]));
-      samples.serve.push(await timeServer(...toolhost(workspace, join(scratch, `state-${round_}`))));
-      samples.validate.push(await timeProcess(process.execPath, ['--no-node-snapshot', join(ROOT, 'bin/toolhost.js'), 'validate', '--manifests', join(ROOT, 'manifests'), '--workspace', workspace]));
+      const bare = await timeServer(process.execPath, [join(ROOT, 'scripts/bench/baseline-server.mjs')]);
+      add('bareSdkServer.initialize', bare.initializeMs);
+      add('bareSdkServer.toolsList', bare.toolsListMs);
+      add('version', await timeProcess(process.execPath, [...TOOLHOST, '--version']));
+      add('help', await timeProcess(process.execPath, [...TOOLHOST, '--help']));
+      add('validate.noLock', await timeProcess(process.execPath, [...TOOLHOST, 'validate', ...bundled(workspace)]));
+      add('validate.lock', await timeProcess(process.execPath, [...TOOLHOST, 'validate', ...bundled(locked)]));
+      add('list.noLock', await timeProcess(process.execPath, [...TOOLHOST, 'list', ...bundled(workspace)]));
+      add('list.lock', await timeProcess(process.execPath, [...TOOLHOST, 'list', ...bundled(locked)]));
+      const served = await timeServer(process.execPath, [...TOOLHOST, 'serve', ...bundled(workspace), '--state', join(scratch, `state-${r}`), '--no-watch']);
+      add('serve.initialize', served.initializeMs);
+      add('serve.toolsList', served.toolsListMs);
     }
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
-  const median = (values) => round([...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]);
-  const result = {
-    rounds,
-    serve: { initializeMs: median(samples.serve.map((s) => s.initializeMs)), toolsListMs: median(samples.serve.map((s) => s.toolsListMs)) },
-    bareSdkServer: { initializeMs: median(samples.bare.map((s) => s.initializeMs)), toolsListMs: median(samples.bare.map((s) => s.toolsListMs)) },
-    validateMs: median(samples.validate),
-  };
-  log('Start-up (spawn to answer, median; serve has the bundled filesystem server configured):');
-  log(`  serve:           initialize ${result.serve.initializeMs} ms, first tools/list ${result.serve.toolsListMs} ms`);
-  log(`  bare SDK server: initialize ${result.bareSdkServer.initializeMs} ms, first tools/list ${result.bareSdkServer.toolsListMs} ms`);
-  log(`  validate (bundled manifests, whole process): ${result.validateMs} ms; ratio to the bare server's tools/list ${round(result.validateMs / result.bareSdkServer.toolsListMs)}\n`);
+  const result = { rounds, ms: Object.fromEntries(Object.entries(samples).map(([key, values]) => [key, round(median(values))])) };
+  const ms = result.ms;
+  const bare = ms['bareSdkServer.initialize'];
+  const rows = [
+    ['bare SDK server: initialize', 'bareSdkServer.initialize'],
+    ['bare SDK server: first tools/list', 'bareSdkServer.toolsList'],
+    ['toolhost --version', 'version'],
+    ['toolhost --help', 'help'],
+    ['validate (no lock: the server started)', 'validate.noLock'],
+    ['validate (lock: tools from the pins)', 'validate.lock'],
+    ['list (no lock)', 'list.noLock'],
+    ['list (lock)', 'list.lock'],
+    ['serve: initialize', 'serve.initialize'],
+    ['serve: first tools/list', 'serve.toolsList'],
+  ];
+  log(`Start-up (ms from spawn, median of ${rounds} rounds; bundled manifests, the filesystem server among them)`);
+  log(table(['target', 'ms', 'over the bare SDK server'], rows.map(([label, key]) => [label, ms[key], key === 'bareSdkServer.initialize' ? '' : round(ms[key] - bare)])));
+  log('');
+  goal('toolhost --version under 150 ms', ms.version < 150, `${ms.version} ms`);
+  goal('toolhost --help under 150 ms', ms.help < 150, `${ms.help} ms`);
+  goal('validate of the bundled manifests under 1 s (with a lock)', ms['validate.lock'] < 1000, `${ms['validate.lock']} ms`);
+  goal('list of the bundled manifests under 1 s (with a lock)', ms['list.lock'] < 1000, `${ms['list.lock']} ms`);
+  goal('serve answers initialize within 300 ms of its start', ms['serve.initialize'] <= 300, `${ms['serve.initialize']} ms (bare SDK server ${bare} ms)`);
   return result;
 }
 
-// Spawn → initialize answer → (initialized, tools/list) → tools/list answer, then end its stdin.
+// Spawn → initialize answer → tools/list answer, then the server is closed.
 async function timeServer(command, args) {
-  const startedMs = performance.now();
-  const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'ignore'] });
-  const lines = lineReader(child.stdout);
-  child.stdin.write(`${JSON.stringify(INITIALIZE)}\n`);
-  await lines.answerTo(1);
-  const initializeMs = performance.now() - startedMs;
-  child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
-  child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} })}\n`);
-  await lines.answerTo(2);
-  const toolsListMs = performance.now() - startedMs;
-  child.stdin.end();
-  await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)));
-  return { initializeMs, toolsListMs };
+  const connection = await connectLine(command, args, { cwd: ROOT });
+  const started = performance.now() - connection.startupMs;
+  await connection.client.listTools();
+  const toolsListMs = performance.now() - started;
+  await connection.close();
+  return { initializeMs: connection.startupMs, toolsListMs };
 }
 
 async function timeProcess(command, args) {
   const startedMs = performance.now();
-  const child = spawn(command, args, { stdio: 'ignore' });
+  const child = spawn(command, args, { stdio: 'ignore', cwd: ROOT });
   await new Promise((resolve) => child.once('exit', resolve));
   return performance.now() - startedMs;
-}
-
-function lineReader(stream) {
-  let partial = '';
-  const waiting = new Map();
-  const seen = new Set();
-  stream.setEncoding('utf8');
-  stream.on('data', (chunk) => {
-    partial += chunk;
-    for (let nl = partial.indexOf('\n'); nl !== -1; nl = partial.indexOf('\n')) {
-      const line = partial.slice(0, nl);
-      partial = partial.slice(nl + 1);
-      let id;
-      try {
-        id = JSON.parse(line).id;
-      } catch {
-        continue;
-      }
-      seen.add(id);
-      waiting.get(id)?.();
-    }
-  });
-  return { answerTo: (id) => (seen.has(id) ? Promise.resolve() : new Promise((resolve) => waiting.set(id, resolve))) };
 }

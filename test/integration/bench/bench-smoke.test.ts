@@ -63,6 +63,8 @@ describe('npm run bench --smoke', () => {
     expect(latency.isolateCeiling.callsPerSecond).toBeGreaterThan(0);
     // Measured inside the host: every stage of a sequential worker call was timed.
     expect(Object.keys(latency.stages.echo_worker)).toEqual(expect.arrayContaining(['lookup', 'policy', 'run', 'result-checks', 'finish']));
+    // Start-up: every command and the serve handshake, against a bare SDK server's start, from one run.
+    expect(Object.keys(results['startup'].ms)).toEqual(expect.arrayContaining(['bareSdkServer.initialize', 'version', 'help', 'validate.noLock', 'validate.lock', 'list.noLock', 'list.lock', 'serve.initialize', 'serve.toolsList']));
     // Every target of the run, met or missed, in one list.
     expect(results['goals'].length).toBeGreaterThanOrEqual(7);
     for (const goal of results['goals'] as { name: string; met: unknown }[]) expect(typeof goal.met, goal.name).toBe('boolean');
