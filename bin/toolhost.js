@@ -6,7 +6,7 @@
 // re-exec once with the flag. --max-semi-space-size=4 is tuning, not a need: a
 // 4 MB young generation (V8's default here is 16 MB) cuts the host's GC pauses
 // from about 5 ms to under 2 ms each, at about 40% more collection time in all
-// (the host's p99 over 3000 isolate calls 12 → 9 ms; README, Performance).
+// (the host's p99 over 3000 isolate calls 12 → 9 ms; docs/performance.md).
 //
 // Signals, when re-executed: the host is the one that acts on them. A signal sent
 // to this process alone (a client's SIGTERM to the pid it started) is relayed to

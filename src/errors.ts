@@ -1,5 +1,5 @@
 // The one table of failure codes (SPEC section 5). Code, tests, audit records
-// and the README branch on these strings; messages are for people only.
+// and the code table of docs/clients.md branch on these strings; messages are for people only.
 
 /** Who is at fault decides the log level and the audit status. */
 export type ErrorKind = 'caller' | 'denied' | 'run' | 'cancelled' | 'internal';

@@ -1,9 +1,9 @@
 // How `toolhost audit` prints call records: a stable JSON shape (documented in
-// the README) and an aligned table for people.
+// docs/audit.md) and an aligned table for people.
 import type { CallRecord } from './call-record.js';
 import { formatTable, type Column, type TableOptions } from '../terminal/table.js';
 
-/** One record of `toolhost audit --json`; times are ISO 8601 UTC. Stable: documented in the README. */
+/** One record of `toolhost audit --json`; times are ISO 8601 UTC. Stable: documented in docs/audit.md. */
 export interface AuditJsonRecord {
   id: string;
   sessionId: string;

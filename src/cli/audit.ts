@@ -1,5 +1,5 @@
 // `toolhost audit`: reads the journal of a state folder, filtered, as a table
-// or as JSON (the --json shape is documented in the README and stable);
+// or as JSON (the --json shape is documented in docs/audit.md and stable);
 // `audit verify` checks its chains (SPEC section 7.3) and `audit export`
 // writes every chain entry as JSON Lines or CSV.
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -35,7 +35,7 @@ ${JOURNAL_FLAG_HELP}
   --until T         before T: ISO 8601 (2026-11-29, 2026-11-29T13:00:00Z)
                     or a duration back from now (30s, 15m, 1h, 2d, 1w)
   --limit N         at most N records (default ${DEFAULT_LIMIT}; 0 means all)
-  --json            a JSON array of records (shape in the README)
+  --json            a JSON array of records (shape in docs/audit.md)
 
 verify: checks every chain of the journal (or of an export FILE) and its
 checkpoints, and that every record is the latest chained fact about it; exit 1

@@ -1,6 +1,6 @@
 // `toolhost doctor`: which sandboxes this machine supports, and why not
 // (SPEC section 8). Every check runs the real thing; exit 0 when everything the
-// bundled tools need works, 1 otherwise. The --json shape is stable (README).
+// bundled tools need works, 1 otherwise. The --json shape is stable (docs/sandboxing.md).
 import { createRequire } from 'node:module';
 import { parseCommandArgs } from './args.js';
 import { checkIsolateProcess, runSandboxChecks, type DoctorCheck } from '../runner/index.js';

@@ -25,7 +25,7 @@ and the values it overrode.
 With JSON (the arguments of a call, e.g. '{"path": "notes.txt"}') it also checks
 them against the tool's input schema and says what a call would meet.
 
-  --json             print the explanation as one JSON object (documented in the README)
+  --json             print the explanation as one JSON object (documented in docs/cli.md)
   --principal NAME   also say what the principals: rules decide for this HTTP caller (SPEC 6.1)
 
 Exit status: 0 explained; 1 unknown tool, or arguments the tool's schema

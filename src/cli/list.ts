@@ -15,7 +15,7 @@ trust, whether tools/list shows it, and the policy's decision with its rule.
 Excluded and denied tools are shown too (LISTED no). An upstream server's tools
 come from toolhost.lock's pins when pinning is in force, else from starting it.
 
-  --json   a JSON array, one object per tool (fields documented in the README:
+  --json   a JSON array, one object per tool (fields documented in docs/cli.md:
            name, file, sideEffect, mode, isolation, trust, listed, excluded,
            decision, code, rule, reason, shadow, limits, memory, terminal,
            upstream)

@@ -1,5 +1,5 @@
 // One tool as `list --json` and `explain --json` print it. The field set is
-// documented in the README ("--json output") and only ever grows.
+// documented in docs/cli.md ("--json output") and only ever grows.
 import { decide } from '../policy/decide.js';
 import type { ToolView } from '../policy/types.js';
 import type { MemoryHold } from '../runner/index.js';
@@ -56,7 +56,7 @@ export interface ToolSummary {
   } | null;
 }
 
-/** The fields of a summary, in output order (the README documents each). */
+/** The fields of a summary, in output order (docs/cli.md documents each). */
 export const TOOL_SUMMARY_FIELDS = [
   'name',
   'file',

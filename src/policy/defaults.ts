@@ -1,6 +1,6 @@
 // The built-in baseline: the value of every policy key that no layer sets.
 // With no policy file at all these are the whole policy (SPEC section 4).
-// The README's "Policy reference" lists the same values; a test keeps them in step.
+// The "Policy reference" of docs/policies.md lists the same values; a test keeps them in step.
 import type { SideEffect } from '../registry/manifest.js';
 import type { SandboxMode } from '../registry/manifest.js';
 import type { ApprovalsBy, InvalidArgumentsMode, JournalArguments, LimitKey } from './policy-model.js';

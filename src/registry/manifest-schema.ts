@@ -75,7 +75,7 @@ export interface ManifestKey {
   readonly required: boolean;
 }
 
-/** Every key of the manifest format with its description, in schema order (for docs and a README check). */
+/** Every key of the manifest format with its description, in schema order (for docs and the reference-table check). */
 export function listManifestKeys(schema: Record<string, unknown> = readManifestSchema()): ManifestKey[] {
   const keys: ManifestKey[] = [];
   const visit = (node: Record<string, unknown>, prefix: string): void => {

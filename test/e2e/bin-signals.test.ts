@@ -1,5 +1,5 @@
-// Ctrl-C through `node bin/toolhost.js` (the launch form of the README's client
-// configurations): that form re-executes itself with the flags isolated-vm
+// Ctrl-C through `node bin/toolhost.js` (the launch form of the client
+// configurations of docs/clients.md): that form re-executes itself with the flags isolated-vm
 // needs, so two processes share the terminal's process group, and a SIGINT to
 // the group reaches both. The host must stop as it does when started directly:
 // the call in flight answered `cancelled` and journaled so (not left

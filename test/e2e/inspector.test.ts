@@ -1,7 +1,7 @@
 // The official MCP Inspector CLI (@modelcontextprotocol/inspector 0.15.0,
 // the last release whose CLI runs on Node 20) lists and calls the bundled
 // tools through `toolhost serve`, configured the way an MCP client is: a
-// JSON file naming the command, exactly as the README shows.
+// JSON file naming the command, exactly as docs/clients.md shows.
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

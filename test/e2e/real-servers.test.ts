@@ -1,7 +1,7 @@
 // Real MCP servers from npm through the built `toolhost serve`, driven by an
 // SDK client, with the servers started once for the whole file (SPEC section
-// 2.1). The project is set up by running the README's recipe ("Sandbox an MCP
-// server you already use") word for word: its shell lines, with `npx toolhost`
+// 2.1). The project is set up by running the recipe of docs/manifests.md
+// ("Sandbox an MCP server you already use") word for word: its shell lines, with `npx toolhost`
 // as the built CLI and the `npm install` line as a copy of the installed dev
 // dependency (nothing is downloaded), and its reviewed manifest as written.
 // Served: @modelcontextprotocol/server-memory (the recipe: its data file in the
@@ -27,16 +27,16 @@ interface RecipeStep {
   readonly kind: 'sh' | 'file';
   /** sh: the lines; file: the content. */
   readonly text: string;
-  /** file: where the README says to save it. */
+  /** file: where the recipe says to save it. */
   readonly path?: string;
 }
 
-/** The README's blocks marked `<!-- recipe: NAME [FILE] -->`, in order. */
+/** The blocks of docs/manifests.md marked `<!-- recipe: NAME [FILE] -->`, in order. */
 function readRecipe(name: string): RecipeStep[] {
-  const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+  const page = readFileSync(join(REPO_ROOT, 'docs/manifests.md'), 'utf8');
   const steps: RecipeStep[] = [];
   const marker = /<!-- recipe: (\S+)(?: (\S+))? -->\n```(sh|yaml)\n([\s\S]*?)```/g;
-  for (let match = marker.exec(readme); match !== null; match = marker.exec(readme)) {
+  for (let match = marker.exec(page); match !== null; match = marker.exec(page)) {
     if (match[1] !== name) continue;
     steps.push(match[3] === 'sh' ? { kind: 'sh', text: match[4]! } : { kind: 'file', text: match[4]!, ...(match[2] ? { path: match[2] } : {}) });
   }
@@ -110,7 +110,7 @@ beforeAll(async () => {
   mkdirSync(PROJECT, { recursive: true });
   for (const step of readRecipe(RECIPE)) {
     if (step.kind === 'file') {
-      // The person's review: the manifest as the README shows it, over what import wrote.
+      // The person's review: the manifest as the recipe shows it, over what import wrote.
       expect(existsSync(join(PROJECT, step.path ?? '')), `${step.path} was written by the import`).toBe(true);
       writeFileSync(join(PROJECT, step.path ?? ''), step.text);
       continue;
@@ -134,7 +134,7 @@ afterAll(async () => {
   expect(left).toEqual([]);
 }, 120_000);
 
-describe("the README's recipe for server-memory", () => {
+describe("the recipe for server-memory", () => {
   it('ran every line of it: install, import, validate, serve', () => {
     expect(ran).toEqual([
       'mkdir -p servers',

@@ -1,21 +1,21 @@
-// The ERRORS table is the source of truth for failure codes: the README's
-// code table must name every code, and name no code the host does not have,
-// and its recovery column must say what the table says (SPEC 5.2).
+// The ERRORS table is the source of truth for failure codes: the code table
+// of docs/clients.md must name every code, and name no code the host does not
+// have, and its recovery column must say what the table says (SPEC 5.2).
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ERRORS, HostError, isErrorCode, RECOVERIES, recoveryOf, withToolRecovery, type ErrorCode } from '../../src/errors.js';
 
-const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
-const codeTable = readme.slice(readme.indexOf('| code | reaches the client as |'));
+const clientsPage = readFileSync(fileURLToPath(new URL('../../docs/clients.md', import.meta.url)), 'utf8');
+const codeTable = clientsPage.slice(clientsPage.indexOf('| code | reaches the client as |'));
 const codeRows = codeTable.slice(0, codeTable.indexOf('\n\n'));
 
 describe('ERRORS', () => {
-  it('every code appears in the README code table', () => {
+  it('every code appears in the code table of docs/clients.md', () => {
     for (const code of Object.keys(ERRORS)) expect(codeRows, code).toContain(`\`${code}\``);
   });
 
-  it('the README code table names only real codes', () => {
+  it('the code table of docs/clients.md names only real codes', () => {
     const named = [...codeRows.matchAll(/^\| ([^|]+) \|/gm)].flatMap((row) => [...(row[1] ?? '').matchAll(/`([a-z_]+)`/g)].map((m) => m[1]));
     expect(named.length).toBeGreaterThan(0);
     for (const code of named) expect(isErrorCode(code), String(code)).toBe(true);
@@ -60,7 +60,7 @@ describe('recovery', () => {
     for (const [code, recovery] of Object.entries(SPEC_RECOVERY)) expect([code, ERRORS[code as ErrorCode].recovery]).toEqual([code, recovery]);
   });
 
-  it('the README code table has a recovery column that matches the table, row by row', () => {
+  it('the code table of docs/clients.md has a recovery column that matches the table, row by row', () => {
     const header = codeRows.split('\n')[0] ?? '';
     expect(header.split('|').map((cell) => cell.trim())).toContain('recovery');
     const rows = [...codeRows.matchAll(/^\| `([a-z_]+)` \|.*\| `(retry|repair|stop)`[^|]*\|$/gm)].map((row) => [row[1], row[2]]);

@@ -2,7 +2,7 @@
 // process: the write-ahead record of a mutating call is on disk before begin()
 // returns; a finish and a read-only call's record only reach the OS (durable
 // across a host crash, not a power loss), which keeps them off the disk's
-// flush latency. The README's performance section documents the trade-off.
+// flush latency. docs/audit.md documents the trade-off.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,7 +1,7 @@
-// The README's manifest and policy reference, and its --json field table, are
-// kept in step with schemas/*.schema.json and the code: every schema key has a
-// row and every row is a schema key; the documented policy defaults are the
-// built-in ones.
+// The manifest reference (docs/manifests.md), the policy reference
+// (docs/policies.md) and the --json field table (docs/cli.md) are kept in step
+// with schemas/*.schema.json and the code: every schema key has a row and every
+// row is a schema key; the documented policy defaults are the built-in ones.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -9,13 +9,18 @@ import { POLICY_DEFAULTS } from '../../../src/policy/defaults.js';
 import { TOOL_SUMMARY_FIELDS } from '../../../src/cli/tool-summary.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const README = readFileSync(`${ROOT}README.md`, 'utf8');
+/** The page that holds each reference section. */
+const PAGES: Record<string, string> = {
+  'Manifest reference': 'docs/manifests.md',
+  'Policy reference': 'docs/policies.md',
+  '--json output': 'docs/cli.md',
+};
 
 type SchemaNode = Record<string, unknown>;
 
-describe('README reference', () => {
+describe('documentation reference tables', () => {
   it('Manifest reference: every key of manifest.schema.json, and nothing else', () => {
-    // The tool-manifest branch; the kind: Server branch is documented in "Sandbox an MCP server you already use".
+    // The tool-manifest branch; the kind: Server branch is documented in "Server manifest reference".
     const schema = readSchema('manifest.schema.json')['else'] as SchemaNode;
     // input and output hold JSON Schemas written by tool authors: their insides are not manifest keys.
     expect(sorted(tableKeys(section('Manifest reference')))).toEqual(sorted(schemaKeys(schema, schema, '', ['input', 'output'])));
@@ -81,10 +86,12 @@ function schemaKeys(node: unknown, root: SchemaNode, prefix: string, opaque: rea
 }
 
 function section(title: string): string {
-  const start = README.indexOf(`\n## ${title}\n`);
-  expect(start, `README has a "## ${title}" section`).toBeGreaterThanOrEqual(0);
-  const end = README.indexOf('\n## ', start + 1);
-  return README.slice(start, end < 0 ? undefined : end);
+  const page = PAGES[title] ?? 'README.md';
+  const text = readFileSync(`${ROOT}${page}`, 'utf8');
+  const start = text.indexOf(`\n## ${title}\n`);
+  expect(start, `${page} has a "## ${title}" section`).toBeGreaterThanOrEqual(0);
+  const end = text.indexOf('\n## ', start + 1);
+  return text.slice(start, end < 0 ? undefined : end);
 }
 
 /** Table rows whose first cell is a backticked key, by key. */
