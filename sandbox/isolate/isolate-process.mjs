@@ -16,6 +16,7 @@ import { readFileSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { encodeFrame, FrameReader } from '../shared/frames.mjs';
 import { ISOLATE_WIRE_LIMITS } from '../shared/limits.mjs';
+import { readLogLevel } from '../shared/readers.mjs';
 import { IsolateSlot, toPreludeClosure } from './isolate-slot.mjs';
 import { createScopedFs } from '../ctx/scoped-fs.mjs';
 import { createCallConnectionLimiter, createConnectionLimiter } from '../ctx/egress-client.mjs';
@@ -24,7 +25,6 @@ import { createScopedFetch } from '../ctx/scoped-fetch.mjs';
 /** @typedef {import('../shared/messages.mjs').IsolateInitMessage} IsolateInitMessage */
 /** @typedef {import('../shared/messages.mjs').IsolateRunMessage} IsolateRunMessage */
 /** @typedef {import('../shared/messages.mjs').IsolateToHostMessage} IsolateToHostMessage */
-/** @typedef {import('../shared/messages.mjs').ToolLogLevel} ToolLogLevel */
 
 /** The host is trusted: its frames (arguments, fetch bodies) may be large, never unbounded. */
 const MAX_INBOUND_FRAME_BYTES = 64 * 1024 * 1024;
@@ -47,13 +47,6 @@ const MAX_PROXY_CONNECTIONS_PER_CALL = 3;
  * next call instead of in front of it. Each still has the tool's heap limit.
  */
 const WARM_SLOTS = 2;
-/** @type {ReadonlySet<unknown>} */
-const LOG_LEVELS = new Set(/** @type {ToolLogLevel[]} */ (['debug', 'info', 'warn', 'error']));
-
-/** @returns {value is ToolLogLevel} */
-function isLogLevel(/** @type {unknown} */ value) {
-  return LOG_LEVELS.has(value);
-}
 
 /** @type {IsolateInitMessage | undefined} */
 let config;
@@ -494,9 +487,9 @@ function reportDenial(call, denial) {
   send({
     type: 'denied',
     id: call.id,
-    op: cut(String(denial.op), 64),
+    op: cut(String(denial.op), ISOLATE_WIRE_LIMITS.maxCodeChars),
     target: cut(String(denial.target), ISOLATE_WIRE_LIMITS.maxTargetChars),
-    reason: cut(String(denial.reason), 64),
+    reason: cut(String(denial.reason), ISOLATE_WIRE_LIMITS.maxCodeChars),
   });
 }
 
@@ -516,7 +509,7 @@ function notify(call, op, args) {
     });
   } else if (op === 'log') {
     const [rawLevel, rawMessage] = args;
-    const level = isLogLevel(rawLevel) ? rawLevel : 'info';
+    const level = readLogLevel(rawLevel);
     const text = cut(typeof rawMessage === 'string' ? rawMessage : String(rawMessage), ISOLATE_WIRE_LIMITS.maxMessageChars);
     if (!chargeEvent(call, text)) return;
     send({ type: 'log', id: call.id, level, message: text });

@@ -1,19 +1,32 @@
-// The bounds the isolate process applies before anything crosses to the host,
-// and the host checks again on arrival: one module both sides import at run
-// time. Plain ESM, no imports.
-export const ISOLATE_WIRE_LIMITS = Object.freeze({
-  /** Largest header the host reads (log lines, paths, URLs and messages fit well inside). */
-  maxHeaderBytes: 64 * 1024,
+// The bounds both sides apply to what a tool sends while it runs, and the
+// isolate process's bounds on everything that crosses to the host: one module
+// both sides import at run time. Plain ESM, no imports.
+
+/**
+ * A call's progress, log and denial events, as every runner passes them on
+ * (src/runner/events.ts): the far side cuts to these before sending, the host
+ * counts again on arrival.
+ */
+export const EVENT_LIMITS = Object.freeze({
   /** Longest log or progress message, in characters (UTF-16 units). */
   maxMessageChars: 4000,
   /** Log and progress events one call may send. */
   maxEventsPerCall: 1000,
-  /** UTF-8 bytes of log and progress messages one call may send in all; the rest are dropped. */
+  /** UTF-8 bytes of log and progress messages one call may send in all; past it, messages are dropped. */
   maxEventBytesPerCall: 256 * 1024,
   /** Refusals one call may report; further ones are still refused, not reported. */
   maxDenialsPerCall: 100,
-  /** Longest denial target or error message, in characters. */
+  /** Longest denial target, in characters. */
   maxTargetChars: 512,
+  /** Longest denial operation or reason code, in characters. */
+  maxCodeChars: 64,
+});
+
+/** What the isolate process bounds before anything crosses to the host (frames, fetch requests, errors). */
+export const ISOLATE_WIRE_LIMITS = Object.freeze({
+  ...EVENT_LIMITS,
+  /** Largest header the host reads (log lines, paths, URLs and messages fit well inside). */
+  maxHeaderBytes: 64 * 1024,
   /** Longest URL a tool may pass to ctx.fetch, in characters. */
   maxUrlChars: 8192,
   /** UTF-8 bytes of a fetch request's header names and values together. */

@@ -22,11 +22,11 @@ import { BroadcastChannel, threadId, workerData } from 'node:worker_threads';
 import { createScopedFs } from '../ctx/scoped-fs.mjs';
 import { createScopedFetch } from '../ctx/scoped-fetch.mjs';
 import { threadGate } from './worker-gate.mjs';
+import { EVENT_LIMITS } from '../shared/limits.mjs';
+import { readLogLevel } from '../shared/readers.mjs';
 
 // Generous: the host redacts the message, then cuts it to what the caller sees.
 const MAX_MESSAGE_CHARS = 8192;
-const MAX_EVENT_CHARS = 4000;
-const LOG_LEVELS = new Set(['debug', 'info', 'warn', 'error']);
 
 /** Tool modules by entry path: imported once per worker thread. */
 const tools = new Map();
@@ -52,7 +52,6 @@ function channelNamed(name) {
 /** @typedef {import('../shared/messages.mjs').WorkerPoolData} WorkerPoolData */
 /** @typedef {import('../shared/messages.mjs').WorkerTask} WorkerTask */
 /** @typedef {import('../shared/messages.mjs').WorkerEventMessage} WorkerEventMessage */
-/** @typedef {import('../shared/messages.mjs').ToolLogLevel} ToolLogLevel */
 /** @typedef {WorkerEventMessage extends infer M ? M extends unknown ? Omit<M, 'callId'> : never : never} WorkerEvent */
 
 /** The pool's calls have this in common (worker-runner.ts builds it once). */
@@ -253,11 +252,11 @@ function buildCtx(callId, abort, post) {
         type: 'progress',
         progress: done,
         ...(Number.isFinite(total) ? { total } : {}),
-        ...(message === undefined ? {} : { message: String(message).slice(0, MAX_EVENT_CHARS) }),
+        ...(message === undefined ? {} : { message: String(message).slice(0, EVENT_LIMITS.maxMessageChars) }),
       });
     },
     log(level, message) {
-      post({ type: 'log', level: LOG_LEVELS.has(level) ? /** @type {ToolLogLevel} */ (level) : 'info', message: String(message).slice(0, MAX_EVENT_CHARS) });
+      post({ type: 'log', level: readLogLevel(level), message: String(message).slice(0, EVENT_LIMITS.maxMessageChars) });
     },
   });
 }

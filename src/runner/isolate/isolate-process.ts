@@ -20,7 +20,8 @@ import type { RunSpec } from '../types.js';
 import { failure, MAX_TOOL_MESSAGE_CHARS, parseToolEnvelope, type Outcome } from '../tool-envelope.js';
 import { ISOLATE_WIRE_LIMITS } from '../../../sandbox/shared/limits.mjs';
 import type { HostToIsolateMessage } from '../../../sandbox/shared/messages.mjs';
-import type { Job, RunOptions, ToolLogLevel } from '../run-types.js';
+import type { Job, RunOptions } from '../run-types.js';
+import { CallEvents } from '../events.js';
 import { openEgressGrant, type EgressCallChannel, type EgressGrant } from '../bwrap/egress-grant.js';
 import { SANDBOX_PROXY_URL } from '../bwrap/egress-bridge.js';
 import type { EgressSettings } from '../process/process-sandbox.js';
@@ -36,7 +37,6 @@ export const ISOLATE_START_TIMEOUT_MS = 20_000;
 /** How long a stopped call's isolate may take to be disposed before the whole process is killed. */
 export const STOP_GRACE_MS = 1000;
 const STDERR_TAIL_BYTES = 4096;
-const LOG_LEVELS: ReadonlySet<string> = new Set(['debug', 'info', 'warn', 'error']);
 
 /** A started process, or why not (`verdict`: the tool's module made the start fail; see isolate-start.ts). */
 export type IsolateProcessStart = { readonly ok: true; readonly process: IsolateProcess } | Extract<IsolateStartResult, { ok: false }>;
@@ -126,10 +126,8 @@ export async function startIsolateProcess(spec: RunSpec, deps: IsolateProcessDep
 interface ActiveCall {
   readonly options: RunOptions;
   readonly resolve: (outcome: Outcome) => void;
-  events: number;
-  eventBytes: number;
-  /** ctx refusals reported, bounded as over there. */
-  denials: number;
+  /** Its progress, log and denial events, bounded per call as over there. */
+  readonly events: CallEvents;
   /** Fetches refused over there before any connection, counted against the same bound as denials. */
   attempts: number;
   /** Its way out through the process's egress grant; closed when the call settles. */
@@ -231,9 +229,7 @@ export class IsolateProcess {
       const egress = this.grant?.openCall(options.onEgress);
       const call: ActiveCall = {
         options,
-        events: 0,
-        eventBytes: 0,
-        denials: 0,
+        events: new CallEvents({ options, logger: this.logger, facts: { tool: this.spec.name } }),
         attempts: 0,
         egress,
         resolve: (outcome) => {
@@ -365,11 +361,13 @@ export class IsolateProcess {
         this.settle(call, this.readResult(message, body));
         return;
       case 'progress':
+        call.events.progress(message);
+        return;
       case 'log':
-        this.forwardEvent(call, message);
+        call.events.log(message['level'], message['message']);
         return;
       case 'denied':
-        this.forwardDenial(call, message);
+        call.events.denied(message);
         return;
       case 'egress':
         this.forwardAttempt(call, message);
@@ -428,43 +426,6 @@ export class IsolateProcess {
       default:
         return parseToolEnvelope(undefined, rules);
     }
-  }
-
-  // Counted again here, the second line behind the isolate process's own budget.
-  private forwardEvent(call: ActiveCall, message: Record<string, unknown>): void {
-    const text = stringField(message, 'message', ISOLATE_WIRE_LIMITS.maxMessageChars);
-    const bytes = Buffer.byteLength(text, 'utf8');
-    if (call.events >= ISOLATE_WIRE_LIMITS.maxEventsPerCall || call.eventBytes + bytes > ISOLATE_WIRE_LIMITS.maxEventBytesPerCall) return;
-    call.events += 1;
-    call.eventBytes += bytes;
-    if (message['type'] === 'progress') {
-      const progress = message['progress'];
-      const total = message['total'];
-      if (typeof progress !== 'number' || !Number.isFinite(progress)) return;
-      call.options.onProgress?.({
-        progress,
-        ...(typeof total === 'number' && Number.isFinite(total) ? { total } : {}),
-        ...(typeof message['message'] === 'string' ? { message: text } : {}),
-      });
-      return;
-    }
-    const rawLevel = message['level'];
-    const level = (typeof rawLevel === 'string' && LOG_LEVELS.has(rawLevel) ? rawLevel : 'info') as ToolLogLevel;
-    if (call.options.onLog) call.options.onLog(level, text);
-    else this.logger.debug({ tool: this.spec.name, level }, text);
-  }
-
-  // Bounded again here, as over there: past the bound a refusal is still a refusal, not reported.
-  private forwardDenial(call: ActiveCall, message: Record<string, unknown>): void {
-    if (call.denials >= ISOLATE_WIRE_LIMITS.maxDenialsPerCall) return;
-    call.denials += 1;
-    const denial = {
-      op: stringField(message, 'op', 64),
-      target: stringField(message, 'target', ISOLATE_WIRE_LIMITS.maxTargetChars),
-      reason: stringField(message, 'reason', 64),
-    };
-    this.logger.info({ tool: this.spec.name, denial }, 'sandbox refused a ctx call');
-    call.options.onDenied?.(denial);
   }
 
   // A fetch refused over there by name: one refused attempt of the call (bounded again here).

@@ -6,6 +6,7 @@
 // together with its value from the one parse of the line (the supervisor uses it
 // once the text passed, instead of parsing the text a second time).
 import type { ProgressEvent } from '../run-types.js';
+import { readProgress } from '../../../sandbox/shared/readers.mjs';
 import { decodeUtf8Strict } from './output-cap.js';
 
 /** One parsed line from a persistent tool. */
@@ -184,18 +185,4 @@ function readErrorMessage(error: unknown): string {
       ? error.message
       : 'The tool reported an error.';
   return message.length > MAX_ERROR_MESSAGE_CHARS ? message.slice(0, MAX_ERROR_MESSAGE_CHARS) : message;
-}
-
-function readProgress(value: unknown): ProgressEvent | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const record = value as Record<string, unknown>;
-  const progress = record['progress'];
-  if (typeof progress !== 'number' || !Number.isFinite(progress)) return undefined;
-  const total = record['total'];
-  const message = record['message'];
-  return {
-    progress,
-    ...(typeof total === 'number' && Number.isFinite(total) ? { total } : {}),
-    ...(typeof message === 'string' ? { message: message.slice(0, MAX_ERROR_MESSAGE_CHARS) } : {}),
-  };
 }

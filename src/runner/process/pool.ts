@@ -7,6 +7,7 @@
 import type { Logger } from '../../log.js';
 import type { RunSpec } from '../types.js';
 import type { Job, RunOptions, RunOutcome } from '../run-types.js';
+import { CallEvents } from '../events.js';
 import { DEFAULT_GRACE_MS, killProcessGroup } from './kill.js';
 import { LineSplitter, encodeRequest, parseEnvelope, type Envelope } from './ndjson.js';
 import { ByteBudget, TailBuffer } from './output-cap.js';
@@ -53,7 +54,7 @@ export class ProcessPool {
     const { control } = options;
     if (control.reason !== undefined || this.isClosed) return Promise.resolve(failRun(this.isClosed ? 'cancelled' : asTermination(control.reason ?? 'cancelled'), {}, startedMs));
     return new Promise<RunOutcome>((resolve) => {
-      const call: PendingCall = { job, options, startedMs, resolve, isSettled: false, unregister: () => {}, resumeDeadline: undefined };
+      const call: PendingCall = { job, options, startedMs, resolve, isSettled: false, unregister: () => {}, resumeDeadline: undefined, events: undefined };
       // The control's deadline covers the wait in the queue for a busy process: it is the
       // call's wall-clock budget. A wait for a process being started does not count (SPEC
       // section 3): the deadline is held until the call is handed to a process.
@@ -230,7 +231,8 @@ export class ProcessPool {
       return;
     }
     if (envelope.kind === 'progress') {
-      call.options.onProgress?.(envelope.progress);
+      call.events ??= new CallEvents({ options: call.options, logger: this.deps.logger, facts: { tool: this.spec.name, callId: call.job.callId } });
+      call.events.progress(envelope.progress);
       return;
     }
     slot.call = undefined;
@@ -317,6 +319,8 @@ interface PendingCall {
   unregister: () => void;
   /** Set while the call's deadline is held for a process being started. */
   resumeDeadline: (() => void) | undefined;
+  /** Its progress, bounded per call; made at its first progress line (most calls send none). */
+  events: CallEvents | undefined;
 }
 
 interface Slot {

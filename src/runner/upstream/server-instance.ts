@@ -8,6 +8,7 @@ import { Client, ProtocolError } from '@modelcontextprotocol/client';
 import type { Logger } from '../../log.js';
 import type { RunSpec } from '../types.js';
 import type { EgressAttempt, RunOptions } from '../run-types.js';
+import { CallEvents } from '../events.js';
 import type { EgressGrant } from '../bwrap/egress-grant.js';
 import { DEFAULT_GRACE_MS, killProcessGroup } from '../process/kill.js';
 import { TailBuffer } from '../process/output-cap.js';
@@ -16,7 +17,6 @@ import { openWorkdir, spawnTool, type SpawnedTool, type ToolExit } from '../proc
 import { START_LINE } from '../bwrap/argv.js';
 import { upstreamAddressSpaceMb } from './address-space.js';
 import { PipeClientTransport, type PipeFault } from './pipe-transport.js';
-import { gateProgress } from './progress-gate.js';
 import { ServerLog } from './server-log.js';
 import { lastStderrLines } from './stderr-tail.js';
 
@@ -235,7 +235,8 @@ export class ServerInstance {
       controller.abort();
     });
     // The server's progress, bounded per call before the supervisor (redaction) and the client see it.
-    const onprogress = gateProgress(options.onProgress);
+    const events = options.onProgress ? new CallEvents({ options, logger: this.deps.logger, facts: { server: this.spec.run.name } }) : undefined;
+    const onprogress = events ? (progress: unknown) => events.progress(progress) : undefined;
     const request = this.client
       .request(
         { method: 'tools/call', params: { name, arguments: args } },

@@ -4,13 +4,12 @@
 // One object per call instead of an abort, a drain, a listener closure and a
 // promise wrapper each.
 import type { Logger } from '../../log.js';
-import type { Job, RunOptions, RunOutcome, ToolLogLevel } from '../run-types.js';
+import { CallEvents } from '../events.js';
+import type { Job, RunOptions, RunOutcome } from '../run-types.js';
 import { parseToolEnvelope, toRunOutcome, type Outcome } from '../tool-envelope.js';
 
 /** How long a finished call waits for its last progress/log events to drain. */
 export const EVENT_DRAIN_MS = 1000;
-
-const LOG_LEVELS: ReadonlySet<string> = new Set(['debug', 'info', 'warn', 'error']);
 
 /** What every call of one pool reads its answer with. */
 export interface CallRules {
@@ -32,6 +31,7 @@ export class WorkerCall {
   #envelope: unknown = undefined;
   #drainTimer: NodeJS.Timeout | undefined;
   #unregister: (() => void) | undefined;
+  readonly #forward: CallEvents;
 
   constructor(
     readonly job: Job,
@@ -39,7 +39,9 @@ export class WorkerCall {
     private readonly rules: CallRules,
     private readonly startedMs: number,
     private readonly resolve: (outcome: RunOutcome) => void,
-  ) {}
+  ) {
+    this.#forward = new CallEvents({ options, logger: rules.logger, facts: { callId: job.callId } });
+  }
 
   get done(): boolean {
     return this.#done;
@@ -67,7 +69,9 @@ export class WorkerCall {
   /** A progress, log or denial event of this call from the pool's channel. */
   event(message: Record<string, unknown>): void {
     if (this.#done) return;
-    forwardEvent(message, this.options, this.rules.logger, this.job.callId);
+    if (message['type'] === 'progress') this.#forward.progress(message);
+    else if (message['type'] === 'log') this.#forward.log(message['level'], message['message']);
+    else if (message['type'] === 'denied') this.#forward.denied(message['denial']);
     this.#events++;
     if (this.#envelope !== undefined && this.#events >= this.#wanted) this.#finishWith(this.#envelope);
   }
@@ -95,23 +99,4 @@ export class WorkerCall {
 function postedEventsOf(envelope: unknown): number {
   const events = typeof envelope === 'object' && envelope !== null ? (envelope as Record<string, unknown>)['events'] : undefined;
   return typeof events === 'number' && Number.isSafeInteger(events) && events > 0 ? events : 0;
-}
-
-function forwardEvent(event: Record<string, unknown>, options: RunOptions, logger: Logger, callId: string): void {
-  if (event['type'] === 'progress' && typeof event['progress'] === 'number') {
-    options.onProgress?.({
-      progress: event['progress'],
-      ...(typeof event['total'] === 'number' ? { total: event['total'] } : {}),
-      ...(typeof event['message'] === 'string' ? { message: event['message'] } : {}),
-    });
-  } else if (event['type'] === 'log' && typeof event['message'] === 'string') {
-    const level = (typeof event['level'] === 'string' && LOG_LEVELS.has(event['level']) ? event['level'] : 'info') as ToolLogLevel;
-    if (options.onLog) options.onLog(level, event['message']);
-    else logger.debug({ callId, level }, event['message']);
-  } else if (event['type'] === 'denied' && typeof event['denial'] === 'object' && event['denial'] !== null) {
-    const denial = event['denial'] as Record<string, unknown>;
-    const parsed = { op: String(denial['op']), target: String(denial['target']), reason: String(denial['reason']) };
-    logger.info({ callId, denial: parsed }, 'sandbox refused a ctx call');
-    options.onDenied?.(parsed);
-  }
 }

@@ -26,8 +26,6 @@ const IMMUTABLE_CONSTANTS: ReadonlyMap<string, string> = new Map([
   ['isolate/isolate-sandbox.ts:ISOLATE_PROCESS_URL', 'URL of sandbox/isolate/isolate-process.mjs'],
   ['isolate/isolate-sandbox.ts:PRELUDE_URL', 'URL of sandbox/isolate/isolate-prelude.mjs'],
   // ReadonlySet tables of names, typed so that nothing can add to them.
-  ['worker/worker-call.ts:LOG_LEVELS', 'ReadonlySet of log level names'],
-  ['isolate/isolate-process.ts:LOG_LEVELS', 'ReadonlySet of log level names'],
   ['bwrap/egress-request-head.ts:HOP_HEADERS', 'ReadonlySet of hop-by-hop header names'],
   ['bwrap/argv.ts:ETC_ALLOWLIST_PATHS', 'ReadonlySet of the allowlisted /etc paths'],
   // A fatal, non-streaming decoder keeps nothing between decode() calls.
