@@ -127,7 +127,7 @@ export function createScopedFetch(options) {
         let response;
         try {
           response = await send(url, admission, { method, headers: request.headers, body, signal: options.signal });
-        } catch (error) {
+        } catch {
           if (options.signal?.aborted) throw fetchError('aborted', 'fetch: the call was stopped');
           throw fetchError('network_error', `fetch: request to ${url.host} failed`);
         }

@@ -104,7 +104,7 @@ export async function startCluster({ bin = findPostgresBin(), log = () => {}, po
   } catch (error) {
     rmSync(root, { recursive: true, force: true });
     watchdog.stdin.end();
-    throw new Error(`could not start a throwaway PostgreSQL: ${error.stderr ?? error.message}`);
+    throw new Error(`could not start a throwaway PostgreSQL: ${error.stderr ?? error.message}`, { cause: error });
   }
   const psql = (sql) => run('psql', ['-h', root, '-p', String(port), '-U', 'postgres', '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', '-qAtc', sql]);
   // The password goes to psql on its command line only here, in a throwaway cluster made for tests.

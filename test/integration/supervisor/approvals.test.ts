@@ -278,7 +278,7 @@ describe('the projected effect in approval prompts (a tool that declares effects
         effects: [{ argument: 'path', path: join(host.workspace, 'plan.md'), where: 'writable_root', summary: 'replaces a 7-byte text file (+1 -0 lines)', diff: expect.stringContaining('+step 2') }],
       });
     } finally {
-      journal.close();
+      await journal.close();
     }
   });
 });

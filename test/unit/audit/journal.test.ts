@@ -129,9 +129,10 @@ describeEachStore('read-only records in a batch (recordSoon)', (store) => {
   it('a read of the same journal sees queued records (it flushes first)', async () => {
     const journal = await store().open();
     const starts = [readOnly(), readOnly(), readOnly()];
-    for (const start of starts) journal.recordSoon(start, callFinish());
+    // Queued without awaiting: the test awaits what commits the batch (flush(), close() or a read).
+    for (const start of starts) void journal.recordSoon(start, callFinish());
     expect(await journal.get(starts[0]!.id)).toMatchObject({ status: 'completed', sideEffect: 'read_only', hostId: journal.hostId });
-    journal.recordSoon(readOnly(), callFinish({ status: 'failed', errorCode: 'tool_error', resultHash: null, resultBytes: null }));
+    void journal.recordSoon(readOnly(), callFinish({ status: 'failed', errorCode: 'tool_error', resultHash: null, resultBytes: null }));
     expect((await journal.query({ tool: 'fs.read' })).map((record) => record.status).sort()).toEqual(['completed', 'completed', 'completed', 'failed']);
   });
 
@@ -139,7 +140,7 @@ describeEachStore('read-only records in a batch (recordSoon)', (store) => {
     const writer = await store().open();
     const other = await store().open();
     const start = readOnly();
-    writer.recordSoon(start, callFinish());
+    void writer.recordSoon(start, callFinish());
     await writer.flush();
     expect(await other.get(start.id)).toMatchObject({ status: 'completed', hostId: writer.hostId });
   });
@@ -147,7 +148,7 @@ describeEachStore('read-only records in a batch (recordSoon)', (store) => {
   it('close writes every queued record first: a graceful stop loses nothing', async () => {
     const journal = await store().open();
     const starts = Array.from({ length: 300 }, readOnly);
-    for (const start of starts) journal.recordSoon(start, callFinish());
+    for (const start of starts) void journal.recordSoon(start, callFinish());
     // No flush, no read: close alone must commit them.
     await journal.close();
     const reader = await store().open({ asHost: false });
@@ -191,7 +192,7 @@ describeEachStore('every write path stores the same record', (store) => {
     const queued = start();
     const begun = start({ sideEffect: 'write', idempotencyKey: 'k-same-record' });
     await journal.record(recorded, finish);
-    journal.recordSoon(queued, finish);
+    void journal.recordSoon(queued, finish);
     await journal.begin(begun);
     expect(await journal.get(begun.id)).toEqual({
       ...begun,
@@ -218,7 +219,7 @@ describeEachStore('every write path stores the same record', (store) => {
     const recorded = start();
     const queued = start();
     await journal.record(recorded, withoutEgress);
-    journal.recordSoon(queued, withoutEgress);
+    void journal.recordSoon(queued, withoutEgress);
     await journal.flush();
     for (const from of [recorded, queued]) expect(await journal.get(from.id)).toMatchObject({ egressAdmitted: 0, egressRefused: 0 });
   });

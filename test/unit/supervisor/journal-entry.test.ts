@@ -59,7 +59,8 @@ describe('journal entry of a call', () => {
 
   it('a failed read-only call is recorded with the audit status of its error code', async () => {
     const ctx = contextFor('read_only');
-    closeJournal(journal, ctx, { kind: 'error', error: new HostError('timeout', 'too slow', {}) });
+    // Queued without awaiting: the test awaits what commits the batch (flush(), close() or a read).
+    void closeJournal(journal, ctx, { kind: 'error', error: new HostError('timeout', 'too slow', {}) });
     await journal.flush();
     expect(await journal.get(ctx.callId)).toMatchObject({ status: 'failed', errorCode: 'timeout', resultHash: null, resultBytes: null, egressAdmitted: 0, egressRefused: 0 });
   });

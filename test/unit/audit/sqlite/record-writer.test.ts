@@ -33,7 +33,8 @@ describe('read-only batches on the writer thread', () => {
     const writer = store.recordWriter;
     expect(writer).toBeDefined();
     const starts = Array.from({ length: 20 }, readOnly);
-    for (const start of starts) store.recordSoon(start, callFinish());
+    // Queued without awaiting: the test awaits what commits the batch (flush(), close() or a read).
+    for (const start of starts) void store.recordSoon(start, callFinish());
     await store.flush();
     expect(writer!.committedBatches).toBeGreaterThan(0);
     expect(await store.get(starts[19]!.id)).toMatchObject({ status: 'completed', sideEffect: 'read_only', hostId: store.hostId });
@@ -47,7 +48,7 @@ describe('read-only batches on the writer thread', () => {
     const byHost = callStart({ tool: 'fs.read', sideEffect: 'read_only', principal: 'ci-bot', approval: 'approved' });
     const byThread = { ...byHost, id: `${byHost.id}-thread` };
     await store.record(byHost, finish);
-    store.recordSoon(byThread, finish);
+    void store.recordSoon(byThread, finish);
     await store.flush();
     expect(store.recordWriter!.committedBatches).toBe(1);
     expect(await store.get(byThread.id)).toEqual({ ...(await store.get(byHost.id)), id: byThread.id });
@@ -56,7 +57,7 @@ describe('read-only batches on the writer thread', () => {
   it('close commits every queued record first', async () => {
     const store = open({ writeBatchesOffThread: true });
     const starts = Array.from({ length: 300 }, readOnly);
-    for (const start of starts) store.recordSoon(start, callFinish());
+    for (const start of starts) void store.recordSoon(start, callFinish());
     await store.close();
     const reader = open({ asHost: false });
     const ids = new Set((await reader.query({ tool: 'fs.read' })).map((record) => record.id));
@@ -68,13 +69,13 @@ describe('read-only batches on the writer thread', () => {
     const store = open({ writeBatchesOffThread: true, logger: log.logger });
     const writer = store.recordWriter!;
     const before = readOnly();
-    store.recordSoon(before, callFinish());
+    void store.recordSoon(before, callFinish());
     await store.flush();
     expect(writer.committedBatches).toBe(1);
     // Stopped as a crash would stop it: the batch queued meanwhile still lands.
     const exited = new Promise((resolve) => writer.thread.once('exit', resolve));
     const during = readOnly();
-    store.recordSoon(during, callFinish());
+    void store.recordSoon(during, callFinish());
     const flushed = store.flush();
     await writer.thread.terminate();
     await exited;
@@ -82,7 +83,7 @@ describe('read-only batches on the writer thread', () => {
     // `during` may have been committed by the thread just before it stopped, or by the host after.
     const committedByThread = writer.committedBatches;
     const after = readOnly();
-    store.recordSoon(after, callFinish());
+    void store.recordSoon(after, callFinish());
     await store.flush();
     for (const start of [before, during, after]) expect(await store.get(start.id)).toMatchObject({ status: 'completed' });
     expect(writer.committedBatches).toBe(committedByThread);
@@ -93,12 +94,12 @@ describe('read-only batches on the writer thread', () => {
     const log = recordingLogger();
     const store = open({ writeBatchesOffThread: true, logger: log.logger });
     const start = readOnly();
-    store.recordSoon(start, callFinish());
+    void store.recordSoon(start, callFinish());
     await store.flush();
     // The same id again: the UNIQUE constraint refuses the batch in the thread.
     const fresh = readOnly();
-    store.recordSoon(fresh, callFinish());
-    store.recordSoon(start, callFinish());
+    void store.recordSoon(fresh, callFinish());
+    void store.recordSoon(start, callFinish());
     await store.flush();
     expect(await store.get(fresh.id)).toBeUndefined();
     expect(store.recordWriter!.committedBatches).toBe(1);
@@ -114,7 +115,7 @@ describe('read-only batches on the writer thread', () => {
     let batches = 0;
     for (const size of [1, 3, 4, 5, 17, 63, 64, 65, 85, 127, 128]) {
       const starts = Array.from({ length: size }, (_, i) => callStart({ tool: 'fs.read', sideEffect: 'read_only', principal: i % 2 === 0 ? null : `p-${i}` }));
-      for (const start of starts) store.recordSoon(start, finish);
+      for (const start of starts) void store.recordSoon(start, finish);
       await store.flush();
       batches++;
       queued.push(...starts.map((start) => start.id));
@@ -133,7 +134,7 @@ describe('read-only batches on the writer thread', () => {
     // 100 rows go in as 64 + 16 + 16 + 4: row 90 (third statement) repeats row 5's id (first statement).
     const starts = Array.from({ length: 100 }, readOnly);
     starts[90] = { ...starts[90]!, id: starts[5]!.id };
-    for (const start of starts) store.recordSoon(start, callFinish());
+    for (const start of starts) void store.recordSoon(start, callFinish());
     await store.flush();
     expect(store.recordWriter!.committedBatches).toBe(0);
     expect(await store.query({ tool: 'fs.read' })).toEqual([]);
@@ -145,7 +146,7 @@ describe('read-only batches on the writer thread', () => {
     const store = open();
     expect(store.recordWriter).toBeUndefined();
     const start = readOnly();
-    store.recordSoon(start, callFinish());
+    void store.recordSoon(start, callFinish());
     await store.flush();
     expect(await store.get(start.id)).toMatchObject({ status: 'completed' });
   });
