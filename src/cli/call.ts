@@ -11,7 +11,7 @@ import { createHost } from '../host.js';
 import { serverOfTool } from '../host-servers.js';
 import { createLogger, createSilentLogger, type Logger } from '../log.js';
 import { createProgressView, type ProgressView } from '../terminal/progress.js';
-import { parseStrictJson } from '../supervisor/strict-json.js';
+import { parseStrictJson } from '../supervisor/result/strict-json.js';
 import type { ApprovalChannel, CallOutcome, ElicitAnswer } from '../supervisor/types.js';
 import { HOST_FLAGS_HELP, hostFlagsFrom, parseCommandArgs, UsageError } from './args.js';
 import { JOURNAL_FLAG, JOURNAL_FLAG_HELP, journalFlagFrom, journalKeyFrom } from './journal-flag.js';

@@ -14,7 +14,7 @@ import { approvalChannelFor, approvalAnswerFrom } from './approval-channel.js';
 import { forwardLifecycleEvents, forwardProgress, requestedLogLevel } from './notifications.js';
 import { readArtifactResource, ARTIFACT_URI_TEMPLATE } from './resources.js';
 import { JSONRPC_INTERNAL_ERROR, renderOutcome } from './results.js';
-import { TERMINAL_META_KEY } from '../supervisor/tool-output.js';
+import { TERMINAL_META_KEY } from '../supervisor/result/envelope.js';
 import { CallFastPath, type ToolsCallHandler } from './call-fast-path.js';
 
 /**

@@ -1,24 +1,19 @@
 // The result stage of a call (SPEC section 5 step 9 and 5.1): the runner's
 // output is parsed (usable UTF-8, strict JSON), then read either as a tool
-// output envelope (tool-output.ts, shaped by output-shape.ts) or as a plain
-// value (output schema, then result-shape.ts). A terminal tool's success gets
-// its mark here (SPEC 5.2).
+// output envelope (result/envelope.ts, shaped by result/envelope-shape.ts) or
+// as a plain value (output schema, then result/plain.ts). Both fit within the
+// one inline budget of result/budget.ts. A terminal tool's success gets its
+// mark here (SPEC 5.2).
 import type { Manifest } from '../registry/manifest.js';
-import { refuse } from './output-parts.js';
-import { shapeToolOutput } from './output-shape.js';
-import { checkOutputSchema, parseResult, type LocalOutput } from './result-checks.js';
-import { shapeResult, type ShapedResult, type ShapeOptions } from './result-shape.js';
-import { isOutputEnvelope, readToolOutput, TERMINAL_META_KEY } from './tool-output.js';
-import type { ContentBlock } from './types.js';
+import { isOutputEnvelope, readToolOutput, TERMINAL_META_KEY } from './result/envelope.js';
+import { refuse } from './result/envelope-parts.js';
+import { shapeToolOutput } from './result/envelope-shape.js';
+import { checkOutputSchema } from './result/output-schema.js';
+import { parseResult, type CheckedResult, type LocalOutput } from './result/parse.js';
+import { shapePlain } from './result/plain.js';
+import type { ShapeOptions, StagedResult } from './result/staged.js';
 
-/** A successful call's result, as the caller will see it, and what the journal records of it. */
-export interface StagedResult {
-  readonly content: readonly ContentBlock[];
-  readonly structuredContent?: Readonly<Record<string, unknown>>;
-  readonly meta?: Readonly<Record<string, unknown>>;
-  readonly payload: string;
-  readonly payloadBytes: number;
-}
+export type { StagedResult } from './result/staged.js';
 
 /** Checks and shapes what the runner produced; throws the HostError of a refusal or a model_error. */
 export async function stageResult(output: LocalOutput, manifest: Manifest, options: ShapeOptions): Promise<StagedResult> {
@@ -26,7 +21,7 @@ export async function stageResult(output: LocalOutput, manifest: Manifest, optio
   let staged: StagedResult;
   if (parsed.type === 'json' && isOutputEnvelope(parsed.value)) staged = await stageToolOutput(parsed.value, manifest, options);
   else {
-    // A plain result within the limit is staged without a promise of its own (only a spill waits).
+    // A plain result within the budget is staged without a promise of its own (only a spill waits).
     const plain = stagePlain(parsed, manifest, options);
     staged = plain instanceof Promise ? await plain : plain;
   }
@@ -44,22 +39,10 @@ async function stageToolOutput(envelope: Parameters<typeof readToolOutput>[0], m
   return shapeToolOutput(output, options);
 }
 
-function stagePlain(parsed: ReturnType<typeof parseResult>, manifest: Manifest, options: ShapeOptions): StagedResult | Promise<StagedResult> {
+function stagePlain(parsed: CheckedResult, manifest: Manifest, options: ShapeOptions): StagedResult | Promise<StagedResult> {
   if (manifest.sandbox.mode === 'process' && manifest.sandbox.stdout === 'output') {
     throw refuse(manifest.name, 'not_output_envelope', `with stdout: output it must print one {"toolhost/output": {...}} object`);
   }
-  checkOutputSchema(parsed, manifest);
-  const shaped = shapeResult(parsed, options);
-  return shaped instanceof Promise ? shaped.then(plainStaged) : plainStaged(shaped);
-}
-
-function plainStaged(shaped: ShapedResult): StagedResult {
-  // Spilled, with an outputSchema: an output_limit error result carrying the preview and the link.
-  if (shaped.error) throw shaped.error;
-  return {
-    content: shaped.content,
-    ...(shaped.structuredContent ? { structuredContent: shaped.structuredContent } : {}),
-    payload: shaped.payload,
-    payloadBytes: shaped.payloadBytes,
-  };
+  checkOutputSchema(parsed.type === 'json' ? parsed.value : parsed.text, manifest);
+  return shapePlain(parsed, options);
 }

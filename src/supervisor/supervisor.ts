@@ -25,8 +25,8 @@ import { redactError } from './redact-error.js';
 import type { RequestStateSigner } from './request-state.js';
 import { stageResult } from './output-stage.js';
 import { missingProtectedPaths, refuseCreatedProtectedPaths } from './protected-created.js';
-import type { ArtifactSink } from './result-shape.js';
-import { shapeUpstreamResult } from './upstream-result.js';
+import type { ArtifactSink } from './result/staged.js';
+import { shapeUpstreamResult } from './result/upstream.js';
 import { redactUpstreamResource } from './upstream-resource.js';
 import { runTool } from './run.js';
 import type { RunnerCache } from './runner-cache.js';
@@ -257,11 +257,11 @@ class CallSupervisor implements Supervisor {
       const shapeOptions = {
         tool: view.manifest.name,
         redact: this.#deps.redact,
-        maxResultBytes: view.limits.maxResultBytes,
+        inlineBudgetBytes: view.limits.maxResultBytes,
         artifacts: this.#deps.artifacts,
         hasOutputSchema: view.manifest.output !== undefined,
       };
-      // An upstream server's CallToolResult has its own checks (upstream-result.ts); everything else is staged here.
+      // An upstream server's CallToolResult has its own checks (result/upstream.ts); everything else is staged here.
       const shaped =
         output.type === 'mcp'
           ? await shapeUpstreamResult(output.result, view.manifest, { ...shapeOptions, ...(this.#deps.onResourceLink ? { onResourceLink: this.#deps.onResourceLink(view) } : {}) })

@@ -240,7 +240,7 @@ export class ServerInstance {
     const request = this.client
       .request(
         { method: 'tools/call', params: { name, arguments: args } },
-        // The result's shape is checked by the supervisor (upstream-result.ts), with stable reasons.
+        // The result's shape is checked by the supervisor (supervisor/result/upstream.ts), with stable reasons.
         ANY_RESULT,
         {
           signal: controller.signal,

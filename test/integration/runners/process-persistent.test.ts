@@ -9,7 +9,7 @@ import { failureOf, jsonTextOf } from '../../helpers/run-outcomes.js';
 import { recordingLogger } from '../../helpers/recording-logger.js';
 import type { HostError } from '../../../src/errors.js';
 import type { Manifest } from '../../../src/registry/manifest.js';
-import { parseResult, type LocalOutput } from '../../../src/supervisor/result-checks.js';
+import { parseResult, type LocalOutput } from '../../../src/supervisor/result/parse.js';
 
 const t = useRunnerTest();
 

@@ -11,7 +11,7 @@ import { createRedactor } from '../../../src/supervisor/redact.js';
 const options = {
   tool: 't',
   redact: createRedactor({ secretValues: [], visibleRoots: [] }),
-  maxResultBytes: 4096,
+  inlineBudgetBytes: 4096,
   artifacts: { put: () => ({ sha256: 'x', uri: 'toolhost://artifacts/x', size: 0 }) },
 };
 

@@ -2,10 +2,10 @@
 // (a persistent process's line is parsed whole) passes the same strict checks
 // on its exact text, with the same code and details, as text alone would.
 import { describe, expect, it } from 'vitest';
-import { HostError } from '../../../src/errors.js';
-import type { Manifest } from '../../../src/registry/manifest.js';
-import { MAX_RESULT_DEPTH } from '../../../src/supervisor/strict-json.js';
-import { parseResult } from '../../../src/supervisor/result-checks.js';
+import { HostError } from '../../../../src/errors.js';
+import type { Manifest } from '../../../../src/registry/manifest.js';
+import { MAX_RESULT_DEPTH } from '../../../../src/supervisor/result/strict-json.js';
+import { parseResult } from '../../../../src/supervisor/result/parse.js';
 
 const manifest = { name: 't' } as unknown as Manifest;
 

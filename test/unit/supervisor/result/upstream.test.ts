@@ -1,12 +1,12 @@
-// The checks and shape of an upstream CallToolResult (upstream-result.ts):
+// The checks and shape of an upstream CallToolResult (result/upstream.ts):
 // every content type passed on intact when it fits, counted in order against
-// maxResultBytes, the block that does not fit spilled whole as an artifact,
+// the inline budget, the block that does not fit spilled whole as an artifact,
 // text redacted, structuredContent kept only within the limit.
 import { describe, expect, it } from 'vitest';
-import { createToolSchemaCompiler } from '../../../src/registry/ajv.js';
-import type { Manifest } from '../../../src/registry/manifest.js';
-import { createRedactor } from '../../../src/supervisor/redact.js';
-import { shapeUpstreamResult } from '../../../src/supervisor/upstream-result.js';
+import { createToolSchemaCompiler } from '../../../../src/registry/ajv.js';
+import type { Manifest } from '../../../../src/registry/manifest.js';
+import { createRedactor } from '../../../../src/supervisor/redact.js';
+import { shapeUpstreamResult } from '../../../../src/supervisor/result/upstream.js';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex').toString('base64');
 
@@ -50,7 +50,7 @@ describe('shapeUpstreamResult', () => {
         ],
       },
       manifestWith(),
-      { redact, maxResultBytes: 10_000, artifacts, onResourceLink: (uri) => links.push(uri) },
+      { redact, inlineBudgetBytes: 10_000, artifacts, onResourceLink: (uri) => links.push(uri) },
     );
     expect(shaped.content).toEqual([
       { type: 'text', text: 'the key is [redacted]' },
@@ -69,7 +69,7 @@ describe('shapeUpstreamResult', () => {
     const shaped = await shapeUpstreamResult(
       { content: [{ type: 'text', text: 'small' }, { type: 'image', data: image, mimeType: 'image/png' }], structuredContent: { n: 1 } },
       manifestWith(),
-      { redact, maxResultBytes: 1000, artifacts },
+      { redact, inlineBudgetBytes: 1000, artifacts },
     );
     expect(shaped.content[0]).toEqual({ type: 'text', text: 'small' });
     expect(shaped.content[1]).toMatchObject({ type: 'resource_link', mimeType: 'image/png', size: 3000 });
@@ -81,13 +81,13 @@ describe('shapeUpstreamResult', () => {
   it('a tool with an output schema whose result does not fit is output_limit', async () => {
     const { artifacts } = sink();
     await expect(
-      shapeUpstreamResult({ content: [{ type: 'text', text: 'x'.repeat(2000) }], structuredContent: { n: 1 } }, manifestWith({ type: 'object' }), { redact, maxResultBytes: 100, artifacts }),
+      shapeUpstreamResult({ content: [{ type: 'text', text: 'x'.repeat(2000) }], structuredContent: { n: 1 } }, manifestWith({ type: 'object' }), { redact, inlineBudgetBytes: 100, artifacts }),
     ).rejects.toMatchObject({ code: 'output_limit', details: { limit: 100, uri: expect.stringMatching(/^toolhost:\/\/artifacts\//) } });
   });
 
   it('a tool with an output schema that gives no structuredContent is invalid_output', async () => {
     const { artifacts } = sink();
-    await expect(shapeUpstreamResult({ content: [{ type: 'text', text: 'x' }] }, manifestWith({ type: 'object' }), { redact, maxResultBytes: 100, artifacts })).rejects.toMatchObject({
+    await expect(shapeUpstreamResult({ content: [{ type: 'text', text: 'x' }] }, manifestWith({ type: 'object' }), { redact, inlineBudgetBytes: 100, artifacts })).rejects.toMatchObject({
       code: 'invalid_output',
       details: { reason: 'no_structured_content' },
     });
@@ -102,7 +102,7 @@ describe('shapeUpstreamResult', () => {
     [{ content: [], structuredContent: [1, 2] }, 'structured_content_not_object'],
   ])('refuses %j as invalid_output (%s)', async (result, reason) => {
     const { artifacts } = sink();
-    await expect(shapeUpstreamResult(result, manifestWith(), { redact, maxResultBytes: 1000, artifacts })).rejects.toMatchObject({ code: 'invalid_output', details: { reason } });
+    await expect(shapeUpstreamResult(result, manifestWith(), { redact, inlineBudgetBytes: 1000, artifacts })).rejects.toMatchObject({ code: 'invalid_output', details: { reason } });
   });
 });
 
@@ -111,7 +111,7 @@ describe("shapeUpstreamResult: a server's words about links and resources are re
   const upstreamManifest = { ...manifestWith(), upstream: { server: 'srv' } } as unknown as Manifest;
   const shape = async (content: unknown[]) => {
     const links: Array<[string, string]> = [];
-    const shaped = await shapeUpstreamResult({ content }, upstreamManifest, { redact, maxResultBytes: 100_000, artifacts: sink().artifacts, onResourceLink: (shown, uri) => links.push([shown, uri]) });
+    const shaped = await shapeUpstreamResult({ content }, upstreamManifest, { redact, inlineBudgetBytes: 100_000, artifacts: sink().artifacts, onResourceLink: (shown, uri) => links.push([shown, uri]) });
     return { content: shaped.content as unknown as Array<Record<string, any>>, links };
   };
 

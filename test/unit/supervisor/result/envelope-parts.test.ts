@@ -1,9 +1,9 @@
 // The part checks of SPEC 5.1, against hostile shapes: every refusal is
 // invalid_output with a reason and the part's index, never a repair.
 import { describe, expect, it } from 'vitest';
-import { HostError } from '../../../src/errors.js';
-import { allowedMimeType, checkParts, decodeBase64, MAX_OUTPUT_PARTS } from '../../../src/supervisor/output-parts.js';
-import { gradientPng } from '../../../scripts/demo/png.mjs';
+import { HostError } from '../../../../src/errors.js';
+import { allowedMimeType, checkParts, decodeBase64, MAX_OUTPUT_PARTS } from '../../../../src/supervisor/result/envelope-parts.js';
+import { gradientPng } from '../../../../scripts/demo/png.mjs';
 
 const PNG = (gradientPng(4, 3) as Buffer).toString('base64');
 

@@ -4,11 +4,11 @@
 // failing closed when it leaks into a model-visible part.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { HostError } from '../../../src/errors.js';
-import { shapeToolOutput } from '../../../src/supervisor/output-shape.js';
-import { createRedactor } from '../../../src/supervisor/redact.js';
-import { readToolOutput } from '../../../src/supervisor/tool-output.js';
-import { gradientPng } from '../../../scripts/demo/png.mjs';
+import { HostError } from '../../../../src/errors.js';
+import { shapeToolOutput } from '../../../../src/supervisor/result/envelope-shape.js';
+import { createRedactor } from '../../../../src/supervisor/redact.js';
+import { readToolOutput } from '../../../../src/supervisor/result/envelope.js';
+import { gradientPng } from '../../../../scripts/demo/png.mjs';
 
 const SECRET = 'sk-live-4f9a8b7c6d5e';
 const redact = createRedactor({ secretValues: [SECRET], visibleRoots: ['/work/ws'] });
@@ -27,15 +27,15 @@ function memorySink() {
   };
 }
 
-async function shape(body: Record<string, unknown>, maxResultBytes = 65_536) {
+async function shape(body: Record<string, unknown>, inlineBudgetBytes = 65_536) {
   const artifacts = memorySink();
   const output = readToolOutput({ 'toolhost/output': body }, 'tool');
-  return { artifacts, shaped: await shapeToolOutput(output, { tool: 'tool', redact, maxResultBytes, artifacts }) };
+  return { artifacts, shaped: await shapeToolOutput(output, { tool: 'tool', redact, inlineBudgetBytes, artifacts }) };
 }
 
-async function thrown(body: Record<string, unknown>, maxResultBytes = 65_536): Promise<HostError> {
+async function thrown(body: Record<string, unknown>, inlineBudgetBytes = 65_536): Promise<HostError> {
   try {
-    await shape(body, maxResultBytes);
+    await shape(body, inlineBudgetBytes);
   } catch (error) {
     expect(error).toBeInstanceOf(HostError);
     return error as HostError;

@@ -1,28 +1,26 @@
-// Result checks and shape for an upstream server's CallToolResult (SPEC
-// section 2.1): its content blocks are checked (known types only; base64 that
-// decodes; a MIME type from the allowlist), redacted, and counted against
-// maxResultBytes in order; a block that does not fit is stored whole as an
-// artifact and replaced by a resource_link to it. structuredContent is checked
-// against the server's output schema and redacted; it is dropped when the
-// content had to be spilled. Any malformed part is `invalid_output`. Every
-// word of the server's is redacted, link names and MIME types too; a URI that
-// may not be shown is replaced by an opaque one of the host's (upstream-uri.ts),
-// and binary data holding a secret's value is refused (it cannot be redacted).
-import { HostError } from '../errors.js';
-import type { Manifest } from '../registry/manifest.js';
-import type { ContentBlock } from './types.js';
-import { bytesHoldSecret, redactJson, type Redactor } from './redact.js';
-import { shownUpstreamUri } from './upstream-uri.js';
-import type { StagedResult } from './output-stage.js';
-import { cutUtf8, JSON_MIME, type ArtifactSink, TEXT_MIME } from './result-shape.js';
-import { TERMINAL_META_KEY } from './tool-output.js';
-import { describeError } from './validate-args.js';
+// An upstream server's CallToolResult (SPEC section 2.1): its content blocks
+// are checked (known types only; base64 that decodes; a MIME type from the
+// allowlist), redacted, and fitted within the inline budget (budget.ts).
+// structuredContent is held to the result depth and the output schema
+// (output-schema.ts), redacted, and dropped when the content had to be spilled.
+// Any malformed part is `invalid_output`. Every word of the server's is
+// redacted, link names and MIME types too; a URI that may not be shown is
+// replaced by an opaque one of the host's (upstream-uri.ts), and binary data
+// holding a secret's value is refused (it cannot be redacted).
+import { HostError } from '../../errors.js';
+import type { Manifest } from '../../registry/manifest.js';
+import { outputLimitDetails } from '../../registry/result-limits.js';
+import { bytesHoldSecret, redactJson, type Redactor } from '../redact.js';
+import type { ContentBlock } from '../types.js';
+import { shownUpstreamUri } from '../upstream-uri.js';
+import { fitWithinBudget, storeSpills, utf8Bytes, type BudgetBlock } from './budget.js';
+import { TERMINAL_META_KEY } from './envelope.js';
+import { checkOutputSchema } from './output-schema.js';
+import { isTooDeep } from './parse.js';
+import { JSON_MIME, TEXT_MIME, type ShapeOptions, type StagedResult } from './staged.js';
 import { MAX_RESULT_DEPTH } from './strict-json.js';
 
-export interface UpstreamShapeOptions {
-  readonly redact: Redactor;
-  readonly maxResultBytes: number;
-  readonly artifacts: ArtifactSink;
+export interface UpstreamShapeOptions extends Omit<ShapeOptions, 'tool' | 'hasOutputSchema'> {
   /**
    * Records a resource_link the server returned, readable through resources/read: the URI
    * the caller is shown (maybe opaque) and the server's own.
@@ -39,37 +37,26 @@ export const MEDIA_MIME_TYPES: Readonly<Record<'image' | 'audio', readonly strin
   audio: ['audio/wav', 'audio/x-wav', 'audio/mpeg', 'audio/ogg'],
 };
 
-/** Checks, redacts and bounds an upstream result. */
+/** Checks, redacts and fits an upstream result within the inline budget. */
 export async function shapeUpstreamResult(result: Readonly<Record<string, unknown>>, manifest: Manifest, options: UpstreamShapeOptions): Promise<StagedResult> {
   const tool = manifest.name;
   const rawContent = result['content'] ?? [];
   if (!Array.isArray(rawContent)) throw invalid(tool, 'content_not_array', {});
   if (rawContent.length > MAX_UPSTREAM_BLOCKS) throw invalid(tool, 'too_many_blocks', { blocks: rawContent.length, limit: MAX_UPSTREAM_BLOCKS });
 
-  let remaining = options.maxResultBytes;
-  let spilled = false;
-  const content: ContentBlock[] = [];
-  const payloadParts: string[] = [];
   const server = manifest.upstream?.server ?? tool;
-  for (const [index, raw] of rawContent.entries()) {
-    const checked = checkBlock(raw, index, tool, server, options.redact);
-    const block = checked.block;
-    const bytes = blockBytes(block);
-    payloadParts.push(block.type === 'text' ? block.text : JSON.stringify(block));
-    if (bytes <= remaining) {
-      remaining -= bytes;
-      content.push(block);
-      if (block.type === 'resource_link' && checked.upstreamUri !== undefined) options.onResourceLink?.(block.uri, checked.upstreamUri);
-      continue;
-    }
-    spilled = true;
-    content.push(...(await spill(block, bytes, remaining, tool, options)));
-    remaining = 0;
+  const checked = rawContent.map((raw, index) => checkBlock(raw, index, tool, server, options.redact));
+  const fit = fitWithinBudget(checked.map((entry) => budgetBlockOf(entry.block, tool)), options.inlineBudgetBytes);
+  for (const [index, placement] of fit.placements.entries()) {
+    const upstreamUri = checked[index]?.upstreamUri;
+    if (placement.type === 'inline' && placement.block.type === 'resource_link' && upstreamUri !== undefined) options.onResourceLink?.(placement.block.uri, upstreamUri);
   }
+  const content = await storeSpills(fit, options.artifacts);
+  const payloadParts = checked.map(({ block }) => (block.type === 'text' ? block.text : JSON.stringify(block)));
 
   const structured = checkStructured(result['structuredContent'], manifest, options.redact);
   const structuredJson = structured === undefined ? undefined : JSON.stringify(structured);
-  const keepStructured = structured !== undefined && !spilled && Buffer.byteLength(structuredJson ?? '') <= options.maxResultBytes;
+  const keepStructured = structured !== undefined && !fit.spilled && Buffer.byteLength(structuredJson ?? '') <= options.inlineBudgetBytes;
   // A tool that declares an output schema must give structuredContent (MCP): the server broke that.
   if (manifest.output && structured === undefined && !result['isError']) throw invalid(tool, 'no_structured_content', {});
   if (manifest.output && !keepStructured) {
@@ -77,16 +64,16 @@ export async function shapeUpstreamResult(result: Readonly<Record<string, unknow
     // an output_limit error result with what fitted and the link(s) to the whole (SPEC 5 step 9).
     let errorContent: ContentBlock[] = content;
     let uri = content.find((block): block is Extract<ContentBlock, { type: 'resource_link' }> => block.type === 'resource_link' && block.uri.startsWith('toolhost://artifacts/'))?.uri;
-    if (structuredJson !== undefined && (uri === undefined || !spilled)) {
-      const artifact = await options.artifacts.put(Buffer.from(structuredJson, 'utf8'), JSON_MIME);
+    if (structuredJson !== undefined && (uri === undefined || !fit.spilled)) {
+      const artifact = await options.artifacts.put(utf8Bytes(structuredJson), JSON_MIME);
       uri = artifact.uri;
       errorContent = [...content, { type: 'resource_link', uri: artifact.uri, name: `${tool} structuredContent`, mimeType: JSON_MIME, size: artifact.size }];
     }
     const bytes = Buffer.byteLength(structuredJson ?? payloadParts.join('\n'));
     throw new HostError(
       'output_limit',
-      `The result of ${tool} is larger than the limit of ${options.maxResultBytes} bytes; it is stored whole at the resource_link below.`,
-      { bytes, limit: options.maxResultBytes, ...(uri !== undefined ? { uri } : {}) },
+      `The result of ${tool} is larger than the limit of ${options.inlineBudgetBytes} bytes; it is stored whole at the resource_link below.`,
+      outputLimitDetails({ bytes, limit: options.inlineBudgetBytes, ...(uri !== undefined ? { uri } : {}) }),
       { content: errorContent },
     );
   }
@@ -156,63 +143,31 @@ function checkBlock(raw: unknown, index: number, tool: string, server: string, r
   }
 }
 
-function blockBytes(block: Block): number {
+/** A checked block as the budget sees it: its cost is its payload's bytes, a spill stores it decoded. */
+function budgetBlockOf(block: Block, tool: string): BudgetBlock {
+  const spilled = { name: `${tool} ${block.type}`, what: `This ${block.type} block` };
   switch (block.type) {
     case 'text':
-      return Buffer.byteLength(block.text);
+      return { ...spilled, block, bytes: Buffer.byteLength(block.text), body: () => utf8Bytes(block.text), mimeType: TEXT_MIME, previewText: block.text };
     case 'image':
     case 'audio':
-      return block.data.length;
-    case 'resource':
-      return Buffer.byteLength('text' in block.resource ? block.resource.text : block.resource.blob);
+      return { ...spilled, block, bytes: block.data.length, body: () => Buffer.from(block.data, 'base64'), mimeType: block.mimeType };
+    case 'resource': {
+      const { resource } = block;
+      if ('text' in resource) return { ...spilled, block, bytes: Buffer.byteLength(resource.text), body: () => utf8Bytes(resource.text), mimeType: resource.mimeType };
+      return { ...spilled, block, bytes: resource.blob.length, body: () => Buffer.from(resource.blob, 'base64'), mimeType: resource.mimeType };
+    }
     case 'resource_link':
-      return Buffer.byteLength(block.uri) + Buffer.byteLength(block.name);
+      return { ...spilled, block, bytes: Buffer.byteLength(block.uri) + Buffer.byteLength(block.name), body: () => utf8Bytes(JSON.stringify(block)), mimeType: JSON_MIME };
   }
-}
-
-// The whole block goes to the artifact store; the caller gets a preview (text) and a link.
-async function spill(block: Block, bytes: number, remaining: number, tool: string, options: UpstreamShapeOptions): Promise<ContentBlock[]> {
-  const stored =
-    block.type === 'text'
-      ? { bytes: Buffer.from(block.text, 'utf8'), mimeType: TEXT_MIME }
-      : block.type === 'image' || block.type === 'audio'
-        ? { bytes: Buffer.from(block.data, 'base64'), mimeType: block.mimeType }
-        : block.type === 'resource'
-          ? 'text' in block.resource
-            ? { bytes: Buffer.from(block.resource.text, 'utf8'), mimeType: block.resource.mimeType }
-            : { bytes: Buffer.from(block.resource.blob, 'base64'), mimeType: block.resource.mimeType }
-          : { bytes: Buffer.from(JSON.stringify(block), 'utf8'), mimeType: 'application/json' };
-  const artifact = await options.artifacts.put(stored.bytes, stored.mimeType);
-  const link: ContentBlock = {
-    type: 'resource_link',
-    uri: artifact.uri,
-    name: `${tool} ${block.type}`,
-    mimeType: stored.mimeType,
-    size: artifact.size,
-    description: `This ${block.type} block (${bytes} bytes) did not fit in the limit of ${options.maxResultBytes} bytes; it is stored whole here.`,
-  };
-  const preview = block.type === 'text' && remaining > 0 ? [{ type: 'text' as const, text: cutUtf8(block.text, remaining) }] : [];
-  return [...preview, link];
 }
 
 function checkStructured(value: unknown, manifest: Manifest, redact: Redactor): unknown {
   if (value === undefined || value === null) return undefined;
   if (!isRecord(value)) throw invalid(manifest.name, 'structured_content_not_object', {});
-  if (depthOf(value, 0) > MAX_RESULT_DEPTH) throw invalid(manifest.name, 'too_deep', { maxDepth: MAX_RESULT_DEPTH });
-  const validate = manifest.validateOutput;
-  if (validate && manifest.output && !validate(value)) {
-    const first = validate.errors?.[0];
-    const details = first ? describeError(first, manifest.output) : {};
-    throw new HostError('invalid_output', `The result of ${manifest.name} does not match its output schema.`, { reason: 'output_schema', ...details });
-  }
+  if (isTooDeep(value)) throw invalid(manifest.name, 'too_deep', { maxDepth: MAX_RESULT_DEPTH });
+  checkOutputSchema(value, manifest);
   return redactJson(value, redact);
-}
-
-function depthOf(value: unknown, depth: number): number {
-  if (typeof value !== 'object' || value === null || depth > MAX_RESULT_DEPTH) return depth;
-  let max = depth + 1;
-  for (const child of Object.values(value)) max = Math.max(max, depthOf(child, depth + 1));
-  return max;
 }
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;

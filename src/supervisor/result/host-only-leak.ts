@@ -5,7 +5,7 @@
 // 42) would match ordinary prose. Text is compared as written and binary parts
 // by their decoded bytes, before redaction (a leak is a leak, whatever
 // redaction would later hide).
-import type { OutputPart } from './output-parts.js';
+import type { OutputPart } from './envelope-parts.js';
 
 /** Pieces shorter than this (in characters) are too common to count as a leak on their own. */
 export const MIN_LEAK_CHARS = 8;

@@ -3,8 +3,8 @@
 // each part is for. isolate and worker tools build it with ctx.output.*, process
 // tools print it (`stdout: output`, or a persistent process's `result`). It is
 // plain data from inside the sandbox, read here like any result: exactly the
-// known keys, a known kind, checked parts (output-parts.ts).
-import { checkParts, refuse, type OutputPart } from './output-parts.js';
+// known keys, a known kind, checked parts (envelope-parts.ts).
+import { checkParts, refuse, type OutputPart } from './envelope-parts.js';
 
 /** The one key of an output envelope. */
 export const OUTPUT_ENVELOPE_KEY = 'toolhost/output';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseStrictJson, scanJson } from '../../../src/supervisor/strict-json.js';
+import { parseStrictJson, scanJson } from '../../../../src/supervisor/result/strict-json.js';
 
 describe('parseStrictJson', () => {
   it.each([

@@ -3,7 +3,7 @@
 // part, base64 that decodes (strictly: the alphabet, the padding, the length),
 // a URI that is a URI. Everything here comes from inside a sandbox and is
 // refused with `invalid_output` naming the part, never repaired.
-import { HostError } from '../errors.js';
+import { HostError } from '../../errors.js';
 
 /** A part after its checks; binary data is decoded once, here. */
 export type OutputPart =
