@@ -2,6 +2,8 @@
 // interface runs on SQLite (a temp state folder) and on PostgreSQL (a fresh
 // database in this run's throwaway cluster). PostgreSQL tests skip only where
 // PostgreSQL is not installed, and never under CI (the setup fails there).
+// The vitest project chooses the stores (TOOLHOST_JOURNAL_STORES): `unit` runs
+// SQLite only, `journal-postgres` the same files on PostgreSQL; both when unset.
 import { afterEach, beforeEach, describe } from 'vitest';
 import type { Journal } from '../../src/audit/journal.js';
 import { openJournal } from '../../src/audit/open-journal.js';
@@ -31,13 +33,16 @@ export interface StoreUnderTest {
 
 export const STORE_NAMES = ['sqlite', 'postgres'] as const;
 
+const chosenStores: readonly string[] = process.env['TOOLHOST_JOURNAL_STORES']?.split(',') ?? STORE_NAMES;
+
 /** Defines `body` once per store, under describe('<title> (<store> store)'). */
 export function describeEachStore(title: string, body: (store: () => StoreUnderTest) => void): void {
   for (const name of STORE_NAMES) describeStore(name, title, body);
 }
 
-/** Defines `body` for one store only (its specifics). */
+/** Defines `body` for one store only (its specifics); nothing when this project does not test that store. */
 export function describeStore(name: (typeof STORE_NAMES)[number], title: string, body: (store: () => StoreUnderTest) => void): void {
+  if (!chosenStores.includes(name)) return;
   const skip = name === 'postgres' ? postgresUnavailable : undefined;
   describe.skipIf(skip !== undefined)(`${title} (${name} store)`, () => {
     const current = useStore(name);

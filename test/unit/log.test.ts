@@ -1,13 +1,9 @@
 // serve's logger (sync: false): the lines of LOG_COALESCE_MS reach the destination in
-// one write; flush() hands them over at once, and the process's exit writes what is
-// still gathered.
-import { spawnSync } from 'node:child_process';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+// one write; flush() hands them over at once (the exit's flush is in
+// test/integration/log/exit-flush.test.ts: it needs a process that exits).
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { pino } from 'pino';
 import { coalescing, LOG_COALESCE_MS, redactingLogger } from '../../src/log.js';
-import { REPO_ROOT } from '../helpers/mcp-clients.js';
 
 type Destination = Parameters<typeof coalescing>[0];
 
@@ -46,19 +42,6 @@ describe('serve logger: lines gathered, written together', () => {
     coalesced.flush(() => (flushed = true));
     expect(writes).toEqual(['{"n":1}\n']);
     expect(flushed).toBe(true);
-  });
-
-  it('a process that exits right after logging still writes its last lines (stderr, as serve logs)', () => {
-    const log = pathToFileURL(join(REPO_ROOT, 'dist/src/log.js')).href;
-    const script = `const { createLogger } = await import(${JSON.stringify(log)});
-      const logger = createLogger({ sync: false });
-      for (let i = 0; i <= 50; i++) logger.info({ i }, 'line');
-      process.exit(0);`;
-    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
-    expect(child.status).toBe(0);
-    const lines = child.stderr.trim().split('\n').map((line) => JSON.parse(line) as { i: number });
-    // All still gathered when it exits (same turn, no write begun): the exit handler writes them, in order.
-    expect(lines.map((line) => line.i)).toEqual(Array.from({ length: 51 }, (_, i) => i));
   });
 });
 

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync, cpSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -167,27 +166,6 @@ describe('loadManifests refuses paths that escape through a symlink', () => {
     writeFileSync(join(dir, 'tool.yaml'), 'name: linked\ndescription: d\ntimeoutMs: 5\nsandbox:\n  mode: process\n  command: [python3, ./tool.py]\ninput:\n  type: object\n');
     const result = loadManifests({ dirs: [dir], workspace: temp, cwd: temp });
     expect(result.problems).toEqual([{ file: 'tool/tool.yaml', line: 6, col: 22, reason: 'command[1] "./tool.py" resolves outside the manifest folder through a symlink' }]);
-  });
-
-  it('reads nothing a reference names: a $ref to a FIFO (which would block any reader) is refused at once', () => {
-    const { dir } = makeToolFolder();
-    const fifo = join(dir, 'schema.json');
-    execFileSync('mkfifo', [fifo]);
-    cpSync(join(REPO, FIXTURES, 'good/defaults/tool.js'), join(dir, 'tool.js'));
-    const yaml = `name: fifo_ref\ndescription: d\ntimeoutMs: 5\nsandbox:\n  mode: isolate\nentry: ./tool.js\ninput:\n  type: object\n  properties:\n    a: { $ref: "./schema.json" }\n    b: { $ref: "file://${fifo}" }\n`;
-    writeFileSync(join(dir, 'tool.yaml'), yaml);
-    const result = loadManifests({ dirs: [dir], workspace: temp, cwd: temp });
-    expect(result.problems).toEqual([
-      { file: 'tool/tool.yaml', line: 10, col: 16, reason: 'input schema: $ref "./schema.json" refers outside itself; only local "#..." references are allowed' },
-      { file: 'tool/tool.yaml', line: 11, col: 16, reason: `input schema: $ref "file://${fifo}" refers outside itself; only local "#..." references are allowed` },
-    ]);
-  });
-
-  it('skips a FIFO named like a manifest, and a link to one, instead of blocking on it', () => {
-    const { dir } = makeToolFolder();
-    execFileSync('mkfifo', [join(dir, 'pipe.yaml')]);
-    symlinkSync(join(dir, 'pipe.yaml'), join(dir, 'link.yml'));
-    expect(loadManifests({ dirs: [dir], workspace: temp, cwd: temp })).toEqual({ manifests: [], servers: [], problems: [] });
   });
 
   it('refuses a manifest larger than 1 MiB unread', () => {

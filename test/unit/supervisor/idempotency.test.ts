@@ -2,10 +2,10 @@
 // through the Journal interface on both stores: every state a key can be in
 // and what the stage answers for it. What the journal itself keeps for a key
 // (the claim in begin, reconcile) is tested in test/unit/audit/idempotency.test.ts.
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { Journal } from '../../../src/audit/journal.js';
 import { hashArgs } from '../../../src/audit/hash.js';
-import { checkIdempotency, readIdempotencyKey, serializeForReplay } from '../../../src/supervisor/idempotency.js';
+import { checkIdempotency, serializeForReplay } from '../../../src/supervisor/idempotency.js';
 import { callFinish, callStart } from '../../helpers/journal-fixtures.js';
 import { describeEachStore, rejection } from '../../helpers/journal-stores.js';
 
@@ -79,15 +79,5 @@ describeEachStore('checkIdempotency', (store) => {
     const { journal } = await opened();
     await journal.begin(keyed('w', 'k'));
     expect(await checkIdempotency(journal, 'other_tool', 'k', ARGS_HASH)).toBeUndefined();
-  });
-});
-
-describe('readIdempotencyKey', () => {
-  it('reads a short string and refuses anything else', async () => {
-    expect(readIdempotencyKey({})).toBeNull();
-    expect(readIdempotencyKey({ idempotencyKey: 'abc' })).toBe('abc');
-    for (const bad of [42, '', 'x'.repeat(257), { k: 1 }]) {
-      expect((await rejection(async () => readIdempotencyKey({ idempotencyKey: bad }))).code).toBe('invalid_arguments');
-    }
   });
 });

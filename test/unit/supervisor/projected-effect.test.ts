@@ -2,7 +2,6 @@
 // `effects`, section 5 step 6): each written path resolved from the first
 // workspace root, where it lies, and a bounded diff of a text write; hostile
 // paths (traversal, absolute, a symlink out, a FIFO) are said so, never read.
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -100,11 +99,6 @@ describe('projectEffects', () => {
     expect(await project('docs/new.txt', 'y'.repeat(MAX_DIFF_SOURCE_BYTES + 1))).toMatchObject({ summary: expect.stringContaining('too large to diff'), diff: null });
     expect(await project('docs/new.txt', { base64: 'AAAA' })).toMatchObject({ summary: 'creates a new file; the new content (text) is not text: no diff', diff: null });
     expect(await project('docs', 'text')).toMatchObject({ summary: 'the path is a folder, not a regular file', diff: null });
-  });
-
-  it('a named pipe in the workspace is described, never opened for a blocking read', async () => {
-    execFileSync('mkfifo', [join(docs, 'pipe')]);
-    expect((await projectEffects(WRITE, { path: 'docs/pipe', text: 'x' }, redact))[0]).toMatchObject({ summary: 'the path is a named pipe, not a regular file', diff: null });
   });
 
   it('the diff is bounded in lines, and gives up on texts too different to diff within bounds', async () => {

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { currentHostIdentity, hostLiveness, readProcessStart } from '../../../../src/audit/sqlite/host-liveness.js';
+import { currentHostIdentity, hostLiveness, readProcessStart } from '../../../src/audit/sqlite/host-liveness.js';
 
 describe('readProcessStart', () => {
   it('reads the kernel start time of a live process and null for a finished one', () => {

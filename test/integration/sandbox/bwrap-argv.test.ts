@@ -5,20 +5,20 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { probeCgroups, SandboxCgroups } from '../../../../src/runner/bwrap/sandbox-cgroups.js';
-import { buildDashUlimitScript, computeSandboxLimits, CPU_MARGIN_SECONDS, DEFAULT_CPU_SECONDS, DEFAULT_PROCESSES } from '../../../../src/runner/bwrap/rlimits.js';
-import type { RunSpec } from '../../../../src/runner/types.js';
-import { buildSandboxArgv, ETC_ALLOWLIST, ETC_COPY_MAX_BYTES, SANDBOX_DEFAULT_PATH, SANDBOX_FILE_FD_BASE, SANDBOX_SECCOMP_FD, sandboxFileInputs } from '../../../../src/runner/bwrap/argv.js';
-import { SANDBOX_EGRESS_DIR, SANDBOX_EGRESS_SOCKET } from '../../../../src/runner/bwrap/egress-bridge.js';
-import { planEgressNetwork } from '../../../../src/runner/bwrap/egress-network.js';
-import { runSpec } from '../../../helpers/run-spec.js';
-import { useProcessServices } from '../../../helpers/process-services.js';
+import { probeCgroups, SandboxCgroups } from '../../../src/runner/bwrap/sandbox-cgroups.js';
+import { buildDashUlimitScript, computeSandboxLimits, CPU_MARGIN_SECONDS, DEFAULT_CPU_SECONDS, DEFAULT_PROCESSES } from '../../../src/runner/bwrap/rlimits.js';
+import type { RunSpec } from '../../../src/runner/types.js';
+import { buildSandboxArgv, ETC_ALLOWLIST, ETC_COPY_MAX_BYTES, SANDBOX_DEFAULT_PATH, SANDBOX_FILE_FD_BASE, SANDBOX_SECCOMP_FD, sandboxFileInputs } from '../../../src/runner/bwrap/argv.js';
+import { SANDBOX_EGRESS_DIR, SANDBOX_EGRESS_SOCKET } from '../../../src/runner/bwrap/egress-bridge.js';
+import { planEgressNetwork } from '../../../src/runner/bwrap/egress-network.js';
+import { runSpec } from '../../helpers/run-spec.js';
+import { useProcessServices } from '../../helpers/process-services.js';
 
 const services = useProcessServices();
 
-const MANIFEST_DIR = realpathSync(fileURLToPath(new URL('../../../fixtures/tools/sandbox/', import.meta.url)));
-const READ_ROOT = realpathSync(fileURLToPath(new URL('../../../fixtures/', import.meta.url)));
-const WRITE_ROOT = realpathSync(fileURLToPath(new URL('../../../unit/', import.meta.url)));
+const MANIFEST_DIR = realpathSync(fileURLToPath(new URL('../../fixtures/tools/sandbox/', import.meta.url)));
+const READ_ROOT = realpathSync(fileURLToPath(new URL('../../fixtures/', import.meta.url)));
+const WRITE_ROOT = realpathSync(fileURLToPath(new URL('../../unit/', import.meta.url)));
 
 /** Debian's /bin/sh: the gate shell sets the limits itself (ulimit), without prlimit. */
 const IS_DASH = basename(realpathSync('/bin/sh')) === 'dash';

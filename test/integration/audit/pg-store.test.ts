@@ -2,10 +2,10 @@
 // hosts starting together, leases, artifact bytes in the database, and URLs
 // that must not carry a password.
 import { describe, expect, it } from 'vitest';
-import { openJournal } from '../../../../src/audit/open-journal.js';
-import { PG_SCHEMA_VERSION } from '../../../../src/audit/postgres/pg-schema.js';
-import { callFinish, callStart } from '../../../helpers/journal-fixtures.js';
-import { describeStore, rejection } from '../../../helpers/journal-stores.js';
+import { openJournal } from '../../../src/audit/open-journal.js';
+import { PG_SCHEMA_VERSION } from '../../../src/audit/postgres/pg-schema.js';
+import { callFinish, callStart } from '../../helpers/journal-fixtures.js';
+import { describeStore, rejection } from '../../helpers/journal-stores.js';
 
 describeStore('postgres', 'PostgreSQL store', (store) => {
   it('migrates a fresh database to the current version and records it', async () => {
