@@ -11,7 +11,7 @@ export const MAX_ARGUMENT_LINE_CHARS = 200;
 /** Diff lines shown per written path in the terminal (the console and --json hold the whole bounded diff). */
 export const MAX_TERMINAL_DIFF_LINES = 40;
 
-/** The stable --json shape of one approval (documented in docs/http-and-fleets.md). Times are ISO 8601. */
+/** The stable --json shape of one approval (documented in docs/audit.md). Times are ISO 8601. */
 export function toApprovalJson(approval: ApprovalRecord): Record<string, unknown> {
   return {
     id: approval.id,

@@ -22,7 +22,7 @@ Decide one with \`toolhost approve ID\` (or --deny), or in \`toolhost console\`;
 caller then repeats the call with _meta["toolhost/approvalId"] set to ID, and it runs once.
 
   --all         every approval, decided, spent and expired ones too, with who decided and when
-  --json        a JSON array of approvals (shape in docs/http-and-fleets.md)
+  --json        a JSON array of approvals (shape in docs/audit.md)
   --state DIR   the state folder (default: .toolhost)
 ${CONFIG_FLAG_HELP}
 ${JOURNAL_FLAG_HELP}
