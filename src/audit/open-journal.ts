@@ -3,7 +3,6 @@
 import type { Logger } from '../log.js';
 import type { Journal } from './journal.js';
 import { JOURNAL_ENV, parseJournalUrl } from './journal-url.js';
-import { DEFAULT_LEASE_MS, LEASE_ENV, openPostgresStore } from './postgres/pg-store.js';
 import { openSqliteStore } from './sqlite/sqlite-store.js';
 
 export interface OpenJournalOptions {
@@ -47,14 +46,16 @@ export async function openJournal(options: OpenJournalOptions): Promise<Journal>
     env,
   };
   if (url.kind === 'sqlite') return openSqliteStore(options.stateDir, { ...common, file: url.file, writeBatchesOffThread: options.writeBatchesOffThread === true });
-  const leaseMs = options.leaseMs ?? leaseFromEnv(env);
+  // The PostgreSQL driver loads only for a PostgreSQL journal: a SQLite host starts sooner without it.
+  const { DEFAULT_LEASE_MS, LEASE_ENV, openPostgresStore } = await import('./postgres/pg-store.js');
+  const leaseMs = options.leaseMs ?? leaseFromEnv(env, LEASE_ENV, DEFAULT_LEASE_MS);
   return openPostgresStore(url.connectionString, url.display, { ...common, leaseMs, stateDir: options.stateDir });
 }
 
-function leaseFromEnv(env: NodeJS.ProcessEnv): number {
-  const text = env[LEASE_ENV];
-  if (text === undefined || text === '') return DEFAULT_LEASE_MS;
+function leaseFromEnv(env: NodeJS.ProcessEnv, variable: string, fallbackMs: number): number {
+  const text = env[variable];
+  if (text === undefined || text === '') return fallbackMs;
   const ms = /^\d{1,9}$/.test(text) ? Number(text) : NaN;
-  if (!Number.isFinite(ms) || ms < 100) throw new RangeError(`${LEASE_ENV} must be a whole number of milliseconds, at least 100; got "${text}"`);
+  if (!Number.isFinite(ms) || ms < 100) throw new RangeError(`${variable} must be a whole number of milliseconds, at least 100; got "${text}"`);
   return ms;
 }

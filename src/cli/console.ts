@@ -56,7 +56,7 @@ export async function run(argv: readonly string[]): Promise<number> {
   const logger = createLogger({ sync: false, ...(typeof values['log-file'] === 'string' ? { file: values['log-file'] } : {}) });
   let authenticator;
   try {
-    authenticator = buildAuthenticator(http, logger, 'console');
+    authenticator = await buildAuthenticator(http, logger, 'console');
   } catch (error) {
     if (!(error instanceof AuthConfigError)) throw error;
     process.stderr.write(`toolhost console: ${error.message}\n`);

@@ -3,7 +3,6 @@
 // authentication anywhere but loopback, and builds the Authenticator.
 import type { Logger } from '../log.js';
 import { noAuthentication, type Authenticator } from '../protocol/auth/authenticator.js';
-import { jwtAuthenticator } from '../protocol/auth/jwt.js';
 import { loadTokenFile, tokenAuthenticator } from '../protocol/auth/token-file.js';
 import { isLoopbackHost } from '../protocol/http-guards.js';
 import { UsageError } from './args.js';
@@ -80,13 +79,16 @@ export function httpSettingsFrom(values: Record<string, unknown>): HttpSettings 
   };
 }
 
-/** The authenticator of the settings; throws AuthConfigError when a token file or JWKS does not load. */
-export function buildAuthenticator(settings: HttpSettings, logger: Logger, command = 'serve'): Authenticator {
+/** The authenticator of the settings; rejects with AuthConfigError when a token file or JWKS does not load. */
+export async function buildAuthenticator(settings: HttpSettings, logger: Logger, command = 'serve'): Promise<Authenticator> {
   switch (settings.auth.kind) {
     case 'tokens':
       return tokenAuthenticator(loadTokenFile(settings.auth.file, logger));
-    case 'jwt':
+    case 'jwt': {
+      // The JOSE library loads only for JWT authentication.
+      const { jwtAuthenticator } = await import('../protocol/auth/jwt.js');
       return jwtAuthenticator(settings.auth);
+    }
     case 'none':
       logger.warn({ host: settings.host }, '--no-auth: every request on this loopback address is served as principal "anonymous"');
       process.stderr.write(`toolhost ${command}: warning: --no-auth: anyone who can reach this loopback address can ${command === 'serve' ? 'call the tools' : 'decide approvals'}\n`);

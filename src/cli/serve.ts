@@ -13,11 +13,10 @@ import { createLogger, flushLogs, type Logger } from '../log.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../protocol/boundary.js';
 import { CUSTOM_METHODS } from '../protocol/custom-methods.js';
 import { serverHandleOf, serveToolhost, ToolhostServing, type ToolhostServer, type ToolhostServerOptions } from '../protocol/server.js';
-import { serveHttp } from '../protocol/http.js';
+import type { serveHttp } from '../protocol/http.js';
 import { openJournal } from '../audit/open-journal.js';
-import { createConsole, type ConsoleHandler } from '../console/console-server.js';
+import type { ConsoleHandler } from '../console/console-server.js';
 import type { HostConfig } from '../host-config.js';
-import { consoleToolsOf } from './console-tools.js';
 import { AuthConfigError } from '../protocol/auth/auth-config-error.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
 import { SessionCounters } from '../supervisor/session-counters.js';
@@ -79,7 +78,7 @@ export async function run(argv: readonly string[]): Promise<number> {
   const logger = createLogger({ sync: false, ...(flags.logFile !== undefined ? { file: flags.logFile } : {}) });
   let authenticator;
   try {
-    authenticator = http ? buildAuthenticator(http, logger) : undefined;
+    authenticator = http ? await buildAuthenticator(http, logger) : undefined;
   } catch (error) {
     if (!(error instanceof AuthConfigError)) throw error;
     logger.error({ code: error.code, ...error.details }, error.message);
@@ -230,6 +229,8 @@ async function serveOverHttp(
   const serving = new ToolhostServing(options);
   let listening;
   try {
+    // The HTTP front's modules load only when it is asked for: a stdio host answers sooner without them.
+    const { serveHttp } = await import('../protocol/http.js');
     listening = await serveHttp({
       serving,
       host: http.host,
@@ -270,6 +271,7 @@ async function startConsole(
   config: () => HostConfig,
   logger: Logger,
 ): Promise<ServedConsole> {
+  const [{ createConsole }, { consoleToolsOf }] = await Promise.all([import('../console/console-server.js'), import('./console-tools.js')]);
   const journal = await openJournal({ url: flags.journalUrl, stateDir: flags.stateDir, asHost: false });
   const handler = createConsole({
     journal,

@@ -4,7 +4,8 @@
 // server's words are bounded before they are parsed (pipe-transport.ts); its
 // requests to the client are refused except roots/list; when it dies, every
 // call in flight on it fails `tool_crashed`.
-import { Client, ProtocolError } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
+import type * as ClientSdk from '@modelcontextprotocol/client';
 import type { Logger } from '../../log.js';
 import type { RunSpec } from '../types.js';
 import type { EgressAttempt, RunOptions } from '../run-types.js';
@@ -121,6 +122,7 @@ export class ServerInstance {
 
   /** Starts the server in its sandbox and completes the MCP handshake within startupTimeoutMs. */
   static async start(spec: InstanceSpec, deps: InstanceDeps): Promise<StartResult> {
+    const sdk = loadClientSdk();
     const opened = await openWorkdir(spec.run);
     const sandbox = await resolveSandboxArgv(spec.run, {
       cwd: opened.cwd,
@@ -146,6 +148,8 @@ export class ServerInstance {
       await ended;
       return { ok: false, reason: 'the server process could not be spawned' };
     }
+    // The server waits at its start gate (nothing flows yet) while the client library finishes loading.
+    const { Client } = await sdk;
     process.stdin.write(START_LINE);
     let instance: ServerInstance | undefined;
     const transport = new PipeClientTransport(process.stdout, process.stdin, spec.maxMessageBytes, (fault) => {
@@ -255,7 +259,7 @@ export class ServerInstance {
         // "Connection closed" is the process going away (killed, crashed, or broke the protocol).
         if (this.#isStdoutClosed || !this.isAlive) return { kind: 'crashed', end: await this.gone };
         // A JSON-RPC error response: the server's own answer (a tool that threw, a refused connection).
-        if (ProtocolError.isInstance(error)) return { kind: 'upstream_error', code: error.code, message: upstreamErrorText(error.message) };
+        if (clientSdk?.ProtocolError.isInstance(error) === true) return { kind: 'upstream_error', code: error.code, message: upstreamErrorText(error.message) };
         return { kind: 'protocol', message: errorText(error) };
       });
     const crashed = this.gone.then((end): CallAnswer => ({ kind: 'crashed', end }));
@@ -346,4 +350,12 @@ async function withDeadline(work: Promise<void>, timeoutMs: number, gone: Promis
 function errorText(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   return message.replace(/\s+/g, ' ').slice(0, 300);
+}
+
+// The MCP client library (hundreds of milliseconds to load on a busy machine) loads with the
+// first server start, not with the host: `serve` answers `initialize` before any server starts.
+let clientSdk: typeof ClientSdk | undefined;
+let clientSdkLoading: Promise<typeof ClientSdk> | undefined;
+function loadClientSdk(): Promise<typeof ClientSdk> {
+  return (clientSdkLoading ??= import('@modelcontextprotocol/client').then((sdk) => (clientSdk = sdk)));
 }
