@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO_ROOT, anchorsOf, documentationPages, linksOf } from './markdown-pages.js';
+import { REPO_ROOT, anchorsOf, documentationPages, linksOf } from '../../helpers/markdown-pages.js';
 
 const pages = documentationPages();
 const anchorsByPage = new Map(pages.map((page) => [page.path, anchorsOf(page)]));

@@ -4,7 +4,7 @@
 // did what) or points at drafts or the contract's sections.
 import { describe, expect, it } from 'vitest';
 import { STAGES } from '../../../src/supervisor/stages.js';
-import { documentationPages } from './markdown-pages.js';
+import { documentationPages } from '../../helpers/markdown-pages.js';
 import type { Tokens } from 'marked';
 
 const pages = documentationPages();

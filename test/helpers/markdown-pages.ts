@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import GithubSlugger from 'github-slugger';
 import { Lexer, type Token, type Tokens } from 'marked';
 
-export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 export interface Page {
   /** Relative to the repository root, `/`-separated. */
