@@ -10,7 +10,8 @@ import { createSilentLogger } from '../log.js';
 import { resolveCommandElement } from '../registry/manifest-paths.js';
 import { nodeModulesAbove } from '../registry/server-tools.js';
 import { formatStderrLines, listOne, ProcessServices, type Listing, type RunSpec, type ServerInstance, type UpstreamTool } from '../runner/index.js';
-import { MAX_OUTPUT_BYTES, POLICY_DEFAULTS } from '../policy/defaults.js';
+import { POLICY_DEFAULTS } from '../policy/defaults.js';
+import { FLOOD_CAP_BYTES } from '../registry/result-limits.js';
 import { secretValuesOf } from '../host-config.js';
 import { createRedactor } from '../supervisor/redact.js';
 import { networkStartWarning, ownFolderWriteWarning } from './import-warnings.js';
@@ -75,7 +76,7 @@ export async function run(argv: readonly string[]): Promise<number> {
     env: {},
     roots: [{ path: workspace, access: 'read' }],
     networkAllow: [],
-    maxOutputBytes: MAX_OUTPUT_BYTES,
+    maxOutputBytes: FLOOD_CAP_BYTES,
     protectedPaths: [],
     hiddenPaths: [],
     readOnlyPaths: nodeModulesAbove(dir),

@@ -3,6 +3,7 @@
 // The "Policy reference" of docs/policies.md lists the same values; a test keeps them in step.
 import type { SideEffect } from '../registry/manifest.js';
 import type { SandboxMode } from '../registry/manifest.js';
+import { DEFAULT_INLINE_BUDGET_BYTES } from '../registry/result-limits.js';
 import type { ApprovalsBy, InvalidArgumentsMode, JournalArguments, LimitKey } from './policy-model.js';
 import type { OnUnknownTool, PolicyMode } from './types.js';
 
@@ -16,7 +17,7 @@ export const POLICY_DEFAULTS = {
   community: ['isolate', 'process_namespace'],
   limits: {
     maxTimeoutMs: 30_000,
-    maxResultBytes: 1_048_576,
+    maxResultBytes: DEFAULT_INLINE_BUDGET_BYTES,
     maxMemoryMb: 256,
     maxCallsPerSession: 1000,
     maxConcurrency: 8,
@@ -54,12 +55,6 @@ export const POLICY_DEFAULTS = {
 
 /** Memory a sandbox gets when its manifest sets no memoryMb, in MiB (then capped by limits.maxMemoryMb). */
 export const DEFAULT_MEMORY_MB: Readonly<Record<SandboxMode, number>> = { isolate: 64, worker: 128, process: 256 };
-
-/**
- * Bytes a runner buffers from one tool before it stops it. Results above the
- * policy's maxResultBytes spill to artifacts, so this cap only stops floods.
- */
-export const MAX_OUTPUT_BYTES = 128 * 1024 * 1024;
 
 /** Every mode: first-party tools are not restricted by `sandbox.community`. */
 export const ALL_POLICY_MODES: readonly PolicyMode[] = ['isolate', 'worker', 'process', 'process_namespace'];

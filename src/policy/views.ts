@@ -6,7 +6,7 @@ import type { ProtectedPaths } from '../config/protected-paths.js';
 import type { Manifest } from '../registry/manifest.js';
 import type { RunSpec } from '../registry/run-spec.js';
 import { assessTool, type ToolAssessment } from './assess-tool.js';
-import { MAX_OUTPUT_BYTES } from './defaults.js';
+import { FLOOD_CAP_BYTES } from '../registry/result-limits.js';
 import { findMatch } from './globs.js';
 import type { MergedPolicy } from './policy-model.js';
 import type { CompiledRule } from './rules/compile-rules.js';
@@ -105,7 +105,7 @@ function buildRunSpec(manifest: Manifest, assessment: ToolAssessment, policy: Me
     // whose egress is not held to the read-only methods: its spec carries no read_only class.
     ...(manifest.sideEffect !== undefined && manifest.upstream?.instances !== 'one' ? { sideEffect: manifest.sideEffect } : {}),
     networkAllow: [...manifest.networkAllow],
-    maxOutputBytes: MAX_OUTPUT_BYTES,
+    maxOutputBytes: FLOOD_CAP_BYTES,
     protectedPaths: [...guarded.protectedPaths],
     hiddenPaths: [...guarded.hiddenPaths],
     ...(manifest.upstream ? upstreamRunSpec(manifest, manifest.upstream) : {}),

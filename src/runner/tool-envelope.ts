@@ -2,6 +2,7 @@
 // `{ ok: true, json }` or `{ ok: false, code, message, name?, errorCode?, reason? }`.
 // It comes from inside the sandbox, so it is checked field by field, never trusted.
 import type { ErrorDetails, RunCode } from '../errors.js';
+import { outputLimitDetails } from '../registry/result-limits.js';
 import type { RunOutcome } from './run-types.js';
 
 /**
@@ -58,7 +59,7 @@ export function parseToolEnvelope(envelope: unknown, rules: EnvelopeRules): Outc
     const json = record['json'];
     if (rules.checkOutputBytes) {
       const bytes = Buffer.byteLength(json, 'utf8');
-      if (bytes > rules.maxOutputBytes) return failure('output_limit', 'The tool result exceeds the output limit.', { maxBytes: rules.maxOutputBytes, bytes });
+      if (bytes > rules.maxOutputBytes) return failure('output_limit', 'The tool result exceeds the output limit.', outputLimitDetails({ reason: 'flood_cap', bytes, limit: rules.maxOutputBytes }));
     }
     return { ok: true, json };
   }
@@ -84,7 +85,7 @@ export function parseToolEnvelope(envelope: unknown, rules: EnvelopeRules): Outc
       });
     }
     case 'output_limit':
-      return failure('output_limit', 'The tool result exceeds the output limit.', { maxBytes: rules.maxOutputBytes });
+      return failure('output_limit', 'The tool result exceeds the output limit.', outputLimitDetails({ reason: 'flood_cap', limit: rules.maxOutputBytes }));
     default:
       return malformed();
   }

@@ -4,6 +4,7 @@
 // the wrapper has exited and the pipes are closed, so no process outlives it.
 import type { Logger } from '../../log.js';
 import type { RunSpec } from '../types.js';
+import { outputLimitDetails } from '../../registry/result-limits.js';
 import type { Job, RunOptions, RunOutcome } from '../run-types.js';
 import { DEFAULT_GRACE_MS, killProcessGroup } from './kill.js';
 import { ByteBudget, ChunkCollector, TailBuffer, decodeUtf8Strict } from './output-cap.js';
@@ -115,7 +116,7 @@ function reasonDetails(reason: TerminationReason, spec: RunSpec, options: RunOpt
     case 'timeout':
       return { timeoutMs: options.control.timeoutMs };
     case 'output_limit':
-      return { maxOutputBytes: spec.maxOutputBytes, bytesSeen: budget.totalBytes };
+      return outputLimitDetails({ reason: 'flood_cap', bytes: budget.totalBytes, limit: spec.maxOutputBytes });
     default:
       return {};
   }

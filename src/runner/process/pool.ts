@@ -6,6 +6,7 @@
 // cannot start does not respawn in a loop.
 import type { Logger } from '../../log.js';
 import type { RunSpec } from '../types.js';
+import { outputLimitDetails } from '../../registry/result-limits.js';
 import type { Job, RunOptions, RunOutcome } from '../run-types.js';
 import { CallEvents } from '../events.js';
 import { DEFAULT_GRACE_MS, killProcessGroup } from './kill.js';
@@ -261,7 +262,7 @@ export class ProcessPool {
       // Nobody is waiting: it is replaced (onSlotEnded), and said once, not per line.
       this.deps.logger.warn({ tool: this.spec.name, maxUnsolicitedBytes: MAX_UNSOLICITED_BYTES }, 'persistent process wrote too much between calls; replacing it');
     }
-    this.retire(slot, 'output_limit', { maxOutputBytes: this.spec.maxOutputBytes }, true);
+    this.retire(slot, 'output_limit', outputLimitDetails({ reason: 'flood_cap', limit: this.spec.maxOutputBytes }), true);
   }
 
   // Kills the slot's whole pid namespace; its call (if any) settles once the process is gone.

@@ -31,8 +31,7 @@ export interface BudgetBlock {
 
 /** Where each block went: inline, or to the artifact store (with a preview when one fitted). */
 export type Placement =
-  | { readonly type: 'inline'; readonly block: ContentBlock }
-  | { readonly type: 'stored'; readonly item: BudgetBlock; readonly spilled: boolean; readonly preview?: string };
+  { readonly type: 'inline'; readonly block: ContentBlock } | { readonly type: 'stored'; readonly item: BudgetBlock; readonly spilled: boolean; readonly preview?: string };
 
 export interface BudgetFit {
   readonly placements: readonly Placement[];

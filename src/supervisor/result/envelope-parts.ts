@@ -48,7 +48,10 @@ export function checkParts(raw: unknown, tool: string): OutputPart[] {
  */
 export function allowedMimeType(value: unknown): string | undefined {
   if (typeof value !== 'string' || value.length > 128) return undefined;
-  const [essence = '', ...params] = value.toLowerCase().split(';').map((piece) => piece.trim());
+  const [essence = '', ...params] = value
+    .toLowerCase()
+    .split(';')
+    .map((piece) => piece.trim());
   const textual = isTextualMime(essence);
   if (!textual && !IMAGE_TYPES.has(essence) && !AUDIO_TYPES.has(essence) && !OTHER_TYPES.has(essence)) return undefined;
   if (params.length === 0) return essence;

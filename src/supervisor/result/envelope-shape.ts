@@ -56,7 +56,8 @@ function withPayload(content: readonly ContentBlock[], meta: Readonly<Record<str
 function budgetBlockOf(part: OutputPart, index: number, options: ShapeOptions): BudgetBlock {
   const { redact, tool } = options;
   const binary = (bytes: Buffer): Buffer => {
-    if (bytesHoldSecret(bytes, redact)) throw refuse(tool, 'secret_in_binary', `part ${index} holds the value of a secret in binary data, which cannot be redacted`, { part: index });
+    if (bytesHoldSecret(bytes, redact))
+      throw refuse(tool, 'secret_in_binary', `part ${index} holds the value of a secret in binary data, which cannot be redacted`, { part: index });
     return bytes;
   };
   const spilled = { name: `${tool} part ${index + 1}`, what: `Part ${index + 1} of the result` };
@@ -78,7 +79,13 @@ function budgetBlockOf(part: OutputPart, index: number, options: ShapeOptions): 
         return { ...spilled, block, bytes: Buffer.byteLength(text, 'utf8'), body: () => Buffer.from(text, 'utf8'), mimeType: part.mimeType };
       }
       const bytes = binary(part.bytes);
-      return { ...spilled, block: { type: 'resource', resource: { uri, mimeType: part.mimeType, blob: part.blob } }, bytes: part.blob.length, body: () => bytes, mimeType: part.mimeType };
+      return {
+        ...spilled,
+        block: { type: 'resource', resource: { uri, mimeType: part.mimeType, blob: part.blob } },
+        bytes: part.blob.length,
+        body: () => bytes,
+        mimeType: part.mimeType,
+      };
     }
     case 'artifact': {
       const name = part.name !== undefined ? redact(part.name) : `${tool} artifact ${index + 1}`;

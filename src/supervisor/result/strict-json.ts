@@ -37,8 +37,7 @@ export function scanJson(text: string, maxDepth: number = MAX_RESULT_DEPTH): Str
   let expect: 'value' | 'valueOrClose' | 'key' | 'keyOrClose' | 'commaOrClose' | 'end' = 'value';
   let i = 0;
   const n = text.length;
-  const fail = (reason: StrictJsonProblem['reason'], key?: string): StrictJsonProblem =>
-    key === undefined ? { reason, offset: i } : { reason, offset: i, key };
+  const fail = (reason: StrictJsonProblem['reason'], key?: string): StrictJsonProblem => (key === undefined ? { reason, offset: i } : { reason, offset: i, key });
 
   for (;;) {
     while (i < n && isWhitespace(text.charCodeAt(i))) i++;

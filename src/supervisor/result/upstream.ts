@@ -46,7 +46,10 @@ export async function shapeUpstreamResult(result: Readonly<Record<string, unknow
 
   const server = manifest.upstream?.server ?? tool;
   const checked = rawContent.map((raw, index) => checkBlock(raw, index, tool, server, options.redact));
-  const fit = fitWithinBudget(checked.map((entry) => budgetBlockOf(entry.block, tool)), options.inlineBudgetBytes);
+  const fit = fitWithinBudget(
+    checked.map((entry) => budgetBlockOf(entry.block, tool)),
+    options.inlineBudgetBytes,
+  );
   for (const [index, placement] of fit.placements.entries()) {
     const upstreamUri = checked[index]?.upstreamUri;
     if (placement.type === 'inline' && placement.block.type === 'resource_link' && upstreamUri !== undefined) options.onResourceLink?.(placement.block.uri, upstreamUri);
@@ -63,7 +66,9 @@ export async function shapeUpstreamResult(result: Readonly<Record<string, unknow
     // The tool advertises an output schema, so clients require structuredContent on success:
     // an output_limit error result with what fitted and the link(s) to the whole (SPEC 5 step 9).
     let errorContent: ContentBlock[] = content;
-    let uri = content.find((block): block is Extract<ContentBlock, { type: 'resource_link' }> => block.type === 'resource_link' && block.uri.startsWith('toolhost://artifacts/'))?.uri;
+    let uri = content.find(
+      (block): block is Extract<ContentBlock, { type: 'resource_link' }> => block.type === 'resource_link' && block.uri.startsWith('toolhost://artifacts/'),
+    )?.uri;
     if (structuredJson !== undefined && (uri === undefined || !fit.spilled)) {
       const artifact = await options.artifacts.put(utf8Bytes(structuredJson), JSON_MIME);
       uri = artifact.uri;
@@ -118,7 +123,8 @@ function checkBlock(raw: unknown, index: number, tool: string, server: string, r
     case 'image':
     case 'audio': {
       const { data, mimeType } = raw;
-      if (typeof mimeType !== 'string' || !MEDIA_MIME_TYPES[type].includes(mimeType.toLowerCase())) throw invalid(tool, 'mime_type_not_allowed', { index, mimeType: redact(String(mimeType).slice(0, 100)) });
+      if (typeof mimeType !== 'string' || !MEDIA_MIME_TYPES[type].includes(mimeType.toLowerCase()))
+        throw invalid(tool, 'mime_type_not_allowed', { index, mimeType: redact(String(mimeType).slice(0, 100)) });
       if (typeof data !== 'string' || !isBase64(data)) throw invalid(tool, 'invalid_base64', { index });
       return { block: { type, data: binary(data), mimeType } };
     }
@@ -128,7 +134,8 @@ function checkBlock(raw: unknown, index: number, tool: string, server: string, r
       const uri = shownUpstreamUri(resource['uri'], server, redact);
       const mimeType = typeof resource['mimeType'] === 'string' ? redact(resource['mimeType'].slice(0, MAX_MIME_TYPE_CHARS)) : undefined;
       if (typeof resource['text'] === 'string') return { block: { type: 'resource', resource: { uri, mimeType: mimeType ?? TEXT_MIME, text: redact(resource['text']) } } };
-      if (typeof resource['blob'] === 'string' && isBase64(resource['blob'])) return { block: { type: 'resource', resource: { uri, mimeType: mimeType ?? 'application/octet-stream', blob: binary(resource['blob']) } } };
+      if (typeof resource['blob'] === 'string' && isBase64(resource['blob']))
+        return { block: { type: 'resource', resource: { uri, mimeType: mimeType ?? 'application/octet-stream', blob: binary(resource['blob']) } } };
       throw invalid(tool, 'resource_without_text_or_blob', { index });
     }
     case 'resource_link': {

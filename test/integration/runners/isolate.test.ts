@@ -81,7 +81,7 @@ describe('isolate runner: normal calls', () => {
   it('refuses a result larger than maxOutputBytes with output_limit', async () => {
     const runner = isolateRunner('echo.mjs', { maxOutputBytes: 100 });
     const outcome = await runner.run({ callId: 'big', args: { text: 'y'.repeat(500) } }, recordingOptions());
-    expect(failureOf(outcome)).toEqual({ code: 'output_limit', details: { maxBytes: 100 } });
+    expect(failureOf(outcome)).toEqual({ code: 'output_limit', details: { reason: 'flood_cap', limit: 100 } });
   });
 });
 

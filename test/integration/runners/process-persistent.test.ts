@@ -127,7 +127,7 @@ describe('process runner, persistent pool', () => {
     const pool = t.start(persistent({ maxOutputBytes: 64 * 1024 }));
     expect(failureOf(await pool.run(job({ op: 'long-line', bytes: 1024 * 1024 }), runOptions()))).toEqual({
       code: 'output_limit',
-      details: { maxOutputBytes: 64 * 1024 },
+      details: { reason: 'flood_cap', limit: 64 * 1024 },
     });
     expect((await echo(pool, 2)).value).toBe(2);
   });

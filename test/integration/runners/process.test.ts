@@ -91,17 +91,18 @@ describe('process runner, one-shot', () => {
     const tool = t.start({ command: ['/usr/bin/yes', t.marker], maxOutputBytes });
     const { code, details } = failureOf(await tool.run(job({}), runOptions()));
     expect(code).toBe('output_limit');
-    expect(details['maxOutputBytes']).toBe(maxOutputBytes);
+    expect(details['reason']).toBe('flood_cap');
+    expect(details['limit']).toBe(maxOutputBytes);
     // Counting stops at the first chunk past the cap (a pipe chunk is at most 64 KiB).
-    expect(details['bytesSeen']).toBeGreaterThan(maxOutputBytes);
-    expect(details['bytesSeen']).toBeLessThanOrEqual(maxOutputBytes + 65_536);
+    expect(details['bytes']).toBeGreaterThan(maxOutputBytes);
+    expect(details['bytes']).toBeLessThanOrEqual(maxOutputBytes + 65_536);
   });
 
   it('counts stderr against the same cap', async () => {
     const tool = t.start({ maxOutputBytes: 256 * 1024 });
     const { code, details } = failureOf(await tool.run(job({ mode: 'flood-stderr' }), runOptions()));
     expect(code).toBe('output_limit');
-    expect(details['maxOutputBytes']).toBe(256 * 1024);
+    expect(details['limit']).toBe(256 * 1024);
     await expectNextCallWorks(t.runner as Runner);
   });
 

@@ -4,7 +4,7 @@
 import { symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MAX_OUTPUT_BYTES } from '../../../src/policy/defaults.js';
+import { FLOOD_CAP_BYTES } from '../../../src/registry/result-limits.js';
 import { decide } from '../../../src/policy/decide.js';
 import { lineOf, manifestYaml, policyYaml, type ManifestOptions, useTestWorkspaces } from '../../helpers/policy-workspace.js';
 
@@ -149,7 +149,7 @@ describe('effective limits and RunSpec', () => {
     expect(config.tools.get('wrk')?.limits.memoryMb).toBe(100);
     expect(config.tools.get('proc')?.limits.memoryMb).toBe(100);
     expect(config.tools.get('small')?.limits).toEqual({ timeoutMs: 1234, maxResultBytes: 100, memoryMb: 32 });
-    expect(config.tools.get('proc')?.runSpec).toMatchObject({ mode: 'process', memoryMb: 100, isolation: 'namespace', maxOutputBytes: MAX_OUTPUT_BYTES });
+    expect(config.tools.get('proc')?.runSpec).toMatchObject({ mode: 'process', memoryMb: 100, isolation: 'namespace', maxOutputBytes: FLOOD_CAP_BYTES });
   });
 
   it('the RunSpec passes only allowed, non-secret names present in the host environment', () => {

@@ -21,7 +21,7 @@ const DETAILS: Record<ErrorCode, Record<string, unknown>> = {
   timeout: { timeoutMs: 100 },
   cancelled: { reason: 'shutdown' },
   memory_limit: { memoryMb: 64 },
-  output_limit: { maxResultBytes: 10, bytes: 20 },
+  output_limit: { bytes: 20, limit: 10 },
   tool_error: { exitCode: 2 },
   tool_crashed: { signal: 'SIGSEGV' },
   invalid_output: { reason: 'duplicate_key' },

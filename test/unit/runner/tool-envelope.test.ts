@@ -10,7 +10,7 @@ describe('parseToolEnvelope', () => {
   it('passes a JSON text through, and counts its UTF-8 bytes where the sandbox could only count characters', () => {
     expect(parseToolEnvelope({ ok: true, json: '"ab"' }, isolate)).toEqual({ ok: true, json: '"ab"' });
     // 6 characters, 10 bytes.
-    expect(parseToolEnvelope({ ok: true, json: '"éééé"' }, isolate)).toMatchObject({ ok: false, code: 'output_limit', details: { maxBytes: 8, bytes: 10 } });
+    expect(parseToolEnvelope({ ok: true, json: '"éééé"' }, isolate)).toMatchObject({ ok: false, code: 'output_limit', details: { reason: 'flood_cap', bytes: 10, limit: 8 } });
     expect(parseToolEnvelope({ ok: true, json: '"éééé"' }, worker)).toEqual({ ok: true, json: '"éééé"' });
   });
 
@@ -39,6 +39,6 @@ describe('parseToolEnvelope', () => {
   it('maps the sandbox-side codes for output it refused', () => {
     expect(parseToolEnvelope({ code: 'invalid_output', reason: 'bigint' }, worker)).toMatchObject({ code: 'invalid_output', details: { reason: 'bigint' } });
     expect(parseToolEnvelope({ code: 'invalid_output' }, worker)).toMatchObject({ details: { reason: 'not_serializable' } });
-    expect(parseToolEnvelope({ code: 'output_limit' }, worker)).toMatchObject({ code: 'output_limit', details: { maxBytes: 8 } });
+    expect(parseToolEnvelope({ code: 'output_limit' }, worker)).toMatchObject({ code: 'output_limit', details: { reason: 'flood_cap', limit: 8 } });
   });
 });

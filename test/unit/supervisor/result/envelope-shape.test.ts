@@ -46,7 +46,13 @@ async function thrown(body: Record<string, unknown>, inlineBudgetBytes = 65_536)
 describe('shapeToolOutput', () => {
   it('keeps parts in order within the budget', async () => {
     const data = PNG.toString('base64');
-    const { shaped } = await shape({ kind: 'rich', parts: [{ type: 'text', text: 'a picture:' }, { type: 'image', data, mimeType: 'image/png' }] });
+    const { shaped } = await shape({
+      kind: 'rich',
+      parts: [
+        { type: 'text', text: 'a picture:' },
+        { type: 'image', data, mimeType: 'image/png' },
+      ],
+    });
     expect(shaped.content).toEqual([
       { type: 'text', text: 'a picture:' },
       { type: 'image', data, mimeType: 'image/png' },
@@ -57,7 +63,14 @@ describe('shapeToolOutput', () => {
   it('spills a part that does not fit as an artifact, in its place; later parts still fit', async () => {
     const data = PNG.toString('base64');
     const { shaped, artifacts } = await shape(
-      { kind: 'rich', parts: [{ type: 'text', text: 'before' }, { type: 'image', data, mimeType: 'image/png' }, { type: 'text', text: 'after' }] },
+      {
+        kind: 'rich',
+        parts: [
+          { type: 'text', text: 'before' },
+          { type: 'image', data, mimeType: 'image/png' },
+          { type: 'text', text: 'after' },
+        ],
+      },
       200,
     );
     expect(shaped.content.map((block) => block.type)).toEqual(['text', 'resource_link', 'text']);
@@ -115,7 +128,11 @@ describe('shapeToolOutput', () => {
     ['its JSON, in a resource', { a: 1, b: [2, 3] }, [{ type: 'resource', resource: { uri: 'x:y', mimeType: 'application/json', text: '{"a":1,"b":[2,3]}' } }]],
     ['a short value as a whole part', 'ok-7', [{ type: 'text', text: ' ok-7 ' }]],
     ['a long number', { account: 12345678901 }, [{ type: 'text', text: 'account 12345678901' }]],
-    ['a string in binary data', { id: 'INV-2026-000123' }, [{ type: 'image', data: Buffer.concat([PNG, Buffer.from('INV-2026-000123')]).toString('base64'), mimeType: 'image/png' }]],
+    [
+      'a string in binary data',
+      { id: 'INV-2026-000123' },
+      [{ type: 'image', data: Buffer.concat([PNG, Buffer.from('INV-2026-000123')]).toString('base64'), mimeType: 'image/png' }],
+    ],
   ])('host_only fails closed when %s leaks', async (_what, hostOnly, parts) => {
     const error = await thrown({ kind: 'host_only', hostOnly, parts: [{ type: 'text', text: 'harmless' }, ...parts] });
     expect([error.code, error.details]).toEqual(['invalid_output', { reason: 'host_only_leak', part: 1 }]);
@@ -135,6 +152,8 @@ describe('readToolOutput', () => {
     ['hostOnly on a rich output', { kind: 'rich', parts: [], hostOnly: 1 }],
     ['host_only without its value', { kind: 'host_only', parts: [] }],
   ])('refuses %s as bad_envelope', (_what, body) => {
-    expect(() => readToolOutput({ 'toolhost/output': body }, 'tool')).toThrow(expect.objectContaining({ code: 'invalid_output', details: expect.objectContaining({ reason: 'bad_envelope' }) }));
+    expect(() => readToolOutput({ 'toolhost/output': body }, 'tool')).toThrow(
+      expect.objectContaining({ code: 'invalid_output', details: expect.objectContaining({ reason: 'bad_envelope' }) }),
+    );
   });
 });

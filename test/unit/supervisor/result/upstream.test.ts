@@ -67,7 +67,13 @@ describe('shapeUpstreamResult', () => {
     const { artifacts, stored } = sink();
     const image = Buffer.alloc(3000, 7).toString('base64');
     const shaped = await shapeUpstreamResult(
-      { content: [{ type: 'text', text: 'small' }, { type: 'image', data: image, mimeType: 'image/png' }], structuredContent: { n: 1 } },
+      {
+        content: [
+          { type: 'text', text: 'small' },
+          { type: 'image', data: image, mimeType: 'image/png' },
+        ],
+        structuredContent: { n: 1 },
+      },
       manifestWith(),
       { redact, inlineBudgetBytes: 1000, artifacts },
     );
@@ -81,13 +87,19 @@ describe('shapeUpstreamResult', () => {
   it('a tool with an output schema whose result does not fit is output_limit', async () => {
     const { artifacts } = sink();
     await expect(
-      shapeUpstreamResult({ content: [{ type: 'text', text: 'x'.repeat(2000) }], structuredContent: { n: 1 } }, manifestWith({ type: 'object' }), { redact, inlineBudgetBytes: 100, artifacts }),
+      shapeUpstreamResult({ content: [{ type: 'text', text: 'x'.repeat(2000) }], structuredContent: { n: 1 } }, manifestWith({ type: 'object' }), {
+        redact,
+        inlineBudgetBytes: 100,
+        artifacts,
+      }),
     ).rejects.toMatchObject({ code: 'output_limit', details: { limit: 100, uri: expect.stringMatching(/^toolhost:\/\/artifacts\//) } });
   });
 
   it('a tool with an output schema that gives no structuredContent is invalid_output', async () => {
     const { artifacts } = sink();
-    await expect(shapeUpstreamResult({ content: [{ type: 'text', text: 'x' }] }, manifestWith({ type: 'object' }), { redact, inlineBudgetBytes: 100, artifacts })).rejects.toMatchObject({
+    await expect(
+      shapeUpstreamResult({ content: [{ type: 'text', text: 'x' }] }, manifestWith({ type: 'object' }), { redact, inlineBudgetBytes: 100, artifacts }),
+    ).rejects.toMatchObject({
       code: 'invalid_output',
       details: { reason: 'no_structured_content' },
     });
@@ -102,7 +114,10 @@ describe('shapeUpstreamResult', () => {
     [{ content: [], structuredContent: [1, 2] }, 'structured_content_not_object'],
   ])('refuses %j as invalid_output (%s)', async (result, reason) => {
     const { artifacts } = sink();
-    await expect(shapeUpstreamResult(result, manifestWith(), { redact, inlineBudgetBytes: 1000, artifacts })).rejects.toMatchObject({ code: 'invalid_output', details: { reason } });
+    await expect(shapeUpstreamResult(result, manifestWith(), { redact, inlineBudgetBytes: 1000, artifacts })).rejects.toMatchObject({
+      code: 'invalid_output',
+      details: { reason },
+    });
   });
 });
 
@@ -111,7 +126,12 @@ describe("shapeUpstreamResult: a server's words about links and resources are re
   const upstreamManifest = { ...manifestWith(), upstream: { server: 'srv' } } as unknown as Manifest;
   const shape = async (content: unknown[]) => {
     const links: Array<[string, string]> = [];
-    const shaped = await shapeUpstreamResult({ content }, upstreamManifest, { redact, inlineBudgetBytes: 100_000, artifacts: sink().artifacts, onResourceLink: (shown, uri) => links.push([shown, uri]) });
+    const shaped = await shapeUpstreamResult({ content }, upstreamManifest, {
+      redact,
+      inlineBudgetBytes: 100_000,
+      artifacts: sink().artifacts,
+      onResourceLink: (shown, uri) => links.push([shown, uri]),
+    });
     return { content: shaped.content as unknown as Array<Record<string, any>>, links };
   };
 
