@@ -4,7 +4,7 @@
 // the bound on tools keeping sandboxes prepared, and its live isolate processes.
 // Nothing of it is shared between hosts, even two in one process (a reload's
 // next host builds its own, and the old one's goes with it), and src/runner
-// keeps no state of its own in modules (test/unit/runner/module-state.test.ts):
+// keeps no state of its own in modules (test/unit/module-state.test.ts):
 // callers without a host (doctor, import, scripts, tests) build one and close it.
 import type { Logger } from '../log.js';
 import { sweepStaleEgressDirs } from './bwrap/egress-grant.js';

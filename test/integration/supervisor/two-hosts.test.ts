@@ -2,7 +2,7 @@
 // each has its own spawner, process groups, pids cgroups, machine facts,
 // prepared one-shot sandboxes, isolate processes and upstream server processes,
 // built by host.ts and passed down; closing one leaves the other serving.
-// (test/unit/runner/module-state.test.ts keeps src/runner free of module state,
+// (test/unit/module-state.test.ts keeps src/ free of module state,
 // so there is no default instance two hosts could fall back on.)
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
