@@ -2,7 +2,7 @@
 // against the built host serving `serve --http … --console`. An operator signs
 // in with a token, sees a pending approval with its arguments and diff,
 // approves it, and the waiting call runs once; the decision shows in the audit
-// search. A tool result holding <script> and a principal named
+// search and the chain verifies. A tool result holding <script> and a principal named
 // `"><img src=x onerror=…>` render as text (no dialog, no element, no script
 // run); a POST from another origin is refused; the CSP header is sent.
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -130,6 +130,8 @@ describe('an operator approves a pending call in the console', () => {
     const rows = page.locator('table.calls tbody tr');
     await expect.poll(() => rows.count()).toBe(1);
     expect(await rows.first().locator('td').nth(6).textContent()).toBe('approved by Alice Operator');
+    // The operator's decision is in the chain, and the chain still verifies.
+    expect(await page.locator('main').textContent()).toContain('Chain: verified. Every record and checkpoint checks out.');
     await rows.first().locator('a').click();
     expect(await page.locator('section[aria-labelledby="approved-h"]').textContent()).toContain('approved by Alice Operator');
     expect(await page.locator('main').textContent()).toContain('reviewed the diff');
