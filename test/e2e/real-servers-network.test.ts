@@ -103,8 +103,12 @@ describe.skipIf(postgresUnavailable !== undefined)('real servers reach allowed d
 
   it('server-postgres asking for another port through a name the host resolves to loopback is refused, and the refusal is on the call record', async () => {
     const result = await client.callTool({ name: 'pgother__query', arguments: { sql: 'SELECT 1' } });
-    // server-postgres answers a failed connection with a JSON-RPC error (mapped by the upstream result stage).
-    expect(['tool_error', 'invalid_output']).toContain(wireErrorOf(result).code);
+    // server-postgres answers a failed connection with a JSON-RPC error: a tool_error carrying its
+    // message, never an invalid_output that hides the cause from the model.
+    const error = wireErrorOf(result);
+    expect(error.code, JSON.stringify(error)).toBe('tool_error');
+    const text = (result['content'] as Array<{ text?: string }>).map((block) => block.text ?? '').join('\n');
+    expect(text, text).toMatch(/ECONNREFUSED|connect/i);
     const [record] = await journalOf(dirs, 'pgother__query');
     expect(record?.egress?.admitted).toBe(0);
     expect(record?.egress?.refused).toBeGreaterThanOrEqual(1);
