@@ -164,7 +164,9 @@ function init(message) {
     memoryMb: message.memoryMb,
     runtimeOptions: {
       maxPendingHostCalls: MAX_PENDING_CTX_CALLS,
-      maxOutputChars: message.maxOutputBytes,
+      // A bound in characters from the byte cap: UTF-16 length never exceeds UTF-8 bytes, so the
+      // prelude refuses only what is surely past the cap; finishEnvelope counts the bytes.
+      maxOutputChars: message.floodCapBytes,
       maxMessageChars: ISOLATE_WIRE_LIMITS.maxIvmMessageChars,
       maxEvents: ISOLATE_WIRE_LIMITS.maxEventsPerCall,
       maxEventChars: ISOLATE_WIRE_LIMITS.maxMessageChars,
@@ -338,7 +340,7 @@ function finishEnvelope(call, envelope) {
   }
   if (envelope.ok === true && typeof envelope.json === 'string') {
     const bytes = Buffer.byteLength(envelope.json, 'utf8');
-    if (bytes > /** @type {IsolateInitMessage} */ (config).maxOutputBytes) {
+    if (bytes > /** @type {IsolateInitMessage} */ (config).floodCapBytes) {
       finishCall(call, { type: 'result', id: call.id, kind: 'envelope', envelope: { ok: false, code: 'output_limit' } });
       return;
     }

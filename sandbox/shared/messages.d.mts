@@ -56,7 +56,7 @@ export interface IsolateInitMessage {
   readonly entryPath: string;
   readonly preludePath: string;
   readonly memoryMb: number;
-  readonly maxOutputBytes: number;
+  readonly floodCapBytes: number;
   /** Most isolates (and so concurrent calls) the process runs; more calls queue there. */
   readonly maxIsolates: number;
   readonly roots: readonly { readonly path: string; readonly access: 'read' | 'read_write' }[];
@@ -135,7 +135,7 @@ export interface WorkerPoolData {
   readonly hiddenPaths?: readonly string[];
   readonly networkAllow: readonly string[];
   readonly sideEffect?: string;
-  readonly maxOutputBytes: number;
+  readonly floodCapBytes: number;
   /** The BroadcastChannel name of this pool's events (both directions). */
   readonly eventChannel: string;
   /** The start gates of the calls handed to the pool (src/runner/worker/call-gates.ts): one Int32 per task. */

@@ -167,7 +167,7 @@ async function runTask(task) {
     const { json, reason, path } = serialize(result);
     if (json === undefined) return answer({ ok: false, code: 'invalid_output', message: 'the tool returned a value that is not JSON', reason, ...(path !== undefined ? { path } : {}) });
     // A UTF-16 code unit is at most 3 UTF-8 bytes: a short result needs no count.
-    if (json.length * 3 > pool.maxOutputBytes && Buffer.byteLength(json, 'utf8') > pool.maxOutputBytes) {
+    if (json.length * 3 > pool.floodCapBytes && Buffer.byteLength(json, 'utf8') > pool.floodCapBytes) {
       return answer({ ok: false, code: 'output_limit', message: 'the tool result exceeds the output limit' });
     }
     return { ok: true, json, events };

@@ -76,7 +76,7 @@ export async function run(argv: readonly string[]): Promise<number> {
     env: {},
     roots: [{ path: workspace, access: 'read' }],
     networkAllow: [],
-    maxOutputBytes: FLOOD_CAP_BYTES,
+    floodCapBytes: FLOOD_CAP_BYTES,
     protectedPaths: [],
     hiddenPaths: [],
     readOnlyPaths: nodeModulesAbove(dir),

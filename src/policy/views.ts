@@ -105,7 +105,7 @@ function buildRunSpec(manifest: Manifest, assessment: ToolAssessment, policy: Me
     // whose egress is not held to the read-only methods: its spec carries no read_only class.
     ...(manifest.sideEffect !== undefined && manifest.upstream?.instances !== 'one' ? { sideEffect: manifest.sideEffect } : {}),
     networkAllow: [...manifest.networkAllow],
-    maxOutputBytes: FLOOD_CAP_BYTES,
+    floodCapBytes: FLOOD_CAP_BYTES,
     protectedPaths: [...guarded.protectedPaths],
     hiddenPaths: [...guarded.hiddenPaths],
     ...(manifest.upstream ? upstreamRunSpec(manifest, manifest.upstream) : {}),

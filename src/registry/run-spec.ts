@@ -48,8 +48,8 @@ export interface RunSpec {
   readonly sideEffect?: SideEffect;
   /** Hosts (host or host:port) the tool may reach. Empty: no network. */
   readonly networkAllow: readonly string[];
-  /** Upper bound on bytes a runner buffers from the tool before it kills it (output_limit). */
-  readonly maxOutputBytes: number;
+  /** The flood cap (registry/result-limits.ts): bytes a runner takes from the tool before it stops it with output_limit. */
+  readonly floodCapBytes: number;
   /**
    * The host's own configuration and state, never writable by a tool even inside a
    * read_write root: every manifest folder, the workspace's policies/ folder, every

@@ -44,7 +44,7 @@ export function toRunOutcome(outcome: Outcome, durationMs: number): RunOutcome {
 export interface EnvelopeRules {
   /** Named in the `internal` message of a malformed envelope: "The isolate returned …". */
   readonly source: 'isolate' | 'worker';
-  readonly maxOutputBytes: number;
+  readonly floodCapBytes: number;
   /** Count a successful result's UTF-8 bytes here (the isolate prelude can only count characters). */
   readonly checkOutputBytes: boolean;
   /** A tool error that is really the sandbox's heap limit (isolated-vm reports it as a thrown error). */
@@ -59,7 +59,7 @@ export function parseToolEnvelope(envelope: unknown, rules: EnvelopeRules): Outc
     const json = record['json'];
     if (rules.checkOutputBytes) {
       const bytes = Buffer.byteLength(json, 'utf8');
-      if (bytes > rules.maxOutputBytes) return failure('output_limit', 'The tool result exceeds the output limit.', outputLimitDetails({ reason: 'flood_cap', bytes, limit: rules.maxOutputBytes }));
+      if (bytes > rules.floodCapBytes) return failure('output_limit', 'The tool result exceeds the output limit.', outputLimitDetails({ reason: 'flood_cap', bytes, limit: rules.floodCapBytes }));
     }
     return { ok: true, json };
   }
@@ -85,7 +85,7 @@ export function parseToolEnvelope(envelope: unknown, rules: EnvelopeRules): Outc
       });
     }
     case 'output_limit':
-      return failure('output_limit', 'The tool result exceeds the output limit.', outputLimitDetails({ reason: 'flood_cap', limit: rules.maxOutputBytes }));
+      return failure('output_limit', 'The tool result exceeds the output limit.', outputLimitDetails({ reason: 'flood_cap', limit: rules.floodCapBytes }));
     default:
       return malformed();
   }

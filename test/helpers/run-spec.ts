@@ -15,7 +15,7 @@ export function runSpec(input: RunSpecInput): RunSpec {
     env: {},
     roots: [],
     networkAllow: [],
-    maxOutputBytes: 1 << 20,
+    floodCapBytes: 1 << 20,
     protectedPaths: [],
     hiddenPaths: [],
     ...input,

@@ -84,7 +84,7 @@ async function checkEgressBridge(services: ProcessServices, bwrapPath: string | 
     const spec: RunSpec = {
       name: 'doctor', mode: 'process', manifestDir: dir, command: ['python3', '-c', ask], memoryMb: 512,
       stdout: 'text', isolation: 'namespace', persistent: false, poolSize: 1, env: { PATH: process.env['PATH'] ?? '' },
-      roots: [{ path: dir, access: 'read' }], networkAllow: ['127.0.0.1:1'], maxOutputBytes: 4096, protectedPaths: [], hiddenPaths: [],
+      roots: [{ path: dir, access: 'read' }], networkAllow: ['127.0.0.1:1'], floodCapBytes: 4096, protectedPaths: [], hiddenPaths: [],
     };
     const argv = buildSandboxArgv(spec, { services, cwd: dir, timeoutMs: 10_000, egress: grant, ...(bwrapPath === undefined ? {} : { bwrapPath }) });
     const out = await runToCompletion([...argv, ...(spec.command ?? [])], spec.env, dir, '', 15_000, services);
@@ -113,7 +113,7 @@ async function checkSeccomp(services: ProcessServices, bwrapPath: string | undef
     const spec: RunSpec = {
       name: 'doctor', mode: 'process', manifestDir: dir, command: ['/bin/sh', '-c', 'grep "^Seccomp" /proc/self/status'], memoryMb: 512,
       stdout: 'text', isolation: 'namespace', persistent: false, poolSize: 1, env: {},
-      roots: [], networkAllow: [], maxOutputBytes: 4096, protectedPaths: [], hiddenPaths: [],
+      roots: [], networkAllow: [], floodCapBytes: 4096, protectedPaths: [], hiddenPaths: [],
     };
     const argv = buildSandboxArgv(spec, { services, cwd: dir, timeoutMs: 10_000, ...(bwrapPath === undefined ? {} : { bwrapPath }) });
     const out = await runToCompletion([...argv, ...(spec.command ?? [])], spec.env, dir, '', 15_000, services);
@@ -204,7 +204,7 @@ async function checkNamespaceSandbox(services: ProcessServices, bwrapPath: strin
     const spec: RunSpec = {
       name: 'doctor', mode: 'process', manifestDir: dir, command: ['python3', '-c', 'print(6 * 7)'], memoryMb: 512,
       stdout: 'text', isolation: 'namespace', persistent: false, poolSize: 1, env: { PATH: process.env['PATH'] ?? '' },
-      roots: [{ path: dir, access: 'read' }], networkAllow: [], maxOutputBytes: 4096, protectedPaths: [], hiddenPaths: [],
+      roots: [{ path: dir, access: 'read' }], networkAllow: [], floodCapBytes: 4096, protectedPaths: [], hiddenPaths: [],
     };
     const argv = buildSandboxArgv(spec, { services, cwd: dir, timeoutMs: 10_000, ...(bwrapPath === undefined ? {} : { bwrapPath }) });
     // Through the spawner and the start gate, exactly as a call would run.
@@ -247,7 +247,7 @@ async function checkMemoryLimit(services: ProcessServices, bwrapPath: string | u
     const spec: RunSpec = {
       name: 'doctor', mode: 'process', manifestDir: dir, command: ['python3', '-c', 'b = bytearray(64 * 1024 * 1024); print(len(b))'], memoryMb: 32,
       stdout: 'text', isolation: 'namespace', persistent: false, poolSize: 1, env: { PATH: process.env['PATH'] ?? '' },
-      roots: [{ path: dir, access: 'read' }], networkAllow: [], maxOutputBytes: 4096, protectedPaths: [], hiddenPaths: [],
+      roots: [{ path: dir, access: 'read' }], networkAllow: [], floodCapBytes: 4096, protectedPaths: [], hiddenPaths: [],
     };
     const cgroup = await services.cgroups.createAsync({ processes: 16, memoryBytes: spec.memoryMb * 1024 * 1024 });
     const argv = buildSandboxArgv(spec, { services, cwd: dir, timeoutMs: 10_000, ...(cgroup === undefined ? {} : { cgroup }), ...(bwrapPath === undefined ? {} : { bwrapPath }) });

@@ -25,7 +25,7 @@ export async function checkIsolateProcess(bwrapPath?: string): Promise<DoctorChe
     writeFileSync(join(dir, 'doctor.mjs'), TOOL);
     const spec: RunSpec = {
       name: 'doctor_isolate', mode: 'isolate', manifestDir: dir, entryPath: join(dir, 'doctor.mjs'), memoryMb: 16, stdout: 'json',
-      isolation: 'namespace', persistent: false, poolSize: 1, env: {}, roots: [], networkAllow: [], maxOutputBytes: 4096,
+      isolation: 'namespace', persistent: false, poolSize: 1, env: {}, roots: [], networkAllow: [], floodCapBytes: 4096,
       protectedPaths: [], hiddenPaths: [],
     };
     const started = await startIsolateProcess(spec, { logger: createSilentLogger(), services, ...(bwrapPath !== undefined ? { bwrapPath } : {}) });

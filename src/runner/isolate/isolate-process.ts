@@ -100,7 +100,7 @@ export async function startIsolateProcess(spec: RunSpec, deps: IsolateProcessDep
       entryPath: spec.entryPath,
       preludePath: fileURLToPath(PRELUDE_URL),
       memoryMb: spec.memoryMb,
-      maxOutputBytes: spec.maxOutputBytes,
+      floodCapBytes: spec.floodCapBytes,
       maxIsolates: MAX_ISOLATES_PER_PROCESS,
       roots: spec.roots.map((root) => ({ path: root.path, access: root.access })),
       protectedPaths: [...(spec.protectedPaths ?? [])],
@@ -163,8 +163,8 @@ export class IsolateProcess {
     this.ready = new Promise((resolve) => (this.markReady = resolve));
     this.lateFrames = new LateFrames(logger, spec.name);
     const maxHeaderBytes = ISOLATE_WIRE_LIMITS.maxHeaderBytes;
-    // The largest body is a result (maxOutputBytes).
-    const maxFrameBytes = 8 + maxHeaderBytes + spec.maxOutputBytes;
+    // The largest body is a result (floodCapBytes).
+    const maxFrameBytes = 8 + maxHeaderBytes + spec.floodCapBytes;
     const reader = new FrameReader({
       maxFrameBytes,
       maxHeaderBytes,
@@ -394,7 +394,7 @@ export class IsolateProcess {
   private readResult(message: Record<string, unknown>, body: Buffer): Outcome {
     const rules = {
       source: 'isolate' as const,
-      maxOutputBytes: this.spec.maxOutputBytes,
+      floodCapBytes: this.spec.floodCapBytes,
       checkOutputBytes: true,
       memoryLimit: { memoryMb: this.spec.memoryMb, isMemoryError: isToolMemoryError },
     };

@@ -48,7 +48,7 @@ async function superviseOneShot(
   oomKills: () => Promise<number>,
 ): Promise<RunOutcome> {
   const { control } = options;
-  const budget = new ByteBudget(spec.maxOutputBytes);
+  const budget = new ByteBudget(spec.floodCapBytes);
   const stdout = new ChunkCollector();
   const stderrTail = new TailBuffer();
   let killing: Promise<void> | undefined;
@@ -116,7 +116,7 @@ function reasonDetails(reason: TerminationReason, spec: RunSpec, options: RunOpt
     case 'timeout':
       return { timeoutMs: options.control.timeoutMs };
     case 'output_limit':
-      return outputLimitDetails({ reason: 'flood_cap', bytes: budget.totalBytes, limit: spec.maxOutputBytes });
+      return outputLimitDetails({ reason: 'flood_cap', bytes: budget.totalBytes, limit: spec.floodCapBytes });
     default:
       return {};
   }

@@ -180,7 +180,7 @@ export class ProcessPool {
   }
 
   private watch(tool: SpawnedTool, workdir: Workdir, egress: EgressGrant | undefined, oomKills: () => Promise<number>): Slot {
-    const lines = new LineSplitter(this.spec.maxOutputBytes);
+    const lines = new LineSplitter(this.spec.floodCapBytes);
     const idleBudget = newIdleBudget();
     const slot: Slot = {
       tool,
@@ -188,7 +188,7 @@ export class ProcessPool {
       isRetiring: false,
       call: undefined,
       budget: idleBudget,
-      callBudget: new ByteBudget(this.spec.maxOutputBytes),
+      callBudget: new ByteBudget(this.spec.floodCapBytes),
       idleBudget,
       stderrTail: new TailBuffer(),
       reason: undefined,
@@ -262,7 +262,7 @@ export class ProcessPool {
       // Nobody is waiting: it is replaced (onSlotEnded), and said once, not per line.
       this.deps.logger.warn({ tool: this.spec.name, maxUnsolicitedBytes: MAX_UNSOLICITED_BYTES }, 'persistent process wrote too much between calls; replacing it');
     }
-    this.retire(slot, 'output_limit', outputLimitDetails({ reason: 'flood_cap', limit: this.spec.maxOutputBytes }), true);
+    this.retire(slot, 'output_limit', outputLimitDetails({ reason: 'flood_cap', limit: this.spec.floodCapBytes }), true);
   }
 
   // Kills the slot's whole pid namespace; its call (if any) settles once the process is gone.

@@ -12,7 +12,7 @@ export type ToolsChangedListener = (server: string, listing: ListResult) => void
 
 /**
  * Largest JSON-RPC message an upstream server may send while it is listed (tools/list needs
- * no more). Once it serves calls its bound is the tool's output cap (RunSpec.maxOutputBytes,
+ * no more). Once it serves calls its bound is the tool's output cap (RunSpec.floodCapBytes,
  * 128 MiB): a larger result is spilled as an artifact or is output_limit (SPEC section 5
  * step 9), and only a flood past the cap kills the server.
  */
@@ -56,7 +56,7 @@ export class UpstreamServers {
         {
           run: { ...spec, name: key },
           startupTimeoutMs: spec.upstream.startupTimeoutMs,
-          maxMessageBytes: this.options.maxMessageBytes ?? spec.maxOutputBytes,
+          maxMessageBytes: this.options.maxMessageBytes ?? spec.floodCapBytes,
         },
         this.options,
         this.#adopted.get(key),

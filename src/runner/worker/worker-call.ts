@@ -14,7 +14,7 @@ export const EVENT_DRAIN_MS = 1000;
 /** What every call of one pool reads its answer with. */
 export interface CallRules {
   readonly logger: Logger;
-  readonly maxOutputBytes: number;
+  readonly floodCapBytes: number;
   /** Called once the call is settled (lets go of its event routing). */
   readonly onSettled: (call: WorkerCall) => void;
 }
@@ -91,7 +91,7 @@ export class WorkerCall {
   }
 
   #finishWith(envelope: unknown): void {
-    this.finish(parseToolEnvelope(envelope, { source: 'worker', maxOutputBytes: this.rules.maxOutputBytes, checkOutputBytes: false }));
+    this.finish(parseToolEnvelope(envelope, { source: 'worker', floodCapBytes: this.rules.floodCapBytes, checkOutputBytes: false }));
   }
 }
 

@@ -36,7 +36,7 @@ export function createWorkerPool(spec: RunSpec, shared: { readonly gates: CallGa
       hiddenPaths: [...(spec.hiddenPaths ?? [])],
       networkAllow: [...spec.networkAllow],
       ...(spec.sideEffect !== undefined ? { sideEffect: spec.sideEffect } : {}),
-      maxOutputBytes: spec.maxOutputBytes,
+      floodCapBytes: spec.floodCapBytes,
       eventChannel: shared.eventChannel,
       gates: shared.gates.buffer,
       gateMarks: GATE_MARKS,

@@ -66,7 +66,7 @@ export function createWorkerRunner(spec: RunSpec, deps: { logger: Logger }): Run
   });
   const rules: CallRules = {
     logger,
-    maxOutputBytes: spec.maxOutputBytes,
+    floodCapBytes: spec.floodCapBytes,
     onSettled: (call) => {
       if (calls.get(call.job.callId) === call) calls.delete(call.job.callId);
     },

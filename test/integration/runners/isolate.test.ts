@@ -78,8 +78,8 @@ describe('isolate runner: normal calls', () => {
     expect(options.logs).toEqual([{ level: 'warn', message: 'careful' }]);
   });
 
-  it('refuses a result larger than maxOutputBytes with output_limit', async () => {
-    const runner = isolateRunner('echo.mjs', { maxOutputBytes: 100 });
+  it('refuses a result larger than floodCapBytes with output_limit', async () => {
+    const runner = isolateRunner('echo.mjs', { floodCapBytes: 100 });
     const outcome = await runner.run({ callId: 'big', args: { text: 'y'.repeat(500) } }, recordingOptions());
     expect(failureOf(outcome)).toEqual({ code: 'output_limit', details: { reason: 'flood_cap', limit: 100 } });
   });

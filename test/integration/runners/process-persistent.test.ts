@@ -123,8 +123,8 @@ describe('process runner, persistent pool', () => {
     expect((await echo(pool, 1)).instance).not.toBe(before.instance);
   });
 
-  it('kills a process whose line grows past maxOutputBytes: output_limit', async () => {
-    const pool = t.start(persistent({ maxOutputBytes: 64 * 1024 }));
+  it('kills a process whose line grows past floodCapBytes: output_limit', async () => {
+    const pool = t.start(persistent({ floodCapBytes: 64 * 1024 }));
     expect(failureOf(await pool.run(job({ op: 'long-line', bytes: 1024 * 1024 }), runOptions()))).toEqual({
       code: 'output_limit',
       details: { reason: 'flood_cap', limit: 64 * 1024 },
@@ -133,7 +133,7 @@ describe('process runner, persistent pool', () => {
   });
 
   it('hands duplicate-key and 100,000-deep results on as raw JSON text', async () => {
-    const pool = t.start(persistent({ maxOutputBytes: 1 << 20 }));
+    const pool = t.start(persistent({ floodCapBytes: 1 << 20 }));
     expect(jsonTextOf(await pool.run(job({ op: 'raw-result', raw: '{"a":1,"a":2}' }), runOptions()))).toBe('{"a":1,"a":2}');
     const deep = '['.repeat(100_000) + ']'.repeat(100_000);
     expect(jsonTextOf(await pool.run(job({ op: 'raw-result', raw: deep }), runOptions()))).toBe(deep);
@@ -141,7 +141,7 @@ describe('process runner, persistent pool', () => {
   });
 
   it("hands a result's value from the line's one parse, and the supervisor's checks still refuse what they refused", async () => {
-    const pool = t.start(persistent({ maxOutputBytes: 1 << 20 }));
+    const pool = t.start(persistent({ floodCapBytes: 1 << 20 }));
     const manifest = { name: 'fixture_tool' } as unknown as Manifest;
     const jsonOutput = (outcome: RunOutcome): LocalOutput => {
       if (!outcome.ok || outcome.output.type !== 'json') throw new Error(`expected a JSON result, got ${JSON.stringify(outcome).slice(0, 300)}`);

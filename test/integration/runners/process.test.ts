@@ -87,19 +87,19 @@ describe('process runner, one-shot', () => {
   });
 
   it('stops a stdout flood at the cap without buffering it all', async () => {
-    const maxOutputBytes = 1 << 20;
-    const tool = t.start({ command: ['/usr/bin/yes', t.marker], maxOutputBytes });
+    const floodCapBytes = 1 << 20;
+    const tool = t.start({ command: ['/usr/bin/yes', t.marker], floodCapBytes });
     const { code, details } = failureOf(await tool.run(job({}), runOptions()));
     expect(code).toBe('output_limit');
     expect(details['reason']).toBe('flood_cap');
-    expect(details['limit']).toBe(maxOutputBytes);
+    expect(details['limit']).toBe(floodCapBytes);
     // Counting stops at the first chunk past the cap (a pipe chunk is at most 64 KiB).
-    expect(details['bytes']).toBeGreaterThan(maxOutputBytes);
-    expect(details['bytes']).toBeLessThanOrEqual(maxOutputBytes + 65_536);
+    expect(details['bytes']).toBeGreaterThan(floodCapBytes);
+    expect(details['bytes']).toBeLessThanOrEqual(floodCapBytes + 65_536);
   });
 
   it('counts stderr against the same cap', async () => {
-    const tool = t.start({ maxOutputBytes: 256 * 1024 });
+    const tool = t.start({ floodCapBytes: 256 * 1024 });
     const { code, details } = failureOf(await tool.run(job({ mode: 'flood-stderr' }), runOptions()));
     expect(code).toBe('output_limit');
     expect(details['limit']).toBe(256 * 1024);

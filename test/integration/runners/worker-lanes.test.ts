@@ -43,7 +43,7 @@ function lanes(poolSize: number, idleMs = 60_000): Lanes {
     classify: (error) => classifyWorkerError(error, { memoryMb: spec.memoryMb, closed: false }),
     postAbort: () => undefined,
   });
-  const rules = { logger: createSilentLogger(), maxOutputBytes: spec.maxOutputBytes, onSettled: () => undefined };
+  const rules = { logger: createSilentLogger(), floodCapBytes: spec.floodCapBytes, onSettled: () => undefined };
   let id = 0;
   return {
     pool,

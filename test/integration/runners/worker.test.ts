@@ -76,14 +76,14 @@ describe('worker runner: normal calls', () => {
     expect(jsonOf(outcome)).toEqual({ kept: 1, nested: { kept: [2] } });
   });
 
-  it('refuses a result larger than maxOutputBytes with output_limit', async () => {
-    const runner = workerRunner('switch.mjs', { maxOutputBytes: 10 });
+  it('refuses a result larger than floodCapBytes with output_limit', async () => {
+    const runner = workerRunner('switch.mjs', { floodCapBytes: 10 });
     const outcome = await runner.run({ callId: 'o', args: { mode: 'echo', value: 123456789012 } }, recordingOptions());
     expect(failureOf(outcome)).toEqual({ code: 'output_limit', details: { reason: 'flood_cap', limit: 10 } });
   });
 
-  it('counts the result in UTF-8 bytes, not characters, against maxOutputBytes', async () => {
-    const runner = workerRunner('switch.mjs', { maxOutputBytes: 100 });
+  it('counts the result in UTF-8 bytes, not characters, against floodCapBytes', async () => {
+    const runner = workerRunner('switch.mjs', { floodCapBytes: 100 });
     // 30 euro signs: 30 UTF-16 units but 90 UTF-8 bytes, so the JSON is under 100 characters and over 100 bytes.
     const outcome = await runner.run({ callId: 'u', args: { mode: 'echo', value: '€'.repeat(30) } }, recordingOptions());
     expect(failureOf(outcome)).toEqual({ code: 'output_limit', details: { reason: 'flood_cap', limit: 100 } });

@@ -29,7 +29,7 @@ function spec(overrides: Partial<RunSpec> = {}): RunSpec {
   return runSpec({
     name: 'argv_test', mode: 'process', manifestDir: MANIFEST_DIR, command: ['/bin/sh', '-c', 'true'],
     stdout: 'text', isolation: 'namespace', env: { LANG: 'C.UTF-8' },
-    roots: [{ path: READ_ROOT, access: 'read' }, { path: WRITE_ROOT, access: 'read_write' }], maxOutputBytes: 1024,
+    roots: [{ path: READ_ROOT, access: 'read' }, { path: WRITE_ROOT, access: 'read_write' }], floodCapBytes: 1024,
     ...overrides,
   });
 }

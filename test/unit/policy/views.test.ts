@@ -149,7 +149,7 @@ describe('effective limits and RunSpec', () => {
     expect(config.tools.get('wrk')?.limits.memoryMb).toBe(100);
     expect(config.tools.get('proc')?.limits.memoryMb).toBe(100);
     expect(config.tools.get('small')?.limits).toEqual({ timeoutMs: 1234, maxResultBytes: 100, memoryMb: 32 });
-    expect(config.tools.get('proc')?.runSpec).toMatchObject({ mode: 'process', memoryMb: 100, isolation: 'namespace', maxOutputBytes: FLOOD_CAP_BYTES });
+    expect(config.tools.get('proc')?.runSpec).toMatchObject({ mode: 'process', memoryMb: 100, isolation: 'namespace', floodCapBytes: FLOOD_CAP_BYTES });
   });
 
   it('the RunSpec passes only allowed, non-secret names present in the host environment', () => {

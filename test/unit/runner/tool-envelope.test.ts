@@ -3,8 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_TOOL_MESSAGE_CHARS, parseToolEnvelope, type EnvelopeRules } from '../../../src/runner/tool-envelope.js';
 
-const isolate: EnvelopeRules = { source: 'isolate', maxOutputBytes: 8, checkOutputBytes: true, memoryLimit: { memoryMb: 16, isMemoryError: (name) => name === 'RangeError' } };
-const worker: EnvelopeRules = { source: 'worker', maxOutputBytes: 8, checkOutputBytes: false };
+const isolate: EnvelopeRules = { source: 'isolate', floodCapBytes: 8, checkOutputBytes: true, memoryLimit: { memoryMb: 16, isMemoryError: (name) => name === 'RangeError' } };
+const worker: EnvelopeRules = { source: 'worker', floodCapBytes: 8, checkOutputBytes: false };
 
 describe('parseToolEnvelope', () => {
   it('passes a JSON text through, and counts its UTF-8 bytes where the sandbox could only count characters', () => {
