@@ -102,6 +102,15 @@ describe('npm run bench --smoke', () => {
     expect(journal.writerThread).toMatchObject({ batch: 60, cpuUsPerRecord: expect.any(Number) });
     expect(journal.writerThread.cpuUsPerRecord).toBeGreaterThan(0);
     if (stores.includes('postgres')) expect(journal.fleet).toMatchObject({ hosts: 2, inFlightPerHost: 8, callsPerSecond: expect.any(Number) });
+    // Rules on arguments: a policy of 50 rules on a worker call, against the same call with none.
+    const rules = results['rules'];
+    expect(rules.rules).toBe(50);
+    expect(rules.worker.none.p50).toBeGreaterThan(0);
+    for (const key of ['rules50of10', 'rules50all']) {
+      expect(rules[key].evaluationUsPerCall, key).toBeGreaterThan(0);
+      expect(rules[key], key).toMatchObject({ shareOfWorkerCall: expect.any(Number), met: expect.any(Boolean) });
+      expect(rules[key].host.n, key).toBeGreaterThan(0);
+    }
     // Records before answers against the old order, and the chain's cost per read-only record.
     const chain = results['journalChain'];
     expect(Object.keys(chain.groupCommit)).toEqual(['answer after commit (now)', 'answer at once (before)']);
