@@ -7,9 +7,9 @@ import { escapeInvisible } from '../config/escape-text.js';
 import type { ApprovalRecord, ProjectedWrite } from './approval-record.js';
 
 /** Characters of one argument line. */
-export const MAX_ARGUMENT_LINE_CHARS = 200;
+const MAX_ARGUMENT_LINE_CHARS = 200;
 /** Diff lines shown per written path in the terminal (the console and --json hold the whole bounded diff). */
-export const MAX_TERMINAL_DIFF_LINES = 40;
+const MAX_TERMINAL_DIFF_LINES = 40;
 
 /** The stable --json shape of one approval (documented in docs/audit.md). Times are ISO 8601. */
 export function toApprovalJson(approval: ApprovalRecord): Record<string, unknown> {
@@ -64,7 +64,7 @@ export function formatExpiry(expiresAt: number, now: number): string {
 }
 
 /** The lines of one projected write for a terminal: the path and summary, then the diff, escaped, at most MAX_TERMINAL_DIFF_LINES. */
-export function effectTextLines(write: ProjectedWrite, maxDiffLines = MAX_TERMINAL_DIFF_LINES): string[] {
+function effectTextLines(write: ProjectedWrite, maxDiffLines = MAX_TERMINAL_DIFF_LINES): string[] {
   const lines = [bounded(`${escapeInvisible(write.path ?? `(${write.argument})`)}: ${escapeInvisible(write.summary)}`)];
   if (write.diff === null) return lines;
   const diff = write.diff.split('\n');

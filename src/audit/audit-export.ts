@@ -15,7 +15,7 @@ export type ExportFormat = 'jsonl' | 'csv';
 export const EXPORT_FORMATS: readonly ExportFormat[] = ['jsonl', 'csv'];
 
 /** The CSV columns: the chain fields, readable fields of the record, and the record itself. */
-export const CSV_COLUMNS = ['chain', 'seq', 'prev', 'hash', 'kind', 'ref', 'rev', 'at', 'time', 'tool', 'principal', 'status', 'decision', 'error_code', 'rule', 'record'] as const;
+const CSV_COLUMNS = ['chain', 'seq', 'prev', 'hash', 'kind', 'ref', 'rev', 'at', 'time', 'tool', 'principal', 'status', 'decision', 'error_code', 'rule', 'record'] as const;
 
 /** The exported text of a journal's entries, in chain order, one entry per line. */
 export function formatExport(entries: readonly ChainEntry[], format: ExportFormat): string {

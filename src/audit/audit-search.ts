@@ -34,7 +34,7 @@ export class AuditFilterError extends Error {
 }
 
 /** The CallFilter of the input; throws AuditFilterError naming the filter that does not parse. */
-export function parseAuditFilter(input: AuditSearchInput, nowMs = Date.now()): CallFilter {
+function parseAuditFilter(input: AuditSearchInput, nowMs = Date.now()): CallFilter {
   const filter: CallFilter = {};
   if (input.status !== undefined && !CALL_STATUSES.includes(input.status as CallStatus)) {
     throw new AuditFilterError('status', `--status must be one of ${CALL_STATUSES.join(', ')}; got "${input.status}"`);

@@ -21,7 +21,7 @@ export type WriteRecords<Item> = (records: readonly Item[]) => Promise<void> | v
 export type RecordId<Item> = (record: Item) => string;
 
 /** A batch this large is committed at once, without waiting for the end of the turn. */
-export const RECORD_BATCH_MAX_RECORDS = 128;
+const RECORD_BATCH_MAX_RECORDS = 128;
 
 interface Group<Item> {
   readonly items: Item[];

@@ -7,7 +7,7 @@ import type { Logger } from '../log.js';
 import { JournalError } from './journal-error.js';
 
 /** File name of the SQLite journal inside the state dir. */
-export const JOURNAL_FILE = 'journal.sqlite';
+const JOURNAL_FILE = 'journal.sqlite';
 
 /** Absolute path of the journal database of a state dir. */
 export function journalPathOf(stateDir: string): string {
@@ -34,7 +34,7 @@ export function ensureStateDir(stateDir: string, logger?: Logger): void {
 }
 
 /** Refuses a folder that is not ours or that others can write to. */
-export function checkPrivateDir(dir: string, logger?: Logger): void {
+function checkPrivateDir(dir: string, logger?: Logger): void {
   const stats = statSync(dir);
   if (!stats.isDirectory()) {
     throw new JournalError('state_dir_insecure', `The state folder ${dir} is not a directory. Choose another with --state.`, {

@@ -83,7 +83,7 @@ export interface VerifyOptions {
 }
 
 /** At most this many breaks are listed (the first is what matters). */
-export const MAX_REPORTED_BREAKS = 100;
+const MAX_REPORTED_BREAKS = 100;
 
 /** Verifies a journal's chains and tables (SQLite or PostgreSQL, through the Journal interface). */
 export async function verifyJournal(journal: Pick<Journal, 'readSnapshot'>, options: VerifyOptions = {}): Promise<VerifyReport> {

@@ -24,7 +24,7 @@ Exit 1 when ID is unknown, expired or already decided.
 
 const MAX_NAME_CHARS = 128;
 /** Longest note an operator may give with a decision. */
-export const MAX_NOTE_CHARS = 1000;
+const MAX_NOTE_CHARS = 1000;
 
 export async function run(argv: readonly string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, { deny: { type: 'boolean' }, as: { type: 'string' }, note: { type: 'string' }, ...JOURNAL_FLAG }, 1);

@@ -13,7 +13,7 @@ import { UsageError } from './usage-error.js';
 export { UsageError };
 
 /** Flags every host command takes: where the configuration, manifests, policies, workspace and state live. */
-export const HOST_FLAGS = {
+const HOST_FLAGS = {
   config: { type: 'string' },
   manifests: { type: 'string', multiple: true },
   policy: { type: 'string', multiple: true },

@@ -102,7 +102,7 @@ export async function run(argv: readonly string[]): Promise<number> {
  * the sentence (or with --json the whole result), in a pipe the JSON for the script
  * and the sentence for the person reading stderr.
  */
-export function printOutcome(outcome: CallOutcome, how: { readonly json: boolean; readonly terminal: boolean } = { json: false, terminal: false }): number {
+function printOutcome(outcome: CallOutcome, how: { readonly json: boolean; readonly terminal: boolean } = { json: false, terminal: false }): number {
   switch (outcome.kind) {
     case 'result':
       process.stdout.write(

@@ -42,7 +42,7 @@ export async function run(argv: readonly string[]): Promise<number> {
 }
 
 /** Each command's long options, as its --help prints them. */
-export async function optionsByCommand(): Promise<Map<string, string[]>> {
+async function optionsByCommand(): Promise<Map<string, string[]>> {
   const options = new Map<string, string[]>();
   for (const name of Object.keys(COMMANDS)) {
     const help = await captureStdout(async () => (await loadCommand(name))(['--help']));

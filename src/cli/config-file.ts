@@ -13,7 +13,7 @@ import type { Problem } from '../config/problem.js';
 import { readYamlFile } from '../config/yaml-source.js';
 
 /** The file name looked for in the working directory and its parents. */
-export const CONFIG_FILE_NAME = 'toolhost.yaml';
+const CONFIG_FILE_NAME = 'toolhost.yaml';
 
 /** A toolhost.yaml larger than this is refused unread: it is a short settings file. */
 const MAX_CONFIG_BYTES = 256 * 1024;

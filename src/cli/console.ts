@@ -16,7 +16,7 @@ import { buildAuthenticator, HTTP_FLAGS, httpSettingsFrom } from './serve-http.j
 import type { HostConfig } from '../host-config.js';
 
 /** Where the console listens when --http is not given. */
-export const DEFAULT_CONSOLE_BIND = '127.0.0.1:8740';
+const DEFAULT_CONSOLE_BIND = '127.0.0.1:8740';
 
 const HELP = `Usage: toolhost console [--http HOST:PORT] (--auth-tokens FILE | --auth-issuer … | --no-auth) [--journal URL] [host flags]
 

@@ -34,7 +34,7 @@ export async function loadConfigForToolFromFlags(values: Record<string, unknown>
  * offer, and a command that only reports need not start the servers (each can take
  * seconds). The server's own listing is checked against them when `serve` starts it.
  */
-export const pinnedListings: ListingSource = (first) => {
+const pinnedListings: ListingSource = (first) => {
   const { enforced, lock } = first.pinning;
   return enforced && lock !== null ? listingsFromLock(lock, first.serverProbes.keys()) : undefined;
 };

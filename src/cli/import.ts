@@ -114,7 +114,7 @@ export async function run(argv: readonly string[]): Promise<number> {
 }
 
 /** The class a server's hints suggest; undefined when it gives none. */
-export function suggestClass(annotations: unknown): string | undefined {
+function suggestClass(annotations: unknown): string | undefined {
   if (typeof annotations !== 'object' || annotations === null) return undefined;
   const hints = annotations as Record<string, unknown>;
   if (hints['readOnlyHint'] === true) return 'read_only';

@@ -49,7 +49,7 @@ export async function run(argv: readonly string[]): Promise<number> {
  * bin path, and this project's toolhost.yaml, so the client's working directory
  * does not matter.
  */
-export function launchCommand(configFile: string): { command: string; args: string[] } {
+function launchCommand(configFile: string): { command: string; args: string[] } {
   return { command: process.execPath, args: ['--no-node-snapshot', join(packageRoot(), 'bin', 'toolhost.js'), 'serve', '--config', configFile] };
 }
 

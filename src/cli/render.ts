@@ -37,7 +37,7 @@ export function parseFormat(value: unknown): FormatName {
 }
 
 /** The listed tools as the formats see them; undefined (problems printed) when the configuration does not load. */
-export function loadListedTools(flags: ReturnType<typeof hostFlagsFrom>): FormatTool[] | undefined {
+function loadListedTools(flags: ReturnType<typeof hostFlagsFrom>): FormatTool[] | undefined {
   const config = loadHostConfig(loadOptionsOf(flags));
   if (config.problems.length > 0) {
     for (const problem of config.problems) process.stderr.write(`${formatProblem(problem)}\n`);

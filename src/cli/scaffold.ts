@@ -55,7 +55,7 @@ export function projectFiles(dir: string, launch: { readonly command: string; re
 }
 
 /** The paths of `files` that already exist under `dir` (nothing is ever overwritten). */
-export function existingFiles(dir: string, files: readonly ScaffoldFile[]): string[] {
+function existingFiles(dir: string, files: readonly ScaffoldFile[]): string[] {
   return files.filter((file) => existsSync(join(dir, file.path))).map((file) => file.path);
 }
 
@@ -77,7 +77,7 @@ export function writeAllOrNothing(command: string, dir: string, files: readonly 
  * Writes each file with O_EXCL, so a file that appeared since the check is never
  * overwritten either; returns the paths written.
  */
-export function writeFiles(dir: string, files: readonly ScaffoldFile[]): string[] {
+function writeFiles(dir: string, files: readonly ScaffoldFile[]): string[] {
   const written: string[] = [];
   for (const file of files) {
     const path = join(dir, file.path);

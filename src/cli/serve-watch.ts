@@ -31,7 +31,7 @@ export interface ConfigWatch {
 }
 
 /** Editors save in several steps (write, rename, chmod): wait this long for the burst to end. */
-export const DEFAULT_WATCH_DEBOUNCE_MS = 200;
+const DEFAULT_WATCH_DEBOUNCE_MS = 200;
 
 /** Starts watching; changes call `onChange` once per quiet period. */
 export function watchConfig(options: ConfigWatchOptions): ConfigWatch {

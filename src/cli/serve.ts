@@ -207,7 +207,7 @@ export async function run(argv: readonly string[]): Promise<number> {
 }
 
 /** Parses `--max-message-bytes`: a positive integer number of bytes. */
-export function parseMaxMessageBytes(value: unknown): number {
+function parseMaxMessageBytes(value: unknown): number {
   if (value === undefined) return DEFAULT_MAX_MESSAGE_BYTES;
   const bytes = typeof value === 'string' && /^\d{1,12}$/.test(value) ? Number(value) : NaN;
   if (!Number.isSafeInteger(bytes) || bytes < 1) throw new UsageError('--max-message-bytes must be a positive integer (bytes)');

@@ -169,7 +169,7 @@ export function assessTool(manifest: Manifest, policy: MergedPolicy, workspace: 
 }
 
 /** The mode as `sandbox.community` names it. */
-export function policyModeOf(manifest: Manifest): PolicyMode {
+function policyModeOf(manifest: Manifest): PolicyMode {
   if (manifest.sandbox.mode !== 'process') return manifest.sandbox.mode;
   return manifest.sandbox.isolation === 'namespace' ? 'process_namespace' : 'process';
 }

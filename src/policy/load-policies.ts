@@ -27,7 +27,7 @@ export interface LoadedPolicies {
 }
 
 /** The folder, under the workspace, that holds the repository layer. */
-export const REPOSITORY_POLICY_DIR = 'policies';
+const REPOSITORY_POLICY_DIR = 'policies';
 
 /** Loads and checks every policy file; a file with a problem contributes nothing. */
 export function loadPolicies(options: LoadPoliciesOptions): LoadedPolicies {
@@ -50,7 +50,7 @@ export function loadPolicies(options: LoadPoliciesOptions): LoadedPolicies {
 }
 
 /** Loads one policy file as the given layer. */
-export function loadPolicyFile(
+function loadPolicyFile(
   path: string,
   layer: PolicyFile['layer'],
   file: string,
@@ -97,7 +97,7 @@ function canonical(path: string): string {
 }
 
 /** Relative to the working directory when inside it, else absolute. */
-export function displayPath(path: string, cwd: string): string {
+function displayPath(path: string, cwd: string): string {
   const rel = relative(cwd, path);
   return rel === '' || rel.startsWith('..') || isAbsolute(rel) ? path : rel;
 }

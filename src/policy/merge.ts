@@ -95,14 +95,14 @@ function grantedByOrganisation(setting: IntersectSetting<string>): IntersectSett
  * Tightest first. protocol_error refuses at the protocol level; error_result
  * lets the model read the refusal; a rewrite runs another tool instead, the loosest.
  */
-export function unknownToolRank(value: OnUnknownTool): number {
+function unknownToolRank(value: OnUnknownTool): number {
   if (value === 'protocol_error') return 0;
   if (value === 'error_result') return 1;
   return 2;
 }
 
 /** The source of a built-in default. */
-export function builtInSource(key: PolicyKey): Source {
+function builtInSource(key: PolicyKey): Source {
   return { layer: 'built-in', key, rule: `(built-in) ${key}`, shadow: false };
 }
 

@@ -15,7 +15,7 @@ export function policyDigestOf(policy: MergedPolicy, principalRules: readonly Pr
 }
 
 /** The effective values of a merged setting (or of any plain data holding settings), without their sources. */
-export function effectiveOf(value: unknown): unknown {
+function effectiveOf(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(effectiveOf);
   if (value === null || typeof value !== 'object') return value;
   const record = value as Record<string, unknown>;

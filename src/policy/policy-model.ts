@@ -54,7 +54,7 @@ export interface IntersectSetting<T> {
   readonly layers: readonly LayerList<T>[];
 }
 
-export const POLICY_KEYS = [
+const POLICY_KEYS = [
   'strict',
   'tools.allow',
   'tools.deny',

@@ -10,10 +10,10 @@ import type { YamlPath, YamlSource } from '../config/yaml-source.js';
 import type { PolicyDocument } from './policy-model.js';
 
 /** Absolute path of schemas/policy.schema.json, from src/ (tests) or dist/src/ (built). */
-export const POLICY_SCHEMA_PATH = schemaPath('policy.schema.json');
+const POLICY_SCHEMA_PATH = schemaPath('policy.schema.json');
 
 /** The schema as data (for the reference-table test and editors). */
-export function readPolicySchema(): Record<string, unknown> {
+function readPolicySchema(): Record<string, unknown> {
   return JSON.parse(readFileSync(POLICY_SCHEMA_PATH, 'utf8')) as Record<string, unknown>;
 }
 

@@ -81,7 +81,7 @@ export function buildToolView(
 }
 
 /** deny is stricter than ask, ask than allow. */
-export function isStricter(candidate: Decision, current: Decision): boolean {
+function isStricter(candidate: Decision, current: Decision): boolean {
   const rank = (decision: Decision): number => (decision.effect === 'deny' ? 2 : decision.effect === 'ask' ? 1 : 0);
   return rank(candidate) > rank(current);
 }

@@ -91,7 +91,7 @@ export type LoadFileResult =
   | { readonly ok: false; readonly problems: Problem[]; readonly source?: YamlSource };
 
 /** Loads one manifest file (absolute path) with every problem it has. */
-export function loadManifestFile(file: string, context: LoadFileContext): LoadFileResult {
+function loadManifestFile(file: string, context: LoadFileContext): LoadFileResult {
   const displayFile = context.displayPathOf ? context.displayPathOf(file) : displayPath(context.cwd, file);
   const tooLarge = sizeProblem(file, displayFile);
   if (tooLarge) return { ok: false, problems: [tooLarge] };
@@ -195,7 +195,7 @@ function findManifestFiles(dir: string): FoundFiles {
 }
 
 /** True for a folder the manifest scan never enters (SPEC section 2). */
-export function isSkippedFolder(name: string): boolean {
+function isSkippedFolder(name: string): boolean {
   return name === 'node_modules' || name.startsWith('.');
 }
 

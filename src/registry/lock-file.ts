@@ -15,7 +15,7 @@ import { definitionOf } from './tool-definition.js';
 /** The lock's file name, in the workspace beside policies/. */
 export const LOCK_FILE_NAME = 'toolhost.lock';
 /** The format version this build writes and reads. */
-export const LOCKFILE_VERSION = 1;
+const LOCKFILE_VERSION = 1;
 /** Largest lock read (bytes): a lock is text a person reviews. */
 const MAX_LOCK_BYTES = 32 * 1024 * 1024;
 
@@ -41,7 +41,7 @@ export interface ToolLock {
 export type ReadLockResult = { readonly ok: true; readonly lock: ToolLock | null } | { readonly ok: false; readonly problems: readonly Problem[] };
 
 /** Where the lock of a workspace lives. */
-export function lockPathOf(workspace: string): string {
+function lockPathOf(workspace: string): string {
   return join(workspace, LOCK_FILE_NAME);
 }
 

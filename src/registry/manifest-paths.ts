@@ -7,7 +7,7 @@ import { isAbsolute, relative, resolve, sep } from 'node:path';
 export type PathResult = { readonly ok: true; readonly path: string } | { readonly ok: false; readonly reason: string };
 
 /** Resolves `declared` (relative to the manifest folder `dir`, already real) to a real path inside `dir`. */
-export function resolveInsideFolder(dir: string, declared: string, what: string): PathResult {
+function resolveInsideFolder(dir: string, declared: string, what: string): PathResult {
   if (isAbsolute(declared)) return { ok: false, reason: `${what} ${JSON.stringify(declared)} is an absolute path; it must be relative to the manifest folder` };
   const lexical = resolve(dir, declared);
   if (!isInside(dir, lexical)) return { ok: false, reason: `${what} ${JSON.stringify(declared)} resolves outside the manifest folder` };

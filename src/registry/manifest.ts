@@ -4,9 +4,9 @@ import type { ValidateFunction } from 'ajv';
 import type { YamlSource } from '../config/yaml-source.js';
 import type { ManifestEffects } from './manifest-effects.js';
 
-export const SIDE_EFFECTS = ['read_only', 'local_mutation', 'remote_mutation', 'destructive'] as const;
+const SIDE_EFFECTS = ['read_only', 'local_mutation', 'remote_mutation', 'destructive'] as const;
 export type SideEffect = (typeof SIDE_EFFECTS)[number];
-export const SANDBOX_MODES = ['isolate', 'worker', 'process'] as const;
+const SANDBOX_MODES = ['isolate', 'worker', 'process'] as const;
 /** Where a tool runs (SPEC section 3); the runners are built by mode. */
 export type SandboxMode = (typeof SANDBOX_MODES)[number];
 export type RootAccess = 'read' | 'read_write';

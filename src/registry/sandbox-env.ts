@@ -25,7 +25,7 @@ export const NO_ENV: SandboxEnv = Object.freeze({ names: Object.freeze([]), lite
  * literal may not name them, since the host's value wins and a silent override of a
  * checked-in value would hide a mistake. Compared without regard to case.
  */
-export const HOST_SET_ENV_NAMES: readonly string[] = ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'NO_PROXY'];
+const HOST_SET_ENV_NAMES: readonly string[] = ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'NO_PROXY'];
 
 export type SandboxEnvResult = { readonly ok: true; readonly env: SandboxEnv } | { readonly ok: false; readonly problems: Problem[] };
 

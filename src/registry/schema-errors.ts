@@ -22,7 +22,7 @@ export function problemsFromShapeErrors(source: YamlSource, errors: readonly Err
 }
 
 /** `workspace.roots[0].access` for people. */
-export function describePath(path: YamlPath): string {
+function describePath(path: YamlPath): string {
   let text = '';
   for (const segment of path) text += typeof segment === 'number' ? `[${segment}]` : text === '' ? segment : `.${segment}`;
   return text === '' ? 'the manifest' : text;

@@ -69,9 +69,9 @@ export interface ServerTools {
 }
 
 /** Longest upstream description kept. */
-export const MAX_UPSTREAM_DESCRIPTION_CHARS = 4096;
+const MAX_UPSTREAM_DESCRIPTION_CHARS = 4096;
 /** Longest upstream title kept. */
-export const MAX_UPSTREAM_TITLE_CHARS = 200;
+const MAX_UPSTREAM_TITLE_CHARS = 200;
 
 export interface BuildServerToolsOptions {
   /**
@@ -198,7 +198,7 @@ export function buildServerTools(server: ServerManifest, listing: ServerListing,
 }
 
 /** A digest of a listing (names, descriptions, schemas, annotations; order ignored). */
-export function fingerprintListing(tools: readonly ListedUpstreamTool[]): string {
+function fingerprintListing(tools: readonly ListedUpstreamTool[]): string {
   // A listing is digested where it arrives and again where it is loaded: once is enough.
   let digest = FINGERPRINTS.get(tools);
   if (digest === undefined) {
@@ -247,16 +247,16 @@ export const REDACTED_NAME = '[redacted name]';
 /** Bytes of a tool's `_meta` (as JSON) passed on; a larger one is dropped whole. */
 export const MAX_UPSTREAM_META_BYTES = 16 * 1024;
 /** Nesting of a tool's `_meta` passed on; a deeper one is dropped whole. */
-export const MAX_UPSTREAM_META_DEPTH = 16;
+const MAX_UPSTREAM_META_DEPTH = 16;
 /** `_meta` keys under this prefix are the host's own (`toolhost/terminal`): a server never sets them. */
-export const HOST_META_PREFIX = 'toolhost/';
+const HOST_META_PREFIX = 'toolhost/';
 
 /**
  * A tool's `_meta` as the server gave it (MCP Apps: `ui.resourceUri`), without the
  * host's own keys, or undefined when there is none or it is too large or too deep.
  * Redaction happens where it is listed (the supervisor holds the redactor).
  */
-export function upstreamMetaOf(meta: unknown): Readonly<Record<string, unknown>> | undefined {
+function upstreamMetaOf(meta: unknown): Readonly<Record<string, unknown>> | undefined {
   if (!isRecord(meta)) return undefined;
   const kept: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(meta)) {
@@ -316,7 +316,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /** The name under which a server's start-up probe is assessed by the policy (never listed). */
-export function probeNameOf(server: string): string {
+function probeNameOf(server: string): string {
   return `${server}__`;
 }
 

@@ -143,7 +143,7 @@ function shrinkWrapColumns(specs: readonly Column[], widths: number[], width: nu
  * word longer than a line after a '/', ':', '.', ',', '-' or '_' where it can be (a
  * path or a rule name stays readable), else between characters.
  */
-export function wrapCell(text: string, columnWidth: number): string[] {
+function wrapCell(text: string, columnWidth: number): string[] {
   if (stringWidth(text) <= columnWidth) return [text];
   const lines: string[] = [];
   let line = '';

@@ -10,7 +10,7 @@
 import { sha256Hex } from '../hash.js';
 
 /** Version of the hashed form; a verifier refuses versions it does not know. */
-export const CHAIN_FORMAT_VERSION = 1;
+const CHAIN_FORMAT_VERSION = 1;
 
 export type ChainEntryKind = 'open' | 'call' | 'approval' | 'gap' | 'checkpoint';
 

@@ -12,9 +12,9 @@ import { sha256Hex } from '../hash.js';
 import { JournalError } from '../journal-error.js';
 
 /** The key file inside the state folder. */
-export const CHAIN_KEY_FILE = 'journal-signing-key.pem';
+const CHAIN_KEY_FILE = 'journal-signing-key.pem';
 /** The environment variable naming a key file when no flag does. */
-export const CHAIN_KEY_ENV = 'TOOLHOST_JOURNAL_KEY';
+const CHAIN_KEY_ENV = 'TOOLHOST_JOURNAL_KEY';
 
 /** A loaded signing key. */
 export interface ChainSigner {
@@ -75,7 +75,7 @@ export function ephemeralSigner(): ChainSigner {
 }
 
 /** The key id of a base64url raw public key. */
-export function keyIdOf(publicKey: string): string {
+function keyIdOf(publicKey: string): string {
   return sha256Hex(Buffer.from(publicKey, 'base64url')).slice(0, 16);
 }
 
@@ -90,7 +90,7 @@ export function verifyChainSignature(publicKey: string, text: string, signature:
 }
 
 /** The base64url raw public key of an Ed25519 key. */
-export function publicKeyText(publicKey: KeyObject): string {
+function publicKeyText(publicKey: KeyObject): string {
   const jwk = publicKey.export({ format: 'jwk' });
   if (typeof jwk.x !== 'string') throw new TypeError('not an Ed25519 public key');
   return jwk.x;

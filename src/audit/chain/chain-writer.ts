@@ -12,9 +12,9 @@ import type { ChainSigner } from './chain-key.js';
 import { checkpointSignedText, entryHash, type ChainEntry, type ChainEntryKind, type CheckpointRecord, type GapRecord, type OpenRecord } from './chain-entry.js';
 
 /** Default number of entries between two checkpoints. */
-export const DEFAULT_CHECKPOINT_EVERY = 100;
+const DEFAULT_CHECKPOINT_EVERY = 100;
 /** The environment variable that sets it (tests make it small). */
-export const CHECKPOINT_EVERY_ENV = 'TOOLHOST_JOURNAL_CHECKPOINT_EVERY';
+const CHECKPOINT_EVERY_ENV = 'TOOLHOST_JOURNAL_CHECKPOINT_EVERY';
 
 /** A fact to chain: what a write changed, as the record then stands. */
 export interface ChainFact {

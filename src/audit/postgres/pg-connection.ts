@@ -7,11 +7,11 @@ import pg from 'pg';
 import { JournalError } from '../journal-error.js';
 
 /** How long a new connection may take before the attempt fails. */
-export const CONNECT_TIMEOUT_MS = 5_000;
+const CONNECT_TIMEOUT_MS = 5_000;
 /** A statement that takes longer fails (the call it serves fails before its tool runs). */
-export const QUERY_TIMEOUT_MS = 15_000;
+const QUERY_TIMEOUT_MS = 15_000;
 /** Connections one host keeps. */
-export const POOL_SIZE = 10;
+const POOL_SIZE = 10;
 
 const INT8_OID = 20;
 

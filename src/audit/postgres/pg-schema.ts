@@ -9,13 +9,13 @@ import { JournalError } from '../journal-error.js';
 import { RATE_WINDOWS_TABLE } from '../rate-windows-schema.js';
 
 /** Marks a database as a toolhost journal. */
-export const APPLICATION = 'toolhost-journal';
+const APPLICATION = 'toolhost-journal';
 
 /** The advisory lock key migrations hold ("THJ1" as an integer). */
-export const MIGRATION_LOCK_KEY = 0x54484a31;
+const MIGRATION_LOCK_KEY = 0x54484a31;
 
 /** Migration N (1-based) brings the schema from version N-1 to N. Append only; never edit a shipped one. */
-export const PG_MIGRATIONS: readonly string[] = [
+const PG_MIGRATIONS: readonly string[] = [
   `
   CREATE TABLE toolhost_meta (
     id          INTEGER PRIMARY KEY CHECK (id = 1),

@@ -441,7 +441,7 @@ export const INSERT_CALLS: MultiRowInsert = {
 };
 
 /** The one-row INSERT of a call record. */
-export const INSERT_CALL_SQL = INSERT_CALLS.head + INSERT_CALLS.row;
+const INSERT_CALL_SQL = INSERT_CALLS.head + INSERT_CALLS.row;
 
 /** The INSERT of chain entries, as INSERT_CALLS; a row's values in the order of entryRowValues (chain-entry.ts). */
 export const INSERT_ENTRIES: MultiRowInsert = {

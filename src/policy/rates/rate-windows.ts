@@ -32,7 +32,7 @@ export interface RateWindow {
 
 const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000 } as const;
 /** Longest window (24 h): the schema bounds the number, this the product. */
-export const MAX_RATE_WINDOW_MS = 24 * 3_600_000;
+const MAX_RATE_WINDOW_MS = 24 * 3_600_000;
 
 /** The windows of every enforced file, merged; a window longer than 24 h is a problem (never silently dropped). */
 export function readRateWindows(files: readonly PolicyFile[]): { windows: RateWindow[]; problems: Problem[] } {
@@ -64,7 +64,7 @@ export function windowsFor(windows: readonly RateWindow[], tool: string, sideEff
 }
 
 /** `30s`, `1m`, `1h` in milliseconds; undefined for anything else or past 24 h. */
-export function parsePerMs(per: string): number | undefined {
+function parsePerMs(per: string): number | undefined {
   const match = /^([1-9][0-9]{0,4})(s|m|h)$/.exec(per);
   if (!match) return undefined;
   const ms = Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];

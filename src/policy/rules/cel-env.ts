@@ -66,10 +66,10 @@ export interface RuleActivation {
 export const RULE_VARIABLES = ['args', 'tool', 'principal', 'workspace', 'path', 'url'] as const;
 
 /** Largest `path.within` written with separate globs; more take a list: `path.within(p, ["a/**", ...])`. */
-export const MAX_WITHIN_GLOBS = 8;
+const MAX_WITHIN_GLOBS = 8;
 
 /** Parse limits: a rule is a short condition, not a program. */
-export const RULE_LIMITS = { maxAstNodes: 2_000, maxDepth: 64, maxListElements: 256, maxMapEntries: 256, maxCallArguments: MAX_WITHIN_GLOBS + 1 } as const;
+const RULE_LIMITS = { maxAstNodes: 2_000, maxDepth: 64, maxListElements: 256, maxMapEntries: 256, maxCallArguments: MAX_WITHIN_GLOBS + 1 } as const;
 
 let environment: Environment | undefined;
 

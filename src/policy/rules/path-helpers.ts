@@ -14,7 +14,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { globRegExp } from '../globs.js';
 
 /** Longest path a helper accepts (Linux's PATH_MAX); longer is an error, never a match. */
-export const MAX_RULE_PATH_CHARS = 4096;
+const MAX_RULE_PATH_CHARS = 4096;
 /** Symbolic links followed in one resolution before it counts as a loop (Linux's MAXSYMLINKS). */
 const MAX_SYMLINK_HOPS = 40;
 

@@ -9,7 +9,7 @@
 // is not an absolute URL throws, and the rule fails closed.
 
 /** Longest URL a helper parses; longer is an error, never a match. */
-export const MAX_RULE_URL_CHARS = 65_536;
+const MAX_RULE_URL_CHARS = 65_536;
 
 /** Why a URL cannot be judged; the rule that asked fails closed. */
 export class UrlHelperError extends Error {
