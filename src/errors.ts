@@ -1,5 +1,6 @@
 // The one table of failure codes (SPEC section 5). Code, tests, audit records
 // and the code table of docs/clients.md branch on these strings; messages are for people only.
+import { isRecord } from './config/guards.js';
 
 /** Who is at fault decides the log level and the audit status. */
 export type ErrorKind = 'caller' | 'denied' | 'run' | 'cancelled' | 'internal';
@@ -160,8 +161,8 @@ function readableDetail(key: string, value: unknown, depth: number): unknown {
     if (key.endsWith('Ms') && !Number.isInteger(value)) return Math.round(value);
     return value;
   }
-  if (depth < 3 && typeof value === 'object' && value !== null && !Array.isArray(value) && Object.getPrototypeOf(value) === Object.prototype) {
-    return readableDetails(value as ErrorDetails, depth + 1);
+  if (depth < 3 && isRecord(value) && Object.getPrototypeOf(value) === Object.prototype) {
+    return readableDetails(value, depth + 1);
   }
   return value;
 }

@@ -28,6 +28,7 @@ import { JOURNAL_FLAG, JOURNAL_FLAG_HELP, journalFlagFrom, journalKeyFrom } from
 import { HostReloader } from './serve-reload.js';
 import { buildAuthenticator, HTTP_FLAGS, HTTP_FLAGS_HELP, httpSettingsFrom, type HttpSettings } from './serve-http.js';
 import { watchConfig, type ConfigWatch } from './serve-watch.js';
+import { isRecord } from '../config/guards.js';
 
 const HELP = `Usage: toolhost serve [host flags] [--journal URL] [--max-message-bytes N] [--no-watch] [--otel] [--http HOST:PORT --auth-…]
 
@@ -363,8 +364,4 @@ function readPackageVersion(): string {
     dir = dirname(dir);
   }
   return '0.0.0';
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

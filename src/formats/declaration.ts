@@ -1,5 +1,6 @@
 // What the formats need of a tool: its name, description and input schema.
 // Shared by rendering and parsing, so both read one schema the same way.
+import { asRecord } from '../config/guards.js';
 
 export interface FormatTool {
   readonly name: string;
@@ -59,10 +60,6 @@ export function typesOf(schema: Readonly<Record<string, unknown>>): string[] {
   if ('properties' in schema) return ['object'];
   if ('items' in schema) return ['array'];
   return [];
-}
-
-export function asRecord(value: unknown): Readonly<Record<string, unknown>> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }
 
 export function findTool(tools: readonly FormatTool[], name: string): FormatTool {

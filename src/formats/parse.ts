@@ -2,7 +2,8 @@
 // {name, arguments}, coercing text by the input schema and refusing anything
 // ambiguous. The result is NOT trusted: it goes through the same checks as any
 // tools/call (lookup, schema, policy, approval).
-import { asRecord, findTool, ParseError, parametersOf, typesOf, type FormatName, type FormatTool, type ParsedCall } from './declaration.js';
+import { asRecord } from '../config/guards.js';
+import { findTool, ParseError, parametersOf, typesOf, type FormatName, type FormatTool, type ParsedCall } from './declaration.js';
 import { parseXml, type XmlElement } from './xml.js';
 
 /** Emissions larger than this are refused before parsing. */

@@ -1,6 +1,7 @@
 // Renders tool declarations for models without native tool calls (SPEC
 // section 9), and the call text a model is expected to emit in each format.
-import { asRecord, describedAs, parametersOf, typesOf, type FormatName, type FormatTool } from './declaration.js';
+import { asRecord } from '../config/guards.js';
+import { describedAs, parametersOf, typesOf, type FormatName, type FormatTool } from './declaration.js';
 import { escapeXml } from './xml.js';
 
 /** All declarations in one format, ready to put in a prompt. */

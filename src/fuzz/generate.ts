@@ -2,7 +2,8 @@
 // that differ from a valid one in exactly one way (missing required, extra
 // property, wrong type, out of enum, one past a length or range boundary).
 // `toolhost fuzz` sends both through the server's own checks.
-import { asRecord, typesOf } from '../formats/declaration.js';
+import { asRecord, isRecord } from '../config/guards.js';
+import { typesOf } from '../formats/declaration.js';
 
 type Schema = Readonly<Record<string, unknown>>;
 type Args = Record<string, unknown>;
@@ -152,7 +153,7 @@ function wrongTypeValue(types: readonly string[]): unknown {
   // A value whose JSON type none of the allowed types accepts.
   const accepts = (value: unknown) =>
     types.some((type) =>
-      type === 'integer' ? Number.isInteger(value) : type === 'number' ? typeof value === 'number' : type === 'array' ? Array.isArray(value) : type === 'null' ? value === null : type === 'object' ? typeof value === 'object' && value !== null && !Array.isArray(value) : typeof value === type,
+      type === 'integer' ? Number.isInteger(value) : type === 'number' ? typeof value === 'number' : type === 'array' ? Array.isArray(value) : type === 'null' ? value === null : type === 'object' ? isRecord(value) : typeof value === type,
     );
   return candidates.map(([, value]) => value).find((value) => !accepts(value));
 }

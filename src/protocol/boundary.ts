@@ -7,6 +7,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { scanJson } from './json-scan.js';
 import { sdkRefusal } from './sdk-dispatch.js';
 import { errorData } from '../errors.js';
+import { isRecord } from '../config/guards.js';
 
 /** Nesting allowed in one inbound message; the top-level object counts as 1. */
 export const MAX_MESSAGE_DEPTH = 64;
@@ -151,10 +152,6 @@ function checkShape(value: unknown, scannedIdText: string | undefined): LineChec
   const refusedKey = sdkRefusal(value, 'response');
   if (refusedKey !== undefined) return refuse(INVALID_REQUEST, null, 'not_mcp_message', { key: refusedKey });
   return { ok: true, message: value as JSONRPCMessage };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function isValidId(value: unknown): value is string | number {

@@ -27,6 +27,7 @@ import {
 import type { Logger } from '../log.js';
 import { CallControl } from '../supervisor/call-control.js';
 import type { CallRequestContext, ToolsCallParams } from './call-context.js';
+import { isRecord } from '../config/guards.js';
 
 export type ToolsCallHandler = (params: ToolsCallParams, ctx: CallRequestContext) => Promise<CallToolResult | InputRequiredResult>;
 
@@ -328,11 +329,11 @@ export function plainToolsCall(message: JSONRPCMessage): FastCall | undefined {
   if (request.method !== 'tools/call' || request.id === undefined) return undefined;
   for (const key in request) if (!TOOLS_CALL_KEYS.has(key)) return undefined;
   const params = request.params;
-  if (!isPlainObject(params)) return undefined;
+  if (!isRecord(params)) return undefined;
   for (const key in params) if (!PARAMS_KEYS.has(key)) return undefined;
   if (typeof params['name'] !== 'string') return undefined;
   const args = params['arguments'];
-  if (args !== undefined && !isPlainObject(args)) return undefined;
+  if (args !== undefined && !isRecord(args)) return undefined;
   const meta = params['_meta'];
   if (meta !== undefined && !isPlainRequestMeta(meta)) return undefined;
   return { id: request.id as RequestId, params: params as unknown as ToolsCallParams };
@@ -343,7 +344,7 @@ export function cancelledRequestId(message: JSONRPCMessage): RequestId | undefin
   const notification = message as { method?: unknown; id?: unknown; params?: unknown };
   if (notification.method !== 'notifications/cancelled' || 'id' in notification) return undefined;
   const params = notification.params;
-  if (!isPlainObject(params)) return undefined;
+  if (!isRecord(params)) return undefined;
   const { requestId, reason, _meta: meta } = params;
   if (!isRequestId(requestId)) return undefined;
   if (reason !== undefined && typeof reason !== 'string') return undefined;
@@ -353,15 +354,15 @@ export function cancelledRequestId(message: JSONRPCMessage): RequestId | undefin
 
 /** The SDK's 2025 RequestMeta schema, after it lifted the envelope keys out (they are not parsed there). */
 function isValidNotificationMeta(meta: unknown): boolean {
-  if (!isPlainObject(meta)) return false;
+  if (!isRecord(meta)) return false;
   const token = meta['progressToken'];
   if (token !== undefined && !isRequestId(token)) return false;
   const task = meta[RELATED_TASK_META_KEY];
-  return task === undefined || (isPlainObject(task) && typeof task['taskId'] === 'string');
+  return task === undefined || (isRecord(task) && typeof task['taskId'] === 'string');
 }
 
 function isPlainRequestMeta(meta: unknown): meta is Record<string, unknown> {
-  if (!isPlainObject(meta)) return false;
+  if (!isRecord(meta)) return false;
   for (const key in meta) if (key.startsWith(RESERVED_META_PREFIX)) return false;
   const token = meta['progressToken'];
   return token === undefined || isRequestId(token);
@@ -392,7 +393,7 @@ const RESULT_KEYS = new Set(['content', 'structuredContent', 'isError', '_meta']
 
 /** `{type: "text", text}`, keys in that order (the order zod writes them). */
 function isPlainTextBlock(block: unknown): boolean {
-  if (!isPlainObject(block)) return false;
+  if (!isRecord(block)) return false;
   let index = 0;
   for (const key in block) {
     if (key !== (index === 0 ? 'type' : index === 1 ? 'text' : undefined)) return false;
@@ -403,11 +404,7 @@ function isPlainTextBlock(block: unknown): boolean {
 
 /** A record zod copies as it is: an own `__proto__` key it would turn into a prototype. */
 function isPlainRecord(value: unknown): value is Record<string, unknown> {
-  return isPlainObject(value) && !Object.hasOwn(value, '__proto__');
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  return isRecord(value) && !Object.hasOwn(value, '__proto__');
 }
 
 function isRequestId(value: unknown): value is RequestId {

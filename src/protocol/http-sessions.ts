@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { WebStandardStreamableHTTPServerTransport, type Server } from '@modelcontextprotocol/server';
 import type { Logger } from '../log.js';
 import type { Caller, ToolhostServing } from './server.js';
+import { isRecord } from '../config/guards.js';
 
 /** One Caller per principal, made on first use and kept for the life of the host. */
 export class PrincipalSessions {
@@ -167,16 +168,12 @@ export class LegacySessions {
   }
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function isRequestId(value: unknown): value is string | number {
   return typeof value === 'string' || typeof value === 'number';
 }
 
 function isInitialize(body: unknown): boolean {
-  return typeof body === 'object' && body !== null && !Array.isArray(body) && (body as Record<string, unknown>)['method'] === 'initialize';
+  return isRecord(body) && body['method'] === 'initialize';
 }
 
 function sessionNotFound(): Response {

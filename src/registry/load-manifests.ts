@@ -17,6 +17,7 @@ import { checkToolSchema } from './schema-checks.js';
 import { isServerManifestData, loadServerManifest } from './load-server-manifest.js';
 import type { ServerManifest } from './server-manifest.js';
 import { NO_ENV, readSandboxEnv } from './sandbox-env.js';
+import { isRecord } from '../config/guards.js';
 
 /** A manifest file larger than this is refused unread. */
 export const MAX_MANIFEST_BYTES = 1024 * 1024;
@@ -270,8 +271,4 @@ function realOrResolved(path: string): string {
   } catch {
     return resolve(path);
   }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -2,6 +2,7 @@
 // schemas/manifest.schema.json ($defs/server) → command and root paths → a frozen
 // ServerManifest. Problems carry file:line:col like tool manifests'.
 import type { ValidateFunction } from 'ajv';
+import { asRecord, isRecord } from '../config/guards.js';
 import type { Problem } from '../config/problem.js';
 import type { YamlSource } from '../config/yaml-source.js';
 import { createConfigAjv } from './ajv.js';
@@ -25,7 +26,7 @@ export type ServerLoadResult = { readonly ok: true; readonly server: ServerManif
 
 /** True when parsed YAML declares an upstream server rather than a tool. */
 export function isServerManifestData(data: unknown): boolean {
-  return typeof data === 'object' && data !== null && !Array.isArray(data) && (data as Record<string, unknown>)['kind'] === 'Server';
+  return isRecord(data) && data['kind'] === 'Server';
 }
 
 let compiled: ValidateFunction | undefined;
@@ -48,26 +49,26 @@ export function loadServerManifest(source: YamlSource, place: ServerPlace): Serv
   });
 
   const roots: ManifestRoot[] = [];
-  const workspace = record(data['workspace']);
+  const workspace = asRecord(data['workspace']);
   const declaredRoots = Array.isArray(workspace['roots']) ? (workspace['roots'] as unknown[]) : [];
   declaredRoots.forEach((root, index) => {
-    const entry = record(root);
+    const entry = asRecord(root);
     if (typeof entry['path'] !== 'string') return;
     const result = resolveRoot(entry['path'], place.workspace);
     if (!result.ok) problems.push(source.problemAt(['workspace', 'roots', index, 'path'], result.reason));
     else if (entry['access'] === 'read' || entry['access'] === 'read_write') roots.push({ declared: entry['path'], path: result.path, access: entry['access'] });
   });
-  const sandbox = record(data['sandbox']);
+  const sandbox = asRecord(data['sandbox']);
   const env = readSandboxEnv(source, sandbox['env'], ['sandbox', 'env'], place.workspace);
   if (!env.ok) problems.push(...env.problems);
   const instances = data['instances'] as ServerInstances | undefined;
-  if (instances === undefined) problems.push(...instancesProblems(source, record(data['tools'])));
+  if (instances === undefined) problems.push(...instancesProblems(source, asRecord(data['tools'])));
   if (problems.length > 0 || !env.ok) return { ok: false, problems };
 
-  const network = record(data['network']);
-  const limits = record(data['limits']);
-  const tools: ServerToolEntry[] = Object.entries(record(data['tools'])).map(([pattern, value]) => {
-    const entry = record(value);
+  const network = asRecord(data['network']);
+  const limits = asRecord(data['limits']);
+  const tools: ServerToolEntry[] = Object.entries(asRecord(data['tools'])).map(([pattern, value]) => {
+    const entry = asRecord(value);
     return Object.freeze({
       pattern,
       ...(entry['sideEffect'] !== undefined ? { sideEffect: entry['sideEffect'] as SideEffect } : {}),
@@ -115,13 +116,9 @@ export const INSTANCES_REQUIRED_REASON =
 // Both kinds among the entries that offer tools: read_only, and a class that may change something.
 function instancesProblems(source: YamlSource, tools: Record<string, unknown>): Problem[] {
   const classes = Object.values(tools).flatMap((value) => {
-    const entry = record(value);
+    const entry = asRecord(value);
     return entry['hidden'] === true || typeof entry['sideEffect'] !== 'string' ? [] : [entry['sideEffect']];
   });
   const hasBoth = classes.includes('read_only') && classes.some((sideEffect) => sideEffect !== 'read_only');
   return hasBoth ? [source.problemAt(['tools'], INSTANCES_REQUIRED_REASON, 'key')] : [];
-}
-
-function record(value: unknown): Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }

@@ -11,6 +11,7 @@ import type { Problem } from '../config/problem.js';
 import { canonicalJson, definitionDigest, type ToolDefinition } from './definition-digest.js';
 import type { Manifest } from './manifest.js';
 import { definitionOf } from './tool-definition.js';
+import { isRecord } from '../config/guards.js';
 
 /** The lock's file name, in the workspace beside policies/. */
 export const LOCK_FILE_NAME = 'toolhost.lock';
@@ -136,8 +137,4 @@ function fail(file: string, line: number, reason: string): ReadLockResult {
 function lineOfKey(text: string, name: string): number {
   const index = text.indexOf(`${JSON.stringify(name)}: {`);
   return index < 0 ? 1 : text.slice(0, index).split('\n').length;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

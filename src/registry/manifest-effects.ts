@@ -4,6 +4,7 @@
 // resolved, with a diff of a text write, so a person judges what the call does.
 import type { Problem } from '../config/problem.js';
 import type { YamlSource } from '../config/yaml-source.js';
+import { isRecord } from '../config/guards.js';
 
 export interface ManifestEffects {
   /** Names of top-level arguments that are paths the tool writes. */
@@ -60,8 +61,4 @@ function isStringProperty(schema: unknown): boolean {
   if (!isRecord(schema)) return false;
   const type = schema['type'];
   return type === 'string' || (Array.isArray(type) && type.includes('string'));
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

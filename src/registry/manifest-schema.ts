@@ -5,6 +5,7 @@ import { schemaPath } from '../config/package-files.js';
 import { readFileSync } from 'node:fs';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { createConfigAjv } from './ajv.js';
+import { isRecord } from '../config/guards.js';
 
 /** Absolute path of schemas/manifest.schema.json in this package. */
 export function manifestSchemaPath(): string {
@@ -96,8 +97,4 @@ export function listManifestKeys(schema: Record<string, unknown> = readManifestS
   };
   visit(schema, '');
   return keys;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -10,6 +10,7 @@ import type { YamlPath, YamlSource } from '../config/yaml-source.js';
 import { STANDARD_DRAFTS, type Draft, type ToolSchemaCompiler } from './ajv.js';
 import { showValue } from './schema-errors.js';
 import { compileErrorProblem } from './schema-compile-errors.js';
+import { isRecord } from '../config/guards.js';
 
 export const MAX_SCHEMA_DEPTH = 64;
 
@@ -185,8 +186,4 @@ export function findTooDeep(value: unknown, path: YamlPath, depth: number): Yaml
     if (found) return found;
   }
   return undefined;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -5,6 +5,7 @@ import type { ErrorObject } from 'ajv';
 import type { Problem } from '../config/problem.js';
 import type { YamlPath, YamlSource } from '../config/yaml-source.js';
 import { conditionOf } from './manifest-schema.js';
+import { isRecord } from '../config/guards.js';
 
 /** One problem per distinct Ajv error, positioned in the YAML source. */
 export function problemsFromShapeErrors(source: YamlSource, errors: readonly ErrorObject[]): Problem[] {
@@ -109,8 +110,4 @@ function valueAt(data: unknown, path: YamlPath): unknown {
     else return undefined;
   }
   return node;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

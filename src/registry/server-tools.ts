@@ -12,6 +12,7 @@ import type { Manifest, ManifestRoot } from './manifest.js';
 import { normalizeEffects } from './manifest-effects.js';
 import { checkUpstreamSchema } from './schema-checks.js';
 import { listedToolName, matchToolEntry, type ServerManifest, type ServerToolEntry } from './server-manifest.js';
+import { isRecord } from '../config/guards.js';
 
 /** What a server listed, or why it could not be read. */
 export type ServerListing =
@@ -309,10 +310,6 @@ export function nodeModulesAbove(dir: string): string[] {
     if (dirname(at) === at) break;
   }
   return found;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The name under which a server's start-up probe is assessed by the policy (never listed). */

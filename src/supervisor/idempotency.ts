@@ -6,6 +6,7 @@
 import type { IdempotencyRecord } from '../audit/call-record.js';
 import { HostError } from '../errors.js';
 import type { ContentBlock } from './types.js';
+import { isRecord } from '../config/guards.js';
 
 /** The journal lookup this stage needs (Journal.findByIdempotencyKey). */
 export interface IdempotencyIndex {
@@ -104,7 +105,6 @@ function parseReplay(serialized: string, fromCallId: string): ReplayedResult | u
   if (typeof value !== 'object' || value === null) return undefined;
   const { content, structuredContent, meta } = value as { content?: unknown; structuredContent?: unknown; meta?: unknown };
   if (!Array.isArray(content)) return undefined;
-  const isRecord = (item: unknown): item is Record<string, unknown> => typeof item === 'object' && item !== null && !Array.isArray(item);
   return {
     fromCallId,
     content: content as ContentBlock[],

@@ -11,6 +11,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
 import { LineSplitter } from '../process/ndjson.js';
 import { decodeUtf8Strict } from '../process/output-cap.js';
+import { isRecord } from '../../config/guards.js';
 
 /** Why the server's output stopped being MCP, or (`stdin_not_read`) why it stopped taking input. */
 export type PipeFault = 'message_too_large' | 'invalid_utf8' | 'not_json' | 'not_json_rpc' | 'stdin_not_read';
@@ -135,5 +136,5 @@ export class PipeClientTransport implements Transport {
 const MAX_QUEUED_MESSAGES = 1024;
 
 function isJsonRpc(value: unknown): value is JSONRPCMessage {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && (value as Record<string, unknown>)['jsonrpc'] === '2.0';
+  return isRecord(value) && value['jsonrpc'] === '2.0';
 }

@@ -5,6 +5,7 @@
 // a preview and a resource_link inline, no structuredContent; for a tool that
 // advertises an outputSchema (whose successes must carry structuredContent)
 // that answer is an `output_limit` error result instead.
+import { isRecord } from '../../config/guards.js';
 import { HostError } from '../../errors.js';
 import { outputLimitDetails } from '../../registry/result-limits.js';
 import { redactJson, type Redactor } from '../redact.js';
@@ -61,8 +62,6 @@ function toPayload(checked: CheckedResult, redact: Redactor): { payload: string;
   // A JSON string is shown as its text; it is what a tool returning prose means.
   if (typeof value === 'string') return { payload: value, mimeType: TEXT_MIME };
   const payload = JSON.stringify(value);
-  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
-    return { payload, mimeType: JSON_MIME, structured: value as Record<string, unknown> };
-  }
+  if (isRecord(value)) return { payload, mimeType: JSON_MIME, structured: value };
   return { payload, mimeType: JSON_MIME };
 }

@@ -19,6 +19,7 @@ import { checkOutputSchema } from './output-schema.js';
 import { isTooDeep } from './parse.js';
 import { JSON_MIME, TEXT_MIME, type ShapeOptions, type StagedResult } from './staged.js';
 import { MAX_RESULT_DEPTH } from './strict-json.js';
+import { isRecord } from '../../config/guards.js';
 
 export interface UpstreamShapeOptions extends Omit<ShapeOptions, 'tool' | 'hasOutputSchema'> {
   /**
@@ -185,8 +186,4 @@ function isBase64(text: string): boolean {
 
 function invalid(tool: string, reason: string, details: Record<string, unknown>): HostError {
   return new HostError('invalid_output', `The upstream result of ${tool} is malformed (${reason}).`, { reason, ...details });
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
