@@ -49,7 +49,8 @@ writeFileSync(policy, readFileSync(join(ROOT, 'scripts/bench/policy.yaml'), 'utf
 const base = { manifests: join(ROOT, 'scripts/bench/manifests'), policy, workspace };
 let stateCount = 0;
 const host = (extra = {}, env = {}) => connect(process.execPath, hostArgs({ ...base, state: join(scratch, `state-${stateCount++}`), ...extra }), env);
-const results = { machine: { node: process.version, cpus: (await import('node:os')).cpus().length }, quick, smoke };
+const os = await import('node:os');
+const results = { machine: { node: process.version, cpus: os.cpus().length, loadAverage: os.loadavg().map((load) => round(load)), date: new Date().toISOString().slice(0, 16).replace('T', ' ') }, quick, smoke };
 const log = (line) => process.stdout.write(`${line}\n`);
 // Every target the run checks, met or missed, printed together at the end.
 const goals = [];
