@@ -176,7 +176,9 @@ try {
     log('Scale');
     log(table(['manifests', 'start-up ms', 'tools/list ms', 'idle RSS MB'], Object.entries(results.scale).map(([k, v]) => [k, v.startupMs, v.toolsListMs, v.idleRssMb])));
     log(`RSS after 1000 warm-up calls, then every ${LEAK_CALLS / 10} calls (MB): ${rssSamples.join(' ')}`);
-    log(`growth (median of the last 3 samples - median of the first 3): ${results.rss.growthMb} MB; target: none\n`);
+    log(`growth (median of the last 3 samples - median of the first 3): ${results.rss.growthMb} MB; target: within 10% of the RSS after the warm-up\n`);
+    goal('1000 manifests: the host answers initialize under 1 s', results.scale[1000].startupMs < 1000, `${results.scale[1000].startupMs} ms`);
+    goal('RSS flat over the calls (growth within 10% after the warm-up)', results.rss.growthMb <= 0.1 * rssAfterWarm, `${results.rss.growthMb} MB on ${rssAfterWarm} MB`);
   }
 
   if (want('spill')) {
@@ -298,6 +300,11 @@ try {
   if (want('journal-chain')) {
     // 9. Records committed before their answers (group commit) and the chain: their cost per read-only call.
     results.journalChain = await benchJournalChain({ N, scratch, host, log });
+    // What waiting for the commit adds to each call at 8 in flight, as a share of a worker call's time at 8 in flight.
+    const { groupCommit, workerCall } = results.journalChain;
+    const perCallMs = (callsPerSecond) => 1000 / callsPerSecond;
+    const share = (perCallMs(groupCommit['answer after commit (now)'].callsPerSecond8) - perCallMs(groupCommit['answer at once (before)'].callsPerSecond8)) / perCallMs(workerCall.callsPerSecond8);
+    goal('record before the answer costs ≤ 10% of a worker call at 8 in flight', share <= 0.1, `${round(share * 100, 1)}%`);
   }
 
   results.goals = goals;
