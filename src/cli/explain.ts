@@ -3,7 +3,7 @@
 // valid and what a call with them would meet.
 import type { HostConfig } from '../host-config.js';
 import type { ToolCheck } from '../policy/assess-tool.js';
-import { decide } from '../policy/decide.js';
+import { readToolDecision } from '../policy/tool-decision.js';
 import { decideForPrincipal } from '../policy/principals.js';
 import { describePolicy, type KeyRow } from '../policy/describe-policy.js';
 import type { ToolView } from '../policy/types.js';
@@ -127,8 +127,8 @@ function checkArguments(config: HostConfig, view: ToolView, args: unknown, princ
     const mode = config.session.onInvalidArguments;
     return { valid, errors, outcome: 'invalid_arguments', rule: config.policy.enforced.onInvalidArguments.source.rule + ` (${mode})`, reason: null, rules: [] };
   }
-  // The decision `serve` enforces for this call: the tool's (policy/decide.ts), tightened by its rules on arguments.
-  const { effect, rule, reason } = decide(view);
+  // The decision `serve` enforces for this call: the tool's (policy/tool-decision.ts), tightened by its rules on arguments.
+  const { effect, rule, reason } = readToolDecision(view);
   const scope = view.rules;
   if (scope === undefined || effect === 'deny') return { valid, errors, outcome: effect === 'allow' ? 'run' : effect, rule, reason, rules: [] };
   const callArgs = args as Readonly<Record<string, unknown>>;

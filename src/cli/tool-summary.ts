@@ -1,6 +1,6 @@
 // One tool as `list --json` and `explain --json` print it. The field set is
 // documented in docs/cli.md ("--json output") and only ever grows.
-import { decide } from '../policy/decide.js';
+import { readToolDecision } from '../policy/tool-decision.js';
 import type { ToolView } from '../policy/types.js';
 import type { MemoryHold } from '../runner/index.js';
 
@@ -80,8 +80,8 @@ export const TOOL_SUMMARY_FIELDS = [
 /** The summary of one tool view; `hold` is how this machine holds a sandbox's memory (sandbox-cgroups.ts). */
 export function summarizeTool(view: ToolView, hold: MemoryHold): ToolSummary {
   const { manifest } = view;
-  // The same decision a call to the tool meets in `serve` (policy/decide.ts).
-  const { effect, code, rule, reason, excluded, shadow } = decide(view);
+  // The same decision a call to the tool meets in `serve` (policy/tool-decision.ts).
+  const { effect, code, rule, reason, excluded, shadow } = readToolDecision(view);
   return {
     name: manifest.name,
     file: manifest.displayFile,

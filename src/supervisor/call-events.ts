@@ -5,7 +5,7 @@
 import { ERRORS } from '../errors.js';
 import type { ProgressEvent } from '../runner/run-types.js';
 import type { CallContext } from './call-context.js';
-import type { CallEnd } from './journal-entry.js';
+import type { CallEnd } from './stages/finish.js';
 import type { Redactor } from './redact.js';
 import type { LifecycleEvent } from './types.js';
 

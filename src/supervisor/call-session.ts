@@ -6,7 +6,7 @@
 // stdio calls bring none and count against the supervisor's own session.
 import type { SessionPolicy } from '../policy/types.js';
 import { SessionCounters } from './session-counters.js';
-import { SessionLimits } from './session-limits.js';
+import { SessionLimits } from './stages/session-limits.js';
 
 export interface CallSession {
   /** The authenticated principal. */

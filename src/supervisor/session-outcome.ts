@@ -3,7 +3,7 @@
 // failure of the codes in FAILURE_RUN_CODES extends it, anything else (a
 // refusal, a cancel, an approval round) leaves it alone.
 import type { CallContext } from './call-context.js';
-import type { CallEnd } from './journal-entry.js';
+import type { CallEnd } from './stages/finish.js';
 import type { SessionCounters } from './session-counters.js';
 
 /** Counts the end of one call against its session. */

@@ -1,31 +1,33 @@
 // The ordered stages of one tool call (SPEC section 5), in the order
-// supervisor.ts enters them (test/unit/supervisor/supervisor.test.ts holds it
-// to this list). The names are used in the call's log line, error context,
-// trace spans and the bench's stage times, so a refusal can always be traced
-// to the one stage (and the one file) that decided it.
+// supervisor.ts enters them, one file each under stages/ (named as the stage;
+// test/unit/architecture/architecture-page.test.ts holds the folder, this list
+// and the stage tables of docs/architecture.md and the README to one another).
+// The names are used in the call's log line, error context, trace spans and
+// the bench's stage times, so a refusal can always be traced to the one stage
+// (and the one file) that decided it.
 
 export const STAGES = [
-  /** Call budget, a concurrency slot in FIFO order, an already-cancelled request: session-limits.ts */
+  /** Call budget, a concurrency slot in FIFO order, an already-cancelled request. */
   'session-limits',
-  /** The tool by name, or the onUnknownTool rewrite: lookup.ts */
+  /** The tool by name, or the onUnknownTool rewrite. */
   'lookup',
-  /** Excluded by the policy as declared, or denied by name or class (policy/decide.ts): policy.ts */
-  'exposure',
-  /** Arguments against the compiled input schema: validate-args.ts */
-  'validate-args',
-  /** Rules on arguments (deny or ask), rate windows (call_limit), what a shadow policy would deny: policy.ts */
+  /** The tool's policy decision (policy/tool-decision.ts): excluded, denied by name, class, pin or principal; shadow decisions logged. */
   'policy',
-  /** Elicitation, input_required or approval_required: approval.ts */
+  /** Arguments against the compiled input schema; `_meta.idempotencyKey` read. */
+  'validate-args',
+  /** Rules on arguments (deny, ask, shadow), then the rate windows (call_limit). */
+  'rules',
+  /** Elicitation, input_required or approval_required, when the decision is ask. */
   'approval',
-  /** `_meta.idempotencyKey` (read at validate-args): replay, mismatch or interrupted, after policy and approval: idempotency.ts */
+  /** Replay of a completed call with the same key, refusal of an interrupted one. */
   'idempotency',
-  /** Write-ahead journal entry for every non-read-only call: journal-entry.ts */
+  /** Write-ahead journal entry for every non-read-only call. */
   'journal',
-  /** The sandbox runner with its timeout and the request's signal: run.ts */
+  /** The sandbox runner with its timeout and the call's control. */
   'run',
-  /** UTF-8, strict JSON, output schema, redaction, byte limit: result-checks.ts, result-shape.ts */
+  /** UTF-8, strict JSON, output schema, redaction, byte limit. */
   'result-checks',
-  /** The journal record, the end event and the log line, from `finally`: supervisor.ts */
+  /** The journal record, the end event and the log line, from `finally`. */
   'finish',
 ] as const;
 

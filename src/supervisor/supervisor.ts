@@ -1,44 +1,46 @@
 // The supervisor: every tools/call goes through the stages of SPEC section 5,
-// in this order, one short call each (see stages.ts for where each outcome is
-// decided). Exactly one journal write closes every call, from `finally`;
-// unknown throwables become `internal` in the one outer catch.
+// in the order of STAGES (stages.ts), one short call each into stages/<stage>.ts,
+// which returns its facts or throws a HostError; this file alone writes them to
+// the call's CallContext. Exactly one journal write closes every call, from
+// `finally` (the finish stage); unknown throwables become `internal` in the one
+// outer catch.
 import { newCallId } from './call-id.js';
 import { sha256Hex } from '../audit/hash.js';
 import { isJournalError } from '../audit/journal.js';
 import { HostError, isHostError, withToolRecovery } from '../errors.js';
 import type { Logger } from '../log.js';
-import { decide, type CallDecision } from '../policy/decide.js';
+import type { DefinitionDrift } from '../policy/definition-drift.js';
+import { decideForPrincipal } from '../policy/principals.js';
+import { denialError, readToolDecision, type CallDecision } from '../policy/tool-decision.js';
 import type { SessionPolicy, ToolView } from '../policy/types.js';
-import { obtainApproval, type ApprovalResult } from './approval.js';
-import { DEFAULT_APPROVAL_EXPIRY_MS } from './operator-approval.js';
-import { emitEnded, emitStarted, forwardProgress, logCallEnd } from './call-events.js';
+import { emitStarted, forwardProgress } from './call-events.js';
 import { CallContext } from './call-context.js';
-import { openCallSession, type CallSession } from './call-session.js';
-import { checkIdempotency, readIdempotencyKey, serializeForReplay, type ReplayedResult } from './idempotency.js';
-import { beginJournal, closeJournal, unrecordedCallError, type CallEnd, type CallJournal } from './journal-entry.js';
-import { isBeforeRun, journalFailure } from './journal-failure.js';
 import { CallControl } from './call-control.js';
-import { lookupTool, peekTool } from './lookup.js';
-import { checkExposure, checkPrincipal, checkRates, checkRules, notePolicy } from './policy.js';
+import { openCallSession, type CallSession } from './call-session.js';
+import { isBeforeRun, journalFailure } from './journal-failure.js';
+import { journaledArguments } from './journaled-arguments.js';
+import { DEFAULT_APPROVAL_EXPIRY_MS } from './operator-approval.js';
 import type { Redactor } from './redact.js';
 import { redactError } from './redact-error.js';
 import type { RequestStateSigner } from './request-state.js';
-import { stageResult } from './output-stage.js';
-import { missingProtectedPaths, refuseCreatedProtectedPaths } from './protected-created.js';
 import type { ArtifactSink } from './result/staged.js';
-import { shapeUpstreamResult } from './result/upstream.js';
 import { redactUpstreamResource } from './upstream-resource.js';
-import { runTool } from './run.js';
 import type { RunnerCache } from './runner-cache.js';
-import { countOutcome } from './session-outcome.js';
 import type { SessionCounters } from './session-counters.js';
-import { enterSession, SessionLimits, slotKindFor, type ReleaseSlot } from './session-limits.js';
-import { decideForPrincipal } from '../policy/principals.js';
+import { countOutcome } from './session-outcome.js';
+import { approvalFacts, obtainApproval, refusedApproval, type ApprovalResult } from './stages/approval.js';
+import { finishCall, type CallEnd } from './stages/finish.js';
+import { checkIdempotency, readIdempotencyKey, serializeForReplay, type ReplayedResult } from './stages/idempotency.js';
+import { beginJournal, type CallJournal } from './stages/journal.js';
+import { lookupTool, peekTool } from './stages/lookup.js';
+import { enforcePolicy } from './stages/policy.js';
+import { checkResult } from './stages/result-checks.js';
+import { applyRules, ratePrincipal, takeRate } from './stages/rules.js';
+import { runTool } from './stages/run.js';
+import { enterSession, SessionLimits, slotKindFor, type ReleaseSlot } from './stages/session-limits.js';
+import { validateArgs } from './stages/validate-args.js';
 import { declareTools } from './tool-declarations.js';
 import type { CallOutcome, CallRequest, Supervisor, ToolDeclaration } from './types.js';
-import { validateArgs } from './validate-args.js';
-import type { DefinitionDrift } from '../policy/definition-drift.js';
-import { journaledArguments } from './journaled-arguments.js';
 
 /** What the supervisor reads of the host configuration (HostConfig provides it). */
 export interface SupervisorConfig {
@@ -163,7 +165,7 @@ class CallSupervisor implements Supervisor {
       releaseSlot(slot);
       ctx.lap(ctx.stage);
       countOutcome(counters, ctx, slot.end);
-      const unrecorded = await this.#finish(ctx, slot.end);
+      const unrecorded = await finishCall(this.#deps.journal, ctx, slot.end);
       if (unrecorded !== undefined) outcome = { kind: 'error', callId: ctx.callId, error: unrecorded };
       ctx.lap('finish');
       return outcome;
@@ -173,9 +175,11 @@ class CallSupervisor implements Supervisor {
     }
   }
 
-  // The stage table of SPEC section 5, in order. Never throws: every failure is an outcome.
+  // The stage table of SPEC section 5, in order (STAGES, one file each under stages/). Each stage returns
+  // its facts or throws; this is the one place that writes them to the CallContext. Never throws: every
+  // failure is an outcome.
   async #stages(ctx: CallContext, request: CallRequest, control: CallControl, counters: SessionCounters, slot: { release?: ReleaseSlot | undefined; end?: CallEnd }): Promise<CallOutcome> {
-    const { config, journal } = this.#deps;
+    const { config, journal, redact } = this.#deps;
     try {
       ctx.enter('session-limits');
       // A free slot is granted at once, without a promise; a queued call waits for its turn.
@@ -185,32 +189,33 @@ class CallSupervisor implements Supervisor {
       ctx.enter('lookup');
       const { view, rewrittenFrom } = lookupTool(config.tools, request.name, this.session.onUnknownTool);
       ctx.view = view;
-      const decision = decide(view);
-      ({ decision: ctx.decision, rule: ctx.rule } = decision.journal);
       if (rewrittenFrom !== undefined) ctx.logger.info({ requested: rewrittenFrom, tool: view.manifest.name }, 'unknown tool rewritten by policy');
 
-      ctx.enter('exposure');
-      checkExposure(view.manifest.name, decision, this.#deps.redact);
-      this.#deps.drift?.check(view);
-      checkPrincipal(view, request.caller?.principal ?? null, this.session.principalRules ?? []);
+      ctx.enter('policy');
+      const decision = readToolDecision(view);
+      ({ decision: ctx.decision, rule: ctx.rule } = decision.journal);
+      enforcePolicy({ view, decision, principal: ctx.principal, principalRules: this.session.principalRules ?? [], drift: this.#deps.drift, redact, logger: ctx.logger });
 
       ctx.enter('validate-args');
       const args = validateArgs(view.manifest, request.args);
-      if (this.session.journalArguments === 'redacted') ctx.argumentsText = journaledArguments(args, this.#deps.redact);
+      if (this.session.journalArguments === 'redacted') ctx.argumentsText = journaledArguments(args, redact);
       // A malformed key is the caller's mistake, refused before anyone is asked to approve.
       ctx.idempotencyKey = readIdempotencyKey(request.meta);
 
-      ctx.enter('policy');
+      ctx.enter('rules');
       // Rules on arguments only for a tool some rule names: no work for the rest.
-      const decided = view.rules === undefined ? decision : checkRules(ctx, view, decision, args, this.#deps.redact);
-      notePolicy(decided, ctx.logger);
-      // Rates count the calls the policy lets through (not refused or malformed ones), before anyone
-      // is asked to approve one that would then be over its rate; no hop for a tool without a window.
-      if (view.rates !== undefined) await checkRates(ctx, view, journal);
+      const decided = view.rules === undefined ? decision : applyRules(view, decision, args, ctx.principal, ctx.logger);
+      ({ decision: ctx.decision, rule: ctx.rule } = decided.journal);
+      if (decided.effect === 'deny') throw denialError(view.manifest.name, decided, redact);
+      // No hop for a tool without a rate window.
+      if (view.rates !== undefined) await takeRate(journal, view, ratePrincipal(ctx.principal, ctx.sessionId));
 
       ctx.enter('approval');
-      // Only an `ask` needs an approval (approval.ts answers not_needed at once otherwise): no hop for the rest.
-      const approval = decided.effect === 'ask' ? await this.#approve(ctx, args, decided) : this.#noApprovalNeeded(ctx);
+      // Only an `ask` needs an approval: no hop for the rest.
+      const approval = decided.effect === 'ask' ? await this.#approve(ctx, args, decided) : NOT_NEEDED;
+      ({ approval: ctx.approval, approvedBy: ctx.approvedBy, approverName: ctx.approverName } = approvalFacts(approval));
+      // An approval is for the definition the person saw: one its server changed meanwhile does not run.
+      if (approval.status === 'approved') this.#deps.drift?.checkApproved(view);
       if (approval.status === 'input_required') {
         slot.end = { kind: 'input_required' };
         return { kind: 'input_required', callId: ctx.callId, requestState: approval.requestState, message: approval.message };
@@ -230,42 +235,30 @@ class CallSupervisor implements Supervisor {
       ctx.enter('journal');
       // Another host (or call) may have claimed the key since the check above: then its result, or a refusal.
       const writing = beginJournal(journal, ctx);
-      const raced = writing === undefined ? undefined : await writing;
-      if (raced) {
-        slot.end = replayEnd(raced);
-        return this.#replayed(ctx, raced);
+      const written = writing === undefined ? undefined : await writing;
+      if (written?.kind === 'held') {
+        slot.end = replayEnd(written.replay);
+        return this.#replayed(ctx, written.replay);
       }
+      if (written?.kind === 'begun') ctx.journaled = true;
 
       ctx.enter('run');
       emitStarted(ctx);
-      const missing = missingProtectedPaths(view.runSpec);
-      let output;
-      try {
-        output = await runTool({
-          ctx,
-          runner: this.#deps.runners.get(view),
-          args,
-          timeoutMs: view.limits.timeoutMs,
-          redact: this.#deps.redact,
-          onProgress: forwardProgress(ctx, this.#deps.redact),
-        });
-      } finally {
-        refuseCreatedProtectedPaths(missing, view.manifest.name);
-      }
+      ctx.started = true;
+      const egress = ctx.egress;
+      const output = await runTool({
+        ctx,
+        runner: this.#deps.runners.get(view),
+        runSpec: view.runSpec,
+        args,
+        timeoutMs: view.limits.timeoutMs,
+        redact,
+        onProgress: forwardProgress(ctx, redact),
+        onEgress: (attempt) => (attempt.admitted ? egress.admitted++ : egress.refused++),
+      });
 
       ctx.enter('result-checks');
-      const shapeOptions = {
-        tool: view.manifest.name,
-        redact: this.#deps.redact,
-        inlineBudgetBytes: view.limits.maxResultBytes,
-        artifacts: this.#deps.artifacts,
-        hasOutputSchema: view.manifest.output !== undefined,
-      };
-      // An upstream server's CallToolResult has its own checks (result/upstream.ts); everything else is staged here.
-      const shaped =
-        output.type === 'mcp'
-          ? await shapeUpstreamResult(output.result, view.manifest, { ...shapeOptions, ...(this.#deps.onResourceLink ? { onResourceLink: this.#deps.onResourceLink(view) } : {}) })
-          : await stageResult(output, view.manifest, shapeOptions);
+      const shaped = await checkResult({ view, output, redact, artifacts: this.#deps.artifacts, onResourceLink: this.#deps.onResourceLink?.(view) });
       const result: CallOutcome = {
         kind: 'result',
         callId: ctx.callId,
@@ -273,11 +266,12 @@ class CallSupervisor implements Supervisor {
         ...(shaped.structuredContent ? { structuredContent: shaped.structuredContent } : {}),
         ...(shaped.meta ? { meta: shaped.meta } : {}),
       };
-      // The replay copy is kept only for a call with an idempotency key (journal-entry.ts drops it otherwise).
+      // The replay copy is kept only for a call with an idempotency key (the finish stage drops it otherwise).
       const replayCopy = ctx.idempotencyKey === null ? null : serializeForReplay(result);
       slot.end = { kind: 'result', payloadHash: sha256Hex(shaped.payload), payloadBytes: shaped.payloadBytes, replay: replayCopy };
       return result;
     } catch (thrown) {
+      if (ctx.stage === 'approval') ctx.approval = refusedApproval(thrown) ?? ctx.approval;
       const error = withToolRecovery(this.#toHostError(ctx, thrown), ctx.view?.manifest);
       slot.end = { kind: 'error', error };
       return { kind: 'error', callId: ctx.callId, error };
@@ -300,48 +294,29 @@ class CallSupervisor implements Supervisor {
     return new Promise((resolve) => this.#drained.push(resolve));
   }
 
-  #noApprovalNeeded(ctx: CallContext): ApprovalResult {
-    ctx.approval = 'not_needed';
-    return NOT_NEEDED;
-  }
-
-  async #approve(ctx: CallContext, args: Readonly<Record<string, unknown>>, decision: CallDecision): Promise<ApprovalResult> {
-    const view = ctx.view as ToolView;
-    try {
-      const approval = await obtainApproval({
-        view,
-        args,
-        argsHash: ctx.argsHash,
-        decision,
-        request: ctx.request,
-        control: ctx.control,
-        signer: this.#deps.signer,
-        timeoutMs: this.#deps.approvalTimeoutMs,
+  #approve(ctx: CallContext, args: Readonly<Record<string, unknown>>, decision: CallDecision): Promise<ApprovalResult> {
+    return obtainApproval({
+      view: ctx.view as ToolView,
+      args,
+      argsHash: ctx.argsHash,
+      decision,
+      request: ctx.request,
+      control: ctx.control,
+      signer: this.#deps.signer,
+      timeoutMs: this.#deps.approvalTimeoutMs,
+      redact: this.#deps.redact,
+      operator: {
+        journal: this.#deps.journal,
+        by: this.session.approvalsBy ?? 'client',
+        expireAfterMs: this.session.approvalExpireAfterMs ?? DEFAULT_APPROVAL_EXPIRY_MS,
+        sessionId: ctx.sessionId,
+        callId: ctx.callId,
+        // The HTTP principal (SPEC section 6.1); null on stdio.
+        principal: ctx.principal,
+        journalFlags: this.#deps.approveJournalFlags ?? '',
         redact: this.#deps.redact,
-        operator: {
-          journal: this.#deps.journal,
-          by: this.session.approvalsBy ?? 'client',
-          expireAfterMs: this.session.approvalExpireAfterMs ?? DEFAULT_APPROVAL_EXPIRY_MS,
-          sessionId: ctx.sessionId,
-          callId: ctx.callId,
-          // The HTTP principal (SPEC section 6.1); null on stdio.
-          principal: ctx.principal,
-          journalFlags: this.#deps.approveJournalFlags ?? '',
-          redact: this.#deps.redact,
-        },
-      });
-      ctx.approval = approval.status === 'input_required' ? 'required' : approval.status;
-      // An approval is for the definition the person saw: one its server changed meanwhile does not run.
-      if (approval.status === 'approved') this.#deps.drift?.checkApproved(view);
-      if (approval.status === 'approved' && 'by' in approval && approval.by !== undefined) {
-        ctx.approvedBy = approval.by;
-        ctx.approverName = approval.operatorName ?? null;
-      }
-      return approval;
-    } catch (error) {
-      if (isHostError(error)) ctx.approval = error.code === 'approval_required' ? 'required' : error.code === 'approval_denied' ? 'denied' : ctx.approval;
-      throw error;
-    }
+      },
+    });
   }
 
   #replayed(ctx: CallContext, replay: ReplayedResult): CallOutcome {
@@ -369,24 +344,6 @@ class CallSupervisor implements Supervisor {
     if (isJournalError(thrown) && isBeforeRun(ctx.stage)) return journalFailure(thrown, ctx.stage);
     // Logged once, with the cause, by the end-of-call log line.
     return new HostError('internal', 'An internal error stopped this call.', { stage: ctx.stage }, { cause: thrown });
-  }
-
-  // Exactly one journal write per call, then the end event and the log line, once it is committed.
-  // Resolves to the error that replaces the answer when the record could not be written.
-  async #finish(ctx: CallContext, end: CallEnd | undefined): Promise<HostError | undefined> {
-    const durationMs = Date.now() - ctx.startedAt;
-    let closing: CallEnd = end ?? { kind: 'error', error: new HostError('internal', 'The call ended without an outcome.', {}) };
-    let unrecorded: HostError | undefined;
-    try {
-      await closeJournal(this.#deps.journal, ctx, closing);
-    } catch (error) {
-      ctx.logger.error({ err: error, stage: ctx.stage }, 'could not write the journal record of a call');
-      unrecorded = unrecordedCallError(error);
-      closing = { kind: 'error', error: unrecorded };
-    }
-    emitEnded(ctx, closing, durationMs);
-    logCallEnd(ctx, closing, durationMs);
-    return unrecorded;
   }
 
   async #close(): Promise<void> {

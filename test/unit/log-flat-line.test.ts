@@ -10,7 +10,7 @@ import { namesJson, pinoString, writeFlatLine } from '../../src/log-flat-line.js
 import type { CallContext } from '../../src/supervisor/call-context.js';
 import { logCallEnd } from '../../src/supervisor/call-events.js';
 import { callLogger } from '../../src/supervisor/call-logger.js';
-import type { CallEnd } from '../../src/supervisor/journal-entry.js';
+import type { CallEnd } from '../../src/supervisor/stages/finish.js';
 
 const REDACT = { paths: ['env', '*.env', 'secret', '*.secret'], censor: '[redacted]' };
 

@@ -77,7 +77,7 @@ const SHARED_STATE: ReadonlyMap<string, string> = new Map([
   // Facts attached to an object, gone with it: nothing outlives the host that made the object.
   ['cli/args.ts:CONFIG_OF', 'parsed arguments → their config file'],
   ['log-flat-line.ts:flatLoggers', 'loggers that may take the flat line path'],
-  ['policy/decide.ts:decided', 'an assessment → its decision'],
+  ['policy/tool-decision.ts:decided', 'an assessment → its decision'],
   ['registry/schema-checks.ts:CHECKED', 'a schema object → its compiled check'],
   ['registry/server-tools.ts:FINGERPRINTS', 'a tool definition → its fingerprint'],
   ['supervisor/protected-created.ts:writableProtected', 'a manifest → its protected paths'],

@@ -3,7 +3,7 @@
 // does not match is `invalid_output`, naming the first failing path and keyword.
 import { HostError } from '../../errors.js';
 import type { Manifest } from '../../registry/manifest.js';
-import { describeError } from '../validate-args.js';
+import { describeError } from '../schema-error.js';
 
 /** Checks `value` against the manifest's output schema, when it declares one. */
 export function checkOutputSchema(value: unknown, manifest: Manifest): void {

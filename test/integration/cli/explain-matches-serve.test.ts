@@ -1,4 +1,4 @@
-// `explain` and `serve` read one decision (policy/decide.ts): for every tool a
+// `explain` and `serve` read one decision (policy/tool-decision.ts): for every tool a
 // policy fixture denies or excludes, the rule and reason `explain --json`
 // prints are the ones a call to it through the supervisor is refused with.
 import { mkdtempSync, rmSync } from 'node:fs';

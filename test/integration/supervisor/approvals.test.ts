@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openSqliteStore } from '../../../src/audit/sqlite/sqlite-store.js';
-import { MAX_PROMPT_CHARS } from '../../../src/supervisor/approval.js';
+import { MAX_PROMPT_CHARS } from '../../../src/supervisor/stages/approval.js';
 import { MAX_PROMPT_WITH_EFFECTS_CHARS } from '../../../src/supervisor/approval-prompt.js';
 import type { ApprovalChannel, ApprovalPrompt, ElicitAnswer } from '../../../src/supervisor/types.js';
 import { closeAllHosts, errorOf, resultOf, startHost } from '../../helpers/supervisor-host.js';

@@ -5,7 +5,7 @@ import { symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FLOOD_CAP_BYTES } from '../../../src/registry/result-limits.js';
-import { decide } from '../../../src/policy/decide.js';
+import { readToolDecision } from '../../../src/policy/tool-decision.js';
 import { lineOf, manifestYaml, policyYaml, type ManifestOptions, useTestWorkspaces } from '../../helpers/policy-workspace.js';
 
 const workspaces = useTestWorkspaces();
@@ -62,7 +62,7 @@ describe('exclusion: a tool that conflicts with the policy as declared', () => {
     const view = config.tools.get('conflicted');
     expect(view).toMatchObject({ listed: false, exclusion: { rule }, decision: { effect: 'deny', code: 'policy_denied', rule } });
     expect(view?.runSpec).toBeUndefined();
-    expect(decide(view!)).toMatchObject({ effect: 'deny', code: 'policy_denied', rule });
+    expect(readToolDecision(view!)).toMatchObject({ effect: 'deny', code: 'policy_denied', rule });
     expect(config.exclusions).toHaveLength(1);
     expect(config.exclusions[0]).toMatchObject({ file: 'manifests/community/conflicted.yaml', line: lineOf(yaml, manifestNeedle) });
     expect(config.exclusions[0]?.reason).toContain(rule);
@@ -188,7 +188,7 @@ describe('shadow mode', () => {
       decision: { effect: 'ask', rule: '(built-in) sideEffects.requireApproval' },
       shadowDecision: { effect: 'deny', code: 'policy_denied', rule: `${orgFile}:${lineOf(shadow, 'maxTimeoutMs')} limits.maxTimeoutMs` },
     });
-    expect(decide(deleter!)).toMatchObject({ effect: 'ask', shadow: { effect: 'deny' }, journal: { decision: 'would_deny', rule: `${orgFile}:${lineOf(shadow, 'maxTimeoutMs')} limits.maxTimeoutMs` } });
+    expect(readToolDecision(deleter!)).toMatchObject({ effect: 'ask', shadow: { effect: 'deny' }, journal: { decision: 'would_deny', rule: `${orgFile}:${lineOf(shadow, 'maxTimeoutMs')} limits.maxTimeoutMs` } });
     // Shadow exclusions are reported apart and never fail validate.
     expect(config.exclusions).toEqual([]);
     expect(config.shadowExclusions).toHaveLength(2);

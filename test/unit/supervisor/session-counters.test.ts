@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ERRORS, HostError, type ErrorCode } from '../../../src/errors.js';
 import { FAILURE_RUN_CODES, SessionCounters } from '../../../src/supervisor/session-counters.js';
 import { CallControl } from '../../../src/supervisor/call-control.js';
-import { SessionLimits, enterSession } from '../../../src/supervisor/session-limits.js';
+import { SessionLimits, enterSession } from '../../../src/supervisor/stages/session-limits.js';
 
 const CAPS = { maxCallsPerSession: 100, maxConsecutiveFailures: 3 };
 const never = new AbortController().signal;

@@ -8,7 +8,7 @@ import { createSilentLogger } from '../../../src/log.js';
 import type { Runner } from '../../../src/runner/types.js';
 import type { RunOptions, RunOutcome } from '../../../src/runner/run-types.js';
 import { CallControl } from '../../../src/supervisor/call-control.js';
-import type { CallJournal } from '../../../src/supervisor/journal-entry.js';
+import type { CallJournal } from '../../../src/supervisor/stages/journal.js';
 import { createRedactor } from '../../../src/supervisor/redact.js';
 import { RequestStateSigner } from '../../../src/supervisor/request-state.js';
 import { RunnerCache } from '../../../src/supervisor/runner-cache.js';
@@ -155,9 +155,9 @@ describe('stage order', () => {
   it('a refusal stops at the stage that decided it, and no later stage runs', async () => {
     const h = harness(async () => ok('1'));
     await h.call('denied');
-    expect(h.stages).toEqual(['session-limits', 'lookup', 'exposure']);
+    expect(h.stages).toEqual(['session-limits', 'lookup', 'policy']);
     await h.call('reader', { unexpected: true });
-    expect(h.stages.slice(3)).toEqual(['session-limits', 'lookup', 'exposure', 'validate-args']);
+    expect(h.stages.slice(3)).toEqual(['session-limits', 'lookup', 'policy', 'validate-args']);
   });
 
   it('a read-only call has no write-ahead record: one record at the end, group committed before it answers', async () => {
@@ -182,7 +182,7 @@ describe('stage order', () => {
     expect(h.starts[0]).toMatchObject({ idempotencyKey: 'k-read' });
   });
 
-  it('a denied tool stops at exposure: no run, no lifecycle event, one record with the rule', async () => {
+  it('a denied tool stops at the policy stage: no run, no lifecycle event, one record with the rule', async () => {
     const h = harness(async () => ok('1'));
     const outcome = await h.call('denied');
     expect(codeOf(outcome)).toBe('policy_denied');
@@ -191,7 +191,7 @@ describe('stage order', () => {
     expect(h.finishes).toMatchObject([{ status: 'denied', errorCode: 'policy_denied' }]);
   });
 
-  it('invalid arguments stop before the policy stage and the run', async () => {
+  it('invalid arguments stop before the rules stage and the run', async () => {
     const h = harness(async () => ok('1'));
     const outcome = await h.call('reader', { unexpected: true });
     expect(codeOf(outcome)).toBe('invalid_arguments');

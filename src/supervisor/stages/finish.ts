@@ -1,16 +1,15 @@
-// The journal side of a call (SPEC section 7): the write-ahead `started`
-// record for every non-read-only call before it runs, and exactly one closing
-// write per call from the supervisor's `finally` — finish() for a journaled
-// call, record() for everything else (refusals, read-only calls, replays).
-import type { CallFinish } from '../audit/call-record.js';
-import type { Journal } from '../audit/journal.js';
-import { ERRORS, HostError } from '../errors.js';
-import { lostRecordReason } from '../audit/lost-record-reason.js';
-import type { CallContext } from './call-context.js';
-import { resolveKeyHolder, type ReplayedResult } from './idempotency.js';
-
-/** What the supervisor needs of the journal (both stores behind src/audit/journal.ts implement it). */
-export type CallJournal = Pick<Journal, 'begin' | 'finish' | 'record' | 'recordSoon' | 'findByIdempotencyKey' | 'createApproval' | 'spendApproval' | 'takeRate'>;
+// The finish stage (SPEC section 5 step 10), run from the supervisor's
+// `finally` for every call however far it got: exactly one closing journal
+// write — finish() for a call with a write-ahead record, record() for
+// everything else (refusals, read-only calls, replays) — then the end event
+// and the one log line, once that write is committed. A record that cannot be
+// written withholds the answer.
+import type { CallFinish } from '../../audit/call-record.js';
+import { lostRecordReason } from '../../audit/lost-record-reason.js';
+import { ERRORS, HostError } from '../../errors.js';
+import { emitEnded, logCallEnd } from '../call-events.js';
+import type { CallContext } from '../call-context.js';
+import type { CallJournal } from './journal.js';
 
 /** How a call ended, as the journal needs it. */
 export type CallEnd =
@@ -19,28 +18,23 @@ export type CallEnd =
   | { readonly kind: 'error'; readonly error: HostError };
 
 /**
- * Writes the `started` record before a non-read-only call runs; read-only calls
- * are recorded at the end. The write claims the call's idempotency key on every
- * host of the journal: when another call won it meanwhile, nothing is written and
- * this returns that call's replay, or throws interrupted_side_effect (state
- * in_progress while it runs). A failed write throws: the tool does not run.
+ * The closing write, then the end event and the log line. Resolves to the error
+ * that replaces the answer when the record could not be written.
  */
-export function beginJournal(journal: CallJournal, ctx: CallContext): Promise<ReplayedResult | undefined> | undefined {
-  // A read-only call has no write-ahead record: nothing to wait for (undefined, at once, no promise).
-  if (ctx.view?.manifest.sideEffect === 'read_only') return undefined;
-  return writeAhead(journal, ctx);
-}
-
-async function writeAhead(journal: CallJournal, ctx: CallContext): Promise<ReplayedResult | undefined> {
-  const begun = await journal.begin(ctx.toStart());
-  if (begun.kind === 'held') {
-    const replay = resolveKeyHolder(begun.holder, ctx.toolName, ctx.argsHash);
-    // A held key always replays or refuses; never run a tool without its write-ahead record.
-    if (replay === undefined) throw new Error(`the idempotency key is held by ${begun.holder.id} (${begun.holder.status}) but neither replays nor refuses`);
-    return replay;
+export async function finishCall(journal: CallJournal, ctx: CallContext, end: CallEnd | undefined): Promise<HostError | undefined> {
+  const durationMs = Date.now() - ctx.startedAt;
+  let closing: CallEnd = end ?? { kind: 'error', error: new HostError('internal', 'The call ended without an outcome.', {}) };
+  let unrecorded: HostError | undefined;
+  try {
+    await closeJournal(journal, ctx, closing);
+  } catch (error) {
+    ctx.logger.error({ err: error, stage: ctx.stage }, 'could not write the journal record of a call');
+    unrecorded = unrecordedCallError(error);
+    closing = { kind: 'error', error: unrecorded };
   }
-  ctx.journaled = true;
-  return undefined;
+  emitEnded(ctx, closing, durationMs);
+  logCallEnd(ctx, closing, durationMs);
+  return unrecorded;
 }
 
 /**
@@ -63,7 +57,7 @@ export function closeJournal(journal: CallJournal, ctx: CallContext, end: CallEn
  * record will carry. The tool may have run: a non-read-only call's write-ahead
  * record says so, and becomes `interrupted` if its end is never written.
  */
-export function unrecordedCallError(error: unknown): HostError {
+function unrecordedCallError(error: unknown): HostError {
   return new HostError('internal', 'The journal could not record this call, so its result is withheld.', { reason: lostRecordReason(error), stage: 'journal' }, { cause: error });
 }
 

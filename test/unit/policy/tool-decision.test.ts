@@ -1,13 +1,13 @@
-// decide() is the one answer: the view decides, an exclusion always denies
+// readToolDecision() is the one answer: the view decides, an exclusion always denies
 // (with the exclusion's rule and reason), the journal's view travels with it,
 // and it is computed once per view.
 import { describe, expect, it } from 'vitest';
-import { decide, denialError } from '../../../src/policy/decide.js';
+import { denialError, readToolDecision } from '../../../src/policy/tool-decision.js';
 import { manifestYaml, policyYaml, useTestWorkspaces } from '../../helpers/policy-workspace.js';
 
 const workspaces = useTestWorkspaces();
 
-describe('decide', () => {
+describe('readToolDecision', () => {
   it('answers effect, code, rule and the journal view, once per view, without mutating it', () => {
     const workspace = workspaces.make({
       manifests: {
@@ -28,15 +28,15 @@ describe('decide', () => {
     for (const [name, expected] of table) {
       const view = config.tools.get(name)!;
       const before = JSON.stringify(view.decision);
-      expect(decide(view)).toMatchObject(expected);
-      expect(decide(view)).toBe(decide(view));
-      expect(Object.isFrozen(decide(view))).toBe(true);
+      expect(readToolDecision(view)).toMatchObject(expected);
+      expect(readToolDecision(view)).toBe(readToolDecision(view));
+      expect(Object.isFrozen(readToolDecision(view))).toBe(true);
       expect(JSON.stringify(view.decision)).toBe(before);
     }
     // An exclusion's reason is the one the exclusion gives, and the refusal carries it.
     const slow = config.tools.get('slow')!;
-    expect(decide(slow).reason).toBe(slow.exclusion?.reason);
-    const error = denialError('slow', decide(slow));
+    expect(readToolDecision(slow).reason).toBe(slow.exclusion?.reason);
+    const error = denialError('slow', readToolDecision(slow));
     expect(error.code).toBe('policy_denied');
     expect(error.details).toEqual({ rule: '(built-in) limits.maxTimeoutMs', reason: slow.exclusion?.reason });
   });

@@ -1,7 +1,7 @@
 // The idempotency key a call names in its arguments: a short string or nothing.
 import { describe, expect, it } from 'vitest';
-import { readIdempotencyKey } from '../../../src/supervisor/idempotency.js';
-import { rejection } from '../../helpers/journal-stores.js';
+import { readIdempotencyKey } from '../../../../src/supervisor/stages/idempotency.js';
+import { rejection } from '../../../helpers/journal-stores.js';
 
 describe('readIdempotencyKey', () => {
   it('reads a short string and refuses anything else', async () => {

@@ -3,10 +3,10 @@
 // recorded result instead of a second effect; the same key with other
 // arguments is `invalid_arguments`; a call whose effect is unknown (interrupted,
 // in flight, or reconciled as done) is `interrupted_side_effect`.
-import type { IdempotencyRecord } from '../audit/call-record.js';
-import { HostError } from '../errors.js';
-import type { ContentBlock } from './types.js';
-import { isRecord } from '../config/guards.js';
+import type { IdempotencyRecord } from '../../audit/call-record.js';
+import { HostError } from '../../errors.js';
+import type { ContentBlock } from '../types.js';
+import { isRecord } from '../../config/guards.js';
 
 /** The journal lookup this stage needs (Journal.findByIdempotencyKey). */
 export interface IdempotencyIndex {

@@ -2,9 +2,9 @@
 // `onUnknownTool: {rewrite: name}` policy. An unknown name is `unknown_tool`
 // with the listed names in details.available; how it reaches the client
 // (JSON-RPC error or error result) is the protocol layer's concern.
-import { HostError } from '../errors.js';
-import type { OnUnknownTool, ToolView } from '../policy/types.js';
-import { quoteForModel } from './prompt-text.js';
+import { HostError } from '../../errors.js';
+import type { OnUnknownTool, ToolView } from '../../policy/types.js';
+import { quoteForModel } from '../prompt-text.js';
 
 export interface LookupResult {
   readonly view: ToolView;

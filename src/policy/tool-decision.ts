@@ -1,10 +1,11 @@
 // The policy decision for a call to one tool (SPEC section 4 and section 5
 // steps 3 and 5), the one answer both `serve` and `explain` use: the effect,
 // the code and rule of a refusal, the reason shown to the caller, and what the
-// journal records. Pure: everything it needs was settled when the view was
-// built, so it is computed once per view (views are frozen) and the supervisor
-// reads it per request without I/O or allocation. No policy key looks at a
-// call's arguments, so they are not an input.
+// journal records. It reads what the view settled when it was built (the
+// exclusion, the decision by name or class, the shadow decision), so it is
+// computed once per view (views are frozen) and the supervisor reads it per
+// request without I/O or allocation. Rules on arguments are applied after it,
+// by the supervisor's rules stage.
 import { HostError } from '../errors.js';
 import type { Decision, RuleRef, ToolView } from './types.js';
 
@@ -30,10 +31,10 @@ export interface CallDecision {
 
 const decided = new WeakMap<ToolView, CallDecision>();
 
-/** The decision for a call to `view`. */
-export function decide(view: ToolView): CallDecision {
+/** The decision the view settled for a call to its tool, before any rule on arguments. */
+export function readToolDecision(view: ToolView): CallDecision {
   let decision = decided.get(view);
-  if (decision === undefined) decided.set(view, (decision = Object.freeze(decideOnce(view))));
+  if (decision === undefined) decided.set(view, (decision = Object.freeze(fromView(view))));
   return decision;
 }
 
@@ -45,7 +46,7 @@ export function denialError(tool: string, decision: CallDecision, redact: (text:
   return new HostError(decision.code ?? 'policy_denied', `The tool ${tool} ${what} by policy rule ${rule}: ${oneLine(reason)}`, { rule, reason, ...decision.details });
 }
 
-function decideOnce(view: ToolView): CallDecision {
+function fromView(view: ToolView): CallDecision {
   const shadow = view.shadowDecision && view.shadowDecision.effect !== 'allow' ? view.shadowDecision : null;
   if (view.exclusion) {
     const { rule, reason, details } = view.exclusion;

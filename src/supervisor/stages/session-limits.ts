@@ -4,10 +4,10 @@
 // concurrency-safe) runs alone; read-only concurrency-safe calls run side by
 // side up to maxConcurrency. Strict FIFO means a waiting mutating call is not
 // starved by a stream of readers behind it.
-import { HostError } from '../errors.js';
-import type { ToolView } from '../policy/types.js';
-import type { CallControl } from './call-control.js';
-import { SessionCounters } from './session-counters.js';
+import { HostError } from '../../errors.js';
+import type { ToolView } from '../../policy/types.js';
+import type { CallControl } from '../call-control.js';
+import { SessionCounters } from '../session-counters.js';
 
 /** `exclusive`: runs alone. `shared`: beside other shared calls. */
 export type SlotKind = 'exclusive' | 'shared';

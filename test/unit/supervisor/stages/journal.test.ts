@@ -3,14 +3,15 @@
 // once committed, carries the outcome and the call's egress counts; a mutating call's
 // write-ahead record is finished in place.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openSqliteStore, type SqliteStore } from '../../../src/audit/sqlite/sqlite-store.js';
-import { HostError } from '../../../src/errors.js';
-import { createSilentLogger } from '../../../src/log.js';
-import type { ToolView } from '../../../src/policy/types.js';
-import { CallContext } from '../../../src/supervisor/call-context.js';
-import { CallControl } from '../../../src/supervisor/call-control.js';
-import { beginJournal, closeJournal } from '../../../src/supervisor/journal-entry.js';
-import { makeTempParent } from '../../helpers/journal-fixtures.js';
+import { openSqliteStore, type SqliteStore } from '../../../../src/audit/sqlite/sqlite-store.js';
+import { HostError } from '../../../../src/errors.js';
+import { createSilentLogger } from '../../../../src/log.js';
+import type { ToolView } from '../../../../src/policy/types.js';
+import { CallContext } from '../../../../src/supervisor/call-context.js';
+import { CallControl } from '../../../../src/supervisor/call-control.js';
+import { closeJournal } from '../../../../src/supervisor/stages/finish.js';
+import { beginJournal } from '../../../../src/supervisor/stages/journal.js';
+import { makeTempParent } from '../../../helpers/journal-fixtures.js';
 
 let temp: ReturnType<typeof makeTempParent>;
 let journal: SqliteStore;
@@ -67,7 +68,8 @@ describe('journal entry of a call', () => {
 
   it('a mutating call: the started record before it runs, finished in place by the closing write', async () => {
     const ctx = contextFor('write');
-    await beginJournal(journal, ctx);
+    expect(await beginJournal(journal, ctx)).toEqual({ kind: 'begun' });
+    ctx.journaled = true;
     expect(journal.sync.get(ctx.callId)).toMatchObject({ status: 'started' });
     await closeJournal(journal, ctx, { kind: 'input_required' });
     expect(journal.sync.get(ctx.callId)).toMatchObject({ status: 'denied', errorCode: 'approval_required', endedAt: expect.any(Number) });

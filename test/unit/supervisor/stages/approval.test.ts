@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isApproval } from '../../../src/supervisor/approval.js';
+import { isApproval } from '../../../../src/supervisor/stages/approval.js';
 
 describe('isApproval', () => {
   it.each([

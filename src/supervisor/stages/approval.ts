@@ -1,18 +1,19 @@
-// Approval (SPEC section 5 step 6 and section 6), only when the decision is
+// The approval stage (SPEC section 5 step 6 and section 6), only when the decision is
 // `ask`. Every doubtful path denies: a declined, cancelled, malformed,
 // failed or timed-out answer is `approval_denied`; a client that cannot be
 // asked gets `approval_required`; only `accept` with `approve: true` approves.
-import { HostError } from '../errors.js';
-import type { ToolView } from '../policy/types.js';
-import type { ApprovalPrompt, CallRequest, ElicitAnswer } from './types.js';
+import type { ApprovedBy, CallStart } from '../../audit/call-record.js';
+import { HostError, isHostError } from '../../errors.js';
+import type { ToolView } from '../../policy/types.js';
+import type { ApprovalPrompt, CallRequest, ElicitAnswer } from '../types.js';
 import { throwIfCancelled } from './session-limits.js';
-import type { CallDecision } from '../policy/decide.js';
-import { CallControl } from './call-control.js';
-import { formatApprovalPrompt, MAX_PROMPT_CHARS } from './approval-prompt.js';
-import { projectEffects } from './projected-effect.js';
-import type { Redactor } from './redact.js';
-import type { RequestStateSigner } from './request-state.js';
-import { readApprovalId, requestOperatorApproval, spendOperatorApproval, type OperatorApprovals } from './operator-approval.js';
+import type { CallDecision } from '../../policy/tool-decision.js';
+import { CallControl } from '../call-control.js';
+import { formatApprovalPrompt, MAX_PROMPT_CHARS } from '../approval-prompt.js';
+import { projectEffects } from '../projected-effect.js';
+import type { Redactor } from '../redact.js';
+import type { RequestStateSigner } from '../request-state.js';
+import { readApprovalId, requestOperatorApproval, spendOperatorApproval, type OperatorApprovals } from '../operator-approval.js';
 
 export type ApprovalStatus = 'not_needed' | 'approved';
 
@@ -152,4 +153,24 @@ async function elicitWithTimeout(elicit: Elicit, input: ApprovalInput): Promise<
   } finally {
     waiting.dispose();
   }
+}
+
+/** What the journal records of an approval: the approval state, and who approved. */
+interface ApprovalFacts {
+  readonly approval: CallStart['approval'];
+  readonly approvedBy: ApprovedBy | null;
+  readonly approverName: string | null;
+}
+
+/** The journal's facts of an approval the call obtained (or did not need). */
+export function approvalFacts(result: ApprovalResult): ApprovalFacts {
+  if (result.status === 'input_required') return { approval: 'required', approvedBy: null, approverName: null };
+  if (result.status === 'approved' && 'by' in result && result.by !== undefined) return { approval: 'approved', approvedBy: result.by, approverName: result.operatorName ?? null };
+  return { approval: result.status, approvedBy: null, approverName: null };
+}
+
+/** The journal's approval state of a call whose approval failed with `error`; undefined when it says nothing about the approval. */
+export function refusedApproval(error: unknown): CallStart['approval'] | undefined {
+  if (!isHostError(error)) return undefined;
+  return error.code === 'approval_required' ? 'required' : error.code === 'approval_denied' ? 'denied' : undefined;
 }

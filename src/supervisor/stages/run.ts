@@ -1,24 +1,30 @@
-// Run (SPEC section 5 step 8): hand the validated arguments to the tool's
-// runner with the effective timeout and the request's signal, forward
+// The run stage (SPEC section 5 step 8): hand the validated arguments to the
+// tool's runner with the effective timeout and the call's control, forward
 // progress, and turn a failed RunOutcome into a HostError with the tool's
 // words redacted. The call's control (call-control.ts) arms the deadline and
 // tells the runner to stop; a backstop here makes sure a runner that never
-// answers after that cannot hold a call (or a slot) forever.
-import { HostError } from '../errors.js';
-import type { Runner } from '../runner/types.js';
-import type { ProgressEvent, RunOutcome, RunOutput } from '../runner/run-types.js';
-import type { CallContext } from './call-context.js';
-import type { CallLogger } from './call-logger.js';
-import type { Redactor } from './redact.js';
-import { MAX_ERROR_MESSAGE_CHARS } from './redact-error.js';
+// answers after that cannot hold a call (or a slot) forever. A protected path
+// the tool created is removed and fails the call (protected-created.ts).
+import { HostError } from '../../errors.js';
+import type { Runner, RunSpec } from '../../runner/types.js';
+import type { EgressAttempt, ProgressEvent, RunOutcome, RunOutput } from '../../runner/run-types.js';
+import type { CallContext } from '../call-context.js';
+import type { CallLogger } from '../call-logger.js';
+import type { Redactor } from '../redact.js';
+import { MAX_ERROR_MESSAGE_CHARS } from '../redact-error.js';
+import { missingProtectedPaths, refuseCreatedProtectedPaths } from '../protected-created.js';
 
 export interface RunInput {
   readonly ctx: CallContext;
   readonly runner: Runner;
+  /** The sandbox the tool runs in (absent for upstream tools): which protected paths it could create. */
+  readonly runSpec: RunSpec | undefined;
   readonly args: Readonly<Record<string, unknown>>;
   readonly timeoutMs: number;
   readonly redact: Redactor;
   readonly onProgress?: (event: ProgressEvent) => void;
+  /** Each network attempt of the run, as the sandbox reported it (the supervisor counts them for the journal). */
+  readonly onEgress: (attempt: EgressAttempt) => void;
 }
 
 /** Characters of a tool's log message written to the host's log. */
@@ -29,6 +35,15 @@ export const RUNNER_BACKSTOP_GRACE_MS = 5_000;
 
 /** Runs the tool and returns its raw output; throws a HostError for every failure. */
 export async function runTool(input: RunInput): Promise<RunOutput> {
+  const missing = missingProtectedPaths(input.runSpec);
+  try {
+    return await runOnce(input);
+  } finally {
+    refuseCreatedProtectedPaths(missing, input.ctx.toolName);
+  }
+}
+
+async function runOnce(input: RunInput): Promise<RunOutput> {
   const { ctx, runner, timeoutMs } = input;
   const control = ctx.control;
   const disarm = control.startDeadline(timeoutMs);
@@ -49,8 +64,7 @@ export async function runTool(input: RunInput): Promise<RunOutput> {
             onLog: (level, message) => ctx.logger[level]({ toolLog: true }, input.redact.cut(String(message), MAX_LOG_MESSAGE_CHARS)),
             onDenied: (denial) => ctx.logger.warn({ denial }, 'sandbox refused a tool request'),
             onEgress: (attempt) => {
-              if (attempt.admitted) ctx.egress.admitted++;
-              else ctx.egress.refused++;
+              input.onEgress(attempt);
               ctx.logger[attempt.admitted ? 'info' : 'warn']({ egress: attempt }, attempt.admitted ? 'egress admitted' : 'egress refused');
             },
           },

@@ -2,7 +2,7 @@
 // expected sub-schema, including schemas reached through $ref.
 import { describe, expect, it } from 'vitest';
 import { createToolSchemaCompiler } from '../../../src/registry/ajv.js';
-import { describeError } from '../../../src/supervisor/validate-args.js';
+import { describeError } from '../../../src/supervisor/schema-error.js';
 
 const schema = {
   type: 'object',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { HostError } from '../../../src/errors.js';
-import { CallControl } from '../../../src/supervisor/call-control.js';
-import { SessionLimits, enterSession } from '../../../src/supervisor/session-limits.js';
+import { HostError } from '../../../../src/errors.js';
+import { CallControl } from '../../../../src/supervisor/call-control.js';
+import { SessionLimits, enterSession } from '../../../../src/supervisor/stages/session-limits.js';
 
 const never = new AbortController().signal;
 /** The control of a call nobody stops (enterSession reads a call's control). */

@@ -3,11 +3,11 @@
 // and what the stage answers for it. What the journal itself keeps for a key
 // (the claim in begin, reconcile) is tested in test/unit/audit/idempotency.test.ts.
 import { expect, it } from 'vitest';
-import type { Journal } from '../../../src/audit/journal.js';
-import { hashArgs } from '../../../src/audit/hash.js';
-import { checkIdempotency, serializeForReplay } from '../../../src/supervisor/idempotency.js';
-import { callFinish, callStart } from '../../helpers/journal-fixtures.js';
-import { describeEachStore, rejection } from '../../helpers/journal-stores.js';
+import type { Journal } from '../../../../src/audit/journal.js';
+import { hashArgs } from '../../../../src/audit/hash.js';
+import { checkIdempotency, serializeForReplay } from '../../../../src/supervisor/stages/idempotency.js';
+import { callFinish, callStart } from '../../../helpers/journal-fixtures.js';
+import { describeEachStore, rejection } from '../../../helpers/journal-stores.js';
 
 const TOOL = 'write';
 const ARGS_HASH = hashArgs({ a: 1 });

@@ -3,10 +3,10 @@
 // schema answers with a value (or a model_error); a terminal tool's success is
 // marked whichever way it answered.
 import { describe, expect, it } from 'vitest';
-import { HostError } from '../../../src/errors.js';
-import type { Manifest } from '../../../src/registry/manifest.js';
-import { stageResult } from '../../../src/supervisor/output-stage.js';
-import { createRedactor } from '../../../src/supervisor/redact.js';
+import { HostError } from '../../../../src/errors.js';
+import type { Manifest } from '../../../../src/registry/manifest.js';
+import { stageResult } from '../../../../src/supervisor/stages/result-checks.js';
+import { createRedactor } from '../../../../src/supervisor/redact.js';
 
 const options = {
   tool: 't',
