@@ -16,7 +16,7 @@ import { readFileSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { encodeFrame, FrameReader } from '../shared/frames.mjs';
 import { ISOLATE_WIRE_LIMITS } from '../shared/limits.mjs';
-import { readLogLevel } from '../shared/readers.mjs';
+import { readHostToIsolateMessage, readLogLevel } from '../shared/readers.mjs';
 import { IsolateSlot, toPreludeClosure } from './isolate-slot.mjs';
 import { createScopedFs } from '../ctx/scoped-fs.mjs';
 import { createCallConnectionLimiter, createConnectionLimiter } from '../ctx/egress-client.mjs';
@@ -75,7 +75,7 @@ let acquireConnection;
 const reader = new FrameReader({
   maxFrameBytes: MAX_INBOUND_FRAME_BYTES,
   maxHeaderBytes: MAX_INBOUND_FRAME_BYTES,
-  onFrame: (header, body) => onHostMessage(header, body),
+  onFrame: (header) => onHostMessage(header),
   onError: (reason) => die(`unreadable frame from the host: ${reason}`, 65),
 });
 process.stdin.on('data', (chunk) => reader.push(chunk));
@@ -117,20 +117,20 @@ function die(why, code) {
   }
 }
 
-function onHostMessage(header, body) {
-  if (typeof header !== 'object' || header === null) return;
-  switch (header.type) {
+function onHostMessage(header) {
+  const message = readHostToIsolateMessage(header);
+  switch (message.type) {
     case 'init':
-      init(header);
+      init(message);
       return;
     case 'run':
-      void startCall(header);
+      void startCall(message);
       return;
     case 'stop':
-      stopCall(header.id);
+      stopCall(message.id);
       return;
-    default:
-      return;
+    case 'violation':
+      die(`the host broke the protocol: ${message.reason}`, 65);
   }
 }
 

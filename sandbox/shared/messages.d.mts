@@ -102,11 +102,23 @@ export type IsolateResultMessage =
       readonly type: 'result';
       readonly id: number;
       readonly kind: 'ivm_error';
+      /** Where it failed: preparing a context, evaluating the module's top level, or running the call. */
+      readonly stage: 'prepare' | 'evaluate' | 'run';
       readonly message: string;
       readonly isolateDisposed: boolean;
       readonly hostDisposeReason?: 'retired' | 'wedged' | 'closed';
     }
   | { readonly type: 'result'; readonly id: number; readonly kind: 'load_error'; readonly message: string };
+
+/** A ctx.fetch refused in the isolate process before any connection (the proxy reports the others). */
+export interface IsolateEgressMessage {
+  readonly type: 'egress';
+  readonly id: number;
+  readonly host: string;
+  readonly port: number | null;
+  readonly method: string | null;
+  readonly reason: string;
+}
 
 export type IsolateToHostMessage =
   /** isolated-vm, the prelude and the tool's module compiled and linked (our code only); its top level runs next. */
@@ -120,8 +132,7 @@ export type IsolateToHostMessage =
   | { readonly type: 'progress'; readonly id: number; readonly progress: number; readonly total?: number; readonly message?: string }
   | { readonly type: 'log'; readonly id: number; readonly level: ToolLogLevel; readonly message: string }
   | { readonly type: 'denied'; readonly id: number; readonly op: string; readonly target: string; readonly reason: string }
-  /** A ctx.fetch refused in the isolate process before any connection (the proxy reports the others). */
-  | { readonly type: 'egress'; readonly id: number; readonly host: string; readonly port: number | null; readonly method: string | null; readonly reason: string }
+  | IsolateEgressMessage
   /** isolated-vm's onCatastrophicError in the isolate of call `id` (if one ran there): the process ends right after. */
   | { readonly type: 'catastrophe'; readonly message: string; readonly id?: number };
 
@@ -188,3 +199,10 @@ export type WorkerEventMessage = { readonly callId: string } & (
   | { readonly type: 'log'; readonly level: ToolLogLevel; readonly message: string }
   | { readonly type: 'denied'; readonly denial: SandboxDenial }
 );
+
+/** What a receiver says of a message it cannot read: the sender broke the protocol. */
+export interface ProtocolViolation {
+  readonly type: 'violation';
+  /** A short sentence for the host's log, free of the message's content. */
+  readonly reason: string;
+}

@@ -23,7 +23,7 @@ import { createScopedFs } from '../ctx/scoped-fs.mjs';
 import { createScopedFetch } from '../ctx/scoped-fetch.mjs';
 import { threadGate } from './worker-gate.mjs';
 import { EVENT_LIMITS } from '../shared/limits.mjs';
-import { readLogLevel } from '../shared/readers.mjs';
+import { readLogLevel, readWorkerAbort, readWorkerTasks } from '../shared/readers.mjs';
 
 // Generous: the host redacts the message, then cuts it to what the caller sees.
 const MAX_MESSAGE_CHARS = 8192;
@@ -39,8 +39,8 @@ function channelNamed(name) {
   if (channel === undefined) {
     channel = new BroadcastChannel(name);
     channel.onmessage = (event) => {
-      const message = event.data;
-      if (message !== null && typeof message === 'object' && message.type === 'abort') runningCalls.get(message.callId)?.abort();
+      const message = readWorkerAbort(event.data);
+      if (message !== undefined) runningCalls.get(message.callId)?.abort();
     };
     // An idle pool thread must not be kept alive by its channel.
     channel.unref();
@@ -80,7 +80,10 @@ let ending = false;
 export function serve({ port }) {
   return new Promise((resolve) => {
     // The calls the host handed in one turn come together (src/runner/worker/worker-lane.ts).
-    port.on('message', (/** @type {WorkerTask[]} */ tasks) => {
+    port.on('message', (/** @type {unknown} */ value) => {
+      const tasks = readWorkerTasks(value);
+      // Not tasks: nothing to begin (the host's calls end by their own deadline).
+      if (!Array.isArray(tasks)) return;
       for (const task of tasks) waiting.push(task);
       if (!draining) void drain(port);
     });

@@ -19,7 +19,8 @@ import type { SandboxedSpawnServices } from '../process/process-sandbox.js';
 import type { RunSpec } from '../types.js';
 import { failure, MAX_TOOL_MESSAGE_CHARS, parseToolEnvelope, type Outcome } from '../tool-envelope.js';
 import { ISOLATE_WIRE_LIMITS } from '../../../sandbox/shared/limits.mjs';
-import type { HostToIsolateMessage } from '../../../sandbox/shared/messages.mjs';
+import type { HostToIsolateMessage, IsolateEgressMessage, IsolateResultMessage } from '../../../sandbox/shared/messages.mjs';
+import { readIsolateMessage } from '../../../sandbox/shared/readers.mjs';
 import type { Job, RunOptions } from '../run-types.js';
 import { CallEvents } from '../events.js';
 import { openEgressGrant, type EgressCallChannel, type EgressGrant } from '../bwrap/egress-grant.js';
@@ -328,43 +329,45 @@ export class IsolateProcess {
   }
 
   private onFrame(header: unknown, body: Buffer): void {
-    if (typeof header !== 'object' || header === null) return this.breakProtocol('a frame that is not an object');
-    const message = header as Record<string, unknown>;
-    const type = message['type'];
-    if (type === 'loaded') {
-      if (this.startStage === 'loading') this.startStage = 'top_level';
-      return;
+    const message = readIsolateMessage(header);
+    switch (message.type) {
+      case 'violation':
+        return this.breakProtocol(message.reason);
+      case 'loaded':
+        if (this.startStage === 'loading') this.startStage = 'top_level';
+        return;
+      case 'ready':
+        this.startStage = 'ready';
+        return this.markReady({ ok: true });
+      case 'start_failed':
+        return this.markReady({ ok: false, reason: message.reason.slice(0, 200) || 'the isolate process could not start' });
+      case 'catastrophe':
+        return this.onCatastrophe(message.message, message.id);
+      case 'stopped':
+        clearTimeout(this.stopTimers.get(message.id));
+        this.stopTimers.delete(message.id);
+        return;
+      default:
+        break;
     }
-    if (type === 'ready') {
-      this.startStage = 'ready';
-      return this.markReady({ ok: true });
-    }
-    if (type === 'start_failed') return this.markReady({ ok: false, reason: stringField(message, 'reason', 200) || 'the isolate process could not start' });
-    if (type === 'catastrophe') return this.onCatastrophe(message);
-    const id = message['id'];
-    if (type === 'stopped' && typeof id === 'number') {
-      clearTimeout(this.stopTimers.get(id));
-      this.stopTimers.delete(id);
-      return;
-    }
-    // Every other frame belongs to a call this host started: an id it never gave out breaks the protocol.
-    if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1 || id >= this.nextId) return this.breakProtocol('a frame for a call that was never started');
-    const call = this.calls.get(id);
+    // Every other message belongs to a call this host started: an id it never gave out breaks the protocol.
+    if (message.id >= this.nextId) return this.breakProtocol('a message for a call that was never started');
+    const call = this.calls.get(message.id);
     if (call === undefined) {
       // The call has ended (answered, stopped): the frame is dropped and counted, nothing else.
-      this.lateFrames.note(typeof type === 'string' ? type : 'unknown');
+      this.lateFrames.note(message.type);
       return;
     }
-    switch (type) {
+    switch (message.type) {
       case 'result':
-        this.calls.delete(id);
+        this.calls.delete(message.id);
         this.settle(call, this.readResult(message, body));
         return;
       case 'progress':
         call.events.progress(message);
         return;
       case 'log':
-        call.events.log(message['level'], message['message']);
+        call.events.log(message.level, message.message);
         return;
       case 'denied':
         call.events.denied(message);
@@ -372,18 +375,15 @@ export class IsolateProcess {
       case 'egress':
         this.forwardAttempt(call, message);
         return;
-      default:
-        this.breakProtocol(`an unknown frame type`);
     }
   }
 
   // V8 lost control of an isolate there: the process is finished. The call whose isolate
   // it was gets the verdict; the others in that process are crashed bystanders.
-  private onCatastrophe(message: Record<string, unknown>): void {
+  private onCatastrophe(message: string, culprit: number | undefined): void {
     if (this.catastrophe !== undefined) return;
-    this.catastrophe = typeof message['message'] === 'string' ? message['message'].slice(0, 200) : 'unknown';
+    this.catastrophe = message.slice(0, 200) || 'unknown';
     this.logger.warn({ tool: this.spec.name, catastrophe: this.catastrophe }, 'isolated-vm catastrophic error in an isolate process; replacing it');
-    const culprit = message['id'];
     for (const [id, call] of this.calls) {
       this.settle(call, id === culprit ? this.crashOutcome(undefined) : failure('tool_crashed', 'Another call crashed the isolate process this call ran in.', { reason: 'isolate_catastrophe' }));
     }
@@ -391,67 +391,55 @@ export class IsolateProcess {
     this.kill();
   }
 
-  private readResult(message: Record<string, unknown>, body: Buffer): Outcome {
+  private readResult(message: IsolateResultMessage, body: Buffer): Outcome {
     const rules = {
       source: 'isolate' as const,
       floodCapBytes: this.spec.floodCapBytes,
       checkOutputBytes: true,
       memoryLimit: { memoryMb: this.spec.memoryMb, isMemoryError: isToolMemoryError },
     };
-    switch (message['kind']) {
-      case 'envelope': {
-        const envelope = message['envelope'];
-        if (typeof envelope !== 'object' || envelope === null) return parseToolEnvelope(undefined, rules);
-        const record = envelope as Record<string, unknown>;
+    switch (message.kind) {
+      case 'envelope':
         // A success's JSON is the body, already bounded over there and counted again here.
-        if (record['ok'] === true) return parseToolEnvelope({ ok: true, json: body.toString('utf8') }, rules);
-        return parseToolEnvelope(record, rules);
-      }
+        if (message.envelope['ok'] === true) return parseToolEnvelope({ ok: true, json: body.toString('utf8') }, rules);
+        return parseToolEnvelope(message.envelope, rules);
       case 'load_error':
-        return failure('tool_error', stringField(message, 'message', MAX_TOOL_MESSAGE_CHARS) || 'The tool module could not be loaded.', { reason: 'load_failed' });
+        return failure('tool_error', message.message.slice(0, MAX_TOOL_MESSAGE_CHARS) || 'The tool module could not be loaded.', { reason: 'load_failed' });
       case 'ivm_error': {
-        const text = stringField(message, 'message', ISOLATE_WIRE_LIMITS.maxIvmMessageChars);
-        if (message['stage'] === 'evaluate' && !isIvmFailure(new Error(text))) {
+        const text = message.message.slice(0, ISOLATE_WIRE_LIMITS.maxIvmMessageChars);
+        if (message.stage === 'evaluate' && !isIvmFailure(new Error(text))) {
           return failure('tool_error', `the tool module threw while loading: ${text}`.slice(0, MAX_TOOL_MESSAGE_CHARS), { reason: 'load_failed' });
         }
-        const reason = message['hostDisposeReason'];
         const classified = classifyIsolateError(new Error(text), {
-          isolateDisposed: message['isolateDisposed'] === true,
-          ...(reason === 'retired' || reason === 'wedged' || reason === 'closed' ? { hostDisposeReason: reason as HostDisposeReason } : {}),
+          isolateDisposed: message.isolateDisposed,
+          ...(message.hostDisposeReason !== undefined ? { hostDisposeReason: message.hostDisposeReason } : {}),
           memoryMb: this.spec.memoryMb,
         });
         if (classified.code === 'internal') this.logger.error({ tool: this.spec.name, ivm: text }, 'unexpected isolated-vm failure');
         return { ok: false, ...classified };
       }
-      default:
-        return parseToolEnvelope(undefined, rules);
     }
   }
 
   // A fetch refused over there by name: one refused attempt of the call (bounded again here).
-  private forwardAttempt(call: ActiveCall, message: Record<string, unknown>): void {
+  private forwardAttempt(call: ActiveCall, message: IsolateEgressMessage): void {
     if (call.attempts >= ISOLATE_WIRE_LIMITS.maxDenialsPerCall) return;
     call.attempts += 1;
-    const port = message['port'];
-    const method = message['method'];
+    const { port, method } = message;
     call.options.onEgress?.({
       kind: 'fetch',
-      host: stringField(message, 'host', 256),
+      host: message.host.slice(0, 256),
       port: typeof port === 'number' && Number.isInteger(port) && port >= 0 && port <= 65535 ? port : null,
-      method: typeof method === 'string' ? method.slice(0, 16) : null,
+      method: method === null ? null : method.slice(0, 16),
       admitted: false,
-      reason: stringField(message, 'reason', 64) || 'refused',
+      reason: message.reason.slice(0, ISOLATE_WIRE_LIMITS.maxCodeChars) || 'refused',
       address: null,
     });
   }
+
 }
 
 function signalOfExitCode(exitCode: number | null): NodeJS.Signals | undefined {
   if (exitCode === null || exitCode <= 128 || exitCode > 128 + 64) return undefined;
   return (Object.entries(constants.signals) as Array<[NodeJS.Signals, number]>).find(([, number]) => number === exitCode - 128)?.[0];
-}
-
-function stringField(message: Record<string, unknown>, key: string, maxChars: number): string {
-  const value = message[key];
-  return typeof value === 'string' ? value.slice(0, maxChars) : '';
 }

@@ -4,6 +4,7 @@
 // One object per call instead of an abort, a drain, a listener closure and a
 // promise wrapper each.
 import type { Logger } from '../../log.js';
+import type { WorkerEventMessage } from '../../../sandbox/shared/messages.mjs';
 import { CallEvents } from '../events.js';
 import type { Job, RunOptions, RunOutcome } from '../run-types.js';
 import { parseToolEnvelope, toRunOutcome, type Outcome } from '../tool-envelope.js';
@@ -67,11 +68,11 @@ export class WorkerCall {
   }
 
   /** A progress, log or denial event of this call from the pool's channel. */
-  event(message: Record<string, unknown>): void {
+  event(message: WorkerEventMessage): void {
     if (this.#done) return;
-    if (message['type'] === 'progress') this.#forward.progress(message);
-    else if (message['type'] === 'log') this.#forward.log(message['level'], message['message']);
-    else if (message['type'] === 'denied') this.#forward.denied(message['denial']);
+    if (message.type === 'progress') this.#forward.progress(message);
+    else if (message.type === 'log') this.#forward.log(message.level, message.message);
+    else this.#forward.denied(message.denial);
     this.#events++;
     if (this.#envelope !== undefined && this.#events >= this.#wanted) this.#finishWith(this.#envelope);
   }

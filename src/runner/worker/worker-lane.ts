@@ -9,6 +9,7 @@
 import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
 import type { WorkerLaneAnswer, WorkerTask } from '../../../sandbox/shared/messages.mjs';
+import { readLaneAnswer } from '../../../sandbox/shared/readers.mjs';
 import type { WorkerCall } from './worker-call.js';
 
 /** What a lane tells its dispatch. */
@@ -38,7 +39,7 @@ export class WorkerLane {
   ) {
     const { port1, port2 } = new MessageChannel();
     this.#port = port1;
-    port1.on('message', (message: WorkerLaneAnswer) => this.#answer(message));
+    port1.on('message', (message: unknown) => this.#answer(message));
     // Piscina keeps the pool's thread referenced while its task runs; this port need not.
     port1.unref();
     pool.run({ port: port2 }, { transferList: [port2] as never }).then(
@@ -99,7 +100,10 @@ export class WorkerLane {
     this.#idleTimer = undefined;
   }
 
-  #answer(message: WorkerLaneAnswer): void {
+  #answer(value: unknown): void {
+    const message = readLaneAnswer(value);
+    // Not an answer: its call is answered when its thread ends or its control stops it.
+    if ('type' in message) return;
     const call = this.#calls.get(message.slot);
     // The ticket tells an answer from one to an earlier call of the same gate (never expected).
     if (call === undefined || call.ticket !== message.ticket) return;
@@ -112,7 +116,7 @@ export class WorkerLane {
     this.cancelIdle();
     // Answers the thread posted before it died may still wait in the port: they count.
     for (let entry = receiveMessageOnPort(this.#port); entry !== undefined; entry = receiveMessageOnPort(this.#port)) {
-      this.#answer(entry.message as WorkerLaneAnswer);
+      this.#answer(entry.message);
     }
     this.#port.close();
     this.#outbox = [];

@@ -11,6 +11,7 @@ import { BroadcastChannel } from 'node:worker_threads';
 import type { Logger } from '../../log.js';
 import type { Runner, RunSpec } from '../types.js';
 import type { WorkerAbortMessage } from '../../../sandbox/shared/messages.mjs';
+import { readWorkerEvent } from '../../../sandbox/shared/readers.mjs';
 import type { Job, RunOptions, RunOutcome } from '../run-types.js';
 import { failure, toRunOutcome, type Outcome } from '../tool-envelope.js';
 import { CallDispatch } from './call-dispatch.js';
@@ -43,10 +44,8 @@ export function createWorkerRunner(spec: RunSpec, deps: { logger: Logger }): Run
   const events = new BroadcastChannel(eventChannel);
   const calls = new Map<string, WorkerCall>();
   events.onmessage = (event: unknown) => {
-    const message = (event as { data?: unknown }).data;
-    if (typeof message !== 'object' || message === null) return;
-    const record = message as Record<string, unknown>;
-    if (typeof record['callId'] === 'string') calls.get(record['callId'])?.event(record);
+    const message = readWorkerEvent((event as { data?: unknown }).data);
+    if (message !== undefined) calls.get(message.callId)?.event(message);
   };
   events.unref();
   let closed = false;
