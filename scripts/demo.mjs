@@ -66,11 +66,16 @@ const transport = new StdioClientTransport({
     'serve',
     // The bundled manifests, with manifests/servers/fs.yaml: an upstream MCP server (the
     // reference filesystem server, an npm dependency) under the supervisor and the built-in policy.
-    '--manifests', join(REPO, 'manifests'),
-    '--manifests', join(REPO, 'scripts/demo/manifests'),
-    '--workspace', workspace,
-    '--state', stateDir,
-    '--log-file', logFile,
+    '--manifests',
+    join(REPO, 'manifests'),
+    '--manifests',
+    join(REPO, 'scripts/demo/manifests'),
+    '--workspace',
+    workspace,
+    '--state',
+    stateDir,
+    '--log-file',
+    logFile,
   ],
   env: { ...process.env, LANG: process.env.LANG ?? 'C.UTF-8' },
   stderr: 'inherit',
@@ -192,7 +197,7 @@ function createWorkspace(dir) {
     writeFileSync(join(dir, path), text);
   };
   write('README.md', '# Inventory service\n\nKeeps stock counts for the warehouse.\nRun it with `node src/app.js`.\n');
-  write('src/app.js', "// TODO: read the port from the environment\nconst port = 8080;\n\nexport function start() {\n  // TODO: graceful shutdown\n  return port;\n}\n");
+  write('src/app.js', '// TODO: read the port from the environment\nconst port = 8080;\n\nexport function start() {\n  // TODO: graceful shutdown\n  return port;\n}\n');
   write('src/stock.js', 'export const stock = new Map();\n// TODO: persist to disk\n');
   write('notes/meeting.md', '- ship the stock report\n- TODO: ask about the retention policy\n');
   write('scratch.txt', 'temporary notes, safe to delete\n');

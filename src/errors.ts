@@ -95,16 +95,7 @@ export type ErrorContent = readonly Readonly<Record<string, unknown>>[];
 
 /** Codes a runner may return: the tool ran (or was stopped) and failed. */
 export type RunCode =
-  | 'timeout'
-  | 'cancelled'
-  | 'memory_limit'
-  | 'output_limit'
-  | 'tool_error'
-  | 'tool_crashed'
-  | 'invalid_output'
-  | 'sandbox_unavailable'
-  | 'policy_denied'
-  | 'internal';
+  'timeout' | 'cancelled' | 'memory_limit' | 'output_limit' | 'tool_error' | 'tool_crashed' | 'invalid_output' | 'sandbox_unavailable' | 'policy_denied' | 'internal';
 
 /** Facts about a failure: rule, limit, bytes, exit code, signal. Plain data only. */
 export type ErrorDetails = Record<string, unknown>;

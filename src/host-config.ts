@@ -111,7 +111,14 @@ export function loadHostConfig(options: LoadHostConfigOptions): HostConfig {
 
   const compiledRules = compileRules(loadedPolicies.files);
   const rateWindows = readRateWindows(loadedPolicies.files);
-  const problems: Problem[] = [...loadedManifests.problems, ...loadedPolicies.problems, ...enforced.problems, ...compiledRules.problems, ...rateWindows.problems, ...(lockRead.ok || options.ignorePins === true ? [] : lockRead.problems)];
+  const problems: Problem[] = [
+    ...loadedManifests.problems,
+    ...loadedPolicies.problems,
+    ...enforced.problems,
+    ...compiledRules.problems,
+    ...rateWindows.problems,
+    ...(lockRead.ok || options.ignorePins === true ? [] : lockRead.problems),
+  ];
   // A lock that cannot be trusted is a problem (the host does not start); `toolhost lock` rewrites it.
   const pinning = pinningOf(enforced.policy, lockRead.ok ? lockRead.lock : null);
   const pinsInForce = options.ignorePins === true ? { ...pinning, enforced: false } : pinning;
@@ -142,7 +149,11 @@ export function loadHostConfig(options: LoadHostConfigOptions): HostConfig {
     serverManifests.push(...built.manifests.filter((manifest) => !clashing.has(manifest.name)));
     servers.push({
       ...built.report,
-      tools: built.report.tools.map((tool) => (tool.listed !== undefined && clashing.has(tool.listed) && tool.excluded === undefined ? { ...tool, excluded: `the listed name ${tool.listed} is also a tool manifest's` } : tool)),
+      tools: built.report.tools.map((tool) =>
+        tool.listed !== undefined && clashing.has(tool.listed) && tool.excluded === undefined
+          ? { ...tool, excluded: `the listed name ${tool.listed} is also a tool manifest's` }
+          : tool,
+      ),
     });
   }
 

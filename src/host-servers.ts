@@ -4,7 +4,8 @@
 // the listings into tools. serve, validate and list all come through here.
 import { loadHostConfig, type HostConfig, type LoadHostConfigOptions } from './host-config.js';
 import type { Logger } from './log.js';
-import { listOne, listUpstreamServers, listUpstreamServersKeeping, ProcessServices, UpstreamServers, type Listing, type RunSpec, type ServerInstance } from './runner/index.js';
+import type { UpstreamServers } from './runner/index.js';
+import { listOne, listUpstreamServers, listUpstreamServersKeeping, ProcessServices, type Listing, type RunSpec, type ServerInstance } from './runner/index.js';
 import type { ServerListing } from './registry/server-tools.js';
 import type { ToolSchemaCompiler } from './registry/ajv.js';
 import { precheckListing } from './registry/listing-precheck.js';
@@ -174,11 +175,15 @@ export class ServerStartup {
       return;
     }
     if (listing.ok) {
-      void this.#precheckThen(listing, () => {
-        this.#listings.set(server, listing);
-        this.#batch.set(server, instance);
-        this.#schedule();
-      }, () => instance?.kill());
+      void this.#precheckThen(
+        listing,
+        () => {
+          this.#listings.set(server, listing);
+          this.#batch.set(server, instance);
+          this.#schedule();
+        },
+        () => instance?.kill(),
+      );
       return;
     } else {
       this.deps.upstream.noteStartFailure(server, { reason: listing.reason, ...(listing.stderrLines !== undefined ? { stderrLines: listing.stderrLines } : {}) });

@@ -202,7 +202,13 @@ async function buildHost(
   // The source reads the configuration in force, which the background start replaces.
   const drift = config.pinning.enforced
     ? new DefinitionDrift(
-        { get tools() { return config.tools; }, pinning: config.pinning, manifestsOfListing: (server, listing) => config.manifestsOfListing(server, listing) },
+        {
+          get tools() {
+            return config.tools;
+          },
+          pinning: config.pinning,
+          manifestsOfListing: (server, listing) => config.manifestsOfListing(server, listing),
+        },
         logger,
         redactLog,
       )
@@ -342,8 +348,13 @@ async function buildHost(
 function logServers(config: HostConfig, logger: Logger, isListed: (server: string) => boolean): void {
   for (const server of config.servers) {
     if (!isListed(server.server)) continue;
-    if (server.unavailable !== undefined) logger.warn({ server: server.server, file: server.displayFile, reason: server.unavailable, ...(server.stderrLines ? { stderr: server.stderrLines } : {}) }, 'upstream server not available: serving without its tools');
-    for (const tool of server.tools) if (tool.excluded !== undefined) logger.info({ server: server.server, tool: tool.upstream, reason: tool.excluded }, 'upstream tool not offered');
+    if (server.unavailable !== undefined)
+      logger.warn(
+        { server: server.server, file: server.displayFile, reason: server.unavailable, ...(server.stderrLines ? { stderr: server.stderrLines } : {}) },
+        'upstream server not available: serving without its tools',
+      );
+    for (const tool of server.tools)
+      if (tool.excluded !== undefined) logger.info({ server: server.server, tool: tool.upstream, reason: tool.excluded }, 'upstream tool not offered');
   }
 }
 

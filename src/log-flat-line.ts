@@ -8,10 +8,7 @@
 import { tracingChannel } from 'node:diagnostics_channel';
 import { pino, type Logger } from 'pino';
 
-const symbols = pino.symbols as unknown as Record<
-  'lsCacheSym' | 'chindingsSym' | 'timeSym' | 'endSym' | 'streamSym' | 'needsMetadataGsym',
-  symbol
->;
+const symbols = pino.symbols as unknown as Record<'lsCacheSym' | 'chindingsSym' | 'timeSym' | 'endSym' | 'streamSym' | 'needsMetadataGsym', symbol>;
 
 /** pino's own asJson tracing channel: while anything listens, lines go through pino (which traces them). */
 const asJsonChannel = tracingChannel('pino_asJson');

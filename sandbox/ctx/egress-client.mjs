@@ -138,10 +138,12 @@ export function createConnectionLimiter(max) {
       const entry = waiting.shift();
       if (entry.signal?.aborted) continue;
       active += 1;
-      entry.resolve(once(() => {
-        active -= 1;
-        next();
-      }));
+      entry.resolve(
+        once(() => {
+          active -= 1;
+          next();
+        }),
+      );
     }
   };
   return (signal) =>
@@ -149,11 +151,15 @@ export function createConnectionLimiter(max) {
       if (signal?.aborted) return reject(fetchError('aborted', 'fetch: the call was stopped'));
       const entry = { resolve, signal };
       waiting.push(entry);
-      signal?.addEventListener('abort', () => {
-        const at = waiting.indexOf(entry);
-        if (at !== -1) waiting.splice(at, 1);
-        reject(fetchError('aborted', 'fetch: the call was stopped'));
-      }, { once: true });
+      signal?.addEventListener(
+        'abort',
+        () => {
+          const at = waiting.indexOf(entry);
+          if (at !== -1) waiting.splice(at, 1);
+          reject(fetchError('aborted', 'fetch: the call was stopped'));
+        },
+        { once: true },
+      );
       next();
     });
 }

@@ -62,8 +62,13 @@ export function createScopedFetch(options) {
   function report(url, method, admission) {
     try {
       onAttempt({
-        kind: 'fetch', host: (admission.host ?? url.hostname).slice(0, 256), port: Number(url.port || defaultPort(url)), method,
-        admitted: admission.ok, reason: admission.ok ? null : admission.reason, address: admission.address ?? null,
+        kind: 'fetch',
+        host: (admission.host ?? url.hostname).slice(0, 256),
+        port: Number(url.port || defaultPort(url)),
+        method,
+        admitted: admission.ok,
+        reason: admission.ok ? null : admission.reason,
+        address: admission.address ?? null,
       });
     } catch {
       // An observer's failure must not change the outcome.
@@ -77,7 +82,10 @@ export function createScopedFetch(options) {
     try {
       url = new URL(String(raw), base);
     } catch {
-      throw fetchError(base === undefined ? 'invalid_argument' : 'invalid_redirect', base === undefined ? 'fetch: the URL is not valid' : 'fetch: the redirect location is not a valid URL');
+      throw fetchError(
+        base === undefined ? 'invalid_argument' : 'invalid_redirect',
+        base === undefined ? 'fetch: the URL is not valid' : 'fetch: the redirect location is not a valid URL',
+      );
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw deny(url.href, base === undefined ? 'scheme_not_allowed' : 'redirect_scheme_not_allowed');
     if (url.username !== '' || url.password !== '') throw deny(redactUserinfo(url), 'credentials_in_url');
@@ -232,7 +240,10 @@ const REASON_TEXT = {
 };
 
 function normalizeHost(hostname) {
-  return hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
+  return hostname
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '');
 }
 
 function redactUserinfo(url) {

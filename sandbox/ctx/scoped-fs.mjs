@@ -124,7 +124,10 @@ export function createScopedFs(options) {
   async function explainMissing(op, requested, absolute) {
     const root = findRoot(roots, absolute);
     if (root === undefined) return;
-    const parts = path.relative(root.path, absolute).split(path.sep).filter((part) => part !== '');
+    const parts = path
+      .relative(root.path, absolute)
+      .split(path.sep)
+      .filter((part) => part !== '');
     let probe = root.path;
     for (const part of parts) {
       probe = path.join(probe, part);

@@ -134,8 +134,7 @@ export default function createToolRuntime(hostStart, options) {
   function buildCtx(callId) {
     const fs = freeze({
       readText: async (path) => callHost('fs.readText', [requirePath('readText', path)]),
-      writeText: async (path, text) =>
-        callHost('fs.writeText', [requirePath('writeText', path), requireString('writeText', 'text', text)]),
+      writeText: async (path, text) => callHost('fs.writeText', [requirePath('writeText', path), requireString('writeText', 'text', text)]),
       list: async (path = '.') => callHost('fs.list', [requirePath('list', path)]),
       stat: async (path) => callHost('fs.stat', [requirePath('stat', path)]),
     });

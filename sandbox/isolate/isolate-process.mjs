@@ -307,11 +307,10 @@ async function startCall(message) {
     }
     let envelope;
     try {
-      envelope = await prepared.runtime.apply(
-        undefined,
-        ['run', module.namespace.derefInto(), new ivm.ExternalCopy(message.args).copyInto({ release: true }), call.callId],
-        { timeout: remainingMs(call), result: { copy: true, promise: true } },
-      );
+      envelope = await prepared.runtime.apply(undefined, ['run', module.namespace.derefInto(), new ivm.ExternalCopy(message.args).copyInto({ release: true }), call.callId], {
+        timeout: remainingMs(call),
+        result: { copy: true, promise: true },
+      });
     } catch (error) {
       finishCall(call, ivmFailure(call, error, slot, 'run'));
       return;
@@ -436,11 +435,9 @@ function dispatch(call, prepared, id, op, args) {
   if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) return;
   const settle = (ok, value) => {
     if (call.stopped || !calls.has(call.id)) return;
-    prepared.runtime
-      .apply(undefined, ['settle', id, ok, new ivm.ExternalCopy(value).copyInto({ release: true })], { timeout: remainingMs(call) })
-      .catch(() => {
-        // The context is gone, or the continuation ran past the deadline: the host stops the call.
-      });
+    prepared.runtime.apply(undefined, ['settle', id, ok, new ivm.ExternalCopy(value).copyInto({ release: true })], { timeout: remainingMs(call) }).catch(() => {
+      // The context is gone, or the continuation ran past the deadline: the host stops the call.
+    });
   };
   if (call.pending >= MAX_PENDING_CTX_CALLS) {
     settle(false, { code: 'too_many_pending', message: 'too many ctx calls are pending' });

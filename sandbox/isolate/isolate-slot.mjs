@@ -357,11 +357,10 @@ export class IsolateSlot {
       // Hardens the context first, then hands back the prelude's factory: one step on the isolate.
       const factory = this.preludeScript.runSync(context, { reference: true, timeout: PRELUDE_EVAL_TIMEOUT_MS });
       handles.push(factory);
-      const runtime = factory.applySync(
-        undefined,
-        [ctxCallback, ...RUNTIME_OPTION_KEYS.map((key) => this.sources.runtimeOptions[key])],
-        { result: { reference: true }, timeout: PRELUDE_EVAL_TIMEOUT_MS },
-      );
+      const runtime = factory.applySync(undefined, [ctxCallback, ...RUNTIME_OPTION_KEYS.map((key) => this.sources.runtimeOptions[key])], {
+        result: { reference: true },
+        timeout: PRELUDE_EVAL_TIMEOUT_MS,
+      });
       handles.push(runtime);
       const tool = this.linkTool(context, handles);
       return { binding, runtime, tool, release };

@@ -30,17 +30,14 @@ export interface EgressTarget {
 
 /** Stable refusal reasons, journaled and logged. */
 export type EgressRefusal =
-  | 'non_canonical_host' | 'bad_port' | 'method_not_allowed_for_class' | 'host_not_allowed' | 'name_not_resolved'
-  | `address_${Exclude<AddressClass, 'public' | 'invalid'>}`;
+  'non_canonical_host' | 'bad_port' | 'method_not_allowed_for_class' | 'host_not_allowed' | 'name_not_resolved' | `address_${Exclude<AddressClass, 'public' | 'invalid'>}`;
 
 export type Admission =
   | { readonly ok: true; readonly host: string; readonly port: number; readonly address: string; readonly family: number }
   | { readonly ok: false; readonly reason: EgressRefusal; readonly host?: string; readonly address?: string };
 
 /** admitByName's answer: no address yet (the proxy resolves). */
-export type NameAdmission =
-  | { readonly ok: true; readonly host: string; readonly port: number }
-  | { readonly ok: false; readonly reason: EgressRefusal; readonly host?: string };
+export type NameAdmission = { readonly ok: true; readonly host: string; readonly port: number } | { readonly ok: false; readonly reason: EgressRefusal; readonly host?: string };
 
 export const DEFAULT_EGRESS_PORT: number;
 export const READ_ONLY_METHODS: readonly string[];

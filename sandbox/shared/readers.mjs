@@ -130,13 +130,18 @@ export function readIsolateMessage(value) {
         ? /** @type {IsolateToHostMessage} */ (message)
         : violation('a progress message of the wrong shape');
     case 'log':
-      return typeof message['level'] === 'string' && typeof message['message'] === 'string' ? /** @type {IsolateToHostMessage} */ (message) : violation('a log message of the wrong shape');
+      return typeof message['level'] === 'string' && typeof message['message'] === 'string'
+        ? /** @type {IsolateToHostMessage} */ (message)
+        : violation('a log message of the wrong shape');
     case 'denied':
       return typeof message['op'] === 'string' && typeof message['target'] === 'string' && typeof message['reason'] === 'string'
         ? /** @type {IsolateToHostMessage} */ (message)
         : violation('a denial of the wrong shape');
     case 'egress':
-      return typeof message['host'] === 'string' && (message['port'] === null || typeof message['port'] === 'number') && isStringOrNull(message['method']) && typeof message['reason'] === 'string'
+      return typeof message['host'] === 'string' &&
+        (message['port'] === null || typeof message['port'] === 'number') &&
+        isStringOrNull(message['method']) &&
+        typeof message['reason'] === 'string'
         ? /** @type {IsolateToHostMessage} */ (message)
         : violation('an egress refusal of the wrong shape');
     default:

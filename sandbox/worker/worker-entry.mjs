@@ -123,7 +123,11 @@ async function drain(port) {
  */
 function answerOn(port, task, answer, failed) {
   try {
-    port.postMessage(/** @type {import('../shared/messages.mjs').WorkerLaneAnswer} */ (failed ? { slot: task.slot, ticket: task.ticket, failed: true } : { slot: task.slot, ticket: task.ticket, answer }));
+    port.postMessage(
+      /** @type {import('../shared/messages.mjs').WorkerLaneAnswer} */ (
+        failed ? { slot: task.slot, ticket: task.ticket, failed: true } : { slot: task.slot, ticket: task.ticket, answer }
+      ),
+    );
   } catch {
     // The lane is closed (the host let go of it): nobody waits for this answer.
   }
@@ -168,7 +172,8 @@ async function runTask(task) {
       return answer({ ok: false, code: 'tool_error', ...describe(error) });
     }
     const { json, reason, path } = serialize(result);
-    if (json === undefined) return answer({ ok: false, code: 'invalid_output', message: 'the tool returned a value that is not JSON', reason, ...(path !== undefined ? { path } : {}) });
+    if (json === undefined)
+      return answer({ ok: false, code: 'invalid_output', message: 'the tool returned a value that is not JSON', reason, ...(path !== undefined ? { path } : {}) });
     // A UTF-16 code unit is at most 3 UTF-8 bytes: a short result needs no count.
     if (json.length * 3 > pool.floodCapBytes && Buffer.byteLength(json, 'utf8') > pool.floodCapBytes) {
       return answer({ ok: false, code: 'output_limit', message: 'the tool result exceeds the output limit' });

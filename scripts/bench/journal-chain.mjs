@@ -27,13 +27,46 @@ export async function benchJournalChain({ N, scratch, host, log }) {
   const { INSERT_CALL_SQL } = await dist('audit/sqlite/sqlite-journal.js');
 
   let n = 0;
-  const start = () => ({ id: `bench-${n++}`, sessionId: 'bench', principal: null, tool: 'echo_worker', argsHash: 'a'.repeat(64), sideEffect: 'read_only', decision: 'allow', rule: null, approval: 'not_needed', idempotencyKey: null, startedAt: Date.now(), policyDigest: 'c'.repeat(64), definitionDigest: 'd'.repeat(64), approvedBy: null, approverName: null, arguments: null });
-  const finish = () => ({ status: 'completed', errorCode: null, resultHash: 'b'.repeat(64), resultBytes: 5, replay: null, endedAt: Date.now(), egressAdmitted: 0, egressRefused: 0 });
+  const start = () => ({
+    id: `bench-${n++}`,
+    sessionId: 'bench',
+    principal: null,
+    tool: 'echo_worker',
+    argsHash: 'a'.repeat(64),
+    sideEffect: 'read_only',
+    decision: 'allow',
+    rule: null,
+    approval: 'not_needed',
+    idempotencyKey: null,
+    startedAt: Date.now(),
+    policyDigest: 'c'.repeat(64),
+    definitionDigest: 'd'.repeat(64),
+    approvedBy: null,
+    approverName: null,
+    arguments: null,
+  });
+  const finish = () => ({
+    status: 'completed',
+    errorCode: null,
+    resultHash: 'b'.repeat(64),
+    resultBytes: 5,
+    replay: null,
+    endedAt: Date.now(),
+    egressAdmitted: 0,
+    egressRefused: 0,
+  });
 
   // 1. Group commit against the old order, on the store `serve` uses (SQLite, writer thread).
   const order = {};
-  for (const [name, waits] of [['answer after commit (now)', true], ['answer at once (before)', false]]) {
-    const journal = await openJournal({ url: `sqlite:${join(scratch, `chain-order-${waits}.sqlite`)}`, stateDir: join(scratch, `chain-order-state-${waits}`), writeBatchesOffThread: true });
+  for (const [name, waits] of [
+    ['answer after commit (now)', true],
+    ['answer at once (before)', false],
+  ]) {
+    const journal = await openJournal({
+      url: `sqlite:${join(scratch, `chain-order-${waits}.sqlite`)}`,
+      stateDir: join(scratch, `chain-order-state-${waits}`),
+      writeBatchesOffThread: true,
+    });
     const oneCall = async () => {
       const committed = journal.recordSoon(start(), finish());
       if (waits) await committed;
@@ -48,7 +81,11 @@ export async function benchJournalChain({ N, scratch, host, log }) {
     }
     const began = performance.now();
     let left = N * 4;
-    await Promise.all(Array.from({ length: 8 }, async () => { while (left-- > 0) await oneCall(); }));
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (left-- > 0) await oneCall();
+      }),
+    );
     const callsPerSecond = (N * 4) / ((performance.now() - began) / 1000);
     await journal.close();
     order[name] = { sequential: summarize(sequential), callsPerSecond8: round(callsPerSecond, 0) };
@@ -71,7 +108,9 @@ export async function benchJournalChain({ N, scratch, host, log }) {
   const store = await openJournal({ url: `sqlite:${join(scratch, 'chain-rows.sqlite')}`, stateDir: join(scratch, 'chain-rows-state') });
   const db = store.sync.database;
   const plainInsert = db.prepare(INSERT_CALL_SQL);
-  const plainBatch = db.transaction((batch) => { for (const row of batch) plainInsert.run(row); });
+  const plainBatch = db.transaction((batch) => {
+    for (const row of batch) plainInsert.run(row);
+  });
   const batches = (count) => Array.from({ length: count }, () => Array.from({ length: 8 }, () => callRowValues(start(), finish(), store.hostId)));
   const timeBatches = (write, list) => {
     const t = performance.now();
@@ -97,7 +136,9 @@ export async function benchJournalChain({ N, scratch, host, log }) {
     chainShareOfWorkerCall: round(chainUs / 1000 / worker.p50, 3),
     hostThreadShareOfWorkerCall: round(prepareUs / 1000 / worker.p50, 3),
   };
-  log(`Chain cost per read-only record (least of ${ROUNDS} rounds): entry ${result.chainPerRecordUs.entryOnHostThread} µs on the host thread, commit ${result.chainPerRecordUs.insertWithoutChain} → ${result.chainPerRecordUs.insertWithChain} µs per record in batches of 8`);
+  log(
+    `Chain cost per read-only record (least of ${ROUNDS} rounds): entry ${result.chainPerRecordUs.entryOnHostThread} µs on the host thread, commit ${result.chainPerRecordUs.insertWithoutChain} → ${result.chainPerRecordUs.insertWithChain} µs per record in batches of 8`,
+  );
   log(`  = ${round(chainUs)} µs, ${round(result.chainShareOfWorkerCall * 100, 1)}% of a worker call through the host (p50 ${worker.p50} ms; target under 10%);`);
   log(`  the host's own thread pays ${round(result.hostThreadShareOfWorkerCall * 100, 1)}% (serve commits on its writer thread)\n`);
   return result;

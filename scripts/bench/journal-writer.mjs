@@ -30,7 +30,19 @@ export async function benchWriterThread(scratch, smoke = false) {
         const hash = n.toString(16).padStart(64, '0');
         const now = Date.now();
         store.recordSoon(
-          { id: newCallId(), sessionId: 'bench', principal: null, tool: 'echo_worker', argsHash: hash, sideEffect: 'read_only', decision: 'allow', rule: 'bench/policy.yaml:3 sideEffects.allow', approval: 'not_needed', idempotencyKey: null, startedAt: now },
+          {
+            id: newCallId(),
+            sessionId: 'bench',
+            principal: null,
+            tool: 'echo_worker',
+            argsHash: hash,
+            sideEffect: 'read_only',
+            decision: 'allow',
+            rule: 'bench/policy.yaml:3 sideEffects.allow',
+            approval: 'not_needed',
+            idempotencyKey: null,
+            startedAt: now,
+          },
           { status: 'completed', errorCode: null, resultHash: hash, resultBytes: 31, replay: null, endedAt: now },
         );
       }

@@ -35,12 +35,27 @@ export async function benchJournal({ N, scratch, host, log }) {
       const oneCall = async () => {
         const id = `bench-${name}-${n++}`;
         const startedAt = Date.now();
-        await journal.begin({ id, sessionId: 'bench', tool: 'echo_write', argsHash: 'a'.repeat(64), sideEffect: 'local_mutation', decision: 'allow', rule: null, approval: 'not_needed', idempotencyKey: null, startedAt });
+        await journal.begin({
+          id,
+          sessionId: 'bench',
+          tool: 'echo_write',
+          argsHash: 'a'.repeat(64),
+          sideEffect: 'local_mutation',
+          decision: 'allow',
+          rule: null,
+          approval: 'not_needed',
+          idempotencyKey: null,
+          startedAt,
+        });
         await journal.finish(id, { status: 'completed', errorCode: null, resultHash: 'b'.repeat(64), resultBytes: 5, replay: null, endedAt: Date.now() });
       };
       // Warm up with 8 in flight too, so the PostgreSQL pool has its connections (and their prepared statements).
       for (let i = 0; i < 20; i++) await oneCall();
-      await Promise.all(Array.from({ length: 8 }, async () => { for (let i = 0; i < 3; i++) await oneCall(); }));
+      await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          for (let i = 0; i < 3; i++) await oneCall();
+        }),
+      );
       const sequential = [];
       for (let i = 0; i < N; i++) {
         const start = performance.now();
@@ -99,13 +114,32 @@ export async function benchJournal({ N, scratch, host, log }) {
     cluster?.stop();
   }
   log('Journal cost per mutating call (ms): the write-ahead record and its finish, alone');
-  log(table(['store', 'p50', 'p99', 'p50 (8 in flight)', 'p99 (8 in flight)', 'calls/s (8 in flight)'],
-    Object.entries(result.direct).map(([name, r]) => [name, r.sequential.p50, r.sequential.p99, r.inFlight8.p50, r.inFlight8.p99, r.inFlight8.callsPerSecond])));
+  log(
+    table(
+      ['store', 'p50', 'p99', 'p50 (8 in flight)', 'p99 (8 in flight)', 'calls/s (8 in flight)'],
+      Object.entries(result.direct).map(([name, r]) => [name, r.sequential.p50, r.sequential.p99, r.inFlight8.p50, r.inFlight8.p99, r.inFlight8.callsPerSecond]),
+    ),
+  );
   const writer = result.writerThread;
-  log(writer.unavailable ? `SQLite writer thread: not measured (${writer.unavailable})` : `SQLite writer thread: ${writer.cpuUsPerRecord} µs CPU per read-only record (batches of ${writer.batch}, journal of ${writer.journalCalls} calls)`);
+  log(
+    writer.unavailable
+      ? `SQLite writer thread: not measured (${writer.unavailable})`
+      : `SQLite writer thread: ${writer.cpuUsPerRecord} µs CPU per read-only record (batches of ${writer.batch}, journal of ${writer.journalCalls} calls)`,
+  );
   log('Through a host: echo_worker (read-only: one record) and echo_write (mutating: write-ahead + finish)');
-  log(table(['store', 'echo_worker p50', 'echo_write p50', 'echo_write p99', 'journal share of p50', 'echo_write calls/s (8 in flight)'],
-    Object.entries(result.host).map(([name, r]) => [name, r.echoWorker.p50, r.echoWrite.p50, r.echoWrite.p99, round(r.echoWrite.p50 - r.echoWorker.p50), r.echoWriteCallsPerSecond8])));
+  log(
+    table(
+      ['store', 'echo_worker p50', 'echo_write p50', 'echo_write p99', 'journal share of p50', 'echo_write calls/s (8 in flight)'],
+      Object.entries(result.host).map(([name, r]) => [
+        name,
+        r.echoWorker.p50,
+        r.echoWrite.p50,
+        r.echoWrite.p99,
+        round(r.echoWrite.p50 - r.echoWorker.p50),
+        r.echoWriteCallsPerSecond8,
+      ]),
+    ),
+  );
   if (result.fleet) log(`Two hosts on one PostgreSQL, 8 in flight each: p50 ${result.fleet.p50} ms, p99 ${result.fleet.p99} ms, ${result.fleet.callsPerSecond} calls/s in all`);
   else log('Two hosts on one PostgreSQL: not measured (PostgreSQL is not installed here)');
   log('');

@@ -56,10 +56,11 @@ export async function benchLatency({ N, WARMUP, ROUNDS, windowMs, scratch, hostO
     const latencyHost = await opened(lineHost({ TOOLHOST_STAGE_STATS: stageStats }));
     const throughputHost = await opened(lineHost());
     const sdkHost = await opened(connect(process.execPath, hostArgs(hostOptions())));
-    const targetsOf = (peerConnection, hostConnection, prefix = '') => [
-      { key: `${prefix}peer`, connection: peerConnection, tool: 'echo' },
-      ...MODES.map((mode) => ({ key: `${prefix}${mode}`, connection: hostConnection, tool: `echo_${mode}` })),
-    ].map((target) => ({ ...target, time: (count, warmup) => timeCalls(target.connection.client, target.tool, ECHO, count, warmup) }));
+    const targetsOf = (peerConnection, hostConnection, prefix = '') =>
+      [
+        { key: `${prefix}peer`, connection: peerConnection, tool: 'echo' },
+        ...MODES.map((mode) => ({ key: `${prefix}${mode}`, connection: hostConnection, tool: `echo_${mode}` })),
+      ].map((target) => ({ ...target, time: (count, warmup) => timeCalls(target.connection.client, target.tool, ECHO, count, warmup) }));
     const raw = targetsOf(peer, latencyHost);
     const sdk = targetsOf(sdkPeer, sdkHost, 'sdk:');
     const floors = await startFloors();
@@ -111,7 +112,10 @@ export async function benchLatency({ N, WARMUP, ROUNDS, windowMs, scratch, hostO
 
     const perRoundOf = (key, base, fn) => round(median(roundP50[key].map((p50, i) => fn(p50, roundP50[base][i], i))));
     const result = { rawClient: {}, sdkClient: {}, floors: {}, cpuPerCallUs: {} };
-    for (const [column, targets, peerKey] of [['rawClient', raw, 'peer'], ['sdkClient', sdk, 'sdk:peer']]) {
+    for (const [column, targets, peerKey] of [
+      ['rawClient', raw, 'peer'],
+      ['sdkClient', sdk, 'sdk:peer'],
+    ]) {
       for (const { key } of targets) {
         const name = key.replace('sdk:', '');
         const floorKey = FLOOR_OF[name];
@@ -129,7 +133,11 @@ export async function benchLatency({ N, WARMUP, ROUNDS, windowMs, scratch, hostO
     for (const { key } of floors.targets) result.floors[key] = { ...summarize(durations[key]), roundsP50: roundP50[key] };
     for (const { key } of targetsOf(peer, throughputHost)) {
       const spent = cpuSpent[key];
-      result.cpuPerCallUs[key] = { mainThread: round(spent.mainUs / spent.calls, 0), serverTree: round(spent.treeUs / spent.calls, 0), client: round(spent.clientUs / spent.calls, 0) };
+      result.cpuPerCallUs[key] = {
+        mainThread: round(spent.mainUs / spent.calls, 0),
+        serverTree: round(spent.treeUs / spent.calls, 0),
+        client: round(spent.clientUs / spent.calls, 0),
+      };
     }
     // A fresh context per isolate call costs at least the floor's CPU: on this machine's cores
     // alone, without protocol, policy or journal, that caps isolate calls 8 in flight.
@@ -139,7 +147,11 @@ export async function benchLatency({ N, WARMUP, ROUNDS, windowMs, scratch, hostO
     printLatency(result, { log, WARMUP, ROUNDS, perRound, cores });
     const rawOf = result.rawClient;
     goal('isolate p50 − peer p50 − fresh context ≤ 0.25 ms (median of rounds)', rawOf.isolate.overFloorMs <= 0.25, `${rawOf.isolate.overFloorMs} ms`);
-    goal('isolate, 8 in flight ≥ 0.6 of the fresh-context ceiling', result.isolateCeiling.share >= 0.6, `${result.isolateCeiling.share} (${rawOf.isolate.callsPerSecond} of ${ceiling} calls/s)`);
+    goal(
+      'isolate, 8 in flight ≥ 0.6 of the fresh-context ceiling',
+      result.isolateCeiling.share >= 0.6,
+      `${result.isolateCeiling.share} (${rawOf.isolate.callsPerSecond} of ${ceiling} calls/s)`,
+    );
     goal('worker p50 ≤ 1.5x peer (raw client)', rawOf.worker.ratio <= 1.5, `${rawOf.worker.ratio}x`);
     goal('persistent p50 ≤ 1.5x peer (raw client)', rawOf.persistent.ratio <= 1.5, `${rawOf.persistent.ratio}x`);
     goal('worker, 8 in flight ≥ 0.5x peer throughput', rawOf.worker.throughputRatio >= 0.5, `${rawOf.worker.throughputRatio}x`);
@@ -153,7 +165,12 @@ export async function benchLatency({ N, WARMUP, ROUNDS, windowMs, scratch, hostO
       result.stages = stages;
       const stageNames = [...new Set(Object.values(stages).flatMap((byStage) => Object.keys(byStage)))];
       log('\nHost time per stage of one sequential call, p50 (µs), after the warm-up');
-      log(table(['tool', ...stageNames], Object.entries(stages).map(([tool, byStage]) => [tool, ...stageNames.map((stage) => byStage[stage]?.p50Us ?? '')])));
+      log(
+        table(
+          ['tool', ...stageNames],
+          Object.entries(stages).map(([tool, byStage]) => [tool, ...stageNames.map((stage) => byStage[stage]?.p50Us ?? '')]),
+        ),
+      );
     }
     log('');
     return result;
@@ -169,15 +186,35 @@ function printLatency(result, { log, WARMUP, ROUNDS, perRound, cores }) {
     const sdk = result.sdkClient[name];
     const cpu = result.cpuPerCallUs[name];
     return [
-      name, t.p50, t.p99, t.ratio, t.overPeerMs, t.floor ? `${result.floors[t.floor].p50} (${t.floor})` : '', t.overFloorMs ?? '',
-      t.callsPerSecond, t.throughputRatio, cpu ? `${cpu.serverTree} (main ${cpu.mainThread})` : '', sdk.p50, sdk.ratio, sdk.callsPerSecond,
+      name,
+      t.p50,
+      t.p99,
+      t.ratio,
+      t.overPeerMs,
+      t.floor ? `${result.floors[t.floor].p50} (${t.floor})` : '',
+      t.overFloorMs ?? '',
+      t.callsPerSecond,
+      t.throughputRatio,
+      cpu ? `${cpu.serverTree} (main ${cpu.mainThread})` : '',
+      sdk.p50,
+      sdk.ratio,
+      sdk.callsPerSecond,
     ];
   });
-  log(table(['target', 'p50', 'p99', 'ratio', 'over peer', 'floor p50', 'over floor', 'calls/s (8)', 'tput ratio', 'CPU µs/call', 'SDK p50', 'SDK ratio', 'SDK calls/s (8)'], rows));
+  log(
+    table(['target', 'p50', 'p99', 'ratio', 'over peer', 'floor p50', 'over floor', 'calls/s (8)', 'tput ratio', 'CPU µs/call', 'SDK p50', 'SDK ratio', 'SDK calls/s (8)'], rows),
+  );
   log('Floors (ms)');
-  log(table(['floor', 'p50', 'p99', 'p50 per round'], Object.entries(result.floors).map(([key, f]) => [FLOOR_LABEL[key], f.p50, f.p99, f.roundsP50.join(' ')])));
+  log(
+    table(
+      ['floor', 'p50', 'p99', 'p50 per round'],
+      Object.entries(result.floors).map(([key, f]) => [FLOOR_LABEL[key], f.p50, f.p99, f.roundsP50.join(' ')]),
+    ),
+  );
   log(`CPU per call: the server's whole process tree (/proc clock ticks, reaped children included) and its main thread (schedstat), at 8 in flight over all windows of the run`);
-  log(`isolate ceiling from the fresh-context floor alone: ${cores} cores / ${result.floors.freshContext.p50} ms = ${result.isolateCeiling.callsPerSecond} calls/s; isolate reached ${result.isolateCeiling.share} of it`);
+  log(
+    `isolate ceiling from the fresh-context floor alone: ${cores} cores / ${result.floors.freshContext.p50} ms = ${result.isolateCeiling.callsPerSecond} calls/s; isolate reached ${result.isolateCeiling.share} of it`,
+  );
 }
 
 /** The floors as timed targets; close() ends what they keep (the worker thread, the cat child, the isolate). */
@@ -198,8 +235,26 @@ async function startFloors() {
   };
   const targets = [
     { key: 'freshContext', time: timesOf(async () => (await isolate.createContext()).release()) },
-    { key: 'threadHop', time: timesOf(() => new Promise((resolve) => { worker.once('message', resolve); worker.postMessage(ECHO); })) },
-    { key: 'pipeRoundTrip', time: timesOf(() => new Promise((resolve) => { cat.stdout.once('data', resolve); cat.stdin.write(line); })) },
+    {
+      key: 'threadHop',
+      time: timesOf(
+        () =>
+          new Promise((resolve) => {
+            worker.once('message', resolve);
+            worker.postMessage(ECHO);
+          }),
+      ),
+    },
+    {
+      key: 'pipeRoundTrip',
+      time: timesOf(
+        () =>
+          new Promise((resolve) => {
+            cat.stdout.once('data', resolve);
+            cat.stdin.write(line);
+          }),
+      ),
+    },
     { key: 'rawSpawn', time: timesOf(() => spawnOnce(['cat'])) },
     { key: 'rawBwrap', time: timesOf(() => spawnOnce(BARE_BWRAP_CAT)) },
   ];

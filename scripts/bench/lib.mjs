@@ -55,8 +55,18 @@ export async function connectHttp(command, args, urlFrom, env = {}, headers = {}
 export function hostArgs({ manifests, policy, workspace, state, journal }) {
   // The flags bin/toolhost.js runs the host with (its shebang), without its re-exec.
   return [
-    '--no-node-snapshot', '--max-semi-space-size=4', 'dist/src/cli/main.js', 'serve',
-    '--manifests', manifests, '--policy', policy, '--workspace', workspace, '--state', state,
+    '--no-node-snapshot',
+    '--max-semi-space-size=4',
+    'dist/src/cli/main.js',
+    'serve',
+    '--manifests',
+    manifests,
+    '--policy',
+    policy,
+    '--workspace',
+    workspace,
+    '--state',
+    state,
     ...(journal !== undefined ? ['--journal', journal] : []),
   ];
 }

@@ -40,7 +40,10 @@ export async function benchRulesSection({ N, WARMUP, ROUNDS, scratch, host, log,
   const { evaluateRules } = await import(pathToFileURL(join(ROOT, 'dist/src/policy/rules/evaluate-rules.js')).href);
   const policies = {};
   const evaluation = {};
-  for (const [key, applying] of [['rules50of10', 10], ['rules50all', RULE_COUNT]]) {
+  for (const [key, applying] of [
+    ['rules50of10', 10],
+    ['rules50all', RULE_COUNT],
+  ]) {
     const file = join(scratch, `policy-${key}.yaml`);
     writeFileSync(file, `${readFileSync(policy, 'utf8').trimEnd()}\n${rulesYaml(benchRules(applying))}\n`);
     policies[key] = file;
@@ -73,10 +76,21 @@ export async function benchRulesSection({ N, WARMUP, ROUNDS, scratch, host, log,
     const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];
     const result = { rules: RULE_COUNT, worker: { none }, target: 'rules add under 5% to a worker call' };
     log(`Rules on arguments: a policy of ${RULE_COUNT} rules on a worker echo (none matches "hello"; every rule naming the tool is evaluated)`);
-    for (const [key, label] of [['rules50of10', '10 of the 50 name this tool'], ['rules50all', 'all 50 name this tool (worst case)']]) {
+    for (const [key, label] of [
+      ['rules50of10', '10 of the 50 name this tool'],
+      ['rules50all', 'all 50 name this tool (worst case)'],
+    ]) {
       const share = evaluation[key] / 1000 / none.p50;
-      result[key] = { evaluationUsPerCall: round(evaluation[key]), shareOfWorkerCall: round(share), host: summarize(durations[key]), p50Ratio: round(median(ratios[key])), met: share < 0.05 };
-      log(`  ${label}: evaluation ${result[key].evaluationUsPerCall} µs per call = ${round(share * 100)}% of a worker call (p50 ${none.p50} ms): ${result[key].met ? 'met' : 'NOT met'}; through a host p50 ${result[key].host.p50} ms (median round ratio ${result[key].p50Ratio})`);
+      result[key] = {
+        evaluationUsPerCall: round(evaluation[key]),
+        shareOfWorkerCall: round(share),
+        host: summarize(durations[key]),
+        p50Ratio: round(median(ratios[key])),
+        met: share < 0.05,
+      };
+      log(
+        `  ${label}: evaluation ${result[key].evaluationUsPerCall} µs per call = ${round(share * 100)}% of a worker call (p50 ${none.p50} ms): ${result[key].met ? 'met' : 'NOT met'}; through a host p50 ${result[key].host.p50} ms (median round ratio ${result[key].p50Ratio})`,
+      );
     }
     log('');
     return result;

@@ -50,7 +50,11 @@ const base = { manifests: join(ROOT, 'scripts/bench/manifests'), policy, workspa
 let stateCount = 0;
 const host = (extra = {}, env = {}) => connect(process.execPath, hostArgs({ ...base, state: join(scratch, `state-${stateCount++}`), ...extra }), env);
 const os = await import('node:os');
-const results = { machine: { node: process.version, cpus: os.cpus().length, loadAverage: os.loadavg().map((load) => round(load)), date: new Date().toISOString().slice(0, 16).replace('T', ' ') }, quick, smoke };
+const results = {
+  machine: { node: process.version, cpus: os.cpus().length, loadAverage: os.loadavg().map((load) => round(load)), date: new Date().toISOString().slice(0, 16).replace('T', ' ') },
+  quick,
+  smoke,
+};
 const log = (line) => process.stdout.write(`${line}\n`);
 // Every target the run checks, met or missed, printed together at the end.
 const goals = [];
@@ -61,7 +65,14 @@ try {
 
   if (want('latency')) {
     results.latency = await benchLatency({
-      N, WARMUP, ROUNDS, windowMs: THROUGHPUT_WINDOW_MS, scratch, cores: results.machine.cpus, log, goal,
+      N,
+      WARMUP,
+      ROUNDS,
+      windowMs: THROUGHPUT_WINDOW_MS,
+      scratch,
+      cores: results.machine.cpus,
+      log,
+      goal,
       hostOptions: () => ({ ...base, state: join(scratch, `state-${stateCount++}`) }),
     });
   }
@@ -94,14 +105,26 @@ try {
       direct: directSummary,
       throughToolhost: hostSummary,
       p50Ratio: round(hostSummary.p50 / directSummary.p50),
-      startup: { directConnectMs: round(direct.startupMs), directFirstCallMs: round(directFirstCallMs), hostReadyMs: round(viaHost.startupMs), hostFirstCallMs: round(hostFirstCallMs) },
+      startup: {
+        directConnectMs: round(direct.startupMs),
+        directFirstCallMs: round(directFirstCallMs),
+        hostReadyMs: round(viaHost.startupMs),
+        hostFirstCallMs: round(hostFirstCallMs),
+      },
     };
     log('Upstream MCP server (server-filesystem list_directory), sequential, interleaved batches (ms)');
-    log(table(['target', 'p50', 'p99', 'p50 ratio'], [
-      ['the server, direct SDK client', directSummary.p50, directSummary.p99, 1],
-      ['the same server through toolhost', hostSummary.p50, hostSummary.p99, results.upstream.p50Ratio],
-    ]));
-    log(`start-up: direct connect ${results.upstream.startup.directConnectMs} ms (first call ${results.upstream.startup.directFirstCallMs} ms); toolhost ready ${results.upstream.startup.hostReadyMs} ms (the server listed in its sandbox), first call ${results.upstream.startup.hostFirstCallMs} ms (served by the instance that listed it)\n`);
+    log(
+      table(
+        ['target', 'p50', 'p99', 'p50 ratio'],
+        [
+          ['the server, direct SDK client', directSummary.p50, directSummary.p99, 1],
+          ['the same server through toolhost', hostSummary.p50, hostSummary.p99, results.upstream.p50Ratio],
+        ],
+      ),
+    );
+    log(
+      `start-up: direct connect ${results.upstream.startup.directConnectMs} ms (first call ${results.upstream.startup.directFirstCallMs} ms); toolhost ready ${results.upstream.startup.hostReadyMs} ms (the server listed in its sandbox), first call ${results.upstream.startup.hostFirstCallMs} ms (served by the instance that listed it)\n`,
+    );
   }
 
   if (want('kill')) {
@@ -132,7 +155,9 @@ try {
       leftAfterClose = findMarked('toolhost-bench-orphan-marker').length;
     }
     results.kill = { ...summarize(kills), orphans, leftAfterClose };
-    log(`Kill latency after the deadline (ms): p50 ${results.kill.p50}, p99 ${results.kill.p99}, orphans ${orphans}, left after close ${leftAfterClose} (target p99 < 50, 0 orphans)\n`);
+    log(
+      `Kill latency after the deadline (ms): p50 ${results.kill.p50}, p99 ${results.kill.p99}, orphans ${orphans}, left after close ${leftAfterClose} (target p99 < 50, 0 orphans)\n`,
+    );
   }
 
   if (want('scale')) {
@@ -174,7 +199,12 @@ try {
       growthMb: round(median3(rssSamples.slice(-3)) - median3(rssSamples.slice(0, 3))),
     };
     log('Scale');
-    log(table(['manifests', 'start-up ms', 'tools/list ms', 'idle RSS MB'], Object.entries(results.scale).map(([k, v]) => [k, v.startupMs, v.toolsListMs, v.idleRssMb])));
+    log(
+      table(
+        ['manifests', 'start-up ms', 'tools/list ms', 'idle RSS MB'],
+        Object.entries(results.scale).map(([k, v]) => [k, v.startupMs, v.toolsListMs, v.idleRssMb]),
+      ),
+    );
     log(`RSS after 1000 warm-up calls, then every ${LEAK_CALLS / 10} calls (MB): ${rssSamples.join(' ')}`);
     log(`growth (median of the last 3 samples - median of the first 3): ${results.rss.growthMb} MB; target: within 10% of the RSS after the warm-up\n`);
     goal('1000 manifests: the host answers initialize under 1 s', results.scale[1000].startupMs < 1000, `${results.scale[1000].startupMs} ms`);
@@ -195,7 +225,11 @@ try {
       results.spill[`${mb}MB`] = { ms: round(ms), mbPerSecond: round(mb / (ms / 1000)) };
     }
     await spill.close();
-    log(`Artifact spill: ${Object.entries(results.spill).map(([k, v]) => `${k} in ${v.ms} ms (${v.mbPerSecond} MB/s)`).join(', ')}\n`);
+    log(
+      `Artifact spill: ${Object.entries(results.spill)
+        .map(([k, v]) => `${k} in ${v.ms} ms (${v.mbPerSecond} MB/s)`)
+        .join(', ')}\n`,
+    );
   }
 
   if (want('event-loop')) {
@@ -236,19 +270,40 @@ try {
     const beside = await measureLoop('beside', true);
     results.eventLoop = { isolateAlone: alone, besideSpawns: beside };
     log('Event-loop delay of the host (ms; target: no spawn blocks the loop > 1 ms)');
-    log(table(['window', 'loop max', 'loop p99', 'loop mean', 'spawns', 'isolate p50', 'isolate p99'], [
-      ['isolate calls alone', alone.maxMs ?? 'n/a', alone.p99Ms ?? 'n/a', alone.meanMs ?? 'n/a', 0, alone.isolateCalls.p50, alone.isolateCalls.p99],
-      ['beside 2 lanes of one-shot spawns', beside.maxMs ?? 'n/a', beside.p99Ms ?? 'n/a', beside.meanMs ?? 'n/a', beside.spawns, beside.isolateCalls.p50, beside.isolateCalls.p99],
-    ]));
+    log(
+      table(
+        ['window', 'loop max', 'loop p99', 'loop mean', 'spawns', 'isolate p50', 'isolate p99'],
+        [
+          ['isolate calls alone', alone.maxMs ?? 'n/a', alone.p99Ms ?? 'n/a', alone.meanMs ?? 'n/a', 0, alone.isolateCalls.p50, alone.isolateCalls.p99],
+          [
+            'beside 2 lanes of one-shot spawns',
+            beside.maxMs ?? 'n/a',
+            beside.p99Ms ?? 'n/a',
+            beside.meanMs ?? 'n/a',
+            beside.spawns,
+            beside.isolateCalls.p50,
+            beside.isolateCalls.p99,
+          ],
+        ],
+      ),
+    );
     // The loop delay above also counts the host waiting for a CPU: on two cores,
     // bubblewrap, the tools, the spawner and this client all run beside it. What a
     // spawn itself blocks is the host's synchronous work per sandbox (the fork is
     // the spawner's), measured inside the host:
     const work = beside.sandboxStartWork;
-    if (work) log(`host's synchronous work per sandbox start (${work.count} stretches): p50 ${work.p50Ms} ms, p99 ${work.p99Ms} ms, max ${work.maxMs} ms; fork() runs in the spawner process`);
-    for (const [name, window] of [['alone', alone], ['beside spawns', beside]]) {
+    if (work)
+      log(
+        `host's synchronous work per sandbox start (${work.count} stretches): p50 ${work.p50Ms} ms, p99 ${work.p99Ms} ms, max ${work.maxMs} ms; fork() runs in the spawner process`,
+      );
+    for (const [name, window] of [
+      ['alone', alone],
+      ['beside spawns', beside],
+    ]) {
       const gc = window.gcPauses;
-      const kinds = Object.entries(gc?.byKind ?? {}).map(([kind, pauses]) => `${pauses.count} ${kind} (max ${pauses.maxMs} ms)`).join(', ');
+      const kinds = Object.entries(gc?.byKind ?? {})
+        .map(([kind, pauses]) => `${pauses.count} ${kind} (max ${pauses.maxMs} ms)`)
+        .join(', ');
       if (gc) log(`host's garbage-collection pauses, ${name}: ${gc.count}, p50 ${gc.p50Ms} ms, p99 ${gc.p99Ms} ms, max ${gc.maxMs} ms: ${kinds}`);
     }
   }
@@ -259,14 +314,19 @@ try {
     // proxy against direct ones from the host's network, interleaved in one run.
     results.egress = await benchEgress();
     log('Egress (ms)');
-    log(table(['target', 'p50', 'p99', 'ratio'], [
-      ['one-shot namespace call, no network', results.egress.noNetwork.p50, results.egress.noNetwork.p99, ''],
-      ['one-shot namespace call, with an allow list', results.egress.withAllowList.p50, results.egress.withAllowList.p99, results.egress.allowListRatio],
-      ['fetch, direct (isolation none)', results.egress.fetchDirect.p50, results.egress.fetchDirect.p99, ''],
-      ['fetch, through the proxy (namespace)', results.egress.fetchProxied.p50, results.egress.fetchProxied.p99, results.egress.proxyRatio],
-      ['ctx.fetch, from the host (worker)', results.egress.ctxFetchDirect.p50, results.egress.ctxFetchDirect.p99, ''],
-      ['ctx.fetch, from the isolate process through the proxy', results.egress.ctxFetchProxied.p50, results.egress.ctxFetchProxied.p99, results.egress.ctxFetchRatio],
-    ]));
+    log(
+      table(
+        ['target', 'p50', 'p99', 'ratio'],
+        [
+          ['one-shot namespace call, no network', results.egress.noNetwork.p50, results.egress.noNetwork.p99, ''],
+          ['one-shot namespace call, with an allow list', results.egress.withAllowList.p50, results.egress.withAllowList.p99, results.egress.allowListRatio],
+          ['fetch, direct (isolation none)', results.egress.fetchDirect.p50, results.egress.fetchDirect.p99, ''],
+          ['fetch, through the proxy (namespace)', results.egress.fetchProxied.p50, results.egress.fetchProxied.p99, results.egress.proxyRatio],
+          ['ctx.fetch, from the host (worker)', results.egress.ctxFetchDirect.p50, results.egress.ctxFetchDirect.p99, ''],
+          ['ctx.fetch, from the isolate process through the proxy', results.egress.ctxFetchProxied.p50, results.egress.ctxFetchProxied.p99, results.egress.ctxFetchRatio],
+        ],
+      ),
+    );
     log('');
   }
 
@@ -277,9 +337,19 @@ try {
     // to a sink, against the default (off), to show what off costs: nothing.
     results.http = await benchHttp();
     log('Over HTTP (same SDK v1 client; ms, sequential; calls/s with 8 in flight)');
-    log(table(['target', 'p50', 'p99', 'calls/s (8 in flight)', 'p50 ratio to SDK HTTP', 'throughput ratio'], Object.entries(results.http.targets).map(([name, t]) => [
-      name, t.latency.p50, t.latency.p99, t.throughput, round(t.latency.p50 / results.http.targets.sdkHttp.latency.p50), round(t.throughput / results.http.targets.sdkHttp.throughput),
-    ])));
+    log(
+      table(
+        ['target', 'p50', 'p99', 'calls/s (8 in flight)', 'p50 ratio to SDK HTTP', 'throughput ratio'],
+        Object.entries(results.http.targets).map(([name, t]) => [
+          name,
+          t.latency.p50,
+          t.latency.p99,
+          t.throughput,
+          round(t.latency.p50 / results.http.targets.sdkHttp.latency.p50),
+          round(t.throughput / results.http.targets.sdkHttp.throughput),
+        ]),
+      ),
+    );
     log(`telemetry off vs on (stdio, isolate echo): p50 ${results.http.telemetry.off.p50} ms off, ${results.http.telemetry.on.p50} ms on\n`);
   }
 
@@ -303,7 +373,9 @@ try {
     // What waiting for the commit adds to each call at 8 in flight, as a share of a worker call's time at 8 in flight.
     const { groupCommit, workerCall } = results.journalChain;
     const perCallMs = (callsPerSecond) => 1000 / callsPerSecond;
-    const share = (perCallMs(groupCommit['answer after commit (now)'].callsPerSecond8) - perCallMs(groupCommit['answer at once (before)'].callsPerSecond8)) / perCallMs(workerCall.callsPerSecond8);
+    const share =
+      (perCallMs(groupCommit['answer after commit (now)'].callsPerSecond8) - perCallMs(groupCommit['answer at once (before)'].callsPerSecond8)) /
+      perCallMs(workerCall.callsPerSecond8);
     goal('record before the answer costs ≤ 10% of a worker call at 8 in flight', share <= 0.1, `${round(share * 100, 1)}%`);
   }
 
@@ -326,22 +398,59 @@ async function benchEgress() {
   cpSync(join(ROOT, 'scripts/bench/fetch_loop.py'), join(dir, 'fetch_loop.py'));
   cpSync(join(ROOT, 'scripts/bench/fetch_loop.js'), join(dir, 'fetch_loop.js'));
   // ctx.fetch: from an isolate tool's isolate process through its proxy, against a worker tool's from the host.
-  for (const [name, mode] of [['ctx_fetch_proxied', 'isolate'], ['ctx_fetch_direct', 'worker']]) {
-    writeFileSync(join(dir, `${name}.yaml`), [
-      `name: ${name}`, `description: ctx.fetch of the bench server in a loop (${mode}).`, 'sideEffect: read_only', 'timeoutMs: 30000',
-      'sandbox:', `  mode: ${mode}`, 'entry: ./fetch_loop.js',
-      'network:', `  allow: ["127.0.0.1:${port}"]`,
-      'input:', '  type: object', '  properties:', '    url: { type: string, maxLength: 200 }', '    count: { type: integer }', '',
-    ].join('\n'));
+  for (const [name, mode] of [
+    ['ctx_fetch_proxied', 'isolate'],
+    ['ctx_fetch_direct', 'worker'],
+  ]) {
+    writeFileSync(
+      join(dir, `${name}.yaml`),
+      [
+        `name: ${name}`,
+        `description: ctx.fetch of the bench server in a loop (${mode}).`,
+        'sideEffect: read_only',
+        'timeoutMs: 30000',
+        'sandbox:',
+        `  mode: ${mode}`,
+        'entry: ./fetch_loop.js',
+        'network:',
+        `  allow: ["127.0.0.1:${port}"]`,
+        'input:',
+        '  type: object',
+        '  properties:',
+        '    url: { type: string, maxLength: 200 }',
+        '    count: { type: integer }',
+        '',
+      ].join('\n'),
+    );
   }
   for (const name of ['echo_namespace.yaml', 'echo_namespace_net.yaml']) cpSync(join(ROOT, 'scripts/bench/manifests', name), join(dir, name));
-  for (const [name, isolation] of [['fetch_proxied', 'namespace'], ['fetch_direct', 'none']]) {
-    writeFileSync(join(dir, `${name}.yaml`), [
-      `name: ${name}`, `description: GETs the bench server in a loop (isolation ${isolation}).`, 'sideEffect: read_only', 'timeoutMs: 30000',
-      'sandbox:', '  mode: process', '  command: ["python3", "./fetch_loop.py"]', '  stdout: json', `  isolation: ${isolation}`, '  env: [PATH]',
-      'network:', `  allow: ["127.0.0.1:${port}"]`,
-      'input:', '  type: object', '  properties:', '    url: { type: string, maxLength: 200 }', '    count: { type: integer }', '',
-    ].join('\n'));
+  for (const [name, isolation] of [
+    ['fetch_proxied', 'namespace'],
+    ['fetch_direct', 'none'],
+  ]) {
+    writeFileSync(
+      join(dir, `${name}.yaml`),
+      [
+        `name: ${name}`,
+        `description: GETs the bench server in a loop (isolation ${isolation}).`,
+        'sideEffect: read_only',
+        'timeoutMs: 30000',
+        'sandbox:',
+        '  mode: process',
+        '  command: ["python3", "./fetch_loop.py"]',
+        '  stdout: json',
+        `  isolation: ${isolation}`,
+        '  env: [PATH]',
+        'network:',
+        `  allow: ["127.0.0.1:${port}"]`,
+        'input:',
+        '  type: object',
+        '  properties:',
+        '    url: { type: string, maxLength: 200 }',
+        '    count: { type: integer }',
+        '',
+      ].join('\n'),
+    );
   }
   const egressHost = await host({ manifests: dir });
   try {
@@ -358,7 +467,10 @@ async function benchEgress() {
       await callOk(egressHost.client, 'echo_namespace_net', ECHO);
     }
     for (let i = 0; i < rounds; i++) {
-      for (const [name, into] of [['echo_namespace', noNetwork], ['echo_namespace_net', withAllowList]]) {
+      for (const [name, into] of [
+        ['echo_namespace', noNetwork],
+        ['echo_namespace_net', withAllowList],
+      ]) {
         const start = performance.now();
         await callOk(egressHost.client, name, ECHO);
         into.push(performance.now() - start);
@@ -366,7 +478,10 @@ async function benchEgress() {
     }
     const args = { url: `http://127.0.0.1:${port}/`, count: fetches };
     for (let i = 0; i < Math.max(2, rounds / 10); i++) {
-      for (const [name, into] of [['fetch_direct', direct], ['fetch_proxied', proxied]]) {
+      for (const [name, into] of [
+        ['fetch_direct', direct],
+        ['fetch_proxied', proxied],
+      ]) {
         const result = await callOk(egressHost.client, name, args);
         // urllib opens a new connection per fetch: each one pays the bridge, the proxy's admission and its connect.
         into.push(...JSON.parse(result.content[0].text));
@@ -375,14 +490,21 @@ async function benchEgress() {
     // Warmed up (the isolate process started, the worker pool up), then interleaved.
     for (const name of ['ctx_fetch_direct', 'ctx_fetch_proxied']) await callOk(egressHost.client, name, { ...args, count: 2 });
     for (let i = 0; i < Math.max(3, rounds / 5); i++) {
-      for (const [name, into] of [['ctx_fetch_direct', ctxDirect], ['ctx_fetch_proxied', ctxProxied]]) {
+      for (const [name, into] of [
+        ['ctx_fetch_direct', ctxDirect],
+        ['ctx_fetch_proxied', ctxProxied],
+      ]) {
         const result = await callOk(egressHost.client, name, args);
         into.push(JSON.parse(result.content[0].text).perFetchMs);
       }
     }
     const summary = {
-      noNetwork: summarize(noNetwork), withAllowList: summarize(withAllowList), fetchDirect: summarize(direct), fetchProxied: summarize(proxied),
-      ctxFetchDirect: summarize(ctxDirect), ctxFetchProxied: summarize(ctxProxied),
+      noNetwork: summarize(noNetwork),
+      withAllowList: summarize(withAllowList),
+      fetchDirect: summarize(direct),
+      fetchProxied: summarize(proxied),
+      ctxFetchDirect: summarize(ctxDirect),
+      ctxFetchProxied: summarize(ctxProxied),
     };
     return {
       ...summary,

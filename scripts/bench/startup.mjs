@@ -63,7 +63,12 @@ export async function benchStartup({ rounds, log, goal }) {
     ['serve: first tools/list', 'serve.toolsList'],
   ];
   log(`Start-up (ms from spawn, median of ${rounds} rounds; bundled manifests, the filesystem server among them)`);
-  log(table(['target', 'ms', 'over the bare SDK server'], rows.map(([label, key]) => [label, ms[key], key === 'bareSdkServer.initialize' ? '' : round(ms[key] - bare)])));
+  log(
+    table(
+      ['target', 'ms', 'over the bare SDK server'],
+      rows.map(([label, key]) => [label, ms[key], key === 'bareSdkServer.initialize' ? '' : round(ms[key] - bare)]),
+    ),
+  );
   log('');
   goal('toolhost --version under 150 ms', ms.version < 150, `${ms.version} ms`);
   goal('toolhost --help under 150 ms', ms.help < 150, `${ms.help} ms`);

@@ -42,36 +42,127 @@ function render(r) {
     '',
   ];
   if (Array.isArray(r.goals) && r.goals.length > 0) {
-    parts.push('### Targets', '', table(['target', 'result', 'figure'], r.goals.map((g) => [g.name, g.met ? 'met' : 'missed', g.figure])), '');
+    parts.push(
+      '### Targets',
+      '',
+      table(
+        ['target', 'result', 'figure'],
+        r.goals.map((g) => [g.name, g.met ? 'met' : 'missed', g.figure]),
+      ),
+      '',
+    );
   }
   const latency = r.latency;
   if (latency?.rawClient) {
     parts.push('### Latency and throughput (ms; calls/s with 8 in flight)', '');
-    parts.push(table(
-      ['target', 'p50', 'p99', 'ratio', 'over peer', 'floor', 'over floor', 'calls/s', 'throughput ratio', 'CPU µs/call (server tree)', 'SDK p50', 'SDK ratio', 'SDK calls/s'],
-      Object.entries(latency.rawClient).map(([name, t]) => {
-        const sdk = latency.sdkClient?.[name] ?? {};
-        return [name, t.p50, t.p99, t.ratio, t.overPeerMs, t.floor ? `${t.floor} ${latency.floors?.[t.floor]?.p50}` : '', t.overFloorMs ?? '', t.callsPerSecond, t.throughputRatio, latency.cpuPerCallUs?.[name]?.serverTree ?? '', sdk.p50 ?? '', sdk.ratio ?? '', sdk.callsPerSecond ?? ''];
-      }),
-    ), '');
-    if (latency.floors) parts.push(table(['floor', 'p50', 'p99'], Object.entries(latency.floors).map(([k, f]) => [k, f.p50, f.p99])), '');
-    if (latency.isolateCeiling) parts.push(`Isolate ceiling from the fresh-context floor alone: ${latency.isolateCeiling.callsPerSecond} calls/s; isolate calls reached ${latency.isolateCeiling.share} of it.`, '');
+    parts.push(
+      table(
+        ['target', 'p50', 'p99', 'ratio', 'over peer', 'floor', 'over floor', 'calls/s', 'throughput ratio', 'CPU µs/call (server tree)', 'SDK p50', 'SDK ratio', 'SDK calls/s'],
+        Object.entries(latency.rawClient).map(([name, t]) => {
+          const sdk = latency.sdkClient?.[name] ?? {};
+          return [
+            name,
+            t.p50,
+            t.p99,
+            t.ratio,
+            t.overPeerMs,
+            t.floor ? `${t.floor} ${latency.floors?.[t.floor]?.p50}` : '',
+            t.overFloorMs ?? '',
+            t.callsPerSecond,
+            t.throughputRatio,
+            latency.cpuPerCallUs?.[name]?.serverTree ?? '',
+            sdk.p50 ?? '',
+            sdk.ratio ?? '',
+            sdk.callsPerSecond ?? '',
+          ];
+        }),
+      ),
+      '',
+    );
+    if (latency.floors)
+      parts.push(
+        table(
+          ['floor', 'p50', 'p99'],
+          Object.entries(latency.floors).map(([k, f]) => [k, f.p50, f.p99]),
+        ),
+        '',
+      );
+    if (latency.isolateCeiling)
+      parts.push(
+        `Isolate ceiling from the fresh-context floor alone: ${latency.isolateCeiling.callsPerSecond} calls/s; isolate calls reached ${latency.isolateCeiling.share} of it.`,
+        '',
+      );
     if (latency.stages) {
       const names = [...new Set(Object.values(latency.stages).flatMap((s) => Object.keys(s)))];
-      parts.push('Host time per stage of one sequential call, p50 (µs):', '', table(['tool', ...names], Object.entries(latency.stages).map(([tool, s]) => [tool, ...names.map((n) => s[n]?.p50Us ?? '')])), '');
+      parts.push(
+        'Host time per stage of one sequential call, p50 (µs):',
+        '',
+        table(
+          ['tool', ...names],
+          Object.entries(latency.stages).map(([tool, s]) => [tool, ...names.map((n) => s[n]?.p50Us ?? '')]),
+        ),
+        '',
+      );
     }
   }
   if (r.startup?.ms) parts.push('### Start-up (ms from spawn, median)', '', table(['target', 'ms'], Object.entries(r.startup.ms)), '');
   if (r.scale) {
-    parts.push('### Scale', '', table(['manifests', 'start-up ms', 'tools/list ms', 'idle RSS MB'], Object.entries(r.scale).map(([k, v]) => [k, v.startupMs, v.toolsListMs, v.idleRssMb])), '');
+    parts.push(
+      '### Scale',
+      '',
+      table(
+        ['manifests', 'start-up ms', 'tools/list ms', 'idle RSS MB'],
+        Object.entries(r.scale).map(([k, v]) => [k, v.startupMs, v.toolsListMs, v.idleRssMb]),
+      ),
+      '',
+    );
     if (r.rss) parts.push(`RSS over ${r.rss.calls} isolate calls after the warm-up (MB): ${r.rss.samplesMb.join(' ')}; growth ${r.rss.growthMb} MB.`, '');
   }
-  if (r.kill) parts.push('### Kill after the deadline', '', `p50 ${r.kill.p50} ms, p99 ${r.kill.p99} ms, orphans ${r.kill.orphans}, left after close ${r.kill.leftAfterClose}.`, '');
-  if (r.upstream) parts.push('### An upstream server (server-filesystem list_directory)', '', table(['target', 'p50', 'p99'], [['direct', r.upstream.direct.p50, r.upstream.direct.p99], ['through toolhost', r.upstream.throughToolhost.p50, r.upstream.throughToolhost.p99]]), '');
-  if (r.http?.targets) parts.push('### Over HTTP', '', table(['target', 'p50', 'p99', 'calls/s'], Object.entries(r.http.targets).map(([k, t]) => [k, t.latency.p50, t.latency.p99, t.throughput])), '');
-  if (r.spill) parts.push('### Artifact spill', '', table(['size', 'ms', 'MB/s'], Object.entries(r.spill).map(([k, v]) => [k, v.ms, v.mbPerSecond])), '');
+  if (r.kill)
+    parts.push('### Kill after the deadline', '', `p50 ${r.kill.p50} ms, p99 ${r.kill.p99} ms, orphans ${r.kill.orphans}, left after close ${r.kill.leftAfterClose}.`, '');
+  if (r.upstream)
+    parts.push(
+      '### An upstream server (server-filesystem list_directory)',
+      '',
+      table(
+        ['target', 'p50', 'p99'],
+        [
+          ['direct', r.upstream.direct.p50, r.upstream.direct.p99],
+          ['through toolhost', r.upstream.throughToolhost.p50, r.upstream.throughToolhost.p99],
+        ],
+      ),
+      '',
+    );
+  if (r.http?.targets)
+    parts.push(
+      '### Over HTTP',
+      '',
+      table(
+        ['target', 'p50', 'p99', 'calls/s'],
+        Object.entries(r.http.targets).map(([k, t]) => [k, t.latency.p50, t.latency.p99, t.throughput]),
+      ),
+      '',
+    );
+  if (r.spill)
+    parts.push(
+      '### Artifact spill',
+      '',
+      table(
+        ['size', 'ms', 'MB/s'],
+        Object.entries(r.spill).map(([k, v]) => [k, v.ms, v.mbPerSecond]),
+      ),
+      '',
+    );
   if (r.journalChain?.groupCommit) {
-    parts.push('### Records before answers', '', table(['order', 'p50', 'p99', 'calls/s (8 in flight)'], Object.entries(r.journalChain.groupCommit).map(([k, v]) => [k, v.sequential.p50, v.sequential.p99, v.callsPerSecond8])), '');
+    parts.push(
+      '### Records before answers',
+      '',
+      table(
+        ['order', 'p50', 'p99', 'calls/s (8 in flight)'],
+        Object.entries(r.journalChain.groupCommit).map(([k, v]) => [k, v.sequential.p50, v.sequential.p99, v.callsPerSecond8]),
+      ),
+      '',
+    );
   }
   return `${parts.join('\n').trimEnd()}\n`;
 }

@@ -19,7 +19,9 @@ export function findPostgresBin() {
   }
   const debian = '/usr/lib/postgresql';
   if (existsSync(debian)) {
-    const versions = readdirSync(debian).filter((name) => /^\d+$/.test(name)).sort((a, b) => Number(b) - Number(a));
+    const versions = readdirSync(debian)
+      .filter((name) => /^\d+$/.test(name))
+      .sort((a, b) => Number(b) - Number(a));
     for (const version of versions) {
       const dir = join(debian, version, 'bin');
       if (existsSync(join(dir, 'initdb'))) return dir;
@@ -79,8 +81,15 @@ export async function startCluster({ bin = findPostgresBin(), log = () => {}, po
   let port = firstPort ?? (await freePort());
   const password = randomBytes(18).toString('base64url');
   const startArgs = () => [
-    '-D', data, '-l', join(root, 'server.log'), '-w', '-t', '30',
-    '-o', `-k ${root} -p ${port} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`,
+    '-D',
+    data,
+    '-l',
+    join(root, 'server.log'),
+    '-w',
+    '-t',
+    '30',
+    '-o',
+    `-k ${root} -p ${port} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`,
     'start',
   ];
   const passwordUser = 'toolhost_pw';

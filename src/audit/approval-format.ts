@@ -81,16 +81,18 @@ function effectTextLines(write: ProjectedWrite, maxDiffLines = MAX_TERMINAL_DIFF
 export function formatApprovalsText(approvals: readonly ApprovalRecord[], options: { readonly now: number; readonly all: boolean; readonly journalFlags: string }): string {
   if (approvals.length === 0) return options.all ? 'no approvals\n' : 'no pending approvals\n';
   const headers = ['ID', 'STATE', 'TOOL', 'CLASS', 'PRINCIPAL', 'AGE', 'EXPIRES', ...(options.all ? ['DECIDED'] : [])];
-  const rows = approvals.map((a) => [
-    a.id,
-    a.state,
-    a.tool,
-    a.sideEffect ?? 'unclassified',
-    a.principal ?? '-',
-    formatSpan(options.now - a.createdAt),
-    a.state === 'pending' ? formatExpiry(a.expiresAt, options.now) : '-',
-    ...(options.all ? [a.decidedBy === null ? '-' : `${a.state === 'denied' ? 'denied' : 'approved'} by ${a.decidedBy}`] : []),
-  ].map(cell));
+  const rows = approvals.map((a) =>
+    [
+      a.id,
+      a.state,
+      a.tool,
+      a.sideEffect ?? 'unclassified',
+      a.principal ?? '-',
+      formatSpan(options.now - a.createdAt),
+      a.state === 'pending' ? formatExpiry(a.expiresAt, options.now) : '-',
+      ...(options.all ? [a.decidedBy === null ? '-' : `${a.state === 'denied' ? 'denied' : 'approved'} by ${a.decidedBy}`] : []),
+    ].map(cell),
+  );
   const blocks = approvals.map((a) => detailBlock(a, options));
   return `${alignedTable(headers, rows)}\n${blocks.join('\n')}`;
 }
@@ -105,7 +107,11 @@ function detailBlock(a: ApprovalRecord, options: { readonly now: number; readonl
   field('asked', [`${iso(a.createdAt)} (${formatSpan(options.now - a.createdAt)} ago), expires ${iso(a.expiresAt)} (${formatExpiry(a.expiresAt, options.now)})`]);
   field('arguments', argumentLines(a.arguments));
   field('sha256', [a.argsHash]);
-  if (a.effects !== null && a.effects.length > 0) field('writes', a.effects.flatMap((write) => effectTextLines(write)));
+  if (a.effects !== null && a.effects.length > 0)
+    field(
+      'writes',
+      a.effects.flatMap((write) => effectTextLines(write)),
+    );
   if (a.decidedBy !== null && a.decidedAt !== null) {
     const note = a.note ? `: "${bounded(escapeInvisible(a.note))}"` : '';
     field('decided', [`${a.state === 'denied' ? 'denied' : 'approved'} by ${cell(a.decidedBy)} at ${iso(a.decidedAt)}${a.decidedVia ? ` (${cell(a.decidedVia)})` : ''}${note}`]);
@@ -120,7 +126,11 @@ function detailBlock(a: ApprovalRecord, options: { readonly now: number; readonl
 
 function alignedTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = headers.map((header, column) => Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)));
-  const line = (row: readonly string[]): string => row.map((value, column) => value.padEnd(widths[column] ?? 0)).join('  ').trimEnd();
+  const line = (row: readonly string[]): string =>
+    row
+      .map((value, column) => value.padEnd(widths[column] ?? 0))
+      .join('  ')
+      .trimEnd();
   return `${[headers, ...rows].map(line).join('\n')}\n`;
 }
 

@@ -23,7 +23,24 @@ export function formatExport(entries: readonly ChainEntry[], format: ExportForma
   const rows = entries.map((entry) => {
     const record = JSON.parse(entry.record) as Record<string, unknown>;
     const text = (value: unknown): string => (typeof value === 'string' ? value : '');
-    return [entry.chain, entry.seq, entry.prev ?? '', entry.hash, entry.kind, entry.ref, entry.rev, entry.at, new Date(entry.at).toISOString(), text(record['tool']), text(record['principal']), text(record['status'] ?? record['state']), text(record['decision']), text(record['errorCode']), text(record['rule']), entry.record];
+    return [
+      entry.chain,
+      entry.seq,
+      entry.prev ?? '',
+      entry.hash,
+      entry.kind,
+      entry.ref,
+      entry.rev,
+      entry.at,
+      new Date(entry.at).toISOString(),
+      text(record['tool']),
+      text(record['principal']),
+      text(record['status'] ?? record['state']),
+      text(record['decision']),
+      text(record['errorCode']),
+      text(record['rule']),
+      entry.record,
+    ];
   });
   return stringify([[...CSV_COLUMNS], ...rows]);
 }
@@ -47,7 +64,9 @@ function readJsonLines(text: string): ChainEntry[] {
 
 function readCsv(text: string): ChainEntry[] {
   const rows = parse(text, { columns: true, skip_empty_lines: true }) as Record<string, string>[];
-  return rows.map((row, index) => toEntry({ ...row, seq: Number(row['seq']), rev: Number(row['rev']), at: Number(row['at']), prev: row['prev'] === '' ? null : row['prev'] }, row['record'] ?? '', index + 2));
+  return rows.map((row, index) =>
+    toEntry({ ...row, seq: Number(row['seq']), rev: Number(row['rev']), at: Number(row['at']), prev: row['prev'] === '' ? null : row['prev'] }, row['record'] ?? '', index + 2),
+  );
 }
 
 function toEntry(value: Record<string, unknown>, record: string, line: number): ChainEntry {
@@ -63,5 +82,15 @@ function toEntry(value: Record<string, unknown>, record: string, line: number): 
   };
   const prev = value['prev'];
   if (prev !== null && typeof prev !== 'string') throw new SyntaxError(`line ${line}: "prev" is not text or null`);
-  return { chain: text('chain'), seq: number('seq'), prev, hash: text('hash'), kind: text('kind') as ChainEntryKind, ref: text('ref'), rev: number('rev'), at: number('at'), record };
+  return {
+    chain: text('chain'),
+    seq: number('seq'),
+    prev,
+    hash: text('hash'),
+    kind: text('kind') as ChainEntryKind,
+    ref: text('ref'),
+    rev: number('rev'),
+    at: number('at'),
+    record,
+  };
 }

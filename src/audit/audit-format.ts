@@ -87,17 +87,19 @@ const COLUMNS: readonly Column[] = [
 /** A table of calls, newest first: aligned on a terminal (default), tab-separated in a pipe. */
 export function formatAuditTable(records: readonly CallRecord[], options: TableOptions = { tty: true }): string {
   if (records.length === 0) return '(no calls match)\n';
-  const rows = records.map((record) => [
-    new Date(record.startedAt).toISOString().replace(/\.\d{3}Z$/, 'Z'),
-    record.id,
-    record.principal ?? '-',
-    record.tool,
-    record.reconciliation === 'rerun' ? 'interrupted (rerun)' : record.status,
-    record.errorCode ?? '',
-    record.decision + (record.approval === 'approved' ? ` (approved by ${record.approverName ?? record.approvedBy ?? 'client'})` : ''),
-    record.rule ?? '',
-    record.endedAt === null ? '' : String(record.endedAt - record.startedAt),
-  ].map(cell));
+  const rows = records.map((record) =>
+    [
+      new Date(record.startedAt).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      record.id,
+      record.principal ?? '-',
+      record.tool,
+      record.reconciliation === 'rerun' ? 'interrupted (rerun)' : record.status,
+      record.errorCode ?? '',
+      record.decision + (record.approval === 'approved' ? ` (approved by ${record.approverName ?? record.approvedBy ?? 'client'})` : ''),
+      record.rule ?? '',
+      record.endedAt === null ? '' : String(record.endedAt - record.startedAt),
+    ].map(cell),
+  );
   return formatTable(COLUMNS, rows, options);
 }
 

@@ -42,7 +42,14 @@ function parseAuditFilter(input: AuditSearchInput, nowMs = Date.now()): CallFilt
   if (input.decision !== undefined && !(DECISIONS as readonly string[]).includes(input.decision)) {
     throw new AuditFilterError('decision', `--decision must be one of ${DECISIONS.join(', ')}; got "${input.decision}"`);
   }
-  for (const [name, value] of [['tool', input.tool], ['status', input.status], ['principal', input.principal], ['decision', input.decision], ['code', input.code], ['rule', input.rule]] as const) {
+  for (const [name, value] of [
+    ['tool', input.tool],
+    ['status', input.status],
+    ['principal', input.principal],
+    ['decision', input.decision],
+    ['code', input.code],
+    ['rule', input.rule],
+  ] as const) {
     if (value !== undefined) filter[name] = value;
   }
   for (const name of ['since', 'until'] as const) {

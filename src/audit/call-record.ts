@@ -5,16 +5,7 @@
 /** Where a call stands. `started` is written before a non-read-only call runs. */
 export type CallStatus = 'started' | 'completed' | 'failed' | 'interrupted' | 'rejected' | 'denied' | 'cancelled' | 'skipped';
 
-export const CALL_STATUSES: readonly CallStatus[] = [
-  'started',
-  'completed',
-  'failed',
-  'interrupted',
-  'rejected',
-  'denied',
-  'cancelled',
-  'skipped',
-];
+export const CALL_STATUSES: readonly CallStatus[] = ['started', 'completed', 'failed', 'interrupted', 'rejected', 'denied', 'cancelled', 'skipped'];
 
 /** What is known when a call is decided, before it runs. Times are ms since the epoch. */
 export interface CallStart {

@@ -23,12 +23,7 @@ export function ensureStateDir(stateDir: string, logger?: Logger): void {
   try {
     mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   } catch (error) {
-    throw new JournalError(
-      'state_dir_insecure',
-      `Cannot create the state folder ${stateDir}: ${describe(error)}. Choose another with --state.`,
-      { stateDir },
-      { cause: error },
-    );
+    throw new JournalError('state_dir_insecure', `Cannot create the state folder ${stateDir}: ${describe(error)}. Choose another with --state.`, { stateDir }, { cause: error });
   }
   checkPrivateDir(stateDir, logger);
 }

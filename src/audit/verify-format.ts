@@ -17,7 +17,9 @@ export function formatVerifyReport(report: VerifyReport): string {
   }
   if (counts.gaps > 0) lines.push(`gaps: ${counts.gaps} gap records say ${counts.lostRecords} records could not be written`);
   for (const chain of report.chains) {
-    lines.push(`chain ${chain.id} (${chain.role ?? 'unknown'}, key ${chain.keyId ?? 'none'}): ${chain.entries} entries, ${chain.checkpoints} checkpoints, ${chain.closed ? 'closed' : 'open'}`);
+    lines.push(
+      `chain ${chain.id} (${chain.role ?? 'unknown'}, key ${chain.keyId ?? 'none'}): ${chain.entries} entries, ${chain.checkpoints} checkpoints, ${chain.closed ? 'closed' : 'open'}`,
+    );
   }
   for (const warning of report.warnings) lines.push(`note: ${warning}`);
   return `${lines.map(clean).join('\n')}\n`;

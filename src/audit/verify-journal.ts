@@ -117,9 +117,17 @@ export function verifySnapshot(snapshot: JournalSnapshot, options: VerifyOptions
     }
     const row = closedChains.get(walked.summary.id);
     if (row?.closedAt !== null && row?.closedAt !== undefined && !walked.summary.closed) {
-      report({ kind: 'truncated', chain: walked.summary.id, seq: entries.length, recordId: entries[entries.length - 1]?.ref ?? null, detail: `Chain ${walked.summary.id} was closed but no longer ends with its final checkpoint: its last entries were cut (it ends at seq ${entries[entries.length - 1]?.seq ?? 0}).` });
+      report({
+        kind: 'truncated',
+        chain: walked.summary.id,
+        seq: entries.length,
+        recordId: entries[entries.length - 1]?.ref ?? null,
+        detail: `Chain ${walked.summary.id} was closed but no longer ends with its final checkpoint: its last entries were cut (it ends at seq ${entries[entries.length - 1]?.seq ?? 0}).`,
+      });
     } else if (!walked.summary.closed && walked.summary.unsignedEntries > 0) {
-      warnings.push(`Chain ${walked.summary.id}: the last ${walked.summary.unsignedEntries} entries are not covered by a checkpoint (its writer is running, or stopped without closing the journal).`);
+      warnings.push(
+        `Chain ${walked.summary.id}: the last ${walked.summary.unsignedEntries} entries are not covered by a checkpoint (its writer is running, or stopped without closing the journal).`,
+      );
     }
     chains.push(walked.summary);
   }
@@ -130,7 +138,12 @@ export function verifySnapshot(snapshot: JournalSnapshot, options: VerifyOptions
 
   let predatingChain = 0;
   const since = snapshot.chainedSince ?? Number.NEGATIVE_INFINITY;
-  const checkRows = <Row extends { id: string }>(kind: 'call' | 'approval', rows: readonly Row[] | undefined, chained: (row: Row) => object, startedAt: (row: Row) => number): void => {
+  const checkRows = <Row extends { id: string }>(
+    kind: 'call' | 'approval',
+    rows: readonly Row[] | undefined,
+    chained: (row: Row) => object,
+    startedAt: (row: Row) => number,
+  ): void => {
     if (rows === undefined) return;
     const present = new Set<string>();
     for (const row of rows) {
@@ -142,15 +155,38 @@ export function verifySnapshot(snapshot: JournalSnapshot, options: VerifyOptions
         continue;
       }
       if (canonicalJson(chained(row)) !== fact.record) {
-        report({ kind: 'edited', chain: fact.chain, seq: fact.seq, recordId: row.id, detail: `The ${kind} record ${row.id} differs from its latest chained fact (chain ${fact.chain}, seq ${fact.seq}): ${differingFields(chained(row), fact.record)}.` });
+        report({
+          kind: 'edited',
+          chain: fact.chain,
+          seq: fact.seq,
+          recordId: row.id,
+          detail: `The ${kind} record ${row.id} differs from its latest chained fact (chain ${fact.chain}, seq ${fact.seq}): ${differingFields(chained(row), fact.record)}.`,
+        });
       }
     }
     for (const fact of latest.values()) {
-      if (fact.kind === kind && !present.has(fact.ref)) report({ kind: 'deleted', chain: fact.chain, seq: fact.seq, recordId: fact.ref, detail: `The ${kind} record ${fact.ref} is chained (chain ${fact.chain}, seq ${fact.seq}) but its row is gone.` });
+      if (fact.kind === kind && !present.has(fact.ref))
+        report({
+          kind: 'deleted',
+          chain: fact.chain,
+          seq: fact.seq,
+          recordId: fact.ref,
+          detail: `The ${kind} record ${fact.ref} is chained (chain ${fact.chain}, seq ${fact.seq}) but its row is gone.`,
+        });
     }
   };
-  checkRows<ChainedCall>('call', snapshot.calls, (row) => row, (row) => row.startedAt);
-  checkRows<ApprovalRecord>('approval', snapshot.approvals, (row) => ({ ...row }), (row) => row.createdAt);
+  checkRows<ChainedCall>(
+    'call',
+    snapshot.calls,
+    (row) => row,
+    (row) => row.startedAt,
+  );
+  checkRows<ApprovalRecord>(
+    'approval',
+    snapshot.approvals,
+    (row) => ({ ...row }),
+    (row) => row.createdAt,
+  );
   if (predatingChain > 0) warnings.push(`${predatingChain} records predate the chain (written before this journal was chained) and cannot be verified.`);
 
   return {
@@ -231,7 +267,11 @@ function walkChain(entries: readonly ChainEntry[], report: (found: ChainBreak) =
         const missing = entry.seq > expectedSeq ? `entries ${expectedSeq}..${entry.seq - 1} are missing` : `the entry it follows is missing`;
         fail({ kind: 'deleted', ...at, detail: `Chain ${chain} is broken before entry ${entry.seq} (${entry.kind} ${entry.ref}): ${missing}.` });
       } else {
-        fail({ kind: 'reordered', ...at, detail: `Entry ${entry.seq} of chain ${chain} (${entry.kind} ${entry.ref}) follows entry ${linked + 1} by its hash, not entry ${entry.seq - 1}: entries were moved.` });
+        fail({
+          kind: 'reordered',
+          ...at,
+          detail: `Entry ${entry.seq} of chain ${chain} (${entry.kind} ${entry.ref}) follows entry ${linked + 1} by its hash, not entry ${entry.seq - 1}: entries were moved.`,
+        });
       }
     } else if (entry.seq !== expectedSeq) {
       fail({ kind: 'deleted', ...at, detail: `Chain ${chain} numbers entry ${entry.seq} where ${expectedSeq} belongs.` });
@@ -255,11 +295,26 @@ function walkChain(entries: readonly ChainEntry[], report: (found: ChainBreak) =
         const checkpoint = record as unknown as CheckpointRecord;
         const covered = entries[index - 1];
         const signedBy = checkpoint.keyId === keyId ? 'the chain key' : `another key (${String(checkpoint.keyId)})`;
-        const signatureOk = publicKey !== null && checkpoint.keyId === keyId && verifyChainSignature(publicKey, checkpointSignedText(chain, { seq: checkpoint.seq, hash: checkpoint.hash, final: checkpoint.final, keyId: checkpoint.keyId }), checkpoint.signature);
+        const signatureOk =
+          publicKey !== null &&
+          checkpoint.keyId === keyId &&
+          verifyChainSignature(
+            publicKey,
+            checkpointSignedText(chain, { seq: checkpoint.seq, hash: checkpoint.hash, final: checkpoint.final, keyId: checkpoint.keyId }),
+            checkpoint.signature,
+          );
         if (!signatureOk) {
-          fail({ kind: 'checkpoint_invalid', ...at, detail: `The checkpoint at entry ${entry.seq} of chain ${chain} does not verify with the chain's key ${keyId ?? '(none)'}: it was signed by ${signedBy}, or altered.` });
+          fail({
+            kind: 'checkpoint_invalid',
+            ...at,
+            detail: `The checkpoint at entry ${entry.seq} of chain ${chain} does not verify with the chain's key ${keyId ?? '(none)'}: it was signed by ${signedBy}, or altered.`,
+          });
         } else if (covered === undefined || checkpoint.seq !== covered.seq || checkpoint.hash !== covered.hash) {
-          fail({ kind: 'checkpoint_invalid', ...at, detail: `The checkpoint at entry ${entry.seq} of chain ${chain} signs entry ${checkpoint.seq}, which is not the entry before it.` });
+          fail({
+            kind: 'checkpoint_invalid',
+            ...at,
+            detail: `The checkpoint at entry ${entry.seq} of chain ${chain} signs entry ${checkpoint.seq}, which is not the entry before it.`,
+          });
         }
         checkpoints += 1;
         lastCheckpointAt = index + 1;

@@ -94,7 +94,7 @@ export function hostFlagsFrom(values: Record<string, unknown>, cwd = process.cwd
   const policyFiles = list(values['policy']).map((file) => resolve(cwd, file));
   if (config?.isFound === true && config.keys.has('policy')) checkOrganisationFiles(policyFiles, [workspace, config.file.dir], config.file.file);
   return {
-    manifestDirs: (manifests.length > 0 ? manifests.map((dir) => resolve(cwd, dir)) : [join(base, 'manifests')]),
+    manifestDirs: manifests.length > 0 ? manifests.map((dir) => resolve(cwd, dir)) : [join(base, 'manifests')],
     policyFiles,
     workspace,
     stateDir: resolve(cwd, typeof values['state'] === 'string' ? values['state'] : join(base, '.toolhost')),

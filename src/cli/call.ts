@@ -63,7 +63,14 @@ export async function run(argv: readonly string[]): Promise<number> {
     const journalUrl = journalFlagFrom(values);
     // Only the server whose tool this is gets started (a manifest tool starts none).
     const journalKeyFile = journalKeyFrom(values);
-    host = await createHost({ ...flags, ...(journalUrl !== undefined ? { journalUrl } : {}), ...(journalKeyFile !== undefined ? { journalKeyFile } : {}), logger, prepareSandboxes: false, onlyServers: serverOfTool(tool) });
+    host = await createHost({
+      ...flags,
+      ...(journalUrl !== undefined ? { journalUrl } : {}),
+      ...(journalKeyFile !== undefined ? { journalKeyFile } : {}),
+      logger,
+      prepareSandboxes: false,
+      onlyServers: serverOfTool(tool),
+    });
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     for (const problem of error.problems) process.stderr.write(`${formatProblem(problem)}\n`);

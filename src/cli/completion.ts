@@ -31,13 +31,20 @@ export async function run(argv: readonly string[]): Promise<number> {
   }
   if (values.tools === true) {
     const config = loadConfigFromFlags(values);
-    process.stdout.write([...config.tools.values()].filter((view) => view.listed).map((view) => `${view.manifest.name}\n`).join(''));
+    process.stdout.write(
+      [...config.tools.values()]
+        .filter((view) => view.listed)
+        .map((view) => `${view.manifest.name}\n`)
+        .join(''),
+    );
     return 0;
   }
   const shell = positionals[0];
   if (shell === undefined || !(SHELLS as readonly string[]).includes(shell)) throw new UsageError(`name the shell: ${SHELLS.join(', ')}`);
   const options = await optionsByCommand();
-  process.stdout.write(shell === 'fish' ? fishScript(options) : shell === 'zsh' ? `#compdef toolhost\nautoload -U +X bashcompinit && bashcompinit\n${bashScript(options)}` : bashScript(options));
+  process.stdout.write(
+    shell === 'fish' ? fishScript(options) : shell === 'zsh' ? `#compdef toolhost\nautoload -U +X bashcompinit && bashcompinit\n${bashScript(options)}` : bashScript(options),
+  );
   return 0;
 }
 

@@ -96,7 +96,10 @@ export async function run(argv: readonly string[]): Promise<number> {
     return 1;
   }
   // The one line a supervisor script or a test reads to learn the port (stderr, never stdout).
-  logger.info({ url: `${server.url}${handler.base}`, auth: authenticator.kind, journal: journal.location, journalFlag: journalFlagFrom(values) ?? null }, 'serving the console over HTTP');
+  logger.info(
+    { url: `${server.url}${handler.base}`, auth: authenticator.kind, journal: journal.location, journalFlag: journalFlagFrom(values) ?? null },
+    'serving the console over HTTP',
+  );
   const reason = await new Promise<string>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));

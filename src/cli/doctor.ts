@@ -50,9 +50,7 @@ export async function buildDoctorReport(bwrapPath?: string): Promise<DoctorRepor
 function renderReport(report: DoctorReport): string {
   const width = Math.max(...report.checks.map((check) => check.name.length));
   const lines = report.checks.map((check) => `  ${check.status.padEnd(4)}  ${check.name.padEnd(width)}  ${check.detail}`);
-  const verdict = report.ok
-    ? 'Every sandbox the bundled tools need works here.'
-    : 'Some sandboxes do not work here: tools that need them fail with sandbox_unavailable.';
+  const verdict = report.ok ? 'Every sandbox the bundled tools need works here.' : 'Some sandboxes do not work here: tools that need them fail with sandbox_unavailable.';
   return `toolhost doctor\n${lines.join('\n')}\n${verdict}\n`;
 }
 

@@ -132,29 +132,36 @@ function checkArguments(config: HostConfig, view: ToolView, args: unknown, princ
   const scope = view.rules;
   if (scope === undefined || effect === 'deny') return { valid, errors, outcome: effect === 'allow' ? 'run' : effect, rule, reason, rules: [] };
   const callArgs = args as Readonly<Record<string, unknown>>;
-  const rows = traceRules(scope, callArgs, principal).map(
-    (trace): RuleRow => ({
-      rule: trace.rule.ref,
-      file: trace.rule.file,
-      line: trace.rule.line,
-      layer: trace.rule.layer,
-      shadow: trace.rule.shadow,
-      effect: trace.rule.effect,
-      when: trace.rule.when,
-      applies: trace.applies,
-      matched: trace.matched,
-      failure: trace.failure === undefined ? null : `${trace.failure}: ${trace.detail ?? ''}`,
-    }),
-  );
+  const rows = traceRules(scope, callArgs, principal).map((trace): RuleRow => ({
+    rule: trace.rule.ref,
+    file: trace.rule.file,
+    line: trace.rule.line,
+    layer: trace.rule.layer,
+    shadow: trace.rule.shadow,
+    effect: trace.rule.effect,
+    when: trace.rule.when,
+    applies: trace.applies,
+    matched: trace.matched,
+    failure: trace.failure === undefined ? null : `${trace.failure}: ${trace.detail ?? ''}`,
+  }));
   const verdict = evaluateRules(scope, callArgs, principal);
   const shadow = evaluateShadowRules(scope, callArgs, principal);
   const shadowNote = shadow.effect === 'deny' ? `; a shadow rule would deny (${shadow.rule.ref}), not enforced` : '';
   if (verdict.effect === 'deny') {
-    const why = verdict.failure === undefined ? `the arguments match rule ${verdict.rule.name}` : `rule ${verdict.rule.name} cannot be evaluated (${verdict.failure}), so it denies`;
+    const why =
+      verdict.failure === undefined ? `the arguments match rule ${verdict.rule.name}` : `rule ${verdict.rule.name} cannot be evaluated (${verdict.failure}), so it denies`;
     return { valid, errors, outcome: 'deny', rule: verdict.rule.ref, reason: why, rules: rows };
   }
-  if (verdict.effect === 'ask' && effect === 'allow') return { valid, errors, outcome: 'ask', rule: verdict.rule.ref, reason: `the arguments match rule ${verdict.rule.name}${shadowNote}`, rules: rows };
-  return { valid, errors, outcome: effect === 'allow' ? 'run' : effect, rule, reason: reason === null ? (shadowNote === '' ? null : shadowNote.slice(2)) : reason + shadowNote, rules: rows };
+  if (verdict.effect === 'ask' && effect === 'allow')
+    return { valid, errors, outcome: 'ask', rule: verdict.rule.ref, reason: `the arguments match rule ${verdict.rule.name}${shadowNote}`, rules: rows };
+  return {
+    valid,
+    errors,
+    outcome: effect === 'allow' ? 'run' : effect,
+    rule,
+    reason: reason === null ? (shadowNote === '' ? null : shadowNote.slice(2)) : reason + shadowNote,
+    rules: rows,
+  };
 }
 
 function parseArguments(text: string): unknown {
@@ -199,7 +206,15 @@ export function renderExplanation(e: Explanation, terminal: TableOptions = { tty
     }
   }
   lines.push('', 'Checks for this tool:');
-  lines.push(indent(formatTable(['OUTCOME', 'KEY', { header: 'WHY', wrap: true }, { header: 'RULE', wrap: true }], e.checks.map((c) => [c.outcome, c.key, c.text, c.rule ?? '-']), table)));
+  lines.push(
+    indent(
+      formatTable(
+        ['OUTCOME', 'KEY', { header: 'WHY', wrap: true }, { header: 'RULE', wrap: true }],
+        e.checks.map((c) => [c.outcome, c.key, c.text, c.rule ?? '-']),
+        table,
+      ),
+    ),
+  );
   lines.push('Policy keys (every layer that sets a key; STATUS says which value is in force):');
   lines.push(indent(formatTable(KEY_COLUMNS, e.keys.map(keyRow), table)));
   if (e.shadowKeys.length > 0) {

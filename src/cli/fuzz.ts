@@ -89,9 +89,7 @@ export async function fuzzTool(
     if (cases.ungenerated.length > 0) {
       throw new UsageError(`cannot generate a value for required ${cases.ungenerated.join(', ')} (a pattern or format): add "examples" to its schema`);
     }
-    const approval: ApprovalChannel = approve
-      ? { kind: 'elicitation', elicit: async () => ({ action: 'accept', content: { approve: true } }) }
-      : { kind: 'none' };
+    const approval: ApprovalChannel = approve ? { kind: 'elicitation', elicit: async () => ({ action: 'accept', content: { approve: true } }) } : { kind: 'none' };
     // Each case is its own session: a terminal tool's success, or a run of failures, must
     // not turn the cases after it into call_limit refusals (SPEC 5.2).
     const call = (args: unknown) =>

@@ -108,7 +108,17 @@ export async function run(argv: readonly string[]): Promise<number> {
     return 1;
   }
   if (writeWarning !== undefined) process.stderr.write(`toolhost import: ${writeWarning}\n`);
-  writeFileSync(out, renderManifest(name, command.map((element) => (element === workspace ? '${WORKSPACE}' : element)), memoryMb, startupTimeoutMs, listing.tools), { flag: 'wx' });
+  writeFileSync(
+    out,
+    renderManifest(
+      name,
+      command.map((element) => (element === workspace ? '${WORKSPACE}' : element)),
+      memoryMb,
+      startupTimeoutMs,
+      listing.tools,
+    ),
+    { flag: 'wx' },
+  );
   process.stdout.write(`wrote ${out}: ${listing.tools.length} tools, classes suggested from the server's hints (unverified): review them and instances: before use\n`);
   return 0;
 }
@@ -152,7 +162,11 @@ function renderManifest(name: string, command: readonly string[], memoryMb: numb
     const suggested = suggestClass(tool.annotations);
     const key = JSON.stringify(tool.name.slice(0, 128));
     const hints = typeof tool.annotations === 'object' && tool.annotations !== null ? JSON.stringify(tool.annotations).slice(0, 200) : 'none';
-    lines.push(suggested ? `  ${key}: { sideEffect: ${suggested} }  # unverified: suggested from the server's hints ${hints}` : `  ${key}: {}  # unclassified: the server gives no hints; classify it or hide it`);
+    lines.push(
+      suggested
+        ? `  ${key}: { sideEffect: ${suggested} }  # unverified: suggested from the server's hints ${hints}`
+        : `  ${key}: {}  # unclassified: the server gives no hints; classify it or hide it`,
+    );
   }
   lines.push('  "*": { hidden: true }  # tools the server adds later are not offered until reviewed', '');
   return lines.join('\n');

@@ -28,7 +28,12 @@ export function journalKeyFrom(values: Record<string, unknown>): string | undefi
  * Opens the journal for an operator command (no host row, no lease). A missing
  * SQLite file is reported on stderr (undefined is returned) rather than created.
  */
-export async function openOperatorJournal(command: string, values: Record<string, unknown>, stateDir: string, options: { readonly recover?: boolean } = {}): Promise<Journal | undefined> {
+export async function openOperatorJournal(
+  command: string,
+  values: Record<string, unknown>,
+  stateDir: string,
+  options: { readonly recover?: boolean } = {},
+): Promise<Journal | undefined> {
   const flag = journalUrlFrom(journalFlagFrom(values));
   const url = parseJournalUrl(flag, stateDir);
   if (url.kind === 'sqlite' && !existsSync(url.file)) {

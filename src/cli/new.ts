@@ -26,7 +26,10 @@ export async function run(argv: readonly string[]): Promise<number> {
     return 0;
   }
   const [what, name] = positionals;
-  if (what !== 'tool') throw new UsageError(what === undefined ? 'missing what to create: toolhost new tool NAME --mode M' : `toolhost new makes a tool, not "${what}": toolhost new tool NAME --mode M`);
+  if (what !== 'tool')
+    throw new UsageError(
+      what === undefined ? 'missing what to create: toolhost new tool NAME --mode M' : `toolhost new makes a tool, not "${what}": toolhost new tool NAME --mode M`,
+    );
   if (name === undefined) throw new UsageError('missing NAME');
   if (!TOOL_NAME.test(name)) throw new UsageError(`NAME "${name}" must be a lowercase letter, then lowercase letters, digits or _ (at most 64 in all)`);
   const mode = values.mode;

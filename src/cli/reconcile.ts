@@ -37,9 +37,7 @@ export async function run(argv: readonly string[]): Promise<number> {
     const record = await journal.reconcile(id, action);
     const key = record.idempotencyKey === null ? 'It had no idempotency key.' : `Idempotency key "${record.idempotencyKey}" of ${record.tool}`;
     const effect =
-      action === 'rerun'
-        ? record.idempotencyKey === null ? '' : ' may run again.'
-        : record.idempotencyKey === null ? '' : ' counts as done; a repeat will not run the tool.';
+      action === 'rerun' ? (record.idempotencyKey === null ? '' : ' may run again.') : record.idempotencyKey === null ? '' : ' counts as done; a repeat will not run the tool.';
     process.stdout.write(`call ${record.id} (${record.tool}): interrupted, reconciled --${action}. ${key}${effect}\n`);
     return 0;
   } catch (error) {

@@ -70,7 +70,9 @@ export function writeAllOrNothing(command: string, dir: string, files: readonly 
     return undefined;
   }
   mkdirSync(dir, { recursive: true });
-  return `Wrote in ${dir}:\n${writeFiles(dir, files).map((path) => `  ${path}\n`).join('')}`;
+  return `Wrote in ${dir}:\n${writeFiles(dir, files)
+    .map((path) => `  ${path}\n`)
+    .join('')}`;
 }
 
 /**

@@ -91,7 +91,9 @@ export async function buildAuthenticator(settings: HttpSettings, logger: Logger,
     }
     case 'none':
       logger.warn({ host: settings.host }, '--no-auth: every request on this loopback address is served as principal "anonymous"');
-      process.stderr.write(`toolhost ${command}: warning: --no-auth: anyone who can reach this loopback address can ${command === 'serve' ? 'call the tools' : 'decide approvals'}\n`);
+      process.stderr.write(
+        `toolhost ${command}: warning: --no-auth: anyone who can reach this loopback address can ${command === 'serve' ? 'call the tools' : 'decide approvals'}\n`,
+      );
       return noAuthentication();
   }
 }

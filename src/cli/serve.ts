@@ -253,7 +253,13 @@ async function serveOverHttp(
   }
   // The one line a supervisor script or a test reads to learn the port (stderr, never stdout).
   logger.info(
-    { url: `${listening.url}/mcp`, auth: authenticator.kind, tools: options.supervisor.listTools().length, maxMessageBytes, ...(consoleHandler ? { console: `${listening.url}${consoleHandler.base}` } : {}) },
+    {
+      url: `${listening.url}/mcp`,
+      auth: authenticator.kind,
+      tools: options.supervisor.listTools().length,
+      maxMessageBytes,
+      ...(consoleHandler ? { console: `${listening.url}${consoleHandler.base}` } : {}),
+    },
     'serving MCP over HTTP',
   );
   return serverHandleOf(serving, () => listening.close());

@@ -21,10 +21,7 @@ export function formatServerReports(reports: readonly ServerReport[]): string {
       const name = tool.listed ?? `(${tool.upstream})`;
       const origin = tool.entry !== undefined ? `tools: "${tool.entry}"` : 'no tools: entry';
       const hints = tool.hints ? `; server hints (unverified): ${JSON.stringify(tool.hints)}` : '';
-      out +=
-        tool.excluded !== undefined
-          ? `  ${name}  excluded: ${tool.excluded}${hints}\n`
-          : `  ${name}  ${tool.sideEffect ?? 'unclassified'} (${origin})${hints}\n`;
+      out += tool.excluded !== undefined ? `  ${name}  excluded: ${tool.excluded}${hints}\n` : `  ${name}  ${tool.sideEffect ?? 'unclassified'} (${origin})${hints}\n`;
     }
   }
   return out;
@@ -49,7 +46,14 @@ export function excludedToolProblems(reports: readonly ServerReport[]): Problem[
   return reports.flatMap((report) =>
     report.tools.flatMap((tool) =>
       tool.excluded !== undefined && tool.isHidden !== true
-        ? [{ file: report.displayFile, line: tool.line, col: tool.col, reason: `server "${report.server}": tool "${tool.upstream}" is not offered: ${tool.excluded} (if that is meant, say so with hidden: true in its tools: entry)` }]
+        ? [
+            {
+              file: report.displayFile,
+              line: tool.line,
+              col: tool.col,
+              reason: `server "${report.server}": tool "${tool.upstream}" is not offered: ${tool.excluded} (if that is meant, say so with hidden: true in its tools: entry)`,
+            },
+          ]
         : [],
     ),
   );

@@ -109,7 +109,17 @@ class Console implements ConsoleHandler {
       const unavailable = isJournalError(error);
       this.#o.logger.error({ err: error instanceof Error ? error.message : String(error), path: pathOf(req) }, 'console request failed');
       const ctx = { base: this.base, now: this.#now() };
-      send(res, unavailable ? 503 : 500, 'text/html; charset=utf-8', page(ctx, 'none', unavailable ? 'Journal unavailable' : 'Something went wrong', notice('alert', unavailable ? 'The journal did not answer; try again shortly.' : 'The console could not answer this request; the host log says why.')));
+      send(
+        res,
+        unavailable ? 503 : 500,
+        'text/html; charset=utf-8',
+        page(
+          ctx,
+          'none',
+          unavailable ? 'Journal unavailable' : 'Something went wrong',
+          notice('alert', unavailable ? 'The journal did not answer; try again shortly.' : 'The console could not answer this request; the host log says why.'),
+        ),
+      );
     }
   }
 
@@ -311,7 +321,16 @@ class Console implements ConsoleHandler {
 
   #csrfRefused(res: ServerResponse): void {
     const ctx = { base: this.base, now: this.#now() };
-    sendPage(res, 403, page(ctx, 'none', 'Request refused', notice('alert', html`The form’s security token did not match your session. <a href="${this.base}/approvals">Reload the page</a> and try again.`)));
+    sendPage(
+      res,
+      403,
+      page(
+        ctx,
+        'none',
+        'Request refused',
+        notice('alert', html`The form’s security token did not match your session. <a href="${this.base}/approvals">Reload the page</a> and try again.`),
+      ),
+    );
   }
 
   #cookieFor(session: ConsoleSession): string {

@@ -28,7 +28,12 @@ export function escapeHtml(text: string): string {
 
 /** Text shown as it is written, line breaks kept (inside <pre>): each line escaped on its own. */
 export function multiline(text: string): SafeHtml {
-  return new SafeHtml(text.split('\n').map((line) => escapeHtml(escapeInvisible(line))).join('\n'));
+  return new SafeHtml(
+    text
+      .split('\n')
+      .map((line) => escapeHtml(escapeInvisible(line)))
+      .join('\n'),
+  );
 }
 
 const ESCAPES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };

@@ -30,9 +30,13 @@ export function formatCall(tool: FormatTool, args: Readonly<Record<string, unkno
     case 'json':
       return JSON.stringify({ name: tool.name, arguments: args });
     case 'xml':
-      return `<${tool.name}>${Object.entries(args).map(([key, value]) => xmlElement(key, value)).join('')}</${tool.name}>`;
+      return `<${tool.name}>${Object.entries(args)
+        .map(([key, value]) => xmlElement(key, value))
+        .join('')}</${tool.name}>`;
     case 'ptype':
-      return `${tool.name}(${Object.entries(args).map(([key, value]) => `${key}=${JSON.stringify(value)}`).join(', ')})`;
+      return `${tool.name}(${Object.entries(args)
+        .map(([key, value]) => `${key}=${JSON.stringify(value)}`)
+        .join(', ')})`;
   }
 }
 
@@ -65,7 +69,9 @@ function renderXmlTool(tool: FormatTool): string {
 function xmlElement(name: string, value: unknown): string {
   if (Array.isArray(value)) return `<${name}>${value.map((item) => xmlElement('item', item)).join('')}</${name}>`;
   if (value !== null && typeof value === 'object') {
-    return `<${name}>${Object.entries(value).map(([key, inner]) => xmlElement(key, inner)).join('')}</${name}>`;
+    return `<${name}>${Object.entries(value)
+      .map(([key, inner]) => xmlElement(key, inner))
+      .join('')}</${name}>`;
   }
   if (value === null) return `<${name}/>`;
   return `<${name}>${escapeXml(String(value))}</${name}>`;

@@ -133,7 +133,10 @@ function nearMisses(schema: Schema, base: Args, random: () => number): NearMiss[
     if (typeof propertySchema['maxItems'] === 'number') {
       const item = generateValue(asRecord(propertySchema['items']), random);
       if (item !== undefined) {
-        variant(`${name}: maxItems + 1`, (args) => (args[name] = Array.from({ length: (propertySchema['maxItems'] as number) + 1 }, (_, i) => (typeof item === 'string' ? `${item}${i}` : item))));
+        variant(
+          `${name}: maxItems + 1`,
+          (args) => (args[name] = Array.from({ length: (propertySchema['maxItems'] as number) + 1 }, (_, i) => (typeof item === 'string' ? `${item}${i}` : item))),
+        );
       }
     }
   }
@@ -153,7 +156,17 @@ function wrongTypeValue(types: readonly string[]): unknown {
   // A value whose JSON type none of the allowed types accepts.
   const accepts = (value: unknown) =>
     types.some((type) =>
-      type === 'integer' ? Number.isInteger(value) : type === 'number' ? typeof value === 'number' : type === 'array' ? Array.isArray(value) : type === 'null' ? value === null : type === 'object' ? isRecord(value) : typeof value === type,
+      type === 'integer'
+        ? Number.isInteger(value)
+        : type === 'number'
+          ? typeof value === 'number'
+          : type === 'array'
+            ? Array.isArray(value)
+            : type === 'null'
+              ? value === null
+              : type === 'object'
+                ? isRecord(value)
+                : typeof value === type,
     );
   return candidates.map(([, value]) => value).find((value) => !accepts(value));
 }

@@ -119,13 +119,26 @@ export function assessTool(manifest: Manifest, policy: MergedPolicy, workspace: 
   checks.push(
     declaredMemoryMb !== undefined && declaredMemoryMb > maxMemoryMb.value
       ? exclude('limits.maxMemoryMb', maxMemoryMb.source.rule, `sandbox.memoryMb ${declaredMemoryMb} is above the policy maximum ${maxMemoryMb.value}`, ['sandbox', 'memoryMb'])
-      : { key: 'limits.maxMemoryMb', outcome: 'pass', rule: maxMemoryMb.source.rule, text: `memoryMb ${memoryMb}${declaredMemoryMb === undefined ? ` (the ${manifest.sandbox.mode} default, capped)` : ''} ≤ ${maxMemoryMb.value}` },
+      : {
+          key: 'limits.maxMemoryMb',
+          outcome: 'pass',
+          rule: maxMemoryMb.source.rule,
+          text: `memoryMb ${memoryMb}${declaredMemoryMb === undefined ? ` (the ${manifest.sandbox.mode} default, capped)` : ''} ≤ ${maxMemoryMb.value}`,
+        },
   );
   const declaredResultBytes = manifest.maxResultBytes;
   checks.push(
     declaredResultBytes !== undefined && declaredResultBytes > maxResultBytes.value
-      ? exclude('limits.maxResultBytes', maxResultBytes.source.rule, `limits.maxResultBytes ${declaredResultBytes} is above the policy maximum ${maxResultBytes.value}`, ['limits', 'maxResultBytes'])
-      : { key: 'limits.maxResultBytes', outcome: 'pass', rule: maxResultBytes.source.rule, text: `maxResultBytes ${declaredResultBytes ?? maxResultBytes.value} ≤ ${maxResultBytes.value}` },
+      ? exclude('limits.maxResultBytes', maxResultBytes.source.rule, `limits.maxResultBytes ${declaredResultBytes} is above the policy maximum ${maxResultBytes.value}`, [
+          'limits',
+          'maxResultBytes',
+        ])
+      : {
+          key: 'limits.maxResultBytes',
+          outcome: 'pass',
+          rule: maxResultBytes.source.rule,
+          text: `maxResultBytes ${declaredResultBytes ?? maxResultBytes.value} ≤ ${maxResultBytes.value}`,
+        },
   );
 
   // Roots, network and environment the tool asks for.
@@ -133,8 +146,18 @@ export function assessTool(manifest: Manifest, policy: MergedPolicy, workspace: 
     const outside = firstFailingLayer(policy.allowedRoots, (items) => items.some((item) => isInside(root.path, item.value)));
     checks.push(
       outside
-        ? exclude('workspace.allowedRoots', outside.source.rule, `root ${root.declared} (${root.path}) is outside the allowed roots of ${describeLayer(outside)}`, ['workspace', 'roots', index, 'path'])
-        : { key: 'workspace.allowedRoots', outcome: 'pass', rule: policy.allowedRoots.layers[0]?.source.rule, text: `root ${root.declared} (${root.access}) lies inside the allowed roots` },
+        ? exclude('workspace.allowedRoots', outside.source.rule, `root ${root.declared} (${root.path}) is outside the allowed roots of ${describeLayer(outside)}`, [
+            'workspace',
+            'roots',
+            index,
+            'path',
+          ])
+        : {
+            key: 'workspace.allowedRoots',
+            outcome: 'pass',
+            rule: policy.allowedRoots.layers[0]?.source.rule,
+            text: `root ${root.declared} (${root.access}) lies inside the allowed roots`,
+          },
     );
   });
   manifest.networkAllow.forEach((host, index) => {
@@ -197,8 +220,7 @@ function trustOf(manifest: Manifest, firstParty: IntersectSetting<string>, works
   const rel = relative(workspace, manifest.file);
   const inside = rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
   const relPosix = rel.split(sep).join('/');
-  const matches = (pattern: string): boolean =>
-    isAbsolute(pattern) ? matchGlob(pattern, manifest.file, { path: true }) : inside && matchGlob(pattern, relPosix, { path: true });
+  const matches = (pattern: string): boolean => (isAbsolute(pattern) ? matchGlob(pattern, manifest.file, { path: true }) : inside && matchGlob(pattern, relPosix, { path: true }));
   const failing = firstFailingLayer(firstParty, (items) => items.some((item) => matches(item.value)));
   if (failing?.source.layer === 'built-in') {
     return { trust: 'community', rule: failing.source.rule, text: 'community: no organisation policy grants first party (trust.firstParty)' };

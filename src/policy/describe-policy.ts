@@ -59,14 +59,27 @@ export function describePolicy(policy: MergedPolicy): KeyRow[] {
 type Covers<T> = (allowed: T, entry: T) => boolean;
 
 function row(key: PolicyKey, value: unknown, source: Source, merge: KeyRow['merge'], status: KeyRow['status'] = 'in_force'): KeyRow {
-  return { key, value, layer: source.layer, file: source.file ?? null, line: source.line ?? null, col: source.col ?? null, rule: source.rule, merge, status, shadow: source.shadow };
+  return {
+    key,
+    value,
+    layer: source.layer,
+    file: source.file ?? null,
+    line: source.line ?? null,
+    col: source.col ?? null,
+    rule: source.rule,
+    merge,
+    status,
+    shadow: source.shadow,
+  };
 }
 
 // The tightest value wins: its row is in force, every other layer's is overridden by it.
 function scalarRows<T>(key: PolicyKey, setting: ScalarSetting<T>): KeyRow[] {
   if (setting.setBy.length === 0) return [row(key, setting.value, setting.source, 'tightest')];
   return setting.setBy.map((entry) =>
-    entry.source === setting.source ? row(key, entry.value, entry.source, 'tightest') : { ...row(key, entry.value, entry.source, 'tightest', 'overridden'), overriddenBy: setting.source.rule },
+    entry.source === setting.source
+      ? row(key, entry.value, entry.source, 'tightest')
+      : { ...row(key, entry.value, entry.source, 'tightest', 'overridden'), overriddenBy: setting.source.rule },
   );
 }
 

@@ -15,11 +15,7 @@ export function matchGlob(pattern: string, text: string, options: GlobOptions = 
 }
 
 /** The first pattern of `patterns` that matches `text`, if any. */
-export function findMatch<T extends { readonly value: string }>(
-  patterns: readonly T[],
-  text: string,
-  options: GlobOptions = {},
-): T | undefined {
+export function findMatch<T extends { readonly value: string }>(patterns: readonly T[], text: string, options: GlobOptions = {}): T | undefined {
   return patterns.find((pattern) => matchGlob(pattern.value, text, options));
 }
 

@@ -21,7 +21,12 @@ export function ineffectiveRepositoryKeys(policy: MergedPolicy): Problem[] {
     }
     if (row.noEffect !== undefined && row.noEffect.length > 0) {
       const entries = row.noEffect.map((value) => JSON.stringify(value)).join(', ');
-      return [warning(row, `${row.key}: ${entries} ${row.noEffect.length === 1 ? 'has' : 'have'} no effect: another layer that sets this key does not allow ${row.noEffect.length === 1 ? 'it' : 'them'}`)];
+      return [
+        warning(
+          row,
+          `${row.key}: ${entries} ${row.noEffect.length === 1 ? 'has' : 'have'} no effect: another layer that sets this key does not allow ${row.noEffect.length === 1 ? 'it' : 'them'}`,
+        ),
+      ];
     }
     return [];
   });
@@ -31,7 +36,7 @@ function overriddenText(row: KeyRow, winner: KeyRow | undefined): string {
   if (row.key === 'trust.firstParty') {
     return `${row.key}: ${JSON.stringify(row.value)} has no effect: only an organisation policy (--policy) can make a tool first party, and none sets trust.firstParty`;
   }
-  const inForce = winner === undefined ? row.overriddenBy ?? 'another layer' : `${JSON.stringify(winner.value)} (${winner.rule})`;
+  const inForce = winner === undefined ? (row.overriddenBy ?? 'another layer') : `${JSON.stringify(winner.value)} (${winner.rule})`;
   return `${row.key}: ${JSON.stringify(row.value)} has no effect: it is looser than ${inForce}, which is in force (a repository policy can only tighten)`;
 }
 

@@ -39,7 +39,10 @@ export function loadPolicies(options: LoadPoliciesOptions): LoadedPolicies {
 
   const files: PolicyFile[] = [];
   const problems: Problem[] = [];
-  for (const [layer, paths] of [['organisation', organisation], ['repository', repository]] as const) {
+  for (const [layer, paths] of [
+    ['organisation', organisation],
+    ['repository', repository],
+  ] as const) {
     for (const path of paths) {
       const result = loadPolicyFile(path, layer, options.displayPathOf ? options.displayPathOf(path, layer) : displayPath(path, cwd));
       if (result.ok) files.push(result.file);
@@ -50,11 +53,7 @@ export function loadPolicies(options: LoadPoliciesOptions): LoadedPolicies {
 }
 
 /** Loads one policy file as the given layer. */
-function loadPolicyFile(
-  path: string,
-  layer: PolicyFile['layer'],
-  file: string,
-): { ok: true; file: PolicyFile } | { ok: false; problems: Problem[] } {
+function loadPolicyFile(path: string, layer: PolicyFile['layer'], file: string): { ok: true; file: PolicyFile } | { ok: false; problems: Problem[] } {
   const parsed = readYamlFile(path, file);
   if (!parsed.ok) return { ok: false, problems: parsed.problems };
   const checked = checkPolicyDocument(parsed.source);

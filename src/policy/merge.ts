@@ -38,7 +38,14 @@ export function mergePolicies(files: readonly PolicyFile[], workspace: string): 
   ) as Record<LimitKey, ScalarSetting<number>>;
 
   const policy: MergedPolicy = {
-    strict: mergeScalar(files, ['strict'], 'strict', POLICY_DEFAULTS.strict, (f) => data(f).strict, (a, b) => a && !b),
+    strict: mergeScalar(
+      files,
+      ['strict'],
+      'strict',
+      POLICY_DEFAULTS.strict,
+      (f) => data(f).strict,
+      (a, b) => a && !b,
+    ),
     toolsAllow: mergeIntersect(files, ['tools', 'allow'], 'tools.allow', POLICY_DEFAULTS.toolsAllow, (f) => data(f).tools?.allow),
     toolsDeny: mergeUnion(files, ['tools', 'deny'], 'tools.deny', POLICY_DEFAULTS.toolsDeny, (f) => data(f).tools?.deny),
     sideEffectsDeny: mergeUnion(files, ['sideEffects', 'deny'], 'sideEffects.deny', POLICY_DEFAULTS.sideEffectsDeny, (f) => data(f).sideEffects?.deny),
@@ -61,19 +68,57 @@ export function mergePolicies(files: readonly PolicyFile[], workspace: string): 
     networkAllow: mergeIntersect(files, ['network', 'allow'], 'network.allow', POLICY_DEFAULTS.networkAllow, (f) => data(f).network?.allow),
     envAllow: mergeIntersect(files, ['env', 'allow'], 'env.allow', POLICY_DEFAULTS.envAllow, (f) => data(f).env?.allow),
     envSecrets: mergeUnion(files, ['env', 'secrets'], 'env.secrets', POLICY_DEFAULTS.envSecrets, (f) => data(f).env?.secrets),
-    onUnknownTool: mergeScalar(files, ['onUnknownTool'], 'onUnknownTool', POLICY_DEFAULTS.onUnknownTool as OnUnknownTool, (f) => data(f).onUnknownTool, (a, b) =>
-      unknownToolRank(a) < unknownToolRank(b),
+    onUnknownTool: mergeScalar(
+      files,
+      ['onUnknownTool'],
+      'onUnknownTool',
+      POLICY_DEFAULTS.onUnknownTool as OnUnknownTool,
+      (f) => data(f).onUnknownTool,
+      (a, b) => unknownToolRank(a) < unknownToolRank(b),
     ),
-    onInvalidArguments: mergeScalar(files, ['onInvalidArguments'], 'onInvalidArguments', POLICY_DEFAULTS.onInvalidArguments, (f) => data(f).onInvalidArguments, (a, b) =>
-      a === 'protocol_error' && b !== 'protocol_error',
+    onInvalidArguments: mergeScalar(
+      files,
+      ['onInvalidArguments'],
+      'onInvalidArguments',
+      POLICY_DEFAULTS.onInvalidArguments,
+      (f) => data(f).onInvalidArguments,
+      (a, b) => a === 'protocol_error' && b !== 'protocol_error',
     ),
     // operator wins over client (it never drops an approval); the shorter expiry wins.
-    approvalsBy: mergeScalar(files, ['approvals', 'by'], 'approvals.by', POLICY_DEFAULTS.approvalsBy, (f) => data(f).approvals?.by, (a, b) => a === 'operator' && b !== 'operator'),
-    approvalsExpireAfterMs: mergeScalar(files, ['approvals', 'expireAfterMs'], 'approvals.expireAfterMs', POLICY_DEFAULTS.approvalsExpireAfterMs, (f) => data(f).approvals?.expireAfterMs, smaller),
+    approvalsBy: mergeScalar(
+      files,
+      ['approvals', 'by'],
+      'approvals.by',
+      POLICY_DEFAULTS.approvalsBy,
+      (f) => data(f).approvals?.by,
+      (a, b) => a === 'operator' && b !== 'operator',
+    ),
+    approvalsExpireAfterMs: mergeScalar(
+      files,
+      ['approvals', 'expireAfterMs'],
+      'approvals.expireAfterMs',
+      POLICY_DEFAULTS.approvalsExpireAfterMs,
+      (f) => data(f).approvals?.expireAfterMs,
+      smaller,
+    ),
     // enforce wins over off; `auto` (no layer set it) decides by whether a lock exists.
-    pinning: mergeScalar<PinningSetting>(files, ['pinning'], 'pinning', 'auto', (f) => data(f).pinning, (a, b) => a === 'enforce' && b !== 'enforce'),
+    pinning: mergeScalar<PinningSetting>(
+      files,
+      ['pinning'],
+      'pinning',
+      'auto',
+      (f) => data(f).pinning,
+      (a, b) => a === 'enforce' && b !== 'enforce',
+    ),
     // More evidence for an auditor is the stricter oversight: any layer asking for the arguments gets them kept.
-    journalArguments: mergeScalar(files, ['journal', 'arguments'], 'journal.arguments', POLICY_DEFAULTS.journalArguments as JournalArguments, (f) => data(f).journal?.arguments, (a, b) => a === 'redacted' && b !== 'redacted'),
+    journalArguments: mergeScalar(
+      files,
+      ['journal', 'arguments'],
+      'journal.arguments',
+      POLICY_DEFAULTS.journalArguments as JournalArguments,
+      (f) => data(f).journal?.arguments,
+      (a, b) => a === 'redacted' && b !== 'redacted',
+    ),
   };
   checkRewrites(policy.onUnknownTool, files, problems);
   return { policy: deepFreeze(policy), problems };
@@ -192,7 +237,13 @@ function expandRoots(setting: IntersectSetting<string>, workspace: string, files
       const unknown = /\$\{(?!WORKSPACE\})[^}]*\}/.exec(item.value);
       if (unknown) {
         const file = files.find((candidate) => candidate.file === item.source.file);
-        if (file) problems.push({ file: file.file, line: item.source.line ?? 1, col: item.source.col ?? 1, reason: `workspace.allowedRoots: unknown variable ${unknown[0]} (only \${WORKSPACE} is substituted)` });
+        if (file)
+          problems.push({
+            file: file.file,
+            line: item.source.line ?? 1,
+            col: item.source.col ?? 1,
+            reason: `workspace.allowedRoots: unknown variable ${unknown[0]} (only \${WORKSPACE} is substituted)`,
+          });
       }
       const substituted = item.value.replaceAll('${WORKSPACE}', workspace);
       return { value: canonicalPath(isAbsolute(substituted) ? substituted : resolve(workspace, substituted)), source: item.source };

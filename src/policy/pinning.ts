@@ -44,7 +44,8 @@ export function checkPin(pinning: PinningInForce, name: string, digest: string):
 /** One sentence for people: what is wrong with the pin and what to do. */
 function describePinRefusal(refusal: PinRefusal, lock: ToolLock | null): string {
   const file = lock?.display ?? LOCK_FILE_NAME;
-  if (refusal.reason === 'definition_changed') return `its definition differs from its pin in ${file}; review the change (toolhost lock --check) and run toolhost lock to accept it`;
+  if (refusal.reason === 'definition_changed')
+    return `its definition differs from its pin in ${file}; review the change (toolhost lock --check) and run toolhost lock to accept it`;
   return lock === null ? `pinning is enforced and there is no ${file}; run toolhost lock` : `it has no pin in ${file}; review it and run toolhost lock`;
 }
 

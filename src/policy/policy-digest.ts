@@ -11,7 +11,9 @@ import type { PrincipalRule } from './principals.js';
 
 /** sha256 hex of the effective policy. */
 export function policyDigestOf(policy: MergedPolicy, principalRules: readonly PrincipalRule[] = []): string {
-  return createHash('sha256').update(canonicalJson({ policy: effectiveOf(policy), principals: effectiveOf(principalRules) })).digest('hex');
+  return createHash('sha256')
+    .update(canonicalJson({ policy: effectiveOf(policy), principals: effectiveOf(principalRules) }))
+    .digest('hex');
 }
 
 /** The effective values of a merged setting (or of any plain data holding settings), without their sources. */

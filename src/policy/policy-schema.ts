@@ -97,4 +97,3 @@ function dedupe(problems: readonly Problem[]): Problem[] {
     return true;
   });
 }
-

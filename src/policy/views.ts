@@ -54,7 +54,18 @@ export function buildToolView(
   const enforcedExclusionRules = new Set(assessment.exclusions.map((check) => check.rule));
   const rates = rateWindows.length === 0 ? [] : windowsFor(rateWindows, manifest.name, manifest.sideEffect);
   // Relative path arguments start where the tool's do: its first root, else the workspace.
-  const ruleScope = rules.length === 0 ? undefined : scopeRules(rules, { name: manifest.name, ...(manifest.sideEffect !== undefined ? { sideEffect: manifest.sideEffect } : {}), ...(manifest.upstream ? { server: manifest.upstream.server } : {}) }, { root: manifest.roots[0]?.path ?? workspace, workspace });
+  const ruleScope =
+    rules.length === 0
+      ? undefined
+      : scopeRules(
+          rules,
+          {
+            name: manifest.name,
+            ...(manifest.sideEffect !== undefined ? { sideEffect: manifest.sideEffect } : {}),
+            ...(manifest.upstream ? { server: manifest.upstream.server } : {}),
+          },
+          { root: manifest.roots[0]?.path ?? workspace, workspace },
+        );
 
   const view: ToolView = {
     manifest,

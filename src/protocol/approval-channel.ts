@@ -24,10 +24,7 @@ export function approvalChannelFor(era: ProtocolEra, server: Server, ctx: CallRe
     kind: 'elicitation',
     async elicit(prompt, signal): Promise<ElicitAnswer> {
       try {
-        const result = await ctx.mcpReq.elicitInput(
-          { mode: 'form', message: prompt.message, requestedSchema: approvalSchema() },
-          { signal, timeout: timeoutMs },
-        );
+        const result = await ctx.mcpReq.elicitInput({ mode: 'form', message: prompt.message, requestedSchema: approvalSchema() }, { signal, timeout: timeoutMs });
         return { action: result.action, ...(result.content !== undefined ? { content: result.content } : {}) };
       } catch (error) {
         // A timeout, a cancel, an error reply or an answer that fails the schema: the supervisor denies.

@@ -19,16 +19,7 @@ export const INVALID_REQUEST = -32600;
 
 /** Why a line was refused; `data.reason` on the wire. */
 export type MalformedReason =
-  | 'too_large'
-  | 'invalid_utf8'
-  | 'invalid_json'
-  | 'duplicate_key'
-  | 'proto_key'
-  | 'too_deep'
-  | 'batch_not_supported'
-  | 'not_jsonrpc'
-  | 'not_mcp_message'
-  | 'arguments_not_object';
+  'too_large' | 'invalid_utf8' | 'invalid_json' | 'duplicate_key' | 'proto_key' | 'too_deep' | 'batch_not_supported' | 'not_jsonrpc' | 'not_mcp_message' | 'arguments_not_object';
 
 export type RequestId = string | number | null;
 
@@ -106,12 +97,7 @@ const MESSAGES: Record<typeof PARSE_ERROR | typeof INVALID_REQUEST, string> = {
   [INVALID_REQUEST]: 'Invalid Request',
 };
 
-function refuse(
-  code: typeof PARSE_ERROR | typeof INVALID_REQUEST,
-  id: RequestId,
-  reason: MalformedReason,
-  details: Record<string, unknown> = {},
-): Refusal {
+function refuse(code: typeof PARSE_ERROR | typeof INVALID_REQUEST, id: RequestId, reason: MalformedReason, details: Record<string, unknown> = {}): Refusal {
   return {
     ok: false,
     response: { jsonrpc: '2.0', id, error: { code, message: MESSAGES[code], data: errorData('malformed_request', { reason, ...details }) } },

@@ -58,7 +58,10 @@ class ActivityTrackingTransport extends WebStandardStreamableHTTPServerTransport
     }
   }
 
-  override send(message: Parameters<WebStandardStreamableHTTPServerTransport['send']>[0], options?: Parameters<WebStandardStreamableHTTPServerTransport['send']>[1]): Promise<void> {
+  override send(
+    message: Parameters<WebStandardStreamableHTTPServerTransport['send']>[0],
+    options?: Parameters<WebStandardStreamableHTTPServerTransport['send']>[1],
+  ): Promise<void> {
     this.lastActiveMs = Date.now();
     const record = message as unknown as Record<string, unknown>;
     if (('result' in record || 'error' in record) && isRequestId(record['id'])) this.#unanswered.delete(record['id']);

@@ -64,14 +64,11 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServer> 
     logger,
     ...(options.legacySessionIdleMs !== undefined ? { idleMs: options.legacySessionIdleMs } : {}),
   });
-  const modern: McpHttpHandler = createMcpHandler(
-    ({ era, authInfo }) => serving.buildServer(era, authInfo ? principals.callerFor(authInfo.clientId) : undefined),
-    {
-      legacy: 'reject',
-      maxRequestBodySize: options.maxMessageBytes,
-      onerror: (error) => logger.debug({ err: error.message }, 'mcp http notice'),
-    },
-  );
+  const modern: McpHttpHandler = createMcpHandler(({ era, authInfo }) => serving.buildServer(era, authInfo ? principals.callerFor(authInfo.clientId) : undefined), {
+    legacy: 'reject',
+    maxRequestBodySize: options.maxMessageBytes,
+    onerror: (error) => logger.debug({ err: error.message }, 'mcp http notice'),
+  });
   // Modern clients learn of a reload on their subscriptions/listen stream; legacy ones by their session's server.
   serving.onSupervisorReplaced(() => modern.notify.toolsChanged());
   const mcp = toNodeHandler(
@@ -91,8 +88,7 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServer> 
   let boundUrl = '';
   const allowed = (): string[] => allowedHostnamesFor(options, boundUrl);
   const resourceUrl = (): string => options.publicUrl ?? `${boundUrl}${MCP_PATH}`;
-  const metadataUrl = (): string | undefined =>
-    options.authenticator.kind === 'jwt' ? new URL('/.well-known/oauth-protected-resource/mcp', resourceUrl()).toString() : undefined;
+  const metadataUrl = (): string | undefined => (options.authenticator.kind === 'jwt' ? new URL('/.well-known/oauth-protected-resource/mcp', resourceUrl()).toString() : undefined);
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
@@ -115,9 +111,16 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServer> 
     if (!auth.ok) {
       logger.info({ reason: auth.description, remote: req.socket.remoteAddress }, 'http request refused: not authenticated');
       req.resume();
-      return writeJsonRpcError(res, 401, -32001, 'Unauthorized: a valid bearer token is required.', { code: 'unauthorized', reason: auth.description }, {
-        'www-authenticate': challengeFor(auth, metadataUrl()),
-      });
+      return writeJsonRpcError(
+        res,
+        401,
+        -32001,
+        'Unauthorized: a valid bearer token is required.',
+        { code: 'unauthorized', reason: auth.description },
+        {
+          'www-authenticate': challengeFor(auth, metadataUrl()),
+        },
+      );
     }
     let parsedBody: unknown;
     if (req.method === 'POST') {

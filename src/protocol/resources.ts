@@ -12,14 +12,9 @@ export async function readArtifactResource(supervisor: Pick<Supervisor, 'readArt
   if (!artifact) throw new ResourceNotFoundError(uri);
   const text = isTextMimeType(artifact.mimeType) ? decodeUtf8(artifact.bytes) : undefined;
   return {
-    contents: [
-      text !== undefined
-        ? { uri, mimeType: artifact.mimeType, text }
-        : { uri, mimeType: artifact.mimeType, blob: Buffer.from(artifact.bytes).toString('base64') },
-    ],
+    contents: [text !== undefined ? { uri, mimeType: artifact.mimeType, text } : { uri, mimeType: artifact.mimeType, blob: Buffer.from(artifact.bytes).toString('base64') }],
   };
 }
-
 
 function decodeUtf8(bytes: Uint8Array): string | undefined {
   try {

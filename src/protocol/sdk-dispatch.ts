@@ -7,14 +7,7 @@
 // top-level member would never be answered. The SDK's own exported guards
 // judge (the very ones its dispatch calls), so the two cannot drift; a narrow
 // shortcut spares the common line their cost.
-import {
-  isJSONRPCErrorResponse,
-  isJSONRPCNotification,
-  isJSONRPCRequest,
-  isJSONRPCResultResponse,
-  RELATED_TASK_META_KEY,
-  specTypeSchemas,
-} from '@modelcontextprotocol/server';
+import { isJSONRPCErrorResponse, isJSONRPCNotification, isJSONRPCRequest, isJSONRPCResultResponse, RELATED_TASK_META_KEY, specTypeSchemas } from '@modelcontextprotocol/server';
 
 export type MessageKind = 'request' | 'notification' | 'response';
 

@@ -208,9 +208,7 @@ function buildServer(era: ProtocolEra, options: ToolhostServerOptions, state: Se
 
   server.setRequestHandler('resources/list', async () => ({ resources: [] }));
   server.setRequestHandler('resources/templates/list', async () => ({
-    resourceTemplates: [
-      { uriTemplate: ARTIFACT_URI_TEMPLATE, name: 'artifact', description: 'A tool result too large to return inline, by SHA-256.' },
-    ],
+    resourceTemplates: [{ uriTemplate: ARTIFACT_URI_TEMPLATE, name: 'artifact', description: 'A tool result too large to return inline, by SHA-256.' }],
   }));
   server.setRequestHandler('resources/read', async (request) => readArtifactResource(state.supervisor, request.params.uri));
 
@@ -325,4 +323,3 @@ function protocolVersionOf(era: ProtocolEra, server: Server, ctx: { readonly mcp
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
-

@@ -36,7 +36,14 @@ export type SandboxEnvResult = { readonly ok: true; readonly env: SandboxEnv } |
  */
 export function readSandboxEnv(source: YamlSource, declared: unknown, path: readonly (string | number)[], workspace: string): SandboxEnvResult {
   if (declared === undefined) return { ok: true, env: NO_ENV };
-  if (Array.isArray(declared)) return { ok: true, env: freeze(declared.filter((name): name is string => typeof name === 'string'), {}) };
+  if (Array.isArray(declared))
+    return {
+      ok: true,
+      env: freeze(
+        declared.filter((name): name is string => typeof name === 'string'),
+        {},
+      ),
+    };
   if (typeof declared !== 'object' || declared === null) return { ok: true, env: NO_ENV };
   const names: string[] = [];
   const literals: Record<string, string> = {};
@@ -75,7 +82,13 @@ export function literalSecretProblems(owners: readonly LiteralEnvOwner[], isSecr
     for (const name of Object.keys(owner.literals)) {
       const glob = isSecretName(name);
       if (glob !== undefined) {
-        problems.push(owner.source.problemAt([...owner.envPath, name], `env ${name} matches the secret name "${glob}" (env.secrets): a secret may not be written in a manifest (a tool never gets a secret, and a value set here would reach it and the model unredacted)`, 'key'));
+        problems.push(
+          owner.source.problemAt(
+            [...owner.envPath, name],
+            `env ${name} matches the secret name "${glob}" (env.secrets): a secret may not be written in a manifest (a tool never gets a secret, and a value set here would reach it and the model unredacted)`,
+            'key',
+          ),
+        );
       }
     }
   }
@@ -92,7 +105,9 @@ export function envLiteralOwners(loaded: {
   readonly servers: readonly { readonly source: YamlSource; readonly envLiterals: Readonly<Record<string, string>> }[];
 }): LiteralEnvOwner[] {
   const owners: LiteralEnvOwner[] = [];
-  for (const manifest of loaded.manifests) if (Object.keys(manifest.sandbox.envLiterals).length > 0) owners.push({ source: manifest.source, envPath: ['sandbox', 'env'], literals: manifest.sandbox.envLiterals });
-  for (const server of loaded.servers) if (Object.keys(server.envLiterals).length > 0) owners.push({ source: server.source, envPath: ['sandbox', 'env'], literals: server.envLiterals });
+  for (const manifest of loaded.manifests)
+    if (Object.keys(manifest.sandbox.envLiterals).length > 0) owners.push({ source: manifest.source, envPath: ['sandbox', 'env'], literals: manifest.sandbox.envLiterals });
+  for (const server of loaded.servers)
+    if (Object.keys(server.envLiterals).length > 0) owners.push({ source: server.source, envPath: ['sandbox', 'env'], literals: server.envLiterals });
   return owners;
 }

@@ -150,7 +150,20 @@ function hasMaxLength(schema: unknown): boolean {
 
 // Keywords whose value is one subschema, a map of subschemas, or a list of them.
 // Data keywords (const, enum, default, examples) are not walked: they hold values, not schemas.
-const SINGLE = ['additionalProperties', 'additionalItems', 'contains', 'propertyNames', 'if', 'then', 'else', 'not', 'unevaluatedItems', 'unevaluatedProperties', 'contentSchema', 'items'];
+const SINGLE = [
+  'additionalProperties',
+  'additionalItems',
+  'contains',
+  'propertyNames',
+  'if',
+  'then',
+  'else',
+  'not',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+  'contentSchema',
+  'items',
+];
 const MAPS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas', 'dependencies'];
 const LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems', 'items'];
 

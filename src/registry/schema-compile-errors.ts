@@ -10,13 +10,68 @@ import { walkSubschemas } from './schema-checks.js';
 
 /** The keywords of JSON Schema 2020-12 (with draft-07's and 2019-09's), for "did you mean". */
 const KEYWORDS = [
-  '$schema', '$id', '$ref', '$defs', '$anchor', '$dynamicRef', '$dynamicAnchor', '$comment', '$vocabulary', 'definitions', 'dependencies', '$recursiveRef', '$recursiveAnchor',
-  'type', 'enum', 'const', 'title', 'description', 'default', 'examples', 'deprecated', 'readOnly', 'writeOnly',
-  'properties', 'required', 'additionalProperties', 'patternProperties', 'propertyNames', 'minProperties', 'maxProperties', 'dependentRequired', 'dependentSchemas', 'unevaluatedProperties',
-  'items', 'prefixItems', 'additionalItems', 'contains', 'minContains', 'maxContains', 'minItems', 'maxItems', 'uniqueItems', 'unevaluatedItems',
-  'minLength', 'maxLength', 'pattern', 'format', 'contentEncoding', 'contentMediaType', 'contentSchema',
-  'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf',
-  'allOf', 'anyOf', 'oneOf', 'not', 'if', 'then', 'else',
+  '$schema',
+  '$id',
+  '$ref',
+  '$defs',
+  '$anchor',
+  '$dynamicRef',
+  '$dynamicAnchor',
+  '$comment',
+  '$vocabulary',
+  'definitions',
+  'dependencies',
+  '$recursiveRef',
+  '$recursiveAnchor',
+  'type',
+  'enum',
+  'const',
+  'title',
+  'description',
+  'default',
+  'examples',
+  'deprecated',
+  'readOnly',
+  'writeOnly',
+  'properties',
+  'required',
+  'additionalProperties',
+  'patternProperties',
+  'propertyNames',
+  'minProperties',
+  'maxProperties',
+  'dependentRequired',
+  'dependentSchemas',
+  'unevaluatedProperties',
+  'items',
+  'prefixItems',
+  'additionalItems',
+  'contains',
+  'minContains',
+  'maxContains',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'unevaluatedItems',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'format',
+  'contentEncoding',
+  'contentMediaType',
+  'contentSchema',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'allOf',
+  'anyOf',
+  'oneOf',
+  'not',
+  'if',
+  'then',
+  'else',
 ];
 
 const UNKNOWN_KEYWORD = /^strict mode: unknown keyword: "([^"]+)"/;
@@ -30,7 +85,11 @@ export function compileErrorProblem(source: YamlSource, root: 'input' | 'output'
     const keyword = unknown[1]!;
     const at = pathOfKeyword(schema, keyword);
     const hint = closestKey(keyword, KEYWORDS);
-    return source.problemAt([root, ...at, keyword], `${root} schema: unknown keyword "${keyword}"${hint !== undefined ? ` (did you mean "${hint}"?)` : ' (extensions are written x-…)'}`, 'key');
+    return source.problemAt(
+      [root, ...at, keyword],
+      `${root} schema: unknown keyword "${keyword}"${hint !== undefined ? ` (did you mean "${hint}"?)` : ' (extensions are written x-…)'}`,
+      'key',
+    );
   }
   const meta = META_FAULT.exec(message);
   if (meta) {
@@ -65,7 +124,12 @@ function pathOfPointer(pointer: string): (string | number)[] {
 }
 
 function describe(path: readonly (string | number)[]): string {
-  return path.length === 0 ? 'the schema' : path.map((segment) => (typeof segment === 'number' ? `[${segment}]` : segment)).join('.').replace(/\.\[/g, '[');
+  return path.length === 0
+    ? 'the schema'
+    : path
+        .map((segment) => (typeof segment === 'number' ? `[${segment}]` : segment))
+        .join('.')
+        .replace(/\.\[/g, '[');
 }
 
 function readableFault(keyword: string | number | undefined, fault: string): string {

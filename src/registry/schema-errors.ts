@@ -67,7 +67,10 @@ function problemFromShapeError(source: YamlSource, error: ErrorObject): Problem 
     case 'enum':
       return source.problemAt(path, `${where} must be one of ${(params['allowedValues'] as unknown[]).join(', ')} (got ${showValue(valueAt(source.data, path))})`);
     case 'type':
-      return source.problemAt(path, path.length === 0 ? 'a manifest must be a YAML mapping' : `${where} must be of type ${String(params['type'])} (got ${showValue(valueAt(source.data, path))})`);
+      return source.problemAt(
+        path,
+        path.length === 0 ? 'a manifest must be a YAML mapping' : `${where} must be of type ${String(params['type'])} (got ${showValue(valueAt(source.data, path))})`,
+      );
     case 'pattern': {
       // The schema says in words what the pattern means, where a person would not read the regex.
       const meaning = (error.parentSchema as Record<string, unknown> | undefined)?.['$comment'];

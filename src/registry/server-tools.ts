@@ -116,7 +116,7 @@ export function buildServerTools(server: ServerManifest, listing: ServerListing,
       continue;
     }
     if (hasSecretName) {
-      reports.push({ ...base, excluded: 'its name holds the value of one of the host\'s secrets (env.secrets)' });
+      reports.push({ ...base, excluded: "its name holds the value of one of the host's secrets (env.secrets)" });
       continue;
     }
     if (listed === undefined) {
@@ -148,7 +148,10 @@ export function buildServerTools(server: ServerManifest, listing: ServerListing,
     const meta = upstreamMetaOf(tool._meta);
     const manifest: Manifest = {
       name: listed,
-      description: typeof tool.description === 'string' && tool.description !== '' ? tool.description.slice(0, MAX_UPSTREAM_DESCRIPTION_CHARS) : `${tool.name} (from the ${server.name} server)`,
+      description:
+        typeof tool.description === 'string' && tool.description !== ''
+          ? tool.description.slice(0, MAX_UPSTREAM_DESCRIPTION_CHARS)
+          : `${tool.name} (from the ${server.name} server)`,
       ...(sideEffect !== undefined ? { sideEffect } : {}),
       idempotent: entry?.idempotent ?? readOnly,
       concurrencySafe: (entry?.concurrencySafe ?? false) && readOnly,
@@ -195,7 +198,10 @@ export function buildServerTools(server: ServerManifest, listing: ServerListing,
     manifests.push(Object.freeze(manifest));
     reports.push({ ...base, listed, ...(sideEffect === undefined ? {} : {}) });
   }
-  return { manifests, report: { server: server.name, displayFile: server.displayFile, truncated: listing.truncated, tools: reports, fingerprint: fingerprintListing(listing.tools) } };
+  return {
+    manifests,
+    report: { server: server.name, displayFile: server.displayFile, truncated: listing.truncated, tools: reports, fingerprint: fingerprintListing(listing.tools) },
+  };
 }
 
 /** A digest of a listing (names, descriptions, schemas, annotations; order ignored). */
@@ -236,11 +242,15 @@ function digestListing(tools: readonly ListedUpstreamTool[]): string {
 }
 
 function digestTool(tool: ListedUpstreamTool): string {
-  return createHash('sha256').update(JSON.stringify([tool.name, tool.title, tool.description, tool.inputSchema, tool.outputSchema, tool.annotations, tool._meta])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([tool.name, tool.title, tool.description, tool.inputSchema, tool.outputSchema, tool.annotations, tool._meta]))
+    .digest('hex');
 }
 
 function combineDigests(digests: readonly string[]): string {
-  return createHash('sha256').update([...digests].sort().join('\n')).digest('hex');
+  return createHash('sha256')
+    .update([...digests].sort().join('\n'))
+    .digest('hex');
 }
 
 /** Shown in reports instead of a tool name that holds a secret. */

@@ -27,9 +27,7 @@ function describeReason(reason: string): string {
 }
 
 /** A call's result before its duration is known. */
-export type Outcome =
-  | { readonly ok: true; readonly json: string }
-  | { readonly ok: false; readonly code: RunCode; readonly message: string; readonly details: ErrorDetails };
+export type Outcome = { readonly ok: true; readonly json: string } | { readonly ok: false; readonly code: RunCode; readonly message: string; readonly details: ErrorDetails };
 
 export function failure(code: RunCode, message: string, details: ErrorDetails): Outcome {
   return { ok: false, code, message, details };
@@ -59,7 +57,8 @@ export function parseToolEnvelope(envelope: unknown, rules: EnvelopeRules): Outc
     const json = record['json'];
     if (rules.checkOutputBytes) {
       const bytes = Buffer.byteLength(json, 'utf8');
-      if (bytes > rules.floodCapBytes) return failure('output_limit', 'The tool result exceeds the output limit.', outputLimitDetails({ reason: 'flood_cap', bytes, limit: rules.floodCapBytes }));
+      if (bytes > rules.floodCapBytes)
+        return failure('output_limit', 'The tool result exceeds the output limit.', outputLimitDetails({ reason: 'flood_cap', bytes, limit: rules.floodCapBytes }));
     }
     return { ok: true, json };
   }

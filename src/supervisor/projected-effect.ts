@@ -28,7 +28,15 @@ export async function projectEffects(manifest: Manifest, args: Readonly<Record<s
   const content = effects.content === null ? undefined : args[effects.content];
   const projected: ProjectedWrite[] = [];
   for (const argument of effects.writes) {
-    projected.push(await projectWrite(argument, args[argument], manifest.roots, effects.content === null ? { kind: 'none' } : { kind: 'argument', name: effects.content, value: content }, redact));
+    projected.push(
+      await projectWrite(
+        argument,
+        args[argument],
+        manifest.roots,
+        effects.content === null ? { kind: 'none' } : { kind: 'argument', name: effects.content, value: content },
+        redact,
+      ),
+    );
   }
   return projected;
 }
@@ -47,7 +55,8 @@ async function projectWrite(argument: string, value: unknown, roots: readonly Ma
   // Symbolic links inside the workspace are followed as the tool's open would follow them.
   const real = await realpathOfNearest(resolve(first.path, value));
   const root = rootOf(real, roots);
-  if (root === undefined) return { argument, path, where: 'outside_roots', summary: 'leads outside the workspace roots through a symbolic link: the write will be refused', diff: null };
+  if (root === undefined)
+    return { argument, path, where: 'outside_roots', summary: 'leads outside the workspace roots through a symbolic link: the write will be refused', diff: null };
   if (root.access !== 'read_write') return { argument, path, where: 'read_only_root', summary: 'in a read-only root of the tool: the write will be refused', diff: null };
   const current = await readCurrent(real);
   const label = relative(first.path, real) || basename(real);

@@ -8,14 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { HostError, type ErrorCode } from '../errors.js';
 
 /** The codes that extend a failure run (SPEC 5.2); every other failure leaves it as it is. */
-export const FAILURE_RUN_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
-  'tool_error',
-  'tool_crashed',
-  'timeout',
-  'memory_limit',
-  'invalid_output',
-  'invalid_arguments',
-]);
+export const FAILURE_RUN_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['tool_error', 'tool_crashed', 'timeout', 'memory_limit', 'invalid_output', 'invalid_arguments']);
 
 /** The limits in force for this call (from the policy of the supervisor that takes it). */
 export interface SessionCaps {

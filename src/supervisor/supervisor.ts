@@ -178,7 +178,13 @@ class CallSupervisor implements Supervisor {
   // The stage table of SPEC section 5, in order (STAGES, one file each under stages/). Each stage returns
   // its facts or throws; this is the one place that writes them to the CallContext. Never throws: every
   // failure is an outcome.
-  async #stages(ctx: CallContext, request: CallRequest, control: CallControl, counters: SessionCounters, slot: { release?: ReleaseSlot | undefined; end?: CallEnd }): Promise<CallOutcome> {
+  async #stages(
+    ctx: CallContext,
+    request: CallRequest,
+    control: CallControl,
+    counters: SessionCounters,
+    slot: { release?: ReleaseSlot | undefined; end?: CallEnd },
+  ): Promise<CallOutcome> {
     const { config, journal, redact } = this.#deps;
     try {
       ctx.enter('session-limits');

@@ -78,9 +78,7 @@ export type ContentBlock =
   | { readonly type: 'image' | 'audio'; readonly data: string; readonly mimeType: string }
   | {
       readonly type: 'resource';
-      readonly resource:
-        | { readonly uri: string; readonly mimeType: string; readonly text: string }
-        | { readonly uri: string; readonly mimeType: string; readonly blob: string };
+      readonly resource: { readonly uri: string; readonly mimeType: string; readonly text: string } | { readonly uri: string; readonly mimeType: string; readonly blob: string };
     }
   | {
       readonly type: 'resource_link';

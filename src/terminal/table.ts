@@ -64,7 +64,10 @@ export function formatTable(columns: readonly (string | Column)[], rows: readonl
       wrapCell(text, Math.max(MIN_WRAP_WIDTH, width - stringWidth(label))).forEach((part, at) => lines.push(`${at === 0 ? label : ' '.repeat(stringWidth(label))}${part}`));
     }
   };
-  emit(specs.map((spec) => spec.header), true);
+  emit(
+    specs.map((spec) => spec.header),
+    true,
+  );
   lines.push(layout.widths.map((columnWidth) => '-'.repeat(columnWidth)).join(GAP));
   for (const row of cells) emit(row, false);
   if (layout.dropped.length > 0) lines.push(`(${layout.dropped.map((index) => specs[index]!.header).join(', ')} left out to fit ${width} columns; --json has every field)`);
@@ -95,7 +98,14 @@ function planLayout(specs: readonly Column[], cells: readonly (readonly string[]
   const detached: number[] = [];
   for (;;) {
     widths = naturalWidths(specs, cells, shown);
-    if (shrinkWrapColumns(shown.map((index) => specs[index]!), widths, width)) return { shown, widths, detached, dropped: [] };
+    if (
+      shrinkWrapColumns(
+        shown.map((index) => specs[index]!),
+        widths,
+        width,
+      )
+    )
+      return { shown, widths, detached, dropped: [] };
     const last = [...shown].reverse().find((index) => specs[index]!.wrap === true);
     if (last === undefined) break;
     detached.unshift(last);

@@ -60,7 +60,9 @@ describe('SIGINT to the process group of `node bin/toolhost.js serve`', () => {
 
     expect(await waitForExit(child)).toEqual({ code: 0, signal: null });
     await until(() => output.lines.some((line) => (JSON.parse(line) as { id?: unknown }).id === 2), 'the answer of the call', 5_000);
-    const answer = output.lines.map((line) => JSON.parse(line) as { id?: unknown; result?: { isError?: boolean; _meta?: Record<string, { code?: string }> } }).find((message) => message.id === 2);
+    const answer = output.lines
+      .map((line) => JSON.parse(line) as { id?: unknown; result?: { isError?: boolean; _meta?: Record<string, { code?: string }> } })
+      .find((message) => message.id === 2);
     expect(answer?.result?.isError).toBe(true);
     expect(answer?.result?._meta?.['toolhost/error']?.code).toBe('cancelled');
     expect(await waitForNoMarkedProcesses(dirs.marker)).toEqual([]);

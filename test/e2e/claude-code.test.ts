@@ -30,12 +30,25 @@ describe('Claude Code', () => {
     mkdirSync(home);
     mkdirSync(project);
     const env = { HOME: home, PATH: process.env['PATH'] ?? '/usr/bin:/bin', [MARKER_ENV]: dirs.marker };
-    const serve = [process.execPath, '--no-node-snapshot', join(REPO_ROOT, 'bin/toolhost.js'), 'serve', '--manifests', FIXTURE_MANIFESTS, '--workspace', dirs.workspace, '--state', dirs.stateDir];
+    const serve = [
+      process.execPath,
+      '--no-node-snapshot',
+      join(REPO_ROOT, 'bin/toolhost.js'),
+      'serve',
+      '--manifests',
+      FIXTURE_MANIFESTS,
+      '--workspace',
+      dirs.workspace,
+      '--state',
+      dirs.stateDir,
+    ];
     const added = await execa(CLAUDE, ['mcp', 'add', 'toolhost', '--', ...serve], { cwd: project, env, extendEnv: false, reject: false, timeout: 60_000 });
     expect(added.exitCode).toBe(0);
     const listed = await execa(CLAUDE, ['mcp', 'list'], { cwd: project, env, extendEnv: false, reject: false, timeout: 120_000 });
     expect(listed.exitCode).toBe(0);
-    const line = String(listed.stdout).split('\n').find((entry) => entry.startsWith('toolhost:'));
+    const line = String(listed.stdout)
+      .split('\n')
+      .find((entry) => entry.startsWith('toolhost:'));
     expect(line).toMatch(/✔ Connected$/);
   }, 180_000);
 });

@@ -50,7 +50,12 @@ describe.each(SUITES)('conformance suite for $revision', (suite) => {
     const expected = EXPECTED[suite.revision] ?? {};
     for (const [scenario, reason] of Object.entries(expected)) expect(reason.length, `a reason for ${scenario}`).toBeGreaterThan(10);
     const baseline = join(scratch, `baseline-${suite.revision}.yaml`);
-    writeFileSync(baseline, `server:\n${Object.keys(expected).map((scenario) => `  - ${scenario}\n`).join('')}`);
+    writeFileSync(
+      baseline,
+      `server:\n${Object.keys(expected)
+        .map((scenario) => `  - ${scenario}\n`)
+        .join('')}`,
+    );
     const run = spawnSync(
       NODE_22,
       [

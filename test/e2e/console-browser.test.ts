@@ -52,7 +52,10 @@ afterAll(async () => {
 async function startConsoleHost(auth: (dirs: HostDirs) => Promise<readonly string[]> | readonly string[]): Promise<{ dirs: HostDirs; host: HttpHost }> {
   const probe = makeHostDirs();
   const dirs = makeHostDirs({ policy: POLICY, manifests: [FIXTURE_MANIFESTS, writeFileTool(probe.root)] });
-  stops.push(() => probe.cleanup(), () => dirs.cleanup());
+  stops.push(
+    () => probe.cleanup(),
+    () => dirs.cleanup(),
+  );
   const host = await startHttpHost(dirs, [...(await auth(dirs)), '--console']);
   stops.push(() => host.stop());
   return { dirs, host };
@@ -96,7 +99,9 @@ describe('an operator approves a pending call in the console', () => {
 
     const page = await browser.newPage();
     const response = await page.goto(`${base}/console/sign-in`);
-    expect(response?.headers()['content-security-policy']).toBe("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
+    expect(response?.headers()['content-security-policy']).toBe(
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    );
     expect(response?.headers()['x-frame-options']).toBe('DENY');
     await signIn(page, base, tokens['ops']!);
     await page.getByRole('link', { name: 'write_file' }).first().click();
@@ -145,7 +150,9 @@ describe('an operator approves a pending call in the console', () => {
     // Another port of the same host: another origin, and the same site, so the cookie goes along.
     const attacker: Server = createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/html' });
-      res.end(`<form id="f" method="post" action="${base}/console/approvals/${pending}"><input name="decision" value="approve"><input name="operator" value="mallory"></form><script>document.getElementById('f').submit()</script>`);
+      res.end(
+        `<form id="f" method="post" action="${base}/console/approvals/${pending}"><input name="decision" value="approve"><input name="operator" value="mallory"></form><script>document.getElementById('f').submit()</script>`,
+      );
     });
     await new Promise<void>((resolve) => attacker.listen(0, '127.0.0.1', resolve));
     stops.push(() => {
@@ -172,7 +179,8 @@ describe('what tools and principals control renders as text', () => {
     const issuer = 'https://idp.example.test';
     const audience = 'https://tools.example.test/mcp';
     const keys = await generateKeyPair('ES256', { extractable: true });
-    const sign = (sub: string) => new SignJWT({ iss: issuer, aud: audience, sub }).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuedAt().setExpirationTime('30m').sign(keys.privateKey);
+    const sign = (sub: string) =>
+      new SignJWT({ iss: issuer, aud: audience, sub }).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuedAt().setExpirationTime('30m').sign(keys.privateKey);
     const started = await startConsoleHost(async (hostDirs) => {
       const jwks = join(hostDirs.root, 'jwks.json');
       writeFileSync(jwks, JSON.stringify({ keys: [{ ...(await exportJWK(keys.publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' }] }));

@@ -17,7 +17,20 @@ beforeAll(async () => {
   dirs = makeHostDirs();
   const journal = openSqliteStore(dirs.stateDir);
   const now = Date.now();
-  await journal.createApproval({ id: 'a-1', tool: 'write_file', argsHash: hashArgs({}), sideEffect: 'local_mutation', rule: null, principal: 'agent', sessionId: 's', callId: 'c', createdAt: now, expiresAt: now + 600_000, arguments: { path: 'x' }, effects: null });
+  await journal.createApproval({
+    id: 'a-1',
+    tool: 'write_file',
+    argsHash: hashArgs({}),
+    sideEffect: 'local_mutation',
+    rule: null,
+    principal: 'agent',
+    sessionId: 's',
+    callId: 'c',
+    createdAt: now,
+    expiresAt: now + 600_000,
+    arguments: { path: 'x' },
+    effects: null,
+  });
   await journal.close();
 }, 300_000);
 afterAll(() => dirs?.cleanup());
@@ -35,11 +48,15 @@ describe('toolhost console', () => {
     const journal = `sqlite:${join(dirs.stateDir, 'journal.sqlite')}`;
     const { child, stderr } = run(['console', '--http', '127.0.0.1:0', '--auth-tokens', file, '--journal', journal, '--manifests', join(dirs.root, 'none')]);
     let url: string | undefined;
-    await until(() => {
-      url ??= /"url":"(http:\/\/127\.0\.0\.1:\d+\/console)"[^\n]*serving the console over HTTP/.exec(stderr())?.[1];
-      if (child.exitCode !== null) throw new Error(`exited early: ${stderr()}`);
-      return url !== undefined;
-    }, 'the console to listen', 60_000);
+    await until(
+      () => {
+        url ??= /"url":"(http:\/\/127\.0\.0\.1:\d+\/console)"[^\n]*serving the console over HTTP/.exec(stderr())?.[1];
+        if (child.exitCode !== null) throw new Error(`exited early: ${stderr()}`);
+        return url !== undefined;
+      },
+      'the console to listen',
+      60_000,
+    );
     const base = url!.replace(/\/console$/, '');
     const page = await fetch(`${base}/console/approvals`, { headers: { authorization: `Bearer ${tokens['ops']}` } });
     expect(page.status).toBe(200);

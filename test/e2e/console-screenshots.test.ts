@@ -65,7 +65,17 @@ async function writeJournal(stateDir: string): Promise<void> {
       ],
     }),
   );
-  await journal.createApproval(approval({ id: '9b1d6e2a-0c3f-4a8b-b7e6-5d4c3b2a1f00', tool: 'delete_path', sideEffect: 'destructive', principal: 'release-agent', arguments: { path: 'build/cache' }, createdAt: NOW - minutes(12), rule: 'manifests/delete_path.yaml:9 approval' }));
+  await journal.createApproval(
+    approval({
+      id: '9b1d6e2a-0c3f-4a8b-b7e6-5d4c3b2a1f00',
+      tool: 'delete_path',
+      sideEffect: 'destructive',
+      principal: 'release-agent',
+      arguments: { path: 'build/cache' },
+      createdAt: NOW - minutes(12),
+      rule: 'manifests/delete_path.yaml:9 approval',
+    }),
+  );
   const calls: Array<[string, string, string | null, 'completed' | 'denied' | 'failed', string | null, number, 'allow' | 'deny' | 'ask']> = [
     ['c-0007', 'read_file', 'ci-bot', 'completed', null, 1, 'allow'],
     ['c-0006', 'write_file', 'ci-bot', 'denied', 'approval_required', 3, 'ask'],
@@ -78,7 +88,19 @@ async function writeJournal(stateDir: string): Promise<void> {
   for (const [id, tool, principal, status, errorCode, ago, decision] of calls) {
     const startedAt = NOW - minutes(ago);
     await journal.record(
-      { id, sessionId: 'session-ci-42', principal, tool, argsHash: hashArgs({ id }), sideEffect: tool === 'write_file' ? 'local_mutation' : 'read_only', decision, rule: decision === 'allow' ? null : 'policies/org/acme-baseline.yaml:14 sideEffects.requireApproval', approval: decision === 'ask' ? 'required' : 'not_needed', idempotencyKey: null, startedAt },
+      {
+        id,
+        sessionId: 'session-ci-42',
+        principal,
+        tool,
+        argsHash: hashArgs({ id }),
+        sideEffect: tool === 'write_file' ? 'local_mutation' : 'read_only',
+        decision,
+        rule: decision === 'allow' ? null : 'policies/org/acme-baseline.yaml:14 sideEffects.requireApproval',
+        approval: decision === 'ask' ? 'required' : 'not_needed',
+        idempotencyKey: null,
+        startedAt,
+      },
       { status, errorCode, resultHash: status === 'completed' ? 'ab'.repeat(32) : null, resultBytes: status === 'completed' ? 812 : null, replay: null, endedAt: startedAt + 42 },
     );
   }
@@ -94,7 +116,13 @@ beforeAll(async () => {
   const stateDir = join(root, 'state');
   await writeJournal(stateDir);
   reader = await openJournal({ stateDir, asHost: false });
-  const config = loadHostConfig({ manifestDirs: [join(REPO_ROOT, 'manifests')], policyFiles: [join(REPO_ROOT, 'policies/org/acme-baseline.yaml')], workspace: REPO_ROOT, cwd: REPO_ROOT, env: { PATH: '/usr/bin:/bin' } });
+  const config = loadHostConfig({
+    manifestDirs: [join(REPO_ROOT, 'manifests')],
+    policyFiles: [join(REPO_ROOT, 'policies/org/acme-baseline.yaml')],
+    workspace: REPO_ROOT,
+    cwd: REPO_ROOT,
+    env: { PATH: '/usr/bin:/bin' },
+  });
   handler = createConsole({
     journal: reader,
     authenticator: tokenAuthenticator([{ principal: 'ops', hash: Buffer.from(hashToken(TOKEN), 'hex') }]),

@@ -16,7 +16,11 @@ beforeAll(() => ensureBuilt(), 300_000);
 
 describe('npm run demo', () => {
   it('walks the whole session, the bundled fs server included, and exits 0', async () => {
-    const { stdout } = await promisify(execFile)(process.execPath, ['--no-node-snapshot', join(REPO_ROOT, 'scripts/demo.mjs')], { cwd: REPO_ROOT, timeout: 240_000, maxBuffer: 16 * 1024 * 1024 });
+    const { stdout } = await promisify(execFile)(process.execPath, ['--no-node-snapshot', join(REPO_ROOT, 'scripts/demo.mjs')], {
+      cwd: REPO_ROOT,
+      timeout: 240_000,
+      maxBuffer: 16 * 1024 * 1024,
+    });
     const workspace = /workspace: (\S+)/.exec(stdout)?.[1];
     try {
       expect(stdout).toMatch(/fs__list_directory +readOnly/);

@@ -67,13 +67,18 @@ describe.each(CLIENT_KINDS)('%s client, servers starting in the background', (ki
     writeFileSync(join(dirs.workspace, 'refuse-start'), '');
     process.kill(client.pid!, 'SIGHUP');
     let error: Record<string, unknown> & { code: string } = { code: 'none' };
-    await until(async () => {
-      // A call before the reload is in force still reaches the old server; after it, the failure.
-      const result = await client!.callTool({ name: 'quick__echo', arguments: { text: 'after' } });
-      if (result['isError'] !== true) return false;
-      error = wireErrorOf(result);
-      return true;
-    }, 'the reload to be in force', 60_000, 200);
+    await until(
+      async () => {
+        // A call before the reload is in force still reaches the old server; after it, the failure.
+        const result = await client!.callTool({ name: 'quick__echo', arguments: { text: 'after' } });
+        if (result['isError'] !== true) return false;
+        error = wireErrorOf(result);
+        return true;
+      },
+      'the reload to be in force',
+      60_000,
+      200,
+    );
     expect(error.code).toBe('sandbox_unavailable');
     expect(String(error['stderrTail'])).toContain('slow-server: refusing to start');
     expect((await client.listTools()).tools.map((tool) => tool['name'])).toContain('quick__echo');

@@ -128,7 +128,10 @@ describe.skipIf(postgresUnavailable !== undefined)('the journal password', () =>
   it('a URL with an inline password is refused, pointing at PGPASSWORD, without echoing it', async () => {
     const secret = 'inline-secret-77aa';
     const url = `postgres://${testCluster!.passwordUser}:${secret}@127.0.0.1:${testCluster!.port}/${db.name}`;
-    for (const command of [['serve', ...fleet.argsFor('x', url)], ['audit', '--journal', url]]) {
+    for (const command of [
+      ['serve', ...fleet.argsFor('x', url)],
+      ['audit', '--journal', url],
+    ]) {
       const run = await fleet.cli(command);
       expect(run.code).toBe(1);
       expect(run.stderr).toContain('set PGPASSWORD');

@@ -60,7 +60,9 @@ describe.skipIf(postgresUnavailable !== undefined)('a fleet of hosts on one Post
     openRawSession(doomed);
     await until(() => output.lines.length > 0, 'the initialize answer', 30_000);
     const marker = `${fleet.marker}-writer`;
-    doomed.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'slow_writer', arguments: { marker }, _meta: { idempotencyKey: 'job-7' } } })}\n`);
+    doomed.stdin.write(
+      `${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'slow_writer', arguments: { marker }, _meta: { idempotencyKey: 'job-7' } } })}\n`,
+    );
     expect((await waitForMarkedProcesses(marker, 2)).length).toBe(2);
 
     const survivor = await fleet.start('survivor', db.url, { env: SHORT_LEASE });

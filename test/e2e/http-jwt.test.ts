@@ -132,10 +132,14 @@ describe('a JWKS fetched by URL, behind a reverse proxy name', () => {
     const proxied = await startHttpHost(jwksDirs, ['--auth-issuer', ISSUER, '--auth-audience', AUDIENCE, '--auth-jwks', jwksUrl, '--public-url', publicUrl]);
     try {
       const token = await new SignJWT({ ...GOOD }).setProtectedHeader({ alg: 'ES256', kid: 'remote-1' }).setIssuedAt().setExpirationTime('5m').sign(privateKey);
-      const ok = await post(proxied.url, '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}', {
-        authorization: `Bearer ${token}`,
-        host: 'tools.example.test',
-      });
+      const ok = await post(
+        proxied.url,
+        '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}',
+        {
+          authorization: `Bearer ${token}`,
+          host: 'tools.example.test',
+        },
+      );
       expect(ok.status).toBe(200);
       expect(fetched).toBeGreaterThan(0);
       const refused = await post(proxied.url, '{"jsonrpc":"2.0","id":1,"method":"ping"}', { authorization: `Bearer ${await sign(GOOD)}` });

@@ -51,7 +51,10 @@ afterAll(async () => {
 describe('OTLP/HTTP export from the built host', () => {
   it('sends the call span to the collector, without argument content', async () => {
     await until(() => received.some((entry) => entry.path === '/v1/traces' && entry.body.includes('tools/call echo')), 'the span to reach the collector', 15_000);
-    const traces = received.filter((entry) => entry.path === '/v1/traces').map((entry) => entry.body).join('\n');
+    const traces = received
+      .filter((entry) => entry.path === '/v1/traces')
+      .map((entry) => entry.body)
+      .join('\n');
     expect(traces).toContain('gen_ai.tool.name');
     expect(traces).toContain('execute_tool');
     expect(traces).not.toContain(SECRET_ARGUMENT);

@@ -107,7 +107,7 @@ describe('refusals before any MCP handling', () => {
     params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
   });
 
-  it('401 with a challenge for no token, another file\'s token and a malformed header', async () => {
+  it("401 with a challenge for no token, another file's token and a malformed header", async () => {
     for (const authorization of [undefined, `Bearer ${strangerToken}`, 'Basic YWxpY2U6cHc=', 'Bearer', `Bearer ${tokens['alice']} extra`]) {
       const response = await post(host.url, initialize, authorization === undefined ? {} : { authorization });
       expect(response.status, String(authorization)).toBe(401);
@@ -162,10 +162,15 @@ describe('refusals before any MCP handling', () => {
     }
   });
 
-  it('400 malformed_request with the id for a body the MCP SDK\'s message schemas refuse, in both eras; the session serves on', async () => {
+  it("400 malformed_request with the id for a body the MCP SDK's message schemas refuse, in both eras; the session serves on", async () => {
     const auth = { authorization: `Bearer ${tokens['dave']}` };
-    const envelope = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} };
-    const call = (id: number, meta: unknown, extra: Record<string, unknown> = {}) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: {}, _meta: meta }, ...extra });
+    const envelope = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+      'io.modelcontextprotocol/clientCapabilities': {},
+    };
+    const call = (id: number, meta: unknown, extra: Record<string, unknown> = {}) =>
+      JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: {}, _meta: meta }, ...extra });
     const expectRefused = async (body: string, headers: Record<string, string>, id: number | null, key: string) => {
       const response = await post(host.url, body, headers);
       expect(response.status, body).toBe(400);
@@ -184,7 +189,12 @@ describe('refusals before any MCP handling', () => {
     await expectRefused(call(13, null), legacy, 13, '/params/_meta');
     await expectRefused(call(14, { progressToken: true }), legacy, 14, '/params/_meta/progressToken');
     // A notification: the POST gets its 400, addressed to no id.
-    await expectRefused(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, _meta: { progressToken: {} } } }), legacy, null, '/params/_meta/progressToken');
+    await expectRefused(
+      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, _meta: { progressToken: {} } } }),
+      legacy,
+      null,
+      '/params/_meta/progressToken',
+    );
     const served = await post(host.url, call(15, {}), legacy);
     expect(served.status).toBe(200);
     const event = served.body.split('\n').find((line) => line.startsWith('data: '));

@@ -31,7 +31,15 @@ describe('toolhost init, then every command from toolhost.yaml alone', () => {
   it('writes a project into an empty folder', () => {
     const init = toolhost(root, 'init', 'project');
     expect(init.status, init.stderr).toBe(0);
-    for (const file of ['toolhost.yaml', 'manifests/greet.yaml', 'manifests/greet.js', 'manifests/word_count.yaml', 'manifests/word_count.py', 'policies/repository.yaml', '.mcp.json']) {
+    for (const file of [
+      'toolhost.yaml',
+      'manifests/greet.yaml',
+      'manifests/greet.js',
+      'manifests/word_count.yaml',
+      'manifests/word_count.py',
+      'policies/repository.yaml',
+      '.mcp.json',
+    ]) {
       expect(init.stdout).toContain(file);
     }
   });

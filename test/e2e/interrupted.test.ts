@@ -21,10 +21,14 @@ describe('a host killed mid-call', () => {
     const args = { marker };
     const first = spawnRawHost(dirs);
     const output = collectOutput(first);
-    first.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })}\n`);
+    first.stdin.write(
+      `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })}\n`,
+    );
     await until(() => output.lines.length > 0, 'the initialize answer');
     first.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
-    first.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'slow_writer', arguments: args, _meta: { idempotencyKey: 'deploy-1' } } })}\n`);
+    first.stdin.write(
+      `${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'slow_writer', arguments: args, _meta: { idempotencyKey: 'deploy-1' } } })}\n`,
+    );
     expect((await waitForMarkedProcesses(marker, 2)).length).toBe(2);
     first.kill('SIGKILL');
     await waitForExit(first);

@@ -85,10 +85,12 @@ function hostPeakRssKb(): number {
 }
 
 function isolateProcesses(tool: string): number[] {
-  return findMarkedProcesses(`TOOLHOST_ISOLATE_TOOL=${tool}`)
-    // The node process itself, not the bubblewrap processes above it.
-    .filter((found) => found.cmdline.startsWith(`${process.execPath} `) && found.cmdline.includes('isolate-process.mjs'))
-    .map((found) => found.pid);
+  return (
+    findMarkedProcesses(`TOOLHOST_ISOLATE_TOOL=${tool}`)
+      // The node process itself, not the bubblewrap processes above it.
+      .filter((found) => found.cmdline.startsWith(`${process.execPath} `) && found.cmdline.includes('isolate-process.mjs'))
+      .map((found) => found.pid)
+  );
 }
 
 describe('hostile isolate tools against the built host', () => {

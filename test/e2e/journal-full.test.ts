@@ -29,7 +29,16 @@ describe('a journal on a full disk', () => {
   it('fails a mutating call before its tool runs with an internal result, reason disk_full; the host serves again once there is space', async () => {
     dirs = makeHostDirs({ manifests: [MANIFESTS] });
     mkdirSync(dirs.stateDir, { mode: 0o700 });
-    const launcher = ['unshare', '--mount', '--propagation', 'private', 'sh', '-c', `mount -t tmpfs -o size=${TMPFS_SIZE},mode=0700 toolhost-full "$0" && exec "$@"`, dirs.stateDir];
+    const launcher = [
+      'unshare',
+      '--mount',
+      '--propagation',
+      'private',
+      'sh',
+      '-c',
+      `mount -t tmpfs -o size=${TMPFS_SIZE},mode=0700 toolhost-full "$0" && exec "$@"`,
+      dirs.stateDir,
+    ];
     const host = await connectStdioClient({ args: dirs.args, env: { [MARKER_ENV]: dirs.marker }, launcher }, { kind: 'v2-legacy' });
     client = host;
     const stamps = (): string => readFileSync(join(dirs!.workspace, 'stamps.txt'), 'utf8');

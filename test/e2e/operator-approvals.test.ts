@@ -55,7 +55,16 @@ for (const store of STORES) {
       expect(asked['approveCommand']).toBe(`toolhost approve ${id} --journal ${url}`);
       const listed = await cli('approvals', '--json');
       expect(JSON.parse(listed.stdout)).toEqual([
-        expect.objectContaining({ id, state: 'pending', tool: 'note_writer', sideEffect: 'local_mutation', principal: null, decidedBy: null, arguments: { text: 'hello' }, hostId: expect.any(String) }),
+        expect.objectContaining({
+          id,
+          state: 'pending',
+          tool: 'note_writer',
+          sideEffect: 'local_mutation',
+          principal: null,
+          decidedBy: null,
+          arguments: { text: 'hello' },
+          hostId: expect.any(String),
+        }),
       ]);
       const text = await cli('approvals');
       expect(text.stdout.split('\n')[0]).toMatch(/^ID\s+STATE\s+TOOL\s+CLASS\s+PRINCIPAL\s+AGE\s+EXPIRES$/);

@@ -35,7 +35,7 @@ afterEach(async () => {
 });
 
 describe('a worker tool writing to fd 1', () => {
-  it('never reaches a real client: the call gets the host\'s own answer', async () => {
+  it("never reaches a real client: the call gets the host's own answer", async () => {
     dirs = makeHostDirs({ policy: POLICY, manifests: [FIXTURES] });
     client = await startClient(dirs, { kind: 'v2-legacy' });
     // The SDK numbers requests from 0: initialize, tools/call is the next.

@@ -11,7 +11,14 @@ import { collectOutput, makeHostDirs, spawnRawHost, until, waitForExit, type Hos
 
 const MAX_MESSAGE_BYTES = 65_536;
 
-type Message = { jsonrpc?: unknown; id?: unknown; method?: string; params?: Record<string, unknown>; result?: Record<string, unknown>; error?: { code: number; data?: Record<string, unknown> } };
+type Message = {
+  jsonrpc?: unknown;
+  id?: unknown;
+  method?: string;
+  params?: Record<string, unknown>;
+  result?: Record<string, unknown>;
+  error?: { code: number; data?: Record<string, unknown> };
+};
 
 describe('a raw session', () => {
   let dirs: HostDirs;
@@ -25,7 +32,8 @@ describe('a raw session', () => {
   const send = (line: string | Buffer): void => {
     host.stdin.write(Buffer.concat([typeof line === 'string' ? Buffer.from(line) : line, Buffer.from('\n')]));
   };
-  const request = (id: number | string, method: string, params?: unknown): void => send(JSON.stringify({ jsonrpc: '2.0', id, method, ...(params !== undefined ? { params } : {}) }));
+  const request = (id: number | string, method: string, params?: unknown): void =>
+    send(JSON.stringify({ jsonrpc: '2.0', id, method, ...(params !== undefined ? { params } : {}) }));
 
   beforeAll(async () => {
     await ensureBuilt();
@@ -44,13 +52,43 @@ describe('a raw session', () => {
 
   it.each([
     ['not JSON', Buffer.from('{"jsonrpc":"2.0","id":"m1","method":"tools/list"'), 'm1', -32700, 'invalid_json'],
-    ['invalid UTF-8', Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":"m2","method":"tools/list","params":{"_meta":{"x":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}}}')]), 'm2', -32600, 'invalid_utf8'],
-    ['duplicate keys', Buffer.from('{"jsonrpc":"2.0","id":"m3","method":"tools/call","params":{"name":"echo","arguments":{"text":"a","text":"b"}}}'), 'm3', -32600, 'duplicate_key'],
-    ['too deep', Buffer.from(`{"jsonrpc":"2.0","id":"m4","method":"tools/call","params":{"name":"echo","arguments":{"x":${'['.repeat(80)}${']'.repeat(80)}}}}`), 'm4', -32600, 'too_deep'],
-    ['too big', Buffer.from(`{"jsonrpc":"2.0","id":"m5","method":"tools/call","params":{"name":"echo","arguments":{"text":"${'a'.repeat(MAX_MESSAGE_BYTES)}"}}}`), 'm5', -32600, 'too_large'],
+    [
+      'invalid UTF-8',
+      Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":"m2","method":"tools/list","params":{"_meta":{"x":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}}}')]),
+      'm2',
+      -32600,
+      'invalid_utf8',
+    ],
+    [
+      'duplicate keys',
+      Buffer.from('{"jsonrpc":"2.0","id":"m3","method":"tools/call","params":{"name":"echo","arguments":{"text":"a","text":"b"}}}'),
+      'm3',
+      -32600,
+      'duplicate_key',
+    ],
+    [
+      'too deep',
+      Buffer.from(`{"jsonrpc":"2.0","id":"m4","method":"tools/call","params":{"name":"echo","arguments":{"x":${'['.repeat(80)}${']'.repeat(80)}}}}`),
+      'm4',
+      -32600,
+      'too_deep',
+    ],
+    [
+      'too big',
+      Buffer.from(`{"jsonrpc":"2.0","id":"m5","method":"tools/call","params":{"name":"echo","arguments":{"text":"${'a'.repeat(MAX_MESSAGE_BYTES)}"}}}`),
+      'm5',
+      -32600,
+      'too_large',
+    ],
     ['arguments not an object', Buffer.from('{"jsonrpc":"2.0","id":"m6","method":"tools/call","params":{"name":"echo","arguments":[]}}'), 'm6', -32600, 'arguments_not_object'],
     // What runs is what was sent: the SDK's parsing would drop the key and run {"text":"a"}.
-    ['a __proto__ key in the arguments', Buffer.from('{"jsonrpc":"2.0","id":"m7","method":"tools/call","params":{"name":"echo","arguments":{"text":"a","__proto__":{"n":"notint"}}}}'), 'm7', -32600, 'proto_key'],
+    [
+      'a __proto__ key in the arguments',
+      Buffer.from('{"jsonrpc":"2.0","id":"m7","method":"tools/call","params":{"name":"echo","arguments":{"text":"a","__proto__":{"n":"notint"}}}}'),
+      'm7',
+      -32600,
+      'proto_key',
+    ],
   ])('%s is answered with the request id', async (_name, line, id, code, reason) => {
     send(line);
     const answer = await answerTo(id);
@@ -101,7 +139,9 @@ describe('a raw session', () => {
       (message) =>
         (message.id === 7 && message.method === undefined) ||
         message.params?.['progressToken'] === 'p7' ||
-        (message.method === 'notifications/message' && (message.params?.['data'] as { tool?: string; type?: string } | undefined)?.tool === 'sleeper' && (message.params?.['data'] as { type?: string }).type !== 'tool.started'),
+        (message.method === 'notifications/message' &&
+          (message.params?.['data'] as { tool?: string; type?: string } | undefined)?.tool === 'sleeper' &&
+          (message.params?.['data'] as { type?: string }).type !== 'tool.started'),
     );
     expect(aboutSeven).toEqual([]);
   });
@@ -122,7 +162,10 @@ describe('a raw session', () => {
       expect(isResponse || isNotificationOrRequest).toBe(true);
     }
     // Logs went to stderr, as pino JSON lines.
-    const logLines = output.stderr().split('\n').filter((line) => line.trim() !== '');
+    const logLines = output
+      .stderr()
+      .split('\n')
+      .filter((line) => line.trim() !== '');
     expect(logLines.length).toBeGreaterThan(0);
     for (const line of logLines) expect(JSON.parse(line)).toHaveProperty('msg');
     expect(await waitForNoMarkedProcesses(dirs.marker)).toEqual([]);

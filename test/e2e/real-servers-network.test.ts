@@ -77,9 +77,15 @@ describe.skipIf(postgresUnavailable !== undefined)('real servers reach allowed d
         tools,
         '',
       ].join('\n');
-    writeFileSync(join(manifests, 'pg.yaml'), server('pg', ['node', './postgres.mjs', url('127.0.0.1', cluster.port)], [`127.0.0.1:${cluster.port}`], '  query: { sideEffect: read_only }'));
+    writeFileSync(
+      join(manifests, 'pg.yaml'),
+      server('pg', ['node', './postgres.mjs', url('127.0.0.1', cluster.port)], [`127.0.0.1:${cluster.port}`], '  query: { sideEffect: read_only }'),
+    );
     // The same database asked for on another port, by a name the host resolves to loopback: refused there.
-    writeFileSync(join(manifests, 'pgother.yaml'), server('pgother', ['node', './postgres.mjs', url('localhost', unusedPort)], [`localhost:${unusedPort}`], '  query: { sideEffect: read_only }'));
+    writeFileSync(
+      join(manifests, 'pgother.yaml'),
+      server('pgother', ['node', './postgres.mjs', url('localhost', unusedPort)], [`localhost:${unusedPort}`], '  query: { sideEffect: read_only }'),
+    );
     writeFileSync(join(manifests, 'web.yaml'), server('web', ['node', './fetching-server.mjs'], [`127.0.0.1:${webPort}`], '  "*": { sideEffect: read_only }', 160));
     client = await startClient(dirs, { kind: 'v2-legacy' });
   }, 300_000);

@@ -64,7 +64,12 @@ let client: HostClient;
 const ran: string[] = [];
 
 function toolhost(args: readonly string[]) {
-  return spawnSync(process.execPath, ['--no-node-snapshot', BUILT_MAIN, ...args], { cwd: PROJECT, encoding: 'utf8', timeout: 120_000, env: { ...process.env, [MARKER_ENV]: MARKER } });
+  return spawnSync(process.execPath, ['--no-node-snapshot', BUILT_MAIN, ...args], {
+    cwd: PROJECT,
+    encoding: 'utf8',
+    timeout: 120_000,
+    env: { ...process.env, [MARKER_ENV]: MARKER },
+  });
 }
 
 // One line of the recipe, as a person would type it in the project folder.
@@ -134,7 +139,7 @@ afterAll(async () => {
   expect(left).toEqual([]);
 }, 120_000);
 
-describe("the recipe for server-memory", () => {
+describe('the recipe for server-memory', () => {
   it('ran every line of it: install, import, validate, serve', () => {
     expect(ran).toEqual([
       'mkdir -p servers',
@@ -183,7 +188,10 @@ describe('@modelcontextprotocol/server-everything', () => {
 
   it('a long-running operation reports its progress', async () => {
     const seen: number[] = [];
-    const result = await client.callTool({ name: 'ev__trigger_long_running_operation', arguments: { duration: 0.3, steps: 3 } }, { onprogress: (progress) => seen.push(progress.progress), timeout: 60_000 });
+    const result = await client.callTool(
+      { name: 'ev__trigger_long_running_operation', arguments: { duration: 0.3, steps: 3 } },
+      { onprogress: (progress) => seen.push(progress.progress), timeout: 60_000 },
+    );
     expect(result['isError']).toBeFalsy();
     expect(seen).toEqual([1, 2, 3]);
   });

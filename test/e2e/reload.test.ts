@@ -33,7 +33,10 @@ describe.each(['v1-legacy', 'v2-legacy'] as const)('reload on SIGHUP (--no-watch
   it('a new manifest is listed after SIGHUP and notifications/tools/list_changed, not before', async () => {
     expect((await client.listTools()).tools.map((tool) => tool['name'])).toEqual(['echo']);
     const before = changes();
-    writeFileSync(join(manifests, 'echo_again.yaml'), 'name: echo_again\ndescription: Echo, added while serving.\nsideEffect: read_only\ntimeoutMs: 20000\nsandbox:\n  mode: isolate\nentry: ./echo.js\ninput: { type: object }\n');
+    writeFileSync(
+      join(manifests, 'echo_again.yaml'),
+      'name: echo_again\ndescription: Echo, added while serving.\nsideEffect: read_only\ntimeoutMs: 20000\nsandbox:\n  mode: isolate\nentry: ./echo.js\ninput: { type: object }\n',
+    );
     expect((await client.listTools()).tools.map((tool) => tool['name'])).toEqual(['echo']);
     process.kill(client.pid!, 'SIGHUP');
     await until(() => changes() > before, 'notifications/tools/list_changed', 15_000);

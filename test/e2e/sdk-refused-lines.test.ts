@@ -72,7 +72,13 @@ describe.each(['legacy', 'modern'] as const)('%s era: lines the SDK would drop',
     ['an object progress token', 3, { _meta: metaOf({ progressToken: {} }) }, {}, '/params/_meta/progressToken'],
     ['_meta null', 4, { _meta: null }, {}, '/params/_meta'],
     ['an extra top-level member', 'extra', { _meta: metaOf() }, { extra: 1 }, '/extra'],
-    ['a related-task whose taskId is not a string', 6, { _meta: metaOf({ 'io.modelcontextprotocol/related-task': { taskId: 7 } }) }, {}, '/params/_meta/io.modelcontextprotocol~1related-task/taskId'],
+    [
+      'a related-task whose taskId is not a string',
+      6,
+      { _meta: metaOf({ 'io.modelcontextprotocol/related-task': { taskId: 7 } }) },
+      {},
+      '/params/_meta/io.modelcontextprotocol~1related-task/taskId',
+    ],
   ] as const)('a tools/call with %s is answered with its id', async (_name, id, params, extra, key) => {
     send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: {}, ...params }, ...extra });
     const answer = await answerTo(id);
@@ -91,7 +97,11 @@ describe.each(['legacy', 'modern'] as const)('%s era: lines the SDK would drop',
     send(echo('after', 'still served'));
     expect((await answerTo('after')).result?.['structuredContent']).toEqual({ echo: { text: 'still served' } });
     // Boundary answers are written as the line is read, so one for the notification would precede the call's answer.
-    expect(parsed().slice(before).filter((message) => message.method === undefined && message.id !== 'after')).toEqual([]);
+    expect(
+      parsed()
+        .slice(before)
+        .filter((message) => message.method === undefined && message.id !== 'after'),
+    ).toEqual([]);
     await until(() => output.stderr().includes('"method":"notifications/cancelled"'), 'the warning about the notification');
     const warning = output
       .stderr()

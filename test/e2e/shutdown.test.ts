@@ -76,7 +76,9 @@ describe.each(['stdin EOF', 'SIGTERM'] as const)('on %s', (how) => {
     expect(await exitWithin(child, EXIT_DEADLINE_MS)).toEqual({ code: 0, signal: null });
     expect(await waitForNoMarkedProcesses(dirs.marker)).toEqual([]);
     await expectGone(spawners[0]?.pid);
-    const answer = output.lines.map((line) => JSON.parse(line) as { id?: unknown; result?: { isError?: boolean; _meta?: Record<string, { code?: string }> } }).find((message) => message.id === 2);
+    const answer = output.lines
+      .map((line) => JSON.parse(line) as { id?: unknown; result?: { isError?: boolean; _meta?: Record<string, { code?: string }> } })
+      .find((message) => message.id === 2);
     expect(answer?.result?.isError).toBe(true);
     expect(answer?.result?._meta?.['toolhost/error']?.code).toBe('cancelled');
   });
@@ -101,7 +103,11 @@ describe.each(['stdin EOF', 'SIGTERM'] as const)('read-only records on %s', (how
     // The log is written off the event loop (serve's asynchronous pino destination): a graceful
     // stop still writes every line, the last one ('stopped') included. 'exit' can come before
     // the last stderr bytes are read: wait for them, bounded.
-    const logged = (message: string) => output.stderr().split('\n').filter((line) => line.includes(`"msg":"${message}"`)).length;
+    const logged = (message: string) =>
+      output
+        .stderr()
+        .split('\n')
+        .filter((line) => line.includes(`"msg":"${message}"`)).length;
     await until(() => logged('stopped') === 1, 'the last log line', 5_000);
     expect(logged('call completed')).toBe(calls);
 

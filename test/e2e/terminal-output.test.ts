@@ -35,7 +35,10 @@ function inPipe(...args: string[]): { status: number | null; stdout: string; std
 /** Display lines without escape sequences (a progress bar's cursor moves). */
 function plainLines(screen: string): string[] {
   // eslint-disable-next-line no-control-regex
-  return screen.replace(/\u001b\[[0-9;?]*[A-Za-z]|\u001b[78]/g, '').split('\n').filter((line) => line.trim() !== '');
+  return screen
+    .replace(/\u001b\[[0-9;?]*[A-Za-z]|\u001b[78]/g, '')
+    .split('\n')
+    .filter((line) => line.trim() !== '');
 }
 
 beforeAll(async () => {

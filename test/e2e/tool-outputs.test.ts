@@ -70,7 +70,12 @@ describe.each(CLIENT_KINDS)('tool outputs with a %s client', (kind) => {
   });
 
   it.each(['emit_worker', 'emit_oneshot', 'emit_persistent'])('%s gives the same blocks (worker, stdout: output, persistent result)', async (tool) => {
-    const result = await call(client, tool, { parts: [{ type: 'text', text: 'look:' }, { type: 'image', data: PNG_BASE64, mimeType: 'image/png' }] });
+    const result = await call(client, tool, {
+      parts: [
+        { type: 'text', text: 'look:' },
+        { type: 'image', data: PNG_BASE64, mimeType: 'image/png' },
+      ],
+    });
     expect(result['content']).toEqual([
       { type: 'text', text: 'look:' },
       { type: 'image', data: PNG_BASE64, mimeType: 'image/png' },
@@ -79,7 +84,13 @@ describe.each(CLIENT_KINDS)('tool outputs with a %s client', (kind) => {
 
   it('a part over the limit is spilled as an artifact and linked in its place; the whole image reads back', async () => {
     const big = gradientPng(64, 64) as Buffer;
-    const result = await call(client, 'emit_small', { parts: [{ type: 'text', text: 'big:' }, { type: 'image', data: big.toString('base64'), mimeType: 'image/png' }, { type: 'text', text: 'end' }] });
+    const result = await call(client, 'emit_small', {
+      parts: [
+        { type: 'text', text: 'big:' },
+        { type: 'image', data: big.toString('base64'), mimeType: 'image/png' },
+        { type: 'text', text: 'end' },
+      ],
+    });
     const content = result['content'] as Array<Record<string, unknown>>;
     expect(content.map((block) => block['type'])).toEqual(['text', 'resource_link', 'text']);
     expect(content[1]).toMatchObject({ mimeType: 'image/png', size: big.length });
@@ -90,8 +101,21 @@ describe.each(CLIENT_KINDS)('tool outputs with a %s client', (kind) => {
 
   it.each([
     ['a MIME type off the allowlist', { parts: [{ type: 'image', data: PNG_BASE64, mimeType: 'image/svg+xml' }] }, { reason: 'mime_not_allowed', part: 0 }],
-    ['bad base64', { parts: [{ type: 'text', text: 'x' }, { type: 'image', data: 'iVBORw0K!!', mimeType: 'image/png' }] }, { reason: 'bad_base64', part: 1 }],
-    ['a host-only value in a model-visible part', { kind: 'host_only', hostOnly: { card: 'tok_4242424242' }, parts: [{ type: 'text', text: 'charged tok_4242424242' }] }, { reason: 'host_only_leak', part: 0 }],
+    [
+      'bad base64',
+      {
+        parts: [
+          { type: 'text', text: 'x' },
+          { type: 'image', data: 'iVBORw0K!!', mimeType: 'image/png' },
+        ],
+      },
+      { reason: 'bad_base64', part: 1 },
+    ],
+    [
+      'a host-only value in a model-visible part',
+      { kind: 'host_only', hostOnly: { card: 'tok_4242424242' }, parts: [{ type: 'text', text: 'charged tok_4242424242' }] },
+      { reason: 'host_only_leak', part: 0 },
+    ],
     ['an unknown part type', { parts: [{ type: 'video', data: PNG_BASE64, mimeType: 'video/mp4' }] }, { reason: 'unknown_part_type', part: 0 }],
     ['a hand-made envelope of an unknown kind', { raw: { 'toolhost/output': { kind: 'secret', parts: [] } } }, { reason: 'bad_envelope' }],
   ])('refuses %s: invalid_output, recovery repair', async (_what, args, details) => {

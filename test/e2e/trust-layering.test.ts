@@ -98,7 +98,9 @@ describe('a repository policy that declares everything first party', () => {
     const { code, stderr } = await cli('validate');
     expect(code).toBe(1);
     const lines = stderr.split('\n');
-    expect(lines.filter((line) => line.startsWith('policies/open.yaml:'))).toEqual([expect.stringMatching(/^policies\/open\.yaml:4:\d+: warning: trust\.firstParty: \["\*\*"\] has no effect: only an organisation policy/)]);
+    expect(lines.filter((line) => line.startsWith('policies/open.yaml:'))).toEqual([
+      expect.stringMatching(/^policies\/open\.yaml:4:\d+: warning: trust\.firstParty: \["\*\*"\] has no effect: only an organisation policy/),
+    ]);
     expect(lines.some((line) => line.includes('shadow_reader') && line.includes('sandbox.community'))).toBe(true);
   });
 

@@ -24,7 +24,15 @@ name: e2e_upstream
 `;
 const SECRET = 'hunter2-upstream-secret-value';
 
-const FS_LISTED = ['fs__edit_file', 'fs__list_allowed_directories', 'fs__list_directory', 'fs__list_directory_with_sizes', 'fs__read_text_file', 'fs__write_file', 'fs__create_directory'].sort();
+const FS_LISTED = [
+  'fs__edit_file',
+  'fs__list_allowed_directories',
+  'fs__list_directory',
+  'fs__list_directory_with_sizes',
+  'fs__read_text_file',
+  'fs__write_file',
+  'fs__create_directory',
+].sort();
 
 /** Host pids of the server's node process (its cmdline names the launcher and this test's workspace). */
 function serverPids(dirs: HostDirs, launcher: string): number[] {
@@ -55,7 +63,8 @@ describe.each(CLIENT_KINDS)('%s client, real upstream servers', (kind: ClientKin
     expect(names.filter((name) => name.startsWith('fs__')).sort()).toEqual(FS_LISTED);
     expect(names).toEqual(expect.arrayContaining(['ev__echo', 'ev__get_env', 'ev__get_tiny_image', 'ev__trigger_long_running_operation']));
     // hidden (move_file, the "*" rest, toggle-*) and unclassified under strict (get_file_info, get-sum) never appear.
-    for (const absent of ['fs__move_file', 'fs__search_files', 'fs__get_file_info', 'ev__get_sum', 'ev__toggle_simulated_logging', 'ev__trigger_sampling_request']) expect(names).not.toContain(absent);
+    for (const absent of ['fs__move_file', 'fs__search_files', 'fs__get_file_info', 'ev__get_sum', 'ev__toggle_simulated_logging', 'ev__trigger_sampling_request'])
+      expect(names).not.toContain(absent);
     const byName = new Map(tools.map((tool) => [tool['name'], tool]));
     // Annotations come from the manifest's class, not from the server.
     expect(byName.get('fs__read_text_file')?.['annotations']).toMatchObject({ readOnlyHint: true, destructiveHint: false });
@@ -109,7 +118,7 @@ describe.each(CLIENT_KINDS)('%s client, real upstream servers', (kind: ClientKin
     expect(wireTextOf(result)).not.toContain(SECRET);
   });
 
-  it('passes the server\'s own progress on to a client that asked with a progressToken', async () => {
+  it("passes the server's own progress on to a client that asked with a progressToken", async () => {
     const seen: Array<{ progress: number; total?: number }> = [];
     const result = await client.callTool(
       { name: 'ev__trigger_long_running_operation', arguments: { duration: 0.4, steps: 4 } },
@@ -124,10 +133,17 @@ describe.each(CLIENT_KINDS)('%s client, real upstream servers', (kind: ClientKin
   it("the server's stderr reaches the host's log (pino JSON on the host's stderr)", async () => {
     // Both reference servers announce themselves on stderr at start-up.
     const lines = await pollUntil(() => {
-      const logged = client.stderrText().split('\n').filter((line) => line.includes('"upstream server stderr"')).map((line) => JSON.parse(line) as Record<string, unknown>);
+      const logged = client
+        .stderrText()
+        .split('\n')
+        .filter((line) => line.includes('"upstream server stderr"'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
       return { done: logged.some((line) => String(line['server']).startsWith('fs:')), value: logged };
     }, 20_000);
-    expect(lines.find((line) => String(line['server']).startsWith('fs:'))).toMatchObject({ name: 'toolhost', stderr: expect.stringContaining('Secure MCP Filesystem Server running on stdio') });
+    expect(lines.find((line) => String(line['server']).startsWith('fs:'))).toMatchObject({
+      name: 'toolhost',
+      stderr: expect.stringContaining('Secure MCP Filesystem Server running on stdio'),
+    });
   });
 
   it('a cancel reaches the server: it reads notifications/cancelled for that request and never answers it, and goes on serving', async () => {
@@ -163,7 +179,12 @@ describe.each(CLIENT_KINDS)('%s client, real upstream servers', (kind: ClientKin
       // but the server's SDK saw the cancel and drops the answer: no response with that id.
       const lastStep = await pollUntil(() => {
         const written = trace.writtenMessages() as Array<Record<string, any>>;
-        return { done: written.some((message) => message['method'] === 'notifications/progress' && message['params']?.['progressToken'] === token && message['params']?.['progress'] === 3), value: written };
+        return {
+          done: written.some(
+            (message) => message['method'] === 'notifications/progress' && message['params']?.['progressToken'] === token && message['params']?.['progress'] === 3,
+          ),
+          value: written,
+        };
       }, 30_000);
       expect(lastStep.some((message) => message['params']?.['progressToken'] === token && message['params']?.['progress'] === 3)).toBe(true);
       // A later call, answered after the cancelled one's end in the server's own output order,
@@ -239,17 +260,21 @@ describe('an upstream tools/list_changed through serve', () => {
     dirs.cleanup();
   }, 180_000);
 
-  it('reloads that server\'s tools (classified by the same entries) and sends the host\'s own list_changed', async () => {
+  it("reloads that server's tools (classified by the same entries) and sends the host's own list_changed", async () => {
     const changes = await countToolListChanges(client);
     const before = (await client.listTools()).tools.map((tool) => tool['name']);
     expect(before).not.toContain('faults__added_later');
     // The servers' first listings went in force with list_changed too, which may still be arriving.
     const base = changes();
     expect(wireTextOf(await client.callTool({ name: 'faults__change', arguments: {} }))).toBe('changed');
-    const after = await pollUntil(async () => {
-      const names = (await client.listTools()).tools.map((tool) => tool['name']);
-      return { done: names.includes('faults__added_later') && changes() > base, value: names };
-    }, 60_000, 100);
+    const after = await pollUntil(
+      async () => {
+        const names = (await client.listTools()).tools.map((tool) => tool['name']);
+        return { done: names.includes('faults__added_later') && changes() > base, value: names };
+      },
+      60_000,
+      100,
+    );
     expect(after).toContain('faults__added_later');
     expect(changes()).toBeGreaterThan(base);
   }, 180_000);

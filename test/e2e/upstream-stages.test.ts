@@ -32,7 +32,11 @@ const COUNTER_TOOLS = ['counter__ask', 'counter__bump', 'counter__finish', 'coun
 /** The calls the counter server itself received (its mutating tools append one line each). */
 function serverCalls(dirs: HostDirs): string[] {
   const log = join(dirs.workspace, 'calls.log');
-  return existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((line) => line !== '') : [];
+  return existsSync(log)
+    ? readFileSync(log, 'utf8')
+        .split('\n')
+        .filter((line) => line !== '')
+    : [];
 }
 
 function journalRecords(dirs: HostDirs, tool: string): CallRecord[] {
@@ -83,7 +87,12 @@ describe('upstream tools through the supervisor, a client without elicitation', 
     }, 30_000);
     expect([...warnings.keys()].sort()).toEqual(['broken', 'silent']);
     // One exits at once (its exit code is the reason, its stderr beside it), the other never answers initialize (startupTimeoutMs).
-    expect(warnings.get('broken')).toMatchObject({ level: 40, file: expect.stringContaining('broken.yaml'), reason: expect.stringContaining('exited during start-up (exit code 3)'), stderr: ['counter server: refusing to start'] });
+    expect(warnings.get('broken')).toMatchObject({
+      level: 40,
+      file: expect.stringContaining('broken.yaml'),
+      reason: expect.stringContaining('exited during start-up (exit code 3)'),
+      stderr: ['counter server: refusing to start'],
+    });
     expect(warnings.get('silent')).toMatchObject({ level: 40, file: expect.stringContaining('silent.yaml'), reason: expect.stringContaining('within 2000 ms') });
   });
 

@@ -50,7 +50,10 @@ describe.each<ClientKind>(['v1-legacy', 'v2-modern'])('%s client: what servers s
     expect(describeTool).toMatchObject({
       title: 'Title [redacted]',
       description: 'uses [redacted] with [path]',
-      inputSchema: { description: 'uses [redacted] with [path]', properties: { q: { default: 'uses [redacted] with [path]', examples: ['uses [redacted] with [path]'] }, '[redacted]': { type: 'string' } } },
+      inputSchema: {
+        description: 'uses [redacted] with [path]',
+        properties: { q: { default: 'uses [redacted] with [path]', examples: ['uses [redacted] with [path]'] }, '[redacted]': { type: 'string' } },
+      },
       _meta: { note: 'uses [redacted] with [path]', ui: { resourceUri: 'ui://leaky/view.html' } },
     });
     // The server cannot claim the host's own marks.
@@ -63,7 +66,13 @@ describe.each<ClientKind>(['v1-legacy', 'v2-modern'])('%s client: what servers s
     const blocks = result['content'] as Array<Record<string, any>>;
     expectClean(blocks);
     const [secretLink, fileLink, ...rest] = blocks;
-    expect(secretLink).toMatchObject({ type: 'resource_link', uri: expect.stringMatching(/^toolhost:\/\/upstream\/leaky\/[0-9a-f]{32}$/), name: 'doc [redacted]', mimeType: 'text/[redacted]', description: 'uses [redacted] with [path]' });
+    expect(secretLink).toMatchObject({
+      type: 'resource_link',
+      uri: expect.stringMatching(/^toolhost:\/\/upstream\/leaky\/[0-9a-f]{32}$/),
+      name: 'doc [redacted]',
+      mimeType: 'text/[redacted]',
+      description: 'uses [redacted] with [path]',
+    });
     expect(fileLink).toMatchObject({ type: 'resource_link', uri: expect.stringMatching(/^toolhost:\/\/upstream\/leaky\//), name: 'passwd' });
     expect(rest.slice(0, 4).map((block) => block['uri'])).toEqual(['leaky://doc/plain', 'leaky://doc/xml', 'leaky://doc/json', 'leaky://doc/atom']);
     expect(rest[4]).toMatchObject({ type: 'resource', resource: { uri: expect.stringMatching(/^toolhost:\/\/upstream\/leaky\//), text: 'uses [redacted] with [path]' } });

@@ -82,14 +82,20 @@ describe.each(['v1-legacy', 'v2-legacy', 'v2-modern'] as const)('reload by watch
   it('an edited description is announced and listed', async () => {
     expect(await names()).toEqual(['echo', 'gate']);
     const changed = nextChange('editing echo.yaml');
-    writeFileSync(join(manifests, 'echo.yaml'), readFileSync(join(FIXTURE_MANIFESTS, 'echo.yaml'), 'utf8').replace('description: Return the arguments.', 'description: Echo, edited while serving.'));
+    writeFileSync(
+      join(manifests, 'echo.yaml'),
+      readFileSync(join(FIXTURE_MANIFESTS, 'echo.yaml'), 'utf8').replace('description: Return the arguments.', 'description: Echo, edited while serving.'),
+    );
     await changed;
     expect(await descriptionOf('echo')).toBe('Echo, edited while serving.');
   });
 
   it('a new manifest file is listed and callable', async () => {
     const changed = nextChange('adding echo_again.yaml');
-    writeFileSync(join(manifests, 'echo_again.yaml'), 'name: echo_again\ndescription: Echo, added while serving.\nsideEffect: read_only\ntimeoutMs: 20000\nsandbox:\n  mode: isolate\nentry: ./echo.js\ninput: { type: object }\n');
+    writeFileSync(
+      join(manifests, 'echo_again.yaml'),
+      'name: echo_again\ndescription: Echo, added while serving.\nsideEffect: read_only\ntimeoutMs: 20000\nsandbox:\n  mode: isolate\nentry: ./echo.js\ninput: { type: object }\n',
+    );
     await changed;
     expect(await names()).toEqual(['echo', 'echo_again', 'gate']);
     const result = await client.callTool({ name: 'echo_again', arguments: { x: 1 } });
@@ -99,11 +105,18 @@ describe.each(['v1-legacy', 'v2-legacy', 'v2-modern'] as const)('reload by watch
   it('an invalid manifest is refused: no notification, the old tools still served, the reason logged', async () => {
     const before = changes();
     writeFileSync(join(manifests, 'broken.yaml'), 'name: broken\nunknownKey: true\n');
-    const logged = (): boolean => existsSync(logFile) && readFileSync(logFile, 'utf8').split('\n').some((line) => line.includes('configuration problem') && line.includes('broken.yaml'));
+    const logged = (): boolean =>
+      existsSync(logFile) &&
+      readFileSync(logFile, 'utf8')
+        .split('\n')
+        .some((line) => line.includes('configuration problem') && line.includes('broken.yaml'));
     await until(logged, 'the refused reload in the log file', 15_000);
     // stderr is another pipe: its copy of the problem may arrive after the log line.
     await until(() => /broken\.yaml:\d+:\d+: /.test(client.stderrText()), 'the refused reload on stderr', 15_000);
-    const problem = readFileSync(logFile, 'utf8').split('\n').filter((line) => line.includes('broken.yaml')).map((line) => JSON.parse(line) as Record<string, unknown>)[0];
+    const problem = readFileSync(logFile, 'utf8')
+      .split('\n')
+      .filter((line) => line.includes('broken.yaml'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)[0];
     expect(problem).toMatchObject({ msg: 'configuration problem', line: expect.any(Number), reason: expect.any(String) });
     expect(await names()).toEqual(['echo', 'echo_again', 'gate']);
     expect((await client.callTool({ name: 'echo', arguments: { text: 'still' } }))['structuredContent']).toEqual({ echo: { text: 'still' } });

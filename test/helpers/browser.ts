@@ -23,7 +23,15 @@ export interface TestBrowser {
 /** Starts Chromium with a fresh --user-data-dir and a fixed viewport. */
 export async function launchBrowser(viewport = { width: 1280, height: 800 }): Promise<TestBrowser> {
   const profile = mkdtempSync(join(tmpdir(), 'toolhost-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, viewport, deviceScaleFactor: 1, locale: 'en-US', timezoneId: 'UTC' });
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: FLAGS,
+    viewport,
+    deviceScaleFactor: 1,
+    locale: 'en-US',
+    timezoneId: 'UTC',
+  });
   const dialogs: string[] = [];
   const watch = (page: Page): void => {
     page.on('dialog', (dialog) => {

@@ -19,11 +19,7 @@ export function fixturePath(mode: 'isolate' | 'worker', file: string): string {
   return path.join(FIXTURES, mode, file);
 }
 
-export function makeSpec(
-  mode: SandboxMode,
-  file: string,
-  overrides: Partial<Omit<RunSpec, 'mode'>> = {},
-): RunSpec {
+export function makeSpec(mode: SandboxMode, file: string, overrides: Partial<Omit<RunSpec, 'mode'>> = {}): RunSpec {
   const entryPath = fixturePath(mode === 'worker' ? 'worker' : 'isolate', file);
   return Object.freeze(runSpec({ name: path.basename(file, '.mjs').replaceAll('-', '_'), mode, manifestDir: path.dirname(entryPath), entryPath, memoryMb: 32, ...overrides }));
 }

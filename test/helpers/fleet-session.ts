@@ -41,9 +41,20 @@ export function makeFleet(policy = E2E_POLICY): Fleet {
   const clients: HostClient[] = [];
   const raws: RawHost[] = [];
   const argsFor = (name: string, journalUrl: string, extra: readonly string[] = []) => [
-    '--manifests', FIXTURE_MANIFESTS, '--manifests', FLEET_MANIFESTS,
-    '--policy', policyFile, '--workspace', workspace,
-    '--state', join(root, `state-${name}`), '--journal', journalUrl, '--no-watch', ...extra,
+    '--manifests',
+    FIXTURE_MANIFESTS,
+    '--manifests',
+    FLEET_MANIFESTS,
+    '--policy',
+    policyFile,
+    '--workspace',
+    workspace,
+    '--state',
+    join(root, `state-${name}`),
+    '--journal',
+    journalUrl,
+    '--no-watch',
+    ...extra,
   ];
   return {
     root,
@@ -92,6 +103,8 @@ export function makeFleet(policy = E2E_POLICY): Fleet {
 
 /** Sends the legacy opening of a raw session (initialize, initialized). */
 export function openRawSession(host: RawHost): void {
-  host.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })}\n`);
+  host.stdin.write(
+    `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })}\n`,
+  );
   host.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
 }

@@ -51,11 +51,15 @@ export async function startHttpHost(dirs: HostDirs, authArgs: readonly string[],
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
   let base: string | undefined;
-  await until(() => {
-    base ??= listeningUrl(stderr);
-    if (child.exitCode !== null) throw new Error(`the host exited (${child.exitCode}) before listening:\n${stderr}`);
-    return base !== undefined;
-  }, 'the host to listen', 60_000);
+  await until(
+    () => {
+      base ??= listeningUrl(stderr);
+      if (child.exitCode !== null) throw new Error(`the host exited (${child.exitCode}) before listening:\n${stderr}`);
+      return base !== undefined;
+    },
+    'the host to listen',
+    60_000,
+  );
   const url = `${base!}/mcp`.replace(/\/mcp\/mcp$/, '/mcp');
   return {
     base: url.replace(/\/mcp$/, ''),
@@ -105,7 +109,13 @@ function send(url: string, method: string, body: string | undefined, headers: Re
   return new Promise((resolve, reject) => {
     const target = new URL(url);
     const request = httpRequest(
-      { host: target.hostname, port: target.port, path: target.pathname, method, headers: { ...(body !== undefined && !options.chunked ? { 'content-length': String(Buffer.byteLength(body)) } : {}), ...headers } },
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method,
+        headers: { ...(body !== undefined && !options.chunked ? { 'content-length': String(Buffer.byteLength(body)) } : {}), ...headers },
+      },
       (response) => {
         let text = '';
         response.setEncoding('utf8');

@@ -44,9 +44,7 @@ export function spawnFixtureHost(mode: string, stateDir: string, marker: string,
   const child = spawn(process.execPath, [FIXTURE, mode, stateDir, marker, url, ...rest], { stdio: ['pipe', 'pipe', 'pipe'], env });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  );
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   const lines: Record<string, unknown>[] = [];
   const ready = new Promise<Record<string, unknown>>((resolve, reject) => {
     const reader = createInterface({ input: child.stdout! });

@@ -61,7 +61,7 @@ export async function ensureBuilt(): Promise<void> {
   // Inside dist/ (ignored by git), which exists once anything was built.
   mkdirSync(join(REPO_ROOT, 'dist'), { recursive: true });
   const lock = join(REPO_ROOT, 'dist/.e2e-build-lock');
-  for (const deadline = Date.now() + BUILD_WAIT_MS; ; ) {
+  for (const deadline = Date.now() + BUILD_WAIT_MS; ;) {
     if (existsSync(BUILT_MAIN) && statSync(BUILT_MAIN).mtimeMs >= newestMtimeMs([join(REPO_ROOT, 'src'), join(REPO_ROOT, 'sandbox')])) return;
     if (tryLock(lock)) break;
     if (Date.now() > deadline) throw new Error('timed out waiting for another test file to build dist/');

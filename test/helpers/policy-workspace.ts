@@ -83,9 +83,7 @@ export function manifestYaml(name: string, options: ManifestOptions = {}): strin
     ...(mode === 'process' ? ['  command: ["python3", "-c", "print(1)"]', `  isolation: ${options.isolation ?? 'namespace'}`] : []),
     ...(options.env ? [`  env: [${options.env.join(', ')}]`] : []),
     ...(mode === 'process' ? [] : ['entry: ./tool.js']),
-    ...(options.roots
-      ? ['workspace:', '  roots:', ...options.roots.flatMap((root) => [`    - path: "${root.path}"`, `      access: ${root.access}`])]
-      : []),
+    ...(options.roots ? ['workspace:', '  roots:', ...options.roots.flatMap((root) => [`    - path: "${root.path}"`, `      access: ${root.access}`])] : []),
     ...(options.network ? ['network:', `  allow: [${options.network.map((host) => JSON.stringify(host)).join(', ')}]`] : []),
     ...(options.maxResultBytes !== undefined ? ['limits:', `  maxResultBytes: ${options.maxResultBytes}`] : []),
     ...(options.approval ? [`approval: ${options.approval}`] : []),

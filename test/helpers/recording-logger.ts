@@ -25,7 +25,11 @@ export function recordingLogger(level: Level = 'info'): RecordingLogger {
   const text = () => chunks.join('');
   return {
     logger,
-    lines: () => text().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>),
+    lines: () =>
+      text()
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
     bytes: () => Buffer.byteLength(text()),
   };
 }

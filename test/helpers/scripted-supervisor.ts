@@ -34,7 +34,14 @@ export function signalOf(request: CallRequest): AbortSignal {
 /** A supervisor double that scripts one behaviour per tool name and records every request. */
 export class ScriptedSupervisor implements Supervisor {
   readonly requests: CallRequest[] = [];
-  readonly session = { maxCallsPerSession: 100, maxConcurrency: 4, maxConsecutiveFailures: 20, onUnknownTool: 'protocol_error', onInvalidArguments: 'error_result', secretNames: [] } as const;
+  readonly session = {
+    maxCallsPerSession: 100,
+    maxConcurrency: 4,
+    maxConsecutiveFailures: 20,
+    onUnknownTool: 'protocol_error',
+    onInvalidArguments: 'error_result',
+    secretNames: [],
+  } as const;
   closed = false;
   /** Resolves when a `wait` call has started (its progress was emitted). */
   waitStarted!: Promise<void>;
@@ -106,7 +113,10 @@ export class ScriptedSupervisor implements Supervisor {
     const deny = (code: 'approval_denied' | 'approval_required') => ({ kind: 'error' as const, callId, error: new HostError(code, 'Not approved.', {}) });
     const ok = { kind: 'result' as const, callId, content: [{ type: 'text' as const, text: 'written' }] };
     const approves = (answer: unknown) =>
-      typeof answer === 'object' && answer !== null && (answer as { action?: unknown }).action === 'accept' && (answer as { content?: { approve?: unknown } }).content?.approve === true;
+      typeof answer === 'object' &&
+      answer !== null &&
+      (answer as { action?: unknown }).action === 'accept' &&
+      (answer as { content?: { approve?: unknown } }).content?.approve === true;
     if (request.approval.kind === 'none') return deny('approval_required');
     if (request.approval.kind === 'elicitation') {
       const answer = await request.approval.elicit({ message: 'Allow write_note?', tool: 'write_note', sideEffect: 'destructive' }, signalOf(request));

@@ -45,7 +45,9 @@ export function importsOf(source: SourceFile): SourceImport[] {
   ];
   return found.map((entry) => {
     if (!entry.specifier.startsWith('.')) return entry;
-    const target = relative(REPO_ROOT, resolve(REPO_ROOT, dirname(source.file), entry.specifier)).split('\\').join('/');
+    const target = relative(REPO_ROOT, resolve(REPO_ROOT, dirname(source.file), entry.specifier))
+      .split('\\')
+      .join('/');
     return { ...entry, target: target.startsWith('src/') ? target.replace(/\.js$/, '.ts') : target };
   });
 }

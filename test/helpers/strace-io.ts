@@ -21,7 +21,9 @@ export interface TracedIo {
 
 /** Attaches strace to `pid`; resolves once every thread of it is attached. */
 export async function traceIo(pid: number, file: string): Promise<TracedIo> {
-  const tracer = spawn('strace', ['-f', '-e', 'trace=read,write,writev', '-e', 'signal=none', '-s', '65536', '-p', String(pid), '-o', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const tracer = spawn('strace', ['-f', '-e', 'trace=read,write,writev', '-e', 'signal=none', '-s', '65536', '-p', String(pid), '-o', file], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   tracer.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const exited = new Promise<void>((resolve) => tracer.once('exit', () => resolve()));

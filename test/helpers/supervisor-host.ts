@@ -83,8 +83,7 @@ export async function startHost(options: TestHostOptions = {}): Promise<TestHost
     root,
     workspace,
     stateDir,
-    call: (name, args = {}, extra = {}) =>
-      host.supervisor.callTool({ name, args, meta: {}, signal: new AbortController().signal, approval: NONE, ...extra }),
+    call: (name, args = {}, extra = {}) => host.supervisor.callTool({ name, args, meta: {}, signal: new AbortController().signal, approval: NONE, ...extra }),
     close: async () => {
       live.delete(testHost);
       await host.close();

@@ -16,10 +16,14 @@ export async function pollUntil<T>(probe: Probe<T>, deadlineMs: number, everyMs 
 
 /** Polls `predicate` (sync or async) every `everyMs` until it holds; throws after `timeoutMs` (generous: it only bounds a failure), naming `what`. */
 export async function until(predicate: () => boolean | Promise<boolean>, what = 'a condition', timeoutMs = 60_000, everyMs = 10): Promise<void> {
-  const met = await pollUntil(async () => {
-    const done = await predicate();
-    return { done, value: done };
-  }, timeoutMs, everyMs);
+  const met = await pollUntil(
+    async () => {
+      const done = await predicate();
+      return { done, value: done };
+    },
+    timeoutMs,
+    everyMs,
+  );
   if (!met) throw new Error(`timed out waiting for ${what}`);
 }
 

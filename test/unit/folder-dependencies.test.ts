@@ -81,7 +81,9 @@ describe('folder dependencies', () => {
     // Name the files behind each cycle's first step, so a failure says what to move.
     const because = [...cycles].map((cycle) => {
       const [from, to] = cycle.split(' → ');
-      return `${cycle} (${EDGES.filter((edge) => edge.from === from && edge.to === to).map((edge) => edge.file).join(', ')})`;
+      return `${cycle} (${EDGES.filter((edge) => edge.from === from && edge.to === to)
+        .map((edge) => edge.file)
+        .join(', ')})`;
     });
     expect(because).toEqual([]);
   });

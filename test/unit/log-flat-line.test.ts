@@ -97,7 +97,18 @@ describe('flat log lines', () => {
     const { host, viaPino, plain } = loggers();
     const names = namesJson('c-1', 't', null) ?? '';
     expect(writeFlatLine(host, 'info', names, { stage: 'run', durationMs: 1, rule: null, flag: true, gone: undefined }, 'call completed')).toBe(true);
-    for (const facts of [{ details: {} }, { err: new Error('x') }, { env: 'x' }, { secret: 1 }, { tool: 'other' }, { 0: 'a' }, { socket: 1 }, { f: () => 1 }, { n: 1n }, { s: Symbol('s') }]) {
+    for (const facts of [
+      { details: {} },
+      { err: new Error('x') },
+      { env: 'x' },
+      { secret: 1 },
+      { tool: 'other' },
+      { 0: 'a' },
+      { socket: 1 },
+      { f: () => 1 },
+      { n: 1n },
+      { s: Symbol('s') },
+    ]) {
       expect(writeFlatLine(host, 'info', names, facts, 'm')).toBe(false);
     }
     expect(writeFlatLine(viaPino, 'info', names, { a: 1 }, 'm')).toBe(false);

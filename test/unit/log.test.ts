@@ -73,7 +73,14 @@ describe('log lines: redaction', () => {
     ['values of every kind', (l) => l.info({ env: undefined, secret: 0, when: new Date(0), none: null, yes: true }, 'kinds')],
     ['a plain message', (l) => l.info('plain')],
     ['child bindings', (l) => l.child({ callId: 'c1', env: { X: 1 }, spec: { secret: 's' } }).info({ n: 1 }, 'child')],
-    ['a grandchild', (l) => l.child({ a: 1 }).child({ secret: 'g-1', nested: { env: 'g-2' } }).warn({ env: 'g-3' }, 'grandchild')],
+    [
+      'a grandchild',
+      (l) =>
+        l
+          .child({ a: 1 })
+          .child({ secret: 'g-1', nested: { env: 'g-2' } })
+          .warn({ env: 'g-3' }, 'grandchild'),
+    ],
     ['an interpolated object', (l) => l.info('value %j', { env: 1, a: { secret: 2 }, b: [{ env: 3 }] })],
   ];
 

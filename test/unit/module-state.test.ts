@@ -180,7 +180,9 @@ describe('module state in src/', () => {
       sourceFiles(SRC_DIR).flatMap((path) => {
         const file = relative(SRC_DIR, path);
         const tree = parse(file, readFileSync(path, 'utf8'));
-        return tree.statements.filter(ts.isVariableStatement).flatMap((statement) => statement.declarationList.declarations.map((declaration) => `${file}:${declaration.name.getText(tree)}`));
+        return tree.statements
+          .filter(ts.isVariableStatement)
+          .flatMap((statement) => statement.declarationList.declarations.map((declaration) => `${file}:${declaration.name.getText(tree)}`));
       }),
     );
     expect([...IMMUTABLE_CONSTANTS.keys(), ...SHARED_STATE.keys()].filter((key) => !declared.has(key))).toEqual([]);

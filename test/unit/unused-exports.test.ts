@@ -12,9 +12,7 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SRC = join(ROOT, 'src');
 
 /** Exports nobody imports by name, kept on purpose: a pattern over `file:name` (relative to src/), each with why. */
-const KEPT: ReadonlyMap<RegExp, string> = new Map([
-  [/^cli\/[a-z-]+\.ts:run$/, 'a command module: cli/commands.ts imports it by its name and calls its run'],
-]);
+const KEPT: ReadonlyMap<RegExp, string> = new Map([[/^cli\/[a-z-]+\.ts:run$/, 'a command module: cli/commands.ts imports it by its name and calls its run']]);
 
 /**
  * How many unused exports src/ had when this check came (types and constants
@@ -55,7 +53,14 @@ function exportsOf(tree: ts.SourceFile, file: string): string[] {
     if (exported && !isDefault) {
       if (ts.isVariableStatement(statement)) {
         for (const declaration of statement.declarationList.declarations) if (ts.isIdentifier(declaration.name)) names.push(key(declaration.name.text));
-      } else if ((ts.isFunctionDeclaration(statement) || ts.isClassDeclaration(statement) || ts.isInterfaceDeclaration(statement) || ts.isTypeAliasDeclaration(statement) || ts.isEnumDeclaration(statement)) && statement.name) {
+      } else if (
+        (ts.isFunctionDeclaration(statement) ||
+          ts.isClassDeclaration(statement) ||
+          ts.isInterfaceDeclaration(statement) ||
+          ts.isTypeAliasDeclaration(statement) ||
+          ts.isEnumDeclaration(statement)) &&
+        statement.name
+      ) {
         names.push(key(statement.name.text));
       }
     }

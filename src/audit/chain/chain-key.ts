@@ -123,11 +123,10 @@ function checkPrivateFile(path: string): void {
   if (!stats.isFile()) throw new JournalError('journal_key_invalid', `The journal signing key ${path} is not a regular file.`, { file: path });
   const mode = stats.mode & 0o777;
   if ((mode & 0o077) !== 0) {
-    throw new JournalError(
-      'journal_key_invalid',
-      `The journal signing key ${path} is readable or writable by other users (mode ${mode.toString(8)}). Run \`chmod 600 ${path}\`.`,
-      { file: path, mode: mode.toString(8) },
-    );
+    throw new JournalError('journal_key_invalid', `The journal signing key ${path} is readable or writable by other users (mode ${mode.toString(8)}). Run \`chmod 600 ${path}\`.`, {
+      file: path,
+      mode: mode.toString(8),
+    });
   }
 }
 

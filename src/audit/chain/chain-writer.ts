@@ -62,7 +62,8 @@ export class ChainWriter {
     this.#options = options;
     this.chainId = options.chainId ?? randomUUID();
     this.#checkpointEvery = options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY;
-    if (!Number.isInteger(this.#checkpointEvery) || this.#checkpointEvery < 1) throw new RangeError(`checkpointEvery must be a positive whole number, got ${this.#checkpointEvery}`);
+    if (!Number.isInteger(this.#checkpointEvery) || this.#checkpointEvery < 1)
+      throw new RangeError(`checkpointEvery must be a positive whole number, got ${this.#checkpointEvery}`);
     this.#now = options.now ?? Date.now;
   }
 
@@ -149,7 +150,15 @@ export class ChainWriter {
 
   #openRecord(): OpenRecord {
     const signer = this.#signerNow();
-    return { role: this.#options.role, algorithm: 'Ed25519', publicKey: signer.publicKey, keyId: signer.keyId, hostId: this.#options.hostId(), machine: hostname(), pid: process.pid };
+    return {
+      role: this.#options.role,
+      algorithm: 'Ed25519',
+      publicKey: signer.publicKey,
+      keyId: signer.keyId,
+      hostId: this.#options.hostId(),
+      machine: hostname(),
+      pid: process.pid,
+    };
   }
 
   #checkpoint(seq: number, hash: string, final: boolean): CheckpointRecord {

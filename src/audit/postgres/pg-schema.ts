@@ -188,9 +188,7 @@ export async function migratePostgres(client: PoolClient, display: string): Prom
 async function readVersion(client: PoolClient, display: string): Promise<number> {
   const meta = await client.query<{ present: boolean }>(`SELECT to_regclass('toolhost_meta') IS NOT NULL AS present`);
   if (meta.rows[0]?.present !== true) {
-    const tables = await client.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = current_schema()`,
-    );
+    const tables = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = current_schema()`);
     if ((tables.rows[0]?.n ?? 0) > 0) throw foreign(display);
     return 0;
   }

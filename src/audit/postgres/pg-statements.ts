@@ -34,10 +34,7 @@ export const SQL = {
     `INSERT INTO hosts (id, pid, machine, session_id, started_at, lease_expires_at)
      VALUES ($1, $2, $3, $4, $5, now() + $6 * interval '1 millisecond')`,
   ),
-  renewLease: statement(
-    'renew_lease',
-    `UPDATE hosts SET lease_expires_at = now() + $2 * interval '1 millisecond' WHERE id = $1 AND ended_at IS NULL`,
-  ),
+  renewLease: statement('renew_lease', `UPDATE hosts SET lease_expires_at = now() + $2 * interval '1 millisecond' WHERE id = $1 AND ended_at IS NULL`),
   // One statement: the hosts whose lease ran out end, and their started calls become interrupted.
   expireLeases: statement(
     'expire_leases',
@@ -103,10 +100,7 @@ export const SQL = {
   ),
   getApproval: statement('get_approval', `SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE id = $1`),
   listApprovals: statement('list_approvals', `SELECT ${APPROVAL_COLUMNS} FROM approvals ORDER BY created_at DESC, id`),
-  listPendingApprovals: statement(
-    'list_pending_approvals',
-    `SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE state = 'pending' AND expires_at > $1 ORDER BY created_at DESC, id`,
-  ),
+  listPendingApprovals: statement('list_pending_approvals', `SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE state = 'pending' AND expires_at > $1 ORDER BY created_at DESC, id`),
   decideApproval: statement(
     'decide_approval',
     `UPDATE approvals SET state = $2, decided_by = $3, decided_at = $4, note = $5, decided_via = $6 WHERE id = $1 AND state = 'pending' AND expires_at > $4`,

@@ -98,7 +98,9 @@ export async function openPostgresStore(connectionString: string, display: strin
   const logger = options.logger ?? createSilentLogger();
   const pool = createPool(connectionString);
   // An idle connection that breaks (server restart) must not crash the host: the pool replaces it.
-  pool.on('error', (error) => logger.warn({ err: { message: error.message, code: (error as { code?: unknown }).code } }, 'journal: a PostgreSQL connection broke; reconnecting on the next query'));
+  pool.on('error', (error) =>
+    logger.warn({ err: { message: error.message, code: (error as { code?: unknown }).code } }, 'journal: a PostgreSQL connection broke; reconnecting on the next query'),
+  );
   try {
     let client: pg.PoolClient;
     try {
@@ -159,7 +161,8 @@ export class PostgresStore implements Journal {
     this.#artifactTtlMs = options.artifactTtlMs ?? DEFAULT_ARTIFACT_TTL_MS;
     if (!Number.isFinite(this.leaseMs) || this.leaseMs < 100) throw new RangeError(`the journal lease must be at least 100 ms, got ${this.leaseMs}`);
     // As the SQLite store: a zero or negative TTL would store every artifact already expired.
-    if (!Number.isFinite(this.#artifactTtlMs) || this.#artifactTtlMs <= 0) throw new RangeError(`artifactTtlMs must be a positive number of milliseconds, got ${this.#artifactTtlMs}`);
+    if (!Number.isFinite(this.#artifactTtlMs) || this.#artifactTtlMs <= 0)
+      throw new RangeError(`artifactTtlMs must be a positive number of milliseconds, got ${this.#artifactTtlMs}`);
     this.#batch = new RecordBatch((records) => this.#recordMany(records), pendingId, logger);
     const key = chainKeyPath(options.stateDir ?? '.toolhost', options.keyFile, options.env);
     const isHost = options.asHost !== false;
@@ -205,7 +208,10 @@ export class PostgresStore implements Journal {
       return { value: result.rows, facts: result.rows.map((row) => callFact(chainedCallOfRecord(toCallRecord(row), row.replay), CALL_REV.ended)) };
     });
     if (rows.length > 0) {
-      this.#logger.warn({ calls: rows.map((row) => row.id), hosts: [...new Set(rows.map((row) => row.host_id))] }, 'journal: calls of hosts whose lease expired marked interrupted');
+      this.#logger.warn(
+        { calls: rows.map((row) => row.id), hosts: [...new Set(rows.map((row) => row.host_id))] },
+        'journal: calls of hosts whose lease expired marked interrupted',
+      );
     }
     return rows.map((row) => row.id);
   }
@@ -239,7 +245,17 @@ export class PostgresStore implements Journal {
   async finish(id: string, finish: CallFinish): Promise<void> {
     this.#requireOpen();
     const changed = await this.#chained(1, async (client) => {
-      const result = await this.#runOn<CallRowWithReplay>(client, SQL.finishCall, [id, finish.status, finish.errorCode, finish.resultHash, finish.resultBytes, finish.replay, finish.endedAt, finish.egressAdmitted ?? 0, finish.egressRefused ?? 0]);
+      const result = await this.#runOn<CallRowWithReplay>(client, SQL.finishCall, [
+        id,
+        finish.status,
+        finish.errorCode,
+        finish.resultHash,
+        finish.resultBytes,
+        finish.replay,
+        finish.endedAt,
+        finish.egressAdmitted ?? 0,
+        finish.egressRefused ?? 0,
+      ]);
       const row = result.rows[0];
       return row === undefined ? { value: false, facts: [] } : { value: true, facts: [callFact(chainedCallOfRecord(toCallRecord(row), row.replay), CALL_REV.ended)] };
     });
@@ -287,10 +303,12 @@ export class PostgresStore implements Journal {
     try {
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
       const entries = (await client.query<ChainEntry>(`SELECT chain_id AS chain, seq, prev, hash, kind, ref, rev, at, record FROM chain_entries ORDER BY chain_id, seq`)).rows;
-      const chains = (await client.query<{ id: string; role: string; opened_at: number; closed_at: number | null }>(`SELECT id, role, opened_at, closed_at FROM chains ORDER BY opened_at, id`)).rows.map(
-        (row): ChainRow => ({ id: row.id, role: row.role, openedAt: row.opened_at, closedAt: row.closed_at }),
+      const chains = (
+        await client.query<{ id: string; role: string; opened_at: number; closed_at: number | null }>(`SELECT id, role, opened_at, closed_at FROM chains ORDER BY opened_at, id`)
+      ).rows.map((row): ChainRow => ({ id: row.id, role: row.role, openedAt: row.opened_at, closedAt: row.closed_at }));
+      const calls = (await client.query<CallRowWithReplay>(`SELECT ${CALL_COLUMNS}, replay FROM calls ORDER BY seq`)).rows.map((row) =>
+        chainedCallOfRecord(toCallRecord(row), row.replay),
       );
-      const calls = (await client.query<CallRowWithReplay>(`SELECT ${CALL_COLUMNS}, replay FROM calls ORDER BY seq`)).rows.map((row) => chainedCallOfRecord(toCallRecord(row), row.replay));
       const approvals = (await client.query<ApprovalRow>(`SELECT ${APPROVAL_COLUMNS} FROM approvals ORDER BY created_at, id`)).rows.map(toApprovalRecord);
       const since = (await client.query<{ chained_since: number }>(`SELECT chained_since FROM chain_meta WHERE id = 1`)).rows[0]?.chained_since;
       await client.query('COMMIT');
@@ -374,7 +392,11 @@ export class PostgresStore implements Journal {
   }
 
   async #findByKeyOn(client: pg.PoolClient, tool: string, key: string): Promise<IdempotencyRecord | undefined> {
-    const result = await this.#runOn<{ id: string; status: IdempotencyRecord['status']; args_hash: string; replay: string | null; reconciliation: Reconciliation | null }>(client, SQL.findByKey, [tool, key]);
+    const result = await this.#runOn<{ id: string; status: IdempotencyRecord['status']; args_hash: string; replay: string | null; reconciliation: Reconciliation | null }>(
+      client,
+      SQL.findByKey,
+      [tool, key],
+    );
     const row = result.rows[0];
     return row === undefined ? undefined : { id: row.id, status: row.status, argsHash: row.args_hash, replay: row.replay, reconciliation: row.reconciliation };
   }
@@ -383,7 +405,10 @@ export class PostgresStore implements Journal {
   async findByIdempotencyKey(tool: string, key: string): Promise<IdempotencyRecord | undefined> {
     this.#requireOpen();
     await this.#batch.flush();
-    const result = await this.#run<{ id: string; status: IdempotencyRecord['status']; args_hash: string; replay: string | null; reconciliation: Reconciliation | null }>(SQL.findByKey, [tool, key]);
+    const result = await this.#run<{ id: string; status: IdempotencyRecord['status']; args_hash: string; replay: string | null; reconciliation: Reconciliation | null }>(
+      SQL.findByKey,
+      [tool, key],
+    );
     const row = result.rows[0];
     return row === undefined ? undefined : { id: row.id, status: row.status, argsHash: row.args_hash, replay: row.replay, reconciliation: row.reconciliation };
   }
@@ -404,7 +429,8 @@ export class PostgresStore implements Journal {
           { id, status: existing.status, reconciliation: existing.reconciliation },
         );
       }
-      const after = (await this.#runOn<CallRowWithReplay>(client, SQL.reconcile, [id, action === 'skip' ? 'skipped' : 'interrupted', action, Date.now()])).rows[0] as CallRowWithReplay;
+      const after = (await this.#runOn<CallRowWithReplay>(client, SQL.reconcile, [id, action === 'skip' ? 'skipped' : 'interrupted', action, Date.now()]))
+        .rows[0] as CallRowWithReplay;
       const record = toCallRecord(after);
       return { value: record, facts: [callFact(chainedCallOfRecord(record, after.replay), CALL_REV.reconciled)] };
     });
@@ -464,7 +490,22 @@ export class PostgresStore implements Journal {
     const a = approval;
     const json = approvalJsonColumns(a);
     return this.#chained(1, async (client) => {
-      await this.#runOn(client, SQL.insertApproval, [a.id, a.tool, a.argsHash, a.sideEffect, a.rule, a.principal, a.sessionId, a.callId, a.createdAt, a.expiresAt, a.definitionDigest ?? null, json.arguments, json.effects, this.hostId]);
+      await this.#runOn(client, SQL.insertApproval, [
+        a.id,
+        a.tool,
+        a.argsHash,
+        a.sideEffect,
+        a.rule,
+        a.principal,
+        a.sessionId,
+        a.callId,
+        a.createdAt,
+        a.expiresAt,
+        a.definitionDigest ?? null,
+        json.arguments,
+        json.effects,
+        this.hostId,
+      ]);
       const record = (await this.#getApproval(a.id, client)) as ApprovalRecord;
       return { value: record, facts: [approvalFact(record, APPROVAL_REV.created)] };
     });
@@ -477,7 +518,8 @@ export class PostgresStore implements Journal {
 
   async listApprovals(filter: { readonly pendingOnly?: boolean; readonly now?: number } = {}): Promise<ApprovalRecord[]> {
     this.#requireOpen();
-    const result = filter.pendingOnly === true ? await this.#run<ApprovalRow>(SQL.listPendingApprovals, [filter.now ?? Date.now()]) : await this.#run<ApprovalRow>(SQL.listApprovals, []);
+    const result =
+      filter.pendingOnly === true ? await this.#run<ApprovalRow>(SQL.listPendingApprovals, [filter.now ?? Date.now()]) : await this.#run<ApprovalRow>(SQL.listApprovals, []);
     return result.rows.map(toApprovalRecord);
   }
 
@@ -567,7 +609,10 @@ export class PostgresStore implements Journal {
             return { value: undefined, facts: [] };
           });
           this.hostId = id;
-          this.#logger.error({ lostHostId: hostId, hostId: id }, 'journal: this host lost its lease (another host found it expired) and its running calls were marked interrupted; continuing under a new host row');
+          this.#logger.error(
+            { lostHostId: hostId, hostId: id },
+            'journal: this host lost its lease (another host found it expired) and its running calls were marked interrupted; continuing under a new host row',
+          );
         }
         await this.expireLeases();
       } catch (error) {
@@ -639,7 +684,6 @@ const RELEASE_SAVEPOINT: NamedStatement = { name: '', text: 'RELEASE SAVEPOINT t
 const ROLLBACK_TO_SAVEPOINT: NamedStatement = { name: '', text: 'ROLLBACK TO SAVEPOINT toolhost_claim' };
 
 const PG_FILTER = { placeholder: (position: number) => `$${position}`, contains: (column: string, placeholder: string) => `strpos(${column}, ${placeholder}) > 0` };
-
 
 function toConfig(statement: NamedStatement, values: unknown[]): pg.QueryConfig {
   return statement.name === '' ? { text: statement.text, values } : { name: statement.name, text: statement.text, values };

@@ -31,7 +31,21 @@ export class SqliteApprovals {
           `INSERT INTO approvals (id, tool, args_hash, side_effect, rule, principal, session_id, call_id, created_at, expires_at, state, definition_digest, arguments, effects, host_id)
            VALUES (@id, @tool, @argsHash, @sideEffect, @rule, @principal, @sessionId, @callId, @createdAt, @expiresAt, 'pending', @definitionDigest, @arguments, @effects, @hostId)`,
         )
-        .run({ id: a.id, tool: a.tool, argsHash: a.argsHash, sideEffect: a.sideEffect, rule: a.rule, principal: a.principal, sessionId: a.sessionId, callId: a.callId, createdAt: a.createdAt, expiresAt: a.expiresAt, definitionDigest: a.definitionDigest ?? null, ...approvalJsonColumns(a), hostId });
+        .run({
+          id: a.id,
+          tool: a.tool,
+          argsHash: a.argsHash,
+          sideEffect: a.sideEffect,
+          rule: a.rule,
+          principal: a.principal,
+          sessionId: a.sessionId,
+          callId: a.callId,
+          createdAt: a.createdAt,
+          expiresAt: a.expiresAt,
+          definitionDigest: a.definitionDigest ?? null,
+          ...approvalJsonColumns(a),
+          hostId,
+        });
       const record = this.get(approval.id) as ApprovalRecord;
       return { value: record, facts: [approvalFact(record, APPROVAL_REV.created)] };
     });

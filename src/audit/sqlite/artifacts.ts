@@ -80,9 +80,7 @@ export class ArtifactStore {
   get(sha256OrUri: string, now = Date.now()): { mimeType: string; bytes: Uint8Array } | undefined {
     const sha256 = parseArtifactRef(sha256OrUri);
     if (sha256 === undefined) return undefined;
-    const row = this.journal.database
-      .prepare(`SELECT mime_type, expires_at FROM artifacts WHERE sha256 = ?`)
-      .get(sha256) as { mime_type: string; expires_at: number } | undefined;
+    const row = this.journal.database.prepare(`SELECT mime_type, expires_at FROM artifacts WHERE sha256 = ?`).get(sha256) as { mime_type: string; expires_at: number } | undefined;
     if (row === undefined || row.expires_at <= now) return undefined;
     let bytes: Buffer;
     try {

@@ -109,7 +109,8 @@ export class RecordWriter {
   #died(error: Error): void {
     if (this.#dead) return;
     this.#dead = true;
-    if (!this.#closed || this.#pending.size > 0) this.#logger.warn({ err: error.message, pending: this.#pending.size }, 'journal writer thread stopped: batches are written on the host thread');
+    if (!this.#closed || this.#pending.size > 0)
+      this.#logger.warn({ err: error.message, pending: this.#pending.size }, 'journal writer thread stopped: batches are written on the host thread');
     for (const [id, pending] of [...this.#pending]) {
       this.#settle(id);
       try {

@@ -40,7 +40,6 @@ import { openJournalDatabase, toJournalError } from './open-database.js';
 import type { MultiRowInsert } from './record-writer.js';
 import { ensureStateDir, journalPathOf } from '../state-dir.js';
 
-
 export interface JournalOptions {
   logger?: Logger;
   /** The session this host serves, kept on its host row. */
@@ -214,8 +213,7 @@ export class SqliteJournal {
   findByIdempotencyKey(tool: string, key: string): IdempotencyRecord | undefined {
     this.requireOpen();
     const row = this.statements.findByKey.get({ tool, key }) as
-      | { id: string; status: IdempotencyRecord['status']; args_hash: string; replay: string | null; reconciliation: Reconciliation | null }
-      | undefined;
+      { id: string; status: IdempotencyRecord['status']; args_hash: string; replay: string | null; reconciliation: Reconciliation | null } | undefined;
     if (row === undefined) return undefined;
     return { id: row.id, status: row.status, argsHash: row.args_hash, replay: row.replay, reconciliation: row.reconciliation };
   }
@@ -240,7 +238,9 @@ export class SqliteJournal {
             { id, status: existing.status, reconciliation: existing.reconciliation },
           );
         }
-        const row = this.statements.reconcile.get({ id, reconciliation: action, status: action === 'skip' ? 'skipped' : 'interrupted', now: Date.now() }) as CallRow & { replay: string | null };
+        const row = this.statements.reconcile.get({ id, reconciliation: action, status: action === 'skip' ? 'skipped' : 'interrupted', now: Date.now() }) as CallRow & {
+          replay: string | null;
+        };
         const record = toCallRecord(row);
         return { value: record, facts: [callFact(chainedCallOfRecord(record, row.replay), CALL_REV.reconciled)] };
       }),
@@ -253,9 +253,7 @@ export class SqliteJournal {
     const { where, values } = callFilterSql(filter, SQLITE_FILTER);
     if (filter.limit !== undefined) values.push(Math.max(0, Math.floor(filter.limit)));
     const sql =
-      `SELECT ${CALL_COLUMNS} FROM calls` +
-      (where !== '' ? ` WHERE ${where}` : '') +
-      ` ORDER BY started_at DESC, seq DESC${filter.limit === undefined ? '' : ' LIMIT ?'}`;
+      `SELECT ${CALL_COLUMNS} FROM calls` + (where !== '' ? ` WHERE ${where}` : '') + ` ORDER BY started_at DESC, seq DESC${filter.limit === undefined ? '' : ' LIMIT ?'}`;
     return (this.db.prepare(sql).all(values) as CallRow[]).map(toCallRecord);
   }
 
@@ -264,9 +262,14 @@ export class SqliteJournal {
     this.requireOpen();
     return this.db.transaction(() => {
       const entries = this.db.prepare(`SELECT chain_id AS chain, seq, prev, hash, kind, ref, rev, at, record FROM chain_entries ORDER BY chain_id, seq`).all() as ChainEntry[];
-      const chains = (this.db.prepare(`SELECT id, role, opened_at, closed_at FROM chains ORDER BY opened_at, id`).all() as { id: string; role: string; opened_at: number; closed_at: number | null }[]).map(
-        (row): ChainRow => ({ id: row.id, role: row.role, openedAt: row.opened_at, closedAt: row.closed_at }),
-      );
+      const chains = (
+        this.db.prepare(`SELECT id, role, opened_at, closed_at FROM chains ORDER BY opened_at, id`).all() as {
+          id: string;
+          role: string;
+          opened_at: number;
+          closed_at: number | null;
+        }[]
+      ).map((row): ChainRow => ({ id: row.id, role: row.role, openedAt: row.opened_at, closedAt: row.closed_at }));
       const calls = (this.db.prepare(`SELECT ${CALL_COLUMNS}, replay FROM calls ORDER BY seq`).all() as (CallRow & { replay: string | null })[]).map((row) =>
         chainedCallOfRecord(toCallRecord(row), row.replay),
       );
@@ -340,18 +343,22 @@ export class SqliteJournal {
 
   // The host row and its chain's first entry (its public key) in one transaction: a key that cannot be read stops the host here.
   private registerHost(id: string, here: HostIdentity, sessionId: string | null): string {
-    this.writeChained(0, () => {
-      this.statements.insertHost.run({
-        id,
-        pid: here.pid,
-        machine: here.machine,
-        bootId: here.bootId,
-        processStart: here.processStart,
-        sessionId,
-        now: Date.now(),
-      });
-      return { value: undefined, facts: [] };
-    }, { open: true });
+    this.writeChained(
+      0,
+      () => {
+        this.statements.insertHost.run({
+          id,
+          pid: here.pid,
+          machine: here.machine,
+          bootId: here.bootId,
+          processStart: here.processStart,
+          sessionId,
+          now: Date.now(),
+        });
+        return { value: undefined, facts: [] };
+      },
+      { open: true },
+    );
     return id;
   }
 
@@ -452,9 +459,7 @@ export const INSERT_ENTRIES: MultiRowInsert = {
 
 const INSERT_ENTRY_SQL = INSERT_ENTRIES.head + INSERT_ENTRIES.row;
 
-
 const SQLITE_FILTER = { placeholder: () => '?', contains: (column: string, placeholder: string) => `instr(${column}, ${placeholder}) > 0` };
-
 
 function prepareStatements(db: Database.Database) {
   const insertCall = db.prepare(INSERT_CALL_SQL);
@@ -486,8 +491,6 @@ function prepareStatements(db: Database.Database) {
        ORDER BY CASE status WHEN 'started' THEN 0 WHEN 'interrupted' THEN 1 WHEN 'completed' THEN 2 ELSE 3 END, seq DESC
        LIMIT 1`,
     ),
-    reconcile: db.prepare(
-      `UPDATE calls SET status = @status, reconciliation = @reconciliation, reconciled_at = @now WHERE id = @id RETURNING ${CALL_COLUMNS}, replay`,
-    ),
+    reconcile: db.prepare(`UPDATE calls SET status = @status, reconciliation = @reconciliation, reconciled_at = @now WHERE id = @id RETURNING ${CALL_COLUMNS}, replay`),
   };
 }

@@ -6,7 +6,10 @@ import type Database from 'better-sqlite3';
 import { RATE_SWEEP_INTERVAL_MS, type RateCount, type RateOutcome } from '../rate-store.js';
 
 class WindowFull extends Error {
-  constructor(readonly index: number, readonly retryAfterMs: number) {
+  constructor(
+    readonly index: number,
+    readonly retryAfterMs: number,
+  ) {
     super('rate window full');
   }
 }

@@ -64,7 +64,10 @@ export class SqliteStore implements Journal {
     this.#artifacts =
       options.asHost === false
         ? undefined
-        : new ArtifactStore(stateDir, sync, { ...(options.logger ? { logger: options.logger } : {}), ...(options.artifactTtlMs !== undefined ? { ttlMs: options.artifactTtlMs } : {}) });
+        : new ArtifactStore(stateDir, sync, {
+            ...(options.logger ? { logger: options.logger } : {}),
+            ...(options.artifactTtlMs !== undefined ? { ttlMs: options.artifactTtlMs } : {}),
+          });
     this.#approvals = new SqliteApprovals(() => sync);
     this.#rates = new SqliteRates(() => sync.database);
     const logger = options.logger ?? createSilentLogger();

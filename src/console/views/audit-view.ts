@@ -58,14 +58,22 @@ export interface RecordContext {
 
 export function recordPage(ctx: PageContext, facts: RecordContext): string {
   const json = toAuditJson(facts.record) as unknown as Record<string, unknown>;
-  const rows = Object.entries(json).map(([key, value]) => html`<dt>${key}</dt><dd>${value === null ? html`<span class="muted">null</span>` : typeof value === 'object' ? html`<code>${JSON.stringify(value)}</code>` : html`<code>${String(value)}</code>`}</dd>`);
+  const rows = Object.entries(json).map(
+    ([key, value]) =>
+      html`<dt>${key}</dt><dd>${value === null ? html`<span class="muted">null</span>` : typeof value === 'object' ? html`<code>${JSON.stringify(value)}</code>` : html`<code>${String(value)}</code>`}</dd>`,
+  );
   const approved =
     facts.approvedBy === undefined
       ? ''
       : html`<section aria-labelledby="approved-h"><h2 id="approved-h">Approved by an operator</h2>
 <p><a href="${ctx.base}/approvals/${encodeURIComponent(facts.approvedBy.id)}">Approval <code>${facts.approvedBy.id}</code></a>: approved by <strong>${facts.approvedBy.decidedBy ?? '?'}</strong> ${timeAt(facts.approvedBy.decidedAt, ctx.now)}${facts.approvedBy.decidedVia ? html` <span class="muted">(${facts.approvedBy.decidedVia})</span>` : ''}${facts.approvedBy.note ? html`: “${facts.approvedBy.note}”` : ''}</p></section>`;
-  const asked = facts.asked.map((a) => html`<p>This call asked for <a href="${ctx.base}/approvals/${encodeURIComponent(a.id)}">approval <code>${a.id}</code></a> (${a.state}).</p>`);
-  const replay = facts.replay === undefined ? '' : html`<section aria-labelledby="result-h"><h2 id="result-h">Result kept for replay</h2><p class="muted">The call had an idempotency key; this is the result a repeat gets.</p>${resultView(facts.replay)}</section>`;
+  const asked = facts.asked.map(
+    (a) => html`<p>This call asked for <a href="${ctx.base}/approvals/${encodeURIComponent(a.id)}">approval <code>${a.id}</code></a> (${a.state}).</p>`,
+  );
+  const replay =
+    facts.replay === undefined
+      ? ''
+      : html`<section aria-labelledby="result-h"><h2 id="result-h">Result kept for replay</h2><p class="muted">The call had an idempotency key; this is the result a repeat gets.</p>${resultView(facts.replay)}</section>`;
   return page(ctx, 'audit', `Call ${facts.record.tool}`, html`<dl class="facts">${rows}</dl>${approved}${asked}${replay}`);
 }
 
@@ -84,6 +92,8 @@ function resultView(serialized: string): SafeHtml {
   if (!Array.isArray(content)) return html`<pre>${multiline(JSON.stringify(parsed, null, 2).slice(0, MAX_RESULT_CHARS))}</pre>`;
   return html`${content.map((block: unknown) => {
     const text = typeof block === 'object' && block !== null && (block as { type?: unknown }).type === 'text' ? (block as { text?: unknown }).text : undefined;
-    return typeof text === 'string' ? html`<pre class="result">${multiline(text.slice(0, MAX_RESULT_CHARS))}</pre>` : html`<pre class="result">${multiline(JSON.stringify(block).slice(0, MAX_RESULT_CHARS))}</pre>`;
+    return typeof text === 'string'
+      ? html`<pre class="result">${multiline(text.slice(0, MAX_RESULT_CHARS))}</pre>`
+      : html`<pre class="result">${multiline(JSON.stringify(block).slice(0, MAX_RESULT_CHARS))}</pre>`;
   })}`;
 }

@@ -25,9 +25,7 @@ const SECTIONS: readonly { readonly id: Exclude<Section, 'none'>; readonly label
 
 /** A whole page. `scripts` are paths under the console (its own files only: the CSP allows nothing else). */
 export function page(ctx: PageContext, section: Section, title: string, body: SafeHtml, scripts: readonly string[] = []): string {
-  const nav = SECTIONS.map(
-    (item) => html`<li><a href="${ctx.base}${item.path}"${item.id === section ? html` aria-current="page"` : ''}>${item.label}</a></li>`,
-  );
+  const nav = SECTIONS.map((item) => html`<li><a href="${ctx.base}${item.path}"${item.id === section ? html` aria-current="page"` : ''}>${item.label}</a></li>`);
   const who =
     ctx.principal === undefined
       ? ''

@@ -18,11 +18,15 @@ export function toolsPage(ctx: PageContext, tools: readonly ConsoleTool[], probl
 </tr>`,
   );
   const body = html`${problems.map((problem) => notice('alert', problem))}
-${tools.length === 0 ? notice('status', 'No tools are known to this console.') : html`<table>
+${
+  tools.length === 0
+    ? notice('status', 'No tools are known to this console.')
+    : html`<table>
 <caption>Every tool, in name order</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Class</th><th scope="col">Sandbox</th><th scope="col">Trust</th><th scope="col">Listed</th><th scope="col">Decision</th><th scope="col">Rule</th><th scope="col">Pin</th></tr></thead>
 <tbody>${rows}</tbody>
-</table>`}`;
+</table>`
+}`;
   return page(ctx, 'tools', 'Tools', body);
 }
 

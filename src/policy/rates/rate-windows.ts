@@ -48,7 +48,10 @@ export function readRateWindows(files: readonly PolicyFile[]): { windows: RateWi
       }
       const tools = [...new Set(entry.tools)].sort();
       const classes = entry.class === undefined ? undefined : [...classList(entry.class)].sort();
-      const key = createHash('sha256').update(JSON.stringify({ tools, classes: classes ?? null, perMs })).digest('hex').slice(0, 32);
+      const key = createHash('sha256')
+        .update(JSON.stringify({ tools, classes: classes ?? null, perMs }))
+        .digest('hex')
+        .slice(0, 32);
       const source = sourceAt(file, ['limits', 'rate', index], 'limits.rate');
       const window: RateWindow = { key, tools, ...(classes ? { classes } : {}), perMs, calls: entry.calls, rule: source.rule, per: entry.per };
       const known = byKey.get(key);
@@ -60,7 +63,9 @@ export function readRateWindows(files: readonly PolicyFile[]): { windows: RateWi
 
 /** The windows that count calls to this tool. */
 export function windowsFor(windows: readonly RateWindow[], tool: string, sideEffect: SideEffect | undefined): readonly RateWindow[] {
-  return windows.filter((window) => window.tools.some((glob) => matchGlob(glob, tool)) && (window.classes === undefined || (sideEffect !== undefined && window.classes.includes(sideEffect))));
+  return windows.filter(
+    (window) => window.tools.some((glob) => matchGlob(glob, tool)) && (window.classes === undefined || (sideEffect !== undefined && window.classes.includes(sideEffect))),
+  );
 }
 
 /** `30s`, `1m`, `1h` in milliseconds; undefined for anything else or past 24 h. */

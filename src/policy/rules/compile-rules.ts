@@ -105,7 +105,12 @@ export function compileExpression(when: string): Compiled {
   if (checked.type !== 'bool' && checked.type !== 'dyn') return { ok: false, reason: `the condition must be true or false, not ${checked.type}`, offset: 0 };
   const shape = estimateShape(parsed.ast);
   if (shape.regexAt !== undefined) {
-    return { ok: false, reason: 'matches() is not available in rules (JavaScript regular expressions can take seconds on a hostile argument); use startsWith, endsWith, contains or the path and url helpers', offset: shape.regexAt };
+    return {
+      ok: false,
+      reason:
+        'matches() is not available in rules (JavaScript regular expressions can take seconds on a hostile argument); use startsWith, endsWith, contains or the path and url helpers',
+      offset: shape.regexAt,
+    };
   }
   return { ok: true, evaluate: parsed, shape };
 }

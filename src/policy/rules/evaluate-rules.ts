@@ -54,7 +54,9 @@ export function scopeRules(
   tool: { readonly name: string; readonly sideEffect?: SideEffect; readonly server?: string },
   base: PathBase,
 ): RuleScope | undefined {
-  const applying = rules.filter((rule) => rule.tools.some((glob) => matchGlob(glob, tool.name)) && (rule.classes === undefined || (tool.sideEffect !== undefined && rule.classes.includes(tool.sideEffect))));
+  const applying = rules.filter(
+    (rule) => rule.tools.some((glob) => matchGlob(glob, tool.name)) && (rule.classes === undefined || (tool.sideEffect !== undefined && rule.classes.includes(tool.sideEffect))),
+  );
   if (applying.length === 0) return undefined;
   return Object.freeze({
     rules: Object.freeze(applying.filter((rule) => !rule.shadow)),

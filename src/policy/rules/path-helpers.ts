@@ -20,7 +20,10 @@ const MAX_SYMLINK_HOPS = 40;
 
 /** Why a path cannot be judged; the rule that asked fails closed. */
 export class PathHelperError extends Error {
-  constructor(readonly reason: 'invalid_path' | 'too_long' | 'symlink_loop' | 'ambiguous_dotdot', message: string) {
+  constructor(
+    readonly reason: 'invalid_path' | 'too_long' | 'symlink_loop' | 'ambiguous_dotdot',
+    message: string,
+  ) {
     super(message);
     this.name = 'PathHelperError';
   }

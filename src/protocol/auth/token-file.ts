@@ -79,11 +79,9 @@ function checkPrivateFile(path: string, logger?: Logger): void {
   if (!stats.isFile()) throw new AuthConfigError('auth_tokens_unreadable', `The token file ${path} is not a regular file.`, {});
   const uid = process.getuid?.();
   if (uid !== undefined && stats.uid !== uid) {
-    throw new AuthConfigError(
-      'auth_tokens_insecure',
-      `The token file ${path} belongs to user ${stats.uid}, not to the user running toolhost (${uid}). Use a file of your own.`,
-      { ownerUid: stats.uid },
-    );
+    throw new AuthConfigError('auth_tokens_insecure', `The token file ${path} belongs to user ${stats.uid}, not to the user running toolhost (${uid}). Use a file of your own.`, {
+      ownerUid: stats.uid,
+    });
   }
   const mode = stats.mode & 0o777;
   if ((mode & 0o022) !== 0) {

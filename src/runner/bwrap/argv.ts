@@ -249,10 +249,39 @@ export const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64',
  * locale). /etc is not bound whole: it holds /etc/shadow, SSH host keys and other secrets.
  */
 export const ETC_ALLOWLIST = [
-  'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'alternatives', 'ssl', 'ca-certificates', 'ca-certificates.conf',
-  'pki', 'crypto-policies', 'resolv.conf', 'hosts', 'host.conf', 'gai.conf', 'nsswitch.conf', 'passwd', 'group',
-  'localtime', 'timezone', 'os-release', 'debian_version', 'mime.types', 'protocols', 'services', 'locale.alias',
-  'locale.conf', 'magic', 'magic.mime', 'inputrc', 'terminfo', 'fonts', 'python3', 'python3.11', 'python3.12',
+  'ld.so.cache',
+  'ld.so.conf',
+  'ld.so.conf.d',
+  'alternatives',
+  'ssl',
+  'ca-certificates',
+  'ca-certificates.conf',
+  'pki',
+  'crypto-policies',
+  'resolv.conf',
+  'hosts',
+  'host.conf',
+  'gai.conf',
+  'nsswitch.conf',
+  'passwd',
+  'group',
+  'localtime',
+  'timezone',
+  'os-release',
+  'debian_version',
+  'mime.types',
+  'protocols',
+  'services',
+  'locale.alias',
+  'locale.conf',
+  'magic',
+  'magic.mime',
+  'inputrc',
+  'terminfo',
+  'fonts',
+  'python3',
+  'python3.11',
+  'python3.12',
 ] as const;
 
 const ETC_ALLOWLIST_PATHS: ReadonlySet<string> = new Set(ETC_ALLOWLIST.map((name) => `/etc/${name}`));
@@ -354,9 +383,7 @@ function pathMounts(facts: SandboxFacts, spec: RunSpec, cwd: string, searchPath:
 }
 
 /** Never visible in the namespace sandbox, even inside a declared root. */
-export const SECRET_PATHS = [
-  '/etc/shadow', '/etc/shadow-', '/etc/gshadow', '/etc/gshadow-', '/etc/ssh', '/etc/ssl/private', '/etc/sudoers', '/etc/sudoers.d',
-] as const;
+export const SECRET_PATHS = ['/etc/shadow', '/etc/shadow-', '/etc/gshadow', '/etc/gshadow-', '/etc/ssh', '/etc/ssl/private', '/etc/sudoers', '/etc/sudoers.d'] as const;
 
 function sandboxEnv(env: Readonly<Record<string, string>>): Record<string, string> {
   const out: Record<string, string> = {};

@@ -43,7 +43,11 @@ export function findHostTool(facts: SandboxFacts, name: string): string | undefi
 // found is looked for again, so installing it needs no restart.
 function findHostProgram(facts: SandboxFacts, name: string): string | undefined {
   const searchPath = `${process.env['PATH'] ?? ''}${delimiter}${DEFAULT_SEARCH_PATH}`;
-  return facts.remember(`program\0${name}\0${searchPath}`, () => findExecutable(name, searchPath), (path) => path !== undefined);
+  return facts.remember(
+    `program\0${name}\0${searchPath}`,
+    () => findExecutable(name, searchPath),
+    (path) => path !== undefined,
+  );
 }
 
 /** Whether this bubblewrap knows `flag` (read from its --help once per binary and host). */

@@ -29,7 +29,10 @@ export function findControllerMount(controller: CgroupController, mountinfo?: st
       return { ok: false, reason: 'cannot read /proc/self/mountinfo' };
     }
   }
-  const mounts = text.split('\n').map(parseMountinfoLine).filter((mount) => mount !== undefined);
+  const mounts = text
+    .split('\n')
+    .map(parseMountinfoLine)
+    .filter((mount) => mount !== undefined);
   const v1 = mounts.find((mount) => mount.fsType === 'cgroup' && mount.superOptions.split(',').includes(controller));
   if (v1 !== undefined) return { ok: true, mount: { controller, version: 1, mountPoint: v1.mountPoint } };
   const v2 = mounts.find((mount) => mount.fsType === 'cgroup2' && readText(join(mount.mountPoint, 'cgroup.controllers')).split(/\s+/).includes(controller));

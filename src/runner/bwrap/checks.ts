@@ -74,7 +74,12 @@ async function runChecks(services: ProcessServices, bwrapPath: string | undefine
 async function checkEgressBridge(services: ProcessServices, bwrapPath: string | undefined): Promise<DoctorCheck> {
   const socat = findExecutable('socat') ?? null;
   if (socat === null) {
-    return { name: 'egress-bridge', status: 'fail', detail: 'namespaced tools with network.allow cannot run without socat (the egress bridge): apt-get install socat', facts: { socat, works: false } };
+    return {
+      name: 'egress-bridge',
+      status: 'fail',
+      detail: 'namespaced tools with network.allow cannot run without socat (the egress bridge): apt-get install socat',
+      facts: { socat, works: false },
+    };
   }
   const dir = mkdtempSync(join(tmpdir(), 'toolhost-doctor-'));
   let grant: EgressGrant | undefined;
@@ -82,19 +87,46 @@ async function checkEgressBridge(services: ProcessServices, bwrapPath: string | 
     grant = await openEgressGrant({ allow: ['127.0.0.1:1'], readOnly: true, logger: createSilentLogger() });
     const ask = `import socket; s = socket.create_connection(("127.0.0.1", ${SANDBOX_PROXY_PORT}), timeout=5); s.sendall(b"CONNECT 127.0.0.1:2 HTTP/1.1\\r\\n\\r\\n"); print(s.recv(64).split()[1].decode())`;
     const spec: RunSpec = {
-      name: 'doctor', mode: 'process', manifestDir: dir, command: ['python3', '-c', ask], memoryMb: 512,
-      stdout: 'text', isolation: 'namespace', persistent: false, poolSize: 1, env: { PATH: process.env['PATH'] ?? '' },
-      roots: [{ path: dir, access: 'read' }], networkAllow: ['127.0.0.1:1'], floodCapBytes: 4096, protectedPaths: [], hiddenPaths: [],
+      name: 'doctor',
+      mode: 'process',
+      manifestDir: dir,
+      command: ['python3', '-c', ask],
+      memoryMb: 512,
+      stdout: 'text',
+      isolation: 'namespace',
+      persistent: false,
+      poolSize: 1,
+      env: { PATH: process.env['PATH'] ?? '' },
+      roots: [{ path: dir, access: 'read' }],
+      networkAllow: ['127.0.0.1:1'],
+      floodCapBytes: 4096,
+      protectedPaths: [],
+      hiddenPaths: [],
     };
     const argv = buildSandboxArgv(spec, { services, cwd: dir, timeoutMs: 10_000, egress: grant, ...(bwrapPath === undefined ? {} : { bwrapPath }) });
     const out = await runToCompletion([...argv, ...(spec.command ?? [])], spec.env, dir, '', 15_000, services);
     const refused = grant.counts().refused;
     if (out.stdout.trim() === '403' && refused === 1) {
-      return { name: 'egress-bridge', status: 'ok', detail: `${socat} bridges the sandbox's ${SANDBOX_PROXY_URL} to the host's egress proxy, which admits only allowed hosts`, facts: { socat, works: true } };
+      return {
+        name: 'egress-bridge',
+        status: 'ok',
+        detail: `${socat} bridges the sandbox's ${SANDBOX_PROXY_URL} to the host's egress proxy, which admits only allowed hosts`,
+        facts: { socat, works: true },
+      };
     }
-    return { name: 'egress-bridge', status: 'fail', detail: `the egress bridge does not work inside the namespace sandbox: ${out.stderr.slice(0, 300) || out.stdout.slice(0, 300) || 'no output'}`, facts: { socat, works: false } };
+    return {
+      name: 'egress-bridge',
+      status: 'fail',
+      detail: `the egress bridge does not work inside the namespace sandbox: ${out.stderr.slice(0, 300) || out.stdout.slice(0, 300) || 'no output'}`,
+      facts: { socat, works: false },
+    };
   } catch (error) {
-    return { name: 'egress-bridge', status: 'fail', detail: `the egress proxy cannot start: ${error instanceof Error ? error.message : String(error)}`, facts: { socat, works: false } };
+    return {
+      name: 'egress-bridge',
+      status: 'fail',
+      detail: `the egress proxy cannot start: ${error instanceof Error ? error.message : String(error)}`,
+      facts: { socat, works: false },
+    };
   } finally {
     await grant?.close();
     rmSync(dir, { recursive: true, force: true });
@@ -111,18 +143,45 @@ async function checkSeccomp(services: ProcessServices, bwrapPath: string | undef
   const dir = mkdtempSync(join(tmpdir(), 'toolhost-doctor-'));
   try {
     const spec: RunSpec = {
-      name: 'doctor', mode: 'process', manifestDir: dir, command: ['/bin/sh', '-c', 'grep "^Seccomp" /proc/self/status'], memoryMb: 512,
-      stdout: 'text', isolation: 'namespace', persistent: false, poolSize: 1, env: {},
-      roots: [], networkAllow: [], floodCapBytes: 4096, protectedPaths: [], hiddenPaths: [],
+      name: 'doctor',
+      mode: 'process',
+      manifestDir: dir,
+      command: ['/bin/sh', '-c', 'grep "^Seccomp" /proc/self/status'],
+      memoryMb: 512,
+      stdout: 'text',
+      isolation: 'namespace',
+      persistent: false,
+      poolSize: 1,
+      env: {},
+      roots: [],
+      networkAllow: [],
+      floodCapBytes: 4096,
+      protectedPaths: [],
+      hiddenPaths: [],
     };
     const argv = buildSandboxArgv(spec, { services, cwd: dir, timeoutMs: 10_000, ...(bwrapPath === undefined ? {} : { bwrapPath }) });
     const out = await runToCompletion([...argv, ...(spec.command ?? [])], spec.env, dir, '', 15_000, services);
     if (/^Seccomp:\s*2$/m.test(out.stdout)) {
-      return { name: 'seccomp', status: 'ok', detail: `a ${program.instructions}-instruction filter is in force in every namespaced process: ${refused.join(', ')}, clone with namespace flags and sockets other than AF_UNIX, AF_INET and AF_INET6 answer EPERM (clone3 ENOSYS)`, facts: { inForce: true, ...facts } };
+      return {
+        name: 'seccomp',
+        status: 'ok',
+        detail: `a ${program.instructions}-instruction filter is in force in every namespaced process: ${refused.join(', ')}, clone with namespace flags and sockets other than AF_UNIX, AF_INET and AF_INET6 answer EPERM (clone3 ENOSYS)`,
+        facts: { inForce: true, ...facts },
+      };
     }
-    return { name: 'seccomp', status: 'fail', detail: `the seccomp filter is not in force in the namespace sandbox (namespaced tools fail with sandbox_unavailable): ${out.stderr.slice(0, 300) || out.stdout.slice(0, 300) || 'no output'}`, facts: { inForce: false, ...facts } };
+    return {
+      name: 'seccomp',
+      status: 'fail',
+      detail: `the seccomp filter is not in force in the namespace sandbox (namespaced tools fail with sandbox_unavailable): ${out.stderr.slice(0, 300) || out.stdout.slice(0, 300) || 'no output'}`,
+      facts: { inForce: false, ...facts },
+    };
   } catch (error) {
-    return { name: 'seccomp', status: 'fail', detail: `the seccomp filter cannot be installed: ${error instanceof Error ? error.message : String(error)}`, facts: { inForce: false, ...facts } };
+    return {
+      name: 'seccomp',
+      status: 'fail',
+      detail: `the seccomp filter cannot be installed: ${error instanceof Error ? error.message : String(error)}`,
+      facts: { inForce: false, ...facts },
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -156,7 +215,13 @@ function checkUserNamespace(services: ProcessServices, bwrap: string): DoctorChe
 
 async function checkNetworkNamespace(bwrap: string): Promise<DoctorCheck> {
   const result = await tryNamespaces(bwrap, ['--unshare-net', '--die-with-parent']);
-  if (result.ok) return { name: 'network-namespace', status: 'ok', detail: 'every namespaced process gets a network namespace of its own (no network, or only the egress proxy)', facts: { usable: true } };
+  if (result.ok)
+    return {
+      name: 'network-namespace',
+      status: 'ok',
+      detail: 'every namespaced process gets a network namespace of its own (no network, or only the egress proxy)',
+      facts: { usable: true },
+    };
   return { name: 'network-namespace', status: 'fail', detail: explainNamespaceFailure(result.stderr), facts: { usable: false } };
 }
 
@@ -167,18 +232,33 @@ async function checkPrlimit(services: ProcessServices): Promise<DoctorCheck> {
   }
   const out = await run(path, ['--version']);
   const version = /(\d+\.\d+(?:\.\d+)?)/.exec(out.stdout)?.[1] ?? null;
-  return { name: 'prlimit', status: 'ok', detail: `${path}: CPU seconds, file size and open files are limited (address space too where no memory cgroup holds the sandbox)`, facts: { path, version } };
+  return {
+    name: 'prlimit',
+    status: 'ok',
+    detail: `${path}: CPU seconds, file size and open files are limited (address space too where no memory cgroup holds the sandbox)`,
+    facts: { path, version },
+  };
 }
 
 function checkPidsLimit(services: ProcessServices, bwrap: string | undefined): DoctorCheck {
   const cgroup = probeCgroups(services.facts).pids;
   if (cgroup.ok) {
-    return { name: 'pids-limit', status: 'ok', detail: `each sandbox gets its own pids cgroup under ${cgroup.baseDir} (pids.max)`, facts: { mechanism: 'cgroup', cgroupVersion: cgroup.version, baseDir: cgroup.baseDir } };
+    return {
+      name: 'pids-limit',
+      status: 'ok',
+      detail: `each sandbox gets its own pids cgroup under ${cgroup.baseDir} (pids.max)`,
+      facts: { mechanism: 'cgroup', cgroupVersion: cgroup.version, baseDir: cgroup.baseDir },
+    };
   }
   const asRoot = process.getuid?.() === 0;
   const userns = bwrap !== undefined && detectSandboxFeatures(services.facts, bwrap).userNamespace;
   if (!asRoot && userns) {
-    return { name: 'pids-limit', status: 'warn', detail: `namespace sandboxes count processes with RLIMIT_NPROC in their user namespace; isolation none has no process limit (${cgroup.reason})`, facts: { mechanism: 'rlimit', cgroupVersion: null, baseDir: null } };
+    return {
+      name: 'pids-limit',
+      status: 'warn',
+      detail: `namespace sandboxes count processes with RLIMIT_NPROC in their user namespace; isolation none has no process limit (${cgroup.reason})`,
+      facts: { mechanism: 'rlimit', cgroupVersion: null, baseDir: null },
+    };
   }
   return {
     name: 'pids-limit',
@@ -202,17 +282,40 @@ async function checkNamespaceSandbox(services: ProcessServices, bwrapPath: strin
   const dir = mkdtempSync(join(tmpdir(), 'toolhost-doctor-'));
   try {
     const spec: RunSpec = {
-      name: 'doctor', mode: 'process', manifestDir: dir, command: ['python3', '-c', 'print(6 * 7)'], memoryMb: 512,
-      stdout: 'text', isolation: 'namespace', persistent: false, poolSize: 1, env: { PATH: process.env['PATH'] ?? '' },
-      roots: [{ path: dir, access: 'read' }], networkAllow: [], floodCapBytes: 4096, protectedPaths: [], hiddenPaths: [],
+      name: 'doctor',
+      mode: 'process',
+      manifestDir: dir,
+      command: ['python3', '-c', 'print(6 * 7)'],
+      memoryMb: 512,
+      stdout: 'text',
+      isolation: 'namespace',
+      persistent: false,
+      poolSize: 1,
+      env: { PATH: process.env['PATH'] ?? '' },
+      roots: [{ path: dir, access: 'read' }],
+      networkAllow: [],
+      floodCapBytes: 4096,
+      protectedPaths: [],
+      hiddenPaths: [],
     };
     const argv = buildSandboxArgv(spec, { services, cwd: dir, timeoutMs: 10_000, ...(bwrapPath === undefined ? {} : { bwrapPath }) });
     // Through the spawner and the start gate, exactly as a call would run.
     const out = await runToCompletion([...argv, ...(spec.command ?? [])], spec.env, dir, '', 15_000, services);
-    if (out.stdout.trim() === '42') return { name: 'namespace-sandbox', status: 'ok', detail: 'python3 runs inside the namespace sandbox, with its install prefix read-only', facts: { works: true } };
-    return { name: 'namespace-sandbox', status: 'fail', detail: `python3 does not run inside the namespace sandbox: ${out.stderr.slice(0, 300) || 'no output'}`, facts: { works: false } };
+    if (out.stdout.trim() === '42')
+      return { name: 'namespace-sandbox', status: 'ok', detail: 'python3 runs inside the namespace sandbox, with its install prefix read-only', facts: { works: true } };
+    return {
+      name: 'namespace-sandbox',
+      status: 'fail',
+      detail: `python3 does not run inside the namespace sandbox: ${out.stderr.slice(0, 300) || 'no output'}`,
+      facts: { works: false },
+    };
   } catch (error) {
-    return { name: 'namespace-sandbox', status: 'fail', detail: `the namespace sandbox cannot be built: ${error instanceof Error ? error.message : String(error)}`, facts: { works: false } };
+    return {
+      name: 'namespace-sandbox',
+      status: 'fail',
+      detail: `the namespace sandbox cannot be built: ${error instanceof Error ? error.message : String(error)}`,
+      facts: { works: false },
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -240,14 +343,31 @@ async function checkMemoryLimit(services: ProcessServices, bwrapPath: string | u
   const swapLimited = support.memory.ok ? existsSync(join(support.memory.baseDir, support.memory.version === 2 ? 'memory.swap.max' : 'memory.memsw.limit_in_bytes')) : null;
   const facts = { mechanism: hold.heldBy, cgroupVersion: hold.cgroupVersion, reason: hold.reason, swapLimited };
   if (hold.heldBy === 'address_space') {
-    return { name: 'memory-limit', status: 'warn', detail: `no memory controller can be used (${hold.reason ?? 'unknown'}): memoryMb is an address-space cap (RLIMIT_AS) per process, which runtimes that reserve more than they use (Node's WebAssembly, JITs, browsers) may not start under`, facts };
+    return {
+      name: 'memory-limit',
+      status: 'warn',
+      detail: `no memory controller can be used (${hold.reason ?? 'unknown'}): memoryMb is an address-space cap (RLIMIT_AS) per process, which runtimes that reserve more than they use (Node's WebAssembly, JITs, browsers) may not start under`,
+      facts,
+    };
   }
   const dir = mkdtempSync(join(tmpdir(), 'toolhost-doctor-'));
   try {
     const spec: RunSpec = {
-      name: 'doctor', mode: 'process', manifestDir: dir, command: ['python3', '-c', 'b = bytearray(64 * 1024 * 1024); print(len(b))'], memoryMb: 32,
-      stdout: 'text', isolation: 'namespace', persistent: false, poolSize: 1, env: { PATH: process.env['PATH'] ?? '' },
-      roots: [{ path: dir, access: 'read' }], networkAllow: [], floodCapBytes: 4096, protectedPaths: [], hiddenPaths: [],
+      name: 'doctor',
+      mode: 'process',
+      manifestDir: dir,
+      command: ['python3', '-c', 'b = bytearray(64 * 1024 * 1024); print(len(b))'],
+      memoryMb: 32,
+      stdout: 'text',
+      isolation: 'namespace',
+      persistent: false,
+      poolSize: 1,
+      env: { PATH: process.env['PATH'] ?? '' },
+      roots: [{ path: dir, access: 'read' }],
+      networkAllow: [],
+      floodCapBytes: 4096,
+      protectedPaths: [],
+      hiddenPaths: [],
     };
     const cgroup = await services.cgroups.createAsync({ processes: 16, memoryBytes: spec.memoryMb * 1024 * 1024 });
     const argv = buildSandboxArgv(spec, { services, cwd: dir, timeoutMs: 10_000, ...(cgroup === undefined ? {} : { cgroup }), ...(bwrapPath === undefined ? {} : { bwrapPath }) });
@@ -255,9 +375,19 @@ async function checkMemoryLimit(services: ProcessServices, bwrapPath: string | u
     const kills = await services.cgroups.oomKills(cgroup);
     if (cgroup !== undefined) await services.cgroups.remove(cgroup);
     if (kills > 0 && out.stdout.trim() === '') {
-      return { name: 'memory-limit', status: 'ok', detail: `each sandbox's memoryMb is held by a memory cgroup (v${String(hold.cgroupVersion)}, ${swapLimited === true ? 'swap included' : 'swap not accounted by this kernel'}): a namespaced process that used twice its limit was killed by the kernel`, facts };
+      return {
+        name: 'memory-limit',
+        status: 'ok',
+        detail: `each sandbox's memoryMb is held by a memory cgroup (v${String(hold.cgroupVersion)}, ${swapLimited === true ? 'swap included' : 'swap not accounted by this kernel'}): a namespaced process that used twice its limit was killed by the kernel`,
+        facts,
+      };
     }
-    return { name: 'memory-limit', status: 'fail', detail: `a namespaced process went over its memory cgroup's limit without an OOM kill (${out.stdout.trim() || out.stderr.slice(0, 200) || 'no output'})`, facts };
+    return {
+      name: 'memory-limit',
+      status: 'fail',
+      detail: `a namespaced process went over its memory cgroup's limit without an OOM kill (${out.stdout.trim() || out.stderr.slice(0, 200) || 'no output'})`,
+      facts,
+    };
   } catch (error) {
     return { name: 'memory-limit', status: 'fail', detail: `the memory cgroup cannot be used: ${error instanceof Error ? error.message : String(error)}`, facts };
   } finally {

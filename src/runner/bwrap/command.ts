@@ -27,14 +27,7 @@ export interface CommandMounts {
  * the sandbox gets, so the host resolves exactly what execvp will find inside.
  * `manifestDir` is where a version manager looks for a version file.
  */
-export function resolveCommandMounts(
-  facts: SandboxFacts,
-  program: string,
-  searchPath: string,
-  cwd: string,
-  visibleDirs: readonly string[],
-  manifestDir: string,
-): CommandMounts {
+export function resolveCommandMounts(facts: SandboxFacts, program: string, searchPath: string, cwd: string, visibleDirs: readonly string[], manifestDir: string): CommandMounts {
   const versionDir = versionLookupDir(manifestDir);
   // Resolving a shim runs its version manager: once per command and host, not per sandbox.
   const key = `command-mounts\0${program}\0${searchPath}\0${cwd}\0${visibleDirs.join(':')}\0${versionDir}`;

@@ -50,7 +50,10 @@ export function bridgeScript(socatPath: string, direct: readonly DirectListener[
   const proxy = `TCP4-LISTEN:${SANDBOX_PROXY_PORT},bind=${PROXY_LISTEN.address},reuseaddr,fork,backlog=16,max-children=${MAX_BRIDGE_CHILDREN}`;
   const starts = [`(exec ${socatPath} ${proxy} UNIX-CONNECT:${SANDBOX_EGRESS_SOCKET} </dev/null >/dev/null 2>&1 &)`];
   for (const listener of direct) {
-    const address = listener.family === 6 ? `TCP6-LISTEN:${listener.destination.port},bind=[${listener.listenAddress}],ipv6only=1` : `TCP4-LISTEN:${listener.destination.port},bind=${listener.listenAddress}`;
+    const address =
+      listener.family === 6
+        ? `TCP6-LISTEN:${listener.destination.port},bind=[${listener.listenAddress}],ipv6only=1`
+        : `TCP4-LISTEN:${listener.destination.port},bind=${listener.listenAddress}`;
     // An address the host adds after the sandbox started is bound ahead of it (IP_FREEBIND).
     const options = `reuseaddr,fork,backlog=16,max-children=${MAX_DIRECT_CHILDREN}${listener.isAdded ? ',ip-freebind' : ''}`;
     starts.push(`(exec ${socatPath} ${address},${options} UNIX-CONNECT:${SANDBOX_EGRESS_DIR}/${listener.socketName} </dev/null >/dev/null 2>&1 &)`);

@@ -100,7 +100,12 @@ function withoutFraming(headers: string[], withoutBody: boolean): string[] {
 }
 
 // With backpressure, counted chunk by chunk: a fast side never piles bytes up in the host.
-function pipeCounted(from: IncomingMessage, to: NodeJS.WritableStream & { once(event: 'drain', listener: () => void): unknown }, spend: (bytes: number) => boolean, cut: () => void): void {
+function pipeCounted(
+  from: IncomingMessage,
+  to: NodeJS.WritableStream & { once(event: 'drain', listener: () => void): unknown },
+  spend: (bytes: number) => boolean,
+  cut: () => void,
+): void {
   from.on('data', (chunk: Buffer) => {
     if (!spend(chunk.length)) return cut();
     if (!to.write(chunk)) {

@@ -91,7 +91,11 @@ export function planEgressNetwork(allow: readonly string[]): EgressNetworkResult
   }
   // An allowed `localhost` is a name like any other (the host resolves it, and refuses it as loopback): not the sandbox's own then.
   const ownLocalhost = nameAddresses.has('localhost') ? [] : ['127.0.0.1\tlocalhost'];
-  const hosts = [...ownLocalhost, `::1\t${ownLocalhost.length > 0 ? 'localhost ' : ''}ip6-localhost ip6-loopback`, ...[...nameAddresses].map(([name, address]) => `${address}\t${name}`)];
+  const hosts = [
+    ...ownLocalhost,
+    `::1\t${ownLocalhost.length > 0 ? 'localhost ' : ''}ip6-localhost ip6-loopback`,
+    ...[...nameAddresses].map(([name, address]) => `${address}\t${name}`),
+  ];
   const addedAddresses = [...new Set(listeners.filter((listener) => listener.isAdded).map((listener) => listener.listenAddress))];
   return { ok: true, plan: { listeners, hostsFile: `${hosts.join('\n')}\n`, addedAddresses } };
 }

@@ -136,7 +136,9 @@ export class EgressProxy {
     // Whatever goes wrong with one connection ends that connection, never the host.
     this.server.on('request', (request: IncomingMessage, response: ServerResponse) => void this.onRequest(request, response).catch(() => request.socket.destroy()));
     this.server.on('connect', (request: IncomingMessage, client: Socket, rest: Buffer) => void this.onConnect(request, client, rest).catch(() => client.destroy()));
-    this.server.on('upgrade', (request: IncomingMessage, client: Socket) => this.refuseUnparsed(client, { ...NO_TARGET, kind: 'http', method: request.method ?? null }, 'upgrade_not_supported', 403));
+    this.server.on('upgrade', (request: IncomingMessage, client: Socket) =>
+      this.refuseUnparsed(client, { ...NO_TARGET, kind: 'http', method: request.method ?? null }, 'upgrade_not_supported', 403),
+    );
     this.server.on('clientError', (error: NodeJS.ErrnoException, client: Socket) => this.onClientError(error, client));
     this.fallback = newLedger(options.onAttempt);
     this.counts = this.fallback.counts;
@@ -463,7 +465,14 @@ export class EgressProxy {
 const MAX_HEADER_FIELDS = 100;
 
 function newLedger(onAttempt: (attempt: EgressAttempt) => void, token?: string): Ledger {
-  return { counts: { admitted: 0, refused: 0, bytesOut: 0, bytesIn: 0 }, attempts: 0, limitsReported: new Set(), sockets: new Set(), onAttempt, ...(token === undefined ? {} : { token }) };
+  return {
+    counts: { admitted: 0, refused: 0, bytesOut: 0, bytesIn: 0 },
+    attempts: 0,
+    limitsReported: new Set(),
+    sockets: new Set(),
+    onAttempt,
+    ...(token === undefined ? {} : { token }),
+  };
 }
 
 /** Name lookups of one proxy running at once. */

@@ -28,7 +28,9 @@ export function parseConnectTarget(target: string): ProxyTarget {
 }
 
 /** The origin of an absolute-form plain-HTTP request (`http://host[:port]/path`), and its origin-form path. */
-export function parseHttpTarget(target: string): (ProxyTarget & { readonly ok: false }) | { readonly ok: true; readonly host: string; readonly port: number; readonly path: string; readonly authority: string } {
+export function parseHttpTarget(
+  target: string,
+): (ProxyTarget & { readonly ok: false }) | { readonly ok: true; readonly host: string; readonly port: number; readonly path: string; readonly authority: string } {
   // No userinfo, no other scheme (HTTPS goes by CONNECT), nothing a resolver might read otherwise.
   const url = /^http:\/\/(\[[0-9a-fA-F:.]+\]|[^/:?#[\]@\s]+)(?::(\d{1,5}))?(\/[^\s#]*)?$/i.exec(target);
   if (url === null) return { ok: false, reason: 'not_a_proxy_request' };
@@ -50,7 +52,15 @@ export function callTokenOf(rawHeaders: readonly string[]): string | undefined {
 // Headers of the hop, never forwarded either way (RFC 9110 section 7.6.1), and the
 // message framing, which Node writes afresh for what it actually sends.
 const HOP_HEADERS: ReadonlySet<string> = new Set([
-  'connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
 ]);
 
 /**

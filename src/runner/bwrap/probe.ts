@@ -36,9 +36,7 @@ export async function tryNamespaces(bwrapPath: string, flags: readonly string[])
 }
 
 /** The namespaces every process tool needs (isolation none needs the pid namespace; namespace needs all). */
-export const REQUIRED_NAMESPACE_FLAGS = [
-  '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-net', '--die-with-parent', '--new-session',
-] as const;
+export const REQUIRED_NAMESPACE_FLAGS = ['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-net', '--die-with-parent', '--new-session'] as const;
 
 export const INSTALL_BUBBLEWRAP = 'install bubblewrap: apt-get install bubblewrap (Fedora: dnf install bubblewrap)';
 

@@ -46,10 +46,7 @@ export function computeSandboxLimits(
   overrides: SandboxLimitOverrides = {},
   addressSpaceMb: number = spec.memoryMb,
 ): SandboxLimits {
-  const cpuFromTimeout =
-    timeoutMs !== undefined && Number.isFinite(timeoutMs) && timeoutMs > 0
-      ? Math.ceil(timeoutMs / 1000) + CPU_MARGIN_SECONDS
-      : DEFAULT_CPU_SECONDS;
+  const cpuFromTimeout = timeoutMs !== undefined && Number.isFinite(timeoutMs) && timeoutMs > 0 ? Math.ceil(timeoutMs / 1000) + CPU_MARGIN_SECONDS : DEFAULT_CPU_SECONDS;
   return {
     addressSpaceBytes: requirePositiveInteger('memoryMb', addressSpaceMb) * 1024 * 1024,
     cpuSeconds: requirePositiveInteger('cpuSeconds', overrides.cpuSeconds ?? cpuFromTimeout),

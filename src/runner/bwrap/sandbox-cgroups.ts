@@ -33,9 +33,7 @@ export interface SandboxCgroup {
 }
 
 /** Whether one controller can hold sandboxes on this host, and where its sandbox cgroups are made. */
-export type ControllerSupport =
-  | { readonly ok: true; readonly version: 1 | 2; readonly baseDir: string }
-  | { readonly ok: false; readonly reason: string };
+export type ControllerSupport = { readonly ok: true; readonly version: 1 | 2; readonly baseDir: string } | { readonly ok: false; readonly reason: string };
 
 export interface CgroupSupport {
   readonly pids: ControllerSupport;
@@ -341,7 +339,11 @@ function basesOf(support: CgroupSupport): Array<Pick<CgroupPart, 'version' | 'co
 
 function isRemovable(dir: string, name: string, kind: Pick<CgroupPart, 'version' | 'controllers'>, hostExiting: boolean): boolean {
   const files = stateFilesOf(kind);
-  const state = parseCgroupState(files.current, readText(join(dir, files.current)), files.used.map((file) => readText(join(dir, file))));
+  const state = parseCgroupState(
+    files.current,
+    readText(join(dir, files.current)),
+    files.used.map((file) => readText(join(dir, file))),
+  );
   if (state.current !== 0) return false;
   let ageMs = 0;
   try {
@@ -359,7 +361,14 @@ function isRemovable(dir: string, name: string, kind: Pick<CgroupPart, 'version'
 async function isOwnRemovable(dir: string, part: CgroupPart, hostClosing: boolean): Promise<boolean> {
   const files = stateFilesOf(part);
   const read = (name: string) => readFile(join(dir, name), 'utf8').catch(() => undefined);
-  const [current, ageMs, ...used] = await Promise.all([read(files.current), stat(dir).then((found) => Date.now() - found.mtimeMs, () => 0), ...files.used.map(read)]);
+  const [current, ageMs, ...used] = await Promise.all([
+    read(files.current),
+    stat(dir).then(
+      (found) => Date.now() - found.mtimeMs,
+      () => 0,
+    ),
+    ...files.used.map(read),
+  ]);
   const state = parseCgroupState(files.current, current, used);
   // Gone already: rmdir answers ENOENT and the cgroup is forgotten. A closing host starts no
   // more sandboxes, so its empty cgroups go whether or not they were ever joined.

@@ -33,23 +33,52 @@ export const SECCOMP_DATA = { nr: 0, arch: 4, args0Low: 16 } as const;
 /** x86_64 numbers (asm/unistd_64.h) of the calls refused outright with EPERM. */
 export const REFUSED_SYSCALLS_X86_64: Readonly<Record<string, number>> = {
   // kernel keyrings
-  add_key: 248, request_key: 249, keyctl: 250,
+  add_key: 248,
+  request_key: 249,
+  keyctl: 250,
   // another process's memory
-  ptrace: 101, process_vm_readv: 310, process_vm_writev: 311,
+  ptrace: 101,
+  process_vm_readv: 310,
+  process_vm_writev: 311,
   // kernel attack surface a tool never needs
-  bpf: 321, perf_event_open: 298, userfaultfd: 323,
+  bpf: 321,
+  perf_event_open: 298,
+  userfaultfd: 323,
   // io_uring: its operations bypass this filter (an IORING_OP_SOCKET makes a socket of any family
   // without a socket() call), as Docker's and Chrome's profiles refuse it
-  io_uring_setup: 425, io_uring_enter: 426, io_uring_register: 427,
+  io_uring_setup: 425,
+  io_uring_enter: 426,
+  io_uring_register: 427,
   // kernel modules, kexec
-  init_module: 175, delete_module: 176, finit_module: 313, kexec_load: 246, kexec_file_load: 320,
+  init_module: 175,
+  delete_module: 176,
+  finit_module: 313,
+  kexec_load: 246,
+  kexec_file_load: 320,
   // new namespaces
-  unshare: 272, setns: 308,
+  unshare: 272,
+  setns: 308,
   // mounts, old and new API
-  mount: 165, umount2: 166, pivot_root: 155, open_tree: 428, move_mount: 429, fsopen: 430, fsconfig: 431,
-  fsmount: 432, fspick: 433, mount_setattr: 442, open_tree_attr: 467,
+  mount: 165,
+  umount2: 166,
+  pivot_root: 155,
+  open_tree: 428,
+  move_mount: 429,
+  fsopen: 430,
+  fsconfig: 431,
+  fsmount: 432,
+  fspick: 433,
+  mount_setattr: 442,
+  open_tree_attr: 467,
   // privileged calls that have no business in a sandbox (they need capabilities it lacks anyway)
-  open_by_handle_at: 304, iopl: 172, ioperm: 173, swapon: 167, swapoff: 168, reboot: 169, acct: 163, quotactl: 179,
+  open_by_handle_at: 304,
+  iopl: 172,
+  ioperm: 173,
+  swapon: 167,
+  swapoff: 168,
+  reboot: 169,
+  acct: 163,
+  quotactl: 179,
 };
 
 export const SYSCALL_CLONE = 56;

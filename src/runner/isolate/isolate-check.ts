@@ -24,9 +24,21 @@ export async function checkIsolateProcess(bwrapPath?: string): Promise<DoctorChe
   try {
     writeFileSync(join(dir, 'doctor.mjs'), TOOL);
     const spec: RunSpec = {
-      name: 'doctor_isolate', mode: 'isolate', manifestDir: dir, entryPath: join(dir, 'doctor.mjs'), memoryMb: 16, stdout: 'json',
-      isolation: 'namespace', persistent: false, poolSize: 1, env: {}, roots: [], networkAllow: [], floodCapBytes: 4096,
-      protectedPaths: [], hiddenPaths: [],
+      name: 'doctor_isolate',
+      mode: 'isolate',
+      manifestDir: dir,
+      entryPath: join(dir, 'doctor.mjs'),
+      memoryMb: 16,
+      stdout: 'json',
+      isolation: 'namespace',
+      persistent: false,
+      poolSize: 1,
+      env: {},
+      roots: [],
+      networkAllow: [],
+      floodCapBytes: 4096,
+      protectedPaths: [],
+      hiddenPaths: [],
     };
     const started = await startIsolateProcess(spec, { logger: createSilentLogger(), services, ...(bwrapPath !== undefined ? { bwrapPath } : {}) });
     if (!started.ok) return fail(`isolate tools cannot run: ${started.reason}`);

@@ -39,10 +39,7 @@ export function classifyIsolateError(error: unknown, facts: IsolateFacts): Class
   if (message === IVM_MESSAGES.disposedMemory || message === IVM_MESSAGES.arrayBufferFailed) {
     return memoryLimit(facts.memoryMb);
   }
-  const isDisposalMessage =
-    message === IVM_MESSAGES.disposed ||
-    message === IVM_MESSAGES.promiseAbandoned ||
-    message === IVM_MESSAGES.isolateDisposed;
+  const isDisposalMessage = message === IVM_MESSAGES.disposed || message === IVM_MESSAGES.promiseAbandoned || message === IVM_MESSAGES.isolateDisposed;
   if (isDisposalMessage || facts.isolateDisposed) {
     if (facts.hostDisposeReason === 'closed') {
       return { code: 'cancelled', message: 'The host is shutting down.', details: { reason: 'runner_closed' } };

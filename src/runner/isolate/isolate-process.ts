@@ -385,7 +385,10 @@ export class IsolateProcess {
     this.catastrophe = message.slice(0, 200) || 'unknown';
     this.logger.warn({ tool: this.spec.name, catastrophe: this.catastrophe }, 'isolated-vm catastrophic error in an isolate process; replacing it');
     for (const [id, call] of this.calls) {
-      this.settle(call, id === culprit ? this.crashOutcome(undefined) : failure('tool_crashed', 'Another call crashed the isolate process this call ran in.', { reason: 'isolate_catastrophe' }));
+      this.settle(
+        call,
+        id === culprit ? this.crashOutcome(undefined) : failure('tool_crashed', 'Another call crashed the isolate process this call ran in.', { reason: 'isolate_catastrophe' }),
+      );
     }
     this.calls.clear();
     this.kill();
@@ -436,7 +439,6 @@ export class IsolateProcess {
       address: null,
     });
   }
-
 }
 
 function signalOfExitCode(exitCode: number | null): NodeJS.Signals | undefined {

@@ -47,5 +47,10 @@ export function topLevelVerdict(end: TopLevelEnd): Failure {
       details: { memoryMb: end.memoryMb, reason: 'top_level_out_of_memory' },
     };
   }
-  return { ok: false, code: 'tool_crashed', message: "The tool module's top level crashed its isolate process before the tool could run.", details: { reason: 'top_level_crashed' } };
+  return {
+    ok: false,
+    code: 'tool_crashed',
+    message: "The tool module's top level crashed its isolate process before the tool could run.",
+    details: { reason: 'top_level_crashed' },
+  };
 }

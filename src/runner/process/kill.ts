@@ -230,7 +230,13 @@ async function settleWithin(promise: Promise<unknown> | undefined, timeoutMs: nu
     timer = setTimeout(resolve, timeoutMs);
   });
   try {
-    await Promise.race([promise.then(() => undefined, () => undefined), timeout]);
+    await Promise.race([
+      promise.then(
+        () => undefined,
+        () => undefined,
+      ),
+      timeout,
+    ]);
   } finally {
     clearTimeout(timer);
   }

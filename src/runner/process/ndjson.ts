@@ -180,9 +180,6 @@ function trimEndIndex(text: string, start: number, end: number): number {
 }
 
 function readErrorMessage(error: unknown): string {
-  const message =
-    typeof error === 'object' && error !== null && 'message' in error && typeof error.message === 'string'
-      ? error.message
-      : 'The tool reported an error.';
+  const message = typeof error === 'object' && error !== null && 'message' in error && typeof error.message === 'string' ? error.message : 'The tool reported an error.';
   return message.length > MAX_ERROR_MESSAGE_CHARS ? message.slice(0, MAX_ERROR_MESSAGE_CHARS) : message;
 }

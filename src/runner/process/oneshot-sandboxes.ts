@@ -154,7 +154,10 @@ export class OneShotSandboxes {
     // Late attempts (none: its processes are gone) are only logged, never counted to this call.
     sandbox.egress?.detach();
     // After `ended` (settled already when the call got its outcome): never under a live tool.
-    this.settle(sandbox.tool.ended.then(() => this.free(sandbox)), 'freeing a finished sandbox failed');
+    this.settle(
+      sandbox.tool.ended.then(() => this.free(sandbox)),
+      'freeing a finished sandbox failed',
+    );
   }
 
   /** Stops the prepared sandboxes and waits for every sandbox being stopped or freed; later calls to take() prepare none. */
@@ -240,9 +243,7 @@ export class OneShotSandboxes {
 
   // Work in the background that close() waits for; a failure is logged, never thrown at a call.
   private settle(work: Promise<void>, failure: string): void {
-    const settled = work
-      .catch((error: unknown) => this.deps.logger.warn({ tool: this.spec.name, err: error }, failure))
-      .finally(() => this.settling.delete(settled));
+    const settled = work.catch((error: unknown) => this.deps.logger.warn({ tool: this.spec.name, err: error }, failure)).finally(() => this.settling.delete(settled));
     this.settling.add(settled);
   }
 }

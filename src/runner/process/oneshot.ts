@@ -92,7 +92,8 @@ async function superviseOneShot(
     }
     if (exit.kind === 'exited' && exit.exitCode === 0) return succeed(spec, stdout.concat(), startedMs);
     // The kernel killed a process of the sandbox at its memory cgroup's limit: whatever the exit, that is why.
-    if (exit.kind === 'exited' && (await oomKills()) > 0) return failRun('memory_limit', { memoryMb: spec.memoryMb, reason: 'cgroup_oom', stderrTail: stderrTail.toText() }, startedMs);
+    if (exit.kind === 'exited' && (await oomKills()) > 0)
+      return failRun('memory_limit', { memoryMb: spec.memoryMb, reason: 'cgroup_oom', stderrTail: stderrTail.toText() }, startedMs);
     const outcome = classifyFailedExit(exit, stderrTail.toText(), startedMs);
     deps.logger.debug({ tool: spec.name, callId: job.callId, code: outcome.ok ? undefined : outcome.code }, 'process tool failed');
     return outcome;

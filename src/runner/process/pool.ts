@@ -242,7 +242,12 @@ export class ProcessPool {
     slot.egress?.detach();
     slot.answeredCount++;
     slot.stderrTail.clear();
-    settle(call, envelope.kind === 'result' ? this.succeed(envelope.resultJson, envelope.result, call) : failRun('tool_error', { message: envelope.message }, call.startedMs, envelope.message));
+    settle(
+      call,
+      envelope.kind === 'result'
+        ? this.succeed(envelope.resultJson, envelope.result, call)
+        : failRun('tool_error', { message: envelope.message }, call.startedMs, envelope.message),
+    );
     this.pump();
   }
 

@@ -78,7 +78,13 @@ export interface SandboxSetup {
  * until it has ended. A failed spawn gives a tool with no pid, empty output and
  * `ended` = spawn_failed; so does a sandbox whose `setup` failed (it is killed).
  */
-export async function spawnTool(argv: readonly string[], env: Readonly<Record<string, string>>, cwd: string, services: SpawnServices, setup: SandboxSetup = {}): Promise<SpawnedTool> {
+export async function spawnTool(
+  argv: readonly string[],
+  env: Readonly<Record<string, string>>,
+  cwd: string,
+  services: SpawnServices,
+  setup: SandboxSetup = {},
+): Promise<SpawnedTool> {
   const [file, ...args] = argv;
   if (file === undefined) throw new TypeError('spawnTool needs a non-empty argv');
   // The whole environment, copied: never the host's (a secret there must stay invisible).

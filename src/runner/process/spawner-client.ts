@@ -13,8 +13,7 @@ import type { HostToSpawnerMessage, SpawnerSpawnMessage } from '../host-helpers/
 
 /** How a spawned process's leader ended, or why it never started. */
 export type SpawnerExit =
-  | { readonly kind: 'exited'; readonly exitCode: number | null; readonly signal: NodeJS.Signals | null }
-  | { readonly kind: 'spawn_failed'; readonly errorCode: string };
+  { readonly kind: 'exited'; readonly exitCode: number | null; readonly signal: NodeJS.Signals | null } | { readonly kind: 'spawn_failed'; readonly errorCode: string };
 
 /**
  * One process to start: the spawn message of the wire without its framing, the whole

@@ -99,7 +99,11 @@ export class ServerInstance {
   ) {
     // Named as the host's log names the server's profiles: `fs:read_only`, `fs:declared`.
     const upstream = spec.run.upstream;
-    this.#log = new ServerLog({ logger: deps.logger, server: upstream ? `${upstream.server}:${upstream.profile}` : spec.run.name, ...(deps.redactLog ? { redact: deps.redactLog } : {}) });
+    this.#log = new ServerLog({
+      logger: deps.logger,
+      server: upstream ? `${upstream.server}:${upstream.profile}` : spec.run.name,
+      ...(deps.redactLog ? { redact: deps.redactLog } : {}),
+    });
     process.stderr.on('data', (chunk: Buffer) => {
       this.#stderr.push(chunk);
       this.#log.stderr(chunk);
@@ -178,7 +182,11 @@ export class ServerInstance {
       const exitedByItself = started === 'gone' || (started !== 'timeout' && !end.signal && typeof end.exitCode === 'number' && end.exitCode < 128);
       const why = end.isOomKilled
         ? `it went over its memory limit (memoryMb ${spec.run.memoryMb}) during start-up`
-        : started === 'timeout' ? `it did not complete the MCP handshake within ${spec.startupTimeoutMs} ms` : exitedByItself ? `it exited during start-up${exit}` : `the handshake failed (${started})`;
+        : started === 'timeout'
+          ? `it did not complete the MCP handshake within ${spec.startupTimeoutMs} ms`
+          : exitedByItself
+            ? `it exited during start-up${exit}`
+            : `the handshake failed (${started})`;
       return { ok: false, reason: why, stderrLines: self.stderrLines(end) };
     }
     return { ok: true, instance: self };
@@ -281,7 +289,11 @@ export class ServerInstance {
   #followEgress(onEgress: (attempt: EgressAttempt) => void): void {
     this.#egressSinks.add(onEgress);
     this.#egress?.attach((attempt) => {
-      if (this.#egressSinks.size === 0) return this.deps.logger[attempt.admitted ? 'info' : 'warn']({ server: this.spec.run.name, egress: attempt }, attempt.admitted ? 'egress admitted (no call)' : 'egress refused (no call)');
+      if (this.#egressSinks.size === 0)
+        return this.deps.logger[attempt.admitted ? 'info' : 'warn'](
+          { server: this.spec.run.name, egress: attempt },
+          attempt.admitted ? 'egress admitted (no call)' : 'egress refused (no call)',
+        );
       for (const sink of this.#egressSinks) sink(attempt);
     });
   }
@@ -341,7 +353,14 @@ async function withDeadline(work: Promise<void>, timeoutMs: number, gone: Promis
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
   try {
-    return await Promise.race([work.then(() => 'ok' as const, (error: unknown) => errorText(error)), deadline, gone.then(() => 'gone' as const)]);
+    return await Promise.race([
+      work.then(
+        () => 'ok' as const,
+        (error: unknown) => errorText(error),
+      ),
+      deadline,
+      gone.then(() => 'gone' as const),
+    ]);
   } finally {
     clearTimeout(timer);
   }

@@ -75,7 +75,11 @@ export class ServerLog {
     const level = LEVELS[String(record['level'])] ?? 'info';
     const data = record['data'];
     const text = typeof data === 'string' ? data : (JSON.stringify(data ?? null) ?? 'null');
-    const facts = { server: this.options.server, upstreamLevel: String(record['level']).slice(0, 16), ...(typeof record['logger'] === 'string' ? { upstreamLogger: this.#bound(record['logger'].slice(0, 64)) } : {}) };
+    const facts = {
+      server: this.options.server,
+      upstreamLevel: String(record['level']).slice(0, 16),
+      ...(typeof record['logger'] === 'string' ? { upstreamLogger: this.#bound(record['logger'].slice(0, 64)) } : {}),
+    };
     this.options.logger[level]({ ...facts, data: this.#bound(text) }, 'upstream server log');
   }
 

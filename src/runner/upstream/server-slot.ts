@@ -101,7 +101,12 @@ export class ServerSlot {
   }
 
   #unavailable(nowMs: number): Acquired {
-    return { ok: false, reason: this.#lastReason, retryAfterMs: Math.max(0, this.#retryAtMs - nowMs), ...(this.#lastStderrLines !== undefined ? { stderrLines: this.#lastStderrLines } : {}) };
+    return {
+      ok: false,
+      reason: this.#lastReason,
+      retryAfterMs: Math.max(0, this.#retryAtMs - nowMs),
+      ...(this.#lastStderrLines !== undefined ? { stderrLines: this.#lastStderrLines } : {}),
+    };
   }
 
   #noteFailure(failure: StartFailure): void {

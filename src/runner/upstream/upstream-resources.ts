@@ -64,7 +64,10 @@ export class UpstreamResources {
       for (let page = 0; page < MAX_LIST_PAGES; page++) {
         let result: { resources?: unknown; nextCursor?: unknown };
         try {
-          result = (await instance.client.request({ method: 'resources/list', params: cursor !== undefined ? { cursor } : {} }, { timeout: UPSTREAM_RESOURCE_TIMEOUT_MS })) as never;
+          result = (await instance.client.request(
+            { method: 'resources/list', params: cursor !== undefined ? { cursor } : {} },
+            { timeout: UPSTREAM_RESOURCE_TIMEOUT_MS },
+          )) as never;
         } catch {
           break;
         }
@@ -105,7 +108,8 @@ async function readFrom(slot: ServerSlot, uri: string): Promise<UpstreamResource
   const content = Array.isArray(contents) ? (contents[0] as Record<string, unknown> | undefined) : undefined;
   if (typeof content !== 'object' || content === null) return undefined;
   const mimeType = typeof content['mimeType'] === 'string' ? content['mimeType'].slice(0, 200) : 'application/octet-stream';
-  const bytes = typeof content['text'] === 'string' ? Buffer.from(content['text'], 'utf8') : typeof content['blob'] === 'string' ? Buffer.from(content['blob'], 'base64') : undefined;
+  const bytes =
+    typeof content['text'] === 'string' ? Buffer.from(content['text'], 'utf8') : typeof content['blob'] === 'string' ? Buffer.from(content['blob'], 'base64') : undefined;
   if (!bytes || bytes.byteLength > MAX_UPSTREAM_RESOURCE_BYTES) return undefined;
   return { mimeType, bytes };
 }

@@ -28,11 +28,21 @@ export function createUpstreamRunner(spec: RunSpec & { readonly upstream: Upstre
       const startedMs = performance.now();
       try {
         const acquired = await acquireOutsideDeadline(slot, options);
-        if (acquired === undefined) return failRun(options.control.reason === 'timeout' ? 'timeout' : 'cancelled', options.control.reason === 'timeout' ? { timeoutMs: options.control.timeoutMs } : {}, startedMs);
+        if (acquired === undefined)
+          return failRun(
+            options.control.reason === 'timeout' ? 'timeout' : 'cancelled',
+            options.control.reason === 'timeout' ? { timeoutMs: options.control.timeoutMs } : {},
+            startedMs,
+          );
         if (!acquired.ok) {
           // The last lines of its stderr reach the model-visible text through details.stderrTail (supervisor/run.ts).
           const tail = acquired.stderrLines && acquired.stderrLines.length > 0 ? { stderrTail: acquired.stderrLines.join('\n') } : {};
-          return failRun('sandbox_unavailable', { reason: acquired.reason, server: spec.upstream.server, retryAfterMs: acquired.retryAfterMs, ...tail }, startedMs, `The upstream server ${spec.upstream.server} is not available: ${acquired.reason}`.slice(0, 600));
+          return failRun(
+            'sandbox_unavailable',
+            { reason: acquired.reason, server: spec.upstream.server, retryAfterMs: acquired.retryAfterMs, ...tail },
+            startedMs,
+            `The upstream server ${spec.upstream.server} is not available: ${acquired.reason}`.slice(0, 600),
+          );
         }
         const answer = await acquired.instance.callTool(spec.upstream.tool, job.args, options);
         switch (answer.kind) {
@@ -44,13 +54,22 @@ export function createUpstreamRunner(spec: RunSpec & { readonly upstream: Upstre
             return failRun('cancelled', {}, startedMs);
           case 'crashed':
             if (answer.end.isOomKilled === true) return failRun('memory_limit', { memoryMb: spec.memoryMb, reason: 'cgroup_oom', server: spec.upstream.server }, startedMs);
-            return failRun('tool_crashed', { reason: answer.end.reason, exitCode: answer.end.exitCode ?? null, signal: answer.end.signal ?? null, stderrTail: answer.end.stderrTail }, startedMs);
+            return failRun(
+              'tool_crashed',
+              { reason: answer.end.reason, exitCode: answer.end.exitCode ?? null, signal: answer.end.signal ?? null, stderrTail: answer.end.stderrTail },
+              startedMs,
+            );
           case 'upstream_error':
             // The server's own answer, as an isError result is: the model reads why (a refused
             // connection, a missing table), redacted and bounded by the supervisor.
             return failRun('tool_error', { upstreamError: true, jsonRpcCode: answer.code }, startedMs, upstreamErrorMessage(answer.message));
           case 'protocol':
-            return failRun('invalid_output', { reason: 'upstream_protocol', message: answer.message }, startedMs, `The upstream server's answer could not be read: ${answer.message}`);
+            return failRun(
+              'invalid_output',
+              { reason: 'upstream_protocol', message: answer.message },
+              startedMs,
+              `The upstream server's answer could not be read: ${answer.message}`,
+            );
         }
       } catch (error) {
         logger.error({ callId: job.callId, err: error }, 'upstream runner failed');

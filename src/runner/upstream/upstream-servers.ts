@@ -32,7 +32,6 @@ export interface UpstreamServersOptions extends SlotDeps {
   readonly onListing?: (server: string, tools: readonly UpstreamTool[]) => void;
 }
 
-
 export class UpstreamServers {
   readonly #slots = new Map<string, ServerSlot>();
   /** Links and MCP Apps resources: which server answers a resources/read (only those are forwarded). */

@@ -146,7 +146,11 @@ async function elicitWithTimeout(elicit: Elicit, input: ApprovalInput): Promise<
       );
     const first = await Promise.race([answered, waiting.stopped]);
     if (first === 'timeout') {
-      throw new HostError('approval_denied', `No approval for ${view.manifest.name} arrived in time.`, { rule: input.decision.rule, reason: 'timeout', timeoutMs: input.timeoutMs });
+      throw new HostError('approval_denied', `No approval for ${view.manifest.name} arrived in time.`, {
+        rule: input.decision.rule,
+        reason: 'timeout',
+        timeoutMs: input.timeoutMs,
+      });
     }
     if (typeof first === 'string') throw new HostError('cancelled', 'The call was cancelled while waiting for an approval.', {});
     return first.answer;

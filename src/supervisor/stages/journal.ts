@@ -34,4 +34,3 @@ async function writeAhead(journal: CallJournal, ctx: CallContext): Promise<Write
   }
   return { kind: 'begun' };
 }
-

@@ -38,7 +38,8 @@ export function checkResult(input: ResultCheckInput): Promise<StagedResult> {
     artifacts: input.artifacts,
     hasOutputSchema: view.manifest.output !== undefined,
   };
-  if (output.type === 'mcp') return shapeUpstreamResult(output.result, view.manifest, { ...shapeOptions, ...(input.onResourceLink ? { onResourceLink: input.onResourceLink } : {}) });
+  if (output.type === 'mcp')
+    return shapeUpstreamResult(output.result, view.manifest, { ...shapeOptions, ...(input.onResourceLink ? { onResourceLink: input.onResourceLink } : {}) });
   return stageResult(output, view.manifest, shapeOptions);
 }
 

@@ -67,17 +67,26 @@ export async function takeRate(journal: Pick<Journal, 'takeRate'>, view: ToolVie
   try {
     outcome = await journal.takeRate(principal, windows);
   } catch (error) {
-    throw new HostError('internal', 'The journal could not count this call against its rate limit; the call did not run.', { reason: 'journal_unavailable', stage: 'rules' }, { cause: error });
+    throw new HostError(
+      'internal',
+      'The journal could not count this call against its rate limit; the call did not run.',
+      { reason: 'journal_unavailable', stage: 'rules' },
+      { cause: error },
+    );
   }
   if (outcome.ok) return;
   const window = windows[outcome.index];
   if (window === undefined) throw new HostError('internal', 'The rate store named a window this tool does not have.', { stage: 'rules' });
   const retryAfterMs = Math.max(0, Math.ceil(outcome.retryAfterMs));
-  throw new HostError('call_limit', `Rate limit reached for ${view.manifest.name}: ${window.calls} calls per ${window.per} (rule ${window.rule}); retry in ${Math.ceil(retryAfterMs / 1000)} s.`, {
-    reason: 'rate',
-    retryAfterMs,
-    rule: window.rule,
-    calls: window.calls,
-    per: window.per,
-  });
+  throw new HostError(
+    'call_limit',
+    `Rate limit reached for ${view.manifest.name}: ${window.calls} calls per ${window.per} (rule ${window.rule}); retry in ${Math.ceil(retryAfterMs / 1000)} s.`,
+    {
+      reason: 'rate',
+      retryAfterMs,
+      rule: window.rule,
+      calls: window.calls,
+      per: window.per,
+    },
+  );
 }

@@ -137,7 +137,12 @@ interface Waiter {
  * A slot free at once is returned as is (no promise: most calls never wait); a
  * refusal is always a rejected promise.
  */
-export function enterSession(limits: SessionLimits, kind: SlotKind, control: Pick<CallControl, 'aborted' | 'signal'>, counters: SessionCounters = limits.counters): ReleaseSlot | Promise<ReleaseSlot> {
+export function enterSession(
+  limits: SessionLimits,
+  kind: SlotKind,
+  control: Pick<CallControl, 'aborted' | 'signal'>,
+  counters: SessionCounters = limits.counters,
+): ReleaseSlot | Promise<ReleaseSlot> {
   try {
     throwIfCancelled(control);
     limits.admit(counters);

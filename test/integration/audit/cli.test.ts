@@ -86,13 +86,7 @@ describeEachStore('toolhost audit', (store) => {
     expect(lines[1]).toContain(interrupted.id);
   });
 
-  it.each([
-    [['--status', 'bogus']],
-    [['--since', 'last tuesday']],
-    [['--limit', '-3']],
-    [['--frobnicate']],
-    [['extra-positional']],
-  ])('exits 2 on bad usage %j', async (args) => {
+  it.each([[['--status', 'bogus']], [['--since', 'last tuesday']], [['--limit', '-3']], [['--frobnicate']], [['extra-positional']]])('exits 2 on bad usage %j', async (args) => {
     await seedJournal(store());
     const result = toolhost('audit', ...where(), ...args);
     expect(result.status).toBe(2);

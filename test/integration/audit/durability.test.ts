@@ -18,11 +18,10 @@ const t = useJournalProcessTest();
 /** Runs the fixture under strace; returns the number of fsync/fdatasync calls between each step mark and the next. */
 function fsyncsPerStep(): Record<string, number> {
   const trace = join(t.temp.parent, 'trace.txt');
-  const run = spawnSync(
-    'strace',
-    ['-f', '-qq', '-e', 'trace=fsync,fdatasync,write', '-e', 'signal=none', '-o', trace, process.execPath, FIXTURE, t.temp.stateDir, t.marker],
-    { encoding: 'utf8', timeout: 60_000 },
-  );
+  const run = spawnSync('strace', ['-f', '-qq', '-e', 'trace=fsync,fdatasync,write', '-e', 'signal=none', '-o', trace, process.execPath, FIXTURE, t.temp.stateDir, t.marker], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   expect(run.status, run.stderr).toBe(0);
   const counts: Record<string, number> = {};
   let step: string | undefined;

@@ -110,16 +110,19 @@ describeStore('postgres', 'PostgreSQL store', (store) => {
 });
 
 describe('journal URLs', () => {
-  it.each(['postgres://alice:s3cret@db.example:5432/toolhost', 'postgresql://alice@db.example/toolhost?password=s3cret'])('refuses a password in %s without echoing it', async (url) => {
-    const error = await rejection(() => openJournal({ url, stateDir: '/nonexistent' }));
-    expect(error).toEqual({ code: 'journal_url_invalid', details: { reason: 'password_in_url' } });
-    try {
-      await openJournal({ url, stateDir: '/nonexistent' });
-    } catch (thrown) {
-      expect(String((thrown as Error).message)).not.toContain('s3cret');
-      expect((thrown as Error).message).toContain('PGPASSWORD');
-    }
-  });
+  it.each(['postgres://alice:s3cret@db.example:5432/toolhost', 'postgresql://alice@db.example/toolhost?password=s3cret'])(
+    'refuses a password in %s without echoing it',
+    async (url) => {
+      const error = await rejection(() => openJournal({ url, stateDir: '/nonexistent' }));
+      expect(error).toEqual({ code: 'journal_url_invalid', details: { reason: 'password_in_url' } });
+      try {
+        await openJournal({ url, stateDir: '/nonexistent' });
+      } catch (thrown) {
+        expect(String((thrown as Error).message)).not.toContain('s3cret');
+        expect((thrown as Error).message).toContain('PGPASSWORD');
+      }
+    },
+  );
 
   it('refuses an unknown scheme', async () => {
     expect((await rejection(() => openJournal({ url: 'mysql://db/x', stateDir: '/nonexistent' }))).code).toBe('journal_url_invalid');

@@ -72,7 +72,9 @@ describeEachStore('toolhost audit verify and export', (store) => {
     expect((JSON.parse(broken.stdout) as VerifyReport).firstBreak).toMatchObject({ kind: 'edited', recordId: alice.id });
     const text = toolhost('audit', 'verify', ...where());
     expect(text.status).toBe(1);
-    expect(text.stdout.split('\n')[0]).toBe(`BROKEN: edited: record ${alice.id} (chain ${(JSON.parse(broken.stdout) as VerifyReport).firstBreak?.chain}, entry ${(JSON.parse(broken.stdout) as VerifyReport).firstBreak?.seq})`);
+    expect(text.stdout.split('\n')[0]).toBe(
+      `BROKEN: edited: record ${alice.id} (chain ${(JSON.parse(broken.stdout) as VerifyReport).firstBreak?.chain}, entry ${(JSON.parse(broken.stdout) as VerifyReport).firstBreak?.seq})`,
+    );
   });
 
   it('verify refuses a chain signed by a key the auditor does not trust', async () => {

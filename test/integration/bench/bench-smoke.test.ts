@@ -64,7 +64,19 @@ describe('npm run bench --smoke', () => {
     // Measured inside the host: every stage of a sequential worker call was timed.
     expect(Object.keys(latency.stages.echo_worker)).toEqual(expect.arrayContaining(['lookup', 'policy', 'run', 'result-checks', 'finish']));
     // Start-up: every command and the serve handshake, against a bare SDK server's start, from one run.
-    expect(Object.keys(results['startup'].ms)).toEqual(expect.arrayContaining(['bareSdkServer.initialize', 'version', 'help', 'validate.noLock', 'validate.lock', 'list.noLock', 'list.lock', 'serve.initialize', 'serve.toolsList']));
+    expect(Object.keys(results['startup'].ms)).toEqual(
+      expect.arrayContaining([
+        'bareSdkServer.initialize',
+        'version',
+        'help',
+        'validate.noLock',
+        'validate.lock',
+        'list.noLock',
+        'list.lock',
+        'serve.initialize',
+        'serve.toolsList',
+      ]),
+    );
     // Every target of the run, met or missed, in one list.
     expect(results['goals'].length).toBeGreaterThanOrEqual(7);
     for (const goal of results['goals'] as { name: string; met: unknown }[]) expect(typeof goal.met, goal.name).toBe('boolean');
@@ -88,7 +100,8 @@ describe('npm run bench --smoke', () => {
     expect(beside.spawns).toBeGreaterThan(0);
     // Measured inside the host: it saw sandboxes start, so the measurement is wired.
     expect(beside.sandboxStartWork.count).toBeGreaterThan(0);
-    for (const target of ['noNetwork', 'withAllowList', 'fetchDirect', 'fetchProxied', 'ctxFetchDirect', 'ctxFetchProxied']) expect(results['egress'][target].n, target).toBeGreaterThan(0);
+    for (const target of ['noNetwork', 'withAllowList', 'fetchDirect', 'fetchProxied', 'ctxFetchDirect', 'ctxFetchProxied'])
+      expect(results['egress'][target].n, target).toBeGreaterThan(0);
     expect(results['egress'].proxyRatio).toBeGreaterThan(0);
     // The journal on each store; PostgreSQL may only be missing outside CI (the section then says so).
     const journal = results['journal'];

@@ -48,18 +48,22 @@ describe('toolhost import', () => {
     expect(notMcp.stderr).toMatch(/did not start/);
   });
 
-  it("prints the last lines of the stderr of a server that exits at start", () => {
+  it('prints the last lines of the stderr of a server that exits at start', () => {
     copyFileSync(join(REPO_ROOT, 'test/fixtures/servers/hostile.mjs'), join(WORK, 'hostile.mjs'));
     const run = toolhost(['import', 'exits', '--out', join(WORK, 'exits.yaml'), '--', 'node', './hostile.mjs', 'exits']);
     expect(run.status).toBe(1);
-    expect(run.stderr).toBe('toolhost import: the server did not start: it exited during start-up (exit code 3); the last lines of its stderr:\n    hostile server: refusing to start\n');
+    expect(run.stderr).toBe(
+      'toolhost import: the server did not start: it exited during start-up (exit code 3); the last lines of its stderr:\n    hostile server: refusing to start\n',
+    );
   });
 
   it('warns when the server was refused a write beside its own code, and says how to point it into the workspace', () => {
     copyFileSync(join(REPO_ROOT, 'test/fixtures/import-servers/writes-beside.mjs'), join(WORK, 'writes-beside.mjs'));
     const run = toolhost(['import', 'beside', '--out', join(WORK, 'beside.yaml'), '--', 'node', './writes-beside.mjs']);
     expect(run.status, run.stderr).toBe(0);
-    expect(run.stderr).toMatch(/^toolhost import: warning: the server tried to write beside its own code \(EROFS\).*sandbox\.env: \{ MEMORY_FILE_PATH: "\$\{WORKSPACE\}\/\.memory\.jsonl" \}/m);
+    expect(run.stderr).toMatch(
+      /^toolhost import: warning: the server tried to write beside its own code \(EROFS\).*sandbox\.env: \{ MEMORY_FILE_PATH: "\$\{WORKSPACE\}\/\.memory\.jsonl" \}/m,
+    );
     // Nothing was written there: the folder is read-only in the sandbox.
     expect(existsSync(join(WORK, 'data.jsonl'))).toBe(false);
   });

@@ -19,7 +19,12 @@ let root: string;
 
 async function toolhost(...args: string[]) {
   const flags = ['--manifests', join(root, 'manifests'), '--workspace', join(root, 'ws'), '--state', join(root, 'state')];
-  const result = await execa(process.execPath, ['--no-node-snapshot', MAIN, ...args, ...flags], { reject: false, env: { TOOLHOST_TEST_MARKER: MARKER }, extendEnv: true, timeout: 40_000 });
+  const result = await execa(process.execPath, ['--no-node-snapshot', MAIN, ...args, ...flags], {
+    reject: false,
+    env: { TOOLHOST_TEST_MARKER: MARKER },
+    extendEnv: true,
+    timeout: 40_000,
+  });
   return { code: result.exitCode, stdout: String(result.stdout), stderr: String(result.stderr) };
 }
 

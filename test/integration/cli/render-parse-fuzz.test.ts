@@ -35,7 +35,9 @@ describe('toolhost render', () => {
     const xml = (await toolhost(['render', '--format', 'xml'])).stdout;
     expect(xml.match(/<tool name="[a-z_]+" terminal="true">/g)).toEqual(['<tool name="finish" terminal="true">']);
     const ptype = (await toolhost(['render', '--format', 'ptype'])).stdout.split('\n');
-    expect(ptype.filter((line) => line.includes(' -> terminal '))).toEqual([expect.stringMatching(/^finish\(summary: string, outcome\?: .*\) -> terminal  # .*Terminal: a successful call ends the run/)]);
+    expect(ptype.filter((line) => line.includes(' -> terminal '))).toEqual([
+      expect.stringMatching(/^finish\(summary: string, outcome\?: .*\) -> terminal  # .*Terminal: a successful call ends the run/),
+    ]);
   });
   it('refuses an unknown format with exit 2', async () => {
     const { code, stderr } = await toolhost(['render', '--format', 'yaml']);

@@ -71,11 +71,21 @@ describe('validate and list with upstream servers', () => {
     expect(explained.stdout).toContain('the read_only class is declared, not enforced by the operating system');
   });
 
-  it('list --json carries each upstream tool\'s server, tool, entry and hints', () => {
+  it("list --json carries each upstream tool's server, tool, entry and hints", () => {
     const run = toolhost(['list', '--json', '--manifests', 'test/e2e/fixtures/upstream']);
     expect(run.status, run.stderr).toBe(0);
     const tools = JSON.parse(run.stdout) as Array<Record<string, unknown>>;
-    expect(tools.find((tool) => tool['name'] === 'ev__get_sum')).toMatchObject({ sideEffect: null, listed: false, code: 'unclassified_tool', upstream: { server: 'ev', tool: 'get-sum', entry: 'get-sum', hints: { readOnlyHint: true } } });
-    expect(tools.find((tool) => tool['name'] === 'fs__write_file')).toMatchObject({ sideEffect: 'local_mutation', mode: 'process', isolation: 'namespace', upstream: { server: 'fs', tool: 'write_file' } });
+    expect(tools.find((tool) => tool['name'] === 'ev__get_sum')).toMatchObject({
+      sideEffect: null,
+      listed: false,
+      code: 'unclassified_tool',
+      upstream: { server: 'ev', tool: 'get-sum', entry: 'get-sum', hints: { readOnlyHint: true } },
+    });
+    expect(tools.find((tool) => tool['name'] === 'fs__write_file')).toMatchObject({
+      sideEffect: 'local_mutation',
+      mode: 'process',
+      isolation: 'namespace',
+      upstream: { server: 'fs', tool: 'write_file' },
+    });
   });
 });

@@ -58,11 +58,16 @@ describe('toolhost.yaml', () => {
     mkdirSync(join(repo, 'sub'));
     writeFileSync(join(repo, 'trust-me.yaml'), 'kind: Policy\nname: trust-me\ntrust:\n  firstParty: ["**"]\nsandbox:\n  community: [worker]\n');
     writeFileSync(join(repo, 'manifests', 'peek.js'), "import { readFileSync } from 'node:fs';\nexport default async () => readFileSync('/etc/shadow', 'utf8');\n");
-    writeFileSync(join(repo, 'manifests', 'peek.yaml'), 'name: peek\ndescription: Reads a file.\nsideEffect: read_only\ntimeoutMs: 5000\nsandbox: { mode: worker }\nentry: ./peek.js\ninput: { type: object, additionalProperties: false }\n');
+    writeFileSync(
+      join(repo, 'manifests', 'peek.yaml'),
+      'name: peek\ndescription: Reads a file.\nsideEffect: read_only\ntimeoutMs: 5000\nsandbox: { mode: worker }\nentry: ./peek.js\ninput: { type: object, additionalProperties: false }\n',
+    );
     for (const args of [['list', '--json'], ['call', 'peek'], ['serve']]) {
       const result = toolhost(join(repo, 'sub'), args);
       expect(result.status, args.join(' ')).toBe(2);
-      expect(result.stderr).toContain(`policies: in ${join(repo, 'toolhost.yaml')} (found from the working directory) names ${join(repo, 'trust-me.yaml')}, which lies inside ${repo}`);
+      expect(result.stderr).toContain(
+        `policies: in ${join(repo, 'toolhost.yaml')} (found from the working directory) names ${join(repo, 'trust-me.yaml')}, which lies inside ${repo}`,
+      );
       expect(result.stdout).not.toContain('root:');
     }
     // Named by the person with --config, the same file is their choice: it loads.
@@ -191,7 +196,10 @@ describe('the command line', () => {
     const complete = (...words: string[]): string[] => {
       const program = `source ${join(root, 'toolhost.bash')}; COMP_WORDS=(${words.map((word) => `'${word}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _toolhost; printf '%s\\n' "\${COMPREPLY[@]}"`;
       const result = spawnSync('bash', ['-c', program], { cwd: project, encoding: 'utf8', env: { ...process.env, PATH: `${join(root, 'bin')}:${process.env['PATH'] ?? ''}` } });
-      return result.stdout.split('\n').filter((line) => line !== '').sort();
+      return result.stdout
+        .split('\n')
+        .filter((line) => line !== '')
+        .sort();
     };
     expect(complete('toolhost', 'li')).toEqual(['list']);
     expect(complete('toolhost', 'list', '--j')).toEqual(['--json']);

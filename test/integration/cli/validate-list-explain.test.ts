@@ -24,7 +24,9 @@ async function toolhost(...args: string[]) {
 }
 
 function lineOf(file: string, needle: string): number {
-  const index = readFileSync(`${ROOT}/${file}`, 'utf8').split('\n').findIndex((line) => line.includes(needle));
+  const index = readFileSync(`${ROOT}/${file}`, 'utf8')
+    .split('\n')
+    .findIndex((line) => line.includes(needle));
   if (index < 0) throw new Error(`${needle} not in ${file}`);
   return index + 1;
 }
@@ -142,7 +144,10 @@ describe('toolhost list', () => {
   it('prints tab-separated columns with a header when stdout is not a terminal', async () => {
     const { code, stdout } = await toolhost('list');
     expect(code).toBe(0);
-    const rows = stdout.trimEnd().split('\n').map((line) => line.split('\t'));
+    const rows = stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => line.split('\t'));
     expect(rows[0]).toEqual(['NAME', 'CLASS', 'SANDBOX', 'TRUST', 'LISTED', 'DECISION', 'RULE']);
     expect(rows.find((row) => row[0] === 'delete_path')).toEqual(['delete_path', 'destructive', 'process+namespace', 'community', 'yes', 'ask', APPROVAL_RULE]);
   });
@@ -155,7 +160,9 @@ describe('toolhost list', () => {
     const lines = String(result.stdout).split(/\r?\n/);
     expect(lines[0]).toMatch(/^NAME +CLASS +SANDBOX +TRUST +LISTED +DECISION +RULE$/);
     expect(lines[1]).toMatch(/^-+ {2}-+ {2}-+/);
-    expect(lines.find((line) => line.startsWith('delete_path '))).toMatch(/^delete_path +destructive +process\+namespace +community +yes +ask +policies\/repository\.yaml:\d+ sideEffects\.requireApproval$/);
+    expect(lines.find((line) => line.startsWith('delete_path '))).toMatch(
+      /^delete_path +destructive +process\+namespace +community +yes +ask +policies\/repository\.yaml:\d+ sideEffects\.requireApproval$/,
+    );
     expect(String(result.stdout)).not.toContain('\t');
   });
 
@@ -163,14 +170,22 @@ describe('toolhost list', () => {
     const { code, stdout } = await toolhost('list', '--json', '--policy', 'test/fixtures/policies/tight-org.yaml');
     expect(code).toBe(0);
     const httpGet = (JSON.parse(stdout) as Record<string, unknown>[]).find((tool) => tool['name'] === 'http_get');
-    expect(httpGet).toMatchObject({ listed: false, excluded: true, decision: 'deny', code: 'policy_denied', rule: `test/fixtures/policies/tight-org.yaml:${lineOf('test/fixtures/policies/tight-org.yaml', 'maxTimeoutMs')} limits.maxTimeoutMs` });
+    expect(httpGet).toMatchObject({
+      listed: false,
+      excluded: true,
+      decision: 'deny',
+      code: 'policy_denied',
+      rule: `test/fixtures/policies/tight-org.yaml:${lineOf('test/fixtures/policies/tight-org.yaml', 'maxTimeoutMs')} limits.maxTimeoutMs`,
+    });
   });
 
   it('a server the policy excludes is reported with the rule, never started, and list still exits 0', async () => {
     const { code, stdout, stderr } = await toolhost('list', '--policy', 'test/fixtures/policies/tight-org.yaml');
     expect(code).toBe(0);
     expect(stderr).toBe('');
-    expect(stdout).toMatch(/server fs \(manifests\/servers\/fs\.yaml\): excluded by the policy: timeoutMs 15000 is above the policy maximum 5000 \(test\/fixtures\/policies\/tight-org\.yaml:\d+ limits\.maxTimeoutMs\)/);
+    expect(stdout).toMatch(
+      /server fs \(manifests\/servers\/fs\.yaml\): excluded by the policy: timeoutMs 15000 is above the policy maximum 5000 \(test\/fixtures\/policies\/tight-org\.yaml:\d+ limits\.maxTimeoutMs\)/,
+    );
   });
 });
 

@@ -60,7 +60,9 @@ function pending(overrides: Partial<NewApproval> = {}): NewApproval {
     createdAt: now,
     expiresAt: now + 600_000,
     arguments: { path: 'a.md', text: 'new text' },
-    effects: [{ argument: 'path', path: '/ws/a.md', where: 'writable_root', summary: 'creates a new file (+1 -0 lines)', diff: '--- /dev/null\n+++ b/a.md\n@@ -0,0 +1 @@\n+new text' }],
+    effects: [
+      { argument: 'path', path: '/ws/a.md', where: 'writable_root', summary: 'creates a new file (+1 -0 lines)', diff: '--- /dev/null\n+++ b/a.md\n@@ -0,0 +1 @@\n+new text' },
+    ],
     ...overrides,
   };
 }
@@ -75,7 +77,12 @@ async function request(path: string, init: { method?: string; cookie?: string; h
   const headers: Record<string, string> = { ...(init.cookie ? { cookie: init.cookie } : {}), ...init.headers };
   const body = init.form === undefined ? undefined : new URLSearchParams(init.form).toString();
   if (body !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
-  const response = await fetch(`${server.url}${path}`, { method: init.method ?? (body === undefined ? 'GET' : 'POST'), headers, redirect: 'manual', ...(body !== undefined ? { body } : {}) });
+  const response = await fetch(`${server.url}${path}`, {
+    method: init.method ?? (body === undefined ? 'GET' : 'POST'),
+    headers,
+    redirect: 'manual',
+    ...(body !== undefined ? { body } : {}),
+  });
   return { status: response.status, headers: response.headers, body: await response.text() };
 }
 
@@ -150,7 +157,9 @@ describe('every response', () => {
     ]);
     expect(replies.map((reply) => reply.status)).toEqual([200, 200, 200, 303, 404, 403]);
     for (const reply of replies) {
-      expect(reply.headers.get('content-security-policy')).toBe("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
+      expect(reply.headers.get('content-security-policy')).toBe(
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+      );
       expect(reply.headers.get('x-frame-options')).toBe('DENY');
       expect(reply.headers.get('x-content-type-options')).toBe('nosniff');
       expect(reply.headers.get('cache-control')).toBe('no-store');
@@ -264,7 +273,10 @@ describe('the audit search', () => {
     const now = Date.now();
     await host.record(callStart('c-ci', now - 2000, 'ci-bot'), callFinish(now - 1900));
     await host.record({ ...callStart('c-ops', now - 1000, 'ops'), decision: 'deny' }, { ...callFinish(now - 900), status: 'denied', errorCode: 'policy_denied' });
-    await host.record({ ...callStart('c-keyed', now - 500, 'ops'), idempotencyKey: 'k-1' }, { ...callFinish(now - 400), replay: JSON.stringify({ content: [{ type: 'text', text: '<script>alert(1)</script>' }] }) });
+    await host.record(
+      { ...callStart('c-keyed', now - 500, 'ops'), idempotencyKey: 'k-1' },
+      { ...callFinish(now - 400), replay: JSON.stringify({ content: [{ type: 'text', text: '<script>alert(1)</script>' }] }) },
+    );
     const cookie = await signIn();
     const ids = (markup: string) => [...markup.matchAll(/href="\/console\/audit\/([^"]+)"/g)].map((match) => match[1]);
     expect(ids((await request('/console/audit?principal=ci-bot', { cookie })).body)).toEqual(['c-ci']);
@@ -287,7 +299,19 @@ describe('the audit search', () => {
 });
 
 function callStart(id: string, startedAt: number, principal: string | null = null) {
-  return { id, sessionId: 's-1', principal, tool: 'echo', argsHash: hashArgs({ id }), sideEffect: 'read_only', decision: 'allow' as const, rule: null, approval: 'not_needed' as const, idempotencyKey: null, startedAt };
+  return {
+    id,
+    sessionId: 's-1',
+    principal,
+    tool: 'echo',
+    argsHash: hashArgs({ id }),
+    sideEffect: 'read_only',
+    decision: 'allow' as const,
+    rule: null,
+    approval: 'not_needed' as const,
+    idempotencyKey: null,
+    startedAt,
+  };
 }
 
 function callFinish(endedAt: number) {

@@ -15,7 +15,10 @@ describe('serve logger: lines gathered, written together', () => {
       process.exit(0);`;
     const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
     expect(child.status).toBe(0);
-    const lines = child.stderr.trim().split('\n').map((line) => JSON.parse(line) as { i: number });
+    const lines = child.stderr
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { i: number });
     // All still gathered when it exits (same turn, no write begun): the exit handler writes them, in order.
     expect(lines.map((line) => line.i)).toEqual(Array.from({ length: 51 }, (_, i) => i));
   });

@@ -60,8 +60,22 @@ describe('read_file', () => {
   it('returns lines with paging facts', async () => {
     write('notes.txt', 'one\ntwo\nthree\n');
     const readFile = await tool('read_file.js');
-    expect(await readFile({ path: 'notes.txt' }, ctxFor('read'))).toEqual({ path: 'notes.txt', text: 'one\ntwo\nthree', startLine: 1, endLine: 3, totalLines: 3, truncated: false });
-    expect(await readFile({ path: 'notes.txt', startLine: 2, maxLines: 1 }, ctxFor('read'))).toEqual({ path: 'notes.txt', text: 'two', startLine: 2, endLine: 2, totalLines: 3, truncated: true });
+    expect(await readFile({ path: 'notes.txt' }, ctxFor('read'))).toEqual({
+      path: 'notes.txt',
+      text: 'one\ntwo\nthree',
+      startLine: 1,
+      endLine: 3,
+      totalLines: 3,
+      truncated: false,
+    });
+    expect(await readFile({ path: 'notes.txt', startLine: 2, maxLines: 1 }, ctxFor('read'))).toEqual({
+      path: 'notes.txt',
+      text: 'two',
+      startLine: 2,
+      endLine: 2,
+      totalLines: 3,
+      truncated: true,
+    });
   });
 
   it('refuses a folder and a path outside the workspace', async () => {
@@ -216,7 +230,12 @@ describe('http_get', () => {
   it('returns status, content type and a body cut at maxChars', async () => {
     const httpGet = await tool('http_get.js');
     const host = new URL(origin).host;
-    expect(await httpGet({ url: `${origin}/repos/x` }, fetchCtx([host]))).toEqual({ status: 200, contentType: 'application/json', body: '{"path":"/repos/x","method":"GET"}', truncated: false });
+    expect(await httpGet({ url: `${origin}/repos/x` }, fetchCtx([host]))).toEqual({
+      status: 200,
+      contentType: 'application/json',
+      body: '{"path":"/repos/x","method":"GET"}',
+      truncated: false,
+    });
     expect(await httpGet({ url: `${origin}/repos/x`, maxChars: 5 }, fetchCtx([host]))).toEqual({ status: 200, contentType: 'application/json', body: '{"pat', truncated: true });
   });
 
@@ -227,7 +246,13 @@ describe('http_get', () => {
 });
 
 function runPython(script: string, input: string): { status: number | null; stdout: string; stderr: string } {
-  const result = spawnSync('python3', [join(MANIFESTS, script), MARKER], { cwd: workspace, input, encoding: 'utf8', timeout: 10_000, env: { PATH: process.env['PATH'] ?? '', TOOLHOST_TEST_MARKER: MARKER } });
+  const result = spawnSync('python3', [join(MANIFESTS, script), MARKER], {
+    cwd: workspace,
+    input,
+    encoding: 'utf8',
+    timeout: 10_000,
+    env: { PATH: process.env['PATH'] ?? '', TOOLHOST_TEST_MARKER: MARKER },
+  });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 

@@ -48,7 +48,12 @@ async function post(body: unknown, sessionId?: string): Promise<Response> {
 
 /** Opens a legacy session by hand and returns its id. */
 async function openRawSession(): Promise<string> {
-  const opened = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: LEGACY_VERSION, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+  const opened = await post({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: LEGACY_VERSION, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+  });
   expect(opened.status).toBe(200);
   await opened.body?.cancel();
   const id = opened.headers.get('mcp-session-id');

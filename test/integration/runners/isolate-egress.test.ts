@@ -140,7 +140,15 @@ describe('isolate ctx.fetch through the egress proxy', () => {
     const outcome = await fetcher.run({ callId: 'name', args: { url: `http://localhost:${first.port}/x`, catch: true } }, options);
     expect(jsonOf(outcome)).toEqual({ caught: { code: 'policy_denied' } });
     expect(attempts).toEqual([
-      { kind: 'http', host: 'localhost', port: first.port, method: 'GET', admitted: false, reason: 'address_loopback', address: expect.stringMatching(/^(127\.0\.0\.1|::1)$/) as string },
+      {
+        kind: 'http',
+        host: 'localhost',
+        port: first.port,
+        method: 'GET',
+        admitted: false,
+        reason: 'address_loopback',
+        address: expect.stringMatching(/^(127\.0\.0\.1|::1)$/) as string,
+      },
     ]);
     expect(options.denials).toMatchObject([{ op: 'fetch', reason: 'address_loopback' }]);
   });
@@ -226,7 +234,7 @@ describe('isolate ctx.fetch through the egress proxy', () => {
     }
   });
 
-  it("bounds the connections of one call at the proxy (connection_limit), and the next call has a budget of its own", async () => {
+  it('bounds the connections of one call at the proxy (connection_limit), and the next call has a budget of its own', async () => {
     const fetcher = runner('fetch-many.mjs', { networkAllow: [`127.0.0.1:${first.port}`] }, { maxConnections: 10 });
     const flood = recorded(60_000);
     const outcome = await fetcher.run({ callId: 'many', args: { url: `http://127.0.0.1:${first.port}/m`, count: 25 } }, flood.options);

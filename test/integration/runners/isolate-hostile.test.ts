@@ -298,9 +298,7 @@ describe('isolate runner: ctx.fetch', () => {
     const runner = fetchRunner();
     const direct = jsonOf(await runner.run({ callId: 'f1', args: { url: `http://127.0.0.1:${port}/hello` } }, recordingOptions()));
     expect(direct).toEqual({ status: 200, ok: true, url: `http://127.0.0.1:${port}/hello`, body: 'hello from loopback' });
-    const redirected = jsonOf(
-      await runner.run({ callId: 'f2', args: { url: `http://127.0.0.1:${port}/redirect-inside` } }, recordingOptions()),
-    );
+    const redirected = jsonOf(await runner.run({ callId: 'f2', args: { url: `http://127.0.0.1:${port}/redirect-inside` } }, recordingOptions()));
     expect(redirected).toEqual({ status: 200, ok: true, url: `http://127.0.0.1:${port}/hello`, body: 'hello from loopback' });
   });
 
@@ -367,4 +365,3 @@ describe('isolate runner: ctx.fetch', () => {
     expect(next).toMatchObject({ status: 200, body: 'hello from loopback' });
   });
 });
-

@@ -79,7 +79,12 @@ describe('a hostile isolate process that sends frames for ended calls', () => {
     peer.kill();
     await peer.exited;
     // What was counted since is logged when the process ends.
-    expect(log.lines().filter((line) => line['msg'] === LATE_LINE).map((line) => [line['lateFrames'], line['lateFramesTotal']])).toEqual([
+    expect(
+      log
+        .lines()
+        .filter((line) => line['msg'] === LATE_LINE)
+        .map((line) => [line['lateFrames'], line['lateFramesTotal']]),
+    ).toEqual([
       [1, 1],
       [2999, 3000],
     ]);

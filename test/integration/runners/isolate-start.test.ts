@@ -29,7 +29,7 @@ describe('the start of an isolate process', () => {
   });
   afterAll(() => folder.remove());
 
-  it('never counts against the first call: a start held past the call\'s timeoutMs, then a throw, is tool_error', async () => {
+  it("never counts against the first call: a start held past the call's timeoutMs, then a throw, is tool_error", async () => {
     // The entry is a FIFO: the isolate process, reading it while it starts, waits until the test writes it.
     const entryPath = path.join(folder.path, 'slow-start.mjs');
     execFileSync('mkfifo', [entryPath]);
@@ -44,7 +44,9 @@ describe('the start of an isolate process', () => {
   });
 
   it('that fails is sandbox_unavailable with the reason: an entry file that cannot be read', async () => {
-    const runner = track(createIsolateRunner(makeSpec('isolate', 'echo.mjs', { manifestDir: folder.path, entryPath: path.join(folder.path, 'gone.mjs') }), { logger: createSilentLogger(), services }));
+    const runner = track(
+      createIsolateRunner(makeSpec('isolate', 'echo.mjs', { manifestDir: folder.path, entryPath: path.join(folder.path, 'gone.mjs') }), { logger: createSilentLogger(), services }),
+    );
     for (const callId of ['a', 'b']) {
       expect(failureOf(await runner.run({ callId, args: {} }, recordingOptions()))).toEqual({
         code: 'sandbox_unavailable',
@@ -65,7 +67,9 @@ describe('a module whose top level exhausts its heap', () => {
     const entryPath = path.join(folder.path, 'tool.mjs');
     await writeFile(entryPath, await readFile(fixturePath('isolate', 'top-level-heap-bomb.mjs'), 'utf8'));
     const log = recordingLogger();
-    const runner = track(createIsolateRunner(makeSpec('isolate', 'top-level-heap-bomb.mjs', { manifestDir: folder.path, entryPath, memoryMb: 32 }), { logger: log.logger, services }));
+    const runner = track(
+      createIsolateRunner(makeSpec('isolate', 'top-level-heap-bomb.mjs', { manifestDir: folder.path, entryPath, memoryMb: 32 }), { logger: log.logger, services }),
+    );
     for (const callId of ['a', 'b', 'c']) {
       expect(failureOf(await runner.run({ callId, args: {} }, recordingOptions()))).toEqual({
         code: 'memory_limit',

@@ -41,9 +41,7 @@ describe('isolate runner: normal calls', () => {
 
   it('runs concurrent calls side by side', async () => {
     const runner = isolateRunner('echo.mjs');
-    const outcomes = await Promise.all(
-      [0, 1, 2, 3, 4].map((index) => runner.run({ callId: `p${index}`, args: { index } }, recordingOptions())),
-    );
+    const outcomes = await Promise.all([0, 1, 2, 3, 4].map((index) => runner.run({ callId: `p${index}`, args: { index } }, recordingOptions())));
     outcomes.forEach((outcome, index) => expect(jsonOf(outcome)).toEqual({ echo: { index }, callId: `p${index}` }));
   });
 
@@ -74,7 +72,10 @@ describe('isolate runner: normal calls', () => {
     const options = recordingOptions();
     const outcome = await runner.run({ callId: 'p', args: {} }, options);
     expect(jsonOf(outcome)).toEqual({ done: true });
-    expect(options.progress).toEqual([{ progress: 1, total: 2, message: 'half way' }, { progress: 2, total: 2 }]);
+    expect(options.progress).toEqual([
+      { progress: 1, total: 2, message: 'half way' },
+      { progress: 2, total: 2 },
+    ]);
     expect(options.logs).toEqual([{ level: 'warn', message: 'careful' }]);
   });
 
@@ -138,10 +139,7 @@ describe('isolate runner: ctx.fs', () => {
     const read = await runner.run({ callId: 'r', args: { op: 'readText', path: 'hello.txt' } }, recordingOptions());
     expect(jsonOf(read)).toEqual({ value: 'hello world' });
 
-    const write = await runner.run(
-      { callId: 'w', args: { op: 'writeText', path: 'new/dir/out.txt', text: 'written ✓' } },
-      recordingOptions(),
-    );
+    const write = await runner.run({ callId: 'w', args: { op: 'writeText', path: 'new/dir/out.txt', text: 'written ✓' } }, recordingOptions());
     expect(jsonOf(write)).toEqual({ value: { bytes: Buffer.byteLength('written ✓') } });
     const readBack = await runner.run({ callId: 'r2', args: { op: 'readText', path: 'new/dir/out.txt' } }, recordingOptions());
     expect(jsonOf(readBack)).toEqual({ value: 'written ✓' });
@@ -155,10 +153,7 @@ describe('isolate runner: ctx.fs', () => {
     expect(statValue.value.size).toBe(11);
     expect(typeof statValue.value.mtimeMs).toBe('number');
 
-    const absolute = await runner.run(
-      { callId: 'a', args: { op: 'readText', path: path.join(readOnly.path, 'ro.txt') } },
-      recordingOptions(),
-    );
+    const absolute = await runner.run({ callId: 'a', args: { op: 'readText', path: path.join(readOnly.path, 'ro.txt') } }, recordingOptions());
     expect(jsonOf(absolute)).toEqual({ value: 'read only' });
   });
 

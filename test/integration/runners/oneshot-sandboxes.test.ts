@@ -103,7 +103,7 @@ describe('one-shot sandboxes prepared ahead', () => {
     expect(jsonTextOf(await tool.run(job({ call: 2 }), runOptions()))).toBe('{"call":2}');
   });
 
-  it('builds a new sandbox when the call\'s timeout differs, with the CPU limit from that timeout', async () => {
+  it("builds a new sandbox when the call's timeout differs, with the CPU limit from that timeout", async () => {
     const script = 'cat > /dev/null; grep "Max cpu time" /proc/self/limits';
     const tool = t.start({ command: ['/bin/sh', '-c', script, t.marker], stdout: 'text' });
     const cpuLimit = async (timeoutMs: number): Promise<string> => {
@@ -168,4 +168,3 @@ describe('one-shot sandboxes prepared ahead', () => {
     expect(await waitForNoMarkedProcesses(t.marker)).toEqual([]);
   });
 });
-

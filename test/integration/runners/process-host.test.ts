@@ -18,11 +18,7 @@ let host: ChildProcess | undefined;
 
 function spawnRunnerHost(mode: 'hang' | 'persistent-hang' | 'list-fds', workdir: string, stdio: ('pipe' | 'ignore')[]): ChildProcess {
   if (!existsSync(join(DIST_RUNNER_DIR, 'process', 'process-runner.js'))) throw new Error('dist/ is missing: run `npm run build` first');
-  host = spawn(
-    process.execPath,
-    ['--no-node-snapshot', join(FIXTURES_DIR, 'host.mjs'), pathToFileURL(DIST_RUNNER_DIR).href, marker, workdir, mode],
-    { stdio },
-  );
+  host = spawn(process.execPath, ['--no-node-snapshot', join(FIXTURES_DIR, 'host.mjs'), pathToFileURL(DIST_RUNNER_DIR).href, marker, workdir, mode], { stdio });
   return host;
 }
 

@@ -78,16 +78,18 @@ describe('killProcessGroup', () => {
     await waitForFile(join(workdir, 'grandchild-term'));
   });
 
-  it('SIGKILLs the leader\'s own children even when they left its group and session (bubblewrap\'s namespace init)', async () => {
+  it("SIGKILLs the leader's own children even when they left its group and session (bubblewrap's namespace init)", async () => {
     const workdir = newWorkdir();
     // The direct child setsid's itself out of the group, as bubblewrap's pid-1 init does
     // (--new-session): a SIGKILL of the group alone leaves it, orphaned, running.
     const { pid, exited } = spawnGroup('setsid sleep 1000 & echo ready > ready; wait', workdir);
     await waitForFile(join(workdir, 'ready'));
-    expect((await pollUntil(() => {
-      const found = findMarkedProcesses(marker).some((found) => found.cmdline === 'sleep 1000');
-      return { done: found, value: found };
-    }, 10_000))).toBe(true);
+    expect(
+      await pollUntil(() => {
+        const found = findMarkedProcesses(marker).some((found) => found.cmdline === 'sleep 1000');
+        return { done: found, value: found };
+      }, 10_000),
+    ).toBe(true);
     killProcessGroupNow(pid);
     await exited;
     expect(await waitForNoMarkedProcesses(marker)).toEqual([]);

@@ -44,7 +44,10 @@ describe('process runner, persistent pool', () => {
     const events: ProgressEvent[] = [];
     const outcome = await pool.run(job({ op: 'progress' }), runOptions({ onProgress: (event) => events.push(event) }));
     expect(JSON.parse(jsonTextOf(outcome))).toMatchObject({ done: true });
-    expect(events).toEqual([{ progress: 1, total: 2, message: 'half' }, { progress: 2, total: 2 }]);
+    expect(events).toEqual([
+      { progress: 1, total: 2, message: 'half' },
+      { progress: 2, total: 2 },
+    ]);
   });
 
   it('turns an error envelope into tool_error and keeps the process', async () => {

@@ -203,7 +203,11 @@ describe('process runner, one-shot', () => {
       // The sandbox adds a default PATH when the spec has none, and the shell that joins
       // the pids cgroup may export PWD (the working directory); nothing else from the host.
       expect(env['PATH']).toBe(SANDBOX_DEFAULT_PATH);
-      expect(Object.keys(env).filter((name) => name !== 'PWD').sort()).toEqual(['LANG', 'PATH', 'TOOLHOST_TEST_MARKER']);
+      expect(
+        Object.keys(env)
+          .filter((name) => name !== 'PWD')
+          .sort(),
+      ).toEqual(['LANG', 'PATH', 'TOOLHOST_TEST_MARKER']);
     } finally {
       delete process.env['TOOLHOST_TEST_SECRET_TOKEN'];
     }

@@ -119,7 +119,7 @@ describe('spawner process', () => {
     expect((await tool.ended).kind).toBe('exited');
   });
 
-  it('gives the tool the environment it was asked for and nothing of the host\'s', async () => {
+  it("gives the tool the environment it was asked for and nothing of the host's", async () => {
     process.env['TOOLHOST_SPAWNER_TEST_SECRET'] = 'do-not-leak';
     try {
       const runner = t.start({ command: ['/bin/sh', '-c', 'env; cat > /dev/null', t.marker], stdout: 'text' });
@@ -129,7 +129,9 @@ describe('spawner process', () => {
       expect(env).toContain(`TOOLHOST_TEST_MARKER=${t.marker}`);
       expect(env).not.toContain('do-not-leak');
       // The spawner itself holds nothing of the host's environment but PATH (Node adds its IPC channel's).
-      const spawnerEnv = readFileSync(`/proc/${services.spawner.pid ?? 0}/environ`, 'latin1').split('\0').filter(Boolean);
+      const spawnerEnv = readFileSync(`/proc/${services.spawner.pid ?? 0}/environ`, 'latin1')
+        .split('\0')
+        .filter(Boolean);
       expect(spawnerEnv.map((entry) => entry.split('=')[0]).filter((name) => !name?.startsWith('NODE_CHANNEL_'))).toEqual(['PATH']);
     } finally {
       delete process.env['TOOLHOST_SPAWNER_TEST_SECRET'];

@@ -37,7 +37,10 @@ describe('worker runner: normal calls', () => {
     const options = recordingOptions();
     const outcome = await runner.run({ callId: 'ev', args: { mode: 'events' } }, options);
     expect(jsonOf(outcome)).toEqual({ done: true });
-    expect(options.progress).toEqual([{ progress: 1, total: 3, message: 'one' }, { progress: 3, total: 3 }]);
+    expect(options.progress).toEqual([
+      { progress: 1, total: 3, message: 'one' },
+      { progress: 3, total: 3 },
+    ]);
     expect(options.logs).toEqual([{ level: 'info', message: 'hello' }]);
   });
 
@@ -238,10 +241,7 @@ describe('worker runner: ctx.fs and ctx.fetch', () => {
     const denied = await runner.run({ callId: 'd', args: { mode: 'fs', op: 'readText', path: '../../etc/passwd' } }, options);
     expect(failureOf(denied)).toEqual({ code: 'tool_error', details: { errorCode: 'policy_denied' } });
     expect(options.denials).toEqual([{ op: 'readText', target: '../../etc/passwd', reason: 'parent_escape' }]);
-    const write = await runner.run(
-      { callId: 'w', args: { mode: 'fs', op: 'writeText', path: 'x.txt', text: 'x', catch: true } },
-      recordingOptions(),
-    );
+    const write = await runner.run({ callId: 'w', args: { mode: 'fs', op: 'writeText', path: 'x.txt', text: 'x', catch: true } }, recordingOptions());
     expect(jsonOf(write)).toEqual({ caught: { code: 'policy_denied' } });
   });
 
@@ -255,4 +255,3 @@ describe('worker runner: ctx.fs and ctx.fetch', () => {
     expect(options.denials).toMatchObject([{ op: 'fetch', reason: 'host_not_allowed' }]);
   });
 });
-

@@ -63,9 +63,27 @@ function valueOf(outcome: RunOutcome): unknown {
 
 describe('bundled tools in their sandboxes', { timeout: 180_000 }, () => {
   it('read_file, list_dir and search_text run in an isolate', async () => {
-    expect(valueOf(await call('read_file', { path: 'a.txt', startLine: 2 }))).toEqual({ path: 'a.txt', text: 'second line', startLine: 2, endLine: 2, totalLines: 2, truncated: false });
-    expect(valueOf(await call('list_dir', {}))).toEqual({ path: '.', entries: [{ path: 'a.txt', type: 'file', size: 24 }, { path: 'sub', type: 'directory', size: 0 }], truncated: false });
-    expect(valueOf(await call('search_text', { query: 'SECOND', caseSensitive: false }))).toEqual({ matches: [{ path: 'a.txt', line: 2, column: 1, text: 'second line' }], filesSearched: 1, truncated: false });
+    expect(valueOf(await call('read_file', { path: 'a.txt', startLine: 2 }))).toEqual({
+      path: 'a.txt',
+      text: 'second line',
+      startLine: 2,
+      endLine: 2,
+      totalLines: 2,
+      truncated: false,
+    });
+    expect(valueOf(await call('list_dir', {}))).toEqual({
+      path: '.',
+      entries: [
+        { path: 'a.txt', type: 'file', size: 24 },
+        { path: 'sub', type: 'directory', size: 0 },
+      ],
+      truncated: false,
+    });
+    expect(valueOf(await call('search_text', { query: 'SECOND', caseSensitive: false }))).toEqual({
+      matches: [{ path: 'a.txt', line: 2, column: 1, text: 'second line' }],
+      filesSearched: 1,
+      truncated: false,
+    });
   });
 
   it('write_file writes through ctx.fs in an isolate, and cannot leave the workspace', async () => {
@@ -89,7 +107,12 @@ describe('bundled tools in their sandboxes', { timeout: 180_000 }, () => {
     try {
       const host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
       // The manifest allows api.github.com; a loopback server stands in for it here.
-      expect(valueOf(await call('http_get', { url: `http://${host}/repos/a/b` }, [host]))).toEqual({ status: 200, contentType: 'application/json; charset=utf-8', body: '{"path":"/repos/a/b"}', truncated: false });
+      expect(valueOf(await call('http_get', { url: `http://${host}/repos/a/b` }, [host]))).toEqual({
+        status: 200,
+        contentType: 'application/json; charset=utf-8',
+        body: '{"path":"/repos/a/b"}',
+        truncated: false,
+      });
       expect(await call('http_get', { url: `http://${host}/` })).toMatchObject({ ok: false, code: 'tool_error', details: { errorCode: 'policy_denied' } });
     } finally {
       await new Promise((resolve) => server.close(resolve));

@@ -8,7 +8,15 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import { probeCgroups, SandboxCgroups } from '../../../src/runner/bwrap/sandbox-cgroups.js';
 import { buildDashUlimitScript, computeSandboxLimits, CPU_MARGIN_SECONDS, DEFAULT_CPU_SECONDS, DEFAULT_PROCESSES } from '../../../src/runner/bwrap/rlimits.js';
 import type { RunSpec } from '../../../src/runner/types.js';
-import { buildSandboxArgv, ETC_ALLOWLIST, ETC_COPY_MAX_BYTES, SANDBOX_DEFAULT_PATH, SANDBOX_FILE_FD_BASE, SANDBOX_SECCOMP_FD, sandboxFileInputs } from '../../../src/runner/bwrap/argv.js';
+import {
+  buildSandboxArgv,
+  ETC_ALLOWLIST,
+  ETC_COPY_MAX_BYTES,
+  SANDBOX_DEFAULT_PATH,
+  SANDBOX_FILE_FD_BASE,
+  SANDBOX_SECCOMP_FD,
+  sandboxFileInputs,
+} from '../../../src/runner/bwrap/argv.js';
 import { SANDBOX_EGRESS_DIR, SANDBOX_EGRESS_SOCKET } from '../../../src/runner/bwrap/egress-bridge.js';
 import { planEgressNetwork } from '../../../src/runner/bwrap/egress-network.js';
 import { runSpec } from '../../helpers/run-spec.js';
@@ -27,9 +35,18 @@ const IS_DASH = basename(realpathSync('/bin/sh')) === 'dash';
 
 function spec(overrides: Partial<RunSpec> = {}): RunSpec {
   return runSpec({
-    name: 'argv_test', mode: 'process', manifestDir: MANIFEST_DIR, command: ['/bin/sh', '-c', 'true'],
-    stdout: 'text', isolation: 'namespace', env: { LANG: 'C.UTF-8' },
-    roots: [{ path: READ_ROOT, access: 'read' }, { path: WRITE_ROOT, access: 'read_write' }], floodCapBytes: 1024,
+    name: 'argv_test',
+    mode: 'process',
+    manifestDir: MANIFEST_DIR,
+    command: ['/bin/sh', '-c', 'true'],
+    stdout: 'text',
+    isolation: 'namespace',
+    env: { LANG: 'C.UTF-8' },
+    roots: [
+      { path: READ_ROOT, access: 'read' },
+      { path: WRITE_ROOT, access: 'read_write' },
+    ],
+    floodCapBytes: 1024,
     ...overrides,
   });
 }
@@ -46,7 +63,7 @@ function pairsOf(bwrap: string[], flag: string): string[] {
 }
 
 describe('buildSandboxArgv', () => {
-  it('starts with bubblewrap, then the limits (the gate shell\'s ulimit with dash, else prlimit), and ends with the start gate', () => {
+  it("starts with bubblewrap, then the limits (the gate shell's ulimit with dash, else prlimit), and ends with the start gate", () => {
     for (const isolation of ['none', 'namespace'] as const) {
       const argv = buildSandboxArgv(spec({ isolation }), { services, cwd: WRITE_ROOT });
       expect(argv[0]).toMatch(/(^|\/)bwrap$/);
@@ -60,7 +77,10 @@ describe('buildSandboxArgv', () => {
         // The limits first, then the cgroup joins (memory, then pids: two v1 hierarchies here) and the gate:
         // all before any tool code. The memory cgroup holds memoryMb, so there is no address-space cap.
         expect(prlimitAt).toBe(-1);
-        const joins = isolation === 'namespace' ? '/run/toolhost/cgroup.procs && echo 0 > /run/toolhost/cgroup-1.procs' : '/sys/fs/cgroup/memory/toolhost/\\S+/cgroup.procs && echo 0 > /sys/fs/cgroup/pids/toolhost/\\S+/cgroup.procs';
+        const joins =
+          isolation === 'namespace'
+            ? '/run/toolhost/cgroup.procs && echo 0 > /run/toolhost/cgroup-1.procs'
+            : '/sys/fs/cgroup/memory/toolhost/\\S+/cgroup.procs && echo 0 > /sys/fs/cgroup/pids/toolhost/\\S+/cgroup.procs';
         expect(argv[gateAt + 1]).toMatch(new RegExp(`^ulimit -t \\d+ && .* && echo 0 > ${joins} && read -r start`));
         expect(argv[gateAt + 1]).not.toContain('ulimit -v');
       } else {
@@ -125,7 +145,9 @@ describe('buildSandboxArgv', () => {
     const high = buildSandboxArgv(spec({ networkAllow: ['db.test:5432'] }), { services, cwd: WRITE_ROOT, egress: { dir, network: highOnly.plan } });
     expect(high).not.toContain('--cap-add');
     expect(high).toContain('--disable-userns');
-    expect(pairsOf(bwrap, '--setenv')).toEqual(expect.arrayContaining(['HTTP_PROXY http://127.0.0.1:3128', 'https_proxy http://127.0.0.1:3128', 'ALL_PROXY http://127.0.0.1:3128']));
+    expect(pairsOf(bwrap, '--setenv')).toEqual(
+      expect.arrayContaining(['HTTP_PROXY http://127.0.0.1:3128', 'https_proxy http://127.0.0.1:3128', 'ALL_PROXY http://127.0.0.1:3128']),
+    );
     // The bridge starts before the gate reads its start line, so it listens before any tool code runs.
     const gate = inner[inner.indexOf('-c') + 1] ?? '';
     expect(gate.indexOf('socat')).toBeGreaterThan(-1);
@@ -150,7 +172,7 @@ describe('buildSandboxArgv', () => {
     if (existsSync('/etc/ssl')) expect(bound).toContain('/etc/ssl');
   });
 
-  it('gives a private tmpfs /tmp, or the caller\'s private directory as /tmp', () => {
+  it("gives a private tmpfs /tmp, or the caller's private directory as /tmp", () => {
     const tmpfs = split(buildSandboxArgv(spec(), { services, cwd: WRITE_ROOT })).bwrap;
     const mounts = tmpfs.flatMap((arg, index) => (arg === '--tmpfs' ? [tmpfs[index + 1]] : []));
     expect(mounts).toEqual(expect.arrayContaining(['/tmp', '/dev/shm']));
@@ -171,9 +193,12 @@ describe('buildSandboxArgv', () => {
     expect(() => buildSandboxArgv(spec({ env: { 'A=B': 'x' } }), { services, cwd: WRITE_ROOT })).toThrow(TypeError);
   });
 
-  it('applies address space (without a memory controller), CPU, file size and open-file limits (dash\'s ulimit units, else prlimit\'s bytes)', () => {
+  it("applies address space (without a memory controller), CPU, file size and open-file limits (dash's ulimit units, else prlimit's bytes)", () => {
     // A host whose machine has no usable memory controller: RLIMIT_AS is the fallback.
-    const noMemory = { facts: services.facts, cgroups: new SandboxCgroups(services.facts, undefined, { pids: probeCgroups(services.facts).pids, memory: { ok: false, reason: 'test' } }) };
+    const noMemory = {
+      facts: services.facts,
+      cgroups: new SandboxCgroups(services.facts, undefined, { pids: probeCgroups(services.facts).pids, memory: { ok: false, reason: 'test' } }),
+    };
     onTestFinished(() => noMemory.cgroups.close());
     const argv = buildSandboxArgv(spec({ memoryMb: 64 }), { services: noMemory, cwd: WRITE_ROOT, timeoutMs: 2500, limits: { fileSizeBytes: 4096, openFiles: 32 } });
     const cpu = 3 + CPU_MARGIN_SECONDS;
@@ -199,7 +224,7 @@ describe('buildSandboxArgv', () => {
 describe('buildDashUlimitScript', () => {
   const limits = { addressSpaceBytes: 128 * 1024 * 1024, cpuSeconds: 7, fileSizeBytes: 1024 * 1024, openFiles: 64, processes: 20 };
 
-  it('sets every limit prlimit would, in dash\'s units: KiB, seconds (the hard one a second above), 512-byte blocks', () => {
+  it("sets every limit prlimit would, in dash's units: KiB, seconds (the hard one a second above), 512-byte blocks", () => {
     expect(buildDashUlimitScript(limits, false)).toBe('ulimit -v 131072 && ulimit -t 8 && ulimit -S -t 7 && ulimit -f 2048 && ulimit -n 64');
     expect(buildDashUlimitScript(limits, true)).toBe('ulimit -v 131072 && ulimit -t 8 && ulimit -S -t 7 && ulimit -f 2048 && ulimit -n 64 && ulimit -p 20');
   });
@@ -224,7 +249,7 @@ describe('computeSandboxLimits', () => {
   });
 });
 
-describe('buildSandboxArgv: the command\'s interpreter', () => {
+describe("buildSandboxArgv: the command's interpreter", () => {
   let home: string;
 
   beforeAll(() => {
@@ -248,7 +273,7 @@ describe('buildSandboxArgv: the command\'s interpreter', () => {
     rmSync(home, { recursive: true, force: true });
   });
 
-  it('binds a version manager\'s real install read-only and turns the shim into a symlink to it', () => {
+  it("binds a version manager's real install read-only and turns the shim into a symlink to it", () => {
     const manager = join(home, '.fakeenv');
     const argv = buildSandboxArgv(spec({ command: ['faketool'], env: { PATH: `${manager}/shims:/usr/bin:/bin` } }), { services, cwd: WRITE_ROOT });
     const { bwrap } = split(argv);
@@ -274,7 +299,7 @@ describe('buildSandboxArgv: the command\'s interpreter', () => {
   });
 });
 
-describe('buildSandboxArgv: interpreter resolution is not the workspace\'s to choose', () => {
+describe("buildSandboxArgv: interpreter resolution is not the workspace's to choose", () => {
   let root: string;
   let manager: string;
   let workspace: string;
@@ -294,7 +319,10 @@ describe('buildSandboxArgv: interpreter resolution is not the workspace\'s to ch
       join(manager, 'libexec', 'verenv'),
       `#!/bin/sh\nd=$(pwd); v=1.0\nwhile :; do if [ -f "$d/.python-version" ]; then v=$(cat "$d/.python-version"); break; fi; [ "$d" = / ] && break; d=$(dirname "$d"); done\necho "${manager}/versions/$v/bin/$2"\n`,
     );
-    writeExecutable(join(manager, 'shims', 'verpy'), `#!/usr/bin/env bash\nprogram="\${0##*/}"\nexport VERENV_ROOT="${manager}"\nexec "${manager}/libexec/verenv" exec "$program" "$@"\n`);
+    writeExecutable(
+      join(manager, 'shims', 'verpy'),
+      `#!/usr/bin/env bash\nprogram="\${0##*/}"\nexport VERENV_ROOT="${manager}"\nexec "${manager}/libexec/verenv" exec "$program" "$@"\n`,
+    );
     workspace = join(root, 'ws');
     manifestDir = join(workspace, 'manifests', 'tool');
     mkdirSync(manifestDir, { recursive: true });
@@ -302,10 +330,10 @@ describe('buildSandboxArgv: interpreter resolution is not the workspace\'s to ch
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
   const boundVersions = (cwd: string): string[] => {
-    const argv = buildSandboxArgv(
-      spec({ command: ['verpy'], manifestDir, env: { PATH: `${manager}/shims:/usr/bin:/bin` }, roots: [{ path: workspace, access: 'read_write' }] }),
-      { services, cwd },
-    );
+    const argv = buildSandboxArgv(spec({ command: ['verpy'], manifestDir, env: { PATH: `${manager}/shims:/usr/bin:/bin` }, roots: [{ path: workspace, access: 'read_write' }] }), {
+      services,
+      cwd,
+    });
     return pairsOf(split(argv).bwrap, '--ro-bind').flatMap((pair) => (pair.startsWith(`${manager}/versions/`) ? [pair.split(' ')[0]!.slice(manager.length + 10)] : []));
   };
 

@@ -82,7 +82,11 @@ describe('ctx.fs under a folder/symlink swap race', () => {
         () => fs.stat('race/probe.txt').then((info) => void seen.sizes.add(info.size)),
         () => fs.readText('race/probe.txt').then((text) => void seen.texts.add(text.slice(0, 40))),
       ];
-      for (const attempt of attempts) await attempt().then(() => void (seen.ok += 1), () => undefined);
+      for (const attempt of attempts)
+        await attempt().then(
+          () => void (seen.ok += 1),
+          () => undefined,
+        );
     }
     expect(await swapped).toBeGreaterThan(1000);
     expect(seen.ok).toBeGreaterThan(0);

@@ -71,10 +71,7 @@ async function callProbe(spec: RunSpec, ops: Record<string, unknown>[], limits?:
   const runner = createProcessRunner(spec, { logger: createSilentLogger(), services, preparedAhead: 0, egress: { resolve: RESOLVER, ...(limits ? { limits } : {}) } });
   const attempts: EgressAttempt[] = [];
   try {
-    const outcome: RunOutcome = await runner.run(
-      { callId: `egress-${marker}`, args: { ops } },
-      runOptions({ timeoutMs: 60_000, onEgress: (attempt) => attempts.push(attempt) }),
-    );
+    const outcome: RunOutcome = await runner.run({ callId: `egress-${marker}`, args: { ops } }, runOptions({ timeoutMs: 60_000, onEgress: (attempt) => attempts.push(attempt) }));
     if (!outcome.ok) throw new Error(`the call failed: ${outcome.code} ${JSON.stringify(outcome.details)}`);
     if (outcome.output.type !== 'json') throw new Error('expected JSON');
     return { results: JSON.parse(outcome.output.json) as ProbeResult[], attempts };
@@ -94,10 +91,7 @@ describe('egress proxy: a namespaced Python tool', () => {
     ]);
     const env = (results[0] as { ok: Record<string, string> }).ok;
     for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'all_proxy']) expect(env[name]).toBe('http://127.0.0.1:3128');
-    expect(results.slice(1)).toEqual([
-      { ok: { status: 200, body: 'allowed:POST:sent' } },
-      { ok: { status: 200, body: 'allowed:GET:' } },
-    ]);
+    expect(results.slice(1)).toEqual([{ ok: { status: 200, body: 'allowed:POST:sent' } }, { ok: { status: 200, body: 'allowed:GET:' } }]);
     expect(allowed.requests).toEqual(['POST /plain', 'GET /tunnelled']);
     expect(attempts).toEqual([
       { kind: 'http', host: '127.0.0.1', port: allowed.port, method: 'POST', admitted: true, reason: null, address: '127.0.0.1' },
@@ -166,7 +160,11 @@ describe('egress proxy: a namespaced Python tool', () => {
       { ok: { status: 200, body: 'allowed:GET:' } },
     ]);
     expect(allowed.requests).toEqual(['GET /read']);
-    expect(attempts.map((attempt) => [attempt.method, attempt.admitted])).toEqual([['POST', false], ['DELETE', false], ['GET', true]]);
+    expect(attempts.map((attempt) => [attempt.method, attempt.admitted])).toEqual([
+      ['POST', false],
+      ['DELETE', false],
+      ['GET', true],
+    ]);
   });
 
   it('bounds a CONNECT flood: concurrent tunnels, attempts, and the host stays small', async () => {

@@ -36,7 +36,7 @@ describe('fail closed', () => {
     expect(probe.ok ? '' : probe.reason).toContain('apt-get install bubblewrap');
   });
 
-  it('reports a bubblewrap that cannot create namespaces, with the kernel\'s refusal', async () => {
+  it("reports a bubblewrap that cannot create namespaces, with the kernel's refusal", async () => {
     const probe = await probeSandbox(new SandboxFacts(), { bwrapPath: DENIED_BWRAP });
     expect(probe.ok).toBe(false);
     expect(probe.ok ? '' : probe.reason).toContain('Creating new namespace failed: Operation not permitted');
@@ -76,7 +76,18 @@ describe('toolhost doctor', () => {
   it('finds everything the bundled tools need on this machine', async () => {
     const report = await buildDoctorReport();
     expect(report.checks.map((check) => check.name)).toEqual([
-      'isolated-vm', 'isolate-process', 'bubblewrap', 'user-namespace', 'network-namespace', 'prlimit', 'pids-limit', 'python3', 'memory-limit', 'namespace-sandbox', 'seccomp', 'egress-bridge',
+      'isolated-vm',
+      'isolate-process',
+      'bubblewrap',
+      'user-namespace',
+      'network-namespace',
+      'prlimit',
+      'pids-limit',
+      'python3',
+      'memory-limit',
+      'namespace-sandbox',
+      'seccomp',
+      'egress-bridge',
     ]);
     // Warnings (an older bubblewrap, no pids cgroup) are allowed; a failure is not.
     expect(report.checks.filter((check) => check.status === 'fail')).toEqual([]);

@@ -13,12 +13,16 @@ const ROOT = resolve(import.meta.dirname, '../../..');
 const CONFIG = resolve(ROOT, 'tsconfig.sandbox.json');
 
 function parsedConfig(): ts.ParsedCommandLine {
-  const parsed = ts.getParsedCommandLineOfConfigFile(CONFIG, {}, {
-    ...ts.sys,
-    onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
-      throw new Error(ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
+  const parsed = ts.getParsedCommandLineOfConfigFile(
+    CONFIG,
+    {},
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
+        throw new Error(ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
+      },
     },
-  });
+  );
   if (parsed === undefined) throw new Error('tsconfig.sandbox.json did not parse');
   return parsed;
 }
@@ -80,8 +84,7 @@ describe('the far side type-checks against its message shapes', () => {
     const getSourceFile = host.getSourceFile.bind(host);
     host.readFile = (name) => (name === probe ? probeText : readFile(name));
     host.fileExists = (name) => name === probe || fileExists(name);
-    host.getSourceFile = (name, language, ...rest) =>
-      name === probe ? ts.createSourceFile(name, probeText, language, true) : getSourceFile(name, language, ...rest);
+    host.getSourceFile = (name, language, ...rest) => (name === probe ? ts.createSourceFile(name, probeText, language, true) : getSourceFile(name, language, ...rest));
     const probed = ts.createProgram({ rootNames: [...parsed.fileNames, probe], options: parsed.options, host, oldProgram: program });
     const probeFile = probed.getSourceFile(probe);
     expect(probeFile).toBeDefined();

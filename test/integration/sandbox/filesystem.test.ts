@@ -25,7 +25,11 @@ describe('namespace sandbox: filesystem', () => {
     const name = `escape-${sandbox.marker}`;
     const targets = [`/usr/${name}`, `/var/tmp/${name}`, `/tmp/${name}`, `/${name}`, `/etc/${name}`, join(outside.path, name)];
     const spec = probeSpec(sandbox.marker, { roots: [{ path: sandbox.workspace.path, access: 'read_write' }] });
-    const results = await runProbe(spec, { cwd: sandbox.workspace.path }, targets.map((path) => ({ op: 'write', path })));
+    const results = await runProbe(
+      spec,
+      { cwd: sandbox.workspace.path },
+      targets.map((path) => ({ op: 'write', path })),
+    );
     // /tmp is a private tmpfs: the write may succeed there, but only there.
     expect(results[2]).toEqual({ ok: true });
     for (const [index, result] of results.entries()) {
@@ -93,7 +97,9 @@ describe('namespace sandbox: filesystem', () => {
       ...files.map((path) => ({ op: 'write', path, text: 'planted' })),
       { op: 'fds' },
     ]);
-    const host = files.map((path) => ({ ok: { sha256: createHash('sha256').update(readFileSync(path)).digest('hex'), mode: (statSync(path).mode & 0o7777).toString(8).padStart(4, '0') } }));
+    const host = files.map((path) => ({
+      ok: { sha256: createHash('sha256').update(readFileSync(path)).digest('hex'), mode: (statSync(path).mode & 0o7777).toString(8).padStart(4, '0') },
+    }));
     expect(results.slice(0, files.length)).toEqual(host);
     expect(results.slice(files.length, 2 * files.length)).toEqual(files.map(() => ({ error: 'EROFS' })));
     // Only its three pipes: bubblewrap closed every descriptor it copied a file from.
@@ -102,7 +108,12 @@ describe('namespace sandbox: filesystem', () => {
   });
 
   it('keeps /etc/shadow unreadable even under a root declared at /etc', async () => {
-    const spec = probeSpec(sandbox.marker, { roots: [{ path: '/etc', access: 'read' }, { path: sandbox.workspace.path, access: 'read' }] });
+    const spec = probeSpec(sandbox.marker, {
+      roots: [
+        { path: '/etc', access: 'read' },
+        { path: sandbox.workspace.path, access: 'read' },
+      ],
+    });
     const results = await runProbe(spec, { cwd: sandbox.workspace.path }, [
       { op: 'read', path: '/etc/shadow' },
       { op: 'read', path: '/etc/gshadow' },
@@ -161,7 +172,7 @@ describe('namespace sandbox: filesystem', () => {
     expect(existsSync(join(manifestDir, 'tool.py'))).toBe(false);
   });
 
-  it('shows the caller\'s private directory as /tmp when given one', async () => {
+  it("shows the caller's private directory as /tmp when given one", async () => {
     const spec = probeSpec(sandbox.marker, { roots: [{ path: sandbox.workspace.path, access: 'read' }] });
     const results = await runProbe(spec, { cwd: sandbox.workspace.path, privateTmp: outside.path }, [{ op: 'write', path: '/tmp/kept.txt', text: 'kept' }]);
     expect(results).toEqual([{ ok: true }]);
@@ -185,9 +196,7 @@ describe('namespace sandbox: filesystem', () => {
     // Its pages count against the sandbox's memory cgroup too: memoryMb room for the probe's own
     // buffer and a full /tmp, so the tmpfs size cap is what stops the write.
     const spec = probeSpec(sandbox.marker, { memoryMb: 1024, roots: [{ path: sandbox.workspace.path, access: 'read' }] });
-    const results = await runProbe(spec, { cwd: sandbox.workspace.path }, [
-      { op: 'write_bytes', path: '/tmp/fill.bin', bytes: PRIVATE_TMPFS_MAX_BYTES + 1024 * 1024 },
-    ]);
+    const results = await runProbe(spec, { cwd: sandbox.workspace.path }, [{ op: 'write_bytes', path: '/tmp/fill.bin', bytes: PRIVATE_TMPFS_MAX_BYTES + 1024 * 1024 }]);
     expect(results).toEqual([{ error: 'ENOSPC' }]);
   });
 });

@@ -50,7 +50,7 @@ describe('memory by cgroup', () => {
     noteCgroups();
   });
 
-  it("a Node server calls the global fetch (WebAssembly llhttp) within 128 MiB: only what it uses counts", async () => {
+  it('a Node server calls the global fetch (WebAssembly llhttp) within 128 MiB: only what it uses counts', async () => {
     // Its own loopback HTTP server, read through fetch: llhttp was instantiated and parsed the answer.
     expect(textOf(await host.call('hungry__fetch_wasm'))).toBe('hello from llhttp');
     noteCgroups();

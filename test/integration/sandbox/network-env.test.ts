@@ -57,11 +57,7 @@ describe.each(['namespace', 'none'] as const)('isolation %s: environment and ses
   it('gives the tool exactly spec.env: a host secret is invisible, also in /proc', async () => {
     const env = { LANG: 'C.UTF-8', [MARKER_VARIABLE]: sandbox.marker };
     const spec = probeSpec(sandbox.marker, { isolation, env, command: [hostPython(), PROBE_PY], roots: [{ path: sandbox.workspace.path, access: 'read' }] });
-    const results = await runProbe(spec, { cwd: sandbox.workspace.path }, [
-      { op: 'env' },
-      { op: 'read', path: '/proc/1/environ' },
-      { op: 'read', path: '/proc/self/environ' },
-    ]);
+    const results = await runProbe(spec, { cwd: sandbox.workspace.path }, [{ op: 'env' }, { op: 'read', path: '/proc/1/environ' }, { op: 'read', path: '/proc/self/environ' }]);
     // PATH is the documented default when spec.env has none; PWD comes from the cgroup-joining shell.
     expect(results[0]).toEqual({ ok: expect.objectContaining({ ...env, PATH: SANDBOX_DEFAULT_PATH }) });
     const seen = Object.keys((results[0] as { ok: Record<string, string> }).ok).sort();

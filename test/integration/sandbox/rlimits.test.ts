@@ -35,7 +35,10 @@ describe.each(['namespace', 'none'] as const)('isolation %s: resource limits', (
     const spec = probeSpec(sandbox.marker, { isolation, memoryMb: 128, roots: [{ path: sandbox.workspace.path, access: 'read' }] });
     const fallback = withoutMemoryController();
     try {
-      const results = await runProbe(spec, { cwd: sandbox.workspace.path, services: fallback }, [{ op: 'alloc', mb: 16 }, { op: 'alloc', mb: 256 }]);
+      const results = await runProbe(spec, { cwd: sandbox.workspace.path, services: fallback }, [
+        { op: 'alloc', mb: 16 },
+        { op: 'alloc', mb: 256 },
+      ]);
       expect(results).toEqual([{ ok: 16 }, { error: 'MemoryError' }]);
     } finally {
       await fallback.cgroups.close();
@@ -45,9 +48,7 @@ describe.each(['namespace', 'none'] as const)('isolation %s: resource limits', (
   it('stops a write at the file-size limit', async () => {
     const spec = probeSpec(sandbox.marker, { isolation, roots: [{ path: sandbox.workspace.path, access: 'read_write' }] });
     const target = join(sandbox.workspace.path, 'big.bin');
-    const results = await runProbe(spec, { cwd: sandbox.workspace.path, limits: { fileSizeBytes: 1024 * 1024 } }, [
-      { op: 'write_bytes', path: target, bytes: 4 * 1024 * 1024 },
-    ]);
+    const results = await runProbe(spec, { cwd: sandbox.workspace.path, limits: { fileSizeBytes: 1024 * 1024 } }, [{ op: 'write_bytes', path: target, bytes: 4 * 1024 * 1024 }]);
     expect(results).toEqual([{ error: 'EFBIG' }]);
     expect(statSync(target).size).toBeLessThanOrEqual(1024 * 1024);
   });
@@ -185,4 +186,3 @@ function withoutMemoryController(): { facts: SandboxFacts; cgroups: SandboxCgrou
   const real = probeCgroups(services.facts);
   return { facts, cgroups: new SandboxCgroups(facts, undefined, { pids: real.pids, memory: { ok: false, reason: 'no memory controller (test)' } }) };
 }
-

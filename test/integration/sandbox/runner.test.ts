@@ -38,12 +38,7 @@ describe('process runner in the namespace sandbox', () => {
     const spec = probeSpec(sandbox.marker, { roots: [{ path: sandbox.workspace.path, access: 'read_write' }] });
     const escape = `/var/tmp/runner-escape-${sandbox.marker}`;
     const outcome = await callOnce(spec, {
-      ops: [
-        { op: 'write', path: escape },
-        { op: 'write', path: join(sandbox.workspace.path, 'inside.txt') },
-        { op: 'read', path: '/etc/shadow' },
-        { op: 'env' },
-      ],
+      ops: [{ op: 'write', path: escape }, { op: 'write', path: join(sandbox.workspace.path, 'inside.txt') }, { op: 'read', path: '/etc/shadow' }, { op: 'env' }],
     });
     const results = probeResults(outcome);
     expect(results.slice(0, 3)).toEqual([{ error: 'ENOENT' }, { ok: true }, { error: 'ENOENT' }]);
@@ -53,7 +48,7 @@ describe('process runner in the namespace sandbox', () => {
     expect(JSON.stringify(results)).not.toContain(`secret-${sandbox.marker}`);
   });
 
-  it('kills a storm of sleepers on timeout, setsid\'d ones included, with none left', async () => {
+  it("kills a storm of sleepers on timeout, setsid'd ones included, with none left", async () => {
     const spec = probeSpec(sandbox.marker, {
       command: ['/bin/sh', STORM_SH, '50'],
       stdout: 'text',

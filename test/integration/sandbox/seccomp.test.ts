@@ -62,7 +62,8 @@ describe('namespace sandbox: seccomp', () => {
     const python = await runProbe(probeSpec(marker), { cwd }, [{ op: 'env' }]);
     expect(python[0]).toMatchObject({ ok: expect.any(Object) as object });
     // Node 20 starts libuv and V8 threads (glibc tries clone3 first, falls back to clone).
-    const nodeScript = 'const { Worker } = require("worker_threads"); new Worker("1", { eval: true }).on("exit", () => console.log(require("child_process").execFileSync("/bin/sh", ["-c", "echo forked"]).toString().trim()))';
+    const nodeScript =
+      'const { Worker } = require("worker_threads"); new Worker("1", { eval: true }).on("exit", () => console.log(require("child_process").execFileSync("/bin/sh", ["-c", "echo forked"]).toString().trim()))';
     const node = await runSandboxed(probeSpec(marker, { command: [process.execPath, '-e', nodeScript], memoryMb: 4096 }), { cwd });
     expect({ exit: node.exitCode, out: node.stdout.trim() }).toEqual({ exit: 0, out: 'forked' });
     const sh = await runSandboxed(probeSpec(marker, { command: ['/bin/sh', '-c', 'echo $((6 * 7)) | cat'] }), { cwd });

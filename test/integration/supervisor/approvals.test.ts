@@ -54,7 +54,13 @@ describe('elicitation', () => {
     ['an unknown action', async (): Promise<ElicitAnswer> => ({ action: 'maybe', content: { approve: true } }), 'malformed'],
     ['an error reply', async (): Promise<ElicitAnswer> => ({ error: 'client exploded' }), 'error'],
     ['a throwing channel', async (): Promise<ElicitAnswer> => Promise.reject(new Error('transport closed')), 'error'],
-    ['a channel that throws synchronously', (): Promise<ElicitAnswer> => { throw new Error('sync'); }, 'error'],
+    [
+      'a channel that throws synchronously',
+      (): Promise<ElicitAnswer> => {
+        throw new Error('sync');
+      },
+      'error',
+    ],
     ['a malformed value', async (): Promise<ElicitAnswer> => 'yes' as unknown as ElicitAnswer, 'malformed'],
   ])('denies on %s with approval_denied', async (_label, answer, reason) => {
     const host = await startHost();
@@ -140,9 +146,7 @@ describe('input_required (modern clients)', () => {
     const first = await host.call('dangerous', { target: 'a' }, { approval: { kind: 'input_required' } });
     if (first.kind !== 'input_required') throw new Error(`expected input_required, got ${first.kind}`);
     expect(first.message).toContain('dangerous');
-    const second = resultOf(
-      await host.call('dangerous', { target: 'a' }, { approval: { kind: 'input_required' }, requestState: first.requestState, approvalAnswer: approve }),
-    );
+    const second = resultOf(await host.call('dangerous', { target: 'a' }, { approval: { kind: 'input_required' }, requestState: first.requestState, approvalAnswer: approve }));
     expect(second.structuredContent).toEqual({ deleted: 'a' });
     const journal = Journal.open(host.stateDir, { asHost: false });
     try {
@@ -275,7 +279,15 @@ describe('the projected effect in approval prompts (a tool that declares effects
       expect(approval).toMatchObject({
         id,
         arguments: { path: 'plan.md', text: 'step 1\nstep 2\n' },
-        effects: [{ argument: 'path', path: join(host.workspace, 'plan.md'), where: 'writable_root', summary: 'replaces a 7-byte text file (+1 -0 lines)', diff: expect.stringContaining('+step 2') }],
+        effects: [
+          {
+            argument: 'path',
+            path: join(host.workspace, 'plan.md'),
+            where: 'writable_root',
+            summary: 'replaces a 7-byte text file (+1 -0 lines)',
+            diff: expect.stringContaining('+step 2'),
+          },
+        ],
       });
     } finally {
       await journal.close();

@@ -24,7 +24,11 @@ function toolhost(...args: string[]): { status: number | null; stdout: string; s
 // The binary runs dist/: refuse to test a build older than the sources it needs.
 function assertBuilt(): void {
   const builtMs = statSync(join(REPO_ROOT, 'dist/src/cli/call.js')).mtimeMs;
-  const sources = [join(REPO_ROOT, 'src/host.ts'), join(REPO_ROOT, 'src/cli/call.ts'), ...readdirSync(join(REPO_ROOT, 'src/supervisor')).map((name) => join(REPO_ROOT, 'src/supervisor', name))];
+  const sources = [
+    join(REPO_ROOT, 'src/host.ts'),
+    join(REPO_ROOT, 'src/cli/call.ts'),
+    ...readdirSync(join(REPO_ROOT, 'src/supervisor')).map((name) => join(REPO_ROOT, 'src/supervisor', name)),
+  ];
   for (const source of sources) {
     if (statSync(source).mtimeMs > builtMs) throw new Error(`dist/ is older than ${source}: run \`npm run build\` first (npm test does)`);
   }

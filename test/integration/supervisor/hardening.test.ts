@@ -168,7 +168,7 @@ describe('the read_only class holds on the network (ctx.fetch)', () => {
   });
 });
 
-describe('interpreter resolution is not the workspace\'s to choose', () => {
+describe("interpreter resolution is not the workspace's to choose", () => {
   // Each `toolhost call` is a fresh process, so the second resolves the command anew
   // with the .python-version the first call's tool planted in the workspace.
   const toolhost = (root: string, args: Record<string, unknown>): { version: string } => {

@@ -147,17 +147,21 @@ describe('write-ahead records (sqlite store: read back synchronously inside the 
     const host = await startHost();
     let seenWhileRunning: string | undefined;
     const outcome = resultOf(
-      await host.call('counter', {}, {
-        onEvent: (event) => {
-          if (event.type !== 'tool.started') return;
-          const reader = Journal.open(host.stateDir, { asHost: false });
-          try {
-            seenWhileRunning = reader.get(event.callId)?.status;
-          } finally {
-            reader.close();
-          }
+      await host.call(
+        'counter',
+        {},
+        {
+          onEvent: (event) => {
+            if (event.type !== 'tool.started') return;
+            const reader = Journal.open(host.stateDir, { asHost: false });
+            try {
+              seenWhileRunning = reader.get(event.callId)?.status;
+            } finally {
+              reader.close();
+            }
+          },
         },
-      }),
+      ),
     );
     expect(seenWhileRunning).toBe('started');
     const reader = Journal.open(host.stateDir, { asHost: false });
@@ -174,17 +178,21 @@ describe('write-ahead records (sqlite store: read back synchronously inside the 
     const host = await startHost();
     let seenWhileRunning: unknown = 'not checked';
     const outcome = resultOf(
-      await host.call('echo', { value: 1 }, {
-        onEvent: (event) => {
-          if (event.type !== 'tool.started') return;
-          const reader = Journal.open(host.stateDir, { asHost: false });
-          try {
-            seenWhileRunning = reader.get(event.callId);
-          } finally {
-            reader.close();
-          }
+      await host.call(
+        'echo',
+        { value: 1 },
+        {
+          onEvent: (event) => {
+            if (event.type !== 'tool.started') return;
+            const reader = Journal.open(host.stateDir, { asHost: false });
+            try {
+              seenWhileRunning = reader.get(event.callId);
+            } finally {
+              reader.close();
+            }
+          },
         },
-      }),
+      ),
     );
     expect(seenWhileRunning).toBeUndefined();
     // Queued for its batch (committed a few ms after the answer); the flush commits it now.

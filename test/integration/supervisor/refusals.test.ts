@@ -79,8 +79,14 @@ describe('argument validation', () => {
     [{}, { path: '/name', keyword: 'required', expected: { type: 'string', maxLength: 50 } }],
     [{ name: 5 }, { path: '/name', keyword: 'type', expected: { type: 'string', maxLength: 50 } }],
     [{ name: 'a'.repeat(51) }, { path: '/name', keyword: 'maxLength', expected: { type: 'string', maxLength: 50 } }],
-    [{ name: 'x', times: 0 }, { path: '/times', keyword: 'minimum', expected: { type: 'integer', minimum: 1 } }],
-    [{ name: 'x', extra: true }, { path: '/extra', keyword: 'additionalProperties', expected: false }],
+    [
+      { name: 'x', times: 0 },
+      { path: '/times', keyword: 'minimum', expected: { type: 'integer', minimum: 1 } },
+    ],
+    [
+      { name: 'x', extra: true },
+      { path: '/extra', keyword: 'additionalProperties', expected: false },
+    ],
     [[1, 2], { path: '', keyword: 'type', expected: { type: 'object' } }],
     ['text', { path: '', keyword: 'type', expected: { type: 'object' } }],
     [null, { path: '/name', keyword: 'required', expected: { type: 'string', maxLength: 50 } }],

@@ -27,13 +27,17 @@ describe('run', () => {
     const host = await startHost();
     const controller = new AbortController();
     const events: LifecycleEvent[] = [];
-    const call = host.call('spin', {}, {
-      signal: controller.signal,
-      onEvent: (event) => {
-        events.push(event);
-        if (event.type === 'tool.started') controller.abort();
+    const call = host.call(
+      'spin',
+      {},
+      {
+        signal: controller.signal,
+        onEvent: (event) => {
+          events.push(event);
+          if (event.type === 'tool.started') controller.abort();
+        },
       },
-    });
+    );
     expect(errorOf(await call).code).toBe('cancelled');
     expect(events.map((event) => event.type)).toEqual(['tool.started']);
   });

@@ -113,7 +113,9 @@ describe('a server that changes a pinned tool', () => {
     const reloaded = await hostOnSameState();
     expect(reloaded.supervisor.listTools().map((tool) => tool.name)).toEqual(['rug__advance', 'rug__stable']);
     expect(errorOf(await reloaded.call('rug__greet', { name: 'ada' })).details).toMatchObject({ reason: 'definition_changed', pinned: pinnedDigest });
-    expect(reloaded.config.exclusions.map((problem) => problem.reason)).toEqual([expect.stringContaining('server tool "rug__greet" excluded: its definition differs from its pin')]);
+    expect(reloaded.config.exclusions.map((problem) => problem.reason)).toEqual([
+      expect.stringContaining('server tool "rug__greet" excluded: its definition differs from its pin'),
+    ]);
     await reloaded.close();
 
     // Someone accepts the change: the tool is back, but the approval given for the old definition is not.

@@ -79,7 +79,9 @@ describe('rules on arguments in a real host', () => {
   });
 
   it('a hostile list is refused by the cost limit before the rule runs', async () => {
-    const host = await startHost({ policy: `rules:\n  - name: pairs\n    tools: ["echo"]\n    when: 'type(args.value) == list && args.value.exists(a, args.value.exists(b, a == b + "!"))'\n    effect: deny` });
+    const host = await startHost({
+      policy: `rules:\n  - name: pairs\n    tools: ["echo"]\n    when: 'type(args.value) == list && args.value.exists(a, args.value.exists(b, a == b + "!"))'\n    effect: deny`,
+    });
     expect(textOf(await host.call('echo', { value: ['a', 'b'] }))).toContain('a');
     const error = errorOf(await host.call('echo', { value: Array.from({ length: 2_000 }, (_, i) => `v${i}`) }));
     expect(error.details).toMatchObject({ rule: expect.stringMatching(/rules\.pairs$/), failure: 'cost_limit' });

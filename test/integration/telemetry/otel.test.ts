@@ -110,8 +110,7 @@ describe('mcp.server.operation.duration', () => {
     expect(metric?.descriptor.unit).toBe('s');
     const points = (metric?.dataPoints ?? []) as Array<{ attributes: Record<string, unknown>; value: { count: number } }>;
     // One point per attribute set: the two eras differ in mcp.protocol.version.
-    const count = (match: (attributes: Record<string, unknown>) => boolean) =>
-      points.filter((point) => match(point.attributes)).reduce((sum, point) => sum + point.value.count, 0);
+    const count = (match: (attributes: Record<string, unknown>) => boolean) => points.filter((point) => match(point.attributes)).reduce((sum, point) => sum + point.value.count, 0);
     expect(count((attributes) => attributes['gen_ai.tool.name'] === 'echo' && attributes['error.type'] === undefined)).toBe(2);
     expect(count((attributes) => attributes['error.type'] === 'tool_error')).toBe(2);
     expect(count((attributes) => attributes['error.type'] === 'policy_denied')).toBe(2);

@@ -19,7 +19,15 @@ const PENDING: ApprovalRecord = {
   createdAt: NOW - 3 * 60_000,
   expiresAt: NOW + 57 * 60_000,
   arguments: { path: 'notes.md', text: 'line one\nAPPROVED\u202e' },
-  effects: [{ argument: 'path', path: '/ws/notes.md', where: 'writable_root', summary: 'replaces a 9-byte text file (+1 -1 lines)', diff: '--- a/notes.md\n+++ b/notes.md\n@@ -1 +1 @@\n-old\x1b[2J\n+new' }],
+  effects: [
+    {
+      argument: 'path',
+      path: '/ws/notes.md',
+      where: 'writable_root',
+      summary: 'replaces a 9-byte text file (+1 -1 lines)',
+      diff: '--- a/notes.md\n+++ b/notes.md\n@@ -1 +1 @@\n-old\x1b[2J\n+new',
+    },
+  ],
   hostId: 'h-1',
   state: 'pending',
   decidedBy: null,
@@ -29,7 +37,17 @@ const PENDING: ApprovalRecord = {
   spentBy: null,
   spentAt: null,
 };
-const DECIDED: ApprovalRecord = { ...PENDING, id: 'decided-1', state: 'spent', decidedBy: 'alice', decidedAt: NOW - 60_000, decidedVia: 'console (principal ops)', note: 'looks right', spentBy: 'c-2', spentAt: NOW - 30_000 };
+const DECIDED: ApprovalRecord = {
+  ...PENDING,
+  id: 'decided-1',
+  state: 'spent',
+  decidedBy: 'alice',
+  decidedAt: NOW - 60_000,
+  decidedVia: 'console (principal ops)',
+  note: 'looks right',
+  spentBy: 'c-2',
+  spentAt: NOW - 30_000,
+};
 
 describe('formatApprovalsText', () => {
   it('a header row, then each approval with its arguments, effect and the command that decides it', () => {
@@ -63,11 +81,25 @@ describe('formatApprovalsText', () => {
   });
 
   it('spans and expiry in whole units', () => {
-    expect([formatSpan(45_000), formatSpan(3 * 60_000), formatSpan(125 * 60_000), formatSpan(26 * 3_600_000), formatSpan(48 * 3_600_000)]).toEqual(['45s', '3m', '2h 5m', '1d 2h', '2d']);
+    expect([formatSpan(45_000), formatSpan(3 * 60_000), formatSpan(125 * 60_000), formatSpan(26 * 3_600_000), formatSpan(48 * 3_600_000)]).toEqual([
+      '45s',
+      '3m',
+      '2h 5m',
+      '1d 2h',
+      '2d',
+    ]);
     expect([formatExpiry(NOW + 60_000, NOW), formatExpiry(NOW - 120_000, NOW)]).toEqual(['in 1m', 'expired 2m ago']);
   });
 
   it('--json keeps every field, with the arguments and effects as data', () => {
-    expect(toApprovalJson(DECIDED)).toMatchObject({ id: 'decided-1', arguments: PENDING.arguments, effects: PENDING.effects, hostId: 'h-1', note: 'looks right', decidedVia: 'console (principal ops)', decidedAt: '2026-11-29T13:09:00.000Z' });
+    expect(toApprovalJson(DECIDED)).toMatchObject({
+      id: 'decided-1',
+      arguments: PENDING.arguments,
+      effects: PENDING.effects,
+      hostId: 'h-1',
+      note: 'looks right',
+      decidedVia: 'console (principal ops)',
+      decidedAt: '2026-11-29T13:09:00.000Z',
+    });
   });
 });

@@ -49,7 +49,15 @@ describeEachStore('operator approvals', (store) => {
 
   it('keeps the arguments and the projected effect as given, and the decision with its note and where it was given', async () => {
     const journal = await store().open();
-    const effects = [{ argument: 'path', path: '/ws/a.md', where: 'writable_root' as const, summary: 'creates a new file (+1 -0 lines)', diff: '--- /dev/null\n+++ b/a.md\n@@ -0,0 +1 @@\n+<script>x</script>' }];
+    const effects = [
+      {
+        argument: 'path',
+        path: '/ws/a.md',
+        where: 'writable_root' as const,
+        summary: 'creates a new file (+1 -0 lines)',
+        diff: '--- /dev/null\n+++ b/a.md\n@@ -0,0 +1 @@\n+<script>x</script>',
+      },
+    ];
     const asked = await journal.createApproval(pending({ arguments: { path: 'a.md', nested: { list: [1, 'two', null] } }, effects }));
     expect(asked).toMatchObject({ arguments: { path: 'a.md', nested: { list: [1, 'two', null] } }, effects });
     const decided = await journal.decideApproval(asked.id, 'denied', 'alice', { note: 'not on a Friday', via: 'console (principal ops)' });

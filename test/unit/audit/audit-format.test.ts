@@ -103,7 +103,15 @@ describe('formatAuditTable', () => {
     const rule = 'policies/org/acme-baseline.yaml:124 sideEffects.requireApproval';
     const lines = formatAuditTable([{ ...record, rule }], { tty: true, width: 120 }).split('\n');
     const ruleStart = lines[0]!.indexOf('RULE');
-    const ruleText = lines.slice(2).map((line) => line.slice(ruleStart).replace(/\s+\d+$/, '').trim()).join(' ');
+    const ruleText = lines
+      .slice(2)
+      .map((line) =>
+        line
+          .slice(ruleStart)
+          .replace(/\s+\d+$/, '')
+          .trim(),
+      )
+      .join(' ');
     expect(ruleText.replace(/\s+/g, '')).toBe(rule.replace(/\s+/g, ''));
     expect(lines.slice(2).some((line) => line.slice(ruleStart).startsWith('policies/org/'))).toBe(true);
     expect(lines[2]).toContain(record.id);

@@ -34,7 +34,7 @@ function sortedCopy(value: unknown): unknown {
 }
 const reference = (value: unknown): string => JSON.stringify(sortedCopy(value)) ?? 'null';
 
-describe('canonicalJson is the sorted copy\'s JSON, whatever the input', () => {
+describe("canonicalJson is the sorted copy's JSON, whatever the input", () => {
   class Point {
     constructor(
       readonly y: number,
@@ -73,7 +73,7 @@ describe('canonicalJson is the sorted copy\'s JSON, whatever the input', () => {
 
   it('random JSON documents (seeded)', () => {
     let seed = 0x2545f491;
-    const next = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+    const next = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
     const keys = ['a', 'b', 'B', '0', '7', '12', '_', 'zz', 'é', '__proto__', 'toJSON', ''];
     const build = (depth: number): unknown => {
       const pick = next();

@@ -64,7 +64,10 @@ describeEachStore('begin claims the key', (store) => {
     expect(await journal.begin(second)).toEqual({ kind: 'held', holder: expect.objectContaining({ id: first.id, status: 'started' }) });
     expect(await journal.get(second.id)).toBeUndefined();
     await journal.finish(first.id, callFinish({ replay: '{"content":[]}' }));
-    expect(await journal.begin(callStart({ idempotencyKey: 'k1' }))).toEqual({ kind: 'held', holder: expect.objectContaining({ id: first.id, status: 'completed', replay: '{"content":[]}' }) });
+    expect(await journal.begin(callStart({ idempotencyKey: 'k1' }))).toEqual({
+      kind: 'held',
+      holder: expect.objectContaining({ id: first.id, status: 'completed', replay: '{"content":[]}' }),
+    });
   });
 
   it('a failed holder lets the key go', async () => {

@@ -170,8 +170,25 @@ describeEachStore('read-only records in a batch (recordSoon)', (store) => {
 // value in the wrong column, or a default that differs between paths, shows here.
 describeEachStore('every write path stores the same record', (store) => {
   const start = (overrides: Parameters<typeof callStart>[0] = {}) =>
-    callStart({ principal: 'ci-bot', tool: 'fs.read', sideEffect: 'read_only', decision: 'would_deny', rule: 'p.yaml:7 tools.fs.read', approval: 'approved', startedAt: 1_700_000_000_123, ...overrides });
-  const finish = callFinish({ status: 'failed', errorCode: 'tool_error', resultHash: 'c'.repeat(64), resultBytes: 77, endedAt: 1_700_000_000_456, egressAdmitted: 3, egressRefused: 4 });
+    callStart({
+      principal: 'ci-bot',
+      tool: 'fs.read',
+      sideEffect: 'read_only',
+      decision: 'would_deny',
+      rule: 'p.yaml:7 tools.fs.read',
+      approval: 'approved',
+      startedAt: 1_700_000_000_123,
+      ...overrides,
+    });
+  const finish = callFinish({
+    status: 'failed',
+    errorCode: 'tool_error',
+    resultHash: 'c'.repeat(64),
+    resultBytes: 77,
+    endedAt: 1_700_000_000_456,
+    egressAdmitted: 3,
+    egressRefused: 4,
+  });
   const expected = (from: ReturnType<typeof start>, hostId: string | null) => ({
     ...from,
     hostId,

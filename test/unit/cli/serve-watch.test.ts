@@ -36,7 +36,13 @@ describe('watchConfig', () => {
     await until(() => changes !== before, 'a reload', 5_000);
   };
   /** The paths the watcher has logged as ignored so far. */
-  const ignoredPaths = (): Set<unknown> => new Set(log.lines().filter((line) => String(line['msg']).endsWith(', ignored')).map((line) => line['path']));
+  const ignoredPaths = (): Set<unknown> =>
+    new Set(
+      log
+        .lines()
+        .filter((line) => String(line['msg']).endsWith(', ignored'))
+        .map((line) => line['path']),
+    );
 
   beforeEach(() => {
     root = realpathSync(mkdtempSync(join(tmpdir(), 'toolhost-watch-')));

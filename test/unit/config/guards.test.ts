@@ -31,7 +31,9 @@ describe('asRecord', () => {
 describe('one home for the object check', () => {
   it('no file of src/ spells out `typeof x === "object" && x !== null && !Array.isArray(x)` or defines its own isRecord', () => {
     const spelled = /typeof (\w+) === 'object' && \1 !== null && !Array\.isArray\(\1\)|function isRecord\(|const isRecord =/;
-    const owners = sourceFiles('src', ['.ts', '.mjs']).filter((source) => spelled.test(source.text)).map((source) => source.file);
+    const owners = sourceFiles('src', ['.ts', '.mjs'])
+      .filter((source) => spelled.test(source.text))
+      .map((source) => source.file);
     expect(owners).toEqual([]);
   });
 });

@@ -12,13 +12,31 @@ describe('checkSameOrigin', () => {
   it.each([
     [{ host: '127.0.0.1:8740', origin: 'http://127.0.0.1:8740', 'sec-fetch-site': 'same-origin' }, { ok: true }],
     [{ host: '127.0.0.1:8740' }, { ok: true }],
-    [{ host: '127.0.0.1:8740', 'sec-fetch-site': 'same-site' }, { ok: false, reason: 'cross_site_fetch' }],
-    [{ host: '127.0.0.1:8740', 'sec-fetch-site': 'cross-site' }, { ok: false, reason: 'cross_site_fetch' }],
-    [{ host: '127.0.0.1:8740', 'sec-fetch-site': 'none' }, { ok: false, reason: 'cross_site_fetch' }],
+    [
+      { host: '127.0.0.1:8740', 'sec-fetch-site': 'same-site' },
+      { ok: false, reason: 'cross_site_fetch' },
+    ],
+    [
+      { host: '127.0.0.1:8740', 'sec-fetch-site': 'cross-site' },
+      { ok: false, reason: 'cross_site_fetch' },
+    ],
+    [
+      { host: '127.0.0.1:8740', 'sec-fetch-site': 'none' },
+      { ok: false, reason: 'cross_site_fetch' },
+    ],
     // Another port of the same host is another origin.
-    [{ host: '127.0.0.1:8740', origin: 'http://127.0.0.1:9999' }, { ok: false, reason: 'foreign_origin' }],
-    [{ host: '127.0.0.1:8740', origin: 'null' }, { ok: false, reason: 'foreign_origin' }],
-    [{ host: '127.0.0.1:8740', origin: 'http://evil.example' }, { ok: false, reason: 'foreign_origin' }],
+    [
+      { host: '127.0.0.1:8740', origin: 'http://127.0.0.1:9999' },
+      { ok: false, reason: 'foreign_origin' },
+    ],
+    [
+      { host: '127.0.0.1:8740', origin: 'null' },
+      { ok: false, reason: 'foreign_origin' },
+    ],
+    [
+      { host: '127.0.0.1:8740', origin: 'http://evil.example' },
+      { ok: false, reason: 'foreign_origin' },
+    ],
     [{ host: 'internal:8740', origin: 'https://console.example.com' }, { ok: true }],
   ])('%j → %j', (headers, verdict) => {
     expect(checkSameOrigin(request(headers), ['https://console.example.com'])).toEqual(verdict);

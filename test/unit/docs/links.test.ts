@@ -20,7 +20,12 @@ describe('documentation links', () => {
       for (const href of linksOf(page)) {
         if (/^[a-z][a-z0-9+.-]*:/i.test(href)) continue; // http:, https:, mailto: …
         const [target = '', anchor] = href.split('#', 2);
-        const path = target === '' ? page.path : normalize(join(dirname(page.path), decodeURIComponent(target))).split('\\').join('/');
+        const path =
+          target === ''
+            ? page.path
+            : normalize(join(dirname(page.path), decodeURIComponent(target)))
+                .split('\\')
+                .join('/');
         if (path.startsWith('..') || !existsSync(join(REPO_ROOT, path))) {
           broken.push(`${href}: no file ${path}`);
           continue;

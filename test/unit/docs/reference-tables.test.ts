@@ -101,7 +101,13 @@ function tableRows(text: string): Map<string, string[]> {
     const match = /^\| `([^`]+)` \|/.exec(line);
     if (!match?.[1]) continue;
     // Split on cell separators, not on escaped pipes inside cells.
-    rows.set(match[1], line.split(/(?<!\\)\|/).slice(1, -1).map((cell) => cell.trim()));
+    rows.set(
+      match[1],
+      line
+        .split(/(?<!\\)\|/)
+        .slice(1, -1)
+        .map((cell) => cell.trim()),
+    );
   }
   return rows;
 }

@@ -56,4 +56,3 @@ describe('wording of the README and docs/', () => {
     expect(pages.filter((page) => page.path.startsWith('docs/_'))).toEqual([]);
   });
 });
-

@@ -65,10 +65,7 @@ describe('parse: round trips', () => {
 
 describe('parse: XML coercion', () => {
   it('coerces numbers, booleans, arrays by repetition and nested objects', () => {
-    const call = parseCall(
-      '<search><query>7</query><limit> 3 </limit><exact>true</exact><tags>a</tags><tags>b</tags><range><from>1</from></range></search>',
-      tools,
-    );
+    const call = parseCall('<search><query>7</query><limit> 3 </limit><exact>true</exact><tags>a</tags><tags>b</tags><range><from>1</from></range></search>', tools);
     expect(call.arguments).toEqual({ query: '7', limit: 3, exact: true, tags: ['a', 'b'], range: { from: 1 } });
   });
   it('accepts CDATA and entities', () => {
@@ -124,7 +121,12 @@ describe('parse: p-type and JSON', () => {
 });
 
 describe('render: terminal tools (SPEC 5.2)', () => {
-  const finish = { name: 'finish', description: 'Report and end.', inputSchema: { type: 'object', properties: { summary: { type: 'string' } }, required: ['summary'] }, terminal: true };
+  const finish = {
+    name: 'finish',
+    description: 'Report and end.',
+    inputSchema: { type: 'object', properties: { summary: { type: 'string' } }, required: ['summary'] },
+    terminal: true,
+  };
   const plain = { name: 'ping', description: 'Ping.', inputSchema: { type: 'object' } };
 
   it('marks a terminal tool in json, xml and ptype, and leaves other tools unmarked', () => {
@@ -137,6 +139,7 @@ describe('render: terminal tools (SPEC 5.2)', () => {
   });
 
   it('a call to a terminal tool still round-trips in every format', () => {
-    for (const format of ['json', 'xml', 'ptype'] as const) expect(parseCall(formatCall(finish, { summary: 'done' }, format), [finish])).toEqual({ name: 'finish', arguments: { summary: 'done' } });
+    for (const format of ['json', 'xml', 'ptype'] as const)
+      expect(parseCall(formatCall(finish, { summary: 'done' }, format), [finish])).toEqual({ name: 'finish', arguments: { summary: 'done' } });
   });
 });

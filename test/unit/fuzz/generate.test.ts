@@ -27,7 +27,19 @@ describe('generateCases', () => {
 
   it('generates one near miss per broken rule, each refused by the schema', () => {
     const mutations = cases.invalid.map((miss) => miss.mutation);
-    for (const expected of ['missing required path', 'missing required mode', 'extra property', 'path: wrong type (number)', 'mode: out of enum', 'path: maxLength + 1', 'path: minLength - 1', 'limit: maximum + 1', 'limit: minimum - 1', 'tags: maxItems + 1', 'deep: wrong type (number)']) {
+    for (const expected of [
+      'missing required path',
+      'missing required mode',
+      'extra property',
+      'path: wrong type (number)',
+      'mode: out of enum',
+      'path: maxLength + 1',
+      'path: minLength - 1',
+      'limit: maximum + 1',
+      'limit: minimum - 1',
+      'tags: maxItems + 1',
+      'deep: wrong type (number)',
+    ]) {
       expect(mutations).toContain(expected);
     }
     for (const miss of cases.invalid) expect(validate(miss.args), miss.mutation).toBe(false);

@@ -8,10 +8,7 @@ import { lineOf, manifestYaml, policyYaml, useTestWorkspaces } from '../../helpe
 
 const workspaces = useTestWorkspaces();
 
-const ORG = policyYaml(
-  'org',
-  ['strict: true', 'limits:', '  maxTimeoutMs: 20000', 'network:', '  allow: ["api.github.com"]', 'tools:', '  allow: ["read_*"]'].join('\n'),
-);
+const ORG = policyYaml('org', ['strict: true', 'limits:', '  maxTimeoutMs: 20000', 'network:', '  allow: ["api.github.com"]', 'tools:', '  allow: ["read_*"]'].join('\n'));
 const REPO = policyYaml(
   'repo',
   [

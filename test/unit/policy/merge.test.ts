@@ -206,11 +206,17 @@ describe('limits: the smallest value wins', () => {
       repository: { 'loosen.yaml': policyYaml('loosen', 'limits:\n  maxTimeoutMs: 600000\n  maxConcurrency: 64\n  maxConsecutiveFailures: 50') },
     });
     const orgFile = workspaces.current()?.orgFiles[0];
-    expect(config.policy.enforced.limits.maxTimeoutMs).toMatchObject({ value: 20_000, source: { layer: 'organisation', rule: `${orgFile}:${lineOf(org, 'maxTimeoutMs')} limits.maxTimeoutMs` } });
+    expect(config.policy.enforced.limits.maxTimeoutMs).toMatchObject({
+      value: 20_000,
+      source: { layer: 'organisation', rule: `${orgFile}:${lineOf(org, 'maxTimeoutMs')} limits.maxTimeoutMs` },
+    });
     expect(config.session.maxConcurrency).toBe(2);
     // Tighten-only like every limit: the organisation's 5 holds against the repository's 50.
     expect(config.session.maxConsecutiveFailures).toBe(5);
-    expect(config.policy.enforced.limits.maxConsecutiveFailures).toMatchObject({ value: 5, source: { layer: 'organisation', rule: `${orgFile}:${lineOf(org, 'maxConsecutiveFailures')} limits.maxConsecutiveFailures` } });
+    expect(config.policy.enforced.limits.maxConsecutiveFailures).toMatchObject({
+      value: 5,
+      source: { layer: 'organisation', rule: `${orgFile}:${lineOf(org, 'maxConsecutiveFailures')} limits.maxConsecutiveFailures` },
+    });
     expect(view(config, 'a')).toMatchObject({ listed: false, exclusion: { rule: `${orgFile}:${lineOf(org, 'maxTimeoutMs')} limits.maxTimeoutMs` } });
   });
 

@@ -22,7 +22,10 @@ describe('readToolDecision', () => {
     const table = [
       ['reader', { effect: 'allow', code: null, rule: null, reason: null, excluded: false, journal: { decision: 'allow', rule: null } }],
       ['deleter', { effect: 'ask', code: null, rule: '(built-in) sideEffects.requireApproval', journal: { decision: 'ask', rule: '(built-in) sideEffects.requireApproval' } }],
-      ['slow', { effect: 'deny', code: 'policy_denied', rule: '(built-in) limits.maxTimeoutMs', excluded: true, journal: { decision: 'deny', rule: '(built-in) limits.maxTimeoutMs' } }],
+      [
+        'slow',
+        { effect: 'deny', code: 'policy_denied', rule: '(built-in) limits.maxTimeoutMs', excluded: true, journal: { decision: 'deny', rule: '(built-in) limits.maxTimeoutMs' } },
+      ],
       ['denied', { effect: 'deny', code: 'policy_denied', rule: 'policies/r.yaml:4 tools.deny', excluded: false, journal: { decision: 'deny' } }],
     ] as const;
     for (const [name, expected] of table) {

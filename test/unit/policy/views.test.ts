@@ -38,7 +38,12 @@ interface ExclusionCase {
 }
 
 const EXCLUSIONS: readonly ExclusionCase[] = [
-  { kind: 'timeout above maxTimeoutMs', options: { timeoutMs: 20_000 }, rule: `policies/repo.yaml:${lineOf(REPO, 'maxTimeoutMs')} limits.maxTimeoutMs`, manifestNeedle: 'timeoutMs' },
+  {
+    kind: 'timeout above maxTimeoutMs',
+    options: { timeoutMs: 20_000 },
+    rule: `policies/repo.yaml:${lineOf(REPO, 'maxTimeoutMs')} limits.maxTimeoutMs`,
+    manifestNeedle: 'timeoutMs',
+  },
   { kind: 'memoryMb above maxMemoryMb', options: { memoryMb: 256 }, rule: `policies/repo.yaml:${lineOf(REPO, 'maxMemoryMb')} limits.maxMemoryMb`, manifestNeedle: 'memoryMb' },
   {
     kind: 'maxResultBytes above the policy',
@@ -51,8 +56,18 @@ const EXCLUSIONS: readonly ExclusionCase[] = [
   { kind: 'root outside allowedRoots', options: { roots: [{ path: '/etc', access: 'read' }] }, rule: '(built-in) workspace.allowedRoots', manifestNeedle: 'path: "/etc"' },
   { kind: 'env name not allowed', options: { mode: 'process', env: ['HOME'] }, rule: `policies/repo.yaml:${lineOf(REPO, 'allow: [PATH')} env.allow`, manifestNeedle: 'env:' },
   { kind: 'env name that is a secret (allowed too)', options: { mode: 'process', env: ['GITHUB_TOKEN'] }, rule: '(built-in) env.secrets', manifestNeedle: 'env:' },
-  { kind: 'network host not allowed', options: { network: ['evil.example.com'] }, rule: `policies/repo.yaml:${lineOf(REPO, 'api.github.com')} network.allow`, manifestNeedle: 'allow:' },
-  { kind: 'network port not allowed', options: { network: ['www.example.org:8080'] }, rule: `policies/repo.yaml:${lineOf(REPO, 'api.github.com')} network.allow`, manifestNeedle: 'allow:' },
+  {
+    kind: 'network host not allowed',
+    options: { network: ['evil.example.com'] },
+    rule: `policies/repo.yaml:${lineOf(REPO, 'api.github.com')} network.allow`,
+    manifestNeedle: 'allow:',
+  },
+  {
+    kind: 'network port not allowed',
+    options: { network: ['www.example.org:8080'] },
+    rule: `policies/repo.yaml:${lineOf(REPO, 'api.github.com')} network.allow`,
+    manifestNeedle: 'allow:',
+  },
 ];
 
 describe('exclusion: a tool that conflicts with the policy as declared', () => {
@@ -113,8 +128,14 @@ describe('denial by name and by class', () => {
       manifests: { 'a.yaml': manifestYaml('danger_zone'), 'b.yaml': manifestYaml('poster', { sideEffect: 'remote_mutation' }) },
       repository: { 'repo.yaml': repo },
     });
-    expect(config.tools.get('danger_zone')).toMatchObject({ listed: false, decision: { effect: 'deny', code: 'policy_denied', rule: `policies/repo.yaml:${lineOf(repo, 'danger_*')} tools.deny` } });
-    expect(config.tools.get('poster')).toMatchObject({ listed: false, decision: { effect: 'deny', code: 'policy_denied', rule: `policies/repo.yaml:${lineOf(repo, 'remote_mutation')} sideEffects.deny` } });
+    expect(config.tools.get('danger_zone')).toMatchObject({
+      listed: false,
+      decision: { effect: 'deny', code: 'policy_denied', rule: `policies/repo.yaml:${lineOf(repo, 'danger_*')} tools.deny` },
+    });
+    expect(config.tools.get('poster')).toMatchObject({
+      listed: false,
+      decision: { effect: 'deny', code: 'policy_denied', rule: `policies/repo.yaml:${lineOf(repo, 'remote_mutation')} sideEffects.deny` },
+    });
     expect(config.tools.get('danger_zone')?.exclusion).toBeUndefined();
     expect(config.exclusions).toEqual([]);
   });
@@ -155,7 +176,9 @@ describe('effective limits and RunSpec', () => {
   it('the RunSpec passes only allowed, non-secret names present in the host environment', () => {
     const config = load(
       {
-        manifests: { 'p.yaml': manifestYaml('proc', { mode: 'process', sideEffect: 'local_mutation', env: ['PATH', 'LANG', 'TZ'], roots: [{ path: '${WORKSPACE}', access: 'read_write' }] }) },
+        manifests: {
+          'p.yaml': manifestYaml('proc', { mode: 'process', sideEffect: 'local_mutation', env: ['PATH', 'LANG', 'TZ'], roots: [{ path: '${WORKSPACE}', access: 'read_write' }] }),
+        },
       },
       { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8', OTHER: 'not asked for', API_KEY: 'k-999999' },
     );
@@ -188,7 +211,11 @@ describe('shadow mode', () => {
       decision: { effect: 'ask', rule: '(built-in) sideEffects.requireApproval' },
       shadowDecision: { effect: 'deny', code: 'policy_denied', rule: `${orgFile}:${lineOf(shadow, 'maxTimeoutMs')} limits.maxTimeoutMs` },
     });
-    expect(readToolDecision(deleter!)).toMatchObject({ effect: 'ask', shadow: { effect: 'deny' }, journal: { decision: 'would_deny', rule: `${orgFile}:${lineOf(shadow, 'maxTimeoutMs')} limits.maxTimeoutMs` } });
+    expect(readToolDecision(deleter!)).toMatchObject({
+      effect: 'ask',
+      shadow: { effect: 'deny' },
+      journal: { decision: 'would_deny', rule: `${orgFile}:${lineOf(shadow, 'maxTimeoutMs')} limits.maxTimeoutMs` },
+    });
     // Shadow exclusions are reported apart and never fail validate.
     expect(config.exclusions).toEqual([]);
     expect(config.shadowExclusions).toHaveLength(2);
@@ -199,7 +226,10 @@ describe('shadow mode', () => {
 
   it('a shadow file that would deny by class only records the class rule', () => {
     const shadow = policyYaml('trial', 'mode: shadow\nsideEffects:\n  deny: [destructive]');
-    const config = load({ manifests: { 'd.yaml': manifestYaml('deleter', { sideEffect: 'destructive' }), 'r.yaml': manifestYaml('reader') }, organisation: { 'trial.yaml': shadow } });
+    const config = load({
+      manifests: { 'd.yaml': manifestYaml('deleter', { sideEffect: 'destructive' }), 'r.yaml': manifestYaml('reader') },
+      organisation: { 'trial.yaml': shadow },
+    });
     expect(config.tools.get('deleter')?.shadowDecision).toEqual({
       effect: 'deny',
       code: 'policy_denied',

@@ -4,8 +4,7 @@ import { checkLine, DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_DEPTH, recoverIdFromP
 const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
 const nest = (depth: number): string => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
 /** A tools/call whose whole message nests `depth` levels (the message is level 1, params 2, arguments 3 and on). */
-const callWithDepth = (id: number, depth: number): string =>
-  `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","arguments":${nest(depth - 2)}}}`;
+const callWithDepth = (id: number, depth: number): string => `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","arguments":${nest(depth - 2)}}}`;
 
 describe('checkLine: accepted messages', () => {
   it.each([
@@ -19,7 +18,10 @@ describe('checkLine: accepted messages', () => {
     ['whitespace', ' { "jsonrpc" : "2.0" , "id" : 5 , "method" : "ping" } '],
     ['exactly the depth limit', callWithDepth(6, MAX_MESSAGE_DEPTH)],
     ['a string progress token', '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":"p"}}}'],
-    ['the modern envelope in _meta', '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"x","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":-3}}}'],
+    [
+      'the modern envelope in _meta',
+      '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"x","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":-3}}}',
+    ],
   ])('%s', (_name, line) => {
     const check = checkLine(utf8(line), DEFAULT_MAX_MESSAGE_BYTES);
     expect(check).toEqual({ ok: true, message: JSON.parse(line) });
@@ -47,8 +49,20 @@ describe('checkLine: refused lines answer with the id when it can be recovered',
     ['params an array', utf8('{"jsonrpc":"2.0","id":21,"method":"ping","params":[1]}'), -32600, 21, 'not_jsonrpc'],
     ['a null id', utf8('{"jsonrpc":"2.0","id":null,"method":"ping"}'), -32600, null, 'not_jsonrpc'],
     ['a scalar', utf8('42'), -32600, null, 'not_jsonrpc'],
-    ['a __proto__ key in the arguments', utf8('{"jsonrpc":"2.0","id":22,"method":"tools/call","params":{"name":"x","arguments":{"text":"a","__proto__":{"n":"notint"}}}}'), -32600, 22, 'proto_key'],
-    ['a __proto__ key spelled with an escape', utf8('{"jsonrpc":"2.0","id":23,"method":"tools/call","params":{"name":"x","arguments":{"\\u005f_proto__":{}}}}'), -32600, 23, 'proto_key'],
+    [
+      'a __proto__ key in the arguments',
+      utf8('{"jsonrpc":"2.0","id":22,"method":"tools/call","params":{"name":"x","arguments":{"text":"a","__proto__":{"n":"notint"}}}}'),
+      -32600,
+      22,
+      'proto_key',
+    ],
+    [
+      'a __proto__ key spelled with an escape',
+      utf8('{"jsonrpc":"2.0","id":23,"method":"tools/call","params":{"name":"x","arguments":{"\\u005f_proto__":{}}}}'),
+      -32600,
+      23,
+      'proto_key',
+    ],
     ['a nested __proto__ key', utf8('{"jsonrpc":"2.0","id":24,"method":"tools/call","params":{"name":"x","arguments":{"a":[{"__proto__":null}]}}}'), -32600, 24, 'proto_key'],
     // JSON-RPC the SDK's message schemas refuse: it would drop them unanswered.
     ['a fractional progress token', utf8('{"jsonrpc":"2.0","id":25,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":1.5}}}'), -32600, 25, 'not_mcp_message'],
@@ -83,7 +97,11 @@ describe('checkLine: refused lines answer with the id when it can be recovered',
     const cancel = checkLine(utf8('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1},"extra":2}'), 1024);
     expect(cancel).toEqual({
       ok: false,
-      response: { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request', data: { code: 'malformed_request', reason: 'not_mcp_message', key: '/extra', recovery: 'stop' } } },
+      response: {
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32600, message: 'Invalid Request', data: { code: 'malformed_request', reason: 'not_mcp_message', key: '/extra', recovery: 'stop' } },
+      },
       notification: { method: 'notifications/cancelled' },
     });
   });

@@ -69,7 +69,10 @@ const INITIALIZE = (capabilities: Record<string, unknown> = {}) => ({
 const INITIALIZED = { send: { jsonrpc: '2.0', method: 'notifications/initialized' } };
 const call = (id: RequestIdLike, params: unknown): Step => ({ send: { jsonrpc: '2.0', id, method: 'tools/call', params }, answered: id });
 /** A call the SDK's JSON-RPC request schema refuses: the boundary answers it (malformed_request) before either door. */
-const refused = (id: RequestIdLike, params: unknown, extra: Record<string, unknown> = {}): Step => ({ send: { jsonrpc: '2.0', id, method: 'tools/call', params, ...extra }, answered: id });
+const refused = (id: RequestIdLike, params: unknown, extra: Record<string, unknown> = {}): Step => ({
+  send: { jsonrpc: '2.0', id, method: 'tools/call', params, ...extra },
+  answered: id,
+});
 
 /** Runs `steps` and returns every line the server wrote, once the last answer is in. */
 async function runRaw(callFastPath: boolean, steps: readonly Step[]): Promise<string[]> {
@@ -257,12 +260,16 @@ const CORPUS: ReadonlyArray<readonly [string, readonly Step[]]> = [
 ];
 
 describe('the fast path writes what the SDK path writes', () => {
-  it.each(CORPUS)('%s', async (_name, steps) => {
-    const viaSdk = await runRaw(false, steps);
-    const viaFastPath = await runRaw(true, steps);
-    expect(viaSdk.length).toBeGreaterThan(0);
-    expect(viaFastPath).toEqual(viaSdk);
-  }, 120_000);
+  it.each(CORPUS)(
+    '%s',
+    async (_name, steps) => {
+      const viaSdk = await runRaw(false, steps);
+      const viaFastPath = await runRaw(true, steps);
+      expect(viaSdk.length).toBeGreaterThan(0);
+      expect(viaFastPath).toEqual(viaSdk);
+    },
+    120_000,
+  );
 
   // The session per client kind; every result, error and progress the client saw, plus the raw lines.
   async function clientSession(kind: ClientKind, callFastPath: boolean): Promise<{ seen: unknown[]; lines: string[] }> {
@@ -297,13 +304,17 @@ describe('the fast path writes what the SDK path writes', () => {
     return { seen, lines: session.lines };
   }
 
-  it.each(CLIENT_KINDS)('for a %s client: the same results, errors, progress and bytes', async (kind) => {
-    const viaSdk = await clientSession(kind, false);
-    const viaFastPath = await clientSession(kind, true);
-    expect(viaSdk.seen).toHaveLength(9);
-    expect(viaFastPath.seen).toEqual(viaSdk.seen);
-    expect(viaFastPath.lines).toEqual(viaSdk.lines);
-  }, 120_000);
+  it.each(CLIENT_KINDS)(
+    'for a %s client: the same results, errors, progress and bytes',
+    async (kind) => {
+      const viaSdk = await clientSession(kind, false);
+      const viaFastPath = await clientSession(kind, true);
+      expect(viaSdk.seen).toHaveLength(9);
+      expect(viaFastPath.seen).toEqual(viaSdk.seen);
+      expect(viaFastPath.lines).toEqual(viaSdk.lines);
+    },
+    120_000,
+  );
 });
 
 describe('the fast path takes the plain calls of a legacy connection, and only those', () => {
@@ -359,7 +370,13 @@ describe('the fast path takes the plain calls of a legacy connection, and only t
 
   it('a call with anything unusual goes to the SDK', async () => {
     const sdkCalls = countSdkCalls();
-    const lines = await runRaw(true, [INITIALIZE(), INITIALIZED, call(1, { name: 'echo' }), call(2, { name: 'echo', task: { ttl: 1 } }), call(3, { name: 'echo', _meta: { 'io.modelcontextprotocol/related-task': { taskId: 't' } } })]);
+    const lines = await runRaw(true, [
+      INITIALIZE(),
+      INITIALIZED,
+      call(1, { name: 'echo' }),
+      call(2, { name: 'echo', task: { ttl: 1 } }),
+      call(3, { name: 'echo', _meta: { 'io.modelcontextprotocol/related-task': { taskId: 't' } } }),
+    ]);
     expect(lines).toHaveLength(4);
     expect(sdkCalls()).toBe(2);
   });
@@ -411,14 +428,23 @@ describe('the checks the fast path decides by', () => {
     const cancel = (params: unknown) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params }) as never;
     expect(cancelledRequestId(cancel({ requestId: 3, reason: 'r' }))).toBe(3);
     expect(cancelledRequestId(cancel({ requestId: 's', other: 1, _meta: { 'io.modelcontextprotocol/logLevel': 'x' } }))).toBe('s');
-    for (const params of [undefined, {}, { requestId: 1.5 }, { requestId: 1, reason: 2 }, { requestId: 1, _meta: { progressToken: {} } }, { requestId: 1, _meta: { 'io.modelcontextprotocol/related-task': {} } }]) {
+    for (const params of [
+      undefined,
+      {},
+      { requestId: 1.5 },
+      { requestId: 1, reason: 2 },
+      { requestId: 1, _meta: { progressToken: {} } },
+      { requestId: 1, _meta: { 'io.modelcontextprotocol/related-task': {} } },
+    ]) {
       expect(cancelledRequestId(cancel(params))).toBeUndefined();
     }
   });
 
   it('plainResultInWireOrder writes the keys as zod does, and declines what it does not know', () => {
     const result = { content: [{ type: 'text', text: 't' }], isError: true, _meta: { 'toolhost/error': { code: 'x' } }, structuredContent: { b: 1 } } as never;
-    expect(JSON.stringify(plainResultInWireOrder(result))).toBe('{"_meta":{"toolhost/error":{"code":"x"}},"content":[{"type":"text","text":"t"}],"structuredContent":{"b":1},"isError":true}');
+    expect(JSON.stringify(plainResultInWireOrder(result))).toBe(
+      '{"_meta":{"toolhost/error":{"code":"x"}},"content":[{"type":"text","text":"t"}],"structuredContent":{"b":1},"isError":true}',
+    );
     for (const declined of [
       { content: [{ text: 't', type: 'text' }] },
       { content: [{ type: 'text', text: 't', annotations: {} }] },

@@ -121,10 +121,7 @@ describe('renderOutcome: session settings', () => {
 
 describe('renderOutcome: results', () => {
   it('passes content and structuredContent through', () => {
-    const result = renderOutcome(
-      { kind: 'result', callId: 'c1', content: [{ type: 'text', text: '{"n":1}' }], structuredContent: { n: 1 } },
-      DEFAULTS,
-    );
+    const result = renderOutcome({ kind: 'result', callId: 'c1', content: [{ type: 'text', text: '{"n":1}' }], structuredContent: { n: 1 } }, DEFAULTS);
     expect(result).toEqual({ content: [{ type: 'text', text: '{"n":1}' }], structuredContent: { n: 1 } });
   });
 

@@ -9,7 +9,12 @@ import { isSurelyDispatched, sdkDispatches, sdkRefusal } from '../../../src/prot
 
 const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'c', version: '1' } };
 const request = (params?: unknown, extra: Record<string, unknown> = {}) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', ...(params !== undefined ? { params } : {}), ...extra });
-const notification = (params?: unknown, extra: Record<string, unknown> = {}) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', ...(params !== undefined ? { params } : {}), ...extra });
+const notification = (params?: unknown, extra: Record<string, unknown> = {}) => ({
+  jsonrpc: '2.0',
+  method: 'notifications/cancelled',
+  ...(params !== undefined ? { params } : {}),
+  ...extra,
+});
 
 describe('sdkRefusal', () => {
   it.each([
@@ -22,7 +27,11 @@ describe('sdkRefusal', () => {
     ['_meta a string', request({ name: 'echo', _meta: 'x' }), '/params/_meta'],
     ['an extra top-level member', request({ name: 'echo' }, { extra: 1 }), '/extra'],
     ['a result beside the method', request({ name: 'echo' }, { result: {} }), '/result'],
-    ['a related-task without a string taskId', request({ name: 'echo', _meta: { [RELATED_TASK_META_KEY]: { taskId: 5 } } }), '/params/_meta/io.modelcontextprotocol~1related-task/taskId'],
+    [
+      'a related-task without a string taskId',
+      request({ name: 'echo', _meta: { [RELATED_TASK_META_KEY]: { taskId: 5 } } }),
+      '/params/_meta/io.modelcontextprotocol~1related-task/taskId',
+    ],
   ])('a request with %s is refused, naming the member', (_name, message, key) => {
     expect(isJSONRPCRequest(message)).toBe(false);
     expect(sdkRefusal(message, 'request')).toBe(key);
@@ -128,7 +137,11 @@ describe('the shortcut that spares plain lines the SDK guard', () => {
       const params = top['params']!.unwrap().shape;
       return { top: Object.keys(top).sort(), params: Object.keys(params).sort(), meta: Object.keys(params['_meta']!.unwrap().shape).sort() };
     };
-    expect(shapes(specTypeSchemas.JSONRPCRequest)).toEqual({ top: ['id', 'jsonrpc', 'method', 'params'], params: ['_meta'], meta: [RELATED_TASK_META_KEY, 'progressToken'].sort() });
+    expect(shapes(specTypeSchemas.JSONRPCRequest)).toEqual({
+      top: ['id', 'jsonrpc', 'method', 'params'],
+      params: ['_meta'],
+      meta: [RELATED_TASK_META_KEY, 'progressToken'].sort(),
+    });
     expect(shapes(specTypeSchemas.JSONRPCNotification)).toEqual({ top: ['jsonrpc', 'method', 'params'], params: ['_meta'], meta: [RELATED_TASK_META_KEY, 'progressToken'].sort() });
   });
 });

@@ -36,7 +36,6 @@ async function startWithClient(options: ClientOptions, transport: { coalesceMs?:
   return harness as Required<Harness>;
 }
 
-
 describe.each(CLIENT_KINDS)('with a %s client', (kind) => {
   it('negotiates its era', async () => {
     const { client } = await startWithClient({ kind });
@@ -191,7 +190,9 @@ describe('raw lines', () => {
   it('a line after a malformed one is still served', async () => {
     const started = startServer();
     harness = started;
-    started.write('garbage\n{"jsonrpc":"2.0","id":9,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}\n');
+    started.write(
+      'garbage\n{"jsonrpc":"2.0","id":9,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}\n',
+    );
     await until(() => started.lines.length === 2);
     const [first, second] = started.lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(first).toMatchObject({ id: null, error: { code: -32700 } });
@@ -245,4 +246,3 @@ describe('regression: progress read in the same chunk as the response is lost by
     expect(progress).toEqual([1, 2]);
   });
 });
-

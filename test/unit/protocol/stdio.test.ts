@@ -27,7 +27,10 @@ describe('ProtocolOutput', () => {
     const first = [1, 2, 3].map((id) => output.writeMessage({ jsonrpc: '2.0', id, result: {} }));
     await Promise.all(first);
     await output.writeMessage({ jsonrpc: '2.0', id: 4, result: {} });
-    expect(chunks).toEqual(['{"jsonrpc":"2.0","id":1,"result":{}}\n{"jsonrpc":"2.0","id":2,"result":{}}\n{"jsonrpc":"2.0","id":3,"result":{}}\n', '{"jsonrpc":"2.0","id":4,"result":{}}\n']);
+    expect(chunks).toEqual([
+      '{"jsonrpc":"2.0","id":1,"result":{}}\n{"jsonrpc":"2.0","id":2,"result":{}}\n{"jsonrpc":"2.0","id":3,"result":{}}\n',
+      '{"jsonrpc":"2.0","id":4,"result":{}}\n',
+    ]);
   });
 
   it('the writers of one write share one promise; the next turn gets a new one', async () => {
@@ -115,7 +118,10 @@ describe('BoundaryStdioTransport', () => {
     );
     await new Promise((resolve) => setImmediate(resolve));
     expect(messages).toEqual([{ jsonrpc: '2.0', id: 8, method: 'ping' }]);
-    const written = read().split('\n').filter(Boolean).map((line) => JSON.parse(line) as { id: unknown; error: { code: number; data: unknown } });
+    const written = read()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { id: unknown; error: { code: number; data: unknown } });
     expect(written.map(({ id, error }) => ({ id, code: error.code, data: error.data }))).toEqual([
       { id: 7, code: -32600, data: { code: 'malformed_request', reason: 'not_mcp_message', key: '/params/_meta', recovery: 'stop' } },
     ]);

@@ -14,7 +14,19 @@ describe('the bundled manifests', () => {
 
   it('load with zero problems', () => {
     expect(problems).toEqual([]);
-    expect([...byName.keys()].sort()).toEqual(['delete_path', 'finish', 'hash_file', 'http_get', 'json_format', 'list_dir', 'read_file', 'search_text', 'text_stats', 'view_image', 'write_file']);
+    expect([...byName.keys()].sort()).toEqual([
+      'delete_path',
+      'finish',
+      'hash_file',
+      'http_get',
+      'json_format',
+      'list_dir',
+      'read_file',
+      'search_text',
+      'text_stats',
+      'view_image',
+      'write_file',
+    ]);
   });
 
   it('declare the classes and sandboxes the product promises', () => {
@@ -109,7 +121,17 @@ describe('schemas/manifest.schema.json', () => {
       'output',
     ]);
     expect(keys.filter((key) => key.description.length < 10)).toEqual([]);
-    expect(keys.filter((key) => key.required).map((key) => key.key)).toEqual(['name', 'description', 'timeoutMs', 'sandbox', 'sandbox.mode', 'workspace.roots[].path', 'workspace.roots[].access', 'effects.writes', 'input']);
+    expect(keys.filter((key) => key.required).map((key) => key.key)).toEqual([
+      'name',
+      'description',
+      'timeoutMs',
+      'sandbox',
+      'sandbox.mode',
+      'workspace.roots[].path',
+      'workspace.roots[].access',
+      'effects.writes',
+      'input',
+    ]);
     expect(keys.find((key) => key.key === 'sandbox.mode')?.values).toEqual(['isolate', 'worker', 'process']);
   });
 

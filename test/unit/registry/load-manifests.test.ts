@@ -181,7 +181,10 @@ describe('loadManifests refuses paths that escape through a symlink', () => {
     const link = join(temp, 'workspace-link');
     symlinkSync(outside, link);
     cpSync(join(REPO, FIXTURES, 'good/defaults/tool.js'), join(dir, 'tool.js'));
-    writeFileSync(join(dir, 'tool.yaml'), 'name: rooted\ndescription: d\ntimeoutMs: 5\nsandbox:\n  mode: isolate\nentry: ./tool.js\nworkspace:\n  roots:\n    - { path: "${WORKSPACE}", access: read }\ninput:\n  type: object\n');
+    writeFileSync(
+      join(dir, 'tool.yaml'),
+      'name: rooted\ndescription: d\ntimeoutMs: 5\nsandbox:\n  mode: isolate\nentry: ./tool.js\nworkspace:\n  roots:\n    - { path: "${WORKSPACE}", access: read }\ninput:\n  type: object\n',
+    );
     const result = loadManifests({ dirs: [dir], workspace: 'workspace-link', cwd: temp });
     expect(result.problems).toEqual([]);
     expect(result.manifests[0]?.roots).toEqual([{ declared: '${WORKSPACE}', path: outside, access: 'read' }]);

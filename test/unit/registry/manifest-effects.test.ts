@@ -47,7 +47,10 @@ describe('effects in a tool manifest', () => {
     // move_file(source, destination): another string argument is not the new text.
     const move = loadTool('effects: { writes: [destination] }', 'source: { type: string, maxLength: 9 }\n    destination: { type: string, maxLength: 9 }');
     expect(move.manifests[0]?.effects).toEqual({ writes: ['destination'], content: null });
-    const two = loadTool('effects: { writes: [path, other] }', 'path: { type: string, maxLength: 9 }\n    other: { type: string, maxLength: 9 }\n    text: { type: string, maxLength: 9 }');
+    const two = loadTool(
+      'effects: { writes: [path, other] }',
+      'path: { type: string, maxLength: 9 }\n    other: { type: string, maxLength: 9 }\n    text: { type: string, maxLength: 9 }',
+    );
     expect(two.manifests[0]?.effects).toEqual({ writes: ['path', 'other'], content: null });
     expect(loadTool('effects: { writes: [path], content: null }').manifests[0]?.effects).toEqual({ writes: ['path'], content: null });
     expect(loadTool('').manifests[0]?.effects).toBeUndefined();
@@ -65,11 +68,14 @@ describe('effects in a tool manifest', () => {
     expect(loaded.problems[0]?.col).toBeGreaterThan(1);
   });
 
-  it.each([['effects: { writes: [] }'], ['effects: { content: text }'], ['effects: { writes: [path], reads: [path] }'], ['effects: { writes: path }']])('the schema refuses %s', (effects) => {
-    const loaded = loadTool(effects);
-    expect(loaded.manifests).toEqual([]);
-    expect(loaded.problems.length).toBeGreaterThan(0);
-  });
+  it.each([['effects: { writes: [] }'], ['effects: { content: text }'], ['effects: { writes: [path], reads: [path] }'], ['effects: { writes: path }']])(
+    'the schema refuses %s',
+    (effects) => {
+      const loaded = loadTool(effects);
+      expect(loaded.manifests).toEqual([]);
+      expect(loaded.problems.length).toBeGreaterThan(0);
+    },
+  );
 });
 
 describe('effects in a server tools: entry', () => {

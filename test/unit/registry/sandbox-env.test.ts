@@ -48,12 +48,18 @@ function loadWith(manifests: Record<string, string>, env: NodeJS.ProcessEnv, org
 
 describe('sandbox.env of a tool manifest', () => {
   it('a map sets literals (${WORKSPACE} expanded) and passes null names from the host, under env.allow', () => {
-    const config = loadWith({ 'envy.yaml': PROCESS_TOOL('{ DATA_FILE: "${WORKSPACE}/data.jsonl", GREETING: "hello", LANG: null, HOME: null }') }, { LANG: 'C.UTF-8', HOME: '/root', GREETING: 'from the host' });
+    const config = loadWith(
+      { 'envy.yaml': PROCESS_TOOL('{ DATA_FILE: "${WORKSPACE}/data.jsonl", GREETING: "hello", LANG: null, HOME: null }') },
+      { LANG: 'C.UTF-8', HOME: '/root', GREETING: 'from the host' },
+    );
     expect(config.problems).toEqual([]);
     const view = config.tools.get('envy');
     // HOME is not in the built-in env.allow: the tool is excluded, as with the list form.
     expect(view?.exclusion?.rule).toMatch(/env\.allow/);
-    const allowed = loadWith({ 'envy.yaml': PROCESS_TOOL('{ DATA_FILE: "${WORKSPACE}/data.jsonl", GREETING: "hello", LANG: null }') }, { LANG: 'C.UTF-8', GREETING: 'from the host' });
+    const allowed = loadWith(
+      { 'envy.yaml': PROCESS_TOOL('{ DATA_FILE: "${WORKSPACE}/data.jsonl", GREETING: "hello", LANG: null }') },
+      { LANG: 'C.UTF-8', GREETING: 'from the host' },
+    );
     expect(allowed.problems).toEqual([]);
     // The literal is the manifest's word, not the host's value of the same name.
     expect(allowed.tools.get('envy')?.runSpec?.env).toEqual({ DATA_FILE: join(workspace!.dir, 'data.jsonl'), GREETING: 'hello', LANG: 'C.UTF-8' });
@@ -67,7 +73,9 @@ describe('sandbox.env of a tool manifest', () => {
 
   it('refuses a literal for a name matching env.secrets at load, with file:line:col, however the name is written', () => {
     const config = loadWith({ 'envy.yaml': PROCESS_TOOL('{ LANG: null, Api_Token: "ghp_not_a_real_token" }') }, {});
-    expect(config.problems).toEqual([{ file: 'manifests/envy.yaml', line: 9, col: 22, reason: expect.stringContaining('env Api_Token matches the secret name "*_TOKEN" (env.secrets)') }]);
+    expect(config.problems).toEqual([
+      { file: 'manifests/envy.yaml', line: 9, col: 22, reason: expect.stringContaining('env Api_Token matches the secret name "*_TOKEN" (env.secrets)') },
+    ]);
   });
 
   it('refuses a literal for a secret name the organisation adds', () => {
@@ -84,7 +92,12 @@ describe('sandbox.env of a tool manifest', () => {
     const config = loadWith({ 'envy.yaml': PROCESS_TOOL('{ COUNT: 3, "1BAD": "x" }') }, {});
     expect(config.problems).toEqual([
       { file: 'manifests/envy.yaml', line: 9, col: 17, reason: 'sandbox.env.COUNT must be of type string,null (got 3)' },
-      { file: 'manifests/envy.yaml', line: 9, col: 20, reason: 'key "1BAD" of sandbox.env must be an environment variable name (letters, digits, underscores; not starting with a digit)' },
+      {
+        file: 'manifests/envy.yaml',
+        line: 9,
+        col: 20,
+        reason: 'key "1BAD" of sandbox.env must be an environment variable name (letters, digits, underscores; not starting with a digit)',
+      },
     ]);
   });
 });
@@ -93,7 +106,14 @@ describe('sandbox.env of a server manifest', () => {
   it('reaches every tool of the server with its literals', () => {
     const listing = { ok: true as const, truncated: false, tools: [{ name: 'read_graph', inputSchema: { type: 'object' } }] };
     workspace = makeWorkspace({ manifests: { 'mem.yaml': SERVER('{ MEMORY_FILE_PATH: "${WORKSPACE}/.memory.jsonl", LANG: null }') }, files: { 'manifests/server.mjs': '' } });
-    const config = loadHostConfig({ manifestDirs: [join(workspace.dir, 'manifests')], policyFiles: [], workspace: workspace.dir, cwd: workspace.dir, env: { LANG: 'C' }, serverListings: new Map([['mem', listing]]) });
+    const config = loadHostConfig({
+      manifestDirs: [join(workspace.dir, 'manifests')],
+      policyFiles: [],
+      workspace: workspace.dir,
+      cwd: workspace.dir,
+      env: { LANG: 'C' },
+      serverListings: new Map([['mem', listing]]),
+    });
     expect(config.problems).toEqual([]);
     expect(config.tools.get('mem__read_graph')?.runSpec?.env).toEqual({ MEMORY_FILE_PATH: join(workspace.dir, '.memory.jsonl'), LANG: 'C' });
     // The probe that lists the server starts it with the same environment.

@@ -53,7 +53,14 @@ describe('checkToolSchema', () => {
   });
 
   it('does not mistake data or a property named $ref for a reference', () => {
-    const yaml = ['input:', '  type: object', '  properties:', '    $ref: { type: string, maxLength: 10, default: "http://x" }', '    c: { const: { $ref: "file:///etc/passwd" } }', ''].join('\n');
+    const yaml = [
+      'input:',
+      '  type: object',
+      '  properties:',
+      '    $ref: { type: string, maxLength: 10, default: "http://x" }',
+      '    c: { const: { $ref: "file:///etc/passwd" } }',
+      '',
+    ].join('\n');
     expect(check(yaml)).toBe(true);
   });
 
@@ -86,15 +93,29 @@ describe('checkToolSchema', () => {
   });
 
   it('refuses a misspelt standard keyword (strict mode), not what 2020-12 leaves open', () => {
-    expect(check('input:\n  type: object\n  properties:\n    a: { type: string, maxLenght: 9 }\n')).toEqual(['4:24 input schema: unknown keyword "maxLenght" (did you mean "maxLength"?)']);
+    expect(check('input:\n  type: object\n  properties:\n    a: { type: string, maxLenght: 9 }\n')).toEqual([
+      '4:24 input schema: unknown keyword "maxLenght" (did you mean "maxLength"?)',
+    ]);
   });
 
   // Where the mistake is written, in words: not Ajv's text at the input: line.
   it.each([
-    ['a misspelt keyword, at the keyword', 'input:\n  type: object\n  requried: [a]\n  properties:\n    a: { type: string }\n', '3:3 input schema: unknown keyword "requried" (did you mean "required"?)'],
-    ['an unknown type name, at its value', 'input:\n  type: object\n  properties:\n    a:\n      type: strin\n', '5:13 input schema: properties.a.type must be a JSON Schema type: string, number, integer, boolean, object, array or null'],
+    [
+      'a misspelt keyword, at the keyword',
+      'input:\n  type: object\n  requried: [a]\n  properties:\n    a: { type: string }\n',
+      '3:3 input schema: unknown keyword "requried" (did you mean "required"?)',
+    ],
+    [
+      'an unknown type name, at its value',
+      'input:\n  type: object\n  properties:\n    a:\n      type: strin\n',
+      '5:13 input schema: properties.a.type must be a JSON Schema type: string, number, integer, boolean, object, array or null',
+    ],
     ['a keyword value of the wrong kind', 'input:\n  type: object\n  required: a\n', '3:13 input schema: required must be an array'],
-    ['a keyword that needs a type beside it', 'input:\n  type: object\n  properties:\n    a:\n      properties: {}\n', '4:5 input schema: "properties" applies to object values: write type: object beside it (at properties.a)'],
+    [
+      'a keyword that needs a type beside it',
+      'input:\n  type: object\n  properties:\n    a:\n      properties: {}\n',
+      '4:5 input schema: "properties" applies to object values: write type: object beside it (at properties.a)',
+    ],
   ])('says %s', (_what, yaml, problem) => {
     expect(check(yaml)).toEqual([problem]);
   });

@@ -49,7 +49,13 @@ describe('loading kind: Server manifests', () => {
   it.each([
     ['an unknown key', GOOD.replace('timeoutMs: 1000', 'timeoutMs: 1000\nretries: 3'), 8, 1, 'unknown key "retries"'],
     ['a bad server name', GOOD.replace('name: fs', 'name: Fs_1'), 2, 7, 'name'],
-    ['an unknown entry key', GOOD.replace('read_file: { sideEffect: read_only }', 'read_file: { sideEffect: read_only, trusted: true }'), 9, 39, 'unknown key "tools.read_file.trusted"'],
+    [
+      'an unknown entry key',
+      GOOD.replace('read_file: { sideEffect: read_only }', 'read_file: { sideEffect: read_only, trusted: true }'),
+      9,
+      39,
+      'unknown key "tools.read_file.trusted"',
+    ],
     ['an unknown class', GOOD.replace('sideEffect: read_only', 'sideEffect: harmless'), 9, 28, 'sideEffect'],
     ['a command outside the folder', GOOD.replace('./server.mjs', '../server.mjs'), 4, 19, 'resolves outside the manifest folder'],
     ['a program with a slash', GOOD.replace('"node"', '"/usr/bin/node"'), 4, 11, 'must be a program name found on PATH'],
@@ -95,7 +101,14 @@ describe('buildServerTools', () => {
   if (!server) throw new Error('no server');
   it('classifies from the entries, never from the hints, and gives read_only tools read-only roots', () => {
     const built = buildServerTools(
-      { ...server, tools: [{ pattern: 'read_file', sideEffect: 'read_only', hidden: false }, { pattern: 'write_*', sideEffect: 'local_mutation', hidden: false }, { pattern: 'secret', hidden: true }] },
+      {
+        ...server,
+        tools: [
+          { pattern: 'read_file', sideEffect: 'read_only', hidden: false },
+          { pattern: 'write_*', sideEffect: 'local_mutation', hidden: false },
+          { pattern: 'secret', hidden: true },
+        ],
+      },
       {
         ok: true,
         truncated: false,
@@ -109,7 +122,11 @@ describe('buildServerTools', () => {
       createToolSchemaCompiler(),
     );
     const byName = new Map(built.manifests.map((manifest) => [manifest.name, manifest]));
-    expect(byName.get('fs__read_file')).toMatchObject({ sideEffect: 'read_only', roots: [{ access: 'read' }], upstream: { tool: 'read_file', entry: 'read_file', hints: { readOnlyHint: false } } });
+    expect(byName.get('fs__read_file')).toMatchObject({
+      sideEffect: 'read_only',
+      roots: [{ access: 'read' }],
+      upstream: { tool: 'read_file', entry: 'read_file', hints: { readOnlyHint: false } },
+    });
     expect(byName.get('fs__write_file')).toMatchObject({ sideEffect: 'local_mutation', roots: [{ access: 'read_write' }] });
     expect(byName.get('fs__other')?.sideEffect).toBeUndefined();
     expect(byName.has('fs__secret')).toBe(false);

@@ -27,7 +27,11 @@ describe('createToolSchemaCompiler', () => {
   });
 
   it('compiles a 2020-12 or 2019-09 schema with an $anchor, and resolves a $ref to it; draft-07 has no $anchor', () => {
-    const anchored = { type: 'object', $defs: { address: { $anchor: 'addressDef', type: 'object', properties: { city: { type: 'string' } } } }, properties: { home: { $ref: '#/$defs/address' }, work: { $ref: '#addressDef' } } };
+    const anchored = {
+      type: 'object',
+      $defs: { address: { $anchor: 'addressDef', type: 'object', properties: { city: { type: 'string' } } } },
+      properties: { home: { $ref: '#/$defs/address' }, work: { $ref: '#addressDef' } },
+    };
     for (const draft of ['2020-12', '2019-09'] as const) {
       const validate = createToolSchemaCompiler().compile(anchored, draft);
       expect(validate({ home: { city: 'Oslo' }, work: { city: 'Bergen' } })).toBe(true);

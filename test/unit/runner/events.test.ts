@@ -16,7 +16,7 @@ function collecting() {
   return { events, progress, logs, denials };
 }
 
-describe('CallEvents (a call\'s progress, log and denial events, bounded per call for every runner)', () => {
+describe("CallEvents (a call's progress, log and denial events, bounded per call for every runner)", () => {
   it('passes progress, total and message on; drops values that are not finite numbers', () => {
     const { events, progress } = collecting();
     events.progress({ progress: 1, total: 4, message: 'one' });
@@ -42,7 +42,10 @@ describe('CallEvents (a call\'s progress, log and denial events, bounded per cal
     events.log('warn', 'careful');
     events.log('loud', 'shout');
     events.log('info', { not: 'text' });
-    expect(logs).toEqual([['warn', 'careful'], ['info', 'shout']]);
+    expect(logs).toEqual([
+      ['warn', 'careful'],
+      ['info', 'shout'],
+    ]);
     for (let i = 0; i < EVENT_LIMITS.maxEventsPerCall; i++) events.progress({ progress: i });
     expect(progress).toHaveLength(EVENT_LIMITS.maxEventsPerCall - 2);
     events.log('info', 'past the bound');
@@ -65,7 +68,7 @@ describe('CallEvents (a call\'s progress, log and denial events, bounded per cal
     expect(denials[1]).toEqual({ op: 'o'.repeat(EVENT_LIMITS.maxCodeChars), target: '0', reason: '' });
   });
 
-  it('writes a log line to the host\'s log when the call has no onLog', () => {
+  it("writes a log line to the host's log when the call has no onLog", () => {
     const lines: unknown[] = [];
     const logger = createSilentLogger();
     logger.debug = ((facts: unknown, message: unknown) => void lines.push([facts, message])) as typeof logger.debug;

@@ -17,25 +17,57 @@ describe('canonicalHost', () => {
     expect(canonicalHost(raw)).toBe(canonical);
   });
 
-  it.each(['2130706433', '0177.0.0.1', '0x7f.0.0.1', '0x7f000001', '127.1', '127.0.1', '01.2.3.4', '[::ffff:127.0.0.1]', '::1', '[::1', 'a..b', '-a.example', 'a_b%2e.example', '', 'host.123'])(
-    'refuses the spelling %s',
-    (raw) => {
-      expect(canonicalHost(raw)).toBeUndefined();
-    },
-  );
+  it.each([
+    '2130706433',
+    '0177.0.0.1',
+    '0x7f.0.0.1',
+    '0x7f000001',
+    '127.1',
+    '127.0.1',
+    '01.2.3.4',
+    '[::ffff:127.0.0.1]',
+    '::1',
+    '[::1',
+    'a..b',
+    '-a.example',
+    'a_b%2e.example',
+    '',
+    'host.123',
+  ])('refuses the spelling %s', (raw) => {
+    expect(canonicalHost(raw)).toBeUndefined();
+  });
 });
 
 describe('classifyAddress', () => {
   it.each([
-    ['127.0.0.1', 'loopback'], ['127.255.0.9', 'loopback'], ['::1', 'loopback'], ['::ffff:7f00:1', 'loopback'],
-    ['10.1.2.3', 'private'], ['172.16.0.1', 'private'], ['172.31.255.255', 'private'], ['192.168.1.1', 'private'], ['100.64.0.1', 'private'],
-    ['169.254.169.254', 'metadata'], ['fd00:ec2::254', 'metadata'], ['100.100.100.200', 'metadata'], ['64:ff9b::a9fe:a9fe', 'metadata'],
-    ['169.254.1.1', 'link_local'], ['fe80::1', 'link_local'],
-    ['fc00::1', 'unique_local'], ['fd12:3456::1', 'unique_local'],
-    ['0.0.0.0', 'unspecified'], ['::', 'unspecified'],
-    ['224.0.0.1', 'multicast'], ['ff02::1', 'multicast'],
-    ['240.0.0.1', 'reserved'], ['192.0.2.1', 'reserved'], ['2001:db8::1', 'reserved'], ['2002:7f00:1::1', 'reserved'],
-    ['93.184.216.34', 'public'], ['172.32.0.1', 'public'], ['2606:4700::1111', 'public'],
+    ['127.0.0.1', 'loopback'],
+    ['127.255.0.9', 'loopback'],
+    ['::1', 'loopback'],
+    ['::ffff:7f00:1', 'loopback'],
+    ['10.1.2.3', 'private'],
+    ['172.16.0.1', 'private'],
+    ['172.31.255.255', 'private'],
+    ['192.168.1.1', 'private'],
+    ['100.64.0.1', 'private'],
+    ['169.254.169.254', 'metadata'],
+    ['fd00:ec2::254', 'metadata'],
+    ['100.100.100.200', 'metadata'],
+    ['64:ff9b::a9fe:a9fe', 'metadata'],
+    ['169.254.1.1', 'link_local'],
+    ['fe80::1', 'link_local'],
+    ['fc00::1', 'unique_local'],
+    ['fd12:3456::1', 'unique_local'],
+    ['0.0.0.0', 'unspecified'],
+    ['::', 'unspecified'],
+    ['224.0.0.1', 'multicast'],
+    ['ff02::1', 'multicast'],
+    ['240.0.0.1', 'reserved'],
+    ['192.0.2.1', 'reserved'],
+    ['2001:db8::1', 'reserved'],
+    ['2002:7f00:1::1', 'reserved'],
+    ['93.184.216.34', 'public'],
+    ['172.32.0.1', 'public'],
+    ['2606:4700::1111', 'public'],
     ['not-an-ip', 'invalid'],
   ])('%s is %s', (address, kind) => {
     expect(classifyAddress(address)).toBe(kind);
@@ -61,7 +93,18 @@ describe('admitEgress', () => {
   };
   const resolve = async (host: string): Promise<string[]> => names[host] ?? [];
   const rules = {
-    allow: ['public.test', 'public.test:8080', 'loopback.test:80', 'mixed.test', 'metadata.test:80', 'mapped.test', 'nowhere.test', '127.0.0.1:5000', '169.254.169.254:80', '[::1]:5000'],
+    allow: [
+      'public.test',
+      'public.test:8080',
+      'loopback.test:80',
+      'mixed.test',
+      'metadata.test:80',
+      'mapped.test',
+      'nowhere.test',
+      '127.0.0.1:5000',
+      '169.254.169.254:80',
+      '[::1]:5000',
+    ],
     resolve,
   };
 
@@ -95,7 +138,10 @@ describe('admitEgress', () => {
   });
 
   it('refuses a name whose resolver throws', async () => {
-    expect(await admitEgress({ allow: ['x.test'], resolve: () => Promise.reject(new Error('SERVFAIL')) }, { host: 'x.test', port: 443 })).toMatchObject({ ok: false, reason: 'name_not_resolved' });
+    expect(await admitEgress({ allow: ['x.test'], resolve: () => Promise.reject(new Error('SERVFAIL')) }, { host: 'x.test', port: 443 })).toMatchObject({
+      ok: false,
+      reason: 'name_not_resolved',
+    });
   });
 
   it('holds a read_only tool to GET, HEAD and OPTIONS where the method is known', async () => {

@@ -28,9 +28,7 @@ describe('preludeScriptSource', () => {
     const context = isolate.createContextSync();
     const factory = isolate.compileScriptSync(preludeScriptSource(toPreludeClosure(PRELUDE))).runSync(context, { reference: true });
     expect(factory.typeof).toBe('function');
-    expect(context.evalSync('[typeof SharedArrayBuffer, typeof WebAssembly, typeof FinalizationRegistry, typeof Atomics.wait, typeof Atomics.waitAsync].join()')).toBe(
-      GONE.join(),
-    );
+    expect(context.evalSync('[typeof SharedArrayBuffer, typeof WebAssembly, typeof FinalizationRegistry, typeof Atomics.wait, typeof Atomics.waitAsync].join()')).toBe(GONE.join());
   });
 });
 

@@ -39,15 +39,10 @@ describe('toPreludeClosure', () => {
 
   it('cuts off a flood of progress and log events before it reaches the host', async () => {
     const sent: unknown[][] = [];
-    const runtime = new Function('$0', '$1', '$2', '$3', '$4', '$5', '$6', toPreludeClosure(PRELUDE))(
-      (...args: unknown[]) => sent.push(args),
-      4,
-      1000,
-      100,
-      10,
-      8,
-      4096,
-    ) as (kind: string, ...args: unknown[]) => Promise<unknown>;
+    const runtime = new Function('$0', '$1', '$2', '$3', '$4', '$5', '$6', toPreludeClosure(PRELUDE))((...args: unknown[]) => sent.push(args), 4, 1000, 100, 10, 8, 4096) as (
+      kind: string,
+      ...args: unknown[]
+    ) => Promise<unknown>;
     const flood = async (_args: unknown, ctx: { log(level: string, message: string): void }) => {
       for (let index = 0; index < 1000; index += 1) ctx.log('info', `line ${index}`);
       return null;
@@ -60,15 +55,10 @@ describe('toPreludeClosure', () => {
 
   it('cuts a long log message to maxEventChars before it leaves the isolate', async () => {
     const sent: unknown[][] = [];
-    const runtime = new Function('$0', '$1', '$2', '$3', '$4', '$5', '$6', toPreludeClosure(PRELUDE))(
-      (...args: unknown[]) => sent.push(args),
-      4,
-      1000,
-      100,
-      10,
-      8,
-      4096,
-    ) as (kind: string, ...args: unknown[]) => Promise<unknown>;
+    const runtime = new Function('$0', '$1', '$2', '$3', '$4', '$5', '$6', toPreludeClosure(PRELUDE))((...args: unknown[]) => sent.push(args), 4, 1000, 100, 10, 8, 4096) as (
+      kind: string,
+      ...args: unknown[]
+    ) => Promise<unknown>;
     const loud = async (_args: unknown, ctx: { log(level: string, message: string): void }) => ctx.log('info', 'x'.repeat(100));
     await runtime('run', { default: loud }, {}, 'c');
     expect(sent).toEqual([[0, 'log', ['info', 'xxxxxxxx']]]);

@@ -4,14 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  createConnectionLimiter,
-  createScopedFetch,
-  isHostAllowed,
-  parseAllowEntry,
-  type ScopedFetchAttempt,
-  type ScopedFetchDenial,
-} from '../../../sandbox/ctx/scoped-fetch.mjs';
+import { createConnectionLimiter, createScopedFetch, isHostAllowed, parseAllowEntry, type ScopedFetchAttempt, type ScopedFetchDenial } from '../../../sandbox/ctx/scoped-fetch.mjs';
 
 let server: Server;
 let port: number;
@@ -228,8 +221,16 @@ describe('scoped fetch through a proxy (an isolate process)', () => {
     await withProxy(true, async (proxyUrl, heads) => {
       const denials: ScopedFetchDenial[] = [];
       const attempts: ScopedFetchAttempt[] = [];
-      const fetch = createScopedFetch({ allow: ['127.0.0.1:8080'], proxy: { url: proxyUrl, token: TOKEN }, onDenied: (denial) => denials.push(denial), onAttempt: (attempt) => attempts.push(attempt) });
-      await expect(fetch('http://127.0.0.1:8080/x?y=1', { headers: { 'Proxy-Authorization': 'Toolhost forged' } })).rejects.toMatchObject({ code: 'policy_denied', reason: 'address_loopback' });
+      const fetch = createScopedFetch({
+        allow: ['127.0.0.1:8080'],
+        proxy: { url: proxyUrl, token: TOKEN },
+        onDenied: (denial) => denials.push(denial),
+        onAttempt: (attempt) => attempts.push(attempt),
+      });
+      await expect(fetch('http://127.0.0.1:8080/x?y=1', { headers: { 'Proxy-Authorization': 'Toolhost forged' } })).rejects.toMatchObject({
+        code: 'policy_denied',
+        reason: 'address_loopback',
+      });
       expect(heads).toEqual([`GET http://127.0.0.1:8080/x?y=1 Toolhost ${TOKEN}`]);
       expect(denials).toMatchObject([{ op: 'fetch', reason: 'address_loopback' }]);
       // The proxy reports that attempt itself: nothing is reported twice.
@@ -247,11 +248,19 @@ describe('scoped fetch through a proxy (an isolate process)', () => {
   it('refuses by name before any connection, and reports that attempt itself', async () => {
     await withProxy(true, async (proxyUrl, heads) => {
       const attempts: ScopedFetchAttempt[] = [];
-      const fetch = createScopedFetch({ allow: ['127.0.0.1:8080'], sideEffect: 'read_only', proxy: { url: proxyUrl, token: TOKEN }, onAttempt: (attempt) => attempts.push(attempt) });
+      const fetch = createScopedFetch({
+        allow: ['127.0.0.1:8080'],
+        sideEffect: 'read_only',
+        proxy: { url: proxyUrl, token: TOKEN },
+        onAttempt: (attempt) => attempts.push(attempt),
+      });
       await expect(fetch('https://127.0.0.1:8080/x', { method: 'POST', body: 'x' })).rejects.toMatchObject({ code: 'policy_denied', reason: 'method_not_allowed_for_class' });
       await expect(fetch('http://127.0.0.1:9/x')).rejects.toMatchObject({ code: 'policy_denied', reason: 'host_not_allowed' });
       expect(heads).toEqual([]);
-      expect(attempts.map((attempt) => [attempt.kind, attempt.reason])).toEqual([['fetch', 'method_not_allowed_for_class'], ['fetch', 'host_not_allowed']]);
+      expect(attempts.map((attempt) => [attempt.kind, attempt.reason])).toEqual([
+        ['fetch', 'method_not_allowed_for_class'],
+        ['fetch', 'host_not_allowed'],
+      ]);
     });
   });
 });
@@ -263,7 +272,10 @@ describe('createConnectionLimiter', () => {
     const second = await acquire();
     const order: string[] = [];
     const controller = new AbortController();
-    const aborted = acquire(controller.signal).then(() => order.push('aborted one got in'), (error: { code?: string }) => order.push(`aborted: ${String(error.code)}`));
+    const aborted = acquire(controller.signal).then(
+      () => order.push('aborted one got in'),
+      (error: { code?: string }) => order.push(`aborted: ${String(error.code)}`),
+    );
     const third = acquire().then((release) => {
       order.push('third');
       return release;

@@ -124,8 +124,7 @@ describe('call ids (UUIDv7)', () => {
   });
 
   it("are what a call's context takes as its id, in the order the calls were made", () => {
-    const contextOf = () =>
-      new CallContext({ name: 'echo', args: {}, meta: {} } as unknown as CallRequest, new CallControl([]), 'session-1', createSilentLogger());
+    const contextOf = () => new CallContext({ name: 'echo', args: {}, meta: {} } as unknown as CallRequest, new CallControl([]), 'session-1', createSilentLogger());
     const ids = Array.from({ length: 50 }, () => contextOf().callId);
     for (const id of ids) expect(id).toMatch(UUID_V7);
     expectStrictlyIncreasing(ids);

@@ -17,7 +17,15 @@ import { makeTempParent } from '../../helpers/journal-fixtures.js';
 
 // Only what the approval stage reads of a tool.
 const VIEW = { manifest: { name: 'deploy', sideEffect: 'remote_mutation' } } as unknown as ToolView;
-const ASK: CallDecision = { effect: 'ask', code: null, rule: 'policies/org.yaml:4 sideEffects.requireApproval', reason: 'remote mutation', excluded: false, shadow: null, journal: { decision: 'ask', rule: 'policies/org.yaml:4 sideEffects.requireApproval' } };
+const ASK: CallDecision = {
+  effect: 'ask',
+  code: null,
+  rule: 'policies/org.yaml:4 sideEffects.requireApproval',
+  reason: 'remote mutation',
+  excluded: false,
+  shadow: null,
+  journal: { decision: 'ask', rule: 'policies/org.yaml:4 sideEffects.requireApproval' },
+};
 const ARGS = { env: 'prod' };
 const SECRET = 'hunter2-hunter2-hunter2';
 const REDACT = createRedactor({ secretValues: [SECRET], visibleRoots: [] });
@@ -44,11 +52,38 @@ const ELICIT: ApprovalChannel = {
   },
 };
 
-function input(options: { channel?: ApprovalChannel; meta?: Record<string, unknown>; by?: 'client' | 'operator'; args?: Record<string, unknown>; decision?: CallDecision; callId?: string }): ApprovalInput {
+function input(options: {
+  channel?: ApprovalChannel;
+  meta?: Record<string, unknown>;
+  by?: 'client' | 'operator';
+  args?: Record<string, unknown>;
+  decision?: CallDecision;
+  callId?: string;
+}): ApprovalInput {
   const args = options.args ?? ARGS;
   const request: CallRequest = { name: 'deploy', args, meta: options.meta ?? {}, signal: new AbortController().signal, approval: options.channel ?? { kind: 'none' } };
-  const operator: OperatorApprovals = { journal, by: options.by ?? 'client', expireAfterMs: 60_000, sessionId: 's1', callId: options.callId ?? 'call-1', principal: null, journalFlags: "--state '/srv/tool host/state'", redact: REDACT };
-  return { view: VIEW, args, argsHash: hashArgs(args), decision: options.decision ?? ASK, request, control: new CallControl(), signer: new RequestStateSigner({ ttlMs: 60_000 }), timeoutMs: 1000, operator, redact: REDACT };
+  const operator: OperatorApprovals = {
+    journal,
+    by: options.by ?? 'client',
+    expireAfterMs: 60_000,
+    sessionId: 's1',
+    callId: options.callId ?? 'call-1',
+    principal: null,
+    journalFlags: "--state '/srv/tool host/state'",
+    redact: REDACT,
+  };
+  return {
+    view: VIEW,
+    args,
+    argsHash: hashArgs(args),
+    decision: options.decision ?? ASK,
+    request,
+    control: new CallControl(),
+    signer: new RequestStateSigner({ ttlMs: 60_000 }),
+    timeoutMs: 1000,
+    operator,
+    redact: REDACT,
+  };
 }
 
 async function refusal(promise: Promise<unknown>): Promise<{ code: string; details: Record<string, unknown> }> {
@@ -64,9 +99,23 @@ async function refusal(promise: Promise<unknown>): Promise<{ code: string; detai
 describe('operator approvals in the approval stage', () => {
   it('a client that cannot be asked: approval_required with an id, and the pending approval journaled', async () => {
     const refused = await refusal(obtainApproval(input({})));
-    expect(refused).toMatchObject({ code: 'approval_required', details: { rule: ASK.rule, approvalId: expect.any(String), expiresAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) } });
+    expect(refused).toMatchObject({
+      code: 'approval_required',
+      details: { rule: ASK.rule, approvalId: expect.any(String), expiresAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) },
+    });
     expect(await journal.listApprovals({ pendingOnly: true })).toEqual([
-      expect.objectContaining({ id: refused.details['approvalId'], tool: 'deploy', argsHash: hashArgs(ARGS), sideEffect: 'remote_mutation', rule: ASK.rule, sessionId: 's1', callId: 'call-1', state: 'pending', arguments: ARGS, effects: null }),
+      expect.objectContaining({
+        id: refused.details['approvalId'],
+        tool: 'deploy',
+        argsHash: hashArgs(ARGS),
+        sideEffect: 'remote_mutation',
+        rule: ASK.rule,
+        sessionId: 's1',
+        callId: 'call-1',
+        state: 'pending',
+        arguments: ARGS,
+        effects: null,
+      }),
     ]);
   });
 
@@ -108,7 +157,11 @@ describe('operator approvals in the approval stage', () => {
     const id = String((await refusal(obtainApproval(input({})))).details['approvalId']);
     expect(await refusal(obtainApproval(input({ meta: { [APPROVAL_ID_META]: id } })))).toMatchObject({ code: 'approval_required', details: { approvalId: id, state: 'pending' } });
     await journal.decideApproval(id, 'approved', 'alice');
-    await expect(obtainApproval(input({ channel: ELICIT, meta: { [APPROVAL_ID_META]: id }, callId: 'call-2' }))).resolves.toEqual({ status: 'approved', by: 'operator', operatorName: expect.any(String) });
+    await expect(obtainApproval(input({ channel: ELICIT, meta: { [APPROVAL_ID_META]: id }, callId: 'call-2' }))).resolves.toEqual({
+      status: 'approved',
+      by: 'operator',
+      operatorName: expect.any(String),
+    });
     expect(elicited).toBe(0);
     expect(await refusal(obtainApproval(input({ meta: { [APPROVAL_ID_META]: id } })))).toMatchObject({ code: 'approval_denied', details: { reason: 'spent' } });
   });

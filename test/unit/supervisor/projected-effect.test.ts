@@ -61,7 +61,10 @@ describe('projectEffects', () => {
 
   it('the same text: no change, no diff', async () => {
     writeFileSync(join(docs, 'same.md'), 'same\n');
-    expect((await projectEffects(WRITE, { path: 'docs/same.md', text: 'same\n' }, redact))[0]).toMatchObject({ summary: 'replaces a 5-byte text file: the same text, no change', diff: null });
+    expect((await projectEffects(WRITE, { path: 'docs/same.md', text: 'same\n' }, redact))[0]).toMatchObject({
+      summary: 'replaces a 5-byte text file: the same text, no change',
+      diff: null,
+    });
   });
 
   it.each([
@@ -84,8 +87,14 @@ describe('projectEffects', () => {
 
   it('a read-only root: the write will be refused', async () => {
     const roots: ManifestRoot[] = [...WRITABLE, { declared: 'docs', path: docs, access: 'read' }];
-    expect((await projectEffects(tool({ writes: ['path'], content: 'text' }, roots), { path: 'docs/x.md', text: 'y' }, redact))[0]).toMatchObject({ where: 'read_only_root', diff: null });
-    expect((await projectEffects(tool({ writes: ['path'], content: 'text' }, []), { path: 'x.md', text: 'y' }, redact))[0]).toMatchObject({ where: 'outside_roots', summary: expect.stringContaining('no workspace root') });
+    expect((await projectEffects(tool({ writes: ['path'], content: 'text' }, roots), { path: 'docs/x.md', text: 'y' }, redact))[0]).toMatchObject({
+      where: 'read_only_root',
+      diff: null,
+    });
+    expect((await projectEffects(tool({ writes: ['path'], content: 'text' }, []), { path: 'x.md', text: 'y' }, redact))[0]).toMatchObject({
+      where: 'outside_roots',
+      summary: expect.stringContaining('no workspace root'),
+    });
   });
 
   it('binary, oversized and non-text contents are summarised, not diffed', async () => {
@@ -112,7 +121,10 @@ describe('projectEffects', () => {
     expect(shown.at(-1)).toBe(`… ${2 + 1 + 240 + 2 - MAX_DIFF_LINES} more lines of the diff left out`);
     // More changed lines than the diff may consider: summarised, not diffed.
     writeFileSync(join(docs, 'huge.txt'), lines('old', MAX_EDIT_LINES));
-    expect((await projectEffects(WRITE, { path: 'docs/huge.txt', text: lines('new', MAX_EDIT_LINES) }, redact))[0]).toMatchObject({ summary: expect.stringContaining('too many changes to diff'), diff: null });
+    expect((await projectEffects(WRITE, { path: 'docs/huge.txt', text: lines('new', MAX_EDIT_LINES) }, redact))[0]).toMatchObject({
+      summary: expect.stringContaining('too many changes to diff'),
+      diff: null,
+    });
     // A new file of any length is all additions: its first lines are shown.
     const [created] = await projectEffects(WRITE, { path: 'docs/created.txt', text: `${lines('new', 20_000)}\n` }, redact);
     expect(created?.summary).toBe('creates a new file (+20000 -0 lines, diff cut)');

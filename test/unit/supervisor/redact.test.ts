@@ -33,7 +33,8 @@ describe('createRedactor', () => {
   });
 
   it('collapses Node and Python stack frames', () => {
-    const node = 'Error: boom\n    at f (/opt/tool/x.js:1:2)\n    at /opt/tool/y.js:3:4\n    at async Promise.all (index 0)\n    at new Promise (<anonymous>)\n    at process.processTicksAndRejections (node:internal/process/task_queues:95:5)\ndone';
+    const node =
+      'Error: boom\n    at f (/opt/tool/x.js:1:2)\n    at /opt/tool/y.js:3:4\n    at async Promise.all (index 0)\n    at new Promise (<anonymous>)\n    at process.processTicksAndRejections (node:internal/process/task_queues:95:5)\ndone';
     expect(redact(node)).toBe(`Error: boom\n${REDACTED_STACK}\ndone`);
     const python = 'Traceback (most recent call last):\n  File "/usr/lib/x.py", line 3, in <module>\nValueError: bad';
     expect(redact(python)).toBe(`Traceback (most recent call last):\n${REDACTED_STACK}\nValueError: bad`);

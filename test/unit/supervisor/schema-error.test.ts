@@ -32,8 +32,14 @@ describe('describeError', () => {
     [{ user: {} }, { path: '/user/name', keyword: 'required', expected: { type: 'string', minLength: 1 } }],
     [{ user: { name: '' } }, { path: '/user/name', keyword: 'minLength', expected: { type: 'string', minLength: 1 } }],
     [{ user: { name: 'x', 'a/b': 'no' } }, { path: '/user/a~1b', keyword: 'type', expected: { type: 'integer' } }],
-    [{ user: { name: 'x' }, tags: ['toolong'] }, { path: '/tags/0', keyword: 'maxLength', expected: { type: 'string', maxLength: 5 } }],
-    [{ user: { name: 'x' }, other: 1 }, { path: '/other', keyword: 'additionalProperties', expected: false, allowed: ['user', 'tags'] }],
+    [
+      { user: { name: 'x' }, tags: ['toolong'] },
+      { path: '/tags/0', keyword: 'maxLength', expected: { type: 'string', maxLength: 5 } },
+    ],
+    [
+      { user: { name: 'x' }, other: 1 },
+      { path: '/other', keyword: 'additionalProperties', expected: false, allowed: ['user', 'tags'] },
+    ],
   ])('describes %j', (value, expected) => {
     expect(detailsFor(value)).toEqual(expected);
   });

@@ -2,7 +2,8 @@
 // reset by a success; the terminal mark; the budget. One object, so a reload
 // that builds new supervisors around it keeps every count.
 import { describe, expect, it } from 'vitest';
-import { ERRORS, HostError, type ErrorCode } from '../../../src/errors.js';
+import type { HostError } from '../../../src/errors.js';
+import { ERRORS, type ErrorCode } from '../../../src/errors.js';
 import { FAILURE_RUN_CODES, SessionCounters } from '../../../src/supervisor/session-counters.js';
 import { CallControl } from '../../../src/supervisor/call-control.js';
 import { SessionLimits, enterSession } from '../../../src/supervisor/stages/session-limits.js';

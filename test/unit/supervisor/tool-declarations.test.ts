@@ -38,7 +38,11 @@ describe('declareTools', () => {
     expect(tool).toMatchObject({
       title: 'Title [redacted]',
       description: 'uses [redacted] from [path]',
-      inputSchema: { description: 'uses [redacted] from [path]', properties: { '[redacted]': { default: 'uses [redacted] from [path]', examples: ['uses [redacted] from [path]'] } }, required: ['[redacted]'] },
+      inputSchema: {
+        description: 'uses [redacted] from [path]',
+        properties: { '[redacted]': { default: 'uses [redacted] from [path]', examples: ['uses [redacted] from [path]'] } },
+        required: ['[redacted]'],
+      },
       outputSchema: { properties: { p: { description: 'uses [redacted] from [path]' } } },
       meta: { ui: { resourceUri: 'ui://srv/[redacted]' }, note: '[path]' },
     });

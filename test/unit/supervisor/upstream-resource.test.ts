@@ -24,6 +24,9 @@ describe('redactUpstreamResource', () => {
     const png = Buffer.from('89504e470d0a1a0a', 'hex');
     expect(redactUpstreamResource({ mimeType: 'image/png', bytes: png }, redact)).toEqual({ ok: true, resource: { mimeType: 'image/png', bytes: png } });
     expect(read('application/octet-stream', `xx${SECRET}xx`)).toEqual({ ok: false, reason: 'secret_in_binary' });
-    expect(redactUpstreamResource({ mimeType: 'text/plain', bytes: Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(SECRET)]) }, redact)).toEqual({ ok: false, reason: 'secret_in_binary' });
+    expect(redactUpstreamResource({ mimeType: 'text/plain', bytes: Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(SECRET)]) }, redact)).toEqual({
+      ok: false,
+      reason: 'secret_in_binary',
+    });
   });
 });

@@ -55,11 +55,25 @@ describe('formatTable on a terminal of a given width', () => {
     expect(lines).toContain('    rule: policies/org/acme-baseline.yaml:24');
     expect(lines).toContain('          sideEffects.requireApproval');
     expect(lines.at(-1)).toBe('(TRUST left out to fit 50 columns; --json has every field)');
-    expect(Math.max(...lines.slice(0, -1).filter((line) => !line.startsWith('    rule')).map((line) => line.length))).toBeLessThanOrEqual(50);
+    expect(
+      Math.max(
+        ...lines
+          .slice(0, -1)
+          .filter((line) => !line.startsWith('    rule'))
+          .map((line) => line.length),
+      ),
+    ).toBeLessThanOrEqual(50);
   });
 
   it('counts display columns, not UTF-16 units, for wide characters', () => {
-    const lines = formatTable(['NAME', 'NOTE'], [['日本語', 'x'], ['ab', 'y']], { tty: true, width: 200 }).split('\n');
+    const lines = formatTable(
+      ['NAME', 'NOTE'],
+      [
+        ['日本語', 'x'],
+        ['ab', 'y'],
+      ],
+      { tty: true, width: 200 },
+    ).split('\n');
     // 日本語 takes six columns: both second cells start at display column 8.
     expect(stringWidth(lines[2]!.slice(0, lines[2]!.indexOf('x')))).toBe(8);
     expect(stringWidth(lines[3]!.slice(0, lines[3]!.indexOf('y')))).toBe(8);

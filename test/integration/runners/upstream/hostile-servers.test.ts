@@ -49,7 +49,10 @@ describe('loading hostile servers', () => {
   });
 
   it('a server that exits at start-up is reported with its exit code and the last lines of its stderr', () => {
-    expect(reportOf('exits')).toMatchObject({ unavailable: 'the server did not start: it exited during start-up (exit code 3)', stderrLines: ['hostile server: refusing to start'] });
+    expect(reportOf('exits')).toMatchObject({
+      unavailable: 'the server did not start: it exited during start-up (exit code 3)',
+      stderrLines: ['hostile server: refusing to start'],
+    });
   });
 
   it('a lying listing: external $ref, too deep, odd and colliding names are excluded with reasons; valid 2020-12 loads', () => {
@@ -128,11 +131,17 @@ describe('calling hostile servers', () => {
       return { done: stderr !== undefined && message !== undefined, value: { stderr, message } };
     }, 20_000);
     expect(found.stderr).toMatchObject({ server: 'faults:declared', stderr: 'hostile stderr line: [redacted]', level: 30 });
-    expect(found.message).toMatchObject({ server: 'faults:declared', upstreamLevel: 'warning', upstreamLogger: 'hostile', data: '{"note":"hostile log message: [redacted]"}', level: 40 });
+    expect(found.message).toMatchObject({
+      server: 'faults:declared',
+      upstreamLevel: 'warning',
+      upstreamLogger: 'hostile',
+      data: '{"note":"hostile log message: [redacted]"}',
+      level: 40,
+    });
     expect(JSON.stringify(logLines)).not.toContain('sekrit-value-123');
   });
 
-  it('a flood of stderr lines and log messages is rate-limited in the host\'s log, and the server goes on', async () => {
+  it("a flood of stderr lines and log messages is rate-limited in the host's log, and the server goes on", async () => {
     const before = logLines.length;
     const startedMs = performance.now();
     expect(textOf(await host.call('faults__log_flood'))).toBe('flooded');

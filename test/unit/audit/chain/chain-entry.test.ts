@@ -15,7 +15,7 @@ import { callFact } from '../../../../src/audit/chain/chain-records.js';
 import { callFinish, callStart } from '../../../helpers/journal-fixtures.js';
 
 describe('canonical JSON', () => {
-  it('is RFC 8785: keys by UTF-16 code units, ES number forms, minimal escapes (the RFC\'s own example values)', () => {
+  it("is RFC 8785: keys by UTF-16 code units, ES number forms, minimal escapes (the RFC's own example values)", () => {
     expect(canonicalJson({ numbers: [333333333.33333329, 1e30, 4.5, 0.002, 1e-27], string: '€$\u000f\nA\'B"\\\\"/', literals: [null, true, false] })).toBe(
       '{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\\u000f\\nA\'B\\"\\\\\\\\\\"/"}',
     );
@@ -29,7 +29,16 @@ describe('canonical JSON', () => {
 
   it('the flat form equals the library form for every kind of value a call record holds', () => {
     const values = callRowValues(
-      callStart({ principal: 'ci-\ud800bot', tool: 'fs.\u00e9crire', rule: 'p.yaml:3 "quoted" \\ key\n', idempotencyKey: '\u2028k', policyDigest: 'c'.repeat(64), approvedBy: 'operator', approverName: 'Zoë', arguments: '{"path":"a.txt"}' }),
+      callStart({
+        principal: 'ci-\ud800bot',
+        tool: 'fs.\u00e9crire',
+        rule: 'p.yaml:3 "quoted" \\ key\n',
+        idempotencyKey: '\u2028k',
+        policyDigest: 'c'.repeat(64),
+        approvedBy: 'operator',
+        approverName: 'Zoë',
+        arguments: '{"path":"a.txt"}',
+      }),
       callFinish({ resultBytes: 0, egressAdmitted: 3 }),
       'host-1',
     );

@@ -32,7 +32,20 @@ async function writeTwoHosts(store: StoreUnderTest): Promise<{ a: Journal; b: Jo
     calls.push(write.id, refused.id, ...reads.map((start) => start.id));
   }
   const approval = `approval-${Math.random().toString(16).slice(2)}`;
-  await a.createApproval({ id: approval, tool: 'fs.write', argsHash: 'a'.repeat(64), sideEffect: 'write', rule: null, principal: 'ci-bot', sessionId: 's', callId: calls[0] as string, createdAt: Date.now(), expiresAt: Date.now() + 60_000, arguments: { path: 'docs/a.md' }, effects: null });
+  await a.createApproval({
+    id: approval,
+    tool: 'fs.write',
+    argsHash: 'a'.repeat(64),
+    sideEffect: 'write',
+    rule: null,
+    principal: 'ci-bot',
+    sessionId: 's',
+    callId: calls[0] as string,
+    createdAt: Date.now(),
+    expiresAt: Date.now() + 60_000,
+    arguments: { path: 'docs/a.md' },
+    effects: null,
+  });
   await b.decideApproval(approval, 'approved', 'alice');
   await a.spendApproval(approval, 'fs.write', 'a'.repeat(64), calls[1] as string);
   await a.close();
@@ -48,7 +61,16 @@ async function verify(store: StoreUnderTest): Promise<VerifyReport> {
 /** Runs SQL against the store's database, as an attacker with the file or a login would. */
 async function tamper(store: StoreUnderTest, sql: string, values: unknown[] = []): Promise<void> {
   if (store.db !== undefined) {
-    await store.db.sql(sql.replace(/\?/g, (() => { let n = 0; return () => `$${++n}`; })()), values);
+    await store.db.sql(
+      sql.replace(
+        /\?/g,
+        (() => {
+          let n = 0;
+          return () => `$${++n}`;
+        })(),
+      ),
+      values,
+    );
     return;
   }
   const db = new Database(store.url.slice('sqlite:'.length));
@@ -191,7 +213,9 @@ describeEachStore('a chained journal', (store) => {
 // on SQLite with RAISE(ABORT) (a write that fails for another reason: journal_unavailable).
 async function installRefusal(store: StoreUnderTest): Promise<void> {
   if (store.db !== undefined) {
-    await store.db.sql(`CREATE FUNCTION refuse_tool() RETURNS trigger AS $$ BEGIN IF NEW.tool = 'refused.tool' THEN RAISE EXCEPTION 'could not extend file' USING ERRCODE = '53100'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql`);
+    await store.db.sql(
+      `CREATE FUNCTION refuse_tool() RETURNS trigger AS $$ BEGIN IF NEW.tool = 'refused.tool' THEN RAISE EXCEPTION 'could not extend file' USING ERRCODE = '53100'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql`,
+    );
     await store.db.sql(`CREATE TRIGGER refuse_tool BEFORE INSERT ON calls FOR EACH ROW EXECUTE FUNCTION refuse_tool()`);
     return;
   }

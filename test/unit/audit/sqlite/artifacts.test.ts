@@ -67,18 +67,14 @@ describe('ArtifactStore', () => {
     expect(row().expires_at).toBeGreaterThanOrEqual(before.expires_at + 60_000);
   });
 
-  it.each([
-    '../../journal.sqlite',
-    `toolhost://artifacts/../${'a'.repeat(61)}`,
-    'A'.repeat(64),
-    `toolhost://artifacts/${'a'.repeat(63)}`,
-    `file:///${'a'.repeat(64)}`,
-    '',
-  ])('refuses the malformed reference %j', (ref) => {
-    const store = new ArtifactStore(temp.stateDir, journal);
-    expect(parseArtifactRef(ref)).toBeUndefined();
-    expect(store.get(ref)).toBeUndefined();
-  });
+  it.each(['../../journal.sqlite', `toolhost://artifacts/../${'a'.repeat(61)}`, 'A'.repeat(64), `toolhost://artifacts/${'a'.repeat(63)}`, `file:///${'a'.repeat(64)}`, ''])(
+    'refuses the malformed reference %j',
+    (ref) => {
+      const store = new ArtifactStore(temp.stateDir, journal);
+      expect(parseArtifactRef(ref)).toBeUndefined();
+      expect(store.get(ref)).toBeUndefined();
+    },
+  );
 
   it('returns undefined for a well-formed but unknown hash', () => {
     const store = new ArtifactStore(temp.stateDir, journal);

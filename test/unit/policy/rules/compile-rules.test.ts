@@ -46,7 +46,9 @@ describe('validate refuses a rule that does not compile, at its file:line:col', 
     const repo = policyYaml('repo', `rules:\n  - { name: "Bad Name", tools: ["*"], when: 'true', effct: deny }`);
     const config = workspaces.make({ manifests: { 't.yaml': manifestYaml('t') }, repository: { 'repo.yaml': repo } }).load();
     const reasons = config.problems.map((problem) => problem.reason);
-    expect(reasons).toEqual(expect.arrayContaining([expect.stringContaining('unknown key "effct"'), expect.stringContaining('missing required key "effect"'), expect.stringContaining('rules.0.name')]));
+    expect(reasons).toEqual(
+      expect.arrayContaining([expect.stringContaining('unknown key "effct"'), expect.stringContaining('missing required key "effect"'), expect.stringContaining('rules.0.name')]),
+    );
   });
 });
 

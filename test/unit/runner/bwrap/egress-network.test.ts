@@ -64,7 +64,16 @@ describe('the bridge of a plan', () => {
   });
 
   it('adds literals to the loopback from outside: nsenter into the network namespace (and the user namespace where the host is not root)', () => {
-    expect(addressSetupArgv({ nsenter: '/usr/bin/nsenter', ip: '/usr/sbin/ip' }, 42, true)).toEqual(['/usr/bin/nsenter', '--target', '42', '--net', '--', '/usr/sbin/ip', '-batch', '-']);
+    expect(addressSetupArgv({ nsenter: '/usr/bin/nsenter', ip: '/usr/sbin/ip' }, 42, true)).toEqual([
+      '/usr/bin/nsenter',
+      '--target',
+      '42',
+      '--net',
+      '--',
+      '/usr/sbin/ip',
+      '-batch',
+      '-',
+    ]);
     expect(addressSetupArgv({ nsenter: 'n', ip: 'i' }, 42, false)).toEqual(['n', '--target', '42', '--user', '--net', '--preserve-credentials', '--', 'i', '-batch', '-']);
     expect(addressBatch(['192.0.2.10', 'fd00::2'])).toBe('address add 192.0.2.10/32 dev lo\naddress add fd00::2/128 dev lo nodad\n');
   });

@@ -141,7 +141,12 @@ describe('EgressProxy with call tokens (an isolate process: several calls at onc
     const port = (sink.address() as AddressInfo).port;
     const fallback: EgressAttempt[] = [];
     const ofCall: EgressAttempt[] = [];
-    const proxy = new EgressProxy({ rules: { allow: [`127.0.0.1:${port}`] }, limits: DEFAULT_EGRESS_LIMITS, onAttempt: (attempt) => fallback.push(attempt), requireCallToken: true });
+    const proxy = new EgressProxy({
+      rules: { allow: [`127.0.0.1:${port}`] },
+      limits: DEFAULT_EGRESS_LIMITS,
+      onAttempt: (attempt) => fallback.push(attempt),
+      requireCallToken: true,
+    });
     const path = join(dir, 'proxy.sock');
     try {
       await proxy.listen(path);
@@ -166,7 +171,10 @@ describe('EgressProxy with call tokens (an isolate process: several calls at onc
       expect(proxy.callCounts(TOKEN)).toMatchObject({ admitted: 1, refused: 1 });
       proxy.closeCall(TOKEN);
       expect(await pollUntil(() => ({ done: isClosed, value: isClosed }), 10_000)).toBe(true);
-      expect(ofCall.map((attempt) => [attempt.kind, attempt.admitted, attempt.reason])).toEqual([['connect', false, 'host_not_allowed'], ['connect', true, null]]);
+      expect(ofCall.map((attempt) => [attempt.kind, attempt.admitted, attempt.reason])).toEqual([
+        ['connect', false, 'host_not_allowed'],
+        ['connect', true, null],
+      ]);
 
       // Closed: the token is refused like none at all, on the fallback's count.
       expect(await exchange(path, `CONNECT 127.0.0.1:${port} HTTP/1.1\r\nProxy-Authorization: Toolhost ${TOKEN}\r\n\r\n`)).toContain('X-Toolhost-Refusal: unknown_call');

@@ -30,7 +30,26 @@ describe('parseHttpTarget', () => {
 
 describe('forwardedHeaders', () => {
   it('drops the hop headers and those Connection names, and sets Host from the target', () => {
-    const raw = ['Host', 'evil.example', 'Proxy-Authorization', `Toolhost ${TOKEN}`, 'Connection', 'keep-alive, X-Private', 'X-Private', 'p', 'Keep-Alive', '5', 'Transfer-Encoding', 'chunked', 'Accept', '*/*', 'TE', 'trailers', 'Upgrade', 'h2c'];
+    const raw = [
+      'Host',
+      'evil.example',
+      'Proxy-Authorization',
+      `Toolhost ${TOKEN}`,
+      'Connection',
+      'keep-alive, X-Private',
+      'X-Private',
+      'p',
+      'Keep-Alive',
+      '5',
+      'Transfer-Encoding',
+      'chunked',
+      'Accept',
+      '*/*',
+      'TE',
+      'trailers',
+      'Upgrade',
+      'h2c',
+    ];
     expect(forwardedHeaders(raw, '127.0.0.1:8080')).toEqual(['Host', '127.0.0.1:8080', 'Accept', '*/*']);
     // An answer keeps its own fields but the hop's.
     expect(forwardedHeaders(['Content-Type', 'text/plain', 'Connection', 'close', 'Content-Length', '3'])).toEqual(['Content-Type', 'text/plain', 'Content-Length', '3']);

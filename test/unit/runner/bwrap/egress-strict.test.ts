@@ -77,13 +77,25 @@ describe('the egress proxy parses strictly and forwards what it parsed', () => {
   const target = () => `http://127.0.0.1:${listener.port}`;
 
   it.each([
-    ['a bare LF in a header value (a smuggled POST)', (t: string) => `GET ${t}/ HTTP/1.1\r\nHost: x\r\nX-Note: a\n\nPOST /evil HTTP/1.1\nContent-Length: 0\n\n\r\n\r\n`, 'HPE_CR_EXPECTED'],
+    [
+      'a bare LF in a header value (a smuggled POST)',
+      (t: string) => `GET ${t}/ HTTP/1.1\r\nHost: x\r\nX-Note: a\n\nPOST /evil HTTP/1.1\nContent-Length: 0\n\n\r\n\r\n`,
+      'HPE_CR_EXPECTED',
+    ],
     ['a bare LF ending a header line', (t: string) => `GET ${t}/ HTTP/1.1\r\nHost: x\nX-Note: b\r\n\r\n`, 'HPE_CR_EXPECTED'],
     ['a bare CR in a header value', (t: string) => `GET ${t}/ HTTP/1.1\r\nHost: x\r\nX-Note: a\rPOST /evil\r\n\r\n`, 'HPE_LF_EXPECTED'],
     ['obsolete line folding', (t: string) => `GET ${t}/ HTTP/1.1\r\nHost: x\r\nX-Note: a\r\n POST /evil\r\n\r\n`, 'HPE_INVALID_HEADER_TOKEN'],
-    ['Content-Length and Transfer-Encoding together', (t: string) => `POST ${t}/ HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`, 'HPE_INVALID_TRANSFER_ENCODING'],
+    [
+      'Content-Length and Transfer-Encoding together',
+      (t: string) => `POST ${t}/ HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`,
+      'HPE_INVALID_TRANSFER_ENCODING',
+    ],
     ['two Content-Length fields', (t: string) => `POST ${t}/ HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 40\r\n\r\nabc`, 'HPE_UNEXPECTED_CONTENT_LENGTH'],
-    ['a transfer coding that does not end in chunked', (t: string) => `POST ${t}/ HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, gzip\r\n\r\n`, 'HPE_INVALID_TRANSFER_ENCODING'],
+    [
+      'a transfer coding that does not end in chunked',
+      (t: string) => `POST ${t}/ HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, gzip\r\n\r\n`,
+      'HPE_INVALID_TRANSFER_ENCODING',
+    ],
   ])('refuses %s: 400, counted and reported as refused, and the listener sees nothing', async (_what, request, parserCode) => {
     await start(false);
     const answer = await exchange(path, request(target()));

@@ -19,7 +19,10 @@ describe('guardHostFiles', () => {
 
   it('re-binds protected paths inside a read_write root read-only and pins the folders above them', () => {
     const binds: SandboxBinds = new Map([[ws, 'rw']]);
-    const after = guardHostFiles({ protectedPaths: [join(ws, 'a/b/manifests'), join(ws, 'org.yaml'), join(ws, 'policies'), join(ws, '.toolhost')], hiddenPaths: [join(ws, '.toolhost')] }, binds);
+    const after = guardHostFiles(
+      { protectedPaths: [join(ws, 'a/b/manifests'), join(ws, 'org.yaml'), join(ws, 'policies'), join(ws, '.toolhost')], hiddenPaths: [join(ws, '.toolhost')] },
+      binds,
+    );
     expect(Object.fromEntries(binds)).toEqual({
       [ws]: 'rw',
       [join(ws, 'a')]: 'rw',
@@ -40,7 +43,10 @@ describe('guardHostFiles', () => {
 
   it('leaves paths the sandbox does not show alone, and hides the state folder inside a read-only root', () => {
     const binds: SandboxBinds = new Map([[join(ws, 'a'), 'ro']]);
-    const after = guardHostFiles({ protectedPaths: [join(ws, 'a/b/manifests'), join(ws, 'org.yaml'), join(ws, 'a/missing'), join(ws, 'a/b')], hiddenPaths: [join(ws, 'a/b')] }, binds);
+    const after = guardHostFiles(
+      { protectedPaths: [join(ws, 'a/b/manifests'), join(ws, 'org.yaml'), join(ws, 'a/missing'), join(ws, 'a/b')], hiddenPaths: [join(ws, 'a/b')] },
+      binds,
+    );
     expect(Object.fromEntries(binds)).toEqual({ [join(ws, 'a')]: 'ro' });
     expect(after).toEqual(['--tmpfs', join(ws, 'a/b'), '--remount-ro', join(ws, 'a/b')]);
   });

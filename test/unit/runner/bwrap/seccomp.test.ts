@@ -145,8 +145,19 @@ describe('assembleBpf', () => {
     expect(ins[1]).toEqual({ code: BPF_JEQ_K, jt: 1, jf: 0, k: 1 });
     expect(interpret(ins, { nr: 1 })).toBe(1);
     expect(interpret(ins, { nr: 2 })).toBe(0);
-    expect(() => assembleBpf([{ op: 'label', name: 'back' }, { op: 'jeq', k: 0, then: 'back' }, { op: 'ret', k: 0 }])).toThrow(/forward/);
-    expect(() => assembleBpf([{ op: 'jeq', k: 0, then: 'nowhere' }, { op: 'ret', k: 0 }])).toThrow(/unknown/);
+    expect(() =>
+      assembleBpf([
+        { op: 'label', name: 'back' },
+        { op: 'jeq', k: 0, then: 'back' },
+        { op: 'ret', k: 0 },
+      ]),
+    ).toThrow(/forward/);
+    expect(() =>
+      assembleBpf([
+        { op: 'jeq', k: 0, then: 'nowhere' },
+        { op: 'ret', k: 0 },
+      ]),
+    ).toThrow(/unknown/);
     expect(() => assembleBpf([{ op: 'load', offset: 0 }])).toThrow(/end with ret/);
   });
 });

@@ -5,13 +5,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  classifyIsolateError,
-  isIvmFailure,
-  isToolMemoryError,
-  IVM_MESSAGES,
-  type IsolateFacts,
-} from '../../../../src/runner/isolate/isolate-errors.js';
+import { classifyIsolateError, isIvmFailure, isToolMemoryError, IVM_MESSAGES, type IsolateFacts } from '../../../../src/runner/isolate/isolate-errors.js';
 
 const healthy: IsolateFacts = { isolateDisposed: false, memoryMb: 64 };
 const disposedByIvm: IsolateFacts = { isolateDisposed: true, memoryMb: 64 };
@@ -37,13 +31,7 @@ describe('classifyIsolateError', () => {
       'tool_crashed',
       { reason: 'isolate_reset' },
     ],
-    [
-      'disposed because the runner closed',
-      'Isolate is disposed',
-      { isolateDisposed: true, hostDisposeReason: 'closed', memoryMb: 64 },
-      'cancelled',
-      { reason: 'runner_closed' },
-    ],
+    ['disposed because the runner closed', 'Isolate is disposed', { isolateDisposed: true, hostDisposeReason: 'closed', memoryMb: 64 }, 'cancelled', { reason: 'runner_closed' }],
     ['an unknown isolated-vm error', 'A non-transferable value was passed', healthy, 'internal', { reason: 'isolate_error' }],
     ['abandoned on a live isolate', 'Promise was abandoned', healthy, 'internal', { reason: 'isolate_error' }],
   ];

@@ -87,7 +87,13 @@ describe('splitTopLevelMembers', () => {
     for (let run = 0; run <= 5; run++) {
       const value = `${'\\'.repeat(run)}"},]`;
       const text = JSON.stringify({ a: value, b: [value], c: 1 });
-      expect(splitTopLevelMembers(text)).toEqual(new Map([['a', JSON.stringify(value)], ['b', JSON.stringify([value])], ['c', '1']]));
+      expect(splitTopLevelMembers(text)).toEqual(
+        new Map([
+          ['a', JSON.stringify(value)],
+          ['b', JSON.stringify([value])],
+          ['c', '1'],
+        ]),
+      );
     }
   });
 

@@ -43,7 +43,9 @@ describe('PipeClientTransport', () => {
 
   it('delivers a response that arrives with the end of the pipe before it closes', async () => {
     const { client, fromServer } = await connect((request, write) => {
-      write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'bye' } })}\n${JSON.stringify({ jsonrpc: '2.0', id: request['id'], result: { content: [{ type: 'text', text: 'last' }] } })}\n`);
+      write(
+        `${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'bye' } })}\n${JSON.stringify({ jsonrpc: '2.0', id: request['id'], result: { content: [{ type: 'text', text: 'last' }] } })}\n`,
+      );
       fromServer.end();
     });
     const result = (await client.request({ method: 'tools/call', params: { name: 'x', arguments: {} } })) as { content: Array<{ text: string }> };

@@ -12,7 +12,7 @@ function capture() {
 const SECRET = 'sk-live-0123456789abcdef';
 const redact = (text: string, maxChars: number) => text.replaceAll(SECRET, '[redacted]').slice(0, maxChars);
 
-describe('ServerLog (an upstream server\'s stderr and log messages into the host\'s log)', () => {
+describe("ServerLog (an upstream server's stderr and log messages into the host's log)", () => {
   it('logs each stderr line, across chunks, redacted; the last line without a newline at the end', () => {
     const { lines, logger } = capture();
     const log = new ServerLog({ logger, server: 'fs:read_only', redact });

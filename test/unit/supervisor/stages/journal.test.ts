@@ -27,7 +27,12 @@ afterEach(async () => {
 });
 
 function contextFor(sideEffect: string, meta: Record<string, unknown> = {}): CallContext {
-  const ctx = new CallContext({ name: 'echo', args: { text: 'hi' }, meta, signal: new AbortController().signal, approval: { kind: 'none' } }, new CallControl([]), 'session-1', createSilentLogger());
+  const ctx = new CallContext(
+    { name: 'echo', args: { text: 'hi' }, meta, signal: new AbortController().signal, approval: { kind: 'none' } },
+    new CallControl([]),
+    'session-1',
+    createSilentLogger(),
+  );
   // Only what journal-entry reads of the tool: its name and class.
   ctx.view = { manifest: { name: 'echo', sideEffect } } as unknown as ToolView;
   ctx.decision = 'allow';

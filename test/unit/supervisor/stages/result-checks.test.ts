@@ -29,7 +29,10 @@ const json = (value: unknown) => ({ type: 'json' as const, json: JSON.stringify(
 const rich = { 'toolhost/output': { kind: 'rich', parts: [{ type: 'text', text: 'hi' }] } };
 
 async function refusal(promise: Promise<unknown>): Promise<Record<string, unknown>> {
-  const error = await promise.then(() => undefined, (thrown: unknown) => thrown);
+  const error = await promise.then(
+    () => undefined,
+    (thrown: unknown) => thrown,
+  );
   expect(error).toBeInstanceOf(HostError);
   return { code: (error as HostError).code, ...(error as HostError).details };
 }
