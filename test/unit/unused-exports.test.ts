@@ -93,6 +93,14 @@ function importsOf(tree: ts.SourceFile, file: string): { names: string[]; whole:
       const module = srcModule(file, node.arguments[0].text);
       if (module !== undefined) whole.push(relative(SRC, module));
     }
+    // The bench's `dist('audit/x.js')` imports a built module by its path under dist/src/.
+    if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'dist' && node.arguments[0] && ts.isStringLiteralLike(node.arguments[0])) {
+      const module = relative(SRC, join(SRC, node.arguments[0].text.replace(/\.js$/, '.ts')));
+      const declaration = ts.isAwaitExpression(node.parent) ? node.parent.parent : undefined;
+      if (declaration && ts.isVariableDeclaration(declaration) && ts.isObjectBindingPattern(declaration.name)) {
+        for (const element of declaration.name.elements) names.push(`${module}:${(element.propertyName ?? element.name).getText(tree)}`);
+      } else whole.push(module);
+    }
     if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
       const module = srcModule(file, node.argument.literal.text);
       if (module !== undefined) {

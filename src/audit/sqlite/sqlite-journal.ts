@@ -447,8 +447,8 @@ export const INSERT_CALLS: MultiRowInsert = {
   arity: CALL_ROW_ARITY,
 };
 
-/** The one-row INSERT of a call record. */
-const INSERT_CALL_SQL = INSERT_CALLS.head + INSERT_CALLS.row;
+/** The one-row INSERT of a call record (the bench times it against the chained write). */
+export const INSERT_CALL_SQL = INSERT_CALLS.head + INSERT_CALLS.row;
 
 /** The INSERT of chain entries, as INSERT_CALLS; a row's values in the order of entryRowValues (chain-entry.ts). */
 export const INSERT_ENTRIES: MultiRowInsert = {
