@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { spawnTool } from '../../../src/runner/process/spawn.js';
 import { buildSandboxArgv, START_LINE } from '../../../src/runner/bwrap/argv.js';
-import { findMarkedProcesses, isAlive, waitForMarkedProcesses, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
+import { findMarkedProcesses, isAlive, pollUntil, waitForMarkedProcesses, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 import { job, processSpec, runOptions, useRunnerTest } from '../../helpers/process-runner-test.js';
 const t = useRunnerTest();
 const services = t.services;
@@ -48,7 +48,11 @@ describe('spawner process', () => {
     const runner = t.start({ command: ['/bin/sh', '-c', 'cat; exec /bin/sleep 1000', t.marker] });
     // close() ends the call: the deadline only bounds a failure.
     const pending = runner.run(job({ hello: 1 }), runOptions({ timeoutMs: 60_000 }));
-    const [wrapper] = (await waitForMarkedProcesses(t.marker, 1)).filter((found) => found.cmdline.startsWith('/usr/bin/bwrap'));
+    // The first marked process may be the tool's shell inside the sandbox: wait for the wrapper itself.
+    const wrapper = await pollUntil(() => {
+      const found = findMarkedProcesses(t.marker).find((entry) => entry.cmdline.startsWith('/usr/bin/bwrap'));
+      return { done: found !== undefined, value: found };
+    }, 30_000);
     expect(wrapper).toBeDefined();
     const spawner = services.spawner.pid;
     expect(spawner).toBeDefined();
