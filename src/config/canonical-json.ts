@@ -14,7 +14,7 @@ export function canonicalJson(value: unknown): string {
 }
 
 /** Plain data with lone surrogates replaced by U+FFFD, as a chained record keeps them. */
-export function wellFormed<T>(value: T): T {
+function wellFormed<T>(value: T): T {
   if (typeof value === 'string') return toWellFormed(value) as T;
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map((item: unknown) => wellFormed(item)) as T;

@@ -6,7 +6,7 @@
 import { realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 
-export interface ProtectedPathsInput {
+interface ProtectedPathsInput {
   /** Absolute manifest folders given to the host. */
   readonly manifestDirs: readonly string[];
   /** Absolute organisation policy files. */

@@ -7,7 +7,7 @@ import type { Problem } from './problem.js';
 
 export type YamlPath = readonly (string | number)[];
 
-export interface Position {
+interface Position {
   readonly line: number;
   readonly col: number;
 }
@@ -23,7 +23,7 @@ export interface YamlSource {
   problemAt(path: YamlPath, reason: string, at?: 'key' | 'value'): Problem;
 }
 
-export type ParseResult = { readonly ok: true; readonly source: YamlSource } | { readonly ok: false; readonly problems: Problem[] };
+type ParseResult = { readonly ok: true; readonly source: YamlSource } | { readonly ok: false; readonly problems: Problem[] };
 
 const START: Position = { line: 1, col: 1 };
 

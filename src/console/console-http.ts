@@ -8,7 +8,7 @@ import { listenBounded } from '../protocol/http.js';
 import type { ConsoleHandler } from './console-server.js';
 import { redirect, SECURITY_HEADERS, send } from './security.js';
 
-export interface ConsoleHttpOptions {
+interface ConsoleHttpOptions {
   readonly console: ConsoleHandler;
   readonly host: string;
   /** 0 picks a free port. */

@@ -10,12 +10,12 @@ import { feedRow, type ApprovalsByCall, type FeedRow } from './views/calls-view.
 import { SECURITY_HEADERS } from './security.js';
 
 /** Calls each poll reads (the newest). */
-export const FEED_WINDOW = 100;
+const FEED_WINDOW = 100;
 /** Listeners at once; more get 503. */
-export const MAX_FEED_LISTENERS = 32;
+const MAX_FEED_LISTENERS = 32;
 const KEEPALIVE_MS = 15_000;
 
-export interface FeedSource {
+interface FeedSource {
   /** The newest calls, newest first, and the operator approvals that let calls run. */
   read(limit: number): Promise<{ readonly records: readonly CallRecord[]; readonly approvals: ApprovalsByCall }>;
 }

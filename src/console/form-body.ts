@@ -4,9 +4,9 @@ import type { IncomingMessage } from 'node:http';
 import { header } from './security.js';
 
 /** Largest form body accepted, in bytes (a note and a few fields). */
-export const MAX_FORM_BYTES = 16 * 1024;
+const MAX_FORM_BYTES = 16 * 1024;
 
-export type FormRead = { readonly ok: true; readonly fields: URLSearchParams } | { readonly ok: false; readonly status: 413 | 415 };
+type FormRead = { readonly ok: true; readonly fields: URLSearchParams } | { readonly ok: false; readonly status: 413 | 415 };
 
 /** Reads the form; a body past the cap or of another type is refused (the socket is drained or dropped). */
 export async function readForm(req: IncomingMessage): Promise<FormRead> {

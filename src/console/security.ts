@@ -31,7 +31,7 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'permissions-policy': 'camera=(), microphone=(), geolocation=(), payment=()',
 };
 
-export type CrossSiteVerdict = { readonly ok: true } | { readonly ok: false; readonly reason: 'cross_site_fetch' | 'foreign_origin' };
+type CrossSiteVerdict = { readonly ok: true } | { readonly ok: false; readonly reason: 'cross_site_fetch' | 'foreign_origin' };
 
 /**
  * Whether a state-changing request comes from a page of the console itself: a

@@ -9,7 +9,7 @@ import type { IncomingMessage } from 'node:http';
 import { header } from './security.js';
 
 /** The cookie that names a session. */
-export const SESSION_COOKIE = 'toolhost_console';
+const SESSION_COOKIE = 'toolhost_console';
 /** Longest a session lives, in ms. */
 export const SESSION_LIFETIME_MS = 8 * 60 * 60 * 1000;
 /** Sessions kept at once; the oldest goes first. */

@@ -5,7 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { constants, createHistogram, monitorEventLoopDelay, PerformanceObserver, type RecordableHistogram } from 'node:perf_hooks';
 
-export interface EventLoopStats {
+interface EventLoopStats {
   readonly maxMs: number;
   readonly p99Ms: number;
   readonly p50Ms: number;

@@ -5,14 +5,14 @@
 import { writeFileSync } from 'node:fs';
 import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
 
-export interface StageSummary {
+interface StageSummary {
   readonly count: number;
   readonly p50Us: number;
   readonly p99Us: number;
 }
 
 /** tool → stage → summary, as written to the stats file. */
-export type StageStats = Readonly<Record<string, Readonly<Record<string, StageSummary>>>>;
+type StageStats = Record<string, Record<string, StageSummary>>;
 
 // Undefined unless the bench asked for stats.
 let byTool: Map<string, Map<string, RecordableHistogram>> | undefined;
@@ -42,7 +42,7 @@ export function startStageStats(env: NodeJS.ProcessEnv = process.env): () => voi
   process.on('SIGUSR2', () => tools.clear());
   return () => {
     byTool = undefined;
-    const stats: Record<string, Record<string, StageSummary>> = {};
+    const stats: StageStats = {};
     for (const [tool, stages] of tools) {
       stats[tool] = Object.fromEntries([...stages].map(([stage, h]) => [stage, { count: h.count, p50Us: h.percentile(50), p99Us: h.percentile(99) }]));
     }

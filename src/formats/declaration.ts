@@ -11,7 +11,7 @@ export interface FormatTool {
 }
 
 /** The sentence every format adds to a terminal tool's description, so a model reading any of them knows. */
-export const TERMINAL_NOTE = 'Terminal: a successful call ends the run; call it last.';
+const TERMINAL_NOTE = 'Terminal: a successful call ends the run; call it last.';
 
 /** The description as a model should read it: with the terminal note for a terminal tool. */
 export function describedAs(tool: FormatTool): string {
@@ -35,7 +35,7 @@ export class ParseError extends Error {
   }
 }
 
-export interface Parameter {
+interface Parameter {
   readonly name: string;
   readonly schema: Readonly<Record<string, unknown>>;
   readonly required: boolean;

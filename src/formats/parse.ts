@@ -7,7 +7,7 @@ import { findTool, ParseError, parametersOf, typesOf, type FormatName, type Form
 import { parseXml, type XmlElement } from './xml.js';
 
 /** Emissions larger than this are refused before parsing. */
-export const MAX_EMISSION_BYTES = 1024 * 1024;
+const MAX_EMISSION_BYTES = 1024 * 1024;
 
 export function detectFormat(text: string): FormatName {
   const start = text.trimStart();
@@ -95,7 +95,7 @@ function coerceElement(element: XmlElement, schema: Readonly<Record<string, unkn
 }
 
 /** Text to the one type the schema allows; several plausible readings are refused as ambiguous. */
-export function coerceText(raw: string, types: readonly string[], where: string): unknown {
+function coerceText(raw: string, types: readonly string[], where: string): unknown {
   if (types.length === 0 || (types.length === 1 && types[0] === 'string')) return raw;
   const text = raw.trim();
   const readings: unknown[] = [];

@@ -8,13 +8,13 @@ import { typesOf } from '../formats/declaration.js';
 type Schema = Readonly<Record<string, unknown>>;
 type Args = Record<string, unknown>;
 
-export interface NearMiss {
+interface NearMiss {
   readonly args: Args;
   /** What was broken, e.g. "missing required path" or "tags: wrong type (number)". */
   readonly mutation: string;
 }
 
-export interface FuzzCases {
+interface FuzzCases {
   readonly valid: Args[];
   readonly invalid: NearMiss[];
   /** Required properties no value could be generated for (a pattern or format without `examples`). */
@@ -58,7 +58,7 @@ function generateObject(schema: Schema, random: () => number, shape: 'minimal' |
 }
 
 /** A value the schema accepts, or undefined when it cannot tell (e.g. a pattern without examples). */
-export function generateValue(schema: Schema, random: () => number, depth = 0): unknown {
+function generateValue(schema: Schema, random: () => number, depth = 0): unknown {
   if ('const' in schema) return schema['const'];
   if (Array.isArray(schema['enum'])) return schema['enum'][Math.floor(random() * schema['enum'].length)];
   if (Array.isArray(schema['examples']) && schema['examples'].length > 0) return schema['examples'][0];

@@ -11,7 +11,7 @@ import { findMatch, matchGlob } from './globs.js';
 import type { IntersectSetting, LayerList, MergedPolicy, PolicyKey } from './policy-model.js';
 import type { Decision, EffectiveLimits, PolicyMode, RuleRef, Trust } from './types.js';
 
-export type CheckOutcome = 'pass' | 'deny' | 'ask' | 'exclude';
+type CheckOutcome = 'pass' | 'deny' | 'ask' | 'exclude';
 
 export interface ToolCheck {
   /** A policy key, or `approval` for the manifest's own `approval: always`. */

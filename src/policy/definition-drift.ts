@@ -18,7 +18,7 @@ import type { RuleRef, ToolView } from './types.js';
 const MAX_LOGGED_DIFF_CHARS = 8_192;
 
 /** What a drift check needs of the host's configuration. */
-export interface DriftSource {
+interface DriftSource {
   readonly tools: ReadonlyMap<string, ToolView>;
   readonly pinning: { readonly enforced: boolean; readonly rule: RuleRef };
   manifestsOfListing(server: string, listing: ServerListing): ReadonlyMap<string, Manifest>;

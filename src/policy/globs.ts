@@ -2,7 +2,7 @@
 // paths. Small on purpose: `*`, `**` and `?` only, no braces or classes, so a
 // policy author can predict every match.
 
-export interface GlobOptions {
+interface GlobOptions {
   /** Paths: `*` and `?` stop at `/`, `**` crosses it. Otherwise `*` matches anything. */
   readonly path?: boolean;
   /** Env secret names are matched without regard to case: `github_token` is still a token. */

@@ -9,7 +9,7 @@ import { readYamlFile } from '../config/yaml-source.js';
 import type { PolicyFile } from './policy-model.js';
 import { checkPolicyDocument } from './policy-schema.js';
 
-export interface LoadPoliciesOptions {
+interface LoadPoliciesOptions {
   /** Organisation policy files, in the order given. */
   readonly policyFiles: readonly string[];
   /** The workspace; its `policies/` folder is the repository layer. */
@@ -20,7 +20,7 @@ export interface LoadPoliciesOptions {
   readonly displayPathOf?: (absolute: string, layer: PolicyFile['layer']) => string;
 }
 
-export interface LoadedPolicies {
+interface LoadedPolicies {
   /** Every file that loaded, organisation files first. */
   readonly files: readonly PolicyFile[];
   readonly problems: readonly Problem[];

@@ -23,7 +23,7 @@ import type {
 import { LIMIT_KEYS } from './policy-model.js';
 import type { OnUnknownTool } from './types.js';
 
-export interface MergeResult {
+interface MergeResult {
   readonly policy: MergedPolicy;
   /** Disagreements layering cannot resolve (two different rewrite targets, unknown ${VARIABLES}). */
   readonly problems: readonly Problem[];

@@ -19,7 +19,7 @@ export interface PinningInForce {
 }
 
 /** Why a tool's pin refuses it. */
-export interface PinRefusal {
+interface PinRefusal {
   readonly reason: 'definition_changed' | 'not_pinned';
   /** The pinned digest; null when the tool has no pin. */
   readonly pinned: string | null;

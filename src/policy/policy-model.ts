@@ -125,7 +125,7 @@ export type PinningSetting = 'off' | 'enforce' | 'auto';
 export type ClassFilter = SideEffect | readonly SideEffect[];
 
 /** One `rules:` entry as written. */
-export interface RuleDocument {
+interface RuleDocument {
   readonly name: string;
   readonly tools: readonly string[];
   readonly principals?: readonly string[];
@@ -135,7 +135,7 @@ export interface RuleDocument {
 }
 
 /** One `limits.rate` window as written. */
-export interface RateDocument {
+interface RateDocument {
   readonly tools: readonly string[];
   readonly class?: ClassFilter;
   readonly per: string;

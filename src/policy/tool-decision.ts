@@ -9,7 +9,7 @@
 import { HostError } from '../errors.js';
 import type { Decision, RuleRef, ToolView } from './types.js';
 
-export type DenialCode = 'policy_denied' | 'unclassified_tool';
+type DenialCode = 'policy_denied' | 'unclassified_tool';
 
 export interface CallDecision {
   readonly effect: 'allow' | 'ask' | 'deny';

@@ -15,14 +15,14 @@ import { windowsFor, type RateWindow } from './rates/rate-windows.js';
 import { manifestDigest } from '../registry/tool-definition.js';
 import type { Decision, ToolView } from './types.js';
 
-export interface PolicyLayers {
+interface PolicyLayers {
   /** Organisation enforce files, repository files and the built-in defaults. */
   readonly enforced: MergedPolicy;
   /** The same plus organisation files in `mode: shadow`; absent when there are none. */
   readonly withShadow?: MergedPolicy;
 }
 
-export interface BuiltView {
+interface BuiltView {
   readonly view: ToolView;
   readonly assessment: ToolAssessment;
   /** Exclusions under the enforced policy: `validate` fails on these. */

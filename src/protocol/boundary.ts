@@ -14,14 +14,14 @@ export const MAX_MESSAGE_DEPTH = 64;
 /** `--max-message-bytes` default: 16 MiB. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
-export const PARSE_ERROR = -32700;
-export const INVALID_REQUEST = -32600;
+const PARSE_ERROR = -32700;
+const INVALID_REQUEST = -32600;
 
 /** Why a line was refused; `data.reason` on the wire. */
-export type MalformedReason =
+type MalformedReason =
   'too_large' | 'invalid_utf8' | 'invalid_json' | 'duplicate_key' | 'proto_key' | 'too_deep' | 'batch_not_supported' | 'not_jsonrpc' | 'not_mcp_message' | 'arguments_not_object';
 
-export type RequestId = string | number | null;
+type RequestId = string | number | null;
 
 /** The JSON-RPC error response for a refused line. */
 export interface MalformedResponse {
@@ -34,7 +34,7 @@ export interface MalformedResponse {
   };
 }
 
-export type LineCheck =
+type LineCheck =
   | { readonly ok: true; readonly message: JSONRPCMessage }
   | {
       readonly ok: false;

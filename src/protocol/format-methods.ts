@@ -12,10 +12,10 @@ import type { RegisterMethods } from './server.js';
 import { errorData } from '../errors.js';
 
 /** JSON-RPC "invalid params": a refused emission or bad params, with data {code: 'malformed_request', reason}. */
-export const JSONRPC_INVALID_PARAMS = -32602;
+const JSONRPC_INVALID_PARAMS = -32602;
 
-export const RENDER_METHOD = 'toolhost/render';
-export const PARSE_METHOD = 'toolhost/parse';
+const RENDER_METHOD = 'toolhost/render';
+const PARSE_METHOD = 'toolhost/parse';
 
 /** Registers both methods on one server instance. */
 export const registerFormatMethods: RegisterMethods = (server, context) => {
@@ -24,14 +24,14 @@ export const registerFormatMethods: RegisterMethods = (server, context) => {
 };
 
 /** `{format?}` → `{format, text}` over the listed tools (default format json). */
-export function renderResult(params: unknown, supervisor: Supervisor): { format: FormatName; text: string } {
+function renderResult(params: unknown, supervisor: Supervisor): { format: FormatName; text: string } {
   const record = paramsRecord(params, ['format']);
   const format = formatParam(record['format']) ?? 'json';
   return { format, text: renderTools(formatToolsOf(supervisor), format) };
 }
 
 /** `{text, format?}` → `{name, arguments}`; a refused emission is a -32602 error saying why. */
-export function parseResult(params: unknown, supervisor: Supervisor): { name: string; arguments: Record<string, unknown> } {
+function parseResult(params: unknown, supervisor: Supervisor): { name: string; arguments: Record<string, unknown> } {
   const record = paramsRecord(params, ['text', 'format']);
   const text = record['text'];
   if (typeof text !== 'string') throw malformed('"text" must be a string holding the emitted call');

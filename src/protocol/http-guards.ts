@@ -31,7 +31,7 @@ export function checkHostAndOrigin(req: IncomingMessage, res: ServerResponse, al
   return true;
 }
 
-export type BodyRead = { readonly ok: true; readonly message: unknown } | { readonly ok: false };
+type BodyRead = { readonly ok: true; readonly message: unknown } | { readonly ok: false };
 
 /**
  * Reads a POST body of at most `maxBytes` and checks it as one JSON-RPC message.

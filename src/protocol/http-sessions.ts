@@ -70,16 +70,16 @@ class ActivityTrackingTransport extends WebStandardStreamableHTTPServerTransport
 }
 
 /** Most legacy MCP sessions open at once, over all principals: a bound on memory. */
-export const MAX_LEGACY_SESSIONS = 1024;
+const MAX_LEGACY_SESSIONS = 1024;
 /** Most open legacy sessions of one principal; opening one more closes its oldest, so no principal can fill the host. */
-export const MAX_LEGACY_SESSIONS_PER_PRINCIPAL = 32;
+const MAX_LEGACY_SESSIONS_PER_PRINCIPAL = 32;
 /**
  * A legacy session with no request and no message for this long, and none of its
  * client's requests unanswered, is closed: a client that went away without DELETE
  * leaves nothing for ever. A client that comes back gets 404 for the old id and, as
  * the MCP transport says it must, starts a new session with initialize.
  */
-export const LEGACY_SESSION_IDLE_MS = 30 * 60_000;
+const LEGACY_SESSION_IDLE_MS = 30 * 60_000;
 /** Longest gap between two looks for idle sessions. */
 const IDLE_SWEEP_MAX_EVERY_MS = 60_000;
 

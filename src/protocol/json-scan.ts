@@ -4,7 +4,7 @@
 // an explicit stack, never recursion: a 16 MiB line of `[` cannot overflow it.
 
 /** What the scan found; `idText` is the raw top-level `"id"` value when it is a string, number or null. */
-export type JsonScan =
+type JsonScan =
   | { readonly ok: false; readonly offset: number }
   | {
       readonly ok: true;

@@ -4,7 +4,7 @@
 // dropped up to the next newline, never buffered.
 import { ID_SCAN_BYTES } from './boundary.js';
 
-export interface LineSink {
+interface LineSink {
   /** A complete line, without `\n` (and without a trailing `\r`). */
   line(bytes: Uint8Array): void;
   /** A line passed `maxLineBytes`; `prefix` holds its first bytes. */

@@ -9,7 +9,7 @@ import type { ProgressEvent } from '../runner/run-types.js';
 import type { LifecycleEvent } from '../supervisor/types.js';
 
 /** The logger name lifecycle events carry in notifications/message. */
-export const LIFECYCLE_LOGGER = 'toolhost';
+const LIFECYCLE_LOGGER = 'toolhost';
 
 /**
  * How long the answer to a call waits after its last progress notification. The SDK
@@ -19,9 +19,9 @@ export const LIFECYCLE_LOGGER = 'toolhost';
  * client read them apart. Only calls that asked for progress and got some wait; 50 ms was
  * too short on a loaded machine (a client not scheduled for that long read both at once).
  */
-export const PROGRESS_SETTLE_MS = 250;
+const PROGRESS_SETTLE_MS = 250;
 
-export interface ProgressForwarder {
+interface ProgressForwarder {
   /** The callback for the supervisor; undefined when the client asked for no progress. */
   readonly onProgress: ((event: ProgressEvent) => void) | undefined;
   /** Resolves once every progress notification is written and has had time to be read on its own. */

@@ -15,7 +15,7 @@ import { isatty, WriteStream as TtyWriteStream } from 'node:tty';
 import type { Logger } from '../log.js';
 
 /** Where the protocol goes now, and what fd 1 became. */
-export interface ProtocolChannel {
+interface ProtocolChannel {
   readonly output: Writable;
   /** `stderr`: fd 1 is a second descriptor for stderr; `null`: /dev/null (stderr is a socket). */
   readonly fd1: 'stderr' | 'null';

@@ -17,8 +17,8 @@ export function approvalSchema(): { type: 'object'; properties: { approve: { typ
 /** The key of the approval question in an input_required result and in the retry's inputResponses. */
 export const APPROVAL_INPUT_KEY = 'approve';
 
-export const JSONRPC_INVALID_REQUEST = -32600;
-export const JSONRPC_INVALID_PARAMS = -32602;
+const JSONRPC_INVALID_REQUEST = -32600;
+const JSONRPC_INVALID_PARAMS = -32602;
 export const JSONRPC_INTERNAL_ERROR = -32603;
 
 /** Maps one outcome to the handler's return value; a JSON-RPC error is thrown as a ProtocolError. */
@@ -58,7 +58,7 @@ export function renderErrorResult(error: HostError): CallToolResult {
 }
 
 /** The JSON-RPC error for an outcome that is a protocol fault, or undefined when it is a tool result. */
-export function toProtocolError(error: HostError, session: Pick<SessionPolicy, 'onUnknownTool' | 'onInvalidArguments'>): ProtocolError | undefined {
+function toProtocolError(error: HostError, session: Pick<SessionPolicy, 'onUnknownTool' | 'onInvalidArguments'>): ProtocolError | undefined {
   const data = errorData(error.code, error.details, error.recovery);
   switch (error.code) {
     case 'malformed_request':

@@ -9,7 +9,7 @@
 // shortcut spares the common line their cost.
 import { isJSONRPCErrorResponse, isJSONRPCNotification, isJSONRPCRequest, isJSONRPCResultResponse, RELATED_TASK_META_KEY, specTypeSchemas } from '@modelcontextprotocol/server';
 
-export type MessageKind = 'request' | 'notification' | 'response';
+type MessageKind = 'request' | 'notification' | 'response';
 
 /**
  * Undefined when the SDK dispatches `message` (already a JSON-RPC object of `kind`

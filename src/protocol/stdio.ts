@@ -106,7 +106,7 @@ class Batch {
 /** A client's method name is logged at most this long. */
 const MAX_LOGGED_METHOD_CHARS = 200;
 
-export interface StdioTransportOptions {
+interface StdioTransportOptions {
   readonly input: Readable;
   readonly output: ProtocolOutput;
   readonly maxMessageBytes: number;

@@ -5,7 +5,7 @@
 import cliProgress from 'cli-progress';
 import yoctoSpinner, { type Spinner } from 'yocto-spinner';
 
-export interface ProgressEvent {
+interface ProgressEvent {
   readonly progress: number;
   readonly total?: number;
   readonly message?: string;

@@ -47,7 +47,7 @@ ${result.records.length === 0 ? notice('status', 'No calls match.') : callsTable
   return page(ctx, 'audit', 'Audit', html`${chain}${form}${results}`);
 }
 
-export interface RecordContext {
+interface RecordContext {
   readonly record: CallRecord;
   /** The operator approval that let this call run, and the ones it asked for. */
   readonly approvedBy?: ApprovalRecord;

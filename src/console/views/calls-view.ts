@@ -6,7 +6,7 @@ import type { CallRecord } from '../../audit/call-record.js';
 import { escapeInvisible } from '../../config/escape-text.js';
 import { html, type SafeHtml } from '../html.js';
 
-export const CALL_COLUMNS = ['Started (UTC)', 'Tool', 'Principal', 'Status', 'Code', 'Decision', 'Approval', 'ms'] as const;
+const CALL_COLUMNS = ['Started (UTC)', 'Tool', 'Principal', 'Status', 'Code', 'Decision', 'Approval', 'ms'] as const;
 
 /** A feed row as the event stream sends it: display strings only (escaped), and the record's link. */
 export interface FeedRow {
@@ -19,7 +19,7 @@ export interface FeedRow {
 export type ApprovalsByCall = ReadonlyMap<string, ApprovalRecord>;
 
 /** The cells of one call, as text. */
-export function callCells(record: CallRecord, approvals: ApprovalsByCall): string[] {
+function callCells(record: CallRecord, approvals: ApprovalsByCall): string[] {
   const operator = approvals.get(record.id);
   const approval = operator?.decidedBy ? `${record.approval ?? 'approved'} by ${operator.decidedBy}` : (record.approval ?? '');
   return [

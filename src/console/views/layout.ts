@@ -4,7 +4,7 @@
 import { formatSpan } from '../../audit/approval-format.js';
 import { html, type SafeHtml } from '../html.js';
 
-export type Section = 'approvals' | 'feed' | 'audit' | 'tools' | 'none';
+type Section = 'approvals' | 'feed' | 'audit' | 'tools' | 'none';
 
 export interface PageContext {
   /** The console's path prefix, e.g. `/console`. */

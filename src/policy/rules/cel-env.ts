@@ -46,7 +46,7 @@ export class PathHelpers {
 }
 
 /** The receiver of `url.host`, `url.port` and `url.scheme` (stateless). */
-export class UrlHelpers {}
+class UrlHelpers {}
 
 /** The one `url` value every activation carries. */
 export const URL_HELPERS = new UrlHelpers();
@@ -61,9 +61,6 @@ export interface RuleActivation {
   readonly path: PathHelpers;
   readonly url: UrlHelpers;
 }
-
-/** Names a `when` may use; anything else is refused at load. */
-export const RULE_VARIABLES = ['args', 'tool', 'principal', 'workspace', 'path', 'url'] as const;
 
 /** Largest `path.within` written with separate globs; more take a list: `path.within(p, ["a/**", ...])`. */
 const MAX_WITHIN_GLOBS = 8;

@@ -36,7 +36,7 @@ export interface CompiledRule {
   readonly shape: ExpressionShape;
 }
 
-export interface CompiledRules {
+interface CompiledRules {
   /** Every rule of every layer, in layer order (organisation files first, then the repository's). */
   readonly rules: readonly CompiledRule[];
   readonly problems: readonly Problem[];

@@ -24,13 +24,13 @@ export interface RuleScope {
 }
 
 /** Why a rule could not be evaluated for a call. */
-export type RuleFailure = 'missing_argument' | 'type_error' | 'cost_limit' | 'not_a_condition' | 'helper_refused' | 'evaluation_error';
+type RuleFailure = 'missing_argument' | 'type_error' | 'cost_limit' | 'not_a_condition' | 'helper_refused' | 'evaluation_error';
 
 /** What the rules decide for one call. */
-export type RuleVerdict = { readonly effect: 'allow' } | RuleRefusal;
+type RuleVerdict = { readonly effect: 'allow' } | RuleRefusal;
 
 /** A rule that denies the call or makes it ask; `failure` when its condition could not be evaluated. */
-export interface RuleRefusal {
+interface RuleRefusal {
   readonly effect: 'deny' | 'ask';
   readonly rule: CompiledRule;
   readonly failure?: RuleFailure;
@@ -38,7 +38,7 @@ export interface RuleRefusal {
 }
 
 /** One rule's result, for `explain`. */
-export interface RuleTrace {
+interface RuleTrace {
   readonly rule: CompiledRule;
   /** False when its principals globs leave this caller out. */
   readonly applies: boolean;

@@ -53,7 +53,7 @@ export function resolveToolPath(p: unknown, base: PathBase): string {
 }
 
 /** Resolves a path for a tool (resolveToolPath, or a memo of it for one call). */
-export type PathResolver = (p: unknown, base: PathBase) => string;
+type PathResolver = (p: unknown, base: PathBase) => string;
 
 /** True when the resolved path matches one of the globs (relative to the workspace, or absolute). */
 export function isPathWithin(p: unknown, globs: readonly string[], base: PathBase, resolvePath: PathResolver = resolveToolPath): boolean {

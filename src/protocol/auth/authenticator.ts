@@ -4,7 +4,7 @@
 // before anything of the request runs.
 
 /** Why a request was refused; `error` is RFC 6750's code, absent when no credentials came at all. */
-export interface AuthRefusal {
+interface AuthRefusal {
   readonly ok: false;
   readonly error?: 'invalid_token';
   /** For the challenge's error_description: never echoes the token. */
@@ -21,7 +21,7 @@ export interface Authenticator {
 }
 
 /** The principal of every request under --no-auth. */
-export const ANONYMOUS_PRINCIPAL = 'anonymous';
+const ANONYMOUS_PRINCIPAL = 'anonymous';
 
 /** Accepts everyone as `anonymous` (--no-auth; the CLI allows it on a loopback bind only). */
 export function noAuthentication(): Authenticator {

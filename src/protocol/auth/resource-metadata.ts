@@ -3,9 +3,9 @@
 // /.well-known/oauth-protected-resource and its /mcp-suffixed form (RFC 9728
 // section 3.1), only when JWTs are accepted.
 
-export const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
+const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
 
-export interface ResourceMetadata {
+interface ResourceMetadata {
   readonly resource: string;
   readonly authorization_servers: readonly string[];
   readonly bearer_methods_supported: readonly ['header'];

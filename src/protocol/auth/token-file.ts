@@ -13,7 +13,7 @@ import { AuthConfigError } from './auth-config-error.js';
 const PRINCIPAL_NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$/;
 const LINE = /^([^:\s]+)\s*:\s*([0-9a-fA-F]{64})\s*$/;
 
-export interface NamedTokenHash {
+interface NamedTokenHash {
   readonly principal: string;
   readonly hash: Buffer;
 }
