@@ -4,7 +4,6 @@
 import type { ApprovedBy, CallStart } from '../audit/call-record.js';
 import { newCallId } from './call-id.js';
 import { hashArgs } from '../audit/hash.js';
-import type { ErrorCode } from '../errors.js';
 import { performance } from 'node:perf_hooks';
 import { recordStageTime, stageTimesOn } from '../diagnostics/stage-times.js';
 import type { Logger } from '../log.js';
@@ -79,11 +78,6 @@ export class CallContext {
   /** The tool name the journal records: the resolved tool, else the name asked for. */
   get toolName(): string {
     return this.view?.manifest.name ?? this.request.name;
-  }
-
-  /** Records why the call ends; the first reason wins when two race (timeout and cancel). */
-  terminate(code: ErrorCode): ErrorCode {
-    return this.control.settle(code);
   }
 
   /** The journal's start record with what is known now. */

@@ -239,6 +239,24 @@ export class CallControl implements RunControl {
   }
 }
 
+/** A failure as a call reports it: its code, one sentence for the model, its facts. */
+interface CallFailure {
+  readonly code: ErrorCode;
+  readonly message: string;
+  readonly details: ErrorDetails;
+}
+
+/**
+ * How a call that failed with `failure` (a runner's outcome, a stage's HostError) ends:
+ * the one place "first reason wins" is decided. The failure stands (the same object)
+ * unless the control recorded another reason first (a cancel that arrived before the
+ * runner reported stays a cancel): then the control's own failure.
+ */
+export function concludeCall<F extends CallFailure>(control: CallControl, failure: F): F | ReturnType<CallControl['failure']> {
+  const code = control.settle(failure.code);
+  return code === failure.code ? failure : control.failure();
+}
+
 /** Removes `item` from `list` in place (lists of a few entries: no copy per call). */
 function removeFrom<T>(list: T[] | undefined, item: T): void {
   if (list === undefined) return;

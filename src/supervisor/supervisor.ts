@@ -15,7 +15,7 @@ import { denialError, readToolDecision, type CallDecision } from '../policy/tool
 import type { SessionPolicy, ToolView } from '../policy/types.js';
 import { emitStarted, forwardProgress } from './call-events.js';
 import { CallContext } from './call-context.js';
-import { CallControl } from './call-control.js';
+import { CallControl, concludeCall } from './call-control.js';
 import { openCallSession, type CallSession } from './call-session.js';
 import { isBeforeRun, journalFailure } from './journal-failure.js';
 import { journaledArguments } from './journaled-arguments.js';
@@ -336,16 +336,16 @@ class CallSupervisor implements Supervisor {
     };
   }
 
-  // The one place unknown throwables become `internal`; first termination reason wins.
+  // The one place unknown throwables become `internal`; concludeCall decides which reason ends the call.
   // Every error is redacted here, as it leaves: details quote what tools wrote.
   #toHostError(ctx: CallContext, thrown: unknown): HostError {
     if (isHostError(thrown)) {
-      const code = ctx.terminate(thrown.code);
-      if (code === thrown.code) return redactError(thrown, this.#deps.redact);
-      const { message, details } = ctx.control.failure();
-      return new HostError(code, message, details, { cause: thrown });
+      const ending = concludeCall(ctx.control, thrown);
+      if (ending === thrown) return redactError(thrown, this.#deps.redact);
+      return new HostError(ending.code, ending.message, ending.details, { cause: thrown });
     }
-    ctx.terminate('internal');
+    // A defect stays `internal` whatever stopped the call; recorded as the reason if none was.
+    ctx.control.settle('internal');
     // The journal failed before the tool ran: a cause the caller is told, as a result.
     if (isJournalError(thrown) && isBeforeRun(ctx.stage)) return journalFailure(thrown, ctx.stage);
     // Logged once, with the cause, by the end-of-call log line.

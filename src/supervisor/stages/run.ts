@@ -9,6 +9,7 @@ import { HostError } from '../../errors.js';
 import type { Runner, RunSpec } from '../../runner/types.js';
 import type { EgressAttempt, ProgressEvent, RunOutcome, RunOutput } from '../../runner/run-types.js';
 import type { CallContext } from '../call-context.js';
+import { concludeCall } from '../call-control.js';
 import type { CallLogger } from '../call-logger.js';
 import type { Redactor } from '../redact.js';
 import { MAX_ERROR_MESSAGE_CHARS } from '../redact-error.js';
@@ -81,12 +82,10 @@ async function runOnce(input: RunInput): Promise<RunOutput> {
 }
 
 function failWith(ctx: CallContext, outcome: Extract<RunOutcome, { ok: false }>, redact: Redactor, logger: CallLogger): never {
-  // First termination reason wins: a cancel that arrived before the runner reported stays a cancel.
-  const code = ctx.terminate(outcome.code);
-  if (code !== outcome.code) {
-    logger.debug({ runnerCode: outcome.code, code }, 'runner failure superseded by an earlier termination');
-    const { message, details } = ctx.control.failure();
-    throw new HostError(code, message, details);
+  const ending = concludeCall(ctx.control, outcome);
+  if (ending !== outcome) {
+    logger.debug({ runnerCode: outcome.code, code: ending.code }, 'runner failure superseded by an earlier termination');
+    throw new HostError(ending.code, ending.message, ending.details);
   }
   // Redacted before it is cut (the supervisor redacts every error's details again as it leaves).
   const message = redact.cut(outcome.message, MAX_ERROR_MESSAGE_CHARS);

@@ -5,7 +5,7 @@
 // only when asked for (already aborted after a stop). Timers are faked.
 import { getEventListeners } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { CallControl, clampDelayMs } from '../../../src/supervisor/call-control.js';
+import { CallControl, clampDelayMs, concludeCall } from '../../../src/supervisor/call-control.js';
 import { countAbortControllers } from '../../helpers/abort-count.js';
 
 beforeEach(() => vi.useFakeTimers());
@@ -234,6 +234,23 @@ describe('CallControl.settle', () => {
     expect(control.signal.aborted).toBe(true);
     expect(control.reason).toBe('tool_error');
     expect(onStop).toHaveBeenCalledWith('tool_error');
+  });
+});
+
+describe('concludeCall', () => {
+  it('a failure stands as the first reason, the same object', () => {
+    const control = new CallControl();
+    const failure = { code: 'tool_error' as const, message: 'The tool failed.', details: { exitCode: 2 } };
+    expect(concludeCall(control, failure)).toBe(failure);
+    expect(control.reason).toBe('tool_error');
+  });
+
+  it("a reason recorded first wins: the call ends with the control's code, sentence and facts", () => {
+    const control = new CallControl([], { timeoutMs: 40 });
+    vi.advanceTimersByTime(40);
+    const late = { code: 'tool_crashed' as const, message: 'The tool crashed.', details: { signal: 'SIGKILL' } };
+    expect(concludeCall(control, late)).toEqual({ code: 'timeout', message: 'The tool ran past its time limit.', details: { timeoutMs: 40 } });
+    expect(control.reason).toBe('timeout');
   });
 });
 
