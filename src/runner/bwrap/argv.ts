@@ -126,7 +126,7 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
     if (!setup.ok) throw unavailable(setup.reason, setup.fix);
   }
   // The proxy variables win over any the tool's env passes through: they are the only way out.
-  const env = { ...sandboxEnv(spec.env), ...(egress === undefined ? {} : egressEnv()) };
+  const env = { ...sandboxEnv(spec.env), ...(isolated ? homeEnv(spec.env) : {}), ...(egress === undefined ? {} : egressEnv()) };
   const toolLimits = computeSandboxLimits(spec, opts.timeoutMs, opts.limits, opts.addressSpaceMb);
   // The bridge's idle listeners count among the sandbox's processes: the tool keeps its own allowance.
   const computed = egress === undefined ? toolLimits : { ...toolLimits, processes: toolLimits.processes + bridgeProcessCount(direct) };
@@ -395,6 +395,17 @@ function sandboxEnv(env: Readonly<Record<string, string>>): Record<string, strin
   }
   out['PATH'] ??= SANDBOX_DEFAULT_PATH;
   return out;
+}
+
+/**
+ * HOME for a namespaced process: the private /tmp, unless its env names one. Many programs
+ * (npm servers through os.homedir(), Python's caches, git) read or write under HOME at start,
+ * and without it they fall back to the user's entry in /etc/passwd, a home the sandbox hides.
+ */
+export const SANDBOX_HOME = '/tmp';
+
+function homeEnv(env: Readonly<Record<string, string>>): Record<string, string> {
+  return env['HOME'] === undefined ? { HOME: SANDBOX_HOME } : {};
 }
 
 // Resolved once per host: /bin/sh does not move under a running host, and this ran at every sandbox start.

@@ -2,7 +2,8 @@
 // (192.0.2.10:5432, [fd00::2]:443) must exist on the sandbox's own loopback
 // for an ordinary client there to connect to them (egress-network.ts). Nothing
 // inside may add them: its network namespace belongs to a user namespace with
-// no capability left, and its seccomp filter refuses netlink. The host adds
+// no capability left (its filter lets netlink's NETLINK_ROUTE read addresses,
+// and changing one needs CAP_NET_ADMIN). The host adds
 // them from outside, before the tool starts: `nsenter` into the sandbox's
 // network namespace (as the owner of its user namespace, where the host is
 // not root) runs `ip -batch -` with one `address add` per literal. The bridge

@@ -3,7 +3,10 @@
 // attacker wants answers EPERM: kernel keyrings, ptrace and process_vm_*, bpf,
 // perf_event_open, userfaultfd, io_uring, kernel modules and kexec, new namespaces
 // (unshare, setns, clone with a CLONE_NEW* flag), mounts, and sockets of any
-// family but AF_UNIX, AF_INET and AF_INET6. clone3 answers ENOSYS: its flags
+// family but AF_UNIX, AF_INET, AF_INET6 and netlink's NETLINK_ROUTE (getifaddrs:
+// Node's os.networkInterfaces() throws without it, and many npm servers call it
+// at start; the sandbox's own network namespace holds only its loopback, and with
+// every capability dropped the socket can read it, not change it). clone3 answers ENOSYS: its flags
 // sit in a struct in memory that seccomp cannot read, and glibc falls back to
 // clone(), whose flags it can. Everything else is allowed.
 //
@@ -28,7 +31,7 @@ export const EPERM = 1;
 export const ENOSYS = 38;
 
 /** Offsets in struct seccomp_data: nr (u32), arch (u32), instruction_pointer (u64), args[6] (u64 each). */
-export const SECCOMP_DATA = { nr: 0, arch: 4, args0Low: 16 } as const;
+export const SECCOMP_DATA = { nr: 0, arch: 4, args0Low: 16, args2Low: 32 } as const;
 
 /** x86_64 numbers (asm/unistd_64.h) of the calls refused outright with EPERM. */
 export const REFUSED_SYSCALLS_X86_64: Readonly<Record<string, number>> = {
@@ -90,6 +93,9 @@ export const CLONE_NAMESPACE_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08
 
 /** Socket families a tool may open: AF_UNIX, AF_INET, AF_INET6. */
 export const ALLOWED_SOCKET_FAMILIES = { AF_UNIX: 1, AF_INET: 2, AF_INET6: 10 } as const;
+/** AF_NETLINK is allowed for one protocol only: NETLINK_ROUTE (linux/netlink.h), what getifaddrs(3) opens. */
+export const AF_NETLINK = 16;
+export const NETLINK_ROUTE = 0;
 
 /** The filter as steps (readable, and what the unit test interprets). */
 export function seccompSteps(): BpfStep[] {
@@ -116,7 +122,12 @@ export function seccompSteps(): BpfStep[] {
     { op: 'load', offset: SECCOMP_DATA.args0Low },
     { op: 'jeq', k: ALLOWED_SOCKET_FAMILIES.AF_UNIX, then: 'allow' },
     { op: 'jeq', k: ALLOWED_SOCKET_FAMILIES.AF_INET, then: 'allow' },
-    { op: 'jeq', k: ALLOWED_SOCKET_FAMILIES.AF_INET6, then: 'allow', else: 'eperm' },
+    { op: 'jeq', k: ALLOWED_SOCKET_FAMILIES.AF_INET6, then: 'allow' },
+    { op: 'jeq', k: AF_NETLINK, then: 'netlink', else: 'eperm' },
+    // socket(AF_NETLINK, type, protocol): protocol is an int, the low word of args[2].
+    { op: 'label', name: 'netlink' },
+    { op: 'load', offset: SECCOMP_DATA.args2Low },
+    { op: 'jeq', k: NETLINK_ROUTE, then: 'allow', else: 'eperm' },
     { op: 'label', name: 'allow' },
     { op: 'ret', k: SECCOMP_RET_ALLOW },
     { op: 'label', name: 'eperm' },

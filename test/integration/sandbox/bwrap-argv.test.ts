@@ -13,6 +13,7 @@ import {
   ETC_ALLOWLIST,
   ETC_COPY_MAX_BYTES,
   SANDBOX_DEFAULT_PATH,
+  SANDBOX_HOME,
   SANDBOX_FILE_FD_BASE,
   SANDBOX_SECCOMP_FD,
   sandboxFileInputs,
@@ -182,11 +183,14 @@ describe('buildSandboxArgv', () => {
     expect(pairsOf(own, '--bind')).toContain(`${READ_ROOT} /tmp`);
   });
 
-  it('sets exactly spec.env, plus a fixed PATH when spec.env has none', () => {
+  it('sets exactly spec.env, plus a fixed PATH and HOME (the private /tmp) when spec.env has none', () => {
     const { bwrap } = split(buildSandboxArgv(spec({ env: { LANG: 'C.UTF-8', TZ: 'UTC' } }), { services, cwd: WRITE_ROOT }));
-    expect(pairsOf(bwrap, '--setenv')).toEqual(['LANG C.UTF-8', 'TZ UTC', `PATH ${SANDBOX_DEFAULT_PATH}`]);
-    const withPath = split(buildSandboxArgv(spec({ env: { PATH: '/usr/bin' } }), { services, cwd: WRITE_ROOT })).bwrap;
-    expect(pairsOf(withPath, '--setenv')).toEqual(['PATH /usr/bin']);
+    expect(pairsOf(bwrap, '--setenv')).toEqual(['LANG C.UTF-8', 'TZ UTC', `PATH ${SANDBOX_DEFAULT_PATH}`, `HOME ${SANDBOX_HOME}`]);
+    const withPath = split(buildSandboxArgv(spec({ env: { PATH: '/usr/bin', HOME: '/work' } }), { services, cwd: WRITE_ROOT })).bwrap;
+    expect(pairsOf(withPath, '--setenv')).toEqual(['PATH /usr/bin', 'HOME /work']);
+    // isolation none sees the host's filesystem: no HOME is made up for it (its env is spec.env alone).
+    const none = split(buildSandboxArgv(spec({ isolation: 'none', env: {} }), { services, cwd: WRITE_ROOT })).bwrap;
+    expect(pairsOf(none, '--setenv')).toEqual([`PATH ${SANDBOX_DEFAULT_PATH}`]);
   });
 
   it('refuses an environment name bubblewrap would mangle', () => {

@@ -6,7 +6,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, symlinkSyn
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ETC_ALLOWLIST, PRIVATE_TMPFS_MAX_BYTES } from '../../../src/runner/bwrap/argv.js';
-import { PROBE_PY, probeSpec, runProbe, useSandboxTest } from '../../helpers/sandbox-run.js';
+import { PROBE_PY, probeSpec, runProbe, runSandboxed, useSandboxTest } from '../../helpers/sandbox-run.js';
 import { makeTempDir } from '../../helpers/temp-dir.js';
 
 describe('namespace sandbox: filesystem', () => {
@@ -19,6 +19,12 @@ describe('namespace sandbox: filesystem', () => {
 
   afterEach(() => {
     outside.remove();
+  });
+
+  it("gives a process a HOME it can write, the private /tmp, and the host's home stays unseen", async () => {
+    const script = 'const os = require("os"), fs = require("fs"); fs.mkdirSync(os.homedir() + "/.cache/x", { recursive: true }); console.log(os.homedir(), fs.existsSync("/root"))';
+    const node = await runSandboxed(probeSpec(sandbox.marker, { command: [process.execPath, '-e', script], memoryMb: 4096 }), { cwd: sandbox.workspace.path });
+    expect({ exit: node.exitCode, out: node.stdout.trim() }).toEqual({ exit: 0, out: '/tmp false' });
   });
 
   it('keeps writes outside the workspace off the host', async () => {

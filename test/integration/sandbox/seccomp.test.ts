@@ -13,6 +13,7 @@ const services = useProcessServices();
 const AF_NETLINK = 16;
 const AF_PACKET = 17;
 const SOCK_RAW = 3;
+const NETLINK_AUDIT = 9;
 
 // nr and arguments per refused call; the comment says what the host answers without the filter.
 const REFUSED: Array<[string, number, Array<number | string>]> = [
@@ -36,10 +37,10 @@ describe('namespace sandbox: seccomp', () => {
     marker = newMarker('sandbox');
   });
 
-  it('answers EPERM to every refused call, and to netlink and packet sockets', async () => {
+  it('answers EPERM to every refused call, and to packet sockets and netlink other than NETLINK_ROUTE', async () => {
     const ops = [
       ...REFUSED.map(([, nr, args]) => ({ op: 'syscall', nr, args })),
-      { op: 'socket', family: AF_NETLINK, type: SOCK_RAW },
+      { op: 'socket', family: AF_NETLINK, type: SOCK_RAW, proto: NETLINK_AUDIT },
       { op: 'socket', family: AF_PACKET, type: SOCK_RAW },
       { op: 'socket', family: 1, type: 1 }, // AF_UNIX stream: allowed
       { op: 'socket', family: 2, type: 1 }, // AF_INET stream: allowed
@@ -68,6 +69,17 @@ describe('namespace sandbox: seccomp', () => {
     expect({ exit: node.exitCode, out: node.stdout.trim() }).toEqual({ exit: 0, out: 'forked' });
     const sh = await runSandboxed(probeSpec(marker, { command: ['/bin/sh', '-c', 'echo $((6 * 7)) | cat'] }), { cwd });
     expect({ exit: sh.exitCode, out: sh.stdout.trim() }).toEqual({ exit: 0, out: '42' });
+  });
+
+  it("lets a tool read its own network interfaces (Node's os.networkInterfaces) but not change them", async () => {
+    const cwd = probeSpec(marker).manifestDir;
+    const script = 'console.log(JSON.stringify(Object.keys(require("os").networkInterfaces())))';
+    const node = await runSandboxed(probeSpec(marker, { command: [process.execPath, '-e', script], memoryMb: 4096 }), { cwd });
+    expect({ exit: node.exitCode, out: node.stdout.trim() }).toEqual({ exit: 0, out: '["lo"]' });
+    // The netlink socket opens; changing a link needs CAP_NET_ADMIN, which the sandbox has not.
+    const ip = await runSandboxed(probeSpec(marker, { command: ['/bin/sh', '-c', 'ip link set lo down 2>&1; echo "exit $?"'] }), { cwd });
+    expect(ip.stdout).toMatch(/Operation not permitted/);
+    expect(ip.stdout.trim().split('\n').at(-1)).not.toBe('exit 0');
   });
 
   it('asks bubblewrap for the program on fd 4, which the tool never sees', async () => {

@@ -1,6 +1,6 @@
 // The assembled seccomp program, run by a classic-BPF interpreter written
 // here from linux/filter.h semantics: every refused call answers EPERM, clone3
-// ENOSYS, clone only with namespace flags, socket only for other families,
+// ENOSYS, clone only with namespace flags, socket only for other families (netlink for NETLINK_ROUTE alone),
 // x32 numbers and foreign architectures never reach the allow path, and
 // everything else is allowed. The real kernel's verdicts are in
 // test/integration/sandbox/seccomp.test.ts.
@@ -8,10 +8,12 @@ import { describe, expect, it } from 'vitest';
 import { assembleBpf, BPF_JEQ_K, BPF_JGE_K, BPF_JSET_K, BPF_LD_W_ABS, BPF_RET_K, decodeBpf, encodeBpf, type BpfInstruction } from '../../../../src/runner/bwrap/seccomp-bpf.js';
 import { SandboxFacts } from '../../../../src/runner/bwrap/sandbox-facts.js';
 import {
+  AF_NETLINK,
   AUDIT_ARCH_X86_64,
   CLONE_NAMESPACE_FLAGS,
   ENOSYS,
   EPERM,
+  NETLINK_ROUTE,
   REFUSED_SYSCALLS_X86_64,
   SECCOMP_RET_ALLOW,
   SECCOMP_RET_ERRNO,
@@ -102,10 +104,14 @@ describe('the seccomp program', () => {
     }
   });
 
-  it('allows sockets of AF_UNIX, AF_INET and AF_INET6 only', () => {
+  it('allows sockets of AF_UNIX, AF_INET and AF_INET6, and netlink for NETLINK_ROUTE only', () => {
     for (const family of [1, 2, 10]) expect(verdict({ nr: SYSCALL_SOCKET, args: [family, 1, 0] })).toBe(SECCOMP_RET_ALLOW);
-    // AF_NETLINK, AF_PACKET, AF_KEY, AF_ALG, AF_VSOCK, AF_BLUETOOTH, AF_UNSPEC.
-    for (const family of [16, 17, 15, 38, 40, 31, 0]) expect(verdict({ nr: SYSCALL_SOCKET, args: [family, 3, 0] })).toBe(ERRNO_EPERM);
+    // AF_PACKET, AF_KEY, AF_ALG, AF_VSOCK, AF_BLUETOOTH, AF_UNSPEC.
+    for (const family of [17, 15, 38, 40, 31, 0]) expect(verdict({ nr: SYSCALL_SOCKET, args: [family, 3, 0] })).toBe(ERRNO_EPERM);
+    // getifaddrs: socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE).
+    expect(verdict({ nr: SYSCALL_SOCKET, args: [AF_NETLINK, 3 | 0x80000, NETLINK_ROUTE] })).toBe(SECCOMP_RET_ALLOW);
+    // NETLINK_SOCK_DIAG, NETLINK_XFRM, NETLINK_AUDIT, NETLINK_NETFILTER, NETLINK_KOBJECT_UEVENT, NETLINK_GENERIC, and a high word that must not matter.
+    for (const protocol of [4, 6, 9, 12, 15, 16, 2 ** 32 + 4]) expect(verdict({ nr: SYSCALL_SOCKET, args: [AF_NETLINK, 3, protocol] })).toBe(ERRNO_EPERM);
   });
 
   it('refuses every x32 number, even one whose low bits name an allowed call', () => {
