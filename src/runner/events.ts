@@ -11,7 +11,7 @@ import { readDenial, readLogLevel, readProgress } from '../../sandbox/shared/rea
 import type { RunOptions } from './run-types.js';
 
 /** Where a call's events go: its run options' callbacks, and the host's log for what has no callback. */
-export interface CallEventsTarget {
+interface CallEventsTarget {
   readonly options: Pick<RunOptions, 'onProgress' | 'onLog' | 'onDenied'>;
   readonly logger: Logger;
   /** What the host's log names the call by (`{ tool }`, `{ callId }`). */

@@ -10,7 +10,7 @@ import { createWorkerRunner } from './worker/worker-runner.js';
 import { createUpstreamRunner } from './upstream/upstream-runner.js';
 import type { UpstreamServers } from './upstream/upstream-servers.js';
 
-export interface CreateRunnerDeps {
+interface CreateRunnerDeps {
   readonly logger: Logger;
   /** The host's sandbox services (spawner, groups, cgroups, prepared sandboxes, isolate processes). */
   readonly services: ProcessServices;

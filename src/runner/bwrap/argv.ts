@@ -83,7 +83,7 @@ export const SANDBOX_DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin';
 export const START_LINE = '\n';
 const START_GATE_SCRIPT = 'read -r start && exec "$@"';
 /** bubblewrap's --json-status-fd: never visible to the tool, which bubblewrap starts without it. */
-export const SANDBOX_STATUS_FD = 3;
+const SANDBOX_STATUS_FD = 3;
 /** bubblewrap's --seccomp: the spawner writes the program into this descriptor (see sandboxFd4Input). */
 export const SANDBOX_SECCOMP_FD = 4;
 /**
@@ -94,8 +94,8 @@ export const SANDBOX_FILE_FD_BASE = 5;
 /** An allowlisted /etc file larger than this is bind-mounted instead of copied. */
 export const ETC_COPY_MAX_BYTES = 256 * 1024;
 /** Where the sandbox sees its cgroup's `cgroup.procs` (namespace mode); a second hierarchy's (cgroup v1) is `cgroup-1.procs`. */
-export const SANDBOX_CGROUP_PROCS_PATH = '/run/toolhost/cgroup.procs';
-export const SANDBOX_HOSTNAME = 'toolhost-sandbox';
+const SANDBOX_CGROUP_PROCS_PATH = '/run/toolhost/cgroup.procs';
+const SANDBOX_HOSTNAME = 'toolhost-sandbox';
 /** Size cap of the private /tmp and /dev/shm tmpfs mounts (namespace mode). */
 export const PRIVATE_TMPFS_MAX_BYTES = 256 * 1024 * 1024;
 
@@ -242,7 +242,7 @@ export function sandboxFileInputs(argv: readonly string[]): readonly string[] {
 }
 
 /** Directories (or /usr-merge symlinks) the namespace sandbox shows read-only from the host. */
-export const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'] as const;
+const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'] as const;
 
 /**
  * Files from /etc a program commonly needs (loader, TLS roots, name resolution, users, time zone,
@@ -287,7 +287,7 @@ export const ETC_ALLOWLIST = [
 const ETC_ALLOWLIST_PATHS: ReadonlySet<string> = new Set(ETC_ALLOWLIST.map((name) => `/etc/${name}`));
 
 /** Private-key folders inside allowlisted /etc folders, hidden under an empty tmpfs. */
-export const ETC_MASKED = ['/etc/ssl/private', '/etc/pki/tls/private'] as const;
+const ETC_MASKED = ['/etc/ssl/private', '/etc/pki/tls/private'] as const;
 
 /**
  * What the sandbox's direct listeners need of the user namespace that owns its network namespace:
@@ -383,7 +383,7 @@ function pathMounts(facts: SandboxFacts, spec: RunSpec, cwd: string, searchPath:
 }
 
 /** Never visible in the namespace sandbox, even inside a declared root. */
-export const SECRET_PATHS = ['/etc/shadow', '/etc/shadow-', '/etc/gshadow', '/etc/gshadow-', '/etc/ssh', '/etc/ssl/private', '/etc/sudoers', '/etc/sudoers.d'] as const;
+const SECRET_PATHS = ['/etc/shadow', '/etc/shadow-', '/etc/gshadow', '/etc/gshadow-', '/etc/ssh', '/etc/ssl/private', '/etc/sudoers', '/etc/sudoers.d'] as const;
 
 function sandboxEnv(env: Readonly<Record<string, string>>): Record<string, string> {
   const out: Record<string, string> = {};

@@ -7,7 +7,7 @@ import { delimiter, isAbsolute, join } from 'node:path';
 import type { SandboxFacts } from './sandbox-facts.js';
 
 /** Where programs are looked up when neither the caller nor the environment says. */
-export const DEFAULT_SEARCH_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+const DEFAULT_SEARCH_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /** The first executable regular file called `name` on `searchPath` (or `name` itself when it has a slash). */
 export function findExecutable(name: string, searchPath: string = process.env['PATH'] ?? DEFAULT_SEARCH_PATH): string | undefined {

@@ -30,7 +30,7 @@ export interface CgroupLimits {
 }
 
 /** One limit to write; an optional one may be missing (no swap accounting, an older kernel). */
-export interface LimitFile {
+interface LimitFile {
   readonly path: string;
   readonly value: string;
   readonly isOptional: boolean;

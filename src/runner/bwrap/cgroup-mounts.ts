@@ -17,7 +17,7 @@ export interface ControllerMount {
   readonly mountPoint: string;
 }
 
-export type ControllerMountLookup = { readonly ok: true; readonly mount: ControllerMount } | { readonly ok: false; readonly reason: string };
+type ControllerMountLookup = { readonly ok: true; readonly mount: ControllerMount } | { readonly ok: false; readonly reason: string };
 
 /** Where `controller` is mounted, from mountinfo's text (read from /proc/self/mountinfo when not given). */
 export function findControllerMount(controller: CgroupController, mountinfo?: string): ControllerMountLookup {

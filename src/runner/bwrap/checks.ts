@@ -18,7 +18,7 @@ import { openEgressGrant, type EgressGrant } from './egress-grant.js';
 import { createSilentLogger } from '../../log.js';
 import { ProcessServices } from '../process-services.js';
 
-export type CheckStatus = 'ok' | 'warn' | 'fail';
+type CheckStatus = 'ok' | 'warn' | 'fail';
 
 /** One line of the doctor's report; `facts` are stable, machine-readable values. */
 export interface DoctorCheck {
@@ -29,7 +29,7 @@ export interface DoctorCheck {
   readonly facts: Readonly<Record<string, string | number | boolean | null>>;
 }
 
-export interface SandboxCheckOptions {
+interface SandboxCheckOptions {
   readonly bwrapPath?: string;
 }
 

@@ -14,7 +14,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { findExecutable } from './binaries.js';
 import type { SandboxFacts } from './sandbox-facts.js';
 
-export interface CommandMounts {
+interface CommandMounts {
   /** Host paths to bind read-only at the same path. */
   readonly readOnlyBinds: readonly string[];
   /** Symlinks to create in the sandbox: `path` → `target`. */
@@ -52,7 +52,7 @@ const VERSION_FILES = ['.python-version', '.ruby-version', '.node-version'];
  * version file of its own (the closest file wins, so its parents are never read),
  * else `/`, so only the manager's global version applies. Never the workspace.
  */
-export function versionLookupDir(manifestDir: string): string {
+function versionLookupDir(manifestDir: string): string {
   return VERSION_FILES.some((name) => existsSync(join(manifestDir, name))) ? manifestDir : '/';
 }
 

@@ -29,7 +29,7 @@ import { planEgressNetwork, type EgressNetworkPlan } from './egress-network.js';
 
 export type { EgressAttempt, EgressCounts, EgressLimits } from './egress-proxy.js';
 
-export interface EgressGrantOptions {
+interface EgressGrantOptions {
   /** network.allow in force for the process (manifest ∩ policy). Must be non-empty. */
   readonly allow: readonly string[];
   /** A read_only tool: plain-HTTP requests held to GET, HEAD and OPTIONS, without a body. */

@@ -11,7 +11,7 @@ import type { Socket } from 'node:net';
 import { forwardedHeaders, headerBytes } from './egress-request-head.js';
 
 /** Where the admitted request goes and what it may cost. */
-export interface HttpForward {
+interface HttpForward {
   /** The address the admission resolved (never the name again). */
   readonly address: string;
   readonly family: number;

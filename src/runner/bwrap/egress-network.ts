@@ -45,7 +45,7 @@ export const PROXY_LISTEN = { address: '127.0.0.1', port: 3128 } as const;
 /** Allowed names get addresses from here up (127.77.0.1, 127.77.0.2, …), all on the namespace's loopback. */
 const NAME_ADDRESS_BASE = [127, 77, 0, 1] as const;
 
-export type EgressNetworkResult = { readonly ok: true; readonly plan: EgressNetworkPlan } | { readonly ok: false; readonly reason: string };
+type EgressNetworkResult = { readonly ok: true; readonly plan: EgressNetworkPlan } | { readonly ok: false; readonly reason: string };
 
 /** The listeners, /etc/hosts and added addresses for an allow list (already held to the policy). */
 export function planEgressNetwork(allow: readonly string[]): EgressNetworkResult {

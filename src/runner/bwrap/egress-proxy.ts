@@ -71,12 +71,12 @@ export interface EgressCounts {
 }
 
 /** A destination an ordinary TCP client reaches directly (egress-network.ts): the allow entry's host and port. */
-export interface DirectDestination {
+interface DirectDestination {
   readonly host: string;
   readonly port: number;
 }
 
-export interface EgressProxyOptions {
+interface EgressProxyOptions {
   readonly rules: EgressRules;
   readonly limits: EgressLimits;
   /** Called for every attempt of the default ledger (up to maxAttempts per call). */

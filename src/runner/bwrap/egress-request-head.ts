@@ -16,7 +16,7 @@ export function isCallToken(token: unknown): token is string {
   return typeof token === 'string' && /^[0-9a-f]{32}$/.test(token);
 }
 
-export type ProxyTarget = { readonly ok: true; readonly host: string; readonly port: number } | { readonly ok: false; readonly reason: string };
+type ProxyTarget = { readonly ok: true; readonly host: string; readonly port: number } | { readonly ok: false; readonly reason: string };
 
 /** The `host:port` of a CONNECT (IPv6 in brackets, or bare as Python 3.11's http.client sends it). */
 export function parseConnectTarget(target: string): ProxyTarget {

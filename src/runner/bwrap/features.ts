@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { bwrapSupports } from './binaries.js';
 import type { SandboxFacts } from './sandbox-facts.js';
 
-export interface SandboxFeatures {
+interface SandboxFeatures {
   /** `--unshare-user` works: root in the sandbox has no capability on the host. */
   readonly userNamespace: boolean;
   /** `--disable-userns` exists (bubblewrap 0.8+): the tool cannot make nested user namespaces. */
@@ -21,7 +21,7 @@ export function detectSandboxFeatures(facts: SandboxFacts, bwrapPath: string): S
 }
 
 /** The outcome of running `bwrap <args> true` with an empty environment: exit 0, or stderr. */
-export function tryBwrap(bwrapPath: string, args: readonly string[]): { ok: true } | { ok: false; stderr: string } {
+function tryBwrap(bwrapPath: string, args: readonly string[]): { ok: true } | { ok: false; stderr: string } {
   try {
     execFileSync(bwrapPath, [...args, '--', 'true'], { env: {}, timeout: 10_000, stdio: ['ignore', 'ignore', 'pipe'] });
     return { ok: true };

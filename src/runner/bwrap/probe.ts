@@ -7,9 +7,9 @@ import { explainNamespaceFailure } from './features.js';
 import type { SandboxFacts } from './sandbox-facts.js';
 import { seccompProgram } from './seccomp.js';
 
-export type SandboxProbe = { readonly ok: true; readonly version: string } | { readonly ok: false; readonly reason: string };
+type SandboxProbe = { readonly ok: true; readonly version: string } | { readonly ok: false; readonly reason: string };
 
-export interface SandboxProbeOptions {
+interface SandboxProbeOptions {
   /** Probe this bubblewrap instead of `bwrap` on PATH (a seam for tests and odd installs). */
   readonly bwrapPath?: string;
 }
@@ -36,7 +36,7 @@ export async function tryNamespaces(bwrapPath: string, flags: readonly string[])
 }
 
 /** The namespaces every process tool needs (isolation none needs the pid namespace; namespace needs all). */
-export const REQUIRED_NAMESPACE_FLAGS = ['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-net', '--die-with-parent', '--new-session'] as const;
+const REQUIRED_NAMESPACE_FLAGS = ['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-net', '--die-with-parent', '--new-session'] as const;
 
 export const INSTALL_BUBBLEWRAP = 'install bubblewrap: apt-get install bubblewrap (Fedora: dnf install bubblewrap)';
 
@@ -60,7 +60,7 @@ async function runProbe(facts: SandboxFacts, bwrapPath: string | undefined): Pro
 }
 
 /** Runs `bwrap --seccomp 4 … true` with the host's filter on fd 4; ok:false says why it cannot be installed. */
-export function trySeccomp(facts: SandboxFacts, bwrapPath: string): Promise<{ ok: true } | { ok: false; reason: string }> {
+function trySeccomp(facts: SandboxFacts, bwrapPath: string): Promise<{ ok: true } | { ok: false; reason: string }> {
   const program = seccompProgram(facts);
   if (!program.ok) return Promise.resolve({ ok: false, reason: program.reason });
   return new Promise((resolve) => {

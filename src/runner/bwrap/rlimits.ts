@@ -31,8 +31,8 @@ export type SandboxLimitOverrides = Partial<Omit<SandboxLimits, 'addressSpaceByt
 export const DEFAULT_CPU_SECONDS = 600;
 /** Seconds added to a call's timeout: the wall-clock deadline should fire first. */
 export const CPU_MARGIN_SECONDS = 2;
-export const DEFAULT_FILE_SIZE_BYTES = 1024 * 1024 * 1024;
-export const DEFAULT_OPEN_FILES = 512;
+const DEFAULT_FILE_SIZE_BYTES = 1024 * 1024 * 1024;
+const DEFAULT_OPEN_FILES = 512;
 /** Below the ~100 a fork bomb test starts, above what an interpreter with a few threads needs. */
 export const DEFAULT_PROCESSES = 64;
 

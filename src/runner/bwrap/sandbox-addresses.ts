@@ -11,7 +11,7 @@
 import { findHostTool } from './binaries.js';
 import type { SandboxFacts } from './sandbox-facts.js';
 
-export type NetworkSetup = { readonly ok: true; readonly nsenter: string; readonly ip: string } | { readonly ok: false; readonly reason: string; readonly fix: string };
+type NetworkSetup = { readonly ok: true; readonly nsenter: string; readonly ip: string } | { readonly ok: false; readonly reason: string; readonly fix: string };
 
 /** nsenter (util-linux) and ip (iproute2) on this host, or what to install. */
 export function findNetworkSetup(facts: SandboxFacts): NetworkSetup {

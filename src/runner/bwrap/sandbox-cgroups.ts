@@ -33,7 +33,7 @@ export interface SandboxCgroup {
 }
 
 /** Whether one controller can hold sandboxes on this host, and where its sandbox cgroups are made. */
-export type ControllerSupport = { readonly ok: true; readonly version: 1 | 2; readonly baseDir: string } | { readonly ok: false; readonly reason: string };
+type ControllerSupport = { readonly ok: true; readonly version: 1 | 2; readonly baseDir: string } | { readonly ok: false; readonly reason: string };
 
 export interface CgroupSupport {
   readonly pids: ControllerSupport;
@@ -61,7 +61,7 @@ export function probeCgroups(facts: SandboxFacts): CgroupSupport {
 }
 
 /** What the controllers of this machine (or of `mountinfo`'s text) support, preparing each base folder. */
-export function findCgroupSupport(mountinfo?: string): CgroupSupport {
+function findCgroupSupport(mountinfo?: string): CgroupSupport {
   const supportOf = (controller: CgroupController): ControllerSupport => {
     const found = findControllerMount(controller, mountinfo);
     if (!found.ok) return found;

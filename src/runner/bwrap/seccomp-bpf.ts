@@ -31,7 +31,7 @@ export const BPF_JSET_K = 0x45;
 /** BPF_RET | BPF_K */
 export const BPF_RET_K = 0x06;
 /** The kernel's limit on a filter's length (BPF_MAXINSNS). */
-export const BPF_MAX_INSTRUCTIONS = 4096;
+const BPF_MAX_INSTRUCTIONS = 4096;
 
 const JUMP_CODES = { jeq: BPF_JEQ_K, jge: BPF_JGE_K, jset: BPF_JSET_K } as const;
 

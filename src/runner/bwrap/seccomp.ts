@@ -31,7 +31,7 @@ export const EPERM = 1;
 export const ENOSYS = 38;
 
 /** Offsets in struct seccomp_data: nr (u32), arch (u32), instruction_pointer (u64), args[6] (u64 each). */
-export const SECCOMP_DATA = { nr: 0, arch: 4, args0Low: 16, args2Low: 32 } as const;
+const SECCOMP_DATA = { nr: 0, arch: 4, args0Low: 16, args2Low: 32 } as const;
 
 /** x86_64 numbers (asm/unistd_64.h) of the calls refused outright with EPERM. */
 export const REFUSED_SYSCALLS_X86_64: Readonly<Record<string, number>> = {
@@ -92,13 +92,13 @@ export const SYSCALL_SOCKET = 41;
 export const CLONE_NAMESPACE_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000;
 
 /** Socket families a tool may open: AF_UNIX, AF_INET, AF_INET6. */
-export const ALLOWED_SOCKET_FAMILIES = { AF_UNIX: 1, AF_INET: 2, AF_INET6: 10 } as const;
+const ALLOWED_SOCKET_FAMILIES = { AF_UNIX: 1, AF_INET: 2, AF_INET6: 10 } as const;
 /** AF_NETLINK is allowed for one protocol only: NETLINK_ROUTE (linux/netlink.h), what getifaddrs(3) opens. */
 export const AF_NETLINK = 16;
 export const NETLINK_ROUTE = 0;
 
 /** The filter as steps (readable, and what the unit test interprets). */
-export function seccompSteps(): BpfStep[] {
+function seccompSteps(): BpfStep[] {
   const steps: BpfStep[] = [
     // A program for x86_64 numbers must never judge another table's: i386 (int 0x80) is killed.
     { op: 'load', offset: SECCOMP_DATA.arch },
@@ -140,7 +140,7 @@ export function seccompSteps(): BpfStep[] {
   return steps;
 }
 
-export type SeccompProgram = { readonly ok: true; readonly bytes: Buffer; readonly instructions: number } | { readonly ok: false; readonly reason: string };
+type SeccompProgram = { readonly ok: true; readonly bytes: Buffer; readonly instructions: number } | { readonly ok: false; readonly reason: string };
 
 /** The encoded filter for this machine, or why there is none (then namespaced tools fail closed). */
 export function seccompProgram(facts: SandboxFacts, machine: string = arch()): SeccompProgram {

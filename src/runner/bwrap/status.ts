@@ -10,7 +10,7 @@ import type { Readable } from 'node:stream';
 /** More than bubblewrap ever writes; beyond it the pipe is not bubblewrap's. */
 const MAX_STATUS_BYTES = 4096;
 
-export interface SandboxStatus {
+interface SandboxStatus {
   /** The sandbox's first process (in the host's pid namespace), or undefined when bubblewrap never said. */
   readonly childPid: Promise<number | undefined>;
   /** The sandboxed command's exit code, or undefined when the pipe closes without one (bubblewrap itself was killed). */

@@ -11,7 +11,7 @@ import treeKill from 'tree-kill';
 export const DEFAULT_GRACE_MS = 250;
 export const MAX_GRACE_MS = 1000;
 
-export interface KillOptions {
+interface KillOptions {
   /** Settles when the group leader has exited; ends the grace early. */
   readonly exited?: Promise<unknown>;
   /**

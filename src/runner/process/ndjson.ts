@@ -18,7 +18,7 @@ export type Envelope =
   | { readonly kind: 'blank' }
   | { readonly kind: 'invalid'; readonly reason: InvalidLineReason };
 
-export type InvalidLineReason = 'invalid_utf8' | 'not_json' | 'not_an_envelope' | 'duplicate_envelope_key';
+type InvalidLineReason = 'invalid_utf8' | 'not_json' | 'not_an_envelope' | 'duplicate_envelope_key';
 
 /**
  * Longest tool error message kept from an `error` envelope: generous, since the

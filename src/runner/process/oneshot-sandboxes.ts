@@ -17,7 +17,7 @@ import { resolveSandboxArgv, sandboxSetupOf, withEgress, type EgressSettings } f
 import { openWorkdir, spawnTool, type SpawnedTool, type SpawnServices, type Workdir } from './spawn.js';
 
 /** A started sandbox waiting at its gate, with the workdir it runs in. */
-export interface StartedSandbox {
+interface StartedSandbox {
   readonly tool: SpawnedTool;
   /** Its dispose() also closes the egress grant. */
   readonly workdir: Workdir;
@@ -27,9 +27,9 @@ export interface StartedSandbox {
   readonly cgroup: SandboxCgroup | undefined;
 }
 
-export type SandboxStart = { readonly ok: true; readonly sandbox: StartedSandbox } | { readonly ok: false; readonly reason: string };
+type SandboxStart = { readonly ok: true; readonly sandbox: StartedSandbox } | { readonly ok: false; readonly reason: string };
 
-export interface OneShotSandboxesDeps {
+interface OneShotSandboxesDeps {
   readonly logger: Logger;
   /** The host's spawner, groups, cgroups, machine facts and prepared-sandbox bound. */
   readonly services: ProcessSandboxServices;
@@ -44,7 +44,7 @@ export interface OneShotSandboxesDeps {
 }
 
 /** Prepared sandboxes unused this long are stopped (their processes and cgroups freed). */
-export const PREPARED_IDLE_MS = 60_000;
+const PREPARED_IDLE_MS = 60_000;
 /**
  * Sandboxes kept prepared per tool, by isolation. Setting one up with namespace
  * isolation (user, mount and network namespaces, a dozen mounts) takes about 10 ms
@@ -52,7 +52,7 @@ export const PREPARED_IDLE_MS = 60_000;
  * sandbox still setting up (p50 11.8 ms with one ahead, 7.8 ms with two). With
  * isolation none it takes about 5 ms and a second one only competed for the CPU.
  */
-export const PREPARED_AHEAD = { none: 1, namespace: 2 } as const;
+const PREPARED_AHEAD = { none: 1, namespace: 2 } as const;
 
 /**
  * Tools of one host that keep sandboxes prepared at a time: each prepared

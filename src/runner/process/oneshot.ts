@@ -14,7 +14,7 @@ import type { OneShotSandboxes, ProcessSandboxServices } from './oneshot-sandbox
 import type { SpawnedTool } from './spawn.js';
 import { START_LINE } from '../bwrap/argv.js';
 
-export interface OneShotDeps {
+interface OneShotDeps {
   readonly logger: Logger;
   readonly graceMs?: number;
   /** The host's services (its live groups forget a killed one). */

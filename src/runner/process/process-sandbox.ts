@@ -20,7 +20,7 @@ import type { SandboxSetup, SpawnServices, Workdir } from './spawn.js';
 /** What starting a sandboxed process goes through: the host's spawner, groups, cgroups and machine facts (its ProcessServices). */
 export interface SandboxedSpawnServices extends SpawnServices, SandboxArgvServices {}
 
-export type SandboxArgv =
+type SandboxArgv =
   | {
       readonly ok: true;
       readonly argv: readonly string[];
@@ -37,7 +37,7 @@ export interface EgressSettings {
   readonly resolve?: (host: string) => Promise<readonly string[]>;
 }
 
-export interface SandboxArgvRequest {
+interface SandboxArgvRequest {
   /** Absolute working directory (the first root, or a private directory). */
   readonly cwd: string;
   /** The call's timeout (sets the CPU limit); absent for a persistent process. */

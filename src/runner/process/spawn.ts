@@ -144,7 +144,7 @@ function failedSpawn(errorCode: string): SpawnedTool {
 }
 
 /** What `runToCompletion` saw: how the leader ended and all it wrote (as UTF-8). */
-export interface CompletedRun {
+interface CompletedRun {
   readonly exit: ToolExit;
   readonly stdout: string;
   readonly stderr: string;

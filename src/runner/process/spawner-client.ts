@@ -20,10 +20,10 @@ export type SpawnerExit =
  * environment of the new process, and fd 4's bytes (bubblewrap's --seccomp program) as
  * bytes here (base64 on the wire); `files` are bubblewrap's --file sources (sandboxFileInputs).
  */
-export type SpawnerRequest = Omit<SpawnerSpawnMessage, 'type' | 'id' | 'fd4'> & { readonly fd4?: Uint8Array };
+type SpawnerRequest = Omit<SpawnerSpawnMessage, 'type' | 'id' | 'fd4'> & { readonly fd4?: Uint8Array };
 
 /** A started process: its leader's pid (its own process group) and its pipes. */
-export interface SpawnerProcess {
+interface SpawnerProcess {
   readonly pid: number;
   readonly stdin: Socket;
   readonly stdout: Socket;
@@ -34,7 +34,7 @@ export interface SpawnerProcess {
   readonly exited: Promise<SpawnerExit>;
 }
 
-export type SpawnerResult = { readonly ok: true; readonly process: SpawnerProcess } | { readonly ok: false; readonly errorCode: string };
+type SpawnerResult = { readonly ok: true; readonly process: SpawnerProcess } | { readonly ok: false; readonly errorCode: string };
 
 /** One host's spawner: started on first use (or ahead), replaced when it dies, stopped on close. */
 export class SpawnerService {
@@ -82,7 +82,7 @@ export class SpawnerService {
   }
 }
 
-export interface SpawnerMemory {
+interface SpawnerMemory {
   readonly usage: NodeJS.MemoryUsage;
   readonly liveGroups: number;
 }

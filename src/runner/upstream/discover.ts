@@ -13,7 +13,7 @@ export type Listing =
   | { readonly ok: true; readonly tools: readonly UpstreamTool[]; readonly truncated: boolean }
   | { readonly ok: false; readonly reason: string; readonly stderrLines?: readonly string[] };
 
-export interface DiscoverDeps {
+interface DiscoverDeps {
   readonly logger: Logger;
   /** The services of the host that lists (and may keep) the servers; a caller without a host builds its own. */
   readonly services: SandboxedSpawnServices;

@@ -21,7 +21,7 @@ export type PipeFault = 'message_too_large' | 'invalid_utf8' | 'not_json' | 'not
  * arguments, answers to its own requests) before it is killed: above the largest single
  * message a client may send the host (16 MiB), so one large argument to a slow reader passes.
  */
-export const MAX_QUEUED_TO_SERVER_BYTES = 32 * 1024 * 1024;
+const MAX_QUEUED_TO_SERVER_BYTES = 32 * 1024 * 1024;
 
 export class PipeClientTransport implements Transport {
   onclose?: () => void;

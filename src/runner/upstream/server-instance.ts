@@ -29,7 +29,7 @@ export interface InstanceSpec {
   readonly maxMessageBytes: number;
 }
 
-export interface InstanceDeps {
+interface InstanceDeps {
   readonly logger: Logger;
   /**
    * The host's spawner, groups, cgroups and machine facts: the server is one of
@@ -45,7 +45,7 @@ export interface InstanceDeps {
 }
 
 /** Why an instance ended, as facts for the calls that were running on it. */
-export interface InstanceEnd {
+interface InstanceEnd {
   readonly reason: 'exited' | 'killed' | PipeFault;
   /** The kernel killed it (or a process of its sandbox) at its memory cgroup's limit. */
   readonly isOomKilled?: boolean;
@@ -72,7 +72,7 @@ export interface UpstreamTool {
 export type ListResult = { readonly ok: true; readonly tools: readonly UpstreamTool[]; readonly truncated: boolean } | { readonly ok: false; readonly reason: string };
 
 /** At most this many tools are read from one server (a listing of 10,000 is cut, and says so). */
-export const MAX_UPSTREAM_TOOLS = 512;
+const MAX_UPSTREAM_TOOLS = 512;
 const MAX_LIST_PAGES = 32;
 
 export class ServerInstance {
@@ -332,7 +332,7 @@ export class ServerInstance {
 // malformed content with an unstable message before our checks can name it.
 const ANY_RESULT = { '~standard': { version: 1 as const, vendor: 'toolhost', validate: (value: unknown) => ({ value }) } };
 
-export type CallAnswer =
+type CallAnswer =
   | { readonly kind: 'result'; readonly result: unknown }
   | { readonly kind: 'timeout' }
   | { readonly kind: 'cancelled' }
@@ -342,7 +342,7 @@ export type CallAnswer =
   | { readonly kind: 'protocol'; readonly message: string };
 
 /** Characters of an upstream JSON-RPC error message kept (redacted and cut again by the supervisor). */
-export const MAX_UPSTREAM_ERROR_MESSAGE_CHARS = 4096;
+const MAX_UPSTREAM_ERROR_MESSAGE_CHARS = 4096;
 
 // Bounded before anything else is done with it; the SDK adds no prefix of its own to a ProtocolError.
 function upstreamErrorText(message: string): string {

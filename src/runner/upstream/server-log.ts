@@ -16,7 +16,7 @@ export const MAX_SERVER_LOG_LINE_CHARS = 1024;
 export const SERVER_LOG_BURST = 100;
 export const SERVER_LOG_LINES_PER_SECOND = 10;
 
-export interface ServerLogOptions {
+interface ServerLogOptions {
   readonly logger: Logger;
   /** The server profile, as the host's log names it (`fs:read_only`). */
   readonly server: string;

@@ -21,8 +21,8 @@ export interface SlotDeps {
 }
 
 /** First wait after a failed start, doubled per failure up to MAX_BACKOFF_MS. */
-export const FIRST_BACKOFF_MS = 1_000;
-export const MAX_BACKOFF_MS = 60_000;
+const FIRST_BACKOFF_MS = 1_000;
+const MAX_BACKOFF_MS = 60_000;
 
 export type Acquired =
   | { readonly ok: true; readonly instance: ServerInstance }

@@ -10,7 +10,7 @@ export const STDERR_TAIL_LINES = 5;
 /** Characters of one shown line (after redaction). */
 export const STDERR_TAIL_LINE_CHARS = 240;
 
-export interface StderrTailOptions {
+interface StderrTailOptions {
   /** Default STDERR_TAIL_LINES. */
   readonly maxLines?: number;
   /** Default STDERR_TAIL_LINE_CHARS. */

@@ -7,13 +7,13 @@
 import type { ServerSlot } from './server-slot.js';
 
 /** At most this many resource-link URIs are remembered (oldest forgotten first). */
-export const MAX_REMEMBERED_LINKS = 10_000;
+const MAX_REMEMBERED_LINKS = 10_000;
 /** At most this many `ui://` URIs named by tools are remembered. */
-export const MAX_UI_RESOURCES = 1_000;
+const MAX_UI_RESOURCES = 1_000;
 /** Largest resource a server may return through resources/read, in bytes of its content. */
-export const MAX_UPSTREAM_RESOURCE_BYTES = 16 * 1024 * 1024;
+const MAX_UPSTREAM_RESOURCE_BYTES = 16 * 1024 * 1024;
 /** How long a server has to answer resources/read or one page of resources/list. */
-export const UPSTREAM_RESOURCE_TIMEOUT_MS = 30_000;
+const UPSTREAM_RESOURCE_TIMEOUT_MS = 30_000;
 /** Pages of a server's resources/list read while looking for a `ui://` URI. */
 const MAX_LIST_PAGES = 8;
 
@@ -82,7 +82,7 @@ export class UpstreamResources {
 }
 
 /** True for an MCP Apps UI resource URI. */
-export function isUiUri(uri: string): boolean {
+function isUiUri(uri: string): boolean {
   return uri.startsWith('ui://') && uri.length <= 4096;
 }
 

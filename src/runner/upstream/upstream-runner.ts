@@ -11,9 +11,9 @@ import type { UpstreamServers } from './upstream-servers.js';
 import type { Acquired, ServerSlot } from './server-slot.js';
 
 /** Longest upstream error text kept for the model (before redaction). */
-export const MAX_UPSTREAM_ERROR_CHARS = 2048;
+const MAX_UPSTREAM_ERROR_CHARS = 2048;
 
-export interface UpstreamRunnerDeps {
+interface UpstreamRunnerDeps {
   readonly logger: Logger;
   readonly upstream: UpstreamServers;
 }

@@ -8,7 +8,7 @@ import { ServerSlot, type SlotDeps, type StartFailure } from './server-slot.js';
 import { UpstreamResources, type UpstreamResource } from './upstream-resources.js';
 
 /** Told that a server's tools changed, with what it lists now. */
-export type ToolsChangedListener = (server: string, listing: ListResult) => void;
+type ToolsChangedListener = (server: string, listing: ListResult) => void;
 
 /**
  * Largest JSON-RPC message an upstream server may send while it is listed (tools/list needs
@@ -18,7 +18,7 @@ export type ToolsChangedListener = (server: string, listing: ListResult) => void
  */
 export const DEFAULT_MAX_UPSTREAM_MESSAGE_BYTES = 16 * 1024 * 1024;
 
-export interface UpstreamServersOptions extends SlotDeps {
+interface UpstreamServersOptions extends SlotDeps {
   readonly maxMessageBytes?: number;
   /**
    * Digest of each server's listing as loaded (by server name). A tools/list_changed whose
