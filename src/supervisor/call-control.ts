@@ -250,11 +250,18 @@ interface CallFailure {
  * How a call that failed with `failure` (a runner's outcome, a stage's HostError) ends:
  * the one place "first reason wins" is decided. The failure stands (the same object)
  * unless the control recorded another reason first (a cancel that arrived before the
- * runner reported stays a cancel): then the control's own failure.
+ * runner reported stays a cancel): then the control's own failure. A timeout is the
+ * call's deadline whichever timer saw it first (the control's, or a runner's own such
+ * as isolated-vm's): it ends with the control's sentence and `timeoutMs`, the runner's
+ * other facts kept.
  */
-export function concludeCall<F extends CallFailure>(control: CallControl, failure: F): F | ReturnType<CallControl['failure']> {
+export function concludeCall<F extends CallFailure>(control: CallControl, failure: F): F | CallFailure {
   const code = control.settle(failure.code);
-  return code === failure.code ? failure : control.failure();
+  if (code !== failure.code) return control.failure();
+  if (code !== 'timeout') return failure;
+  const { message, details } = control.failure();
+  if (failure.message === message && failure.details['timeoutMs'] === details['timeoutMs']) return failure;
+  return { code, message, details: { ...failure.details, ...details } };
 }
 
 /** Removes `item` from `list` in place (lists of a few entries: no copy per call). */

@@ -22,6 +22,8 @@ export interface IsolateFacts {
   /** Set when the host disposed the isolate on purpose; otherwise only the memory limit disposes one. */
   readonly hostDisposeReason?: HostDisposeReason;
   readonly memoryMb: number;
+  /** The call's time limit (its control's `timeoutMs`), which a timeout reports. */
+  readonly timeoutMs: number;
 }
 
 export interface ClassifiedFailure {
@@ -34,7 +36,8 @@ export interface ClassifiedFailure {
 export function classifyIsolateError(error: unknown, facts: IsolateFacts): ClassifiedFailure {
   const message = messageOf(error);
   if (message === IVM_MESSAGES.timedOut) {
-    return { code: 'timeout', message: 'The tool ran past its time limit.', details: { reason: 'script_timeout' } };
+    // isolated-vm's own timer (armed with the time left of the call's) can see the deadline first: the same facts as the call's.
+    return { code: 'timeout', message: 'The tool ran past its time limit.', details: { timeoutMs: facts.timeoutMs } };
   }
   if (message === IVM_MESSAGES.disposedMemory || message === IVM_MESSAGES.arrayBufferFailed) {
     return memoryLimit(facts.memoryMb);

@@ -361,7 +361,7 @@ export class IsolateProcess {
     switch (message.type) {
       case 'result':
         this.calls.delete(message.id);
-        this.settle(call, this.readResult(message, body));
+        this.settle(call, this.readResult(message, body, call.options.control.timeoutMs));
         return;
       case 'progress':
         call.events.progress(message);
@@ -394,7 +394,7 @@ export class IsolateProcess {
     this.kill();
   }
 
-  private readResult(message: IsolateResultMessage, body: Buffer): Outcome {
+  private readResult(message: IsolateResultMessage, body: Buffer, timeoutMs: number): Outcome {
     const rules = {
       source: 'isolate' as const,
       floodCapBytes: this.spec.floodCapBytes,
@@ -417,6 +417,7 @@ export class IsolateProcess {
           isolateDisposed: message.isolateDisposed,
           ...(message.hostDisposeReason !== undefined ? { hostDisposeReason: message.hostDisposeReason } : {}),
           memoryMb: this.spec.memoryMb,
+          timeoutMs,
         });
         if (classified.code === 'internal') this.logger.error({ tool: this.spec.name, ivm: text }, 'unexpected isolated-vm failure');
         return { ok: false, ...classified };

@@ -83,15 +83,15 @@ async function runOnce(input: RunInput): Promise<RunOutput> {
 
 function failWith(ctx: CallContext, outcome: Extract<RunOutcome, { ok: false }>, redact: Redactor, logger: CallLogger): never {
   const ending = concludeCall(ctx.control, outcome);
-  if (ending !== outcome) {
+  if (ending.code !== outcome.code) {
     logger.debug({ runnerCode: outcome.code, code: ending.code }, 'runner failure superseded by an earlier termination');
     throw new HostError(ending.code, ending.message, ending.details);
   }
   // Redacted before it is cut (the supervisor redacts every error's details again as it leaves).
-  const message = redact.cut(outcome.message, MAX_ERROR_MESSAGE_CHARS);
-  const tail = outcome.details['stderrTail'];
-  throw new HostError(outcome.code, typeof tail === 'string' && tail.trim() !== '' ? withStderrTail(message, redact.cut(tail, MAX_STDERR_IN_MESSAGE_CHARS, 'tail')) : message, {
-    ...outcome.details,
+  const message = redact.cut(ending.message, MAX_ERROR_MESSAGE_CHARS);
+  const tail = ending.details['stderrTail'];
+  throw new HostError(ending.code, typeof tail === 'string' && tail.trim() !== '' ? withStderrTail(message, redact.cut(tail, MAX_STDERR_IN_MESSAGE_CHARS, 'tail')) : message, {
+    ...ending.details,
     durationMs: outcome.durationMs,
   });
 }

@@ -252,6 +252,14 @@ describe('concludeCall', () => {
     expect(concludeCall(control, late)).toEqual({ code: 'timeout', message: 'The tool ran past its time limit.', details: { timeoutMs: 40 } });
     expect(control.reason).toBe('timeout');
   });
+
+  it("a runner's own timer seeing the deadline first (isolated-vm's) ends with the call's sentence and timeoutMs, its other facts kept", () => {
+    const control = new CallControl([], { timeoutMs: 300 });
+    const own = { code: 'timeout' as const, message: 'Script execution timed out.', details: { timeoutMs: 120, stderrTail: 'slow' } };
+    expect(concludeCall(control, own)).toEqual({ code: 'timeout', message: 'The tool ran past its time limit.', details: { timeoutMs: 300, stderrTail: 'slow' } });
+    const already = { code: 'timeout' as const, message: 'The tool ran past its time limit.', details: { timeoutMs: 300, durationMs: 301 } };
+    expect(concludeCall(control, already)).toBe(already);
+  });
 });
 
 describe('CallControl.pauseDeadline (a sandbox start never counts against timeoutMs)', () => {

@@ -7,12 +7,12 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { classifyIsolateError, isIvmFailure, isToolMemoryError, IVM_MESSAGES, type IsolateFacts } from '../../../../src/runner/isolate/isolate-errors.js';
 
-const healthy: IsolateFacts = { isolateDisposed: false, memoryMb: 64 };
-const disposedByIvm: IsolateFacts = { isolateDisposed: true, memoryMb: 64 };
+const healthy: IsolateFacts = { isolateDisposed: false, memoryMb: 64, timeoutMs: 300 };
+const disposedByIvm: IsolateFacts = { isolateDisposed: true, memoryMb: 64, timeoutMs: 300 };
 
 describe('classifyIsolateError', () => {
   const cases: Array<[string, string, IsolateFacts, string, Record<string, unknown>]> = [
-    ['eval timeout', 'Script execution timed out.', healthy, 'timeout', { reason: 'script_timeout' }],
+    ['eval timeout', 'Script execution timed out.', healthy, 'timeout', { timeoutMs: 300 }],
     ['memory limit (sync)', 'Isolate was disposed during execution due to memory limit', disposedByIvm, 'memory_limit', { memoryMb: 64 }],
     ['array buffer allocation', 'Array buffer allocation failed', healthy, 'memory_limit', { memoryMb: 64 }],
     ['memory limit after an await', 'Promise was abandoned', disposedByIvm, 'memory_limit', { memoryMb: 64 }],
@@ -20,18 +20,24 @@ describe('classifyIsolateError', () => {
     [
       'disposed by the host after a stuck call',
       'Isolate was disposed during execution',
-      { isolateDisposed: true, hostDisposeReason: 'wedged', memoryMb: 64 },
+      { isolateDisposed: true, hostDisposeReason: 'wedged', memoryMb: 64, timeoutMs: 300 },
       'tool_crashed',
       { reason: 'isolate_reset' },
     ],
     [
       'abandoned because the host retired the isolate',
       'Promise was abandoned',
-      { isolateDisposed: true, hostDisposeReason: 'retired', memoryMb: 64 },
+      { isolateDisposed: true, hostDisposeReason: 'retired', memoryMb: 64, timeoutMs: 300 },
       'tool_crashed',
       { reason: 'isolate_reset' },
     ],
-    ['disposed because the runner closed', 'Isolate is disposed', { isolateDisposed: true, hostDisposeReason: 'closed', memoryMb: 64 }, 'cancelled', { reason: 'runner_closed' }],
+    [
+      'disposed because the runner closed',
+      'Isolate is disposed',
+      { isolateDisposed: true, hostDisposeReason: 'closed', memoryMb: 64, timeoutMs: 300 },
+      'cancelled',
+      { reason: 'runner_closed' },
+    ],
     ['an unknown isolated-vm error', 'A non-transferable value was passed', healthy, 'internal', { reason: 'isolate_error' }],
     ['abandoned on a live isolate', 'Promise was abandoned', healthy, 'internal', { reason: 'isolate_error' }],
   ];
