@@ -6,13 +6,13 @@
 import type { Redactor } from './redact.js';
 
 /** Characters of one string kept (head and tail). */
-export const MAX_ARGUMENT_STRING_CHARS = 2000;
+const MAX_ARGUMENT_STRING_CHARS = 2000;
 /** Members of one object or array kept. */
-export const MAX_ARGUMENT_MEMBERS = 50;
+const MAX_ARGUMENT_MEMBERS = 50;
 /** Nesting kept; deeper values are replaced by a marker. */
-export const MAX_ARGUMENT_DEPTH = 8;
+const MAX_ARGUMENT_DEPTH = 8;
 /** Characters of all kept strings together (keys included). */
-export const MAX_ARGUMENTS_CHARS = 16_000;
+const MAX_ARGUMENTS_CHARS = 16_000;
 
 /** A JSON value: the arguments redacted and bounded, cuts marked in the strings that replace what was left out. */
 export function boundArguments(args: Readonly<Record<string, unknown>>, redact: Redactor): unknown {

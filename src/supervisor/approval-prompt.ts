@@ -13,7 +13,7 @@ export const MAX_PROMPT_WITH_EFFECTS_CHARS = 8000;
 const MAX_ARGS_CHARS = 520;
 const MAX_EFFECT_LINE_CHARS = 300;
 
-export interface PromptFacts {
+interface PromptFacts {
   readonly tool: string;
   readonly sideEffect: string;
   readonly args: Readonly<Record<string, unknown>>;
@@ -40,7 +40,7 @@ export function formatApprovalPrompt(facts: PromptFacts): string {
 }
 
 /** The lines of one projected write, each escaped and bounded. */
-export function effectLines(write: ProjectedWrite): string[] {
+function effectLines(write: ProjectedWrite): string[] {
   const head = `Writes ${escapeForPrompt(write.path ?? `(${write.argument})`, 600)}: ${escapeForPrompt(write.summary, 300)}`;
   const diff = write.diff === null ? [] : write.diff.split('\n').map((line) => escapeForPrompt(line, MAX_EFFECT_LINE_CHARS));
   return [head, ...diff];

@@ -10,10 +10,10 @@ import type { Redactor } from './redact.js';
 import type { LifecycleEvent } from './types.js';
 
 /** Longest progress message forwarded, in characters. */
-export const MAX_PROGRESS_MESSAGE_CHARS = 1024;
+const MAX_PROGRESS_MESSAGE_CHARS = 1024;
 
 /** Sends a lifecycle event; nothing is sent for a cancelled request (SPEC section 6). */
-export function emitEvent(ctx: CallContext, event: LifecycleEvent): void {
+function emitEvent(ctx: CallContext, event: LifecycleEvent): void {
   if (ctx.control.aborted) return;
   try {
     ctx.request.onEvent?.(event);

@@ -20,7 +20,7 @@
 import { randomFillSync } from 'node:crypto';
 
 /** Makes one call id; each is greater (as a string, too: lowercase hex of fixed width) than the one before. */
-export type CallIdSource = () => string;
+type CallIdSource = () => string;
 
 /** A generator of v7 ids over `clock` (ms since the epoch); tests give it a clock that stands still or steps back. */
 export function createCallIdSource(clock: () => number = Date.now): CallIdSource {

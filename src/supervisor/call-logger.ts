@@ -9,13 +9,13 @@
 import type { Logger } from '../log.js';
 import { namesJson, writeFlatLine } from '../log-flat-line.js';
 
-export type CallLogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
+type CallLogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
 
 /** What the stages log through: `logger[level](facts, message)`. */
 export type CallLogger = Record<CallLogLevel, (facts: Readonly<Record<string, unknown>>, message: string) => void>;
 
 /** The names every line of a call carries, first, in this order. */
-export interface CallLogNames {
+interface CallLogNames {
   readonly callId: string;
   readonly tool: string;
   readonly principal: string | null;

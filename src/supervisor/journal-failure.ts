@@ -26,6 +26,6 @@ export function journalFailure(error: JournalError, stage: Stage): HostError {
 }
 
 /** Why the journal failed, as the caller is told: a full disk, or a journal that does not answer. */
-export function journalFailureReason(error: JournalError): InternalResultReason {
+function journalFailureReason(error: JournalError): InternalResultReason {
   return lostRecordReason(error);
 }

@@ -38,7 +38,7 @@ export interface OperatorApprovals {
 }
 
 /** The call a pending approval is asked for. */
-export interface ApprovalSubject {
+interface ApprovalSubject {
   readonly view: ToolView;
   readonly args: Readonly<Record<string, unknown>>;
   readonly argsHash: string;
@@ -84,7 +84,7 @@ export async function requestOperatorApproval(operator: OperatorApprovals, subje
 }
 
 /** The exact command that approves `id` in the journal the flags name. */
-export function approveCommand(id: string, journalFlags: string): string {
+function approveCommand(id: string, journalFlags: string): string {
   return `toolhost approve ${id}${journalFlags === '' ? '' : ` ${journalFlags}`}`;
 }
 

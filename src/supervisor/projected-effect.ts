@@ -14,8 +14,6 @@ import type { Manifest, ManifestRoot } from '../registry/manifest.js';
 import type { Redactor } from './redact.js';
 import { diffTexts } from './text-diff.js';
 
-export type { ProjectedWrite };
-
 /** Largest current file or new text the host diffs; larger ones are summarised. */
 export const MAX_DIFF_SOURCE_BYTES = 256 * 1024;
 /** Longest path shown. */

@@ -5,8 +5,6 @@
 // mark, zero-width and other format characters).
 import { escapeInvisible } from '../config/escape-text.js';
 
-export { escapeInvisible };
-
 /** Escapes control and format characters and cuts to `maxChars` with an ellipsis. */
 export function escapeForPrompt(text: string, maxChars: number): string {
   const escaped = escapeInvisible(text);

@@ -11,7 +11,7 @@ export const MAX_ERROR_MESSAGE_CHARS = 1000;
 /** Characters of any error message the caller sees (a tool's message plus a stderr tail fits). */
 const MAX_SHOWN_MESSAGE_CHARS = 4096;
 /** Characters of a stderr tail or a tool's own error text in details. */
-export const MAX_DETAIL_TEXT_CHARS = 2048;
+const MAX_DETAIL_TEXT_CHARS = 2048;
 
 // Details whose slashes are not host paths to hide: JSON pointers, and the policy
 // rule, which is shown as named (`file:line key`, SPEC section 4). Only secrets are

@@ -14,9 +14,9 @@ export const REDACTED_PATH = '[path]';
 export const REDACTED_STACK = '[stack trace]';
 
 /** A piece of a secret this long, left at a cut edge, is redacted (SPEC section 5 step 9). */
-export const MIN_SECRET_PIECE_CHARS = 8;
+const MIN_SECRET_PIECE_CHARS = 8;
 
-export interface RedactorOptions {
+interface RedactorOptions {
   /** Values never to show; empty strings are ignored. */
   readonly secretValues: readonly string[];
   /** Absolute folders whose paths may be shown (the workspace; the tool's roots). */
@@ -138,7 +138,7 @@ export function cutChars(text: string, maxChars: number, keep: 'head' | 'tail' =
  * head at the end, or its tail at the start. Pieces shorter than
  * MIN_SECRET_PIECE_CHARS stay (they say too little, and would match everywhere).
  */
-export function redactEdgePieces(text: string, secrets: readonly string[]): string {
+function redactEdgePieces(text: string, secrets: readonly string[]): string {
   let out = text;
   for (const secret of secrets) {
     if (secret.length <= MIN_SECRET_PIECE_CHARS) continue;

@@ -7,11 +7,11 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** Why a state was refused; each becomes `approval_denied` with this reason. */
-export type RequestStateProblem = 'forged' | 'altered' | 'expired' | 'replayed' | 'definition_changed';
+type RequestStateProblem = 'forged' | 'altered' | 'expired' | 'replayed' | 'definition_changed';
 
-export type RequestStateCheck = { readonly ok: true } | { readonly ok: false; readonly reason: RequestStateProblem };
+type RequestStateCheck = { readonly ok: true } | { readonly ok: false; readonly reason: RequestStateProblem };
 
-export interface RequestStateOptions {
+interface RequestStateOptions {
   /** How long a state stays valid. */
   readonly ttlMs: number;
   /** Clock, for tests of expiry. */

@@ -3,7 +3,7 @@
 import type { Runner, RunSpec } from '../runner/types.js';
 import type { ToolView } from '../policy/types.js';
 
-export type RunnerFactory = (spec: RunSpec) => Runner;
+type RunnerFactory = (spec: RunSpec) => Runner;
 
 export class RunnerCache {
   readonly #runners = new Map<string, Runner>();

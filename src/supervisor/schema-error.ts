@@ -3,7 +3,7 @@
 // for arguments (stages/validate-args.ts) and outputs alike.
 import type { ErrorObject } from 'ajv';
 
-export interface ArgumentErrorDetails {
+interface ArgumentErrorDetails {
   /** JSON Pointer into the arguments ('' is the whole object). */
   readonly path: string;
   /** The JSON Schema keyword that failed (type, required, enum...). */

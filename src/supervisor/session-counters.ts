@@ -11,7 +11,7 @@ import { HostError, type ErrorCode } from '../errors.js';
 export const FAILURE_RUN_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['tool_error', 'tool_crashed', 'timeout', 'memory_limit', 'invalid_output', 'invalid_arguments']);
 
 /** The limits in force for this call (from the policy of the supervisor that takes it). */
-export interface SessionCaps {
+interface SessionCaps {
   readonly maxCallsPerSession: number;
   readonly maxConsecutiveFailures: number;
 }

@@ -10,15 +10,15 @@ import { createTwoFilesPatch } from 'diff';
  */
 export const MAX_EDIT_LINES = 300;
 /** Time the diff may take before it gives up (a backstop of the edit bound), in ms. */
-export const MAX_DIFF_TIME_MS = 100;
+const MAX_DIFF_TIME_MS = 100;
 /** Lines of diff kept for people. */
 export const MAX_DIFF_LINES = 200;
 /** Characters of diff kept for people. */
-export const MAX_DIFF_CHARS = 16_000;
+const MAX_DIFF_CHARS = 16_000;
 /** Characters of one diff line kept (a minified file is one long line). */
-export const MAX_DIFF_LINE_CHARS = 1000;
+const MAX_DIFF_LINE_CHARS = 1000;
 
-export type TextDiff =
+type TextDiff =
   | { readonly ok: true; readonly diff: string; readonly added: number; readonly removed: number; readonly truncated: boolean }
   | { readonly ok: false; readonly reason: 'too_different' };
 

@@ -18,7 +18,7 @@ export function declareTools(tools: ReadonlyMap<string, ToolView>, redact?: Reda
 }
 
 /** One tool's declaration. */
-export function declareTool(view: ToolView, redact?: Redactor): ToolDeclaration {
+function declareTool(view: ToolView, redact?: Redactor): ToolDeclaration {
   const manifest = view.manifest;
   const network = view.runSpec?.networkAllow ?? manifest.networkAllow;
   const upstream = manifest.upstream;

@@ -7,12 +7,12 @@
 import { bytesHoldSecret, type Redactor } from './redact.js';
 import { isTextMimeType } from './text-mime.js';
 
-export interface ResourceBytes {
+interface ResourceBytes {
   readonly mimeType: string;
   readonly bytes: Uint8Array;
 }
 
-export type RedactedResource = { readonly ok: true; readonly resource: ResourceBytes } | { readonly ok: false; readonly reason: 'secret_in_binary' };
+type RedactedResource = { readonly ok: true; readonly resource: ResourceBytes } | { readonly ok: false; readonly reason: 'secret_in_binary' };
 
 /** The resource as the caller may see it, or why it may not. */
 export function redactUpstreamResource(read: ResourceBytes, redact: Redactor): RedactedResource {

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import type { Redactor } from './redact.js';
 
 /** The prefix of the URIs shown in place of an upstream URI that may not be shown. */
-export const OPAQUE_UPSTREAM_URI_PREFIX = 'toolhost://upstream/';
+const OPAQUE_UPSTREAM_URI_PREFIX = 'toolhost://upstream/';
 
 /** The URI the caller is shown for `uri`, which `server` returned. */
 export function shownUpstreamUri(uri: string, server: string, redact: Redactor): string {

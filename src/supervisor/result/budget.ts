@@ -30,7 +30,7 @@ export interface BudgetBlock {
 }
 
 /** Where each block went: inline, or to the artifact store (with a preview when one fitted). */
-export type Placement =
+type Placement =
   { readonly type: 'inline'; readonly block: ContentBlock } | { readonly type: 'stored'; readonly item: BudgetBlock; readonly spilled: boolean; readonly preview?: string };
 
 export interface BudgetFit {

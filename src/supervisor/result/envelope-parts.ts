@@ -17,9 +17,9 @@ export type OutputPart =
 /** Most parts one output may hold. */
 export const MAX_OUTPUT_PARTS = 64;
 /** Longest resource URI, in characters. */
-export const MAX_URI_CHARS = 2048;
+const MAX_URI_CHARS = 2048;
 /** Longest artifact name, in characters. */
-export const MAX_PART_NAME_CHARS = 256;
+const MAX_PART_NAME_CHARS = 256;
 
 const IMAGE_TYPES: ReadonlySet<string> = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
 const AUDIO_TYPES: ReadonlySet<string> = new Set(['audio/wav', 'audio/mpeg', 'audio/ogg']);
@@ -60,7 +60,7 @@ export function allowedMimeType(value: unknown): string | undefined {
 }
 
 /** text/* and application/json: types whose content is UTF-8 text. */
-export function isTextualMime(mimeType: string): boolean {
+function isTextualMime(mimeType: string): boolean {
   const essence = mimeType.split(';')[0]?.trim() ?? '';
   return TEXT_SUBTYPE.test(essence) || essence === 'application/json';
 }

@@ -7,14 +7,14 @@
 import { checkParts, refuse, type OutputPart } from './envelope-parts.js';
 
 /** The one key of an output envelope. */
-export const OUTPUT_ENVELOPE_KEY = 'toolhost/output';
+const OUTPUT_ENVELOPE_KEY = 'toolhost/output';
 /** `_meta` key of a host_only result: the value for the application, never for the model. */
 export const HOST_ONLY_META_KEY = 'toolhost/hostOnly';
 /** `_meta` key marking a terminal tool, in tools/list and on its successful result (SPEC 5.2). */
 export const TERMINAL_META_KEY = 'toolhost/terminal';
 
-export const OUTPUT_KINDS = ['rich', 'model_error', 'host_only'] as const;
-export type OutputKind = (typeof OUTPUT_KINDS)[number];
+const OUTPUT_KINDS = ['rich', 'model_error', 'host_only'] as const;
+type OutputKind = (typeof OUTPUT_KINDS)[number];
 
 /** A checked output. `hostOnly` is present exactly for `host_only`. */
 export type ToolOutput =

@@ -8,13 +8,13 @@
 import type { OutputPart } from './envelope-parts.js';
 
 /** Pieces shorter than this (in characters) are too common to count as a leak on their own. */
-export const MIN_LEAK_CHARS = 8;
+const MIN_LEAK_CHARS = 8;
 /**
  * Most pieces taken from one host-only value (the first ones met, depth first). Each
  * piece is one byte search over every part, on the host's event loop: the parts are
  * bounded by the runner's output cap, this bounds how many times they are scanned.
  */
-export const MAX_LEAK_PIECES = 32;
+const MAX_LEAK_PIECES = 32;
 
 /** The index of the first part that holds the host-only value (or a specific piece of it), or undefined. */
 export function findHostOnlyLeak(hostOnly: unknown, parts: readonly OutputPart[]): number | undefined {

@@ -5,14 +5,14 @@
 // passes is handed to JSON.parse.
 
 /** Why a document was refused; `offset` is the UTF-16 index where it was noticed. */
-export type StrictJsonProblem = {
+type StrictJsonProblem = {
   readonly reason: 'not_json' | 'too_deep' | 'duplicate_key' | 'invalid_unicode';
   readonly offset: number;
   /** The duplicated key, for `duplicate_key`. */
   readonly key?: string;
 };
 
-export type StrictJsonResult = { readonly ok: true; readonly value: unknown } | ({ readonly ok: false } & StrictJsonProblem);
+type StrictJsonResult = { readonly ok: true; readonly value: unknown } | ({ readonly ok: false } & StrictJsonProblem);
 
 /** Default nesting limit of tool results: SPEC section 5 step 9. */
 export const MAX_RESULT_DEPTH = 256;

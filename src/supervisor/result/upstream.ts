@@ -21,7 +21,7 @@ import { JSON_MIME, TEXT_MIME, type ShapeOptions, type StagedResult } from './st
 import { MAX_RESULT_DEPTH } from './strict-json.js';
 import { isRecord } from '../../config/guards.js';
 
-export interface UpstreamShapeOptions extends Omit<ShapeOptions, 'tool' | 'hasOutputSchema'> {
+interface UpstreamShapeOptions extends Omit<ShapeOptions, 'tool' | 'hasOutputSchema'> {
   /**
    * Records a resource_link the server returned, readable through resources/read: the URI
    * the caller is shown (maybe opaque) and the server's own.
@@ -30,10 +30,10 @@ export interface UpstreamShapeOptions extends Omit<ShapeOptions, 'tool' | 'hasOu
 }
 
 /** At most this many content blocks are passed on. */
-export const MAX_UPSTREAM_BLOCKS = 256;
+const MAX_UPSTREAM_BLOCKS = 256;
 
 /** MIME types of image and audio blocks passed on (SPEC section 5.1's allowlist). */
-export const MEDIA_MIME_TYPES: Readonly<Record<'image' | 'audio', readonly string[]>> = {
+const MEDIA_MIME_TYPES: Readonly<Record<'image' | 'audio', readonly string[]>> = {
   image: ['image/png', 'image/jpeg', 'image/gif', 'image/webp'],
   audio: ['audio/wav', 'audio/x-wav', 'audio/mpeg', 'audio/ogg'],
 };
