@@ -43,8 +43,6 @@ export interface EnvelopeRules {
   /** Named in the `internal` message of a malformed envelope: "The isolate returned …". */
   readonly source: 'isolate' | 'worker';
   readonly floodCapBytes: number;
-  /** Count a successful result's UTF-8 bytes here (the isolate prelude can only count characters). */
-  readonly checkOutputBytes: boolean;
   /** A tool error that is really the sandbox's heap limit (isolated-vm reports it as a thrown error). */
   readonly memoryLimit?: { readonly memoryMb: number; readonly isMemoryError: (name: string | undefined, message: string) => boolean };
 }
@@ -53,15 +51,7 @@ export function parseToolEnvelope(envelope: unknown, rules: EnvelopeRules): Outc
   const malformed = (): Outcome => failure('internal', `The ${rules.source} returned a malformed result.`, { reason: 'bad_envelope' });
   if (typeof envelope !== 'object' || envelope === null) return malformed();
   const record = envelope as Record<string, unknown>;
-  if (record['ok'] === true && typeof record['json'] === 'string') {
-    const json = record['json'];
-    if (rules.checkOutputBytes) {
-      const bytes = Buffer.byteLength(json, 'utf8');
-      if (bytes > rules.floodCapBytes)
-        return failure('output_limit', 'The tool result exceeds the output limit.', outputLimitDetails({ reason: 'flood_cap', bytes, limit: rules.floodCapBytes }));
-    }
-    return { ok: true, json };
-  }
+  if (record['ok'] === true && typeof record['json'] === 'string') return { ok: true, json: record['json'] };
   const message = typeof record['message'] === 'string' ? record['message'].slice(0, MAX_TOOL_MESSAGE_CHARS) : '';
   switch (record['code']) {
     case 'tool_error': {

@@ -12,7 +12,7 @@ import { ProcessServices } from '../process-services.js';
 import type { ErrorCode } from '../../errors.js';
 import type { RunSpec } from '../types.js';
 import type { RunControl } from '../run-types.js';
-import { startIsolateProcess } from './isolate-process.js';
+import { startIsolateProcess } from './isolate-launch.js';
 import { memoryLimitOfProcess } from '../bwrap/sandbox-cgroups.js';
 
 const TOOL = 'export default async function doctor() { return 6 * 7; }\n';

@@ -1,128 +1,36 @@
-// The host's side of one isolate process (sandbox/isolate/isolate-process.mjs): starts
-// it in its sandbox through the spawner, speaks frames with it, and turns what
-// comes back into outcomes. Nothing from there is trusted: frames are bounded
-// before they are buffered, every field is checked, each call's messages are
-// counted and bounded again, a frame for a call that has ended is dropped
-// (counted in the log, never a reason to kill the process, which other calls
-// of the tool share), and a process that breaks the protocol is killed. A process
-// that dies fails only its own calls; the runner starts the next one. A tool
-// with a network allow list gets an egress grant with the process (closed with
-// it): ctx.fetch goes out from over there through that grant's proxy, each call
-// on a channel of its own (token, counts, budget), so the host serves no fetch.
+// The host's side of one live isolate process (sandbox/isolate/isolate-process.mjs,
+// started by isolate-launch.ts): the frames it sends turned into its calls'
+// outcomes and events, and its life (stop, kill, exit) turned into theirs.
+// Nothing from there is trusted: frames are bounded before they are buffered,
+// every field is checked, each call's messages are counted and bounded again,
+// a frame for a call that has ended is dropped (counted in the log, never a
+// reason to kill the process, which other calls of the tool share), and a
+// process that breaks the protocol is killed. A process that dies fails only
+// its own calls; the runner starts the next one. A tool with a network allow
+// list has an egress grant with the process (closed with it): ctx.fetch goes
+// out from over there through that grant's proxy, each call on a channel of its
+// own (token, counts, budget), so the host serves no fetch.
 import type { Logger } from '../../log.js';
 import { FrameReader, encodeFrame } from '../../../sandbox/shared/frames.mjs';
-import { START_LINE } from '../bwrap/argv.js';
+import { ISOLATE_WIRE_LIMITS } from '../../../sandbox/shared/limits.mjs';
+import type { HostToIsolateMessage, IsolateEgressMessage } from '../../../sandbox/shared/messages.mjs';
+import { readIsolateMessage } from '../../../sandbox/shared/readers.mjs';
+import type { EgressCallChannel, EgressGrant } from '../bwrap/egress-grant.js';
+import { CallEvents } from '../events.js';
 import { killProcessGroupNow } from '../process/kill.js';
 import { TailBuffer } from '../process/output-cap.js';
-import { openWorkdir, spawnTool, type SpawnedTool, type Workdir } from '../process/spawn.js';
-import type { SandboxedSpawnServices } from '../process/process-sandbox.js';
-import type { RunSpec } from '../types.js';
-import { failure, MAX_TOOL_MESSAGE_CHARS, parseToolEnvelope, type Outcome } from '../tool-envelope.js';
-import { ISOLATE_WIRE_LIMITS } from '../../../sandbox/shared/limits.mjs';
-import type { HostToIsolateMessage, IsolateEgressMessage, IsolateResultMessage } from '../../../sandbox/shared/messages.mjs';
-import { readIsolateMessage } from '../../../sandbox/shared/readers.mjs';
+import type { SpawnedTool, Workdir } from '../process/spawn.js';
 import type { Job, RunOptions } from '../run-types.js';
-import { CallEvents } from '../events.js';
-import { openEgressGrant, type EgressCallChannel, type EgressGrant } from '../bwrap/egress-grant.js';
-import { SANDBOX_PROXY_URL } from '../bwrap/egress-bridge.js';
-import type { EgressSettings } from '../process/process-sandbox.js';
-import { classifyIsolateError, isIvmFailure, isToolMemoryError, type HostDisposeReason } from './isolate-errors.js';
-import { LateFrames } from './late-frames.js';
+import { failure, type Outcome } from '../tool-envelope.js';
+import type { RunSpec } from '../types.js';
+import { crashOutcome, exitSignal, type ProcessExit } from './isolate-exit.js';
+import { readIsolateResult } from './isolate-result.js';
 import { topLevelVerdict, type IsolateStartResult, type IsolateStartStage } from './isolate-start.js';
-import { MAX_ISOLATES_PER_PROCESS, PRELUDE_URL, resolveIsolatedVm, resolveIsolateSandbox } from './isolate-sandbox.js';
-import { constants } from 'node:os';
-import { fileURLToPath } from 'node:url';
+import { LateFrames } from './late-frames.js';
 
-/** How long a process may take to start and prepare its first context. */
-export const ISOLATE_START_TIMEOUT_MS = 20_000;
 /** How long a stopped call's isolate may take to be disposed before the whole process is killed. */
-export const STOP_GRACE_MS = 1000;
+const STOP_GRACE_MS = 1000;
 const STDERR_TAIL_BYTES = 4096;
-
-/** A started process, or why not (`verdict`: the tool's module made the start fail; see isolate-start.ts). */
-export type IsolateProcessStart = { readonly ok: true; readonly process: IsolateProcess } | Extract<IsolateStartResult, { ok: false }>;
-
-export interface IsolateProcessDeps {
-  readonly logger: Logger;
-  readonly bwrapPath?: string;
-  /** The host's spawner, groups, cgroups and machine facts. */
-  readonly services: IsolateSandboxServices;
-  /** Tools with a network allow list: their egress proxy's limits and resolver. */
-  readonly egress?: EgressSettings;
-}
-
-/** What starting an isolate process goes through (a host's ProcessServices). */
-export type IsolateSandboxServices = SandboxedSpawnServices;
-
-/** Starts an isolate process for `spec` and waits until its first context is ready. */
-export async function startIsolateProcess(spec: RunSpec, deps: IsolateProcessDeps): Promise<IsolateProcessStart> {
-  if (spec.entryPath === undefined) return { ok: false, reason: `isolate tool ${spec.name} has no entry` };
-  const workdir = await openWorkdir(spec);
-  let tool: SpawnedTool | undefined;
-  let grant: EgressGrant | undefined;
-  try {
-    if (spec.networkAllow.length > 0) {
-      try {
-        grant = await openEgressGrant({
-          allow: spec.networkAllow,
-          readOnly: spec.sideEffect === 'read_only',
-          logger: deps.logger,
-          perCall: true,
-          ...(deps.egress?.limits === undefined ? {} : { limits: deps.egress.limits }),
-          ...(deps.egress?.resolve === undefined ? {} : { resolve: deps.egress.resolve }),
-        });
-      } catch (error) {
-        await workdir.dispose();
-        return { ok: false, reason: `the egress proxy could not start: ${error instanceof Error ? error.message : String(error)}` };
-      }
-    }
-    const sandbox = await resolveIsolateSandbox(spec, {
-      cwd: workdir.cwd,
-      services: deps.services,
-      ...(deps.bwrapPath !== undefined ? { bwrapPath: deps.bwrapPath } : {}),
-      ...(grant !== undefined ? { egress: grant } : {}),
-    });
-    if (!sandbox.ok) {
-      await Promise.all([workdir.dispose(), grant?.close()]);
-      return { ok: false, reason: sandbox.reason };
-    }
-    tool = await spawnTool(sandbox.argv, sandbox.env, workdir.cwd, deps.services);
-    if (tool.pid === undefined) {
-      await Promise.all([workdir.dispose(), grant?.close()]);
-      const exit = await tool.exited;
-      return { ok: false, reason: `the isolate process could not be spawned (${exit.kind === 'spawn_failed' ? exit.errorCode : 'exited'})` };
-    }
-    const { cgroup } = sandbox;
-    const started = new IsolateProcess(spec, tool, workdir, deps.logger, grant, () => deps.services.cgroups.oomKills(cgroup));
-    const init: HostToIsolateMessage = {
-      type: 'init',
-      toolName: spec.name,
-      ivmPath: resolveIsolatedVm(),
-      entryPath: spec.entryPath,
-      preludePath: fileURLToPath(PRELUDE_URL),
-      memoryMb: spec.memoryMb,
-      floodCapBytes: spec.floodCapBytes,
-      maxIsolates: MAX_ISOLATES_PER_PROCESS,
-      roots: spec.roots.map((root) => ({ path: root.path, access: root.access })),
-      protectedPaths: [...(spec.protectedPaths ?? [])],
-      hiddenPaths: [...(spec.hiddenPaths ?? [])],
-      ...(spec.sideEffect !== undefined ? { sideEffect: spec.sideEffect } : {}),
-      ...(grant !== undefined ? { egress: { proxyUrl: SANDBOX_PROXY_URL, allow: [...spec.networkAllow] } } : {}),
-    };
-    tool.stdin.write(START_LINE);
-    tool.stdin.write(encodeFrame(init));
-    const ready = await started.whenReady(ISOLATE_START_TIMEOUT_MS);
-    if (!ready.ok) {
-      started.kill();
-      return ready;
-    }
-    return { ok: true, process: started };
-  } catch (error) {
-    if (tool?.pid !== undefined) killProcessGroupNow(tool.pid);
-    await Promise.all([workdir.dispose(), grant?.close()]);
-    throw error;
-  }
-}
 
 interface ActiveCall {
   readonly options: RunOptions;
@@ -295,27 +203,15 @@ export class IsolateProcess {
 
   // The process ended before it was ready: while loading our code, the sandbox could not start;
   // while the tool's top level ran ahead (no call in it yet), the tool ended it.
-  private startFailure(exit: { exitCode: number | null; signal: NodeJS.Signals | null } | undefined, stderr: string): IsolateStartResult {
+  private startFailure(exit: ProcessExit | undefined, stderr: string): IsolateStartResult {
     const reason = `the isolate process exited while starting${stderr === '' ? '' : `: ${stderr.slice(-500)}`}`;
     if (this.startStage !== 'top_level') return { ok: false, reason };
-    const signal = exit?.signal ?? signalOfExitCode(exit?.exitCode ?? null);
-    const verdict = topLevelVerdict({ catastrophe: this.catastrophe, stderr, signal, killedByHost: this.killedByHost, memoryMb: this.spec.memoryMb });
+    const verdict = topLevelVerdict({ catastrophe: this.catastrophe, stderr, signal: exitSignal(exit), killedByHost: this.killedByHost, memoryMb: this.spec.memoryMb });
     return { ok: false, reason: verdict.message, verdict };
   }
 
-  private crashOutcome(exit: { exitCode: number | null; signal: NodeJS.Signals | null } | undefined): Outcome {
-    if (this.catastrophe !== undefined) {
-      // isolated-vm's catastrophic errors are out-of-memory conditions V8 could not contain.
-      if (/memory/i.test(this.catastrophe)) return failure('memory_limit', 'The tool exceeded its memory limit.', { memoryMb: this.spec.memoryMb, reason: 'catastrophic_oom' });
-      return failure('tool_crashed', 'The tool crashed its isolate process.', { reason: 'isolate_catastrophe' });
-    }
-    if (this.brokenReason !== undefined) return failure('tool_crashed', 'The isolate process broke its protocol and was stopped.', { reason: this.brokenReason });
-    // bubblewrap reports a command killed by a signal as exit code 128 + the signal.
-    const signal = exit?.signal ?? signalOfExitCode(exit?.exitCode ?? null);
-    return failure('tool_crashed', 'The tool crashed its isolate process.', {
-      reason: 'isolate_process_exited',
-      ...(signal !== undefined ? { signal } : exit?.exitCode !== null && exit?.exitCode !== undefined ? { exitCode: exit.exitCode } : {}),
-    });
+  private crashOutcome(exit: ProcessExit | undefined): Outcome {
+    return crashOutcome({ catastrophe: this.catastrophe, brokenReason: this.brokenReason, memoryMb: this.spec.memoryMb }, exit);
   }
 
   private breakProtocol(reason: string): void {
@@ -361,7 +257,16 @@ export class IsolateProcess {
     switch (message.type) {
       case 'result':
         this.calls.delete(message.id);
-        this.settle(call, this.readResult(message, body, call.options.control.timeoutMs));
+        this.settle(
+          call,
+          readIsolateResult(message, body, {
+            tool: this.spec.name,
+            memoryMb: this.spec.memoryMb,
+            floodCapBytes: this.spec.floodCapBytes,
+            timeoutMs: call.options.control.timeoutMs,
+            logger: this.logger,
+          }),
+        );
         return;
       case 'progress':
         call.events.progress(message);
@@ -394,37 +299,6 @@ export class IsolateProcess {
     this.kill();
   }
 
-  private readResult(message: IsolateResultMessage, body: Buffer, timeoutMs: number): Outcome {
-    const rules = {
-      source: 'isolate' as const,
-      floodCapBytes: this.spec.floodCapBytes,
-      checkOutputBytes: true,
-      memoryLimit: { memoryMb: this.spec.memoryMb, isMemoryError: isToolMemoryError },
-    };
-    switch (message.kind) {
-      case 'envelope':
-        // A success's JSON is the body, already bounded over there and counted again here.
-        if (message.envelope['ok'] === true) return parseToolEnvelope({ ok: true, json: body.toString('utf8') }, rules);
-        return parseToolEnvelope(message.envelope, rules);
-      case 'load_error':
-        return failure('tool_error', message.message.slice(0, MAX_TOOL_MESSAGE_CHARS) || 'The tool module could not be loaded.', { reason: 'load_failed' });
-      case 'ivm_error': {
-        const text = message.message.slice(0, ISOLATE_WIRE_LIMITS.maxIvmMessageChars);
-        if (message.stage === 'evaluate' && !isIvmFailure(new Error(text))) {
-          return failure('tool_error', `the tool module threw while loading: ${text}`.slice(0, MAX_TOOL_MESSAGE_CHARS), { reason: 'load_failed' });
-        }
-        const classified = classifyIsolateError(new Error(text), {
-          isolateDisposed: message.isolateDisposed,
-          ...(message.hostDisposeReason !== undefined ? { hostDisposeReason: message.hostDisposeReason } : {}),
-          memoryMb: this.spec.memoryMb,
-          timeoutMs,
-        });
-        if (classified.code === 'internal') this.logger.error({ tool: this.spec.name, ivm: text }, 'unexpected isolated-vm failure');
-        return { ok: false, ...classified };
-      }
-    }
-  }
-
   // A fetch refused over there by name: one refused attempt of the call (bounded again here).
   private forwardAttempt(call: ActiveCall, message: IsolateEgressMessage): void {
     if (call.attempts >= ISOLATE_WIRE_LIMITS.maxDenialsPerCall) return;
@@ -440,9 +314,4 @@ export class IsolateProcess {
       address: null,
     });
   }
-}
-
-function signalOfExitCode(exitCode: number | null): NodeJS.Signals | undefined {
-  if (exitCode === null || exitCode <= 128 || exitCode > 128 + 64) return undefined;
-  return (Object.entries(constants.signals) as Array<[NodeJS.Signals, number]>).find(([, number]) => number === exitCode - 128)?.[0];
 }

@@ -92,7 +92,7 @@ export class WorkerCall {
   }
 
   #finishWith(envelope: unknown): void {
-    this.finish(parseToolEnvelope(envelope, { source: 'worker', floodCapBytes: this.rules.floodCapBytes, checkOutputBytes: false }));
+    this.finish(parseToolEnvelope(envelope, { source: 'worker', floodCapBytes: this.rules.floodCapBytes }));
   }
 }
 
