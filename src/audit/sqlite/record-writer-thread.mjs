@@ -1,6 +1,7 @@
-// The thread that commits batches of read-only calls' records (record-writer.ts):
-// its own connection to the journal file, so SQLite's work and the file writes
-// (and a checkpoint's fsync) run beside the host's event loop instead of on it.
+// The thread that commits the batches of read-only calls' records the host sends
+// it (record-writer.ts), and checkpoints the WAL after one when the host asks:
+// its own connection to the journal file, so SQLite's work, the file writes and
+// a checkpoint's copy and fsyncs run beside the host's event loop instead of on it.
 // Plain JavaScript on purpose: the same file runs from src/ (tests) and dist/.
 // It knows nothing of the schema: the host sends, per table, the INSERT's head
 // and one row's placeholders, then each batch's rows of every table (the call
@@ -13,6 +14,8 @@ const { file, busyTimeoutMs, inserts } = workerData;
 const db = new Database(file, { timeout: busyTimeoutMs, fileMustExist: true });
 db.pragma('synchronous = NORMAL');
 db.pragma('foreign_keys = ON');
+// After the checkpoint, the first commit cuts the WAL file back to what it holds, so its size tells the host when the next is due.
+db.pragma('journal_size_limit = 0');
 
 // A batch goes in as a few multi-row INSERTs (up to 64 rows each) rather than
 // one statement per row: each statement run has a fixed cost (the call into
@@ -63,6 +66,9 @@ parentPort.on('message', (message) => {
   }
   try {
     insertAll(message.tables);
+    // PASSIVE: no writer waits for it. The host's own writes wait for this batch, so the
+    // checkpoint usually copies the whole WAL, and the next commit starts it over.
+    if (message.checkpoint === true) db.pragma('wal_checkpoint(PASSIVE)');
     parentPort.postMessage({ id: message.id, ok: true });
   } catch (error) {
     parentPort.postMessage({ id: message.id, ok: false, message: String(error?.message ?? error), code: typeof error?.code === 'string' ? error.code : undefined });

@@ -1,8 +1,10 @@
-// The SQLite store's writer of read-only calls' batches (record-batch.ts), on a
-// thread of its own (record-writer-thread.mjs, its own connection to the same
-// WAL file): a commit of a few records took SQLite's work and the file writes
-// (at times a checkpoint's fsync) on the host's event loop, about a tenth of
-// what a worker call costs the host with 8 calls in flight. Nothing is lost to
+// The SQLite store's writer of read-only calls' batches (record-batch.ts) and of
+// the WAL's checkpoints, on a thread of its own (record-writer-thread.mjs, its
+// own connection to the same WAL file): a commit of a few records took SQLite's
+// work and the file writes on the host's event loop, about a tenth of what a
+// worker call costs the host with 8 calls in flight, and a checkpoint (a copy
+// of the WAL and two fsyncs) milliseconds. The store keeps a batch of one
+// record on its own connection (sqlite-store.ts). Nothing is lost to
 // the thread: a batch it fails to commit is logged as a failed write always
 // was, and when the thread itself dies its pending batches, and every later
 // one, are written on the host's own connection instead.
@@ -63,8 +65,11 @@ export class RecordWriter {
     return this.#thread;
   }
 
-  /** Commits the rows of every table in one transaction on the thread; `fallback` writes the same batch on the host's connection. */
-  write(tables: readonly (readonly (readonly unknown[])[])[], fallback: () => void): Promise<void> {
+  /**
+   * Commits the rows of every table in one transaction on the thread, then, with `checkpoint`,
+   * checkpoints the WAL; `fallback` writes the same batch on the host's connection.
+   */
+  write(tables: readonly (readonly (readonly unknown[])[])[], fallback: () => void, checkpoint = false): Promise<void> {
     if (this.#dead || this.#closed) {
       fallback();
       return Promise.resolve();
@@ -73,7 +78,7 @@ export class RecordWriter {
     return new Promise<void>((resolve, reject) => {
       this.#pending.set(id, { resolve, reject, fallback });
       if (this.#pending.size === 1) this.#thread.ref();
-      this.#thread.postMessage({ id, tables });
+      this.#thread.postMessage({ id, tables, checkpoint });
     });
   }
 

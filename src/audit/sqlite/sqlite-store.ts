@@ -1,6 +1,7 @@
 // The embedded store behind the Journal interface: the synchronous SQLite
 // journal, its file artifact store and its approvals, answered as promises.
 // Behaviour is the SQLite journal's own (sqlite-journal.ts); this only adapts.
+import { statSync } from 'node:fs';
 import { createSilentLogger, type Logger } from '../../log.js';
 import type { StoredArtifact } from '../artifact-ref.js';
 import type { ApprovalDecision, ApprovalRecord, DecisionExtras, NewApproval, SpendOutcome } from '../approval-record.js';
@@ -22,11 +23,40 @@ export interface SqliteStoreOptions extends JournalOptions {
   /** Artifact lifetime; default 24 hours. */
   artifactTtlMs?: number;
   /**
-   * Commit read-only calls' batches on a writer thread of their own (record-writer.ts), off
-   * the event loop: `serve`. Default false (a one-call CLI host would only pay the thread's start).
+   * Commit read-only calls' batches, and checkpoint the WAL, on a writer thread of its own
+   * (record-writer.ts), off the event loop: `serve`. Default false (a one-call CLI host would
+   * only pay the thread's start).
    */
   writeBatchesOffThread?: boolean;
+  /**
+   * With writeBatchesOffThread: batches of at most this many records are committed on the
+   * host's connection unless the WAL is due for a checkpoint. Default INLINE_BATCH_MAX; 0
+   * sends every batch to the thread.
+   */
+  inlineBatchMax?: number;
+  /** With writeBatchesOffThread: the WAL file's size from which the thread checkpoints it. Default WAL_CHECKPOINT_BYTES. */
+  checkpointWalBytes?: number;
 }
+
+/**
+ * A batch of one record (a call alone in its event-loop turn: every call of a client that
+ * waits for each answer) is committed on the host's connection: a few appends to the WAL,
+ * where sending it to the thread costs the call two thread wake-ups, about as much again.
+ */
+const INLINE_BATCH_MAX = 1;
+
+/**
+ * When the WAL file holds this much (about 1000 pages of frames, SQLite's own automatic
+ * checkpoint interval), the next batch goes to the thread, which checkpoints after it: the
+ * checkpoint (the WAL copied into the database, two fsyncs) held the event loop for milliseconds.
+ */
+const WAL_CHECKPOINT_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The host connection's automatic checkpoint (pages) while the thread checkpoints: only a
+ * safety net, for a WAL the thread's batches do not keep short (no read-only calls).
+ */
+const HOST_AUTOCHECKPOINT_PAGES = 4000;
 
 /** Opens the SQLite journal of a state folder (or `file`) behind the Journal interface. */
 export function openSqliteStore(stateDir: string, options: SqliteStoreOptions = {}): SqliteStore {
@@ -50,8 +80,13 @@ export class SqliteStore implements Journal {
    * sends those rows (and their chain entries) to the writer thread as they are, or inserts them here.
    */
   readonly #batch: RecordBatch<CallRowValues>;
-  /** The thread that commits those batches, when the store was opened with writeBatchesOffThread. */
+  /** The thread that commits the larger batches and checkpoints the WAL, when the store was opened with writeBatchesOffThread. */
   readonly #writer: RecordWriter | undefined;
+  readonly #inlineBatchMax: number;
+  readonly #checkpointWalBytes: number;
+  readonly #walFile: string;
+  /** True from a checkpoint to the next commit, which starts the WAL over (its file keeps its size until then). */
+  #checkpointed = false;
   #closing: Promise<void> | undefined;
 
   constructor(
@@ -72,6 +107,14 @@ export class SqliteStore implements Journal {
     this.#rates = new SqliteRates(() => sync.database);
     const logger = options.logger ?? createSilentLogger();
     this.#writer = options.writeBatchesOffThread === true && sync.hostId !== null ? new RecordWriter(sync.file, [INSERT_CALLS, INSERT_ENTRIES], logger) : undefined;
+    this.#inlineBatchMax = options.inlineBatchMax ?? INLINE_BATCH_MAX;
+    this.#checkpointWalBytes = options.checkpointWalBytes ?? WAL_CHECKPOINT_BYTES;
+    this.#walFile = `${sync.file}-wal`;
+    if (this.#writer !== undefined) {
+      // After a checkpoint, the first commit cuts the WAL file back to what it holds: its size says when the next is due.
+      sync.database.pragma('journal_size_limit = 0');
+      sync.database.pragma(`wal_autocheckpoint = ${HOST_AUTOCHECKPOINT_PAGES}`);
+    }
     this.#batch = new RecordBatch<CallRowValues>((rows) => this.#writeBatch(rows), rowId, logger);
   }
 
@@ -187,13 +230,18 @@ export class SqliteStore implements Journal {
     return this.#closing;
   }
 
+  // A small batch on the host's connection, unless the WAL is due for a checkpoint; the others on the thread.
   // The entries are prepared here (the chain's head is this thread's), committed by the writer thread with the rows.
   async #writeBatch(rows: readonly CallRowValues[]): Promise<void> {
-    const prepared = this.#writer === undefined ? undefined : this.sync.prepareRows(rows);
-    if (this.#writer === undefined || prepared === undefined) return this.sync.recordRows(rows);
+    if (this.#writer === undefined) return this.sync.recordRows(rows);
+    const checkpoint = !this.#checkpointed && (statSync(this.#walFile, { throwIfNoEntry: false })?.size ?? 0) >= this.#checkpointWalBytes;
+    this.#checkpointed = checkpoint;
+    if (!checkpoint && rows.length <= this.#inlineBatchMax) return this.sync.recordRows(rows);
+    const prepared = this.sync.prepareRows(rows);
+    if (prepared === undefined) return this.sync.recordRows(rows);
     const entries = prepared.entries.map(entryRowValues);
     try {
-      await this.#writer.write([rows, entries], () => this.sync.insertPrepared(rows, entries));
+      await this.#writer.write([rows, entries], () => this.sync.insertPrepared(rows, entries), checkpoint);
     } catch (error) {
       this.sync.settleRows(prepared, rows.length, error);
       throw error;

@@ -1,7 +1,11 @@
 // The SQLite store's writer thread for read-only calls' batches (record-writer.ts):
 // the thread commits them (not the host's connection), reads and other hosts see
 // them after a flush, close loses none, and a thread that dies hands its batches
-// back to the host's own connection.
+// back to the host's own connection. A batch of one record is the host
+// connection's, until the WAL is due for a checkpoint: then the thread commits it
+// and checkpoints. The tests of the thread's batches send it every batch
+// (inlineBatchMax 0).
+import { statSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openSqliteStore, type SqliteStore } from '../../../../src/audit/sqlite/sqlite-store.js';
 import { recordingLogger } from '../../../helpers/recording-logger.js';
@@ -29,7 +33,7 @@ afterEach(async () => {
 
 describe('read-only batches on the writer thread', () => {
   it('the thread commits them; the host and another host read them after a flush', async () => {
-    const store = open({ writeBatchesOffThread: true });
+    const store = open({ writeBatchesOffThread: true, inlineBatchMax: 0 });
     const writer = store.recordWriter;
     expect(writer).toBeDefined();
     const starts = Array.from({ length: 20 }, readOnly);
@@ -43,7 +47,7 @@ describe('read-only batches on the writer thread', () => {
   });
 
   it('the thread stores field for field the record the host connection stores', async () => {
-    const store = open({ writeBatchesOffThread: true });
+    const store = open({ writeBatchesOffThread: true, inlineBatchMax: 0 });
     const finish = callFinish({ status: 'failed', errorCode: 'tool_error', resultBytes: 9, egressAdmitted: 2, egressRefused: 5 });
     const byHost = callStart({ tool: 'fs.read', sideEffect: 'read_only', principal: 'ci-bot', approval: 'approved' });
     const byThread = { ...byHost, id: `${byHost.id}-thread` };
@@ -55,7 +59,7 @@ describe('read-only batches on the writer thread', () => {
   });
 
   it('close commits every queued record first', async () => {
-    const store = open({ writeBatchesOffThread: true });
+    const store = open({ writeBatchesOffThread: true, inlineBatchMax: 0 });
     const starts = Array.from({ length: 300 }, readOnly);
     for (const start of starts) void store.recordSoon(start, callFinish());
     await store.close();
@@ -66,7 +70,7 @@ describe('read-only batches on the writer thread', () => {
 
   it('a thread that dies hands its batches to the host connection: nothing is lost', async () => {
     const log = recordingLogger();
-    const store = open({ writeBatchesOffThread: true, logger: log.logger });
+    const store = open({ writeBatchesOffThread: true, inlineBatchMax: 0, logger: log.logger });
     const writer = store.recordWriter!;
     const before = readOnly();
     void store.recordSoon(before, callFinish());
@@ -92,7 +96,7 @@ describe('read-only batches on the writer thread', () => {
 
   it('a failed batch is refused as a whole and logged, as a failed write on the host is', async () => {
     const log = recordingLogger();
-    const store = open({ writeBatchesOffThread: true, logger: log.logger });
+    const store = open({ writeBatchesOffThread: true, inlineBatchMax: 0, logger: log.logger });
     const start = readOnly();
     void store.recordSoon(start, callFinish());
     await store.flush();
@@ -108,7 +112,7 @@ describe('read-only batches on the writer thread', () => {
   });
 
   it('batches of every size land whole, field for field and in the order queued (the thread inserts them 64, 16, 4 and 1 rows per statement)', async () => {
-    const store = open({ writeBatchesOffThread: true });
+    const store = open({ writeBatchesOffThread: true, inlineBatchMax: 0 });
     const finish = callFinish({ status: 'failed', errorCode: 'tool_error', resultBytes: 9, egressAdmitted: 2, egressRefused: 5 });
     const { replay: _notKept, ...ended } = finish; // a record keeps no replay unless the call had an idempotency key
     const queued: string[] = [];
@@ -130,7 +134,7 @@ describe('read-only batches on the writer thread', () => {
 
   it('a row refused in a later statement of a batch takes back the rows of its earlier statements too', async () => {
     const log = recordingLogger();
-    const store = open({ writeBatchesOffThread: true, logger: log.logger });
+    const store = open({ writeBatchesOffThread: true, inlineBatchMax: 0, logger: log.logger });
     // 100 rows go in as 64 + 16 + 16 + 4: row 90 (third statement) repeats row 5's id (first statement).
     const starts = Array.from({ length: 100 }, readOnly);
     starts[90] = { ...starts[90]!, id: starts[5]!.id };
@@ -140,6 +144,44 @@ describe('read-only batches on the writer thread', () => {
     expect(await store.query({ tool: 'fs.read' })).toEqual([]);
     const failed = log.lines().find((line) => line['msg'] === 'journal: could not write a batch of read-only call records');
     expect(failed).toMatchObject({ err: { code: 'SQLITE_CONSTRAINT_UNIQUE' } });
+  });
+
+  it('a batch of one record is committed on the host connection; larger ones on the thread', async () => {
+    const store = open({ writeBatchesOffThread: true });
+    const alone = readOnly();
+    void store.recordSoon(alone, callFinish());
+    await store.flush();
+    expect(store.recordWriter!.committedBatches).toBe(0);
+    const together = [readOnly(), readOnly()];
+    for (const start of together) void store.recordSoon(start, callFinish());
+    await store.flush();
+    expect(store.recordWriter!.committedBatches).toBe(1);
+    for (const start of [alone, ...together]) expect(await store.get(start.id)).toMatchObject({ status: 'completed', hostId: store.hostId });
+  });
+
+  it('once the WAL is due for a checkpoint, the thread commits the next batch and checkpoints: the WAL starts over', async () => {
+    const store = open({ writeBatchesOffThread: true, checkpointWalBytes: 64 * 1024 });
+    const wal = () => statSync(`${store.sync.file}-wal`).size;
+    const starts: ReturnType<typeof readOnly>[] = [];
+    while (wal() < 64 * 1024) {
+      const start = readOnly();
+      starts.push(start);
+      void store.recordSoon(start, callFinish());
+      await store.flush();
+    }
+    expect(store.recordWriter!.committedBatches).toBe(0);
+    const grown = wal();
+    const due = readOnly();
+    void store.recordSoon(due, callFinish());
+    await store.flush();
+    expect(store.recordWriter!.committedBatches).toBe(1);
+    // Checkpointed: the next commit writes the WAL from its start and cuts the file back to it.
+    const next = readOnly();
+    void store.recordSoon(next, callFinish());
+    await store.flush();
+    expect(store.recordWriter!.committedBatches).toBe(1);
+    expect(wal()).toBeLessThan(grown);
+    for (const start of [...starts, due, next]) expect(await store.get(start.id)).toMatchObject({ status: 'completed' });
   });
 
   it('without the option the host connection writes them (no thread)', async () => {
