@@ -11,20 +11,18 @@
 // indicative only.
 import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { ROOT, round, summarize, throughput, timeCalls } from './lib.mjs';
+import { round, summarize, throughput, timeCalls } from './lib.mjs';
 
 const ECHO = { text: 'hello' };
 
 /** Runs the section; `host(extra)` starts a toolhost like the other sections do. */
 export async function benchJournalChain({ N, scratch, host, log }) {
-  const dist = (path) => import(pathToFileURL(join(ROOT, 'dist/src', path)).href);
-  const { openJournal } = await dist('audit/open-journal.js');
-  const { ChainWriter } = await dist('audit/chain/chain-writer.js');
-  const { ephemeralSigner } = await dist('audit/chain/chain-key.js');
-  const { callFact, chainedCallOfValues, CALL_REV } = await dist('audit/chain/chain-records.js');
-  const { callRowValues } = await dist('audit/call-row.js');
-  const { INSERT_CALL_SQL } = await dist('audit/sqlite/sqlite-journal.js');
+  const { openJournal } = await import('../../dist/src/audit/open-journal.js');
+  const { ChainWriter } = await import('../../dist/src/audit/chain/chain-writer.js');
+  const { ephemeralSigner } = await import('../../dist/src/audit/chain/chain-key.js');
+  const { callFact, chainedCallOfValues, CALL_REV } = await import('../../dist/src/audit/chain/chain-records.js');
+  const { callRowValues } = await import('../../dist/src/audit/call-row.js');
+  const { INSERT_CALL_SQL } = await import('../../dist/src/audit/sqlite/sqlite-journal.js');
 
   let n = 0;
   const start = () => ({

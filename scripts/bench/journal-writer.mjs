@@ -7,8 +7,7 @@
 // the store's opening added to this process.
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { ROOT, round } from './lib.mjs';
+import { round } from './lib.mjs';
 
 const BATCH = 60;
 
@@ -17,8 +16,8 @@ export async function benchWriterThread(scratch, smoke = false) {
   const PREFILL_RECORDS = smoke ? 600 : 30_000;
   const ROUNDS = smoke ? 1 : 5;
   const BATCHES_PER_ROUND = smoke ? 5 : 40;
-  const { openSqliteStore } = await import(pathToFileURL(join(ROOT, 'dist/src/audit/sqlite/sqlite-store.js')).href);
-  const { newCallId } = await import(pathToFileURL(join(ROOT, 'dist/src/supervisor/call-id.js')).href);
+  const { openSqliteStore } = await import('../../dist/src/audit/sqlite/sqlite-store.js');
+  const { newCallId } = await import('../../dist/src/supervisor/call-id.js');
   const tasks = () => new Set(readdirSync('/proc/self/task'));
   const before = tasks();
   const store = openSqliteStore(join(scratch, 'writer-thread-state'), { sessionId: 'bench', writeBatchesOffThread: true });

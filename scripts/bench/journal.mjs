@@ -6,16 +6,15 @@
 // is not installed the section says so (under CI=true that is an error).
 import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { ROOT, round, summarize, throughput, timeCalls } from './lib.mjs';
+import { round, summarize, throughput, timeCalls } from './lib.mjs';
 import { benchWriterThread } from './journal-writer.mjs';
 
 const ECHO = { text: 'hello' };
 
 /** Runs the section; `host(extra)` starts a toolhost like the other sections do. */
 export async function benchJournal({ N, scratch, host, log }) {
-  const { openJournal } = await import(pathToFileURL(join(ROOT, 'dist/src/audit/open-journal.js')).href);
-  const { findPostgresBin, startCluster } = await import(pathToFileURL(join(ROOT, 'scripts/fleet-db/cluster.mjs')).href);
+  const { openJournal } = await import('../../dist/src/audit/open-journal.js');
+  const { findPostgresBin, startCluster } = await import('../fleet-db/cluster.mjs');
   const stores = { sqlite: { url: `sqlite:${join(scratch, 'bench-journal.sqlite')}` } };
   let cluster;
   if (findPostgresBin() !== undefined) {

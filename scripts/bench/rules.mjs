@@ -9,7 +9,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { pathToFileURL } from 'node:url';
 import { ROOT, round, summarize, timeCalls } from './lib.mjs';
 
 const ECHO = { text: 'hello' };
@@ -36,8 +35,8 @@ function rulesYaml(rules) {
 
 /** Runs the section; `host(extra)` starts a toolhost like the other sections do. */
 export async function benchRulesSection({ N, WARMUP, ROUNDS, scratch, host, log, policy, base }) {
-  const { loadHostConfig } = await import(pathToFileURL(join(ROOT, 'dist/src/host-config.js')).href);
-  const { evaluateRules } = await import(pathToFileURL(join(ROOT, 'dist/src/policy/rules/evaluate-rules.js')).href);
+  const { loadHostConfig } = await import('../../dist/src/host-config.js');
+  const { evaluateRules } = await import('../../dist/src/policy/rules/evaluate-rules.js');
   const policies = {};
   const evaluation = {};
   for (const [key, applying] of [
