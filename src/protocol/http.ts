@@ -17,7 +17,7 @@ import { LegacySessions, PrincipalSessions } from './http-sessions.js';
 import type { ToolhostServing } from './server.js';
 import { errorData } from '../errors.js';
 
-export const MCP_PATH = '/mcp';
+const MCP_PATH = '/mcp';
 
 export interface HttpServeOptions {
   readonly serving: ToolhostServing;
@@ -42,7 +42,7 @@ export interface HttpServeOptions {
 }
 
 /** A handler for every path under `prefix` (e.g. `/console`). */
-export interface HttpMount {
+interface HttpMount {
   readonly prefix: string;
   handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
 }

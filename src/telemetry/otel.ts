@@ -14,11 +14,11 @@ import type { Logger } from '../log.js';
 import type { CallSpan, CallSpanInfo, Telemetry } from './telemetry.js';
 
 /** The stages that get a child span. The others are cheap checks, covered by the call span. */
-export const TRACED_STAGES: ReadonlySet<string> = new Set(['policy', 'approval', 'journal', 'run']);
+const TRACED_STAGES: ReadonlySet<string> = new Set(['policy', 'approval', 'journal', 'run']);
 
 export const DURATION_METRIC = 'mcp.server.operation.duration';
 
-export interface OtelOptions {
+interface OtelOptions {
   readonly serviceVersion: string;
   readonly logger: Logger;
   /** Default: OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT (or http://localhost:4318), batched. */
@@ -90,7 +90,7 @@ function startCallSpan(tracer: Tracer, duration: Histogram, info: CallSpanInfo):
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
 /** The caller's span from `_meta.traceparent` (W3C Trace Context); the root context when absent or malformed. */
-export function parentContextOf(meta: Readonly<Record<string, unknown>>): Context {
+function parentContextOf(meta: Readonly<Record<string, unknown>>): Context {
   const value = meta['traceparent'];
   const match = typeof value === 'string' ? TRACEPARENT.exec(value.trim()) : null;
   if (!match) return context.active();

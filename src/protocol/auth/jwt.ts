@@ -9,12 +9,12 @@ import { AuthConfigError } from './auth-config-error.js';
 import type { Authenticator, AuthResult } from './authenticator.js';
 
 /** Asymmetric only: a symmetric algorithm would let a JWKS's public key sign tokens. */
-export const ALLOWED_JWT_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
+const ALLOWED_JWT_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
 
 /** Clock skew tolerated for exp and nbf, in seconds. */
 const CLOCK_TOLERANCE_S = 30;
 
-export interface JwtAuthOptions {
+interface JwtAuthOptions {
   readonly issuer: string;
   readonly audience: string;
   /** `https://…` (fetched and cached by jose) or a JWKS file path. */
