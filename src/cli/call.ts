@@ -11,6 +11,7 @@ import { createHost } from '../host.js';
 import { serverOfTool } from '../host-servers.js';
 import { createLogger, createSilentLogger, type Logger } from '../log.js';
 import { createProgressView, type ProgressView } from '../terminal/progress.js';
+import { CallControl } from '../supervisor/call-control.js';
 import { parseStrictJson } from '../supervisor/result/strict-json.js';
 import type { ApprovalChannel, CallOutcome, ElicitAnswer } from '../supervisor/types.js';
 import { HOST_FLAGS_HELP, hostFlagsFrom, parseCommandArgs, UsageError } from './args.js';
@@ -92,7 +93,7 @@ export async function run(argv: readonly string[]): Promise<number> {
         ...(typeof key === 'string' ? { idempotencyKey: key } : {}),
         ...(typeof values['approval-id'] === 'string' ? { 'toolhost/approvalId': values['approval-id'] } : {}),
       },
-      signal: controller.signal,
+      control: new CallControl([controller.signal]),
       approval: interactive ? terminalApproval(progress) : { kind: 'none' },
       ...(process.stderr.isTTY ? { onProgress: (event) => progress.update(event) } : {}),
     });

@@ -11,6 +11,7 @@ import { createHost } from '../host.js';
 import { serverOfTool } from '../host-servers.js';
 import { createSilentLogger } from '../log.js';
 import { generateCases } from '../fuzz/generate.js';
+import { CallControl } from '../supervisor/call-control.js';
 import { SessionCounters } from '../supervisor/session-counters.js';
 import type { ApprovalChannel, CallOutcome } from '../supervisor/types.js';
 import { HOST_FLAGS_HELP, hostFlagsFrom, parseCommandArgs, UsageError, type HostFlags } from './args.js';
@@ -93,7 +94,9 @@ export async function fuzzTool(
     // Each case is its own session: a terminal tool's success, or a run of failures, must
     // not turn the cases after it into call_limit refusals (SPEC 5.2).
     const call = (args: unknown) =>
-      host.supervisor.callTool({ name: tool, args, meta: {}, signal: new AbortController().signal, approval, session: new SessionCounters() }).then(describeOutcome);
+      host.supervisor
+        .callTool({ name: tool, args, meta: {}, control: new CallControl(), approval, caller: { principal: null, counters: new SessionCounters() } })
+        .then(describeOutcome);
     const failures: FuzzReport['failures'][number][] = [];
     let reached = 0;
     for (const args of cases.valid) {

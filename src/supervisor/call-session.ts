@@ -8,11 +8,19 @@ import type { SessionPolicy } from '../policy/types.js';
 import { SessionCounters } from './session-counters.js';
 import { SessionLimits } from './stages/session-limits.js';
 
-export interface CallSession {
-  /** The authenticated principal. */
-  readonly principal: string;
+/** Who a call is for: the counters it counts against and, over HTTP, the principal and its slots. */
+export interface Caller {
+  /** The authenticated principal; null for a caller without one (`toolhost fuzz`). */
+  readonly principal: string | null;
   /** Names the session in the journal (`counters.id`); outlives a reload. */
   readonly counters: SessionCounters;
+  /** The caller's own concurrency slots; absent: the supervisor's own. */
+  readonly limits?: SessionLimits;
+}
+
+/** An HTTP principal's session: a Caller with its principal and slots. */
+export interface CallSession extends Caller {
+  readonly principal: string;
   /** The principal's own concurrency slots, with the caps in force when it first called. */
   readonly limits: SessionLimits;
 }

@@ -15,7 +15,7 @@ import { denialError, readToolDecision, type CallDecision } from '../policy/tool
 import type { SessionPolicy, ToolView } from '../policy/types.js';
 import { emitStarted, forwardProgress } from './call-events.js';
 import { CallContext } from './call-context.js';
-import { CallControl, concludeCall } from './call-control.js';
+import { concludeCall, type CallControl } from './call-control.js';
 import { openCallSession, type CallSession } from './call-session.js';
 import { isBeforeRun, journalFailure } from './journal-failure.js';
 import { journaledArguments } from './journaled-arguments.js';
@@ -137,14 +137,13 @@ class CallSupervisor implements Supervisor {
   }
 
   callTool(request: CallRequest): Promise<CallOutcome> {
+    const control = request.control;
     if (this.#closing) {
+      control.dispose();
       return Promise.resolve({ kind: 'error', callId: newCallId(), error: new HostError('cancelled', 'The host is shutting down.', {}) });
     }
-    // One control per call: the protocol layer's when it built one, else ours. Host shutdown
-    // cancels every call, as a client cancel would (close() stops every control in #inflight,
-    // instead of each call listening on a shutdown signal); the run stage arms the deadline.
-    // The stages read the control (ctx.control), never request.signal: its AbortSignal is made only if asked for.
-    const control = request.control ?? new CallControl(request.signal ? [request.signal] : []);
+    // Host shutdown cancels every call, as a client cancel would (close() stops every control
+    // in #inflight, instead of each call listening on a shutdown signal); the run stage arms the deadline.
     this.#inflight.add(control);
     return this.#call(request, control);
   }
@@ -156,7 +155,7 @@ class CallSupervisor implements Supervisor {
 
   // One call: its stages, then its one journal write; the answer goes out only once that write is committed.
   async #call(request: CallRequest, control: CallControl): Promise<CallOutcome> {
-    const counters = request.caller?.counters ?? request.session ?? this.#deps.session;
+    const counters = request.caller?.counters ?? this.#deps.session;
     const ctx = new CallContext(request, control, counters.id, this.#deps.logger, request.caller?.principal ?? null);
     ctx.policyDigest = this.session.policyDigest ?? null;
     const slot: { release?: ReleaseSlot | undefined; end?: CallEnd } = {};

@@ -30,16 +30,11 @@ export interface CallRequest {
   /** The request's `_meta` (idempotencyKey, progressToken, requestState...). */
   readonly meta: Readonly<Record<string, unknown>>;
   /**
-   * The request's cancel (`toolhost call`, tests): the supervisor's control follows it.
-   * Not read when `control` is given: the stages read the control, never this.
+   * The call's one termination control, built by whoever starts the call (the protocol
+   * layer's door, `toolhost call`) and following the request's cancel: the supervisor
+   * stops it on shutdown, arms its deadline in the run stage and disposes it when the call is over.
    */
-  readonly signal?: AbortSignal;
-  /**
-   * The call's one termination control, when the caller built it (the protocol layer does):
-   * the supervisor stops it on shutdown and disposes it when the call is over.
-   * Absent: the supervisor builds one that follows `signal`.
-   */
-  readonly control?: import('./call-control.js').CallControl;
+  readonly control: import('./call-control.js').CallControl;
   readonly approval: ApprovalChannel;
   /** A signed approval state sent back by a modern client (input_required retry). */
   readonly requestState?: string;
@@ -51,12 +46,10 @@ export interface CallRequest {
   readonly approvalAnswer?: ElicitAnswer;
   readonly onProgress?: (event: ProgressEvent) => void;
   /**
-   * The session this call counts against (budget, failure run, terminal: SPEC 5.2).
-   * Absent: the supervisor's own (the one its host was built with).
+   * Who calls: the session the call counts against (budget, failure run, terminal: SPEC 5.2),
+   * with an HTTP principal's own slots. Absent: the supervisor's own session and slots (stdio).
    */
-  readonly session?: import('./session-counters.js').SessionCounters;
-  /** An HTTP caller (principal) with its own counters and slots; it overrides `session`. Absent on stdio. */
-  readonly caller?: import('./call-session.js').CallSession;
+  readonly caller?: import('./call-session.js').Caller;
   /** Stage spans and the call span (SPEC section 6.2); absent means none. */
   readonly trace?: import('../telemetry/call-trace.js').CallTrace;
   /** Lifecycle events (tool.started, tool.completed, tool.failed) for the client's log stream. */

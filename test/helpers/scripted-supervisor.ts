@@ -26,9 +26,9 @@ export const SCRIPTED_TOOLS: ToolDeclaration[] = [
   },
 ];
 
-/** The call's signal as a stage would see it: its control's (made when read), else the request's own. */
+/** The call's signal as a stage would see it: its control's (made when read). */
 export function signalOf(request: CallRequest): AbortSignal {
-  return request.control?.signal ?? request.signal ?? new AbortController().signal;
+  return request.control.signal;
 }
 
 /** A supervisor double that scripts one behaviour per tool name and records every request. */

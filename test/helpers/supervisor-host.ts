@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createHost, type Host, type HostOptions } from '../../src/host.js';
 import { createSilentLogger } from '../../src/log.js';
+import { CallControl } from '../../src/supervisor/call-control.js';
 import type { ApprovalChannel, CallOutcome, CallRequest } from '../../src/supervisor/types.js';
 
 export const FIXTURE_MANIFESTS = fileURLToPath(new URL('../fixtures/supervisor/manifests', import.meta.url));
@@ -83,7 +84,7 @@ export async function startHost(options: TestHostOptions = {}): Promise<TestHost
     root,
     workspace,
     stateDir,
-    call: (name, args = {}, extra = {}) => host.supervisor.callTool({ name, args, meta: {}, signal: new AbortController().signal, approval: NONE, ...extra }),
+    call: (name, args = {}, extra = {}) => host.supervisor.callTool({ name, args, meta: {}, control: new CallControl(), approval: NONE, ...extra }),
     close: async () => {
       live.delete(testHost);
       await host.close();

@@ -136,6 +136,7 @@ async function elicitWithTimeout(elicit: Elicit, input: ApprovalInput): Promise<
   const prompt: ApprovalPrompt = { message: await buildApprovalPrompt(input), tool: view.manifest.name, sideEffect: view.manifest.sideEffect ?? 'unclassified' };
   throwIfCancelled(control);
   // An elicitation takes a signal: the call's is made here (a call that asks is a rare one).
+  // Not a second control of the call: the wait's own, its deadline the prompt's, following the call's.
   const waiting = new CallControl([control.signal], { timeoutMs: input.timeoutMs });
   try {
     const answered = Promise.resolve()

@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { explainTool } from '../../../src/cli/explain.js';
 import { createHost } from '../../../src/host.js';
 import { createSilentLogger } from '../../../src/log.js';
+import { CallControl } from '../../../src/supervisor/call-control.js';
 import { REPO_ROOT } from '../../helpers/mcp-clients.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'toolhost-explain-serve-'));
@@ -38,7 +39,7 @@ describe('explain and serve give the same rule and reason for the same denial', 
         const explained = explainTool(host.config, view, {});
         if (explained.decision !== 'deny') continue;
         denials++;
-        const outcome = await host.supervisor.callTool({ name: view.manifest.name, args: {}, meta: {}, signal: new AbortController().signal, approval: { kind: 'none' } });
+        const outcome = await host.supervisor.callTool({ name: view.manifest.name, args: {}, meta: {}, control: new CallControl(), approval: { kind: 'none' } });
         expect(outcome.kind, view.manifest.name).toBe('error');
         if (outcome.kind !== 'error') continue;
         expect(outcome.error.code).toBe(explained.code);

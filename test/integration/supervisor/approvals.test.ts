@@ -10,6 +10,7 @@ import { openSqliteStore } from '../../../src/audit/sqlite/sqlite-store.js';
 import { MAX_PROMPT_CHARS } from '../../../src/supervisor/stages/approval.js';
 import { MAX_PROMPT_WITH_EFFECTS_CHARS } from '../../../src/supervisor/approval-prompt.js';
 import type { ApprovalChannel, ApprovalPrompt, ElicitAnswer } from '../../../src/supervisor/types.js';
+import { CallControl } from '../../../src/supervisor/call-control.js';
 import { closeAllHosts, errorOf, resultOf, startHost } from '../../helpers/supervisor-host.js';
 
 afterAll(closeAllHosts);
@@ -98,7 +99,7 @@ describe('elicitation', () => {
       controller.abort();
       return new Promise<ElicitAnswer>(() => undefined);
     });
-    const error = errorOf(await host.call('dangerous', { target: 'x' }, { approval: channel, signal: controller.signal }));
+    const error = errorOf(await host.call('dangerous', { target: 'x' }, { approval: channel, control: new CallControl([controller.signal]) }));
     expect(error.code).toBe('cancelled');
   });
 

@@ -11,6 +11,7 @@ import { gradientPng, encodePng } from '../../../scripts/demo/png.mjs';
 import { createHost, type Host } from '../../../src/host.js';
 import { createSilentLogger } from '../../../src/log.js';
 import type { CallOutcome } from '../../../src/supervisor/types.js';
+import { CallControl } from '../../../src/supervisor/call-control.js';
 
 const REPO = resolve(import.meta.dirname, '../../..');
 const root = mkdtempSync(join(tmpdir(), 'toolhost-bundled-outputs-'));
@@ -34,7 +35,7 @@ afterAll(async () => {
 });
 
 const call = (name: string, args: Record<string, unknown>): Promise<CallOutcome> =>
-  host.supervisor.callTool({ name, args, meta: {}, signal: new AbortController().signal, approval: { kind: 'none' } });
+  host.supervisor.callTool({ name, args, meta: {}, control: new CallControl(), approval: { kind: 'none' } });
 
 describe('view_image', { timeout: 180_000 }, () => {
   it('returns a line about the image and the image itself, the bytes of the file', async () => {

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHost, type Host } from '../../../src/host.js';
 import { createSilentLogger } from '../../../src/log.js';
 import type { CallOutcome } from '../../../src/supervisor/types.js';
+import { CallControl } from '../../../src/supervisor/call-control.js';
 import { NONE, errorOf, resultOf, waitForNoProcesses } from '../../helpers/supervisor-host.js';
 
 const BUNDLED = fileURLToPath(new URL('../../../manifests', import.meta.url));
@@ -66,7 +67,7 @@ describe('protected paths: the host configuration and state are not writable by 
   let originals: Map<string, string>;
 
   const call = (name: string, args: Record<string, unknown>): Promise<CallOutcome> =>
-    host.supervisor.callTool({ name, args, meta: {}, signal: new AbortController().signal, approval: NONE });
+    host.supervisor.callTool({ name, args, meta: {}, control: new CallControl(), approval: NONE });
 
   beforeAll(async () => {
     root = realpathSync(mkdtempSync(join(tmpdir(), 'toolhost-protected-')));

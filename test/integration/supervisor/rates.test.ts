@@ -38,7 +38,7 @@ describe('rates on one host (SQLite)', () => {
     expect(over.details['retryAfterMs']).toBeLessThanOrEqual(24 * 3_600_000);
     // A stdio session is its own principal.
     const other = new SessionCounters();
-    expect(textOf(await host.call('echo', { value: 'other' }, { session: other }))).toBe('other');
+    expect(textOf(await host.call('echo', { value: 'other' }, { caller: { principal: null, counters: other } }))).toBe('other');
     // A tool no window names is not counted.
     expect(host.config.tools.get('counter')?.rates).toBeUndefined();
   });

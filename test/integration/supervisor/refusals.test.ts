@@ -3,6 +3,7 @@
 // record for every refusal.
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteJournal as Journal } from '../../../src/audit/sqlite/sqlite-journal.js';
+import { CallControl } from '../../../src/supervisor/call-control.js';
 import { closeAllHosts, errorOf, resultOf, startHost, textOf } from '../../helpers/supervisor-host.js';
 
 afterAll(closeAllHosts);
@@ -69,7 +70,7 @@ describe('session limits', () => {
 
   it('refuses an already-cancelled request with cancelled, without spending the budget', async () => {
     const host = await startHost({ policy: 'limits:\n  maxCallsPerSession: 1' });
-    expect(errorOf(await host.call('echo', { value: 1 }, { signal: AbortSignal.abort() })).code).toBe('cancelled');
+    expect(errorOf(await host.call('echo', { value: 1 }, { control: new CallControl([AbortSignal.abort()]) })).code).toBe('cancelled');
     resultOf(await host.call('echo', { value: 1 }));
   });
 });

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { LifecycleEvent } from '../../../src/supervisor/types.js';
 import type { ProgressEvent } from '../../../src/runner/run-types.js';
+import { CallControl } from '../../../src/supervisor/call-control.js';
 import { closeAllHosts, errorOf, resultOf, startHost, textOf, waitForNoProcesses } from '../../helpers/supervisor-host.js';
 
 const MARKER = `results-${randomUUID()}`;
@@ -31,7 +32,7 @@ describe('run', () => {
       'spin',
       {},
       {
-        signal: controller.signal,
+        control: new CallControl([controller.signal]),
         onEvent: (event) => {
           events.push(event);
           if (event.type === 'tool.started') controller.abort();

@@ -61,7 +61,7 @@ function input(options: {
   callId?: string;
 }): ApprovalInput {
   const args = options.args ?? ARGS;
-  const request: CallRequest = { name: 'deploy', args, meta: options.meta ?? {}, signal: new AbortController().signal, approval: options.channel ?? { kind: 'none' } };
+  const request: CallRequest = { name: 'deploy', args, meta: options.meta ?? {}, control: new CallControl(), approval: options.channel ?? { kind: 'none' } };
   const operator: OperatorApprovals = {
     journal,
     by: options.by ?? 'client',

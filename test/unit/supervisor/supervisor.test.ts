@@ -123,7 +123,7 @@ function harness(behaviour: RunBehaviour, journalFaults: { finish?: Error; recor
         name,
         args,
         meta: {},
-        signal: new AbortController().signal,
+        control: new CallControl(),
         approval: { kind: 'none' },
         onEvent: (event) => trace.push(event.type),
         trace: { enterStage: (stage) => stages.push(stage) },
@@ -212,7 +212,7 @@ describe('one control per call', () => {
       return { ok: false, code: 'cancelled', message: 'stopped', details: {}, durationMs: 1 };
     });
     const control = new CallControl([new AbortController().signal]);
-    const call = h.call('reader', {}, { control, signal: control.signal });
+    const call = h.call('reader', {}, { control });
     await started;
     expect(controls).toEqual([control]);
     await h.supervisor.close();
@@ -275,7 +275,7 @@ describe('first reason wins', () => {
       await options.control.stopped;
       return { ok: false, code: 'timeout', message: 'late', details: {}, durationMs: 1 };
     });
-    const outcome = await h.call('writer', {}, { signal: request.signal });
+    const outcome = await h.call('writer', {}, { control: new CallControl([request.signal]) });
     expect(codeOf(outcome)).toBe('cancelled');
     expect(h.finishes).toMatchObject([{ status: 'cancelled', errorCode: 'cancelled' }]);
   });
@@ -293,7 +293,7 @@ describe('first reason wins', () => {
   it("a tool's own failure is not overruled by a cancel that arrives after it", async () => {
     const request = new AbortController();
     const h = harness(async () => ({ ok: false, code: 'tool_error', message: 'no', details: {}, durationMs: 1 }));
-    const outcome = await h.call('writer', {}, { signal: request.signal });
+    const outcome = await h.call('writer', {}, { control: new CallControl([request.signal]) });
     request.abort();
     expect(codeOf(outcome)).toBe('tool_error');
   });
@@ -325,7 +325,7 @@ describe("the journal's finally", () => {
       await options.control.stopped;
       return { ok: false, code: 'cancelled', message: 'stopped', details: {}, durationMs: 1 };
     });
-    await h.call('writer', {}, { signal: request.signal });
+    await h.call('writer', {}, { control: new CallControl([request.signal]) });
     expect(h.trace).toEqual(['journal.begin', 'tool.started', 'run', 'journal.finish']);
   });
 });

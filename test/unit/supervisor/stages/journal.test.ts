@@ -28,7 +28,7 @@ afterEach(async () => {
 
 function contextFor(sideEffect: string, meta: Record<string, unknown> = {}): CallContext {
   const ctx = new CallContext(
-    { name: 'echo', args: { text: 'hi' }, meta, signal: new AbortController().signal, approval: { kind: 'none' } },
+    { name: 'echo', args: { text: 'hi' }, meta, control: new CallControl(), approval: { kind: 'none' } },
     new CallControl([]),
     'session-1',
     createSilentLogger(),
