@@ -6,7 +6,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { createConfigAjv } from '../registry/ajv.js';
+import { configAjv } from '../registry/ajv.js';
 import { problemsFromShapeErrors } from '../registry/schema-errors.js';
 import { schemaPath } from '../config/package-files.js';
 import type { Problem } from '../config/problem.js';
@@ -120,7 +120,7 @@ function oneSentencePerOneOf(errors: ErrorObject[]): ErrorObject[] {
 let validator: ValidateFunction | undefined;
 
 function compiledSchema(): ValidateFunction {
-  validator ??= createConfigAjv().compile(JSON.parse(readFileSync(schemaPath('toolhost.schema.json'), 'utf8')) as object);
+  validator ??= configAjv().compile(JSON.parse(readFileSync(schemaPath('toolhost.schema.json'), 'utf8')) as object);
   return validator;
 }
 

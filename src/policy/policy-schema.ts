@@ -4,7 +4,8 @@
 import { closestKey } from '../config/closest-key.js';
 import { schemaPath } from '../config/package-files.js';
 import { readFileSync } from 'node:fs';
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import { configAjv } from '../registry/ajv.js';
 import type { Problem } from '../config/problem.js';
 import type { YamlPath, YamlSource } from '../config/yaml-source.js';
 import type { PolicyDocument } from './policy-model.js';
@@ -29,7 +30,7 @@ let validator: ValidateFunction | undefined;
 
 function compiled(): ValidateFunction {
   // Our own trusted schema: allErrors is fine and lists every problem of a file at once.
-  validator ??= new Ajv2020({ allErrors: true, strict: true, verbose: true }).compile(readPolicySchema());
+  validator ??= configAjv().compile(readPolicySchema());
   return validator;
 }
 

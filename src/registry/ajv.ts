@@ -62,7 +62,9 @@ const TOOL_SCHEMA_OPTIONS: Options = {
  * compiled validator: compiling is most of the start-up time of a host with
  * many tools, and tools often repeat a schema. Sharing is safe because
  * validation is synchronous (strict mode, no $async) and callers read
- * `errors` right after their own call.
+ * `errors` right after their own call. Each schema is first checked against
+ * its draft's meta-schema by a process-wide instance (metaSchemaCheck), so the
+ * meta-schema is compiled once per process rather than once per load.
  */
 export function createToolSchemaCompiler(): ToolSchemaCompiler {
   const compiled = new Map<string, ValidateFunction>();
@@ -71,14 +73,8 @@ export function createToolSchemaCompiler(): ToolSchemaCompiler {
     const instanceKey = `${draft}${relaxed ? ' relaxed' : ''}`;
     let ajv = instances.get(instanceKey);
     if (!ajv) {
-      const options: Options = relaxed ? { ...TOOL_SCHEMA_OPTIONS, strict: false } : TOOL_SCHEMA_OPTIONS;
-      ajv = draft === '2020-12' ? new Ajv2020(options) : draft === '2019-09' ? new Ajv2019(options) : new AjvDraft07(options);
-      addFormats(ajv);
-      // Ajv resolves `$anchor` (2019-09 and 2020-12 core) but never registers it
-      // as a keyword, so strict mode calls a schema that uses one "unknown keyword"
-      // and a valid schema would be refused. Draft-07 has no $anchor (it names
-      // anchors with `$id: "#name"`), so there it stays unknown.
-      if (draft !== 'draft-07') ajv.addKeyword('$anchor');
+      const options: Options = { ...TOOL_SCHEMA_OPTIONS, ...(relaxed ? { strict: false } : {}), validateSchema: false };
+      ajv = newToolSchemaAjv(draft, options);
       instances.set(instanceKey, ajv);
     }
     return ajv;
@@ -89,6 +85,8 @@ export function createToolSchemaCompiler(): ToolSchemaCompiler {
       const key = `${draft}${relaxed ? ' relaxed' : ''}\n${JSON.stringify(schema)}`;
       let validate = compiled.get(key);
       if (validate === undefined) {
+        // Throws "schema is invalid: …" for a schema its meta-schema refuses, as compile would.
+        void metaSchemaCheck(draft).validateSchema(schema, true);
         const ajv = instanceFor(draft, relaxed);
         if (!relaxed) allowExtensions(ajv, schema);
         validate = ajv.compile(schema);
@@ -97,6 +95,32 @@ export function createToolSchemaCompiler(): ToolSchemaCompiler {
       return validate;
     },
   };
+}
+
+function newToolSchemaAjv(draft: Draft, options: Options): AjvCore {
+  const ajv = draft === '2020-12' ? new Ajv2020(options) : draft === '2019-09' ? new Ajv2019(options) : new AjvDraft07(options);
+  addFormats(ajv);
+  // Ajv resolves `$anchor` (2019-09 and 2020-12 core) but never registers it
+  // as a keyword, so strict mode calls a schema that uses one "unknown keyword"
+  // and a valid schema would be refused. Draft-07 has no $anchor (it names
+  // anchors with `$id: "#name"`), so there it stays unknown.
+  if (draft !== 'draft-07') ajv.addKeyword('$anchor');
+  return ajv;
+}
+
+// Per draft, the instance that checks tool schemas against the draft's
+// meta-schema (its validateSchema throws "schema is invalid: …" as compile
+// would): compiling a meta-schema costs tens of milliseconds, far more than a
+// tool schema. It compiles nothing but the meta-schemas, which are constants,
+// so every host in the process may share it; strict mode changes what a
+// compile refuses, not what validating against the meta-schema answers, so one
+// instance serves strict and relaxed compilers alike.
+const metaSchemaChecks = new Map<Draft, AjvCore>();
+
+function metaSchemaCheck(draft: Draft): AjvCore {
+  let ajv = metaSchemaChecks.get(draft);
+  if (ajv === undefined) metaSchemaChecks.set(draft, (ajv = newToolSchemaAjv(draft, TOOL_SCHEMA_OPTIONS)));
+  return ajv;
 }
 
 // Registers the schema's `x-` keywords (as annotations) and unknown formats (as
@@ -115,10 +139,17 @@ function allowExtensions(ajv: AjvCore, schema: unknown): void {
   visit(schema);
 }
 
+// The instance for our own config files (the manifest, server manifest,
+// toolhost.yaml and policy schemas): each is a constant of the package,
+// compiled once per process, so one instance serves them all and the
+// meta-schema they are checked against is compiled once.
+let configInstance: AjvCore | undefined;
+
 /** The Ajv instance for our own config files: all errors at once is fine for trusted input. */
-export function createConfigAjv(): AjvCore {
+export function configAjv(): AjvCore {
   // strictRequired off: the manifest schema's if/then branches require keys defined one level up.
   // verbose: errors carry their schema, whose $comment explains a pattern in words.
   // allowUnionTypes: `sandbox.env` is a list of names or a map of values.
-  return new Ajv2020({ strict: true, strictRequired: false, allowUnionTypes: true, allErrors: true, verbose: true, logger: false });
+  configInstance ??= new Ajv2020({ strict: true, strictRequired: false, allowUnionTypes: true, allErrors: true, verbose: true, logger: false });
+  return configInstance;
 }

@@ -5,7 +5,7 @@ import type { ValidateFunction } from 'ajv';
 import { asRecord, isRecord } from '../config/guards.js';
 import type { Problem } from '../config/problem.js';
 import type { YamlSource } from '../config/yaml-source.js';
-import { createConfigAjv } from './ajv.js';
+import { configAjv } from './ajv.js';
 import { readServerManifestSchema } from './manifest-schema.js';
 import type { ManifestRoot, SideEffect } from './manifest.js';
 import { resolveCommandElement, resolveRoot, WORKSPACE_VARIABLE } from './manifest-paths.js';
@@ -33,7 +33,7 @@ let compiled: ValidateFunction | undefined;
 
 /** Checks and normalizes one server manifest; every problem at once. */
 export function loadServerManifest(source: YamlSource, place: ServerPlace): ServerLoadResult {
-  compiled ??= createConfigAjv().compile(readServerManifestSchema());
+  compiled ??= configAjv().compile(readServerManifestSchema());
   const problems = compiled(source.data) ? [] : problemsFromShapeErrors(source, [...(compiled.errors ?? [])]);
   const data = source.data as Record<string, unknown>;
 

@@ -4,7 +4,7 @@
 import { schemaPath } from '../config/package-files.js';
 import { readFileSync } from 'node:fs';
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { createConfigAjv } from './ajv.js';
+import { configAjv } from './ajv.js';
 import { isRecord } from '../config/guards.js';
 
 /** Absolute path of schemas/manifest.schema.json in this package. */
@@ -48,7 +48,7 @@ export function manifestSchema(): Readonly<Record<string, unknown>> {
 
 /** Validates one manifest's data against the schema; returns every error (allErrors: our own config). */
 export function checkManifestShape(data: unknown): readonly ErrorObject[] {
-  compiled ??= createConfigAjv().compile(manifestSchema());
+  compiled ??= configAjv().compile(manifestSchema());
   return compiled(data) ? [] : [...(compiled.errors ?? [])];
 }
 

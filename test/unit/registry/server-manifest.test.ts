@@ -138,9 +138,9 @@ describe('schemas/manifest.schema.json covers both kinds (for editors)', () => {
   it('accepts the bundled server example and a tool manifest, and refuses a server key in a tool', async () => {
     const { readFileSync } = await import('node:fs');
     const { parse } = await import('yaml');
-    const { createConfigAjv } = await import('../../../src/registry/ajv.js');
+    const { configAjv } = await import('../../../src/registry/ajv.js');
     const { manifestSchemaPath } = await import('../../../src/registry/manifest-schema.js');
-    const validate = createConfigAjv().compile(JSON.parse(readFileSync(manifestSchemaPath(), 'utf8')) as Record<string, unknown>);
+    const validate = configAjv().compile(JSON.parse(readFileSync(manifestSchemaPath(), 'utf8')) as Record<string, unknown>);
     const root = new URL('../../../', import.meta.url);
     expect(validate(parse(readFileSync(new URL('manifests/servers/fs.yaml', root), 'utf8')))).toBe(true);
     const tool = parse(readFileSync(new URL('manifests/read_file.yaml', root), 'utf8')) as Record<string, unknown>;
