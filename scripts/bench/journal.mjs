@@ -6,7 +6,7 @@
 // is not installed the section says so (under CI=true that is an error).
 import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
-import { round, summarize, throughput, timeCalls } from './lib.mjs';
+import { round, summarize, table, throughput, timeCalls } from './lib.mjs';
 import { benchWriterThread } from './journal-writer.mjs';
 
 const ECHO = { text: 'hello' };
@@ -143,10 +143,4 @@ export async function benchJournal({ N, scratch, host, log }) {
   else log('Two hosts on one PostgreSQL: not measured (PostgreSQL is not installed here)');
   log('');
   return result;
-}
-
-function table(header, rows) {
-  const widths = header.map((h, i) => Math.max(String(h).length, ...rows.map((row) => String(row[i]).length)));
-  const line = (cells) => cells.map((cell, i) => String(cell).padEnd(widths[i])).join('  ');
-  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }

@@ -220,8 +220,16 @@ export function median(values) {
   return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
-/** A plain-text table: a header, a rule, the rows, columns padded to their widest cell. */
-export function table(header, rows) {
+/**
+ * A table of `header` and `rows`: for the terminal (`text`), columns padded to
+ * their widest cell under a rule of dashes; for docs (`markdown`), a pipe table.
+ */
+export function table(header, rows, format = 'text') {
+  if (format === 'markdown') {
+    const cell = (value) => String(value ?? '').replace(/\|/g, '\\|');
+    const line = (cells) => `| ${cells.map(cell).join(' | ')} |`;
+    return [line(header), `|${header.map(() => '---').join('|')}|`, ...rows.map(line)].join('\n');
+  }
   const widths = header.map((h, i) => Math.max(String(h).length, ...rows.map((row) => String(row[i]).length)));
   const line = (cells) => cells.map((cell, i) => String(cell).padEnd(widths[i])).join('  ');
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');

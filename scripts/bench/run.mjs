@@ -388,6 +388,27 @@ try {
   rmSync(scratch, { recursive: true, force: true });
 }
 
+/** The manifest of a tool that fetches the bench server on 127.0.0.1:`port` in a loop: `sandbox` lines go under `sandbox:`, `top` lines beside it. */
+function fetchLoopManifest(name, description, sandbox, port, top = []) {
+  return [
+    `name: ${name}`,
+    `description: ${description}`,
+    'sideEffect: read_only',
+    'timeoutMs: 30000',
+    'sandbox:',
+    ...sandbox.map((line) => `  ${line}`),
+    ...top,
+    'network:',
+    `  allow: ["127.0.0.1:${port}"]`,
+    'input:',
+    '  type: object',
+    '  properties:',
+    '    url: { type: string, maxLength: 200 }',
+    '    count: { type: integer }',
+    '',
+  ].join('\n');
+}
+
 async function benchEgress() {
   const { createServer } = await import('node:http');
   const server = createServer((request, response) => response.end('ok'));
@@ -402,55 +423,15 @@ async function benchEgress() {
     ['ctx_fetch_proxied', 'isolate'],
     ['ctx_fetch_direct', 'worker'],
   ]) {
-    writeFileSync(
-      join(dir, `${name}.yaml`),
-      [
-        `name: ${name}`,
-        `description: ctx.fetch of the bench server in a loop (${mode}).`,
-        'sideEffect: read_only',
-        'timeoutMs: 30000',
-        'sandbox:',
-        `  mode: ${mode}`,
-        'entry: ./fetch_loop.js',
-        'network:',
-        `  allow: ["127.0.0.1:${port}"]`,
-        'input:',
-        '  type: object',
-        '  properties:',
-        '    url: { type: string, maxLength: 200 }',
-        '    count: { type: integer }',
-        '',
-      ].join('\n'),
-    );
+    writeFileSync(join(dir, `${name}.yaml`), fetchLoopManifest(name, `ctx.fetch of the bench server in a loop (${mode}).`, [`mode: ${mode}`], port, ['entry: ./fetch_loop.js']));
   }
   for (const name of ['echo_namespace.yaml', 'echo_namespace_net.yaml']) cpSync(join(ROOT, 'scripts/bench/manifests', name), join(dir, name));
   for (const [name, isolation] of [
     ['fetch_proxied', 'namespace'],
     ['fetch_direct', 'none'],
   ]) {
-    writeFileSync(
-      join(dir, `${name}.yaml`),
-      [
-        `name: ${name}`,
-        `description: GETs the bench server in a loop (isolation ${isolation}).`,
-        'sideEffect: read_only',
-        'timeoutMs: 30000',
-        'sandbox:',
-        '  mode: process',
-        '  command: ["python3", "./fetch_loop.py"]',
-        '  stdout: json',
-        `  isolation: ${isolation}`,
-        '  env: [PATH]',
-        'network:',
-        `  allow: ["127.0.0.1:${port}"]`,
-        'input:',
-        '  type: object',
-        '  properties:',
-        '    url: { type: string, maxLength: 200 }',
-        '    count: { type: integer }',
-        '',
-      ].join('\n'),
-    );
+    const sandbox = ['mode: process', 'command: ["python3", "./fetch_loop.py"]', 'stdout: json', `isolation: ${isolation}`, 'env: [PATH]'];
+    writeFileSync(join(dir, `${name}.yaml`), fetchLoopManifest(name, `GETs the bench server in a loop (isolation ${isolation}).`, sandbox, port));
   }
   const egressHost = await host({ manifests: dir });
   try {

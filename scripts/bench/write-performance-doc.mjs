@@ -3,7 +3,7 @@
 //   node scripts/bench/write-performance-doc.mjs bench-results.json [docs/performance.md]
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT } from './lib.mjs';
+import { ROOT, table } from './lib.mjs';
 
 const [input, output = join(ROOT, 'docs/performance.md')] = process.argv.slice(2);
 if (input === undefined) {
@@ -45,7 +45,7 @@ function render(r) {
     parts.push(
       '### Targets',
       '',
-      table(
+      markdownTable(
         ['target', 'result', 'figure'],
         r.goals.map((g) => [g.name, g.met ? 'met' : 'missed', g.figure]),
       ),
@@ -56,7 +56,7 @@ function render(r) {
   if (latency?.rawClient) {
     parts.push('### Latency and throughput (ms; calls/s with 8 in flight)', '');
     parts.push(
-      table(
+      markdownTable(
         ['target', 'p50', 'p99', 'ratio', 'over peer', 'floor', 'over floor', 'calls/s', 'throughput ratio', 'CPU µs/call (server tree)', 'SDK p50', 'SDK ratio', 'SDK calls/s'],
         Object.entries(latency.rawClient).map(([name, t]) => {
           const sdk = latency.sdkClient?.[name] ?? {};
@@ -81,7 +81,7 @@ function render(r) {
     );
     if (latency.floors)
       parts.push(
-        table(
+        markdownTable(
           ['floor', 'p50', 'p99'],
           Object.entries(latency.floors).map(([k, f]) => [k, f.p50, f.p99]),
         ),
@@ -97,7 +97,7 @@ function render(r) {
       parts.push(
         'Host time per stage of one sequential call, p50 (µs):',
         '',
-        table(
+        markdownTable(
           ['tool', ...names],
           Object.entries(latency.stages).map(([tool, s]) => [tool, ...names.map((n) => s[n]?.p50Us ?? '')]),
         ),
@@ -105,12 +105,12 @@ function render(r) {
       );
     }
   }
-  if (r.startup?.ms) parts.push('### Start-up (ms from spawn, median)', '', table(['target', 'ms'], Object.entries(r.startup.ms)), '');
+  if (r.startup?.ms) parts.push('### Start-up (ms from spawn, median)', '', markdownTable(['target', 'ms'], Object.entries(r.startup.ms)), '');
   if (r.scale) {
     parts.push(
       '### Scale',
       '',
-      table(
+      markdownTable(
         ['manifests', 'start-up ms', 'tools/list ms', 'idle RSS MB'],
         Object.entries(r.scale).map(([k, v]) => [k, v.startupMs, v.toolsListMs, v.idleRssMb]),
       ),
@@ -124,7 +124,7 @@ function render(r) {
     parts.push(
       '### An upstream server (server-filesystem list_directory)',
       '',
-      table(
+      markdownTable(
         ['target', 'p50', 'p99'],
         [
           ['direct', r.upstream.direct.p50, r.upstream.direct.p99],
@@ -137,7 +137,7 @@ function render(r) {
     parts.push(
       '### Over HTTP',
       '',
-      table(
+      markdownTable(
         ['target', 'p50', 'p99', 'calls/s'],
         Object.entries(r.http.targets).map(([k, t]) => [k, t.latency.p50, t.latency.p99, t.throughput]),
       ),
@@ -147,7 +147,7 @@ function render(r) {
     parts.push(
       '### Artifact spill',
       '',
-      table(
+      markdownTable(
         ['size', 'ms', 'MB/s'],
         Object.entries(r.spill).map(([k, v]) => [k, v.ms, v.mbPerSecond]),
       ),
@@ -157,7 +157,7 @@ function render(r) {
     parts.push(
       '### Records before answers',
       '',
-      table(
+      markdownTable(
         ['order', 'p50', 'p99', 'calls/s (8 in flight)'],
         Object.entries(r.journalChain.groupCommit).map(([k, v]) => [k, v.sequential.p50, v.sequential.p99, v.callsPerSecond8]),
       ),
@@ -167,7 +167,6 @@ function render(r) {
   return `${parts.join('\n').trimEnd()}\n`;
 }
 
-function table(header, rows) {
-  const cell = (value) => String(value ?? '').replace(/\|/g, '\\|');
-  return [`| ${header.map(cell).join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.map(cell).join(' | ')} |`)].join('\n');
+function markdownTable(header, rows) {
+  return table(header, rows, 'markdown');
 }
