@@ -2,30 +2,21 @@
 // server's tools from the pins and start no server (SPEC section 4.2). The
 // proof: after `toolhost lock`, the server is made to exit at start-up; with
 // the lock the commands still succeed and show its tools, without it they fail.
-import { randomUUID } from 'node:crypto';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runBuiltCli } from '../../helpers/cli-runs.js';
 import { ensureBuilt } from '../../helpers/mcp-clients.js';
-import { waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
+import { newMarker, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 
-const MAIN = fileURLToPath(new URL('../../../dist/src/cli/main.js', import.meta.url));
 const FIXTURES = fileURLToPath(new URL('../../e2e/fixtures/fast-start', import.meta.url));
-const MARKER = `toolhost-pins-test-${randomUUID()}`;
+const MARKER = newMarker('pins');
 let root: string;
 
-async function toolhost(...args: string[]) {
-  const flags = ['--manifests', join(root, 'manifests'), '--workspace', join(root, 'ws'), '--state', join(root, 'state')];
-  const result = await execa(process.execPath, ['--no-node-snapshot', MAIN, ...args, ...flags], {
-    reject: false,
-    env: { TOOLHOST_TEST_MARKER: MARKER },
-    extendEnv: true,
-    timeout: 40_000,
-  });
-  return { code: result.exitCode, stdout: String(result.stdout), stderr: String(result.stderr) };
+function toolhost(...args: string[]) {
+  return runBuiltCli(args, { marker: MARKER, flags: ['--manifests', join(root, 'manifests'), '--workspace', join(root, 'ws'), '--state', join(root, 'state')] });
 }
 
 beforeAll(async () => {

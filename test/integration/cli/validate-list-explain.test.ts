@@ -6,21 +6,15 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { TOOL_SUMMARY_FIELDS } from '../../../src/cli/tool-summary.js';
+import { runBuiltCli } from '../../helpers/cli-runs.js';
+import { BUILT_MAIN as MAIN } from '../../helpers/mcp-clients.js';
 import { newMarker, waitForNoMarkedProcesses } from '../../helpers/proc-scan.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const MAIN = fileURLToPath(new URL('../../../dist/src/cli/main.js', import.meta.url));
 const MARKER = newMarker('cli');
 
-async function toolhost(...args: string[]) {
-  const result = await execa(process.execPath, ['--no-node-snapshot', MAIN, ...args], {
-    cwd: ROOT,
-    reject: false,
-    env: { TOOLHOST_TEST_MARKER: MARKER, GITHUB_TOKEN: 'ghp-not-a-real-token' },
-    extendEnv: true,
-    timeout: 120_000,
-  });
-  return { code: result.exitCode, stdout: String(result.stdout), stderr: String(result.stderr) };
+function toolhost(...args: string[]) {
+  return runBuiltCli(args, { marker: MARKER, cwd: ROOT, env: { GITHUB_TOKEN: 'ghp-not-a-real-token' }, timeoutMs: 120_000 });
 }
 
 function lineOf(file: string, needle: string): number {
