@@ -18,7 +18,8 @@ import { cut } from './cut.mjs';
 /** @typedef {import('../shared/messages.mjs').IsolateToHostMessage} IsolateToHostMessage */
 /**
  * @typedef {import('./ctx-operations.mjs').CtxCall & { callId: string, timeoutMs: number, startedMs: number,
- *   slot: IsolateSlot | undefined }} Call
+ *   slot: IsolateSlot | undefined, slotMs: number, runMs: number, inboundUs: number }} Call
+ *   `slotMs`, `runMs`: when the call had its context and when its run came back (stage times only).
  */
 
 /**
@@ -31,6 +32,11 @@ import { cut } from './cut.mjs';
  *   `send`: queued on the pipe; `sendNow`: written before it returns (the process ends next);
  *   `die`: a diagnostic on stderr, then the end; `kill`: the end at once, no cleanup.
  */
+
+/** Now on the machine's monotonic clock, in µs: the host reads the same clock (stage times only). */
+function monotonicUs() {
+  return Number(process.hrtime.bigint() / 1000n);
+}
 
 /** @param {ProcessIo} io */
 export function createMainLoop(io) {
@@ -170,6 +176,9 @@ export function createMainLoop(io) {
       timeoutMs: Math.max(1, Math.ceil(Number(message.timeoutMs) || 1)),
       startedMs: performance.now(),
       slot: undefined,
+      slotMs: 0,
+      runMs: 0,
+      inboundUs: typeof message.sentAtUs === 'number' ? Math.max(0, monotonicUs() - message.sentAtUs) : 0,
     };
     calls.set(call.id, call);
     const slot = await pool.acquire();
@@ -191,6 +200,7 @@ export function createMainLoop(io) {
         finishCall(call, { type: 'result', id: call.id, kind: 'load_error', message: cut(prepared.tool.loadError, ISOLATE_WIRE_LIMITS.maxIvmMessageChars) });
         return;
       }
+      if (config.stageTimes === true) call.slotMs = performance.now();
       const { runtime } = prepared;
       const settle = (id, ok, value) => {
         if (!isRunning(call)) return;
@@ -216,6 +226,7 @@ export function createMainLoop(io) {
         finishCall(call, ivmFailure(call, error, slot, 'run'));
         return;
       }
+      if (config.stageTimes === true) call.runMs = performance.now();
       finishEnvelope(call, envelope);
     } finally {
       prepared?.release();
@@ -253,7 +264,7 @@ export function createMainLoop(io) {
         finishCall(call, { type: 'result', id: call.id, kind: 'envelope', envelope: { ok: false, code: 'output_limit' } });
         return;
       }
-      finishCall(call, { type: 'result', id: call.id, kind: 'envelope', envelope: { ok: true, bodyBytes: body.length } }, body);
+      finishCall(call, { type: 'result', id: call.id, kind: 'envelope', envelope: { ok: true, bodyBytes: body.length }, ...stageTimes(call) }, body);
       return;
     }
     const plain = {};
@@ -283,6 +294,25 @@ export function createMainLoop(io) {
       call.aborter?.abort();
     }
     io.send({ type: 'stopped', id });
+  }
+
+  /**
+   * Where the call's time went here, when the host asked (init's stageTimes): to its
+   * context, in its run, and its result's JSON encoded.
+   * @param {Call} call
+   */
+  function stageTimes(call) {
+    if (config?.stageTimes !== true || call.slotMs === 0 || call.runMs === 0) return {};
+    const us = (ms) => Math.max(0, Math.round(ms * 1000));
+    return {
+      times: {
+        slotUs: us(call.slotMs - call.startedMs),
+        runUs: us(call.runMs - call.slotMs),
+        encodeUs: us(performance.now() - call.runMs),
+        inboundUs: call.inboundUs,
+        sentAtUs: monotonicUs(),
+      },
+    };
   }
 
   function remainingMs(call) {

@@ -69,6 +69,8 @@ export interface IsolateInitMessage {
    * (the bridge of the process's grant), admitted by name against `allow` first. Absent: no network.
    */
   readonly egress?: { readonly proxyUrl: string; readonly allow: readonly string[] };
+  /** The host records stage times (the bench): each result then says where its call's time went (`times`). */
+  readonly stageTimes?: boolean;
 }
 
 /** One call; `id` names it on this channel until its `result`. */
@@ -80,6 +82,8 @@ export interface IsolateRunMessage {
   readonly timeoutMs: number;
   /** The call's token at the egress proxy (its grant's openCall): each of its requests carries it. */
   readonly egressToken?: string;
+  /** When the host sent it, in µs of the machine's monotonic clock, while stage times are recorded. */
+  readonly sentAtUs?: number;
 }
 
 /** The host gave up on call `id` (deadline or cancel): its isolate is disposed, then `stopped`. */
@@ -97,7 +101,14 @@ export type HostToIsolateMessage = IsolateInitMessage | IsolateRunMessage | Isol
  * the tool module did not compile or link.
  */
 export type IsolateResultMessage =
-  | { readonly type: 'result'; readonly id: number; readonly kind: 'envelope'; readonly envelope: Readonly<Record<string, unknown>> }
+  | {
+      readonly type: 'result';
+      readonly id: number;
+      readonly kind: 'envelope';
+      readonly envelope: Readonly<Record<string, unknown>>;
+      /** Where the call's time went over there, when init asked for stage times. */
+      readonly times?: IsolateStageTimes;
+    }
   | {
       readonly type: 'result';
       readonly id: number;
@@ -109,6 +120,21 @@ export type IsolateResultMessage =
       readonly hostDisposeReason?: 'retired' | 'wedged' | 'closed';
     }
   | { readonly type: 'result'; readonly id: number; readonly kind: 'load_error'; readonly message: string };
+
+/**
+ * One call's time in the isolate process, in microseconds: `slotUs` from its run frame to
+ * a prepared context of its own, `runUs` the tool's run in it (arguments in, result out),
+ * `encodeUs` its result's JSON encoded to the bytes that cross; `inboundUs` from the host's
+ * `sentAtUs` to the call's start here (the pipe, the frame's decoding, a busy event loop);
+ * `sentAtUs` when the result was sent, on the machine's monotonic clock as the host's.
+ */
+export interface IsolateStageTimes {
+  readonly slotUs: number;
+  readonly runUs: number;
+  readonly encodeUs: number;
+  readonly inboundUs: number;
+  readonly sentAtUs: number;
+}
 
 /** A ctx.fetch refused in the isolate process before any connection (the proxy reports the others). */
 export interface IsolateEgressMessage {

@@ -159,7 +159,8 @@ const HOST_DISPOSE_REASONS = ['retired', 'wedged', 'closed'];
 function readResult(message) {
   switch (message['kind']) {
     case 'envelope':
-      return isRecord(message['envelope']) ? /** @type {IsolateToHostMessage} */ (message) : violation('a result without its envelope');
+      if (!isRecord(message['envelope'])) return violation('a result without its envelope');
+      return message['times'] === undefined || isStageTimes(message['times']) ? /** @type {IsolateToHostMessage} */ (message) : violation('stage times of the wrong shape');
     case 'load_error':
       return typeof message['message'] === 'string' ? /** @type {IsolateToHostMessage} */ (message) : violation('a load error without its message');
     case 'ivm_error':
@@ -172,6 +173,13 @@ function readResult(message) {
     default:
       return violation('a result of an unknown kind');
   }
+}
+
+const STAGE_TIME_KEYS = ['slotUs', 'runUs', 'encodeUs', 'inboundUs', 'sentAtUs'];
+
+/** @param {unknown} value */
+function isStageTimes(value) {
+  return isRecord(value) && STAGE_TIME_KEYS.every((key) => typeof value[key] === 'number' && Number.isFinite(value[key]) && value[key] >= 0);
 }
 
 /**
@@ -193,6 +201,7 @@ export function readHostToIsolateMessage(value) {
         isStringArray(message['protectedPaths']) &&
         isStringArray(message['hiddenPaths']) &&
         isOptional(message['sideEffect'], 'string') &&
+        isOptional(message['stageTimes'], 'boolean') &&
         (egress === undefined || (isRecord(egress) && typeof egress['proxyUrl'] === 'string' && isStringArray(egress['allow'])));
       return fine ? /** @type {HostToIsolateMessage} */ (message) : violation('an init message of the wrong shape');
     }
@@ -201,7 +210,8 @@ export function readHostToIsolateMessage(value) {
         typeof message['callId'] === 'string' &&
         isRecord(message['args']) &&
         typeof message['timeoutMs'] === 'number' &&
-        isOptional(message['egressToken'], 'string')
+        isOptional(message['egressToken'], 'string') &&
+        isOptional(message['sentAtUs'], 'number')
         ? /** @type {HostToIsolateMessage} */ (message)
         : violation('a run message of the wrong shape');
     case 'stop':

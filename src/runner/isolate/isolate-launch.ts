@@ -3,6 +3,7 @@
 // sandbox through the host's spawner, its configuration as the first frame,
 // then waits until its first context is ready. Fail closed: what cannot start
 // is cleaned up (workdir, grant, process group) and reported, never half-run.
+import { stageTimesOn } from '../../diagnostics/stage-times.js';
 import type { Logger } from '../../log.js';
 import { encodeFrame } from '../../../sandbox/shared/frames.mjs';
 import type { HostToIsolateMessage } from '../../../sandbox/shared/messages.mjs';
@@ -90,6 +91,7 @@ export async function startIsolateProcess(spec: RunSpec, deps: IsolateProcessDep
       hiddenPaths: [...(spec.hiddenPaths ?? [])],
       ...(spec.sideEffect !== undefined ? { sideEffect: spec.sideEffect } : {}),
       ...(grant !== undefined ? { egress: { proxyUrl: SANDBOX_PROXY_URL, allow: [...spec.networkAllow] } } : {}),
+      ...(stageTimesOn() ? { stageTimes: true } : {}),
     };
     tool.stdin.write(START_LINE);
     tool.stdin.write(encodeFrame(init));

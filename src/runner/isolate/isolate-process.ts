@@ -10,10 +10,11 @@
 // list has an egress grant with the process (closed with it): ctx.fetch goes
 // out from over there through that grant's proxy, each call on a channel of its
 // own (token, counts, budget), so the host serves no fetch.
+import { recordStageTime, stageTimesOn } from '../../diagnostics/stage-times.js';
 import type { Logger } from '../../log.js';
 import { FrameReader, encodeFrame } from '../../../sandbox/shared/frames.mjs';
 import { ISOLATE_WIRE_LIMITS } from '../../../sandbox/shared/limits.mjs';
-import type { HostToIsolateMessage, IsolateEgressMessage } from '../../../sandbox/shared/messages.mjs';
+import type { HostToIsolateMessage, IsolateEgressMessage, IsolateResultMessage } from '../../../sandbox/shared/messages.mjs';
 import { readIsolateMessage } from '../../../sandbox/shared/readers.mjs';
 import type { EgressCallChannel, EgressGrant } from '../bwrap/egress-grant.js';
 import { CallEvents } from '../events.js';
@@ -41,6 +42,8 @@ interface ActiveCall {
   attempts: number;
   /** Its way out through the process's egress grant; closed when the call settles. */
   readonly egress: EgressCallChannel | undefined;
+  /** When its run frame was sent, while stage times are recorded (the bench); else 0. */
+  readonly sentMs: number;
 }
 
 /** One live isolate process and its calls. */
@@ -141,6 +144,7 @@ export class IsolateProcess {
         events: new CallEvents({ options, logger: this.logger, facts: { tool: this.spec.name } }),
         attempts: 0,
         egress,
+        sentMs: stageTimesOn() ? performance.now() : 0,
         resolve: (outcome) => {
           unregister();
           resolve(outcome);
@@ -155,7 +159,17 @@ export class IsolateProcess {
         this.settle(call, { ok: false, ...control.failure() });
         this.requestStop(id);
       });
-      if (this.calls.has(id)) this.send({ type: 'run', id, callId: job.callId, args: job.args, timeoutMs, ...(egress !== undefined ? { egressToken: egress.token } : {}) });
+      if (this.calls.has(id)) {
+        this.send({
+          type: 'run',
+          id,
+          callId: job.callId,
+          args: job.args,
+          timeoutMs,
+          ...(egress !== undefined ? { egressToken: egress.token } : {}),
+          ...(call.sentMs !== 0 ? { sentAtUs: monotonicUs() } : {}),
+        });
+      }
     });
   }
 
@@ -257,6 +271,7 @@ export class IsolateProcess {
     switch (message.type) {
       case 'result':
         this.calls.delete(message.id);
+        if (call.sentMs !== 0) this.recordStageTimes(call, message);
         this.settle(
           call,
           readIsolateResult(message, body, {
@@ -299,6 +314,24 @@ export class IsolateProcess {
     this.kill();
   }
 
+  /**
+   * Where a call's time went between its run frame and its result (the bench's stage
+   * times): the run frame's way there (`isolate:inbound`: the pipe, the decoding, a busy
+   * event loop there), over there to a context, in the run, encoding the result, and the
+   * result's way back (`isolate:outbound`), both ends on the machine's monotonic clock.
+   */
+  private recordStageTimes(call: ActiveCall, message: IsolateResultMessage): void {
+    const roundTripMs = performance.now() - call.sentMs;
+    recordStageTime(this.spec.name, 'isolate:round-trip', roundTripMs);
+    const times = message.kind === 'envelope' ? message.times : undefined;
+    if (times === undefined) return;
+    recordStageTime(this.spec.name, 'isolate:slot', times.slotUs / 1000);
+    recordStageTime(this.spec.name, 'isolate:run', times.runUs / 1000);
+    recordStageTime(this.spec.name, 'isolate:encode', times.encodeUs / 1000);
+    recordStageTime(this.spec.name, 'isolate:inbound', times.inboundUs / 1000);
+    recordStageTime(this.spec.name, 'isolate:outbound', (monotonicUs() - times.sentAtUs) / 1000);
+  }
+
   // A fetch refused over there by name: one refused attempt of the call (bounded again here).
   private forwardAttempt(call: ActiveCall, message: IsolateEgressMessage): void {
     if (call.attempts >= ISOLATE_WIRE_LIMITS.maxDenialsPerCall) return;
@@ -314,4 +347,9 @@ export class IsolateProcess {
       address: null,
     });
   }
+}
+
+/** Now on the machine's monotonic clock, in µs: the isolate process reads the same clock. */
+function monotonicUs(): number {
+  return Number(process.hrtime.bigint() / 1000n);
 }

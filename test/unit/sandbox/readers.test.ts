@@ -38,6 +38,7 @@ describe('readIsolateMessage (the host reading the isolate process)', () => {
     [{ type: 'catastrophe', message: 'oom', id: 3 }],
     [{ type: 'stopped', id: 1 }],
     [{ type: 'result', id: 1, kind: 'envelope', envelope: { ok: true } }],
+    [{ type: 'result', id: 1, kind: 'envelope', envelope: { ok: true }, times: { slotUs: 1, runUs: 2, encodeUs: 0, inboundUs: 3, sentAtUs: 4 } }],
     [{ type: 'result', id: 1, kind: 'load_error', message: 'SyntaxError' }],
     [{ type: 'result', id: 1, kind: 'ivm_error', stage: 'run', message: 'x', isolateDisposed: false, hostDisposeReason: 'wedged' }],
     [{ type: 'progress', id: 2, progress: 1, total: 2, message: 'half' }],
@@ -61,6 +62,11 @@ describe('readIsolateMessage (the host reading the isolate process)', () => {
     [{ type: 'denied', id: 1, op: 'fs.readText', target: '/x' }, 'a denial of the wrong shape'],
     [{ type: 'egress', id: 1, host: 'h', port: '443', method: null, reason: 'r' }, 'an egress refusal of the wrong shape'],
     [{ type: 'result', id: 1, kind: 'envelope', envelope: 'ok' }, 'a result without its envelope'],
+    [
+      { type: 'result', id: 1, kind: 'envelope', envelope: { ok: true }, times: { slotUs: 1, runUs: -2, encodeUs: 0, inboundUs: 3, sentAtUs: 4 } },
+      'stage times of the wrong shape',
+    ],
+    [{ type: 'result', id: 1, kind: 'envelope', envelope: { ok: true }, times: { slotUs: 1 } }, 'stage times of the wrong shape'],
     [{ type: 'result', id: 1, kind: 'ivm_error', stage: 'later', message: 'x', isolateDisposed: false }, 'an isolated-vm failure of the wrong shape'],
     [{ type: 'result', id: 1, kind: 'other' }, 'a result of an unknown kind'],
     [{ type: 'start_failed' }, 'a start failure without a reason'],
@@ -73,14 +79,17 @@ describe('readIsolateMessage (the host reading the isolate process)', () => {
 describe('readHostToIsolateMessage (the isolate process reading the host)', () => {
   it('reads init, run and stop as themselves', () => {
     const run = { type: 'run', id: 1, callId: 'c', args: {}, timeoutMs: 1000, egressToken: 'tok' };
-    for (const message of [INIT, run, { type: 'stop', id: 1 }]) expect(readHostToIsolateMessage(message)).toBe(message);
+    const timed = { ...run, sentAtUs: 12 };
+    for (const message of [INIT, { ...INIT, stageTimes: true }, run, timed, { type: 'stop', id: 1 }]) expect(readHostToIsolateMessage(message)).toBe(message);
   });
 
   it.each([
     [{ ...INIT, memoryMb: '64' }, 'an init message of the wrong shape'],
     [{ ...INIT, roots: [{ path: '/w', access: 'all' }] }, 'an init message of the wrong shape'],
     [{ ...INIT, egress: { proxyUrl: 'x' } }, 'an init message of the wrong shape'],
+    [{ ...INIT, stageTimes: 'yes' }, 'an init message of the wrong shape'],
     [{ type: 'run', id: 1, callId: 'c', args: [], timeoutMs: 1 }, 'a run message of the wrong shape'],
+    [{ type: 'run', id: 1, callId: 'c', args: {}, timeoutMs: 1, sentAtUs: '1' }, 'a run message of the wrong shape'],
     [{ type: 'stop' }, 'a message for a call that was never started'],
     [{ type: 'ping' }, 'an unknown message type'],
     ['init', 'a message that is not an object'],
