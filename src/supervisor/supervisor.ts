@@ -187,9 +187,8 @@ class CallSupervisor implements Supervisor {
     const { config, journal, redact } = this.#deps;
     try {
       ctx.enter('session-limits');
-      // A free slot is granted at once, without a promise; a queued call waits for its turn.
-      const entered = enterSession(request.caller?.limits ?? this.#limits, slotKindFor(peekTool(config.tools, request.name, this.session.onUnknownTool)), control, counters);
-      slot.release = typeof entered === 'function' ? entered : await entered;
+      // A free slot is granted at once; a queued call waits for its turn.
+      slot.release = await enterSession(request.caller?.limits ?? this.#limits, slotKindFor(peekTool(config.tools, request.name, this.session.onUnknownTool)), control, counters);
 
       ctx.enter('lookup');
       const { view, rewrittenFrom } = lookupTool(config.tools, request.name, this.session.onUnknownTool);

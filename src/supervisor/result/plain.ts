@@ -15,12 +15,11 @@ import type { CheckedResult } from './parse.js';
 import { JSON_MIME, TEXT_MIME, type ShapeOptions, type StagedResult } from './staged.js';
 
 /**
- * Redacts and shapes a parsed result within the inline budget. A result within the
- * budget (every call's case) is answered at once, with no promise; only a spill waits,
- * for the artifact store. A spilled result of a tool with an outputSchema is thrown as
- * its output_limit HostError.
+ * Redacts and shapes a parsed result within the inline budget; a spill waits for the
+ * artifact store. A spilled result of a tool with an outputSchema is thrown as its
+ * output_limit HostError.
  */
-export function shapePlain(checked: CheckedResult, options: ShapeOptions): StagedResult | Promise<StagedResult> {
+export async function shapePlain(checked: CheckedResult, options: ShapeOptions): Promise<StagedResult> {
   const { payload, mimeType, structured } = toPayload(checked, options.redact);
   const payloadBytes = Buffer.byteLength(payload, 'utf8');
   const fit = fitWithinBudget(

@@ -48,11 +48,7 @@ export async function stageResult(output: LocalOutput, manifest: Manifest, optio
   const parsed = parseResult(output, manifest);
   let staged: StagedResult;
   if (parsed.type === 'json' && isOutputEnvelope(parsed.value)) staged = await stageToolOutput(parsed.value, manifest, options);
-  else {
-    // A plain result within the budget is staged without a promise of its own (only a spill waits).
-    const plain = stagePlain(parsed, manifest, options);
-    staged = plain instanceof Promise ? await plain : plain;
-  }
+  else staged = await stagePlain(parsed, manifest, options);
   if (!manifest.terminal) return staged;
   return { ...staged, meta: { ...staged.meta, [TERMINAL_META_KEY]: true } };
 }
@@ -67,7 +63,7 @@ async function stageToolOutput(envelope: Parameters<typeof readToolOutput>[0], m
   return shapeToolOutput(output, options);
 }
 
-function stagePlain(parsed: CheckedResult, manifest: Manifest, options: ShapeOptions): StagedResult | Promise<StagedResult> {
+async function stagePlain(parsed: CheckedResult, manifest: Manifest, options: ShapeOptions): Promise<StagedResult> {
   if (manifest.sandbox.mode === 'process' && manifest.sandbox.stdout === 'output') {
     throw refuse(manifest.name, 'not_output_envelope', `with stdout: output it must print one {"toolhost/output": {...}} object`);
   }

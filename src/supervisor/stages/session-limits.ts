@@ -134,32 +134,25 @@ interface Waiter {
  * The session-limits stage: not cancelled, the run not over, within budget, then a
  * slot of the right kind in FIFO order. The run is checked again once the slot is
  * granted: a call queued behind a terminal tool's call must not run after it.
- * A slot free at once is returned as is (no promise: most calls never wait); a
- * refusal is always a rejected promise.
  */
-export function enterSession(
+export async function enterSession(
   limits: SessionLimits,
   kind: SlotKind,
   control: Pick<CallControl, 'aborted' | 'signal'>,
   counters: SessionCounters = limits.counters,
-): ReleaseSlot | Promise<ReleaseSlot> {
-  try {
-    throwIfCancelled(control);
-    limits.admit(counters);
-  } catch (error) {
-    return Promise.reject(error);
-  }
+): Promise<ReleaseSlot> {
+  throwIfCancelled(control);
+  limits.admit(counters);
   // Granted now: the run was checked open by admit() just above, and nothing ran since.
   const now = limits.tryAcquire(kind);
   if (now !== undefined) return now;
   // Only a call that must wait makes the control's signal (to leave the queue on a cancel).
-  return limits.acquire(kind, control.signal).then((release) => {
-    try {
-      counters.checkOpen(limits);
-    } catch (error) {
-      release();
-      throw error;
-    }
-    return release;
-  });
+  const release = await limits.acquire(kind, control.signal);
+  try {
+    counters.checkOpen(limits);
+  } catch (error) {
+    release();
+    throw error;
+  }
+  return release;
 }

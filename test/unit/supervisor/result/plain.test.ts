@@ -49,7 +49,7 @@ describe('shapePlain', () => {
   it('spilled results of tools with an output schema: an output_limit error with the preview and the link', async () => {
     stored.length = 0;
     const value = { text: 'z'.repeat(100) };
-    const error = await Promise.resolve(shapePlain({ type: 'json', value }, { ...options, hasOutputSchema: true })).then(
+    const error = await shapePlain({ type: 'json', value }, { ...options, hasOutputSchema: true }).then(
       () => undefined,
       (thrown: unknown) => thrown,
     );

@@ -68,20 +68,24 @@ describe('SessionLimits', () => {
     await expect(limits.acquire('shared', AbortSignal.abort())).rejects.toMatchObject({ code: 'cancelled' });
   });
 
-  it('enterSession hands a free slot over at once (no promise), and queues behind a waiter in FIFO order', async () => {
+  it('enterSession takes a free slot at once, and queues behind a waiter in FIFO order', async () => {
     const limits = new SessionLimits(100, 4);
+    const granted: string[] = [];
     const first = enterSession(limits, 'shared', idle());
-    expect(typeof first).toBe('function');
-    const exclusive = enterSession(limits, 'exclusive', idle());
-    expect(exclusive).toBeInstanceOf(Promise);
+    // The shared slot was taken when enterSession was called, not when its promise settles: this one queues.
+    const exclusive = enterSession(limits, 'exclusive', idle()).then((release) => (granted.push('exclusive'), release));
     // A shared slot is free, but the exclusive call arrived first: this one waits behind it.
-    const shared = enterSession(limits, 'shared', idle());
-    expect(shared).toBeInstanceOf(Promise);
-    (first as () => void)();
+    const shared = enterSession(limits, 'shared', idle()).then((release) => (granted.push('shared'), release));
+    await new Promise(setImmediate);
+    expect(granted).toEqual([]);
+    (await first)();
     const releaseExclusive = await exclusive;
+    await new Promise(setImmediate);
+    expect(granted).toEqual(['exclusive']);
     releaseExclusive();
     (await shared)();
-    expect(typeof enterSession(limits, 'exclusive', idle())).toBe('function');
+    expect(granted).toEqual(['exclusive', 'shared']);
+    expect(typeof (await enterSession(limits, 'exclusive', idle()))).toBe('function');
   });
 
   it('enterSession refuses with a rejected promise, never a throw: cancelled, then the budget', async () => {
@@ -89,7 +93,7 @@ describe('SessionLimits', () => {
     const cancelled = enterSession(limits, 'shared', new CallControl([AbortSignal.abort()]));
     await expect(cancelled).rejects.toMatchObject({ code: 'cancelled' });
     expect(limits.callCount).toBe(0);
-    expect(typeof enterSession(limits, 'shared', idle())).toBe('function');
+    expect(typeof (await enterSession(limits, 'shared', idle()))).toBe('function');
     await expect(enterSession(limits, 'shared', idle())).rejects.toMatchObject({ code: 'call_limit', details: { limit: 1 } });
   });
 });
