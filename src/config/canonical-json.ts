@@ -29,25 +29,35 @@ function toWellFormed(text: string): string {
   return native.isWellFormed() ? text : native.toWellFormed();
 }
 
+/** The sorted keys of a flat record, each with its `"key":` text made once (flatKeys()). */
+export interface FlatKeys {
+  readonly keys: readonly string[];
+  readonly prefixes: readonly string[];
+}
+
+/** The keys of canonicalFlatJson's records, given already sorted (RFC 8785 order). */
+export function flatKeys(sortedKeys: readonly string[]): FlatKeys {
+  return { keys: sortedKeys, prefixes: sortedKeys.map((key) => `${JSON.stringify(toWellFormed(key))}:`) };
+}
+
 /**
  * The same canonical text for a flat record (values: strings, finite numbers,
  * booleans, null) whose keys are given already sorted: one pass, no recursion,
- * no copy. The journal writes one per call on the host's event loop; a test
- * holds it to canonicalJson for every kind of value.
+ * no copy, each key's text made once. The journal writes one per call on the
+ * host's event loop; a test holds it to canonicalJson for every kind of value.
  */
-export function canonicalFlatJson(record: Readonly<Record<string, unknown>>, sortedKeys: readonly string[]): string {
-  let text = '{';
-  let first = true;
-  for (const key of sortedKeys) {
-    const value = record[key];
+export function canonicalFlatJson(record: Readonly<Record<string, unknown>>, { keys, prefixes }: FlatKeys): string {
+  let text = '';
+  for (let index = 0; index < keys.length; index++) {
+    const value = record[keys[index] as string];
     if (value === undefined) continue;
     let encoded: string;
-    if (value === null || typeof value === 'boolean') encoded = String(value);
+    if (value === null) encoded = 'null';
     else if (typeof value === 'string') encoded = JSON.stringify(toWellFormed(value));
+    else if (typeof value === 'boolean') encoded = value ? 'true' : 'false';
     else if (typeof value === 'number' && Number.isFinite(value)) encoded = JSON.stringify(value);
     else return canonicalJson(record);
-    text += `${first ? '' : ','}${JSON.stringify(key)}:${encoded}`;
-    first = false;
+    text += `${text === '' ? '{' : ','}${prefixes[index] as string}${encoded}`;
   }
-  return `${text}}`;
+  return text === '' ? '{}' : `${text}}`;
 }

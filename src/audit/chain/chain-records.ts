@@ -6,7 +6,7 @@
 import type { ApprovalRecord } from '../approval-record.js';
 import type { CallRecord } from '../call-record.js';
 import type { CallRowValues } from '../call-row.js';
-import { canonicalFlatJson } from '../../config/canonical-json.js';
+import { canonicalFlatJson, flatKeys } from '../../config/canonical-json.js';
 import { sha256Hex } from '../hash.js';
 import type { ChainFact } from './chain-writer.js';
 
@@ -114,7 +114,7 @@ export function chainedCallOfRecord(record: CallRecord, replay: string | null): 
 }
 
 /** The keys of a ChainedCall in RFC 8785 order (UTF-16 code units: plain ASCII names sort as strings do). */
-const CHAINED_CALL_KEYS: readonly string[] = Object.keys(chainedCallOfValues(new Array(25).fill(null))).sort();
+const CHAINED_CALL_KEYS = flatKeys(Object.keys(chainedCallOfValues(new Array(25).fill(null))).sort());
 
 /** The RFC 8785 text of a chained call (its fields are flat: strings, numbers, null). */
 export function chainedCallText(call: ChainedCall): string {

@@ -3,7 +3,7 @@
 // host's event loop (the spliced entry, the flat call record) held to it.
 import canonicalize from 'canonicalize';
 import { describe, expect, it } from 'vitest';
-import { canonicalFlatJson, canonicalJson } from '../../../../src/config/canonical-json.js';
+import { canonicalFlatJson, canonicalJson, flatKeys } from '../../../../src/config/canonical-json.js';
 import { entryCanonicalText, entryHash, type ChainEntry } from '../../../../src/audit/chain/chain-entry.js';
 import { chainedCallOfValues, chainedCallText } from '../../../../src/audit/chain/chain-records.js';
 import { callRowValues } from '../../../../src/audit/call-row.js';
@@ -44,10 +44,12 @@ describe('canonical JSON', () => {
     );
     const call = chainedCallOfValues(values);
     expect(chainedCallText(call)).toBe(canonicalJson(call));
-    const keys = ['a', 'b', 'c'];
+    const keys = flatKeys(['a', 'b', 'c']);
     expect(canonicalFlatJson({ c: -0, a: 1e21, b: false }, keys)).toBe(canonicalJson({ c: -0, a: 1e21, b: false }));
+    expect(canonicalFlatJson({ a: true, c: null }, keys)).toBe('{"a":true,"c":null}');
+    expect(canonicalFlatJson({}, keys)).toBe('{}');
     // Anything that is not flat goes through the library.
-    expect(canonicalFlatJson({ a: { z: 1, y: 2 } }, ['a'])).toBe('{"a":{"y":2,"z":1}}');
+    expect(canonicalFlatJson({ a: { z: 1, y: 2 } }, flatKeys(['a']))).toBe('{"a":{"y":2,"z":1}}');
   });
 
   it('the spliced entry text is the canonical JSON of the entry object', () => {
