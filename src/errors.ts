@@ -1,5 +1,6 @@
-// The one table of failure codes (SPEC section 5). Code, tests, audit records
-// and the code table of docs/clients.md branch on these strings; messages are for people only.
+// The one table of failure codes (SPEC section 5), with each code's default
+// message and documented details. Code, tests, audit records and the code table
+// of docs/clients.md branch on these strings; messages are for people only.
 import { isRecord } from './config/guards.js';
 
 /** Who is at fault decides the log level and the audit status. */
@@ -47,6 +48,137 @@ export const ERRORS = {
 } as const satisfies Record<string, ErrorInfo>;
 
 export type ErrorCode = keyof typeof ERRORS;
+
+/** What a code says when nothing more specific is known, and the `details` it may carry. */
+interface ErrorText {
+  /** The default sentence: one sentence safe for the model. */
+  readonly message: string;
+  /** A sentence per `details.reason` that says more than `message`. */
+  readonly byReason?: Readonly<Record<string, string>>;
+  /** Each `details` key the code may carry, with its meaning (besides `recovery`, which every error has). */
+  readonly details: Readonly<Record<string, string>>;
+}
+
+const SHUTTING_DOWN = 'The host is shutting down.';
+
+/**
+ * The default message and the documented `details` of each code (as the MCP SDK
+ * documents `data` per error code). A failure that knows more (the rule, the tool,
+ * the path) says it in its own sentence; every other says the table's.
+ */
+export const ERROR_TEXT = {
+  malformed_request: {
+    message: 'The request is malformed.',
+    details: { reason: 'what the boundary refused (not_json, too_deep, duplicate_key, not_mcp_message...)', key: 'the refused member, as a path' },
+  },
+  unknown_tool: { message: 'There is no tool by that name.', details: { available: 'the names the caller may call, in tools/list order' } },
+  invalid_arguments: {
+    message: 'The arguments do not match the input schema of the tool.',
+    details: { path: 'the failing path in the arguments', keyword: 'the JSON Schema keyword that failed', expected: 'the expected schema there' },
+  },
+  policy_denied: {
+    message: 'The policy refused this call.',
+    details: { rule: 'the file and line of the rule that decided', reason: "the rule's reason; an exclusion adds what it matched" },
+  },
+  unclassified_tool: {
+    message: 'The tool declares no side effect and the policy is strict.',
+    details: { rule: 'the file and line of the strict rule', reason: "the rule's reason" },
+  },
+  approval_required: {
+    message: 'This call needs an approval the client cannot give.',
+    details: { rule: 'the rule that asks', approvalId: 'the id an operator approves (approvals by an operator)' },
+  },
+  approval_denied: {
+    message: 'The approval was not given.',
+    details: {
+      rule: 'the rule that asked',
+      reason: 'declined, cancelled, timeout, malformed, spent...',
+      timeoutMs: 'how long the prompt waited',
+      approvalId: 'the approval that was refused',
+    },
+  },
+  call_limit: {
+    message: 'This session has no calls left.',
+    details: {
+      reason: 'terminal, consecutive_failures or rate; absent for the call budget',
+      limit: 'the cap that was reached',
+      retryAfterMs: 'with reason rate: when the window admits a call again',
+      rule: 'with reason rate: the rule of the window',
+      calls: 'with reason rate: the calls the window allows',
+      per: 'with reason rate: the window',
+    },
+  },
+  sandbox_unavailable: {
+    message: 'The sandbox this tool needs is not available on this host.',
+    details: { reason: 'why it could not start', errno: 'the error code of a failed spawn' },
+  },
+  interrupted_side_effect: {
+    message: 'An earlier call with this idempotency key may have had its effect.',
+    details: { callId: 'the earlier call', state: 'what the journal knows of it' },
+  },
+  timeout: { message: 'The tool ran past its time limit.', details: { timeoutMs: "the call's time limit", durationMs: 'how long the run took' } },
+  cancelled: {
+    message: 'The call was cancelled.',
+    byReason: { shutdown: SHUTTING_DOWN, runner_closed: SHUTTING_DOWN },
+    details: { reason: 'shutdown or runner_closed when the host is closing; absent for a cancel' },
+  },
+  memory_limit: {
+    message: 'The tool exceeded its memory limit.',
+    details: { memoryMb: "the tool's memory limit", reason: 'cgroup_oom or catastrophic_oom: who noticed', stderrTail: "the end of the process's stderr" },
+  },
+  output_limit: {
+    message: 'The tool wrote more output than its limit allows.',
+    details: {
+      reason: 'flood_cap (the runner stopped the tool) or host_only_too_large',
+      bytes: 'the bytes seen',
+      limit: 'the inline budget, or with flood_cap the cap',
+      uri: 'where the whole result is stored',
+    },
+  },
+  tool_error: {
+    message: 'The tool failed.',
+    details: {
+      exitCode: "a process tool's exit code",
+      stderrTail: "the end of the process's stderr",
+      modelError: "true: the tool's own refusal, its parts after the code line",
+      reason: 'load_failed: the tool module did not load',
+      upstreamError: "true: an upstream server's error",
+      jsonRpcCode: "the upstream server's JSON-RPC error code",
+    },
+  },
+  tool_crashed: {
+    message: 'The tool crashed.',
+    details: {
+      exitCode: 'the exit code',
+      signal: 'the signal that ended it',
+      stderrTail: "the end of the process's stderr",
+      reason: 'isolate_reset, isolate_catastrophe, worker_error...',
+    },
+  },
+  invalid_output: {
+    message: 'The tool produced output that is not valid for its declared format.',
+    details: { reason: 'what was refused (invalid_utf8, output_schema, mime_not_allowed, bad_base64, host_only_leak...)', bytes: 'the bytes read', path: 'where in the output' },
+  },
+  internal: {
+    message: 'The host failed while running the tool.',
+    byReason: {
+      disk_full: 'The host could not journal this call because its disk is full, so the tool did not run; try again once there is space.',
+      journal_unavailable: 'The host could not journal this call because its journal is not answering, so the tool did not run; try again.',
+    },
+    details: { reason: 'journal_unavailable or disk_full (an error result), queue_full...', stage: 'the stage it happened in' },
+  },
+} as const satisfies Record<ErrorCode, ErrorText>;
+
+/** The table's sentence for `code`, or for its `reason` when the table has one. */
+export function defaultMessage(code: ErrorCode, reason?: unknown): string {
+  const text: ErrorText = ERROR_TEXT[code];
+  return (typeof reason === 'string' ? text.byReason?.[reason] : undefined) ?? text.message;
+}
+
+/** A HostError of `code` with the table's sentence (the one for `details.reason` when there is one). */
+export function hostError(code: ErrorCode, details: ErrorDetails = {}, options?: { cause?: unknown; recovery?: Recovery; content?: ErrorContent }): HostError {
+  return new HostError(code, defaultMessage(code, details['reason']), details, options);
+}
 
 /**
  * The causes of an `internal` the host knows (SPEC 5.2): the journal cannot be

@@ -4,7 +4,7 @@
 // No decision is made here: the supervisor decides, results.ts renders.
 import { ProtocolError, Server, type Implementation, type LoggingLevel, type ProtocolEra, type Transport } from '@modelcontextprotocol/server';
 import { serveStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
-import { errorData, HostError } from '../errors.js';
+import { errorData, hostError, HostError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { CallControl } from '../supervisor/call-control.js';
 import type { CallSession } from '../supervisor/call-session.js';
@@ -129,7 +129,7 @@ export class ToolhostServing {
   /** Aborts every in-flight call (reason: shutdown) and waits, at most `timeoutMs`, for their answers. */
   async cancelInFlight(timeoutMs: number): Promise<void> {
     const calls = [...this.#state.inFlight];
-    for (const call of calls) call.control.abort(new HostError('cancelled', 'The host is shutting down.', { reason: 'shutdown' }));
+    for (const call of calls) call.control.abort(hostError('cancelled', { reason: 'shutdown' }));
     await Promise.race([Promise.allSettled(calls.map((call) => call.answered)), delay(timeoutMs)]);
   }
 

@@ -1,7 +1,7 @@
 // The answer the isolate prelude and the worker entry both give for one call:
 // `{ ok: true, json }` or `{ ok: false, code, message, name?, errorCode?, reason? }`.
 // It comes from inside the sandbox, so it is checked field by field, never trusted.
-import type { ErrorDetails, RunCode } from '../errors.js';
+import { defaultMessage, type ErrorDetails, type RunCode } from '../errors.js';
 import { outputLimitDetails } from '../registry/result-limits.js';
 import type { RunOutcome } from './run-types.js';
 
@@ -57,9 +57,9 @@ export function parseToolEnvelope(envelope: unknown, rules: EnvelopeRules): Outc
     case 'tool_error': {
       const name = typeof record['name'] === 'string' ? record['name'] : undefined;
       if (rules.memoryLimit?.isMemoryError(name, message)) {
-        return failure('memory_limit', 'The tool exceeded its memory limit.', { memoryMb: rules.memoryLimit.memoryMb });
+        return failure('memory_limit', defaultMessage('memory_limit'), { memoryMb: rules.memoryLimit.memoryMb });
       }
-      return failure('tool_error', message === '' ? 'The tool failed.' : message, {
+      return failure('tool_error', message === '' ? defaultMessage('tool_error') : message, {
         ...(typeof record['errorCode'] === 'string' ? { errorCode: record['errorCode'] } : {}),
         ...(typeof record['reason'] === 'string' ? { reason: record['reason'] } : {}),
       });

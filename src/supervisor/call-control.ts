@@ -9,7 +9,7 @@
 // takes one, an elicitation): most calls never stop and no runner reads it,
 // and an AbortSignal with its listeners was a few per cent of the host's main
 // thread per call. A signal asked for after the stop is made already aborted.
-import type { ErrorCode, ErrorDetails, RunCode } from '../errors.js';
+import { defaultMessage, type ErrorCode, type ErrorDetails, type RunCode } from '../errors.js';
 import type { RunControl } from '../runner/run-types.js';
 
 /** The largest delay setTimeout can hold; larger values (or Infinity) would fire at once. */
@@ -22,12 +22,6 @@ export function clampDelayMs(delayMs: number): number {
 
 /** The listener options of every link (one object, not one per call). */
 const ONCE: AddEventListenerOptions = Object.freeze({ once: true });
-
-const MESSAGES: Partial<Record<ErrorCode, string>> = {
-  timeout: 'The tool ran past its time limit.',
-  cancelled: 'The call was cancelled.',
-  output_limit: 'The tool wrote more output than its limit allows.',
-};
 
 export interface CallControlOptions {
   /** Arms the deadline now (a runner test, an approval wait); the supervisor arms it when the run begins. */
@@ -206,7 +200,7 @@ export class CallControl implements RunControl {
   failure(): { readonly code: RunCode; readonly message: string; readonly details: ErrorDetails } {
     const reason = this.#reason ?? 'internal';
     const code: RunCode = reason === 'timeout' || reason === 'cancelled' || reason === 'output_limit' ? reason : 'cancelled';
-    return { code, message: MESSAGES[code] ?? 'The call was stopped.', details: code === 'timeout' ? { timeoutMs: this.#timeoutMs } : {} };
+    return { code, message: defaultMessage(code), details: code === 'timeout' ? { timeoutMs: this.#timeoutMs } : {} };
   }
 
   /** Lets go of the sources, the timers and what runners registered; the call is over. */

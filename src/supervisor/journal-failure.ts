@@ -6,13 +6,8 @@
 // files and hosts: it goes to the log (as the cause), never to the caller.
 import type { JournalError } from '../audit/journal.js';
 import { lostRecordReason } from '../audit/lost-record-reason.js';
-import { HostError, type InternalResultReason } from '../errors.js';
+import { hostError, type HostError, type InternalResultReason } from '../errors.js';
 import { STAGES, type Stage } from './stages.js';
-
-const MESSAGES: Record<InternalResultReason, string> = {
-  disk_full: 'The host could not journal this call because its disk is full, so the tool did not run; try again once there is space.',
-  journal_unavailable: 'The host could not journal this call because its journal is not answering, so the tool did not run; try again.',
-};
 
 /** Whether a failure in `stage` happened before the tool was handed the call (a journal failure there is a result). */
 export function isBeforeRun(stage: Stage): boolean {
@@ -22,7 +17,7 @@ export function isBeforeRun(stage: Stage): boolean {
 /** The `internal` result of a journal failure before the tool ran. */
 export function journalFailure(error: JournalError, stage: Stage): HostError {
   const reason = journalFailureReason(error);
-  return new HostError('internal', MESSAGES[reason], { reason, stage }, { cause: error });
+  return hostError('internal', { reason, stage }, { cause: error });
 }
 
 /** Why the journal failed, as the caller is told: a full disk, or a journal that does not answer. */

@@ -1,10 +1,12 @@
 // The ERRORS table is the source of truth for failure codes: the code table
 // of docs/clients.md must name every code, and name no code the host does not
-// have, and its recovery column must say what the table says (SPEC 5.2).
+// have, and its recovery column must say what the table says (SPEC 5.2). The
+// default messages and documented details (ERROR_TEXT) cover the same codes as
+// SPEC section 5's list, and every details key the docs name is documented.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ERRORS, HostError, isErrorCode, RECOVERIES, recoveryOf, withToolRecovery, type ErrorCode } from '../../src/errors.js';
+import { defaultMessage, ERROR_TEXT, ERRORS, HostError, hostError, isErrorCode, RECOVERIES, recoveryOf, withToolRecovery, type ErrorCode } from '../../src/errors.js';
 
 const clientsPage = readFileSync(fileURLToPath(new URL('../../docs/clients.md', import.meta.url)), 'utf8');
 const codeTable = clientsPage.slice(clientsPage.indexOf('| code | reaches the client as |'));
@@ -79,5 +81,50 @@ describe('recovery', () => {
     const stopped = withToolRecovery(timeout, { idempotent: false });
     expect([stopped.code, stopped.details, stopped.recovery]).toEqual(['timeout', { timeoutMs: 5 }, 'stop']);
     expect(withToolRecovery(timeout, { idempotent: true })).toBe(timeout);
+  });
+});
+
+/** SPEC section 5, word for word: the codes every failure carries (the SPEC is not in the repository). */
+const SPEC_CODES = `unknown_tool, invalid_arguments, malformed_request, policy_denied,
+unclassified_tool, approval_required, approval_denied, call_limit, timeout,
+cancelled, memory_limit, output_limit, tool_error, tool_crashed,
+invalid_output, sandbox_unavailable, interrupted_side_effect, internal`
+  .split(/,\s*/)
+  .map((code) => code.trim());
+
+describe('ERROR_TEXT: the default message and documented details of each code', () => {
+  it("covers SPEC section 5's codes, the ERRORS table's and the code table of docs/clients.md: one list", () => {
+    const documented = [...codeRows.matchAll(/^\| `([a-z_]+)` \|/gm)].map((row) => row[1]);
+    expect(Object.keys(ERROR_TEXT).sort()).toEqual([...SPEC_CODES].sort());
+    expect(Object.keys(ERRORS).sort()).toEqual([...SPEC_CODES].sort());
+    expect(documented.sort()).toEqual([...SPEC_CODES].sort());
+  });
+
+  it('gives each code one sentence and a meaning for each details key', () => {
+    for (const [code, text] of Object.entries(ERROR_TEXT)) {
+      expect(text.message, code).toMatch(/^[A-Z].*\.$/);
+      for (const [key, meaning] of Object.entries(text.details)) expect(meaning.length, `${code}.${key}`).toBeGreaterThan(3);
+    }
+  });
+
+  it('documents every details key the code table of docs/clients.md names', () => {
+    let checked = 0;
+    for (const [, code, rest] of codeRows.matchAll(/^\| `([a-z_]+)` \|(.*)$/gm)) {
+      const named = [...(rest ?? '').matchAll(/details\.(\w+)/g)].map((match) => match[1]!);
+      for (const braces of (rest ?? '').matchAll(/`details` `\{([^}]*)\}`/g)) named.push(...(braces[1] ?? '').split(',').map((key) => key.trim().replace(/\?$/, '')));
+      const keys = Object.keys(ERROR_TEXT[code as ErrorCode].details);
+      for (const key of named) expect(keys, `${code}: details.${key}`).toContain(key);
+      checked += named.length;
+    }
+    expect(checked).toBeGreaterThanOrEqual(8);
+  });
+
+  it("hostError says the table's sentence, or the one for its reason", () => {
+    expect(hostError('cancelled').message).toBe('The call was cancelled.');
+    const shutdown = hostError('cancelled', { reason: 'shutdown' });
+    expect([shutdown.code, shutdown.message, shutdown.details]).toEqual(['cancelled', 'The host is shutting down.', { reason: 'shutdown' }]);
+    expect(defaultMessage('cancelled', 'runner_closed')).toBe(shutdown.message);
+    expect(defaultMessage('timeout', 'no_such_reason')).toBe(ERROR_TEXT.timeout.message);
+    expect(hostError('internal', { reason: 'disk_full' }).message).toMatch(/disk is full/);
   });
 });

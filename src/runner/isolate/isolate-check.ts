@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { createSilentLogger } from '../../log.js';
 import type { DoctorCheck } from '../bwrap/checks.js';
 import { ProcessServices } from '../process-services.js';
-import type { ErrorCode } from '../../errors.js';
+import { defaultMessage, type ErrorCode } from '../../errors.js';
 import type { RunSpec } from '../types.js';
 import type { RunControl } from '../run-types.js';
 import { startIsolateProcess } from './isolate-launch.js';
@@ -105,8 +105,8 @@ function deadlineControl(timeoutMs: number): RunControl {
     },
     failure() {
       return reason === 'timeout'
-        ? { code: 'timeout', message: 'The tool ran past its time limit.', details: { timeoutMs } }
-        : { code: 'cancelled', message: 'The call was cancelled.', details: {} };
+        ? { code: 'timeout', message: defaultMessage('timeout'), details: { timeoutMs } }
+        : { code: 'cancelled', message: defaultMessage('cancelled'), details: {} };
     },
   };
 }

@@ -1,7 +1,7 @@
 // The one place that turns isolated-vm's failures into run codes. isolated-vm
 // reports everything as a plain Error whose message is the only signal, so the
 // messages are pinned here (and in test/unit/runner/isolate-errors.test.ts).
-import type { ErrorDetails, RunCode } from '../../errors.js';
+import { defaultMessage, type ErrorDetails, type RunCode } from '../../errors.js';
 
 /** Messages isolated-vm 5.0.x throws on the host side, verbatim. */
 export const IVM_MESSAGES = {
@@ -37,7 +37,7 @@ export function classifyIsolateError(error: unknown, facts: IsolateFacts): Class
   const message = messageOf(error);
   if (message === IVM_MESSAGES.timedOut) {
     // isolated-vm's own timer (armed with the time left of the call's) can see the deadline first: the same facts as the call's.
-    return { code: 'timeout', message: 'The tool ran past its time limit.', details: { timeoutMs: facts.timeoutMs } };
+    return { code: 'timeout', message: defaultMessage('timeout'), details: { timeoutMs: facts.timeoutMs } };
   }
   if (message === IVM_MESSAGES.disposedMemory || message === IVM_MESSAGES.arrayBufferFailed) {
     return memoryLimit(facts.memoryMb);
@@ -45,7 +45,7 @@ export function classifyIsolateError(error: unknown, facts: IsolateFacts): Class
   const isDisposalMessage = message === IVM_MESSAGES.disposed || message === IVM_MESSAGES.promiseAbandoned || message === IVM_MESSAGES.isolateDisposed;
   if (isDisposalMessage || facts.isolateDisposed) {
     if (facts.hostDisposeReason === 'closed') {
-      return { code: 'cancelled', message: 'The host is shutting down.', details: { reason: 'runner_closed' } };
+      return { code: 'cancelled', message: defaultMessage('cancelled', 'runner_closed'), details: { reason: 'runner_closed' } };
     }
     if (facts.hostDisposeReason !== undefined) {
       return {
@@ -75,7 +75,7 @@ export function isToolMemoryError(name: string | undefined, message: string): bo
 function memoryLimit(memoryMb: number): ClassifiedFailure {
   return {
     code: 'memory_limit',
-    message: 'The tool exceeded its memory limit.',
+    message: defaultMessage('memory_limit'),
     details: { memoryMb },
   };
 }

@@ -1,6 +1,7 @@
 // What the calls of an isolate process that ended, or was ended, are told: its
 // catastrophe (V8 lost control of an isolate), its broken protocol, or its exit.
 import { constants } from 'node:os';
+import { defaultMessage } from '../../errors.js';
 import { failure, type Outcome } from '../tool-envelope.js';
 
 /** How a process ended, as its exit event gives it. */
@@ -19,7 +20,7 @@ interface ProcessEnd {
 export function crashOutcome(end: ProcessEnd, exit: ProcessExit | undefined): Outcome {
   if (end.catastrophe !== undefined) {
     // isolated-vm's catastrophic errors are out-of-memory conditions V8 could not contain.
-    if (/memory/i.test(end.catastrophe)) return failure('memory_limit', 'The tool exceeded its memory limit.', { memoryMb: end.memoryMb, reason: 'catastrophic_oom' });
+    if (/memory/i.test(end.catastrophe)) return failure('memory_limit', defaultMessage('memory_limit'), { memoryMb: end.memoryMb, reason: 'catastrophic_oom' });
     return failure('tool_crashed', 'The tool crashed its isolate process.', { reason: 'isolate_catastrophe' });
   }
   if (end.brokenReason !== undefined) return failure('tool_crashed', 'The isolate process broke its protocol and was stopped.', { reason: end.brokenReason });

@@ -9,6 +9,7 @@
 // ready. A module whose top level ends its process while starting (its heap)
 // fails every call with that verdict, and no process starts again for it, until
 // its entry file changes.
+import { defaultMessage } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { Runner, RunSpec } from '../types.js';
 import type { Job, RunOptions, RunOutcome } from '../run-types.js';
@@ -103,7 +104,7 @@ export function createIsolateRunner(spec: RunSpec, deps: IsolateRunnerDeps): Run
   async function run(job: Job, options: RunOptions): Promise<RunOutcome> {
     const startedMs = performance.now();
     const finish = (outcome: Outcome): RunOutcome => toRunOutcome(outcome, performance.now() - startedMs);
-    if (closed) return finish(failure('cancelled', 'The host is shutting down.', { reason: 'runner_closed' }));
+    if (closed) return finish(failure('cancelled', defaultMessage('cancelled', 'runner_closed'), { reason: 'runner_closed' }));
     const { control } = options;
     if (control.reason !== undefined) return finish({ ok: false, ...control.failure() });
     registry.touch(owner);
@@ -120,7 +121,7 @@ export function createIsolateRunner(spec: RunSpec, deps: IsolateRunnerDeps): Run
     const remainingMs = Math.max(1, control.timeoutMs - (performance.now() - startedMs - startMs));
     const outcome = await process.run(job, options, remainingMs);
     if (!outcome.ok && closed && outcome.code === 'cancelled') {
-      return finish(failure('cancelled', 'The host is shutting down.', { reason: 'runner_closed' }));
+      return finish(failure('cancelled', defaultMessage('cancelled', 'runner_closed'), { reason: 'runner_closed' }));
     }
     return finish(outcome);
   }
@@ -158,7 +159,7 @@ export function createIsolateRunner(spec: RunSpec, deps: IsolateRunnerDeps): Run
     const process = current ?? (pending?.ok === true ? pending.process : undefined);
     current = undefined;
     if (process === undefined) return;
-    process.abandon(failure('cancelled', 'The host is shutting down.', { reason: 'runner_closed' }));
+    process.abandon(failure('cancelled', defaultMessage('cancelled', 'runner_closed'), { reason: 'runner_closed' }));
     await process.exited;
   }
 

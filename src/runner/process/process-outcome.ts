@@ -1,7 +1,7 @@
 // Turning how a process tool ended into a RunOutcome: one table of reasons,
-// one-sentence messages safe for the model, and facts in details.
+// the default sentence of each code (errors.ts), and facts in details.
 import { constants } from 'node:os';
-import type { ErrorCode, ErrorDetails, RunCode } from '../../errors.js';
+import { defaultMessage, type ErrorCode, type ErrorDetails, type RunCode } from '../../errors.js';
 import type { RunOutcome } from '../run-types.js';
 import type { ToolExit } from './spawn.js';
 
@@ -9,7 +9,7 @@ import type { ToolExit } from './spawn.js';
 export type TerminationReason = 'timeout' | 'cancelled' | 'output_limit' | 'invalid_output';
 
 /** Builds a failed outcome. */
-export function failRun(code: RunCode, details: ErrorDetails, startedMs: number, message = MESSAGES[code]): RunOutcome {
+export function failRun(code: RunCode, details: ErrorDetails, startedMs: number, message = defaultMessage(code)): RunOutcome {
   return { ok: false, code, message, details, durationMs: elapsedMs(startedMs) };
 }
 
@@ -38,19 +38,6 @@ export function classifyFailedExit(exit: ToolExit, stderrTail: string, startedMs
   }
   return failRun('tool_error', { exitCode: exit.exitCode, stderrTail }, startedMs);
 }
-
-const MESSAGES: Record<RunCode, string> = {
-  timeout: 'The tool did not finish within its time limit and was stopped.',
-  cancelled: 'The call was cancelled and the tool was stopped.',
-  memory_limit: 'The tool exceeded its memory limit.',
-  output_limit: 'The tool wrote more output than allowed and was stopped.',
-  tool_error: 'The tool failed.',
-  tool_crashed: 'The tool crashed.',
-  invalid_output: 'The tool produced output that is not valid for its declared format.',
-  sandbox_unavailable: 'The sandbox this tool needs is not available on this host.',
-  policy_denied: 'The sandbox refused an operation of the tool.',
-  internal: 'The host failed while running the tool.',
-};
 
 // Signals that mean the tool crashed rather than chose its exit code.
 const CRASH_SIGNALS: readonly NodeJS.Signals[] = ['SIGSEGV', 'SIGABRT', 'SIGBUS', 'SIGILL', 'SIGFPE', 'SIGKILL', 'SIGSYS', 'SIGTRAP', 'SIGTERM', 'SIGXCPU', 'SIGXFSZ'];

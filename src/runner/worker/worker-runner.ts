@@ -8,6 +8,7 @@
 // sandbox/worker/worker-entry.mjs.
 import { randomUUID } from 'node:crypto';
 import { BroadcastChannel } from 'node:worker_threads';
+import { defaultMessage } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { Runner, RunSpec } from '../types.js';
 import type { WorkerAbortMessage } from '../../../sandbox/shared/messages.mjs';
@@ -98,7 +99,7 @@ export function createWorkerRunner(spec: RunSpec, deps: { logger: Logger }): Run
 }
 
 function runnerClosed(): Outcome {
-  return failure('cancelled', 'The host is shutting down.', { reason: 'runner_closed' });
+  return failure('cancelled', defaultMessage('cancelled', 'runner_closed'), { reason: 'runner_closed' });
 }
 
 /** Maps a rejection from `pool.run` (other than our own abort) to a run code. */
@@ -106,9 +107,9 @@ export function classifyWorkerError(error: unknown, facts: { memoryMb: number; c
   const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
   const message = error instanceof Error ? error.message : '';
   if (code === 'ERR_WORKER_OUT_OF_MEMORY') {
-    return failure('memory_limit', 'The tool exceeded its memory limit.', { memoryMb: facts.memoryMb });
+    return failure('memory_limit', defaultMessage('memory_limit'), { memoryMb: facts.memoryMb });
   }
-  if (facts.closed) return failure('cancelled', 'The host is shutting down.', { reason: 'runner_closed' });
+  if (facts.closed) return failure('cancelled', defaultMessage('cancelled', 'runner_closed'), { reason: 'runner_closed' });
   // Piscina reports a thread that exited mid-task only in this message.
   const exited = /^worker exited with code: (-?\d+)$/.exec(message);
   if (exited) {

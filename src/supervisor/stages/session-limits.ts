@@ -4,7 +4,7 @@
 // concurrency-safe) runs alone; read-only concurrency-safe calls run side by
 // side up to maxConcurrency. Strict FIFO means a waiting mutating call is not
 // starved by a stream of readers behind it.
-import { HostError } from '../../errors.js';
+import { hostError, type HostError } from '../../errors.js';
 import type { ToolView } from '../../policy/types.js';
 import type { CallControl } from '../call-control.js';
 import { SessionCounters } from '../session-counters.js';
@@ -122,7 +122,7 @@ export function throwIfCancelled(cancel: { readonly aborted: boolean }): void {
 }
 
 function cancelledError(): HostError {
-  return new HostError('cancelled', 'The call was cancelled.', {});
+  return hostError('cancelled');
 }
 
 interface Waiter {
