@@ -1,10 +1,9 @@
 // The SQLite store's writer of read-only calls' batches (record-batch.ts) and of
 // the WAL's checkpoints, on a thread of its own (record-writer-thread.mjs, its
-// own connection to the same WAL file): a commit of a few records took SQLite's
-// work and the file writes on the host's event loop, about a tenth of what a
-// worker call costs the host with 8 calls in flight, and a checkpoint (a copy
-// of the WAL and two fsyncs) milliseconds. The store keeps a batch of one
-// record on its own connection (sqlite-store.ts). Nothing is lost to
+// own connection to the same WAL file): a commit of many records holds the
+// host's event loop for SQLite's work and the file writes, and a checkpoint (a
+// copy of the WAL and two fsyncs) for milliseconds. The store keeps a batch of
+// up to four records on its own connection (sqlite-store.ts). Nothing is lost to
 // the thread: a batch it fails to commit is logged as a failed write always
 // was, and when the thread itself dies its pending batches, and every later
 // one, are written on the host's own connection instead.

@@ -39,11 +39,14 @@ export interface SqliteStoreOptions extends JournalOptions {
 }
 
 /**
- * A batch of one record (a call alone in its event-loop turn: every call of a client that
- * waits for each answer) is committed on the host's connection: a few appends to the WAL,
- * where sending it to the thread costs the call two thread wake-ups, about as much again.
+ * A batch of up to this many records (a call alone in its event-loop turn: every call of a
+ * client that waits for each answer; or the few a worker thread answers together) is
+ * committed on the host's connection: a few appends to the WAL, where sending it to the
+ * thread costs its calls two thread wake-ups, about as much again, and the thread's arena
+ * the garbage of each batch (the host's RSS grew 14 MB over 10,000 isolate calls with every
+ * batch on the thread).
  */
-const INLINE_BATCH_MAX = 1;
+const INLINE_BATCH_MAX = 4;
 
 /**
  * When the WAL file holds this much (about 1000 pages of frames, SQLite's own automatic

@@ -1,7 +1,7 @@
 // The SQLite store's writer thread for read-only calls' batches (record-writer.ts):
 // the thread commits them (not the host's connection), reads and other hosts see
 // them after a flush, close loses none, and a thread that dies hands its batches
-// back to the host's own connection. A batch of one record is the host
+// back to the host's own connection. A batch of up to four records is the host
 // connection's, until the WAL is due for a checkpoint: then the thread commits it
 // and checkpoints. The tests of the thread's batches send it every batch
 // (inlineBatchMax 0).
@@ -146,17 +146,17 @@ describe('read-only batches on the writer thread', () => {
     expect(failed).toMatchObject({ err: { code: 'SQLITE_CONSTRAINT_UNIQUE' } });
   });
 
-  it('a batch of one record is committed on the host connection; larger ones on the thread', async () => {
+  it('a batch of up to four records is committed on the host connection; larger ones on the thread', async () => {
     const store = open({ writeBatchesOffThread: true });
-    const alone = readOnly();
-    void store.recordSoon(alone, callFinish());
+    const few = Array.from({ length: 4 }, readOnly);
+    for (const start of few) void store.recordSoon(start, callFinish());
     await store.flush();
     expect(store.recordWriter!.committedBatches).toBe(0);
-    const together = [readOnly(), readOnly()];
-    for (const start of together) void store.recordSoon(start, callFinish());
+    const more = Array.from({ length: 5 }, readOnly);
+    for (const start of more) void store.recordSoon(start, callFinish());
     await store.flush();
     expect(store.recordWriter!.committedBatches).toBe(1);
-    for (const start of [alone, ...together]) expect(await store.get(start.id)).toMatchObject({ status: 'completed', hostId: store.hostId });
+    for (const start of [...few, ...more]) expect(await store.get(start.id)).toMatchObject({ status: 'completed', hostId: store.hostId });
   });
 
   it('once the WAL is due for a checkpoint, the thread commits the next batch and checkpoints: the WAL starts over', async () => {
