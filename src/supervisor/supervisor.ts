@@ -7,7 +7,7 @@
 import { newCallId } from './call-id.js';
 import { sha256Hex } from '../audit/hash.js';
 import { isJournalError } from '../audit/journal.js';
-import { defaultMessage, HostError, isHostError, withToolRecovery } from '../errors.js';
+import { defaultMessage, HostError, hostError, isHostError, withToolRecovery } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { DefinitionDrift } from '../policy/definition-drift.js';
 import { decideForPrincipal } from '../policy/principals.js';
@@ -140,7 +140,7 @@ class CallSupervisor implements Supervisor {
     const control = request.control;
     if (this.#closing) {
       control.dispose();
-      return Promise.resolve({ kind: 'error', callId: newCallId(), error: new HostError('cancelled', defaultMessage('cancelled', 'shutdown'), {}) });
+      return Promise.resolve({ kind: 'error', callId: newCallId(), error: hostError('cancelled', { reason: 'shutdown' }) });
     }
     // Host shutdown cancels every call, as a client cancel would (close() stops every control
     // in #inflight, instead of each call listening on a shutdown signal); the run stage arms the deadline.

@@ -254,7 +254,8 @@ describe('close', () => {
     // close() returned after the call ended: its one closing write is there.
     expect(h.finishes).toMatchObject([{ status: 'cancelled', errorCode: 'cancelled' }]);
     expect(codeOf(await call)).toBe('cancelled');
-    expect(codeOf(await h.call('reader'))).toBe('cancelled');
+    // A call after close is refused with the same facts as one the host's shutdown stops.
+    expect(await h.call('reader')).toMatchObject({ kind: 'error', error: { code: 'cancelled', message: 'The host is shutting down.', details: { reason: 'shutdown' } } });
   });
 });
 
