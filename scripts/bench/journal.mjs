@@ -75,7 +75,7 @@ export async function benchJournal({ N, scratch, host, log }) {
       await journal.close();
       result.direct[name] = { sequential: summarize(sequential), inFlight8: { ...summarize(inFlight), callsPerSecond: round(callsPerSecond, 0) } };
     }
-    // The SQLite writer thread's CPU per read-only record (the batches `serve` commits off its event loop).
+    // The SQLite writer thread's CPU per read-only record (the batches of more than four `serve` commits off its event loop).
     result.writerThread = await benchWriterThread(scratch, N < 20);
     // Through a host: a mutating echo on each store, against the read-only echo (one record, no write-ahead).
     for (const [name, store] of Object.entries(stores)) {
