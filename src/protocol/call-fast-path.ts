@@ -28,6 +28,7 @@ import type { Logger } from '../log.js';
 import { CallControl } from '../supervisor/call-control.js';
 import type { CallRequestContext, ToolsCallParams } from './call-context.js';
 import { isRecord } from '../config/guards.js';
+import { isRequestId } from './request-id.js';
 
 export type ToolsCallHandler = (params: ToolsCallParams, ctx: CallRequestContext) => Promise<CallToolResult | InputRequiredResult>;
 
@@ -405,8 +406,4 @@ function isPlainTextBlock(block: unknown): boolean {
 /** A record zod copies as it is: an own `__proto__` key it would turn into a prototype. */
 function isPlainRecord(value: unknown): value is Record<string, unknown> {
   return isRecord(value) && !Object.hasOwn(value, '__proto__');
-}
-
-function isRequestId(value: unknown): value is RequestId {
-  return typeof value === 'string' || (typeof value === 'number' && Number.isSafeInteger(value));
 }

@@ -10,6 +10,7 @@ import { WebStandardStreamableHTTPServerTransport, type Server } from '@modelcon
 import type { Logger } from '../log.js';
 import type { Caller, ToolhostServing } from './server.js';
 import { isRecord } from '../config/guards.js';
+import { isRequestId } from './request-id.js';
 
 /** One Caller per principal, made on first use and kept for the life of the host. */
 export class PrincipalSessions {
@@ -169,10 +170,6 @@ export class LegacySessions {
     await server.connect(transport);
     return session;
   }
-}
-
-function isRequestId(value: unknown): value is string | number {
-  return typeof value === 'string' || typeof value === 'number';
 }
 
 function isInitialize(body: unknown): boolean {
