@@ -17,8 +17,11 @@ const POSTGRES = ['test/setup/postgres-cluster.ts'];
 // isolated-vm needs --no-node-snapshot on Node 20+, so tests run in forked
 // processes started with that flag. `unit` is the fast inner loop: in-process
 // tests only (its setup file fails a test that starts a process), no
-// PostgreSQL. Integration tests spawn real processes and sandboxes; they get
-// longer timeouts.
+// PostgreSQL, and its files share their two forks instead of a fresh module
+// graph each (loading src/ again for every file was most of its time): src/
+// keeps no state in its modules (test/unit/module-state.test.ts), so a file
+// cannot leave anything behind for the next. Integration tests spawn real
+// processes and sandboxes; they get longer timeouts.
 export default defineConfig({
   test: {
     pool: 'forks',
@@ -31,6 +34,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
+          isolate: false,
           testTimeout: 15_000,
           setupFiles: ['test/setup/in-process-only.ts'],
           env: { TOOLHOST_JOURNAL_STORES: 'sqlite' },
