@@ -1,11 +1,12 @@
 // One lane of a worker pool: a Piscina task that holds one pool thread for as
 // long as the lane is open (sandbox/worker/worker-entry.mjs's `serve`), and the
 // MessagePort that thread's calls and answers travel on. A call handed to a
-// lane is one postMessage each way: no Piscina task, promise and thread wake-up
-// per call, which cost the host's main thread about a quarter of a worker
-// call's time. Piscina still owns the thread: it starts it with the pool's
-// resource limits and environment, replaces it when it dies, and ends it when
-// the pool closes; then the lane's task fails, and the lane ends with it.
+// lane is one postMessage each way, with no Piscina task, promise or thread
+// wake-up of its own: those would be paid on the host's main thread, call
+// after call (its CPU per call: `npm run bench -- --only latency`). Piscina
+// still owns the thread: it starts it with the pool's resource limits and
+// environment, replaces it when it dies, and ends it when the pool closes; then
+// the lane's task fails, and the lane ends with it.
 import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
 import type { WorkerLaneAnswer, WorkerTask } from '../../../sandbox/shared/messages.mjs';
