@@ -69,7 +69,11 @@ const SHUTTING_DOWN = 'The host is shutting down.';
 export const ERROR_TEXT = {
   malformed_request: {
     message: 'The request is malformed.',
-    details: { reason: 'what the boundary refused (not_json, too_deep, duplicate_key, not_mcp_message...)', key: 'the refused member, as a path' },
+    details: {
+      reason: 'what the boundary refused (invalid_json, too_large, too_deep, duplicate_key, not_mcp_message...)',
+      key: 'the refused member, as a path',
+      maxBytes: 'with too_large: the largest message the host reads',
+    },
   },
   unknown_tool: { message: 'There is no tool by that name.', details: { available: 'the names the caller may call, in tools/list order' } },
   invalid_arguments: {
@@ -78,7 +82,11 @@ export const ERROR_TEXT = {
   },
   policy_denied: {
     message: 'The policy refused this call.',
-    details: { rule: 'the file and line of the rule that decided', reason: "the rule's reason; an exclusion adds what it matched" },
+    details: {
+      rule: 'the file and line of the rule that decided',
+      reason: "the rule's reason; an exclusion adds what it matched",
+      paths: 'with protected_path_created: the protected paths the tool created',
+    },
   },
   unclassified_tool: {
     message: 'The tool declares no side effect and the policy is strict.',
@@ -86,7 +94,13 @@ export const ERROR_TEXT = {
   },
   approval_required: {
     message: 'This call needs an approval the client cannot give.',
-    details: { rule: 'the rule that asks', approvalId: 'the id an operator approves (approvals by an operator)' },
+    details: {
+      rule: 'the rule that asks',
+      approvalId: 'the id an operator approves (approvals by an operator)',
+      expiresAt: 'when that approval expires',
+      approveCommand: 'the command that approves it, with the journal it needs',
+      state: 'pending: the approval is still waiting for an operator',
+    },
   },
   approval_denied: {
     message: 'The approval was not given.',
@@ -124,7 +138,12 @@ export const ERROR_TEXT = {
   },
   memory_limit: {
     message: 'The tool exceeded its memory limit.',
-    details: { memoryMb: "the tool's memory limit", reason: 'cgroup_oom or catastrophic_oom: who noticed', stderrTail: "the end of the process's stderr" },
+    details: {
+      memoryMb: "the tool's memory limit",
+      reason: 'cgroup_oom, catastrophic_oom or top_level_out_of_memory: who noticed',
+      stderrTail: "the end of the process's stderr",
+      server: 'the upstream server that was killed',
+    },
   },
   output_limit: {
     message: 'The tool wrote more output than its limit allows.',
@@ -152,7 +171,7 @@ export const ERROR_TEXT = {
       exitCode: 'the exit code',
       signal: 'the signal that ended it',
       stderrTail: "the end of the process's stderr",
-      reason: 'isolate_reset, isolate_catastrophe, worker_error...',
+      reason: 'isolate_reset, isolate_catastrophe, protocol_violation, top_level_crashed, worker_error...',
     },
   },
   invalid_output: {
