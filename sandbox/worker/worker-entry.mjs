@@ -300,18 +300,32 @@ function describe(thrown) {
 
 // JSON as in the isolate prelude: an undefined object property is left out as
 // JSON.stringify does; functions, symbols, BigInt, non-finite numbers and
-// undefined elsewhere are refused with where they are.
+// undefined elsewhere are refused with where they are. Every result of every
+// worker call passes here, so the first pass only checks types; where a value
+// is refused, a second pass finds its path (a JSON pointer).
 function serialize(value) {
+  const checked = stringify(value, false);
+  if (checked.json !== undefined || checked.reason === 'too_deep' || checked.reason === 'not_serializable') return checked;
+  // The first pass's reason stands if a getter answers otherwise the second time.
+  const located = stringify(value, true);
+  return located.path !== undefined ? located : { reason: checked.reason };
+}
+
+function stringify(value, withPaths) {
   let reason;
   let path;
-  const paths = new WeakMap();
+  const paths = withPaths ? new WeakMap() : undefined;
   /** @this {object} the object or array that holds `item` */
   const replacer = function (key, item) {
-    const here = key === '' && paths.get(this) === undefined ? '' : `${paths.get(this) ?? ''}/${String(key).replace(/~/g, '~0').replace(/\//g, '~1')}`;
     const type = typeof item;
     if (type === 'undefined' && key !== '' && !Array.isArray(this)) return undefined;
     if (type === 'bigint' || type === 'function' || type === 'symbol' || type === 'undefined') reason = type;
     else if (type === 'number' && !Number.isFinite(item)) reason = 'non_finite_number';
+    if (paths === undefined) {
+      if (reason !== undefined) throw new Error(reason);
+      return item;
+    }
+    const here = key === '' && paths.get(this) === undefined ? '' : `${paths.get(this) ?? ''}/${String(key).replace(/~/g, '~0').replace(/\//g, '~1')}`;
     if (reason !== undefined) {
       path = here === '' ? '/' : here;
       throw new Error(reason);
