@@ -86,6 +86,9 @@ export const ERROR_TEXT = {
       rule: 'the file and line of the rule that decided',
       reason: "the rule's reason; an exclusion adds what it matched",
       paths: 'with protected_path_created: the protected paths the tool created',
+      pinned: 'with definition_changed: the digest the lock pinned',
+      current: 'with definition_changed: the digest of the definition offered now',
+      failure: 'a rule that could not be evaluated: why (missing_argument...)',
     },
   },
   unclassified_tool: {
@@ -161,6 +164,7 @@ export const ERROR_TEXT = {
       stderrTail: "the end of the process's stderr",
       modelError: "true: the tool's own refusal, its parts after the code line",
       reason: 'load_failed: the tool module did not load',
+      errorCode: "the code of the error a tool's ctx call threw (host_not_found...)",
       upstreamError: "true: an upstream server's error",
       jsonRpcCode: "the upstream server's JSON-RPC error code",
     },
@@ -176,7 +180,12 @@ export const ERROR_TEXT = {
   },
   invalid_output: {
     message: 'The tool produced output that is not valid for its declared format.',
-    details: { reason: 'what was refused (invalid_utf8, output_schema, mime_not_allowed, bad_base64, host_only_leak...)', bytes: 'the bytes read', path: 'where in the output' },
+    details: {
+      reason: 'what was refused (invalid_utf8, output_schema, mime_not_allowed, bad_base64, host_only_leak...)',
+      bytes: 'the bytes read',
+      path: 'where in the output',
+      part: "the index of the tool output's part",
+    },
   },
   internal: {
     message: 'The host failed while running the tool.',
