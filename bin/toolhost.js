@@ -1,12 +1,16 @@
-#!/usr/bin/env -S node --no-node-snapshot --max-semi-space-size=4
-// isolated-vm crashes on Node 20+ unless the startup snapshot is disabled, and
-// that flag cannot be turned on from inside a running process. The shebang
-// passes it (so `npx toolhost` runs as one process, with no wrapper that could
-// outlive a killed host); when started as `node bin/toolhost.js` without it,
-// re-exec once with the flag. --max-semi-space-size=4 is tuning, not a need: a
-// 4 MB young generation (V8's default here is 16 MB) cuts the host's GC pauses
-// from about 5 ms to under 2 ms each, at about 40% more collection time in all
-// (the host's p99 over 3000 isolate calls 12 → 9 ms; docs/performance.md).
+#!/usr/bin/env -S node --max-semi-space-size=4
+// The host itself never loads isolated-vm (isolate tools run in isolate
+// processes of their own, started with the flags they need), so it runs with
+// Node's start-up snapshot: a start without it costs about 40 ms of CPU more,
+// on every command. Only `doctor` loads isolated-vm here, to check it, and
+// isolated-vm crashes on Node 20+ unless the snapshot is disabled, a flag that
+// cannot be turned on from inside a running process: when `doctor` is started
+// without --no-node-snapshot, this re-executes node once with it.
+// --max-semi-space-size=4 (the shebang) is tuning, not a need: a 4 MB young
+// generation (V8's default here is 16 MB) cuts the host's GC pauses from about
+// 5 ms to under 2 ms each, at about 40% more collection time in all (the
+// host's p99 over 3000 isolate calls 12 → 9 ms; docs/performance.md); client
+// configurations pass it too (`node --max-semi-space-size=4 bin/toolhost.js`).
 //
 // Signals, when re-executed: the host is the one that acts on them. A signal sent
 // to this process alone (a client's SIGTERM to the pid it started) is relayed to
@@ -19,8 +23,9 @@ import { constants } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 const RELAYED = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+const LOADS_ISOLATED_VM = ['doctor'];
 
-if (process.execArgv.includes('--no-node-snapshot')) {
+if (!LOADS_ISOLATED_VM.includes(process.argv[2] ?? '') || process.execArgv.includes('--no-node-snapshot')) {
   await import('../dist/src/cli/main.js');
 } else {
   const self = fileURLToPath(import.meta.url);

@@ -61,7 +61,7 @@ client.setRequestHandler('elicitation/create', async (request) => {
 const transport = new StdioClientTransport({
   command: process.execPath,
   args: [
-    '--no-node-snapshot', // isolated-vm needs it; bin/toolhost.js would otherwise re-exec itself with it
+    '--max-semi-space-size=4', // bin/toolhost.js's tuning (its shebang): shorter GC pauses
     BIN,
     'serve',
     // The bundled manifests, with manifests/servers/fs.yaml: an upstream MCP server (the

@@ -53,9 +53,8 @@ export async function connectHttp(command, args, urlFrom, env = {}, headers = {}
 }
 
 export function hostArgs({ manifests, policy, workspace, state, journal }) {
-  // The flags bin/toolhost.js runs the host with (its shebang), without its re-exec.
+  // The flag bin/toolhost.js runs the host with (its shebang).
   return [
-    '--no-node-snapshot',
     '--max-semi-space-size=4',
     'dist/src/cli/main.js',
     'serve',

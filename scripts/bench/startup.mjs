@@ -15,7 +15,8 @@ import { performance } from 'node:perf_hooks';
 import { connectLine } from './line-client.mjs';
 import { ROOT, median, round, table } from './lib.mjs';
 
-const TOOLHOST = ['--no-node-snapshot', join(ROOT, 'bin/toolhost.js')];
+// As the client configurations start it (the .mcp.json `toolhost init` writes).
+const TOOLHOST = ['--max-semi-space-size=4', join(ROOT, 'bin/toolhost.js')];
 
 /** Runs the section: `rounds` starts of each target; `goal(name, met, figure)` records a target. */
 export async function benchStartup({ rounds, log, goal }) {

@@ -44,13 +44,12 @@ export async function run(argv: readonly string[]): Promise<number> {
 }
 
 /**
- * How an MCP client starts this toolhost: node with --no-node-snapshot (isolated-vm
- * needs it; passing it here saves the re-exec of bin/toolhost.js), the absolute
- * bin path, and this project's toolhost.yaml, so the client's working directory
- * does not matter.
+ * How an MCP client starts this toolhost: node with bin/toolhost.js's tuning flag
+ * (a small young generation: shorter GC pauses), the absolute bin path, and this
+ * project's toolhost.yaml, so the client's working directory does not matter.
  */
 function launchCommand(configFile: string): { command: string; args: string[] } {
-  return { command: process.execPath, args: ['--no-node-snapshot', join(packageRoot(), 'bin', 'toolhost.js'), 'serve', '--config', configFile] };
+  return { command: process.execPath, args: ['--max-semi-space-size=4', join(packageRoot(), 'bin', 'toolhost.js'), 'serve', '--config', configFile] };
 }
 
 function isNonFolder(path: string): boolean {

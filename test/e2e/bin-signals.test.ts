@@ -1,7 +1,7 @@
 // Ctrl-C through `node bin/toolhost.js` (the launch form of the client
-// configurations of docs/clients.md): that form re-executes itself with the flags isolated-vm
-// needs, so two processes share the terminal's process group, and a SIGINT to
-// the group reaches both. The host must stop as it does when started directly:
+// configurations of docs/clients.md), started in a process group of its own as
+// a terminal starts a foreground job: a SIGINT to the group (once, or again
+// while the host stops) must stop the host as it does when started directly:
 // the call in flight answered `cancelled` and journaled so (not left
 // `interrupted` for an operator), no process left behind, exit 0.
 import { spawn } from 'node:child_process';
@@ -27,15 +27,14 @@ afterEach(async () => {
 });
 
 describe('SIGINT to the process group of `node bin/toolhost.js serve`', () => {
-  // Once (a Ctrl-C: the host gets it from the terminal and again from the wrapper, in an order
-  // the test cannot choose), and again after the host began to stop (a second Ctrl-C, or the
-  // wrapper's relay arriving late), which must not cut the clean stop short.
+  // Once (a Ctrl-C), and again after the host began to stop (a second Ctrl-C), which must not
+  // cut the clean stop short.
   it.each([
     ['once', 1],
     ['again while the host stops', 2],
   ])('%s: cancels the call in flight (answered and journaled cancelled, not interrupted) and exits 0', async (_name, signals) => {
     dirs = makeHostDirs();
-    // Its own process group, as a terminal gives a foreground job; no --no-node-snapshot, so it re-executes.
+    // Its own process group, as a terminal gives a foreground job.
     const child: RawHost = spawn(process.execPath, [BIN, 'serve', ...dirs.args], {
       detached: true,
       env: { ...process.env, [MARKER_ENV]: dirs.marker },
