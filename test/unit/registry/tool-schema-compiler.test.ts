@@ -1,6 +1,10 @@
 // The tool-schema compiler shares one validator between identical schemas
-// (start-up with many tools) and never between different ones or drafts.
+// (start-up with many tools) and never between different ones or drafts; the
+// package's own schemas, compiled unchecked at run time, are valid.
 import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { schemaPath } from '../../../src/config/package-files.js';
 import { createToolSchemaCompiler } from '../../../src/registry/ajv.js';
 
 const schema = () => ({ type: 'object', additionalProperties: false, required: ['text'], properties: { text: { type: 'string', maxLength: 10 } } });
@@ -48,6 +52,15 @@ describe('createToolSchemaCompiler', () => {
       const thrown = catchError(() => compiler.compile(bad, '2020-12'));
       expect(thrown).toMatchObject({ missingRef: expect.stringContaining('#/$defs/missing') });
     }
+  });
+});
+
+describe('configAjv', () => {
+  // It compiles the package's own schemas without checking them against their meta-schema: this does.
+  it.each(['manifest.schema.json', 'policy.schema.json', 'toolhost.schema.json'])('%s is valid JSON Schema 2020-12', (file) => {
+    const ajv = new Ajv2020({ strict: false });
+    const schema = JSON.parse(readFileSync(schemaPath(file), 'utf8')) as Record<string, unknown>;
+    expect(ajv.validateSchema(schema), ajv.errorsText()).toBe(true);
   });
 });
 
