@@ -53,7 +53,7 @@ export interface LoadHostConfigOptions {
 }
 
 /** The policy in force with provenance, for `explain`. */
-export interface HostPolicy {
+interface HostPolicy {
   /** Every policy file that loaded, organisation first. */
   readonly files: readonly PolicyFile[];
   /** Enforced layers (shadow files left out) and the built-in defaults. */
@@ -267,7 +267,7 @@ function rewriteProblems(policy: MergedPolicy, files: readonly PolicyFile[], too
  * workspace); else absolute. Never relative to the working directory of whoever started
  * the host, so two clients started from different folders record the same rule.
  */
-export function displayPathsFor(workspace: string, configDir: string | undefined) {
+function displayPathsFor(workspace: string, configDir: string | undefined) {
   const inside = (base: string | undefined, path: string): string | undefined => {
     if (base === undefined) return undefined;
     const rel = relative(base, path);

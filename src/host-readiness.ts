@@ -7,7 +7,7 @@
 import type { Journal } from './audit/journal.js';
 
 /** How long a readiness read may take before the journal counts as not answering. */
-export const READY_PROBE_TIMEOUT_MS = 2_000;
+const READY_PROBE_TIMEOUT_MS = 2_000;
 
 /** A call id no call has: reading it proves the journal answers without touching a record. */
 const READY_PROBE_ID = 'readyz-probe';

@@ -32,7 +32,7 @@ export async function loadHostConfigWithServers(options: LoadHostConfigOptions, 
   return loadServersOf(first, options, deps);
 }
 
-export interface ServerListingDeps {
+interface ServerListingDeps {
   readonly logger: Logger;
   /** Start only the servers this selects; the others offer no tool. Default: all. */
   readonly only?: (server: string) => boolean;
@@ -83,7 +83,7 @@ function logRedactorOf(config: HostConfig): (text: string, maxChars: number) => 
   return (text, maxChars) => redact.cut(text, maxChars);
 }
 
-export interface ServerStartupDeps {
+interface ServerStartupDeps {
   readonly logger: Logger;
   /** The host's services: the servers are its processes from the start. */
   readonly services: ProcessServices;

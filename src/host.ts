@@ -118,7 +118,7 @@ export interface Host {
 }
 
 /** Default time a person has to answer an approval prompt. */
-export const DEFAULT_APPROVAL_TIMEOUT_MS = 120_000;
+const DEFAULT_APPROVAL_TIMEOUT_MS = 120_000;
 
 /** Builds a host; throws ConfigError (every problem listed) when manifests or policies do not load. */
 export async function createHost(options: HostOptions): Promise<Host> {

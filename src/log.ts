@@ -6,7 +6,7 @@ import { allowFlatLines } from './log-flat-line.js';
 
 export type { Logger };
 
-export interface LogOptions {
+interface LogOptions {
   /** Append JSON lines here instead of stderr. */
   readonly file?: string;
   readonly level?: string;
@@ -82,7 +82,7 @@ export function redactingLogger(level: string, destination: pino.DestinationStre
  * pino: undefined and functions are left out of the line anyway); an object value is
  * censored one level in (censorNested). The error key is left to its serializer.
  */
-export function censorLogObject<T extends object>(object: T): T {
+function censorLogObject<T extends object>(object: T): T {
   let censored: Record<string, unknown> | undefined;
   const source = object as Record<string, unknown>;
   for (const key in source) {

@@ -9,8 +9,6 @@ import { journalUrlFrom } from '../audit/open-journal.js';
 import { CONFIG_FLAG_HELP, hostFlagsFrom, parseCommandArgs } from './args.js';
 import { JOURNAL_FLAG, JOURNAL_FLAG_HELP, journalFlagFrom, openOperatorJournal } from './journal-flag.js';
 
-export { toApprovalJson };
-
 const HELP = `Usage: toolhost approvals [--state DIR] [--journal URL] [--all] [--json]
 
 Lists the approvals waiting for an operator: calls refused with approval_required

@@ -39,7 +39,7 @@ export interface HostFlags {
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
-export interface ParseCommandOptions {
+interface ParseCommandOptions {
   /** Read toolhost.yaml (default true); false for commands that use none of its settings. */
   readonly config?: boolean;
 }
@@ -74,11 +74,6 @@ export function parseCommandArgs<E extends Options>(argv: readonly string[], ext
     }
   }
   return parsed;
-}
-
-/** The toolhost.yaml a parse of `values` used, if any. */
-export function configFileOf(values: Record<string, unknown>): ToolhostFile | undefined {
-  return CONFIG_OF.get(values)?.file;
 }
 
 /** The host flags with defaults applied and paths made absolute; a workspace that is not a folder is a UsageError. */

@@ -3,7 +3,7 @@
 // by main.ts (dispatch, "did you mean") and completion.ts (shell completion).
 
 /** A command takes its own argv and returns the exit code. */
-export type Command = (argv: readonly string[]) => Promise<number>;
+type Command = (argv: readonly string[]) => Promise<number>;
 
 export const COMMANDS: Readonly<Record<string, { readonly summary: string }>> = {
   init: { summary: 'a working project here: toolhost.yaml, two tools, a policy, .mcp.json' },

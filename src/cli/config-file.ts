@@ -19,7 +19,7 @@ const CONFIG_FILE_NAME = 'toolhost.yaml';
 const MAX_CONFIG_BYTES = 256 * 1024;
 
 /** The settings of one toolhost.yaml, every path absolute (resolved against the file's folder). */
-export interface ToolhostSettings {
+interface ToolhostSettings {
   readonly manifests?: readonly string[];
   readonly policies?: readonly string[];
   readonly workspace?: string;
@@ -47,7 +47,7 @@ export interface ToolhostFile {
   readonly settings: ToolhostSettings;
 }
 
-export type LoadToolhostFileResult = { readonly ok: true; readonly config: ToolhostFile } | { readonly ok: false; readonly problems: readonly Problem[] };
+type LoadToolhostFileResult = { readonly ok: true; readonly config: ToolhostFile } | { readonly ok: false; readonly problems: readonly Problem[] };
 
 /** The nearest toolhost.yaml at or above `cwd`, or undefined. */
 export function findToolhostFile(cwd: string): string | undefined {

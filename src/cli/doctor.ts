@@ -6,7 +6,7 @@ import { parseCommandArgs } from './args.js';
 import { checkIsolateProcess, runSandboxChecks, type DoctorCheck } from '../runner/index.js';
 
 /** The stable `--json` document. */
-export interface DoctorReport {
+interface DoctorReport {
   /** True when no check failed (warnings allowed): the exit code is 0. */
   readonly ok: boolean;
   readonly checks: readonly DoctorCheck[];

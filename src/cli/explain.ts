@@ -58,7 +58,7 @@ export async function run(argv: readonly string[]): Promise<number> {
 }
 
 /** What `explain --json` prints. */
-export interface Explanation extends ToolSummary {
+interface Explanation extends ToolSummary {
   readonly allowedModes: readonly string[];
   readonly checks: readonly { readonly key: string; readonly outcome: ToolCheck['outcome']; readonly rule: string | null; readonly text: string }[];
   readonly keys: readonly KeyRow[];
@@ -80,7 +80,7 @@ export interface Explanation extends ToolSummary {
 }
 
 /** One rule on arguments as `explain` shows it. */
-export interface RuleRow {
+interface RuleRow {
   /** `file:line rules.NAME`. */
   readonly rule: string;
   readonly file: string;

@@ -36,7 +36,7 @@ ${HOST_FLAGS_HELP}
  */
 const REACHED_TOOL = new Set(['model_error', 'timeout', 'memory_limit', 'output_limit', 'tool_error', 'tool_crashed', 'invalid_output']);
 
-export interface FuzzReport {
+interface FuzzReport {
   readonly tool: string;
   readonly seed: number;
   readonly valid: { readonly total: number; readonly reached: number };

@@ -12,7 +12,7 @@ export const SCAFFOLD_MODES: readonly ScaffoldMode[] = ['isolate', 'process', 'w
 /** A tool name as manifests require it (SPEC section 2). */
 export const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 
-export interface ScaffoldFile {
+interface ScaffoldFile {
   /** Relative to the folder being written. */
   readonly path: string;
   readonly text: string;

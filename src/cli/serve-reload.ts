@@ -7,12 +7,12 @@
 import type { Logger } from '../log.js';
 
 /** What the reloader needs of a host: its supervisor and a way to close it. */
-export interface ReloadableHost<S> {
+interface ReloadableHost<S> {
   readonly supervisor: S;
   close(): Promise<void>;
 }
 
-export interface HostReloaderOptions<H extends ReloadableHost<S>, S> {
+interface HostReloaderOptions<H extends ReloadableHost<S>, S> {
   /** Builds a new host; undefined when the configuration does not load (already reported). */
   readonly build: () => Promise<H | undefined>;
   /** Puts the new supervisor in force (and tells the client its tools changed). */

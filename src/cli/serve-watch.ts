@@ -10,7 +10,7 @@ import { basename, dirname, join } from 'node:path';
 import { canonicalPathOf } from '../config/protected-paths.js';
 import type { Logger } from '../log.js';
 
-export interface ConfigWatchOptions {
+interface ConfigWatchOptions {
   /** Absolute manifest folders: watched recursively. */
   readonly manifestDirs: readonly string[];
   /** Absolute organisation policy files. */

@@ -30,7 +30,7 @@ function toWellFormed(text: string): string {
 }
 
 /** The sorted keys of a flat record, each with its `"key":` text made once (flatKeys()). */
-export interface FlatKeys {
+interface FlatKeys {
   readonly keys: readonly string[];
   readonly prefixes: readonly string[];
 }

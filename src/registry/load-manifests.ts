@@ -22,7 +22,7 @@ import { isRecord } from '../config/guards.js';
 /** A manifest file larger than this is refused unread. */
 export const MAX_MANIFEST_BYTES = 1024 * 1024;
 
-export interface LoadManifestsOptions {
+interface LoadManifestsOptions {
   /** Folders searched recursively for *.yaml and *.yml; relative to cwd. */
   readonly dirs: readonly string[];
   /** What ${WORKSPACE} stands for in root paths; relative to cwd. */
@@ -33,7 +33,7 @@ export interface LoadManifestsOptions {
   readonly displayPathOf?: (absolute: string) => string;
 }
 
-export interface LoadManifestsResult {
+interface LoadManifestsResult {
   /** Manifests without any problem, in file order. */
   readonly manifests: Manifest[];
   /** `kind: Server` manifests without any problem (SPEC section 2.1), in file order. */
@@ -76,7 +76,7 @@ export function loadManifests(options: LoadManifestsOptions): LoadManifestsResul
   return { manifests, servers: dropDuplicateServers(servers, problems), problems };
 }
 
-export interface LoadFileContext {
+interface LoadFileContext {
   readonly cwd: string;
   /** How the file is named in problems and rules; default relative to cwd when inside it. */
   readonly displayPathOf?: (absolute: string) => string;
@@ -86,7 +86,7 @@ export interface LoadFileContext {
 }
 
 /** `source` is set whenever the YAML parsed, so duplicate names are found even in files with other problems. */
-export type LoadFileResult =
+type LoadFileResult =
   | { readonly ok: true; readonly manifest: Manifest; readonly source: YamlSource; readonly server?: undefined }
   | { readonly ok: true; readonly server: ServerManifest; readonly source: YamlSource; readonly manifest?: undefined }
   | { readonly ok: false; readonly problems: Problem[]; readonly source?: YamlSource };

@@ -13,7 +13,7 @@ import { problemsFromShapeErrors } from './schema-errors.js';
 import { readSandboxEnv } from './sandbox-env.js';
 import { DEFAULT_STARTUP_TIMEOUT_MS, type ServerInstances, type ServerManifest, type ServerToolEntry } from './server-manifest.js';
 
-export interface ServerPlace {
+interface ServerPlace {
   readonly file: string;
   readonly displayFile: string;
   /** Absolute, symlink-resolved folder holding the manifest. */
@@ -22,7 +22,7 @@ export interface ServerPlace {
   readonly workspace: string;
 }
 
-export type ServerLoadResult = { readonly ok: true; readonly server: ServerManifest } | { readonly ok: false; readonly problems: Problem[] };
+type ServerLoadResult = { readonly ok: true; readonly server: ServerManifest } | { readonly ok: false; readonly problems: Problem[] };
 
 /** True when parsed YAML declares an upstream server rather than a tool. */
 export function isServerManifestData(data: unknown): boolean {

@@ -9,7 +9,7 @@ import type { ToolDefinition } from './definition-digest.js';
 import { canonicalJson, definitionDigest } from './definition-digest.js';
 
 /** One tool that differs from its pin. */
-export type PinChange =
+type PinChange =
   | { readonly kind: 'added'; readonly name: string; readonly current: string }
   | { readonly kind: 'removed'; readonly name: string; readonly pinned: string }
   | { readonly kind: 'changed'; readonly name: string; readonly pinned: string; readonly current: string; readonly fields: readonly string[]; readonly diff: string };

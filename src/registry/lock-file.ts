@@ -21,7 +21,7 @@ const LOCKFILE_VERSION = 1;
 const MAX_LOCK_BYTES = 32 * 1024 * 1024;
 
 /** One pinned tool. */
-export interface LockEntry {
+interface LockEntry {
   /** SHA-256 hex of the definition's canonical JSON (definition-digest.ts). */
   readonly digest: string;
   readonly definition: ToolDefinition;
@@ -39,7 +39,7 @@ export interface ToolLock {
   readonly entries: ReadonlyMap<string, LockEntry>;
 }
 
-export type ReadLockResult = { readonly ok: true; readonly lock: ToolLock | null } | { readonly ok: false; readonly problems: readonly Problem[] };
+type ReadLockResult = { readonly ok: true; readonly lock: ToolLock | null } | { readonly ok: false; readonly problems: readonly Problem[] };
 
 /** Where the lock of a workspace lives. */
 function lockPathOf(workspace: string): string {

@@ -4,7 +4,7 @@
 import { realpathSync, statSync } from 'node:fs';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 
-export type PathResult = { readonly ok: true; readonly path: string } | { readonly ok: false; readonly reason: string };
+type PathResult = { readonly ok: true; readonly path: string } | { readonly ok: false; readonly reason: string };
 
 /** Resolves `declared` (relative to the manifest folder `dir`, already real) to a real path inside `dir`. */
 function resolveInsideFolder(dir: string, declared: string, what: string): PathResult {

@@ -41,7 +41,7 @@ let cachedSchema: Record<string, unknown> | undefined;
 let compiled: ValidateFunction | undefined;
 
 /** The manifest schema, read once. */
-export function manifestSchema(): Readonly<Record<string, unknown>> {
+function manifestSchema(): Readonly<Record<string, unknown>> {
   cachedSchema ??= readManifestSchema();
   return cachedSchema;
 }
@@ -67,7 +67,7 @@ export function conditionOf(schemaPath: string): string | undefined {
   return isRecord(node) && typeof node['$comment'] === 'string' ? node['$comment'] : undefined;
 }
 
-export interface ManifestKey {
+interface ManifestKey {
   /** Dotted, with [] for array items: `workspace.roots[].access`. */
   readonly key: string;
   readonly description: string;

@@ -38,7 +38,7 @@ export interface ManifestSandbox {
 }
 
 /** Where an upstream server's tool came from (SPEC section 2.1). */
-export interface ManifestUpstream {
+interface ManifestUpstream {
   readonly server: string;
   /** The tool's name as the server lists it. */
   readonly tool: string;

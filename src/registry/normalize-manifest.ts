@@ -18,7 +18,7 @@ export interface CheckedParts {
   readonly validateOutput?: ValidateFunction;
 }
 
-export interface ManifestPlace {
+interface ManifestPlace {
   readonly file: string;
   readonly displayFile: string;
   readonly dir: string;

@@ -18,10 +18,10 @@ export const DEFAULT_INLINE_BUDGET_BYTES = 1_048_576;
 export const FLOOD_CAP_BYTES = 128 * 1024 * 1024;
 
 /** Why a call ended with output_limit, when the bytes alone do not say it. */
-export type OutputLimitReason = 'flood_cap' | 'host_only_too_large';
+type OutputLimitReason = 'flood_cap' | 'host_only_too_large';
 
 /** The details of every `output_limit`: the limit, and the facts known of this call. */
-export interface OutputLimitDetails {
+interface OutputLimitDetails {
   readonly reason?: OutputLimitReason;
   /** Bytes of the result or output, as far as they were counted. */
   readonly bytes?: number;

@@ -27,7 +27,7 @@ export const NO_ENV: SandboxEnv = Object.freeze({ names: Object.freeze([]), lite
  */
 const HOST_SET_ENV_NAMES: readonly string[] = ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'NO_PROXY'];
 
-export type SandboxEnvResult = { readonly ok: true; readonly env: SandboxEnv } | { readonly ok: false; readonly problems: Problem[] };
+type SandboxEnvResult = { readonly ok: true; readonly env: SandboxEnv } | { readonly ok: false; readonly problems: Problem[] };
 
 /**
  * Reads `sandbox.env` (data already checked by the manifest schema, or not: the
@@ -64,7 +64,7 @@ export function readSandboxEnv(source: YamlSource, declared: unknown, path: read
 }
 
 /** A manifest whose literals are checked against the policy's env.secrets. */
-export interface LiteralEnvOwner {
+interface LiteralEnvOwner {
   readonly source: YamlSource;
   /** Where `sandbox.env` is in the file. */
   readonly envPath: readonly (string | number)[];

@@ -12,9 +12,9 @@ import { showValue } from './schema-errors.js';
 import { compileErrorProblem } from './schema-compile-errors.js';
 import { isRecord } from '../config/guards.js';
 
-export const MAX_SCHEMA_DEPTH = 64;
+const MAX_SCHEMA_DEPTH = 64;
 
-export type SchemaCheck = { readonly ok: true; readonly validate: ValidateFunction } | { readonly ok: false; readonly problems: Problem[] };
+type SchemaCheck = { readonly ok: true; readonly validate: ValidateFunction } | { readonly ok: false; readonly problems: Problem[] };
 
 /** Checks and compiles the schema found at `key` ("input" or "output") of a manifest. */
 export function checkToolSchema(source: YamlSource, key: 'input' | 'output', schema: Readonly<Record<string, unknown>>, compiler: ToolSchemaCompiler): SchemaCheck {
@@ -190,7 +190,7 @@ export function walkSubschemas(schema: Readonly<Record<string, unknown>>, path: 
 
 /** The path of the first value nested deeper than MAX_SCHEMA_DEPTH, or undefined. */
 // The path of the first value nested deeper than the limit (objects and arrays both count).
-export function findTooDeep(value: unknown, path: YamlPath, depth: number): YamlPath | undefined {
+function findTooDeep(value: unknown, path: YamlPath, depth: number): YamlPath | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   if (depth > MAX_SCHEMA_DEPTH) return path;
   const entries: [string | number, unknown][] = Array.isArray(value) ? value.map((item, index) => [index, item]) : Object.entries(value);

@@ -31,7 +31,7 @@ export interface ListedUpstreamTool {
 }
 
 /** One upstream tool as validate and list report it. */
-export interface ServerToolReport {
+interface ServerToolReport {
   readonly upstream: string;
   /** The listed name; absent when the tool is excluded for its name. */
   readonly listed?: string;
@@ -64,7 +64,7 @@ export interface ServerReport {
   readonly fingerprint?: string;
 }
 
-export interface ServerTools {
+interface ServerTools {
   readonly manifests: readonly Manifest[];
   readonly report: ServerReport;
 }
@@ -74,7 +74,7 @@ const MAX_UPSTREAM_DESCRIPTION_CHARS = 4096;
 /** Longest upstream title kept. */
 const MAX_UPSTREAM_TITLE_CHARS = 200;
 
-export interface BuildServerToolsOptions {
+interface BuildServerToolsOptions {
   /**
    * Values of the host's secrets (secretValuesOf): a tool whose name holds one is not
    * offered, since a name cannot be redacted without breaking calls to it.

@@ -7,7 +7,7 @@ import { definitionDigest, type ToolDefinition } from './definition-digest.js';
 import type { Manifest } from './manifest.js';
 
 /** MCP tool annotations, derived from the enforced class and network (SPEC section 6), never from the tool's own hints. */
-export interface ToolAnnotations {
+interface ToolAnnotations {
   readonly readOnlyHint: boolean;
   readonly destructiveHint: boolean;
   readonly idempotentHint: boolean;
