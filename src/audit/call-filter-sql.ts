@@ -2,7 +2,7 @@
 // its placeholder style and its substring test, the conditions are the same.
 import type { CallFilter } from './call-record.js';
 
-export interface FilterDialect {
+interface FilterDialect {
   /** The placeholder of the next value (SQLite `?`, PostgreSQL `$n`). */
   readonly placeholder: (position: number) => string;
   /** A case-sensitive "column contains text" test. */

@@ -6,7 +6,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { JournalError } from './journal-error.js';
 import { journalPathOf } from './state-dir.js';
 
-export type JournalUrl =
+type JournalUrl =
   | { readonly kind: 'sqlite'; readonly file: string }
   /** `connectionString` has no password; `display` is safe to print. */
   | { readonly kind: 'postgres'; readonly connectionString: string; readonly display: string };

@@ -3,7 +3,7 @@
 // journal does not answer.
 
 /** `disk_full` or `journal_unavailable`. */
-export type LostRecordReason = 'disk_full' | 'journal_unavailable';
+type LostRecordReason = 'disk_full' | 'journal_unavailable';
 
 /** The reason of a failed write, from SQLite's, PostgreSQL's or the OS's code. */
 export function lostRecordReason(error: unknown): LostRecordReason {

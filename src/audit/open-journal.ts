@@ -5,7 +5,7 @@ import type { Journal } from './journal.js';
 import { JOURNAL_ENV, parseJournalUrl } from './journal-url.js';
 import { openSqliteStore } from './sqlite/sqlite-store.js';
 
-export interface OpenJournalOptions {
+interface OpenJournalOptions {
   /** `--journal URL`; undefined falls back to TOOLHOST_JOURNAL, then <state>/journal.sqlite. */
   readonly url?: string | undefined;
   readonly stateDir: string;

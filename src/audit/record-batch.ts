@@ -15,10 +15,10 @@ export interface PendingRecord {
 }
 
 /** The store's write of many records in one transaction (all or none). */
-export type WriteRecords<Item> = (records: readonly Item[]) => Promise<void> | void;
+type WriteRecords<Item> = (records: readonly Item[]) => Promise<void> | void;
 
 /** The call id of a queued record, for the log line of a batch that failed. */
-export type RecordId<Item> = (record: Item) => string;
+type RecordId<Item> = (record: Item) => string;
 
 /** A batch this large is committed at once, without waiting for the end of the turn. */
 const RECORD_BATCH_MAX_RECORDS = 128;

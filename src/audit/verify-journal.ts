@@ -14,7 +14,7 @@ import type { JournalSnapshot } from './chain/journal-snapshot.js';
 import type { Journal } from './journal.js';
 
 /** What a break is. */
-export type ChainBreakKind =
+type ChainBreakKind =
   /** An entry's content no longer matches its hash, or a row differs from its latest chained fact. */
   | 'edited'
   /** Entries are missing from a chain, or a chained record has no row. */
@@ -32,7 +32,7 @@ export type ChainBreakKind =
   /** An entry that cannot be read (unknown kind or version, bad JSON). */
   | 'malformed';
 
-export interface ChainBreak {
+interface ChainBreak {
   readonly kind: ChainBreakKind;
   /** The chain it was found in; null for a table row no chain accounts for. */
   readonly chain: string | null;
@@ -44,7 +44,7 @@ export interface ChainBreak {
   readonly detail: string;
 }
 
-export interface ChainSummary {
+interface ChainSummary {
   readonly id: string;
   readonly role: string | null;
   readonly keyId: string | null;
@@ -77,7 +77,7 @@ export interface VerifyReport {
   readonly warnings: readonly string[];
 }
 
-export interface VerifyOptions {
+interface VerifyOptions {
   /** Base64url Ed25519 public keys (or key ids) the auditor trusts; absent: any key a chain opened with. */
   readonly trustedKeys?: readonly string[];
 }

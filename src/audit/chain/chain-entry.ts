@@ -38,7 +38,7 @@ export interface ChainEntry {
 }
 
 /** The hashed part of an entry. */
-export type UnhashedEntry = Omit<ChainEntry, 'hash' | 'seq'>;
+type UnhashedEntry = Omit<ChainEntry, 'hash' | 'seq'>;
 
 /**
  * SHA-256 hex of the RFC 8785 form of {v, chain, prev, kind, ref, rev, at, record}.

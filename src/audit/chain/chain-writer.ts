@@ -34,7 +34,7 @@ export interface PreparedEntries {
   readonly final: boolean;
 }
 
-export interface ChainWriterOptions {
+interface ChainWriterOptions {
   readonly role: OpenRecord['role'];
   /** The host row this chain writes for (read when the chain opens); null for an operator command. */
   readonly hostId: () => string | null;

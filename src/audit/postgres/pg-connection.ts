@@ -54,11 +54,6 @@ export function writeFailed(error: unknown, display: string): JournalError {
   );
 }
 
-/** True for the unique-violation of a constraint (SQLSTATE 23505). */
-export function isUniqueViolation(error: unknown): boolean {
-  return (error as { code?: unknown })?.code === '23505';
-}
-
 function pgFacts(error: unknown): Record<string, string> {
   const code = (error as { code?: unknown })?.code;
   return typeof code === 'string' ? { pg: code } : {};

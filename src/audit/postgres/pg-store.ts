@@ -57,10 +57,10 @@ export const DEFAULT_LEASE_MS = 30_000;
 /** The environment variable that sets the lease (tests make it short). */
 export const LEASE_ENV = 'TOOLHOST_JOURNAL_LEASE_MS';
 /** Largest artifact the database takes (bytes); results this large are refused, not truncated. */
-export const MAX_PG_ARTIFACT_BYTES = 64 * 1024 * 1024;
+const MAX_PG_ARTIFACT_BYTES = 64 * 1024 * 1024;
 const ARTIFACT_SWEEP_INTERVAL_MS = 10 * 60 * 1000;
 
-export interface PostgresStoreOptions {
+interface PostgresStoreOptions {
   logger?: Logger;
   sessionId?: string;
   /** false for readers (audit, reconcile, approvals): no host row, no lease. Default true. */
@@ -124,7 +124,7 @@ export async function openPostgresStore(connectionString: string, display: strin
   }
 }
 
-export class PostgresStore implements Journal {
+class PostgresStore implements Journal {
   readonly kind = 'postgres' as const;
   hostId: string | null = null;
   readonly leaseMs: number;

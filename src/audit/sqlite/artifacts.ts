@@ -21,7 +21,7 @@ const SWEEP_INTERVAL_MS = 10 * 60 * 1000;
 /** A temp file older than this was left by a crash and is removed. */
 const STALE_TEMP_MS = 60 * 60 * 1000;
 
-export interface ArtifactStoreOptions {
+interface ArtifactStoreOptions {
   /** Lifetime of an artifact from its latest put; default 24 hours. */
   ttlMs?: number;
   logger?: Logger;

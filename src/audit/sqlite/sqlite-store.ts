@@ -18,7 +18,7 @@ import { RecordWriter } from './record-writer.js';
 import { entryRowValues, INSERT_CALLS, INSERT_ENTRIES, SqliteJournal, type JournalOptions } from './sqlite-journal.js';
 import type { JournalSnapshot } from '../chain/journal-snapshot.js';
 
-export interface SqliteStoreOptions extends JournalOptions {
+interface SqliteStoreOptions extends JournalOptions {
   logger?: Logger;
   /** Artifact lifetime; default 24 hours. */
   artifactTtlMs?: number;
