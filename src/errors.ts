@@ -4,17 +4,17 @@
 import { isRecord } from './config/guards.js';
 
 /** Who is at fault decides the log level and the audit status. */
-export type ErrorKind = 'caller' | 'denied' | 'run' | 'cancelled' | 'internal';
+type ErrorKind = 'caller' | 'denied' | 'run' | 'cancelled' | 'internal';
 
 /** How the failure reaches an MCP client. */
-export type ErrorSurface = 'jsonrpc' | 'result' | 'per_policy';
+type ErrorSurface = 'jsonrpc' | 'result' | 'per_policy';
 
 /**
  * What a caller (a model, an agent loop) should do next (SPEC section 5.2):
  * `retry` the same call (transient), `repair` the call and send it again, or
  * `stop` (repeating it will not help, or its effect is unknown).
  */
-export type Recovery = 'retry' | 'repair' | 'stop';
+type Recovery = 'retry' | 'repair' | 'stop';
 export const RECOVERIES: readonly Recovery[] = ['retry', 'repair', 'stop'];
 
 export interface ErrorInfo {
@@ -213,7 +213,7 @@ export function hostError(code: ErrorCode, details: ErrorDetails = {}, options?:
  * written before the tool runs. Such an `internal` is an `isError` result the
  * caller can read and retry; any other `internal` is a defect, a JSON-RPC -32603.
  */
-export const INTERNAL_RESULT_REASONS = ['journal_unavailable', 'disk_full'] as const;
+const INTERNAL_RESULT_REASONS = ['journal_unavailable', 'disk_full'] as const;
 export type InternalResultReason = (typeof INTERNAL_RESULT_REASONS)[number];
 
 /** Whether `error` is an `internal` with a known cause, answered as a result. */
@@ -251,7 +251,7 @@ export function withToolRecovery(error: HostError, tool: { readonly idempotent: 
 }
 
 /** Model-visible content an error result carries after its `code:` line (a model_error's parts). */
-export type ErrorContent = readonly Readonly<Record<string, unknown>>[];
+type ErrorContent = readonly Readonly<Record<string, unknown>>[];
 
 /** Codes a runner may return: the tool ran (or was stopped) and failed. */
 export type RunCode =

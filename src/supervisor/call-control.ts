@@ -23,7 +23,7 @@ export function clampDelayMs(delayMs: number): number {
 /** The listener options of every link (one object, not one per call). */
 const ONCE: AddEventListenerOptions = Object.freeze({ once: true });
 
-export interface CallControlOptions {
+interface CallControlOptions {
   /** Arms the deadline now (a runner test, an approval wait); the supervisor arms it when the run begins. */
   readonly timeoutMs?: number;
   /** The reason a source signal's abort stops the call with; default `cancelled`. */

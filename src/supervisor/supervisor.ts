@@ -43,13 +43,13 @@ import { declareTools } from './tool-declarations.js';
 import type { CallOutcome, CallRequest, Supervisor, ToolDeclaration } from './types.js';
 
 /** What the supervisor reads of the host configuration (HostConfig provides it). */
-export interface SupervisorConfig {
+interface SupervisorConfig {
   readonly tools: ReadonlyMap<string, ToolView>;
   readonly session: SessionPolicy;
 }
 
 /** Everything the supervisor is built from; host.ts assembles it. */
-export interface SupervisorDeps {
+interface SupervisorDeps {
   readonly config: SupervisorConfig;
   readonly journal: CallJournal;
   readonly artifacts: ArtifactSink & { get(uri: string): Promise<{ mimeType: string; bytes: Uint8Array } | undefined> | { mimeType: string; bytes: Uint8Array } | undefined };

@@ -20,7 +20,7 @@ import { START_LINE } from '../bwrap/argv.js';
 import type { ProcessSandboxServices } from './oneshot-sandboxes.js';
 import { IgnoredOutputLog, MAX_UNSOLICITED_BYTES, newIdleBudget } from './unsolicited.js';
 
-export interface ProcessPoolDeps {
+interface ProcessPoolDeps {
   readonly logger: Logger;
   readonly graceMs?: number;
   readonly bwrapPath?: string;

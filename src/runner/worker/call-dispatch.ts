@@ -12,7 +12,7 @@ import type { CallGates } from './call-gates.js';
 import type { WorkerCall } from './worker-call.js';
 import { WorkerLane } from './worker-lane.js';
 
-export interface DispatchRules {
+interface DispatchRules {
   /** Threads (lanes) at most. */
   readonly maxThreads: number;
   /** Calls handed to one thread at once. */
@@ -33,7 +33,7 @@ export interface DispatchRules {
  * their error: a thread that dies before it begins anything (it cannot start) would
  * otherwise have its calls handed from thread to thread for ever.
  */
-export const MAX_HANDED_BACK = 3;
+const MAX_HANDED_BACK = 3;
 
 /** Stands for a call the thread could not run (its run threw): classified as a crash of the thread. */
 function callFailed(): Error {

@@ -16,7 +16,7 @@ import type { WorkerGateMarks } from '../../../sandbox/shared/messages.mjs';
 export const GATE_MARKS: WorkerGateMarks = { withdrawn: -1, done: -2, killing: -3, startedBase: -16 };
 
 /** What stopping a handed-over call found. */
-export type GateStop =
+type GateStop =
   /** The thread had not begun it and now never will. */
   | { readonly kind: 'withdrawn' }
   /** Running on thread `threadId`, which begins nothing more: end that thread. */

@@ -10,7 +10,7 @@ import type { Job, RunOptions, RunOutcome } from '../run-types.js';
 import { parseToolEnvelope, toRunOutcome, type Outcome } from '../tool-envelope.js';
 
 /** How long a finished call waits for its last progress/log events to drain. */
-export const EVENT_DRAIN_MS = 1000;
+const EVENT_DRAIN_MS = 1000;
 
 /** What every call of one pool reads its answer with. */
 export interface CallRules {

@@ -14,7 +14,7 @@ import { readLaneAnswer } from '../../../sandbox/shared/readers.mjs';
 import type { WorkerCall } from './worker-call.js';
 
 /** What a lane tells its dispatch. */
-export interface LaneEvents {
+interface LaneEvents {
   /** The thread answered the call of this gate (or withdrew it, or failed it). */
   readonly answered: (lane: WorkerLane, call: WorkerCall, message: WorkerLaneAnswer) => void;
   /**

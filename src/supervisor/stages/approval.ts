@@ -15,7 +15,7 @@ import type { Redactor } from '../redact.js';
 import type { RequestStateSigner } from '../request-state.js';
 import { readApprovalId, requestOperatorApproval, spendOperatorApproval, type OperatorApprovals } from '../operator-approval.js';
 
-export type ApprovalStatus = 'not_needed' | 'approved';
+type ApprovalStatus = 'not_needed' | 'approved';
 
 export type ApprovalResult =
   /** `by` says who approved an `approved` call (the journal records it): the client, or an operator by name. */
@@ -76,7 +76,7 @@ export async function obtainApproval(input: ApprovalInput): Promise<ApprovalResu
 }
 
 /** The prompt for one call: tool, class, arguments and, for a tool that declares `effects`, what it would write. */
-export async function buildApprovalPrompt(input: ApprovalInput): Promise<string> {
+async function buildApprovalPrompt(input: ApprovalInput): Promise<string> {
   const { view } = input;
   return formatApprovalPrompt({
     tool: view.manifest.name,

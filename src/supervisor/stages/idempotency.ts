@@ -9,7 +9,7 @@ import type { ContentBlock } from '../types.js';
 import { isRecord } from '../../config/guards.js';
 
 /** The journal lookup this stage needs (Journal.findByIdempotencyKey). */
-export interface IdempotencyIndex {
+interface IdempotencyIndex {
   findByIdempotencyKey(tool: string, key: string): Promise<IdempotencyRecord | undefined> | IdempotencyRecord | undefined;
 }
 
@@ -25,7 +25,7 @@ export interface ReplayedResult {
 }
 
 /** Longest idempotency key accepted (characters). */
-export const MAX_IDEMPOTENCY_KEY_CHARS = 256;
+const MAX_IDEMPOTENCY_KEY_CHARS = 256;
 
 /** The key from a request's `_meta`, or null; `invalid_arguments` when it is not a short string. */
 export function readIdempotencyKey(meta: Readonly<Record<string, unknown>>): string | null {

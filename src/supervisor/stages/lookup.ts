@@ -6,7 +6,7 @@ import { HostError } from '../../errors.js';
 import type { OnUnknownTool, ToolView } from '../../policy/types.js';
 import { quoteForModel } from '../prompt-text.js';
 
-export interface LookupResult {
+interface LookupResult {
   readonly view: ToolView;
   /** The name the caller used, when a rewrite replaced it. */
   readonly rewrittenFrom?: string;
@@ -24,7 +24,7 @@ export function lookupTool(tools: ReadonlyMap<string, ToolView>, name: string, o
 }
 
 /** Names the client may call, in tools/list order. */
-export function listedNames(tools: ReadonlyMap<string, ToolView>): string[] {
+function listedNames(tools: ReadonlyMap<string, ToolView>): string[] {
   return [...tools.values()]
     .filter((view) => view.listed)
     .map((view) => view.manifest.name)

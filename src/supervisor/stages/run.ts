@@ -15,7 +15,7 @@ import type { Redactor } from '../redact.js';
 import { MAX_ERROR_MESSAGE_CHARS } from '../redact-error.js';
 import { missingProtectedPaths, refuseCreatedProtectedPaths } from '../protected-created.js';
 
-export interface RunInput {
+interface RunInput {
   readonly ctx: CallContext;
   readonly runner: Runner;
   /** The sandbox the tool runs in (absent for upstream tools): which protected paths it could create. */
@@ -32,7 +32,7 @@ export interface RunInput {
 const MAX_LOG_MESSAGE_CHARS = 4096;
 
 /** How long past its timeout a runner may take to report before the supervisor gives up on it. */
-export const RUNNER_BACKSTOP_GRACE_MS = 5_000;
+const RUNNER_BACKSTOP_GRACE_MS = 5_000;
 
 /** Runs the tool and returns its raw output; throws a HostError for every failure. */
 export async function runTool(input: RunInput): Promise<RunOutput> {
@@ -97,7 +97,7 @@ function failWith(ctx: CallContext, outcome: Extract<RunOutcome, { ok: false }>,
 }
 
 /** Characters of a process's stderr tail shown in the model-visible message. */
-export const MAX_STDERR_IN_MESSAGE_CHARS = 1500;
+const MAX_STDERR_IN_MESSAGE_CHARS = 1500;
 
 // The model reads why the process failed (SPEC section 5): clients show the text, not _meta.
 function withStderrTail(message: string, tail: string): string {

@@ -10,7 +10,7 @@ import type { CallControl } from '../call-control.js';
 import { SessionCounters } from '../session-counters.js';
 
 /** `exclusive`: runs alone. `shared`: beside other shared calls. */
-export type SlotKind = 'exclusive' | 'shared';
+type SlotKind = 'exclusive' | 'shared';
 
 /** Gives the slot back; idempotent. */
 export type ReleaseSlot = () => void;

@@ -7,7 +7,7 @@ import type { Manifest } from '../../registry/manifest.js';
 import { escapeForPrompt } from '../prompt-text.js';
 import { describeError } from '../schema-error.js';
 
-export type ToolArgs = Readonly<Record<string, unknown>>;
+type ToolArgs = Readonly<Record<string, unknown>>;
 
 /** The arguments as an object (absent means `{}`), or `invalid_arguments`. */
 export function validateArgs(manifest: Manifest, args: unknown): ToolArgs {
