@@ -14,7 +14,7 @@ export const IVM_MESSAGES = {
 } as const;
 
 /** Why the host itself disposed an isolate, if it did. */
-export type HostDisposeReason = 'retired' | 'wedged' | 'closed';
+type HostDisposeReason = 'retired' | 'wedged' | 'closed';
 
 export interface IsolateFacts {
   /** `isolate.isDisposed` when the error was seen. */
@@ -26,7 +26,7 @@ export interface IsolateFacts {
   readonly timeoutMs: number;
 }
 
-export interface ClassifiedFailure {
+interface ClassifiedFailure {
   readonly code: RunCode;
   readonly message: string;
   readonly details: ErrorDetails;

@@ -25,7 +25,7 @@ const ISOLATE_START_TIMEOUT_MS = 20_000;
 /** A started process, or why not (`verdict`: the tool's module made the start fail; see isolate-start.ts). */
 export type IsolateProcessStart = { readonly ok: true; readonly process: IsolateProcess } | Extract<IsolateStartResult, { ok: false }>;
 
-export interface IsolateProcessDeps {
+interface IsolateProcessDeps {
   readonly logger: Logger;
   readonly bwrapPath?: string;
   /** The host's spawner, groups, cgroups and machine facts. */

@@ -21,7 +21,7 @@ import type { Failure } from './isolate-start.js';
 import type { IsolateProcesses, IsolateProcessOwner } from './isolate-processes.js';
 import type { EgressSettings } from '../process/process-sandbox.js';
 
-export interface IsolateRunnerDeps {
+interface IsolateRunnerDeps {
   readonly logger: Logger;
   /** The host's spawner, groups, cgroups, machine facts and live isolate processes (its ProcessServices). */
   readonly services: IsolateSandboxServices & { readonly isolateProcesses: IsolateProcesses };

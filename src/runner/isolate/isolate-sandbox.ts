@@ -19,8 +19,8 @@ import type { SandboxArgvServices, SandboxEgress } from '../bwrap/argv.js';
 import type { RunSpec } from '../types.js';
 
 /** The far side's code: the isolate process imports from sandbox/isolate, sandbox/ctx and sandbox/shared, all bound read-only. */
-export const SANDBOX_CODE_URL = new URL('../../../sandbox/', import.meta.url);
-export const ISOLATE_PROCESS_URL = new URL('isolate/isolate-process.mjs', SANDBOX_CODE_URL);
+const SANDBOX_CODE_URL = new URL('../../../sandbox/', import.meta.url);
+const ISOLATE_PROCESS_URL = new URL('isolate/isolate-process.mjs', SANDBOX_CODE_URL);
 export const PRELUDE_URL = new URL('isolate/isolate-prelude.mjs', SANDBOX_CODE_URL);
 
 /** Isolates (so concurrent calls) one isolate process runs at a time; more calls queue there. */
@@ -31,26 +31,26 @@ export const MAX_ISOLATES_PER_PROCESS = 4;
  * what an isolate uses beside its heap (code, handles, its share of the thread stacks). Each
  * isolate's own heap limit is the tool's memoryMb: this is the process's ceiling behind those.
  */
-export const PROCESS_RESIDENT_BASE_MB = 320;
-export const PER_ISOLATE_RESIDENT_MB = 32;
+const PROCESS_RESIDENT_BASE_MB = 320;
+const PER_ISOLATE_RESIDENT_MB = 32;
 /**
  * Address space of an isolate process, in MiB, where no memory controller can be used
  * (RLIMIT_AS, the fallback): Node and isolated-vm reserve about 1.1 GiB of virtual memory, and
  * each isolate about 600 MiB more (V8's code range and heap reservations) beyond its heap limit.
  * Measured with Node 20 and isolated-vm 5.0.4: one isolate needs RLIMIT_AS ≥ 2 GiB, four ≥ 4 GiB.
  */
-export const PROCESS_BASE_MB = 1536;
-export const PER_ISOLATE_RESERVE_MB = 640;
+const PROCESS_BASE_MB = 1536;
+const PER_ISOLATE_RESERVE_MB = 640;
 /** CPU seconds the process may use in its life; past it, it is killed and replaced. */
-export const ISOLATE_PROCESS_CPU_SECONDS = 3600;
+const ISOLATE_PROCESS_CPU_SECONDS = 3600;
 /** Threads of Node, libuv, V8 and isolated-vm (about 14 with four isolates), with room. */
-export const ISOLATE_PROCESS_MAX_TASKS = 96;
+const ISOLATE_PROCESS_MAX_TASKS = 96;
 /** Node flags of the isolate process: isolated-vm needs the snapshot off; a small young generation. */
-export const ISOLATE_PROCESS_NODE_FLAGS = ['--no-node-snapshot', '--max-semi-space-size=2', '--max-old-space-size=256'] as const;
+const ISOLATE_PROCESS_NODE_FLAGS = ['--no-node-snapshot', '--max-semi-space-size=2', '--max-old-space-size=256'] as const;
 /** The environment variable naming the tool inside: a marker for diagnostics and tests. */
 export const ISOLATE_TOOL_ENV = 'TOOLHOST_ISOLATE_TOOL';
 
-export type IsolateSandbox =
+type IsolateSandbox =
   | {
       readonly ok: true;
       readonly argv: readonly string[];
@@ -62,7 +62,7 @@ export type IsolateSandbox =
     }
   | { readonly ok: false; readonly reason: string };
 
-export interface IsolateSandboxRequest {
+interface IsolateSandboxRequest {
   /** Absolute working directory (the first root, or a private directory). */
   readonly cwd: string;
   readonly bwrapPath?: string;
@@ -73,12 +73,12 @@ export interface IsolateSandboxRequest {
 }
 
 /** The memory cgroup limit of the isolate process for a tool's heap limit, in MiB. */
-export function isolateProcessMemoryMb(memoryMb: number): number {
+function isolateProcessMemoryMb(memoryMb: number): number {
   return PROCESS_RESIDENT_BASE_MB + MAX_ISOLATES_PER_PROCESS * (PER_ISOLATE_RESIDENT_MB + Math.max(8, memoryMb));
 }
 
 /** The address-space cap of the isolate process for a tool's heap limit, where RLIMIT_AS is the fallback. */
-export function isolateProcessAddressSpaceMb(memoryMb: number): number {
+function isolateProcessAddressSpaceMb(memoryMb: number): number {
   return PROCESS_BASE_MB + MAX_ISOLATES_PER_PROCESS * (PER_ISOLATE_RESERVE_MB + Math.max(8, memoryMb));
 }
 
@@ -129,7 +129,7 @@ export function resolveIsolatedVm(): string {
  * added as read-only roots of the sandbox only: ctx.fs still sees just the tool's.
  * networkAllow is the tool's: with one, the process's only way out is its grant's proxy.
  */
-export function isolateProcessSpec(spec: RunSpec): RunSpec {
+function isolateProcessSpec(spec: RunSpec): RunSpec {
   const sandboxDir = realpathSync(fileURLToPath(SANDBOX_CODE_URL));
   const ivmDir = dirname(resolveIsolatedVm());
   const covered = (dir: string) => spec.roots.some((root) => root.path === dir);

@@ -17,7 +17,7 @@ export type IsolateStartResult = { readonly ok: true } | { readonly ok: false; r
 export type IsolateStartStage = 'loading' | 'top_level' | 'ready';
 
 /** What the host saw of a process that ended while its tool's top level ran. */
-export interface TopLevelEnd {
+interface TopLevelEnd {
   /** isolated-vm's catastrophic error message, if one came. */
   readonly catastrophe: string | undefined;
   /** The end of the process's stderr (V8 writes its fatal out-of-memory report there). */

@@ -7,7 +7,7 @@
 import type { Logger } from '../../log.js';
 
 /** The shortest time between two log lines about one process's late frames. */
-export const LATE_FRAMES_LOG_INTERVAL_MS = 10_000;
+const LATE_FRAMES_LOG_INTERVAL_MS = 10_000;
 
 export class LateFrames {
   /** Late frames since the last log line. */
