@@ -16,8 +16,9 @@ const LIFECYCLE_LOGGER = 'toolhost';
  * clients (v1 and v2) run notification handlers a microtask later but responses at
  * once, and drop a request's progress handler when its response arrives: progress
  * read from the pipe in the same chunk as the response is lost. A short gap lets the
- * client read them apart. Only calls that asked for progress and got some wait; 50 ms was
- * too short on a loaded machine (a client not scheduled for that long read both at once).
+ * client read them apart. Only calls that asked for progress and got some wait. The gap
+ * must outlast a client not scheduled for a while on a loaded machine, which then reads
+ * both at once.
  */
 const PROGRESS_SETTLE_MS = 250;
 
