@@ -7,7 +7,7 @@
 import { newCallId } from './call-id.js';
 import { sha256Hex } from '../audit/hash.js';
 import { isJournalError } from '../audit/journal.js';
-import { defaultMessage, HostError, hostError, isHostError, withToolRecovery } from '../errors.js';
+import { HostError, hostError, isHostError, withToolRecovery } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { DefinitionDrift } from '../policy/definition-drift.js';
 import { decideForPrincipal } from '../policy/principals.js';
