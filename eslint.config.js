@@ -35,6 +35,8 @@ export default tseslint.config(
       // `import type` for types (STYLE §4): a type-only import leaves no import in the built JavaScript.
       // An inline `import('…').T` stays allowed: it names a type without loading the module.
       '@typescript-eslint/consistent-type-imports': ['error', { prefer: 'type-imports', fixStyle: 'separate-type-imports', disallowTypeAnnotations: false }],
+      // An import, a variable or a catch binding nothing reads is left from a change; a handler keeps its signature.
+      '@typescript-eslint/no-unused-vars': ['error', { args: 'none', caughtErrors: 'none', varsIgnorePattern: '^_', ignoreRestSiblings: true }],
       'max-lines': maxLines,
     },
   },

@@ -3,7 +3,6 @@
 // same authentication choices as `serve --http` (a token file or an identity
 // provider; --no-auth only on loopback). Pending approvals, the live feed, the
 // audit search and the tools of the configuration its host flags name.
-import { openJournal } from '../audit/open-journal.js';
 import { createConsole } from '../console/console-server.js';
 import { serveConsoleHttp } from '../console/console-http.js';
 import { createLogger, flushLogs } from '../log.js';

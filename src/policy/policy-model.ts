@@ -54,34 +54,33 @@ export interface IntersectSetting<T> {
   readonly layers: readonly LayerList<T>[];
 }
 
-const POLICY_KEYS = [
-  'strict',
-  'tools.allow',
-  'tools.deny',
-  'sideEffects.deny',
-  'sideEffects.requireApproval',
-  'trust.firstParty',
-  'sandbox.community',
-  'limits.maxTimeoutMs',
-  'limits.maxResultBytes',
-  'limits.maxMemoryMb',
-  'limits.maxCallsPerSession',
-  'limits.maxConcurrency',
-  'limits.maxConsecutiveFailures',
-  'workspace.allowedRoots',
-  'network.allow',
-  'env.allow',
-  'env.secrets',
-  'onUnknownTool',
-  'onInvalidArguments',
-  'approvals.by',
-  'approvals.expireAfterMs',
-  'pinning',
-  'journal.arguments',
-] as const;
+type MergedPolicyKey =
+  | 'strict'
+  | 'tools.allow'
+  | 'tools.deny'
+  | 'sideEffects.deny'
+  | 'sideEffects.requireApproval'
+  | 'trust.firstParty'
+  | 'sandbox.community'
+  | 'limits.maxTimeoutMs'
+  | 'limits.maxResultBytes'
+  | 'limits.maxMemoryMb'
+  | 'limits.maxCallsPerSession'
+  | 'limits.maxConcurrency'
+  | 'limits.maxConsecutiveFailures'
+  | 'workspace.allowedRoots'
+  | 'network.allow'
+  | 'env.allow'
+  | 'env.secrets'
+  | 'onUnknownTool'
+  | 'onInvalidArguments'
+  | 'approvals.by'
+  | 'approvals.expireAfterMs'
+  | 'pinning'
+  | 'journal.arguments';
 // `principals` entries are never merged into one value (each only tightens): see principals.ts.
 // `rules` and `limits.rate` likewise: every rule and window of every layer applies (rules/, rates/).
-export type PolicyKey = (typeof POLICY_KEYS)[number] | 'mode' | 'kind' | 'name' | 'principals' | 'rules' | 'limits.rate';
+export type PolicyKey = MergedPolicyKey | 'mode' | 'kind' | 'name' | 'principals' | 'rules' | 'limits.rate';
 
 export type LimitKey = 'maxTimeoutMs' | 'maxResultBytes' | 'maxMemoryMb' | 'maxCallsPerSession' | 'maxConcurrency' | 'maxConsecutiveFailures';
 export const LIMIT_KEYS: readonly LimitKey[] = ['maxTimeoutMs', 'maxResultBytes', 'maxMemoryMb', 'maxCallsPerSession', 'maxConcurrency', 'maxConsecutiveFailures'];

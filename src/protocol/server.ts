@@ -4,7 +4,7 @@
 // No decision is made here: the supervisor decides, results.ts renders.
 import { ProtocolError, Server, type Implementation, type LoggingLevel, type ProtocolEra, type Transport } from '@modelcontextprotocol/server';
 import { serveStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
-import { errorData, hostError, HostError } from '../errors.js';
+import { errorData, hostError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { CallControl } from '../supervisor/call-control.js';
 import type { CallSession } from '../supervisor/call-session.js';

@@ -4,11 +4,9 @@ import type { ValidateFunction } from 'ajv';
 import type { YamlSource } from '../config/yaml-source.js';
 import type { ManifestEffects } from './manifest-effects.js';
 
-const SIDE_EFFECTS = ['read_only', 'local_mutation', 'remote_mutation', 'destructive'] as const;
-export type SideEffect = (typeof SIDE_EFFECTS)[number];
-const SANDBOX_MODES = ['isolate', 'worker', 'process'] as const;
+export type SideEffect = 'read_only' | 'local_mutation' | 'remote_mutation' | 'destructive';
 /** Where a tool runs (SPEC section 3); the runners are built by mode. */
-export type SandboxMode = (typeof SANDBOX_MODES)[number];
+export type SandboxMode = 'isolate' | 'worker' | 'process';
 export type RootAccess = 'read' | 'read_write';
 export type ToolFormat = 'json' | 'xml' | 'ptype';
 

@@ -25,7 +25,7 @@ import {
 } from '../call-record.js';
 import type { BeginOutcome } from '../journal.js';
 import { CALL_ROW_ARITY, CALL_ROW_COLUMNS, callRowValues, startedRowValues, type CallRowValues } from '../call-row.js';
-import { APPROVAL_COLUMNS, toApprovalRecord, type ApprovalRecord, type ApprovalRow } from '../approval-record.js';
+import { APPROVAL_COLUMNS, toApprovalRecord, type ApprovalRow } from '../approval-record.js';
 import { chainKeyPath, loadChainSigner } from '../chain/chain-key.js';
 import { ChainWriter, checkpointEveryFromEnv, type ChainFact, type PreparedEntries } from '../chain/chain-writer.js';
 import { CALL_REV, callFact, chainedCallOfRecord, chainedCallOfValues } from '../chain/chain-records.js';

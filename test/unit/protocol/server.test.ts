@@ -3,10 +3,8 @@
 // supervisor is a scripted double here (unit scope); test/e2e runs the real host.
 import { ResourceNotFoundError } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSilentLogger } from '../../../src/log.js';
-import { serveToolhost, type ToolhostServer } from '../../../src/protocol/server.js';
-import { BoundaryStdioTransport, ProtocolOutput } from '../../../src/protocol/stdio.js';
-import { CLIENT_KINDS, connectClient, createStreamPair, type ClientOptions, type TestClient } from '../../helpers/mcp-clients.js';
+import type { ToolhostServer } from '../../../src/protocol/server.js';
+import { CLIENT_KINDS, connectClient, type ClientOptions, type TestClient } from '../../helpers/mcp-clients.js';
 import { ScriptedSupervisor, SCRIPTED_TOOLS as TOOLS, startScriptedServer, type ScriptedServer } from '../../helpers/scripted-supervisor.js';
 import { until } from '../../helpers/wait.js';
 
