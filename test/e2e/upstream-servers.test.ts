@@ -114,8 +114,8 @@ describe.each(CLIENT_KINDS)('%s client, real upstream servers', (kind: ClientKin
     const result = await client.callTool({ name: 'ev__get_env', arguments: {} });
     expect(result['isError']).toBeFalsy();
     const env = JSON.parse(wireTextOf(result)) as Record<string, string>;
-    // PATH (the sandbox's default) and PWD (set by the start-gate shell); nothing inherited.
-    expect(Object.keys(env).sort()).toEqual(['PATH', 'PWD']);
+    // PATH and HOME (the sandbox's defaults: HOME is its private /tmp, which the answer shows redacted as a path) and PWD (set by the start-gate shell); nothing inherited.
+    expect(Object.keys(env).sort()).toEqual(['HOME', 'PATH', 'PWD']);
     expect(wireTextOf(result)).not.toContain(dirs.marker);
     expect(wireTextOf(result)).not.toContain(SECRET);
   });

@@ -5,7 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SANDBOX_DEFAULT_PATH } from '../../../src/runner/bwrap/argv.js';
+import { SANDBOX_DEFAULT_PATH, SANDBOX_HOME } from '../../../src/runner/bwrap/argv.js';
 import { MARKER_VARIABLE, PROBE_PY, probeSpec, runProbe, useSandboxTest, waitForNoMarkedProcessesOrKill } from '../../helpers/sandbox-run.js';
 import { newMarker } from '../../helpers/proc-scan.js';
 
@@ -58,10 +58,12 @@ describe.each(['namespace', 'none'] as const)('isolation %s: environment and ses
     const env = { LANG: 'C.UTF-8', [MARKER_VARIABLE]: sandbox.marker };
     const spec = probeSpec(sandbox.marker, { isolation, env, command: [hostPython(), PROBE_PY], roots: [{ path: sandbox.workspace.path, access: 'read' }] });
     const results = await runProbe(spec, { cwd: sandbox.workspace.path }, [{ op: 'env' }, { op: 'read', path: '/proc/1/environ' }, { op: 'read', path: '/proc/self/environ' }]);
-    // PATH is the documented default when spec.env has none; PWD comes from the cgroup-joining shell.
-    expect(results[0]).toEqual({ ok: expect.objectContaining({ ...env, PATH: SANDBOX_DEFAULT_PATH }) });
+    // PATH is the documented default when spec.env has none, and HOME the private /tmp in a namespace
+    // (isolation none sees the host's filesystem: no HOME is made up); PWD comes from the cgroup-joining shell.
+    const home = isolation === 'namespace' ? { HOME: SANDBOX_HOME } : {};
+    expect(results[0]).toEqual({ ok: expect.objectContaining({ ...env, PATH: SANDBOX_DEFAULT_PATH, ...home }) });
     const seen = Object.keys((results[0] as { ok: Record<string, string> }).ok).sort();
-    expect(seen.filter((name) => !['LANG', MARKER_VARIABLE, 'PATH', 'PWD', 'LC_CTYPE'].includes(name))).toEqual([]);
+    expect(seen.filter((name) => ![...Object.keys(home), 'LANG', MARKER_VARIABLE, 'PATH', 'PWD', 'LC_CTYPE'].includes(name))).toEqual([]);
     for (const result of results) expect(JSON.stringify(result)).not.toContain(`secret-${sandbox.marker}`);
   });
 
