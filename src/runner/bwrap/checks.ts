@@ -7,7 +7,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { memoryHoldOf, probeCgroups } from './sandbox-cgroups.js';
 import { runToCompletion } from '../process/spawn.js';
-import type { RunSpec } from '../types.js';
 import { buildSandboxArgv } from './argv.js';
 import { findBwrap, findExecutable, findPrlimit } from './binaries.js';
 import { detectSandboxFeatures, explainNamespaceFailure } from './features.js';
@@ -17,6 +16,7 @@ import { SANDBOX_PROXY_PORT, SANDBOX_PROXY_URL } from './egress-bridge.js';
 import { openEgressGrant, type EgressGrant } from './egress-grant.js';
 import { createSilentLogger } from '../../log.js';
 import { ProcessServices } from '../process-services.js';
+import { doctorRunSpec } from '../doctor-spec.js';
 
 type CheckStatus = 'ok' | 'warn' | 'fail';
 
@@ -86,23 +86,15 @@ async function checkEgressBridge(services: ProcessServices, bwrapPath: string | 
   try {
     grant = await openEgressGrant({ allow: ['127.0.0.1:1'], readOnly: true, logger: createSilentLogger() });
     const ask = `import socket; s = socket.create_connection(("127.0.0.1", ${SANDBOX_PROXY_PORT}), timeout=5); s.sendall(b"CONNECT 127.0.0.1:2 HTTP/1.1\\r\\n\\r\\n"); print(s.recv(64).split()[1].decode())`;
-    const spec: RunSpec = {
-      name: 'doctor',
+    const spec = doctorRunSpec({
       mode: 'process',
       manifestDir: dir,
       command: ['python3', '-c', ask],
       memoryMb: 512,
-      stdout: 'text',
-      isolation: 'namespace',
-      persistent: false,
-      poolSize: 1,
       env: { PATH: process.env['PATH'] ?? '' },
       roots: [{ path: dir, access: 'read' }],
       networkAllow: ['127.0.0.1:1'],
-      floodCapBytes: 4096,
-      protectedPaths: [],
-      hiddenPaths: [],
-    };
+    });
     const argv = buildSandboxArgv(spec, { services, cwd: dir, timeoutMs: 10_000, egress: grant, ...(bwrapPath === undefined ? {} : { bwrapPath }) });
     const out = await runToCompletion([...argv, ...(spec.command ?? [])], spec.env, dir, '', 15_000, services);
     const refused = grant.counts().refused;
@@ -142,30 +134,19 @@ async function checkSeccomp(services: ProcessServices, bwrapPath: string | undef
   const facts = { instructions: program.instructions, architecture: 'x86_64', refusedSyscalls: refused.length + 2, refusedNames: refused.join(',') };
   const dir = mkdtempSync(join(tmpdir(), 'toolhost-doctor-'));
   try {
-    const spec: RunSpec = {
-      name: 'doctor',
+    const spec = doctorRunSpec({
       mode: 'process',
       manifestDir: dir,
       command: ['/bin/sh', '-c', 'grep "^Seccomp" /proc/self/status'],
       memoryMb: 512,
-      stdout: 'text',
-      isolation: 'namespace',
-      persistent: false,
-      poolSize: 1,
-      env: {},
-      roots: [],
-      networkAllow: [],
-      floodCapBytes: 4096,
-      protectedPaths: [],
-      hiddenPaths: [],
-    };
+    });
     const argv = buildSandboxArgv(spec, { services, cwd: dir, timeoutMs: 10_000, ...(bwrapPath === undefined ? {} : { bwrapPath }) });
     const out = await runToCompletion([...argv, ...(spec.command ?? [])], spec.env, dir, '', 15_000, services);
     if (/^Seccomp:\s*2$/m.test(out.stdout)) {
       return {
         name: 'seccomp',
         status: 'ok',
-        detail: `a ${program.instructions}-instruction filter is in force in every namespaced process: ${refused.join(', ')}, clone with namespace flags and sockets other than AF_UNIX, AF_INET and AF_INET6 answer EPERM (clone3 ENOSYS)`,
+        detail: `a ${program.instructions}-instruction filter is in force in every namespaced process: ${refused.join(', ')}, clone with namespace flags and sockets other than AF_UNIX, AF_INET, AF_INET6 and netlink's NETLINK_ROUTE answer EPERM (clone3 ENOSYS)`,
         facts: { inForce: true, ...facts },
       };
     }
@@ -281,23 +262,14 @@ async function checkPython(): Promise<DoctorCheck> {
 async function checkNamespaceSandbox(services: ProcessServices, bwrapPath: string | undefined): Promise<DoctorCheck> {
   const dir = mkdtempSync(join(tmpdir(), 'toolhost-doctor-'));
   try {
-    const spec: RunSpec = {
-      name: 'doctor',
+    const spec = doctorRunSpec({
       mode: 'process',
       manifestDir: dir,
       command: ['python3', '-c', 'print(6 * 7)'],
       memoryMb: 512,
-      stdout: 'text',
-      isolation: 'namespace',
-      persistent: false,
-      poolSize: 1,
       env: { PATH: process.env['PATH'] ?? '' },
       roots: [{ path: dir, access: 'read' }],
-      networkAllow: [],
-      floodCapBytes: 4096,
-      protectedPaths: [],
-      hiddenPaths: [],
-    };
+    });
     const argv = buildSandboxArgv(spec, { services, cwd: dir, timeoutMs: 10_000, ...(bwrapPath === undefined ? {} : { bwrapPath }) });
     // Through the spawner and the start gate, exactly as a call would run.
     const out = await runToCompletion([...argv, ...(spec.command ?? [])], spec.env, dir, '', 15_000, services);
@@ -352,23 +324,14 @@ async function checkMemoryLimit(services: ProcessServices, bwrapPath: string | u
   }
   const dir = mkdtempSync(join(tmpdir(), 'toolhost-doctor-'));
   try {
-    const spec: RunSpec = {
-      name: 'doctor',
+    const spec = doctorRunSpec({
       mode: 'process',
       manifestDir: dir,
       command: ['python3', '-c', 'b = bytearray(64 * 1024 * 1024); print(len(b))'],
       memoryMb: 32,
-      stdout: 'text',
-      isolation: 'namespace',
-      persistent: false,
-      poolSize: 1,
       env: { PATH: process.env['PATH'] ?? '' },
       roots: [{ path: dir, access: 'read' }],
-      networkAllow: [],
-      floodCapBytes: 4096,
-      protectedPaths: [],
-      hiddenPaths: [],
-    };
+    });
     const cgroup = await services.cgroups.createAsync({ processes: 16, memoryBytes: spec.memoryMb * 1024 * 1024 });
     const argv = buildSandboxArgv(spec, { services, cwd: dir, timeoutMs: 10_000, ...(cgroup === undefined ? {} : { cgroup }), ...(bwrapPath === undefined ? {} : { bwrapPath }) });
     const out = await runToCompletion([...argv, ...(spec.command ?? [])], spec.env, dir, '', 15_000, services);

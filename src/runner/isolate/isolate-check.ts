@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { createSilentLogger } from '../../log.js';
 import type { DoctorCheck } from '../bwrap/checks.js';
 import { ProcessServices } from '../process-services.js';
+import { doctorRunSpec } from '../doctor-spec.js';
 import { defaultMessage, type ErrorCode } from '../../errors.js';
-import type { RunSpec } from '../types.js';
 import type { RunControl } from '../run-types.js';
 import { startIsolateProcess } from './isolate-launch.js';
 import { memoryLimitOfProcess } from '../bwrap/sandbox-cgroups.js';
@@ -23,23 +23,14 @@ export async function checkIsolateProcess(bwrapPath?: string): Promise<DoctorChe
   const services = new ProcessServices();
   try {
     writeFileSync(join(dir, 'doctor.mjs'), TOOL);
-    const spec: RunSpec = {
+    const spec = doctorRunSpec({
       name: 'doctor_isolate',
       mode: 'isolate',
       manifestDir: dir,
       entryPath: join(dir, 'doctor.mjs'),
       memoryMb: 16,
       stdout: 'json',
-      isolation: 'namespace',
-      persistent: false,
-      poolSize: 1,
-      env: {},
-      roots: [],
-      networkAllow: [],
-      floodCapBytes: 4096,
-      protectedPaths: [],
-      hiddenPaths: [],
-    };
+    });
     const started = await startIsolateProcess(spec, { logger: createSilentLogger(), services, ...(bwrapPath !== undefined ? { bwrapPath } : {}) });
     if (!started.ok) return fail(`isolate tools cannot run: ${started.reason}`);
     const { process: isolateProcess } = started;
