@@ -297,6 +297,8 @@ describe('first reason wins', () => {
     const outcome = await h.call('writer', {}, { control: new CallControl([request.signal]) });
     request.abort();
     expect(codeOf(outcome)).toBe('tool_error');
+    // docs/clients.md: a failure the runner reports carries how long the run took.
+    expect(outcome.kind === 'error' ? outcome.error.details : undefined).toEqual({ durationMs: 1 });
   });
 });
 
