@@ -1,6 +1,7 @@
 // `toolhost new tool NAME --mode isolate|process|worker`: a manifest and a stub
 // in the first manifest folder (toolhost.yaml's manifests, or --manifests),
 // written so that `toolhost validate` passes. Nothing is overwritten.
+import { isAbsolute, join, relative } from 'node:path';
 import { HOST_FLAGS_HELP, hostFlagsFrom, parseCommandArgs, UsageError } from './args.js';
 import { SCAFFOLD_MODES, TOOL_NAME, toolFiles, writeAllOrNothing, type ScaffoldMode } from './scaffold.js';
 
@@ -36,10 +37,27 @@ export async function run(argv: readonly string[]): Promise<number> {
   if (mode === undefined) throw new UsageError(`--mode is required: one of ${SCAFFOLD_MODES.join(', ')}`);
   if (!(SCAFFOLD_MODES as readonly string[]).includes(mode)) throw new UsageError(`--mode must be one of ${SCAFFOLD_MODES.join(', ')}; got "${mode}"`);
 
-  const dir = hostFlagsFrom(values).manifestDirs[0]!;
+  const flags = hostFlagsFrom(values);
+  const dir = flags.manifestDirs[0]!;
   const written = writeAllOrNothing('new', dir, toolFiles(name, mode as ScaffoldMode, dir));
   if (written === undefined) return 1;
-  const trust = mode === 'worker' ? 'A worker tool runs only when an organisation policy makes it first party (trust.firstParty).\n' : '';
+  const trust = mode === 'worker' ? firstPartyHint(join(dir, `${name}.yaml`), flags.workspace) : '';
   process.stdout.write(`${written}${trust}Check it with: toolhost validate; try it with: toolhost call ${name} '{...}'\n`);
   return 0;
+}
+
+// A worker tool is refused until an organisation layer makes it first party;
+// printing the policy that does (with this manifest's own path) saves a trip to the docs.
+function firstPartyHint(manifest: string, workspace: string): string {
+  const fromWorkspace = relative(workspace, manifest);
+  const glob = fromWorkspace.startsWith('..') || isAbsolute(fromWorkspace) ? manifest : fromWorkspace;
+  return [
+    'A worker tool runs only when an organisation policy makes it first party (trust.firstParty).',
+    'One that does, saved as first-party.yaml outside policies/ and passed with --policy first-party.yaml:',
+    '  kind: Policy',
+    '  name: first-party',
+    '  trust:',
+    `    firstParty: [${JSON.stringify(glob)}]`,
+    '',
+  ].join('\n');
 }

@@ -121,16 +121,25 @@ describe('toolhost init, then every command from toolhost.yaml alone', () => {
     const call = toolhost(project, 'call', 'my_process', '{"text":"x y"}');
     expect(JSON.parse(call.stdout)).toMatchObject({ structuredContent: { words: 2 } });
 
-    expect(toolhost(project, 'new', 'tool', 'my_worker', '--mode', 'worker').status).toBe(0);
+    const worker = toolhost(project, 'new', 'tool', 'my_worker', '--mode', 'worker');
+    expect(worker.status).toBe(0);
     const refused = toolhost(project, 'validate');
     expect(refused.status).toBe(1);
     expect(refused.stderr).toContain('sandbox.community');
-    writeFileSync(join(root, 'org.yaml'), 'kind: Policy\nname: org\ntrust:\n  firstParty: ["manifests/my_worker.yaml"]\n');
+    // The policy `new` prints, used as printed, is what lets the worker run.
+    const lines = worker.stdout.split('\n');
+    const from = lines.findIndex((line) => line.includes('--policy first-party.yaml')) + 1;
+    const printed = lines.slice(
+      from,
+      lines.findIndex((line, at) => at >= from && !line.startsWith('  ')),
+    );
+    expect(printed.join('\n')).toContain('firstParty: ["manifests/my_worker.yaml"]');
+    writeFileSync(join(root, 'org.yaml'), `${printed.map((line) => line.slice(2)).join('\n')}\n`);
     const granted = toolhost(project, 'validate', '--policy', join(root, 'org.yaml'));
     expect(granted.status, granted.stderr).toBe(0);
-    const worker = toolhost(project, 'call', 'my_worker', '--policy', join(root, 'org.yaml'));
-    expect(worker.status, worker.stderr).toBe(0);
-    expect(JSON.parse(worker.stdout)).toMatchObject({ structuredContent: { node: process.version } });
+    const called = toolhost(project, 'call', 'my_worker', '--policy', join(root, 'org.yaml'));
+    expect(called.status, called.stderr).toBe(0);
+    expect(JSON.parse(called.stdout)).toMatchObject({ structuredContent: { node: process.version } });
     expect(toolhost(project, 'new', 'tool', 'my_isolate', '--mode', 'isolate').status).toBe(1);
   });
 });
