@@ -154,6 +154,8 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
     // a root-mapped user passes test_perm on global sysctls: the whole /proc goes read-only.
     argv.push(...systemMounts(facts, bwrapSupports(facts, bwrap, '--perms')), '--proc', '/proc', '--remount-ro', '/proc', '--dev', '/dev', ...tmpfsSize, '--tmpfs', '/dev/shm');
     argv.push(...(opts.privateTmp !== undefined ? ['--bind', opts.privateTmp, '/tmp'] : [...tmpfsSize, '--tmpfs', '/tmp']));
+    // Programs that keep scratch files in /var/tmp find the same capped /tmp (a link, not a mount).
+    argv.push('--symlink', '../tmp', '/var/tmp');
     argv.push(...mounts);
     cgroup?.procsPaths.forEach((procsPath, index) => argv.push('--bind', procsPath, sandboxProcsPath(index)));
     if (egress !== undefined) argv.push('--ro-bind', egress.dir, SANDBOX_EGRESS_DIR);

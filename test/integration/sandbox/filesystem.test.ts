@@ -36,12 +36,22 @@ describe('namespace sandbox: filesystem', () => {
       { cwd: sandbox.workspace.path },
       targets.map((path) => ({ op: 'write', path })),
     );
-    // /tmp is a private tmpfs: the write may succeed there, but only there.
-    expect(results[2]).toEqual({ ok: true });
+    // /tmp is a private tmpfs, and /var/tmp a link to it: writes may succeed there, but only there.
+    expect([results[1], results[2]]).toEqual([{ ok: true }, { ok: true }]);
     for (const [index, result] of results.entries()) {
-      if (index !== 2) expect(result).toHaveProperty('error');
+      if (index !== 1 && index !== 2) expect(result).toHaveProperty('error');
     }
     for (const path of targets) expect(existsSync(path)).toBe(false);
+  });
+
+  it('gives /var/tmp as the same private /tmp', async () => {
+    const name = `scratch-${sandbox.marker}`;
+    const ops = [
+      { op: 'write', path: `/var/tmp/${name}`, text: 'kept' },
+      { op: 'read', path: `/tmp/${name}` },
+    ];
+    expect(await runProbe(probeSpec(sandbox.marker), { cwd: sandbox.workspace.path }, ops)).toEqual([{ ok: true }, { ok: 'kept' }]);
+    expect(existsSync(`/var/tmp/${name}`)).toBe(false);
   });
 
   it('lets the tool write in a read-write root, at its host path', async () => {

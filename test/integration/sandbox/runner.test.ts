@@ -36,7 +36,7 @@ describe('process runner in the namespace sandbox', () => {
 
   it('keeps writes outside the workspace, secrets and hidden paths away from a real call', async () => {
     const spec = probeSpec(sandbox.marker, { roots: [{ path: sandbox.workspace.path, access: 'read_write' }] });
-    const escape = `/var/tmp/runner-escape-${sandbox.marker}`;
+    const escape = `/srv/runner-escape-${sandbox.marker}`;
     const outcome = await callOnce(spec, {
       ops: [{ op: 'write', path: escape }, { op: 'write', path: join(sandbox.workspace.path, 'inside.txt') }, { op: 'read', path: '/etc/shadow' }, { op: 'env' }],
     });
