@@ -174,7 +174,9 @@ try {
       const listed = await scaled.client.listTools();
       const listMs = performance.now() - start;
       if (listed.tools.length !== count) throw new Error(`expected ${count} tools, got ${listed.tools.length}`);
-      results.scale[count] = { startupMs: round(scaled.startupMs), toolsListMs: round(listMs), idleRssMb: rssMb(scaled.pid) };
+      // Loaded: from the spawn until the first tools/list is answered with every tool. `serve` answers
+      // initialize before its tools are loaded, so initialize alone says nothing of the manifests.
+      results.scale[count] = { startupMs: round(scaled.startupMs), toolsListMs: round(listMs), loadedMs: round(scaled.startupMs + listMs), idleRssMb: rssMb(scaled.pid) };
       await scaled.close();
     }
     // RSS swings by tens of MB with garbage collection (the host's and each
@@ -201,13 +203,13 @@ try {
     log('Scale');
     log(
       table(
-        ['manifests', 'start-up ms', 'tools/list ms', 'idle RSS MB'],
-        Object.entries(results.scale).map(([k, v]) => [k, v.startupMs, v.toolsListMs, v.idleRssMb]),
+        ['manifests', 'initialize ms', 'then tools/list ms', 'loaded ms', 'idle RSS MB'],
+        Object.entries(results.scale).map(([k, v]) => [k, v.startupMs, v.toolsListMs, v.loadedMs, v.idleRssMb]),
       ),
     );
     log(`RSS after 1000 warm-up calls, then every ${LEAK_CALLS / 10} calls (MB): ${rssSamples.join(' ')}`);
     log(`growth (median of the last 3 samples - median of the first 3): ${results.rss.growthMb} MB; target: within 10% of the RSS after the warm-up\n`);
-    goal('1000 manifests: the host answers initialize under 1 s', results.scale[1000].startupMs < 1000, `${results.scale[1000].startupMs} ms`);
+    goal('1000 manifests loaded (spawn to the first tools/list answered) under 1 s', results.scale[1000].loadedMs < 1000, `${results.scale[1000].loadedMs} ms`);
     goal('RSS flat over the calls (growth within 10% after the warm-up)', results.rss.growthMb <= 0.1 * rssAfterWarm, `${results.rss.growthMb} MB on ${rssAfterWarm} MB`);
   }
 

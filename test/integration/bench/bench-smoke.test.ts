@@ -94,6 +94,8 @@ describe('npm run bench --smoke', () => {
     expect(results['upstream'].startup.hostReadyMs).toBeGreaterThan(0);
     expect(results['kill']).toMatchObject({ orphans: 0, leftAfterClose: 0 });
     expect(Object.keys(results['scale'])).toEqual(['10', '100', '1000']);
+    // Loaded means listed: initialize is answered before the tools are loaded.
+    for (const row of Object.values(results['scale'] as Record<string, { startupMs: number; loadedMs: number }>)) expect(row.loadedMs).toBeGreaterThan(row.startupMs);
     expect(results['rss'].samplesMb).toHaveLength(11);
     expect(Object.keys(results['spill'])).toEqual(['1MB', '2MB']);
     const beside = results['eventLoop'].besideSpawns;
