@@ -2,7 +2,7 @@
 // effective view of every tool. serve, validate, list and explain all start
 // here, so they agree on what is listed, excluded and why.
 import { policyDigestOf } from './policy/policy-digest.js';
-import { realpathSync } from 'node:fs';
+import { realPathOr } from './config/real-path.js';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { loadManifests } from './registry/load-manifests.js';
 import { matchGlob } from './policy/globs.js';
@@ -98,9 +98,9 @@ export interface HostConfig {
 export function loadHostConfig(options: LoadHostConfigOptions): HostConfig {
   const cwd = resolve(options.cwd ?? process.cwd());
   const env = options.env ?? process.env;
-  const workspace = canonicalPath(resolve(cwd, options.workspace));
+  const workspace = realPathOr(resolve(cwd, options.workspace));
 
-  const names = displayPathsFor(workspace, options.configDir !== undefined ? canonicalPath(resolve(cwd, options.configDir)) : undefined);
+  const names = displayPathsFor(workspace, options.configDir !== undefined ? realPathOr(resolve(cwd, options.configDir)) : undefined);
   const loadedManifests = loadManifests({ dirs: options.manifestDirs, workspace, cwd, displayPathOf: names.manifest });
   const lockRead = readLock(workspace, names.manifest(join(workspace, LOCK_FILE_NAME)));
   const loadedPolicies = loadPolicies({ policyFiles: options.policyFiles, workspace, cwd, displayPathOf: names.policy });
@@ -274,22 +274,18 @@ function displayPathsFor(workspace: string, configDir: string | undefined) {
     return rel === '' || rel.startsWith('..') || isAbsolute(rel) ? undefined : rel;
   };
   // Symlinks resolved on both sides, so a workspace reached through a link still names its files relatively.
-  const real = (path: string): string => canonicalPathOf(path);
   return {
-    manifest: (path: string): string => inside(workspace, real(path)) ?? inside(configDir, real(path)) ?? path,
-    policy: (path: string, layer: 'organisation' | 'repository'): string =>
-      (layer === 'organisation' ? (inside(configDir, real(path)) ?? inside(workspace, real(path))) : inside(workspace, real(path))) ?? path,
+    manifest: (path: string): string => {
+      const real = canonicalPathOf(path);
+      return inside(workspace, real) ?? inside(configDir, real) ?? path;
+    },
+    policy: (path: string, layer: 'organisation' | 'repository'): string => {
+      const real = canonicalPathOf(path);
+      return (layer === 'organisation' ? (inside(configDir, real) ?? inside(workspace, real)) : inside(workspace, real)) ?? path;
+    },
   };
 }
 
 function sameProblem(a: Problem, b: Problem): boolean {
   return a.file === b.file && a.line === b.line && a.col === b.col && a.reason === b.reason;
-}
-
-function canonicalPath(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return path;
-  }
 }

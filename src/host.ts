@@ -2,7 +2,7 @@
 // configuration, journal, artifact store, approval-state signer, runners and
 // supervisor, and hands each its dependencies. Two hosts fit in one process.
 import { randomUUID } from 'node:crypto';
-import { realpathSync } from 'node:fs';
+import { realPathOr } from './config/real-path.js';
 import { homedir, tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { journalFlagsFor } from './audit/journal-url.js';
@@ -187,7 +187,7 @@ async function buildHost(
   const redact = createRedactor({
     secretValues: config.secretValues(),
     // Paths inside the workspace may be shown, as given or with symlinks resolved.
-    visibleRoots: [...new Set([config.workspace, options.workspace, realpathOr(options.workspace)])],
+    visibleRoots: [...new Set([config.workspace, options.workspace, realPathOr(options.workspace)])],
     // Paths under these are hidden even when they do not exist (yet); elsewhere only existing paths are.
     hostRoots: hostRootsOf(options),
   });
@@ -362,13 +362,5 @@ function logServers(config: HostConfig, logger: Logger, isListed: (server: strin
 function hostRootsOf(options: HostOptions): string[] {
   const folders = [homedir(), '/root', '/home', tmpdir(), options.stateDir, ...options.manifestDirs];
   const resolved = folders.map((folder) => resolve(options.cwd ?? process.cwd(), folder));
-  return [...new Set([...resolved, ...resolved.map(realpathOr)])];
-}
-
-function realpathOr(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return path;
-  }
+  return [...new Set([...resolved, ...resolved.map((path) => realPathOr(path))])];
 }

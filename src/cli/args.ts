@@ -1,7 +1,8 @@
 // Command-line parsing shared by every command: the host flags of SPEC section 8,
 // the settings of toolhost.yaml under them (a flag overrides its key); bad usage
 // is a UsageError (re-exported here for the commands).
-import { realpathSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
+import { realPathOr } from '../config/real-path.js';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { closestKey } from '../config/closest-key.js';
@@ -176,9 +177,9 @@ function checkWorkspace(workspace: string, configFile: string | undefined): void
  * flags, are the person's own choice and are taken as given.
  */
 function checkOrganisationFiles(files: readonly string[], repositoryFolders: readonly string[], configFile: string): void {
-  const folders = repositoryFolders.map(realPathOf);
+  const folders = repositoryFolders.map((path) => realPathOr(path));
   for (const file of files) {
-    const real = realPathOf(file);
+    const real = realPathOr(file);
     const holder = folders.find((folder) => isWithin(real, folder));
     if (holder === undefined) continue;
     throw new UsageError(
@@ -186,14 +187,6 @@ function checkOrganisationFiles(files: readonly string[], repositoryFolders: rea
         `must come from outside the repository it governs (e.g. /etc/toolhost/), or the settings file be named with --config, or the ` +
         `policy given with --policy; repository rules go in the workspace's policies/ folder`,
     );
-  }
-}
-
-function realPathOf(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return path;
   }
 }
 

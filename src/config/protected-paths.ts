@@ -49,7 +49,7 @@ export function canonicalPathOf(path: string): string {
   let probe = resolve(path);
   for (;;) {
     try {
-      return join(realpathSync(probe), ...tail);
+      return join(realpathSync.native(probe), ...tail);
     } catch {
       const parent = dirname(probe);
       if (parent === probe) return resolve(path);

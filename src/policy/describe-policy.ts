@@ -2,7 +2,7 @@
 // that set it (or the built-in default), with its file and line, whether its
 // value is the one in force or was overridden by a tighter one, and the
 // entries of a list that add nothing because another layer does not allow them.
-import { realpathSync } from 'node:fs';
+import { realPathOr } from '../config/real-path.js';
 import { sep } from 'node:path';
 import { matchGlob } from './globs.js';
 import type { Layer, LayerList, MergedPolicy, PolicyKey, ScalarSetting, Source, UnionSetting, IntersectSetting } from './policy-model.js';
@@ -127,15 +127,7 @@ function isEqual<T>(allowed: T, entry: T): boolean {
 
 // Roots are absolute, resolved paths (merge.ts): an entry inside another layer's root is covered.
 function isPathInside(allowed: string, entry: string): boolean {
-  const root = canonical(allowed);
-  const path = canonical(entry);
+  const root = realPathOr(allowed);
+  const path = realPathOr(entry);
   return path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
-}
-
-function canonical(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return path;
-  }
 }

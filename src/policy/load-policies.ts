@@ -2,7 +2,8 @@
 // given with --policy (in order), then the repository's `policies/*.yaml|yml`
 // in the workspace (top level only, sorted by name: sub-folders such as
 // policies/org/ are never read as repository policy).
-import { readdirSync, realpathSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
+import { realPathOr } from '../config/real-path.js';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { Problem } from '../config/problem.js';
 import { readYamlFile } from '../config/yaml-source.js';
@@ -33,9 +34,9 @@ const REPOSITORY_POLICY_DIR = 'policies';
 export function loadPolicies(options: LoadPoliciesOptions): LoadedPolicies {
   const cwd = options.cwd ?? process.cwd();
   const organisation = options.policyFiles.map((file) => resolve(cwd, file));
-  const seen = new Set(organisation.map(canonical));
+  const seen = new Set(organisation.map((path) => realPathOr(path)));
   // A file given with --policy is organisation policy even if it also sits in policies/.
-  const repository = listRepositoryFiles(resolve(cwd, options.workspace)).filter((file) => !seen.has(canonical(file)));
+  const repository = listRepositoryFiles(resolve(cwd, options.workspace)).filter((file) => !seen.has(realPathOr(file)));
 
   const files: PolicyFile[] = [];
   const problems: Problem[] = [];
@@ -85,14 +86,6 @@ function listRepositoryFiles(workspace: string): string[] {
     .map((entry) => entry.name)
     .sort()
     .map((name) => join(dir, name));
-}
-
-function canonical(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return path;
-  }
 }
 
 /** Relative to the working directory when inside it, else absolute. */

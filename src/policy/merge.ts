@@ -1,7 +1,7 @@
 // Layering: the tightest value wins, never the order of files. Deny lists and
 // approval requirements accumulate, allow lists intersect, the smaller limit
 // wins, strict wins. A key no layer sets takes its built-in default.
-import { realpathSync } from 'node:fs';
+import { realPathOr } from '../config/real-path.js';
 import { isAbsolute, resolve } from 'node:path';
 import type { Problem } from '../config/problem.js';
 import type { YamlPath } from '../config/yaml-source.js';
@@ -246,7 +246,7 @@ function expandRoots(setting: IntersectSetting<string>, workspace: string, files
           });
       }
       const substituted = item.value.replaceAll('${WORKSPACE}', workspace);
-      return { value: canonicalPath(isAbsolute(substituted) ? substituted : resolve(workspace, substituted)), source: item.source };
+      return { value: realPathOr(isAbsolute(substituted) ? substituted : resolve(workspace, substituted)), source: item.source };
     }),
   }));
   return { layers };
@@ -266,14 +266,6 @@ function checkRewrites(setting: ScalarSetting<OnUnknownTool>, files: readonly Po
       col: entry.source.col ?? 1,
       reason: `onUnknownTool: layers rewrite unknown tools to different tools (${[...targets].join(', ')}); pick one or use error_result`,
     });
-  }
-}
-
-function canonicalPath(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return resolve(path);
   }
 }
 

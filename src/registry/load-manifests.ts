@@ -2,7 +2,8 @@
 // schemas/manifest.schema.json → path and schema rules → normalized, frozen
 // Manifest. Every problem of every file is reported at once; a file with any
 // problem yields no manifest, and a name declared twice yields neither.
-import { readdirSync, realpathSync, statSync, type Dirent } from 'node:fs';
+import { readdirSync, statSync, type Dirent } from 'node:fs';
+import { realPathOr } from '../config/real-path.js';
 import { dirname, extname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { Problem } from '../config/problem.js';
 import { readYamlFile, type YamlSource } from '../config/yaml-source.js';
@@ -45,13 +46,21 @@ interface LoadManifestsResult {
 /** Loads and checks every manifest under `dirs`. */
 export function loadManifests(options: LoadManifestsOptions): LoadManifestsResult {
   const cwd = resolve(options.cwd ?? process.cwd());
-  const workspace = realOrResolved(resolve(cwd, options.workspace));
+  const workspace = realPathOr(resolve(cwd, options.workspace));
   const displayPathOf = options.displayPathOf ?? ((file: string) => displayPath(cwd, file));
   const compiler = createToolSchemaCompiler();
   const problems: Problem[] = [];
   const named: NamedFile[] = [];
   const servers: ServerManifest[] = [];
   const seenFiles = new Set<string>();
+  // Every manifest of a folder shares its folder: resolved once per load, not once per file.
+  const realDirs = new Map<string, string>();
+  const realDirOf = (file: string): string => {
+    const dir = dirname(file);
+    let real = realDirs.get(dir);
+    if (real === undefined) realDirs.set(dir, (real = realPathOr(dir)));
+    return real;
+  };
   for (const dir of options.dirs) {
     const absolute = resolve(cwd, dir);
     const found = findManifestFiles(absolute);
@@ -61,10 +70,10 @@ export function loadManifests(options: LoadManifestsOptions): LoadManifestsResul
     }
     for (const file of found.files) {
       // Overlapping folders (manifests and manifests/community) must not make a tool collide with itself.
-      const key = realOrResolved(file);
+      const key = realPathOr(file);
       if (seenFiles.has(key)) continue;
       seenFiles.add(key);
-      const result = loadManifestFile(file, { cwd, workspace, compiler, displayPathOf });
+      const result = loadManifestFile(file, { cwd, workspace, compiler, displayPathOf, realDirOf });
       if (!result.ok) problems.push(...result.problems);
       if (result.ok && result.server) servers.push(result.server);
       else if (result.source && !isServerManifestData(result.source.data)) named.push({ source: result.source, manifest: result.ok ? result.manifest : undefined });
@@ -83,6 +92,8 @@ interface LoadFileContext {
   /** Absolute, symlink-resolved. */
   readonly workspace: string;
   readonly compiler: ToolSchemaCompiler;
+  /** The symlink-resolved folder of a manifest file (absolute). */
+  readonly realDirOf: (file: string) => string;
 }
 
 /** `source` is set whenever the YAML parsed, so duplicate names are found even in files with other problems. */
@@ -100,13 +111,13 @@ function loadManifestFile(file: string, context: LoadFileContext): LoadFileResul
   if (!parsed.ok) return { ok: false, problems: parsed.problems };
   const source = parsed.source;
   if (isServerManifestData(source.data)) {
-    const loaded = loadServerManifest(source, { file, displayFile, dir: realOrResolved(dirname(file)), workspace: context.workspace });
+    const loaded = loadServerManifest(source, { file, displayFile, dir: context.realDirOf(file), workspace: context.workspace });
     return loaded.ok ? { ok: true, server: loaded.server, source } : { ok: false, problems: loaded.problems.sort(compareProblems), source };
   }
   const problems = problemsFromShapeErrors(source, checkManifestShape(source.data));
   if (!isRecord(source.data)) return { ok: false, problems, source };
 
-  const dir = realOrResolved(dirname(file));
+  const dir = context.realDirOf(file);
   const parts = checkParts(source, source.data, dir, context, problems);
   problems.push(...checkEffects(source, source.data));
   if (problems.length > 0) return { ok: false, problems: problems.sort(compareProblems), source };
@@ -263,12 +274,4 @@ function isRegularFile(entry: Dirent, path: string): boolean {
 function displayPath(cwd: string, file: string): string {
   const rel = relative(cwd, file);
   return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? rel : file;
-}
-
-function realOrResolved(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return resolve(path);
-  }
 }

@@ -13,7 +13,7 @@ function resolveInsideFolder(dir: string, declared: string, what: string): PathR
   if (!isInside(dir, lexical)) return { ok: false, reason: `${what} ${JSON.stringify(declared)} resolves outside the manifest folder` };
   let real: string;
   try {
-    real = realpathSync(lexical);
+    real = realpathSync.native(lexical);
   } catch {
     return { ok: false, reason: `${what} ${JSON.stringify(declared)} does not exist` };
   }
