@@ -8,9 +8,10 @@ import { checkLine, refuseOversized, type MalformedResponse } from './boundary.j
 import { LineReader } from './line-reader.js';
 
 /**
- * The one writer of protocol lines. The lines of one turn of the event loop (the
- * answers of several calls that finished together, with 8 in flight) go out in
- * one write: one system call, and one wake-up of the client reading them.
+ * The one writer of protocol lines. The lines written while one callback of the
+ * event loop runs (the answers of the calls one journal commit closed together,
+ * with 8 in flight) go out in one write when it is over: one system call, and one
+ * wake-up of the client reading them, without waiting for another turn.
  */
 export class ProtocolOutput {
   private broken = false;
@@ -47,8 +48,10 @@ export class ProtocolOutput {
     let batch = this.batch;
     if (batch === undefined) {
       batch = this.batch = new Batch();
-      // After the poll phase: every answer this turn produced is queued by then.
-      setImmediate(this.flush);
+      // Once this callback and every promise it settled have run (a tick runs after the
+      // microtask queue drains): the answers they produce join this write. Not setImmediate:
+      // that held each answer for one more turn of the loop (a poll with its system call).
+      process.nextTick(this.flush);
     }
     batch.lines.push(json);
     return batch.done;

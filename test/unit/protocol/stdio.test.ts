@@ -33,6 +33,19 @@ describe('ProtocolOutput', () => {
     ]);
   });
 
+  it('the lines of one callback are written once it is over, without waiting for another turn of the loop', async () => {
+    const stdout = new PassThrough();
+    const chunks: string[] = [];
+    stdout.on('data', (chunk: Buffer) => chunks.push(chunk.toString('utf8')));
+    const output = new ProtocolOutput(stdout, createSilentLogger());
+    void output.writeMessage({ jsonrpc: '2.0', id: 1, result: {} });
+    void output.writeMessage({ jsonrpc: '2.0', id: 2, result: {} });
+    expect(chunks).toEqual([]);
+    // A tick queued after the writes runs after the write (setImmediate would still be waiting).
+    await new Promise((resolve) => process.nextTick(resolve));
+    expect(chunks).toEqual(['{"jsonrpc":"2.0","id":1,"result":{}}\n{"jsonrpc":"2.0","id":2,"result":{}}\n']);
+  });
+
   it('the writers of one write share one promise; the next turn gets a new one', async () => {
     const stdout = new PassThrough();
     const output = new ProtocolOutput(stdout, createSilentLogger());
