@@ -59,14 +59,20 @@ export class WorkerLane {
   }
 
   /**
-   * Posts the call to the thread with the others handed this turn: with several calls in
+   * Posts the call to the thread with the others handed meanwhile: with several calls in
    * flight they arrive together, and the thread is woken once for them, not once each.
+   * An idle thread gets its call as soon as the callback that handed it is over (the
+   * calls of one stdin read still go together); a busy one reads its calls only once
+   * its current call ends, so they wait for the end of the turn and go in one message.
    * It begins a call only if it wins its gate (call-gates.ts), so one stopped meanwhile never begins.
    */
   hand(call: WorkerCall): void {
     this.#calls.set(call.slot, call);
     this.cancelIdle();
-    if (this.#outbox.length === 0) setImmediate(this.#post);
+    if (this.#outbox.length === 0) {
+      if (this.#calls.size === 1) process.nextTick(this.#post);
+      else setImmediate(this.#post);
+    }
     this.#outbox.push({ callId: call.job.callId, args: call.job.args, slot: call.slot, ticket: call.ticket });
   }
 
