@@ -193,7 +193,7 @@ export const ERROR_TEXT = {
       disk_full: 'The host could not journal this call because its disk is full, so the tool did not run; try again once there is space.',
       journal_unavailable: 'The host could not journal this call because its journal is not answering, so the tool did not run; try again.',
     },
-    details: { reason: 'journal_unavailable or disk_full (an error result), queue_full...', stage: 'the stage it happened in' },
+    details: { reason: 'journal_unavailable or disk_full (an error result), queue_full, host_not_started (serve did not start)...', stage: 'the stage it happened in' },
   },
 } as const satisfies Record<ErrorCode, ErrorText>;
 

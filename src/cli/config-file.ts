@@ -4,7 +4,7 @@
 // problem at its file:line:col and an unknown key answered with "did you mean".
 // Paths in it are relative to its folder, never to whoever runs the command.
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { configAjv } from '../registry/ajv.js';
 import { problemsFromShapeErrors } from '../registry/schema-errors.js';
@@ -12,11 +12,9 @@ import { schemaPath } from '../config/package-files.js';
 import type { Problem } from '../config/problem.js';
 import { readYamlFile } from '../config/yaml-source.js';
 
-/** The file name looked for in the working directory and its parents. */
-const CONFIG_FILE_NAME = 'toolhost.yaml';
+import { findToolhostFile, isFile, MAX_CONFIG_BYTES } from './config-file-find.js';
 
-/** A toolhost.yaml larger than this is refused unread: it is a short settings file. */
-const MAX_CONFIG_BYTES = 256 * 1024;
+export { findToolhostFile };
 
 /** The settings of one toolhost.yaml, every path absolute (resolved against the file's folder). */
 interface ToolhostSettings {
@@ -48,18 +46,6 @@ export interface ToolhostFile {
 }
 
 type LoadToolhostFileResult = { readonly ok: true; readonly config: ToolhostFile } | { readonly ok: false; readonly problems: readonly Problem[] };
-
-/** The nearest toolhost.yaml at or above `cwd`, or undefined. */
-export function findToolhostFile(cwd: string): string | undefined {
-  let dir = resolve(cwd);
-  for (;;) {
-    const candidate = join(dir, CONFIG_FILE_NAME);
-    if (isFile(candidate)) return candidate;
-    const parent = dirname(dir);
-    if (parent === dir) return undefined;
-    dir = parent;
-  }
-}
 
 /** Reads and checks one toolhost.yaml; `displayName` is how problems name it. */
 export function loadToolhostFile(file: string, displayName = file): LoadToolhostFileResult {
@@ -126,12 +112,4 @@ function compiledSchema(): ValidateFunction {
 
 function fail(file: string, reason: string): LoadToolhostFileResult {
   return { ok: false, problems: [{ file, line: 1, col: 1, reason }] };
-}
-
-function isFile(path: string): boolean {
-  try {
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
 }

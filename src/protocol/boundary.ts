@@ -8,11 +8,12 @@ import { scanJson } from './json-scan.js';
 import { sdkRefusal } from './sdk-dispatch.js';
 import { errorData } from '../errors.js';
 import { isRecord } from '../config/guards.js';
+import { ID_SCAN_BYTES, MAX_MESSAGE_DEPTH } from './message-limits.js';
+import { parseIdText, recoverIdFromPrefix } from './line-id.js';
+import { isRequestId } from './request-id.js';
 
-/** Nesting allowed in one inbound message; the top-level object counts as 1. */
-export const MAX_MESSAGE_DEPTH = 64;
-/** `--max-message-bytes` default: 16 MiB. */
-export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+export { DEFAULT_MAX_MESSAGE_BYTES, ID_SCAN_BYTES, MAX_MESSAGE_DEPTH } from './message-limits.js';
+export { recoverIdFromPrefix } from './line-id.js';
 
 const PARSE_ERROR = -32700;
 const INVALID_REQUEST = -32600;
@@ -86,9 +87,6 @@ export function refuseOversized(prefix: Uint8Array, maxMessageBytes: number): Li
   return refuse(INVALID_REQUEST, id, 'too_large', { maxBytes: maxMessageBytes });
 }
 
-/** How many leading bytes of an unparseable line are searched for its id. */
-export const ID_SCAN_BYTES = 64 * 1024;
-
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const LOSSY_UTF8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
 
@@ -111,7 +109,7 @@ function refuse(code: typeof PARSE_ERROR | typeof INVALID_REQUEST, id: RequestId
  */
 function checkShape(value: unknown, scannedIdText: string | undefined): LineCheck {
   if (!isRecord(value)) return refuse(INVALID_REQUEST, null, 'not_jsonrpc');
-  const id = isValidId(value['id']) ? value['id'] : null;
+  const id = isRequestId(value['id']) ? value['id'] : null;
   // A message with an unusable id still gets an answer, addressed to null.
   const answerId = id ?? (scannedIdText === undefined ? null : parseIdText(scannedIdText));
   if (value['jsonrpc'] !== '2.0') return refuse(INVALID_REQUEST, answerId, 'not_jsonrpc', { field: 'jsonrpc' });
@@ -138,58 +136,4 @@ function checkShape(value: unknown, scannedIdText: string | undefined): LineChec
   const refusedKey = sdkRefusal(value, 'response');
   if (refusedKey !== undefined) return refuse(INVALID_REQUEST, null, 'not_mcp_message', { key: refusedKey });
   return { ok: true, message: value as JSONRPCMessage };
-}
-
-function isValidId(value: unknown): value is string | number {
-  return typeof value === 'string' || (typeof value === 'number' && Number.isSafeInteger(value));
-}
-
-function parseIdText(raw: string): RequestId {
-  const value: unknown = JSON.parse(raw);
-  return isValidId(value) ? value : null;
-}
-
-/**
- * Best-effort id recovery from text that is not valid JSON: the first `"id"`
- * key met at the top level of the outermost object, tracking nesting loosely
- * (strings are skipped so braces inside them do not count).
- */
-export function recoverIdFromPrefix(text: string): RequestId {
-  let depth = 0;
-  let i = 0;
-  while (i < text.length) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22) {
-      const end = findStringEnd(text, i);
-      if (end === -1) return null;
-      if (depth === 1 && text.slice(i, end + 1) === '"id"') {
-        const match = ID_VALUE.exec(text.slice(end + 1, end + 1 + 300));
-        if (match?.[1] !== undefined) {
-          try {
-            const value = parseIdText(match[1]);
-            if (value !== null) return value;
-          } catch {
-            // A malformed candidate: keep looking.
-          }
-        }
-      }
-      i = end + 1;
-      continue;
-    }
-    if (c === 0x7b || c === 0x5b) depth++;
-    else if (c === 0x7d || c === 0x5d) depth--;
-    i++;
-  }
-  return null;
-}
-
-const ID_VALUE = /^\s*:\s*(-?\d{1,16}(?![\d.eE])|"(?:[^"\\\u0000-\u001f]|\\.){0,256}")/;
-
-function findStringEnd(text: string, start: number): number {
-  for (let i = start + 1; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x5c) i++;
-    else if (c === 0x22) return i;
-  }
-  return -1;
 }

@@ -2,9 +2,9 @@
 // enforced while the bytes arrive: a line that grows past the cap is reported
 // at once (with its first bytes, to recover the id) and the rest of it is
 // dropped up to the next newline, never buffered.
-import { ID_SCAN_BYTES } from './boundary.js';
+import { ID_SCAN_BYTES } from './message-limits.js';
 
-interface LineSink {
+export interface LineSink {
   /** A complete line, without `\n` (and without a trailing `\r`). */
   line(bytes: Uint8Array): void;
   /** A line passed `maxLineBytes`; `prefix` holds its first bytes. */

@@ -15,7 +15,7 @@ import { isatty, WriteStream as TtyWriteStream } from 'node:tty';
 import type { Logger } from '../log.js';
 
 /** Where the protocol goes now, and what fd 1 became. */
-interface ProtocolChannel {
+export interface ProtocolChannel {
   readonly output: Writable;
   /** `stderr`: fd 1 is a second descriptor for stderr; `null`: /dev/null (stderr is a socket). */
   readonly fd1: 'stderr' | 'null';
@@ -23,8 +23,11 @@ interface ProtocolChannel {
 
 const HANDLE_ECHO_URL = new URL('../runner/host-helpers/handle-echo.mjs', import.meta.url);
 
-/** Moves the protocol off fd 1; call before anything touches process.stdout. */
-export async function takeProtocolChannel(logger: Logger): Promise<ProtocolChannel> {
+/**
+ * Moves the protocol off fd 1; call before anything touches process.stdout. Without a
+ * logger (serve's early front: none is made yet), a failure is only thrown.
+ */
+export async function takeProtocolChannel(logger?: Pick<Logger, 'error'>): Promise<ProtocolChannel> {
   const output = await duplicateStdout();
   closeSync(1);
   let fd1: ProtocolChannel['fd1'] = 'stderr';
@@ -38,8 +41,8 @@ export async function takeProtocolChannel(logger: Logger): Promise<ProtocolChann
   }
   if (reopened !== 1) {
     // Another descriptor took 1 between the close and the open: nothing may write there.
-    logger.error({ fd: reopened }, 'could not point fd 1 at stderr');
-    throw new Error('could not point file descriptor 1 away from the protocol');
+    logger?.error({ fd: reopened }, 'could not point fd 1 at stderr');
+    throw new Error(`could not point file descriptor 1 away from the protocol (descriptor ${reopened} took its place)`);
   }
   return { output, fd1 };
 }

@@ -16,6 +16,7 @@ import { readArtifactResource, ARTIFACT_URI_TEMPLATE } from './resources.js';
 import { JSONRPC_INTERNAL_ERROR, renderOutcome } from './results.js';
 import { TERMINAL_META_KEY } from '../supervisor/result/envelope.js';
 import { CallFastPath, type ToolsCallHandler } from './call-fast-path.js';
+import { SERVER_CAPABILITIES, SERVER_INSTRUCTIONS } from './server-identity.js';
 
 /**
  * Adds methods beyond the MCP spec (e.g. `toolhost/render`, `toolhost/parse`) to each server
@@ -179,10 +180,7 @@ interface InFlightCall {
 }
 
 function buildServer(era: ProtocolEra, options: ToolhostServerOptions, state: ServingState, caller: Caller | undefined, fastPath: CallFastPath | undefined): Server {
-  const server = new Server(options.serverInfo, {
-    capabilities: { tools: { listChanged: true }, resources: {}, logging: {} },
-    instructions: 'toolhost runs sandboxed tools under policy. Errors carry a stable code in their first line and in _meta["toolhost/error"].',
-  });
+  const server = new Server(options.serverInfo, { capabilities: structuredClone(SERVER_CAPABILITIES), instructions: SERVER_INSTRUCTIONS });
 
   // Lifecycle log messages go only to a client that asked for them (SPEC section 6).
   // The SDK's own setLevel handler would leave "never asked" and "asked for

@@ -6,6 +6,8 @@ import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
 import type { Logger } from '../log.js';
 import { checkLine, refuseOversized, type MalformedResponse } from './boundary.js';
 import { LineReader } from './line-reader.js';
+import type { EarlyInitialize } from './early-initialize.js';
+import type { HeldInput } from './stdio-early.js';
 
 /**
  * The one writer of protocol lines. The lines written while one callback of the
@@ -110,7 +112,8 @@ class Batch {
 const MAX_LOGGED_METHOD_CHARS = 200;
 
 interface StdioTransportOptions {
-  readonly input: Readable;
+  /** stdin itself, or serve's early front, which read it while the host was built (stdio-early.ts). */
+  readonly input: Readable | HeldInput;
   readonly output: ProtocolOutput;
   readonly maxMessageBytes: number;
   readonly logger: Logger;
@@ -132,14 +135,13 @@ export class BoundaryStdioTransport implements Transport {
   private readonly reader: LineReader;
   private started = false;
   private closed = false;
+  /** An `initialize` the early front answered: the SDK answers it again when it is handed on, and that answer is not sent. */
+  private answered: EarlyInitialize | undefined;
 
   constructor(private readonly options: StdioTransportOptions) {
     this.reader = new LineReader(options.maxMessageBytes, {
       line: (bytes) => this.handleLine(bytes),
-      oversized: (prefix) => {
-        const check = refuseOversized(prefix, options.maxMessageBytes);
-        if (!check.ok) this.answerMalformed(check.response);
-      },
+      oversized: (prefix) => this.handleOversized(prefix),
     });
   }
 
@@ -147,6 +149,20 @@ export class BoundaryStdioTransport implements Transport {
     if (this.started) throw new Error('BoundaryStdioTransport already started');
     this.started = true;
     const { input } = this.options;
+    if (isHeldInput(input)) {
+      this.answered = input.answeredInitialize;
+      // After this turn: the caller (serveToolhost) installs the fast path in front of onmessage first.
+      setImmediate(() => {
+        if (this.closed) return;
+        input.release({
+          line: (bytes) => this.handleLine(bytes),
+          oversized: (prefix) => this.handleOversized(prefix),
+          end: () => this.onEnd(),
+          error: (error) => this.onInputError(error),
+        });
+      });
+      return;
+    }
     input.on('data', this.onData);
     input.on('end', this.onEnd);
     input.on('error', this.onInputError);
@@ -156,6 +172,7 @@ export class BoundaryStdioTransport implements Transport {
   /** The output's own promise, not an async wrapper around it: one promise and its ticks fewer per message. */
   send(message: JSONRPCMessage): Promise<void> {
     if (this.closed) return Promise.reject(new Error('the transport is closed'));
+    if (this.answered !== undefined && isAnswerTo(message, this.answered.id)) return this.dropSecondAnswer(message);
     return this.options.output.writeMessage(message);
   }
 
@@ -163,11 +180,33 @@ export class BoundaryStdioTransport implements Transport {
     if (this.closed) return;
     this.closed = true;
     const { input } = this.options;
-    input.off('data', this.onData);
-    input.off('end', this.onEnd);
-    input.off('error', this.onInputError);
-    input.pause();
+    if (isHeldInput(input)) {
+      input.stop();
+    } else {
+      input.off('data', this.onData);
+      input.off('end', this.onEnd);
+      input.off('error', this.onInputError);
+      input.pause();
+    }
     this.onclose?.();
+  }
+
+  /**
+   * The SDK's answer to the `initialize` the early front answered already: the client has
+   * its answer, so this one is not sent. The two must agree (a test holds them so); a
+   * difference is a defect, logged.
+   */
+  private dropSecondAnswer(message: JSONRPCMessage): Promise<void> {
+    const early = this.answered!;
+    this.answered = undefined;
+    const sdkResult = 'result' in message ? message.result : undefined;
+    if (JSON.stringify(sdkResult) !== JSON.stringify(early.response.result)) {
+      this.options.logger.error(
+        { id: early.id, early: early.response.result, sdk: 'error' in message ? message.error : sdkResult },
+        'the early initialize answer differs from the SDK answer',
+      );
+    }
+    return Promise.resolve();
   }
 
   private readonly onData = (chunk: Buffer | string): void => {
@@ -183,6 +222,11 @@ export class BoundaryStdioTransport implements Transport {
   private readonly onInputError = (error: Error): void => {
     this.onerror?.(error);
   };
+
+  private handleOversized(prefix: Uint8Array): void {
+    const check = refuseOversized(prefix, this.options.maxMessageBytes);
+    if (!check.ok) this.answerMalformed(check.response);
+  }
 
   private handleLine(bytes: Uint8Array): void {
     if (this.closed) return;
@@ -211,4 +255,13 @@ export class BoundaryStdioTransport implements Transport {
       this.onerror?.(error instanceof Error ? error : new Error(String(error)));
     });
   }
+}
+
+function isHeldInput(input: Readable | HeldInput): input is HeldInput {
+  return 'release' in input;
+}
+
+/** A response (not a request of ours) addressed to `id`. */
+function isAnswerTo(message: JSONRPCMessage, id: string | number): boolean {
+  return !('method' in message) && 'id' in message && message.id === id;
 }
