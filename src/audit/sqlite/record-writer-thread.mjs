@@ -14,8 +14,8 @@ const { file, busyTimeoutMs, inserts } = workerData;
 const db = new Database(file, { timeout: busyTimeoutMs, fileMustExist: true });
 db.pragma('synchronous = NORMAL');
 db.pragma('foreign_keys = ON');
-// After the checkpoint, the first commit cuts the WAL file back to what it holds, so its size tells the host when the next is due.
-db.pragma('journal_size_limit = 0');
+// As the host's connection (sqlite-store.ts): the WAL file keeps its size when the WAL starts over.
+db.pragma(`journal_size_limit = ${workerData.walFileKeptBytes}`);
 
 // A batch goes in as a few multi-row INSERTs (up to 64 rows each) rather than
 // one statement per row: each statement run has a fixed cost (the call into

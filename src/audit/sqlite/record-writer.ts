@@ -39,11 +39,14 @@ export class RecordWriter {
   #closed = false;
   #committed = 0;
 
-  /** Starts the thread on the journal `file` (already created and migrated by the host's connection); `inserts` per table. */
-  constructor(file: string, inserts: readonly MultiRowInsert[], logger: Logger) {
+  /**
+   * Starts the thread on the journal `file` (already created and migrated by the host's connection); `inserts` per table;
+   * `walFileKeptBytes` its connection's journal_size_limit, as the host's.
+   */
+  constructor(file: string, inserts: readonly MultiRowInsert[], walFileKeptBytes: number, logger: Logger) {
     this.#logger = logger;
     this.#thread = new Worker(THREAD_URL, {
-      workerData: { file, busyTimeoutMs: BUSY_TIMEOUT_MS, inserts },
+      workerData: { file, busyTimeoutMs: BUSY_TIMEOUT_MS, inserts, walFileKeptBytes },
       // Rows are small and a batch is at most RECORD_BATCH_MAX_RECORDS of them.
       resourceLimits: { maxOldGenerationSizeMb: 64 },
     });

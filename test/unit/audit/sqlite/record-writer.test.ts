@@ -159,28 +159,31 @@ describe('read-only batches on the writer thread', () => {
     for (const start of [...few, ...more]) expect(await store.get(start.id)).toMatchObject({ status: 'completed', hostId: store.hostId });
   });
 
-  it('once the WAL is due for a checkpoint, the thread commits the next batch and checkpoints: the WAL starts over', async () => {
-    const store = open({ writeBatchesOffThread: true, checkpointWalBytes: 64 * 1024 });
+  it('once the WAL is due for a checkpoint, the thread commits the next batch and checkpoints: the WAL starts over in a file kept at its size', async () => {
+    const store = open({ writeBatchesOffThread: true, checkpointWalFrames: 40 });
     const wal = () => statSync(`${store.sync.file}-wal`).size;
     const starts: ReturnType<typeof readOnly>[] = [];
-    while (wal() < 64 * 1024) {
+    while (store.pendingWalFrames()! < 40) {
       const start = readOnly();
       starts.push(start);
       void store.recordSoon(start, callFinish());
       await store.flush();
     }
     expect(store.recordWriter!.committedBatches).toBe(0);
-    const grown = wal();
     const due = readOnly();
     void store.recordSoon(due, callFinish());
     await store.flush();
     expect(store.recordWriter!.committedBatches).toBe(1);
-    // Checkpointed: the next commit writes the WAL from its start and cuts the file back to it.
+    expect(store.pendingWalFrames()).toBe(0);
+    const grown = wal();
+    // Checkpointed: the next commit writes the WAL from its start, over the blocks the file has (neither grown nor cut).
     const next = readOnly();
     void store.recordSoon(next, callFinish());
     await store.flush();
     expect(store.recordWriter!.committedBatches).toBe(1);
-    expect(wal()).toBeLessThan(grown);
+    expect(store.pendingWalFrames()).toBeGreaterThan(0);
+    expect(store.pendingWalFrames()).toBeLessThan(40);
+    expect(wal()).toBe(grown);
     for (const start of [...starts, due, next]) expect(await store.get(start.id)).toMatchObject({ status: 'completed' });
   });
 
