@@ -32,7 +32,7 @@ import { CALL_REV, callFact, chainedCallOfRecord, chainedCallOfValues } from '..
 import type { ChainEntry } from '../chain/chain-entry.js';
 export { entryRowValues } from '../chain/chain-entry.js';
 import type { ChainRow, JournalSnapshot } from '../chain/journal-snapshot.js';
-import { callFilterSql } from '../call-filter-sql.js';
+import { callQuerySql } from './call-query-sql.js';
 import { lostRecordReason } from '../lost-record-reason.js';
 import { currentHostIdentity, hostLiveness, type HostIdentity } from './host-liveness.js';
 import { isJournalRefusal, JournalError } from '../journal-error.js';
@@ -250,10 +250,7 @@ export class SqliteJournal {
   /** Call records, newest first. */
   query(filter: CallFilter = {}): CallRecord[] {
     this.requireOpen();
-    const { where, values } = callFilterSql(filter, SQLITE_FILTER);
-    if (filter.limit !== undefined) values.push(Math.max(0, Math.floor(filter.limit)));
-    const sql =
-      `SELECT ${CALL_COLUMNS} FROM calls` + (where !== '' ? ` WHERE ${where}` : '') + ` ORDER BY started_at DESC, seq DESC${filter.limit === undefined ? '' : ' LIMIT ?'}`;
+    const { sql, values } = callQuerySql(filter);
     return (this.db.prepare(sql).all(values) as CallRow[]).map(toCallRecord);
   }
 
@@ -458,8 +455,6 @@ export const INSERT_ENTRIES: MultiRowInsert = {
 };
 
 const INSERT_ENTRY_SQL = INSERT_ENTRIES.head + INSERT_ENTRIES.row;
-
-const SQLITE_FILTER = { placeholder: () => '?', contains: (column: string, placeholder: string) => `instr(${column}, ${placeholder}) > 0` };
 
 function prepareStatements(db: Database.Database) {
   const insertCall = db.prepare(INSERT_CALL_SQL);

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 // is in ../journal.test.ts.
 import { JournalError } from '../../../../src/audit/journal-error.js';
 import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from '../../../../src/audit/sqlite/migrations.js';
+import { callQuerySql } from '../../../../src/audit/sqlite/call-query-sql.js';
 import { SqliteJournal as Journal } from '../../../../src/audit/sqlite/sqlite-journal.js';
 import { journalPathOf } from '../../../../src/audit/state-dir.js';
 import { callFinish, callStart, makeTempParent } from '../../../helpers/journal-fixtures.js';
@@ -120,6 +121,60 @@ describe('Journal.open', () => {
     first.record(start, callFinish());
     first.close();
     expect(openJournal().get(start.id)?.status).toBe('completed');
+  });
+});
+
+describe('the status and decision indexes', () => {
+  // Each index a record enters is one more page its commit writes: the usual status and decision enter none.
+  it('hold only the unusual values, and a search for one of those uses its index', () => {
+    const journal = openJournal();
+    const usual = Array.from({ length: 6 }, () => callStart({ sideEffect: 'read_only' }));
+    for (const start of usual) journal.record(start, callFinish());
+    const failed = callStart({ sideEffect: 'read_only' });
+    journal.record(failed, callFinish({ status: 'failed', errorCode: 'tool_error' }));
+    const denied = callStart({ decision: 'deny' });
+    journal.record(denied, callFinish({ status: 'denied', errorCode: 'policy_denied' }));
+    const db = journal.database;
+    const entries = (index: string) => db.prepare(`SELECT sum(ncell) FROM dbstat WHERE name = ? AND pagetype = 'leaf'`).pluck().get(index);
+    expect(entries('calls_by_status')).toBe(2);
+    expect(entries('calls_by_decision')).toBe(1);
+    expect(entries('calls_by_time')).toBe(8);
+    const plan = (filter: Parameters<typeof callQuerySql>[0]) => {
+      const { sql, values } = callQuerySql(filter);
+      return (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(values) as { detail: string }[]).map((row) => row.detail).join('; ');
+    };
+    expect(plan({ status: 'failed' })).toContain('USING INDEX calls_by_status (status=?)');
+    expect(plan({ decision: 'deny', since: 0 })).toContain('USING INDEX calls_by_decision (decision=? AND started_at>?)');
+    // The usual value is most of the table: it is read by time.
+    expect(plan({ status: 'completed' })).toContain('USING INDEX calls_by_time');
+    expect(journal.query({ status: 'failed' }).map((record) => record.id)).toEqual([failed.id]);
+    expect(journal.query({ decision: 'deny' }).map((record) => record.id)).toEqual([denied.id]);
+    expect(
+      journal
+        .query({ status: 'completed' })
+        .map((record) => record.id)
+        .sort(),
+    ).toEqual(usual.map((start) => start.id).sort());
+    expect(journal.query({ decision: 'allow' })).toHaveLength(7);
+  });
+
+  it('a version-7 journal keeps its records and finds them by status and decision after the migration', () => {
+    mkdirSync(temp.stateDir, { recursive: true, mode: 0o700 });
+    const db = new Database(journalPathOf(temp.stateDir));
+    for (const migration of MIGRATIONS.slice(0, 7)) db.exec(migration);
+    db.pragma(`application_id = ${APPLICATION_ID}`);
+    db.pragma('user_version = 7');
+    db.prepare(`INSERT INTO hosts (id, pid, machine, started_at, ended_at, end_reason) VALUES ('old', 1, 'm', 1, 2, 'closed')`).run();
+    const insert = db.prepare(`INSERT INTO calls (id, host_id, session_id, tool, args_hash, decision, status, started_at) VALUES (?, 'old', 's', 't', 'h', ?, ?, ?)`);
+    insert.run('ok', 'allow', 'completed', 1);
+    insert.run('refused', 'deny', 'denied', 2);
+    db.close();
+    const journal = openJournal();
+    expect(journal.query({ status: 'denied' }).map((record) => record.id)).toEqual(['refused']);
+    expect(journal.query({ decision: 'deny' }).map((record) => record.id)).toEqual(['refused']);
+    expect(journal.query({ status: 'completed' }).map((record) => record.id)).toEqual(['ok']);
+    const entries = journal.database.prepare(`SELECT sum(ncell) FROM dbstat WHERE name = 'calls_by_status' AND pagetype = 'leaf'`).pluck().get();
+    expect(entries).toBe(1);
   });
 });
 
