@@ -67,24 +67,30 @@ function startEarlyFront(argv: readonly string[]): EarlyStdio | undefined {
 /**
  * True when this run serves stdio whatever its full parse finds: no --help, no --http
  * (nor --console, which needs it), and either --stdio or no toolhost.yaml that could
- * name an http: section. The file is only searched for the word, not parsed: any
- * `http:` in it (a key, a URL in a comment) leaves the decision to the full parse.
+ * name an http: section. The file is only searched, not parsed: any `http:` outside a
+ * comment (a key, a URL) leaves the decision to the full parse. Comments are skipped
+ * because `toolhost init` writes an `http:` section commented out.
  */
-function isStdioCertain(argv: readonly string[]): boolean {
+export function isStdioCertain(argv: readonly string[], cwd = process.cwd()): boolean {
   for (const arg of argv) {
     if (arg === '--help' || arg === '-h' || arg === '--http' || arg.startsWith('--http=') || arg === '--console') return false;
   }
   if (argv.includes('--stdio')) return true;
   const named = flagValue(argv, '--config');
-  const file = named !== undefined ? resolve(named) : findToolhostFile(process.cwd());
+  const file = named !== undefined ? resolve(cwd, named) : findToolhostFile(cwd);
   if (file === undefined) return true;
   try {
     if (statSync(file).size > MAX_CONFIG_BYTES) return false;
-    return !/http["']?\s*:/.test(readFileSync(file, 'utf8'));
+    return !readFileSync(file, 'utf8')
+      .split('\n')
+      .some((line) => /http["']?\s*:/.test(line.replace(YAML_COMMENT, '')));
   } catch {
     return false;
   }
 }
+
+/** A YAML comment: from a `#` that starts the line or follows a space. */
+const YAML_COMMENT = /(^|\s)#.*$/;
 
 /** The value of `--name VALUE` or `--name=VALUE` (the last one given), or undefined. */
 function flagValue(argv: readonly string[], name: string): string | undefined {
