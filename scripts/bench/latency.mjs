@@ -14,8 +14,8 @@
 // with a pid namespace around cat. A call's time over its floor is its p50
 // minus the peer's p50 minus the floor's p50, per round, median of the rounds.
 import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { connectLine } from './line-client.mjs';
@@ -25,7 +25,7 @@ const ECHO = { text: 'hello' };
 const MODES = ['isolate', 'worker', 'process', 'persistent', 'namespace'];
 const FLOOR_OF = { isolate: 'freshContext', worker: 'threadHop', persistent: 'pipeRoundTrip', process: 'rawSpawn', namespace: 'rawBwrap' };
 const FLOOR_LABEL = {
-  freshContext: 'isolated-vm createContext()+release()',
+  freshContext: 'isolated-vm createContext()+release() with the isolate process flags',
   threadHop: 'worker thread message round trip',
   pipeRoundTrip: 'line through a child (cat) and back',
   rawSpawn: 'raw spawn(cat)',
@@ -219,7 +219,9 @@ function printLatency(result, { log, WARMUP, ROUNDS, perRound, cores }) {
 
 /** The floors as timed targets; close() ends what they keep (the worker thread, the cat child, the isolate). */
 async function startFloors() {
-  const isolate = new (createRequire(import.meta.url)('isolated-vm').Isolate)({ memoryLimit: 64 });
+  const { ISOLATE_PROCESS_NODE_FLAGS } = await import('../../dist/src/runner/isolate/isolate-sandbox.js');
+  const contexts = spawn(process.execPath, [...ISOLATE_PROCESS_NODE_FLAGS, join(ROOT, 'scripts/bench/fresh-context-floor.mjs')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const contextLines = connectLines(contexts.stdout);
   const worker = new Worker('const { parentPort } = require("node:worker_threads"); parentPort.on("message", (m) => parentPort.postMessage(m));', { eval: true });
   const cat = spawn('cat', [], { stdio: ['pipe', 'pipe', 'ignore'] });
   cat.stdout.setEncoding('utf8');
@@ -234,7 +236,13 @@ async function startFloors() {
     return times;
   };
   const targets = [
-    { key: 'freshContext', time: timesOf(async () => (await isolate.createContext()).release()) },
+    {
+      key: 'freshContext',
+      time: async (count, warmup) => {
+        contexts.stdin.write(`${JSON.stringify({ count, warmup })}\n`);
+        return JSON.parse(await contextLines.next());
+      },
+    },
     {
       key: 'threadHop',
       time: timesOf(
@@ -261,9 +269,21 @@ async function startFloors() {
   return {
     targets,
     async close() {
-      isolate.dispose();
+      contexts.stdin.end();
       cat.stdin.end();
       await worker.terminate();
+    },
+  };
+}
+
+/** The lines of a stream, one per next() call, in order. */
+function connectLines(stream) {
+  const lines = createInterface({ input: stream })[Symbol.asyncIterator]();
+  return {
+    async next() {
+      const { value, done } = await lines.next();
+      if (done) throw new Error('the fresh-context floor process ended');
+      return value;
     },
   };
 }

@@ -52,7 +52,7 @@ const ISOLATE_PROCESS_MAX_TASKS = 96;
  * harden script would delete (about a tenth of a context's cost), and the process's own Node
  * context has none either (its HTTP parser is native; nothing there compiles WebAssembly).
  */
-const ISOLATE_PROCESS_NODE_FLAGS = ['--no-node-snapshot', '--max-semi-space-size=2', '--max-old-space-size=256', '--no-expose-wasm', '--no-validate-asm'] as const;
+export const ISOLATE_PROCESS_NODE_FLAGS = ['--no-node-snapshot', '--max-semi-space-size=2', '--max-old-space-size=256', '--no-expose-wasm', '--no-validate-asm'] as const;
 /** The environment variable naming the tool inside: a marker for diagnostics and tests. */
 export const ISOLATE_TOOL_ENV = 'TOOLHOST_ISOLATE_TOOL';
 
