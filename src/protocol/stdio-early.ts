@@ -8,7 +8,8 @@
 // held lines have a byte cap: a request past it is answered at once with
 // `internal` (reason queue_full), a notification past it is dropped. When the
 // host fails to start, every held request, and any request that arrives until
-// the process exits, is answered with an error that says so (fail()).
+// the process exits, is answered with an error that says so (fail()). While the
+// answers it writes wait for a client that does not read, stdin waits too.
 // A leaf of the start-up path: no SDK, no parser beyond json-scan, no logger
 // (what it has to say is kept, bounded, until attachLogger).
 import { writeSync } from 'node:fs';
@@ -105,6 +106,7 @@ export class EarlyStdio implements HeldInput {
   #stream: Writable | undefined;
   #unwritten: (string | Uint8Array)[] = [];
   #lastWrite: Promise<void> = Promise.resolve();
+  #isWaitingForDrain = false;
   #notes: { level: 'info' | 'warn'; fields: Record<string, unknown>; message: string }[] = [];
   #notesDropped = 0;
   #logger: NoteLogger | undefined;
@@ -307,8 +309,23 @@ export class EarlyStdio implements HeldInput {
 
   #writeNow(stream: Writable, line: string | Uint8Array): void {
     const previous = this.#lastWrite;
-    const written = new Promise<void>((resolve) => stream.write(line, () => resolve()));
+    let isBelowMark = true;
+    const written = new Promise<void>((resolve) => (isBelowMark = stream.write(line, () => resolve())));
     this.#lastWrite = previous.then(() => written);
+    if (!isBelowMark && !this.#isWaitingForDrain) this.#waitForDrain(stream);
+  }
+
+  /**
+   * A client that sends and does not read would grow the answers it is given (queue_full,
+   * the failure) without bound: stdin is read no further until they are written.
+   */
+  #waitForDrain(stream: Writable): void {
+    this.#isWaitingForDrain = true;
+    this.#options.input.pause();
+    stream.once('drain', () => {
+      this.#isWaitingForDrain = false;
+      if (this.#state !== 'stopped') this.#options.input.resume();
+    });
   }
 
   #note(level: 'info' | 'warn', fields: Record<string, unknown>, message: string): void {

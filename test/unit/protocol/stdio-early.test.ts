@@ -208,6 +208,38 @@ describe('held messages', () => {
     expect(served.length + refusedBeforeHost.length).toBe(ids.length);
   });
 
+  it('a client that floods and does not read: stdin is read no further while the answers it is given wait to be written', async () => {
+    const pair = createStreamPair();
+    const early = new EarlyStdio({
+      input: pair.serverInput,
+      takeChannel: async () => ({ output: pair.serverOutput, fd1: 'stderr' }),
+      serverInfo: SERVER_INFO,
+      maxMessageBytes: 1024,
+      maxHeldBytes: 1024,
+    });
+    cleanups.push(async () => early.stop());
+    await early.channel;
+    // As a pipe hands them: chunks of 30 lines.
+    const lines = Array.from({ length: 3000 }, (_, i) => `${JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/list' })}\n`);
+    for (let i = 0; i < lines.length; i += 30) pair.serverInput.write(lines.slice(i, i + 30).join(''));
+    // Nobody reads serverOutput: the refusals fill its buffers, then the front stops reading.
+    await until(() => pair.serverInput.readableFlowing === false && pair.serverInput.readableLength > 0, 'the front to stop reading');
+    const bufferedBytes = pair.serverOutput.readableLength + pair.serverOutput.writableLength;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(pair.serverOutput.readableLength + pair.serverOutput.writableLength).toBe(bufferedBytes);
+    // Once the client reads, the rest is read and answered: every request but the few held, once.
+    let text = '';
+    pair.serverOutput.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+    await until(() => pair.serverInput.readableLength === 0 && pair.serverOutput.readableLength === 0, 'the rest to be read');
+    const ids = text
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => (JSON.parse(line) as Message).id);
+    expect(bufferedBytes).toBeLessThan(text.length / 2);
+    expect(ids.length).toBeGreaterThan(2990);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
   it('a host that never comes: held requests and later ones get the failure; notifications nothing', async () => {
     const { early, lines, write } = startEarly();
     write(initialize(1));
