@@ -23,10 +23,11 @@ export async function benchJournalChain({ N, scratch, host, log }) {
   const { callFact, chainedCallOfValues, CALL_REV } = await import('../../dist/src/audit/chain/chain-records.js');
   const { callRowValues } = await import('../../dist/src/audit/call-row.js');
   const { INSERT_CALL_SQL } = await import('../../dist/src/audit/sqlite/sqlite-journal.js');
+  // The host's own call ids (36-character UUIDv7): rows, id index entries and chained records as long as the host's.
+  const { newCallId } = await import('../../dist/src/supervisor/call-id.js');
 
-  let n = 0;
   const start = () => ({
-    id: `bench-${n++}`,
+    id: newCallId(),
     sessionId: 'bench',
     principal: null,
     tool: 'echo_worker',
