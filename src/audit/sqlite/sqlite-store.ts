@@ -244,14 +244,7 @@ export class SqliteStore implements Journal {
     this.#closing ??= this.#batch
       .flush()
       .then(() => this.#writer?.close())
-      .finally(() => {
-        try {
-          this.sync.close();
-        } finally {
-          // After the connections: closing it earlier would drop their locks on the file (wal-index.ts).
-          this.#walIndex?.close();
-        }
-      });
+      .finally(() => this.sync.close());
     return this.#closing;
   }
 

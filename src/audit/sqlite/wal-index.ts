@@ -7,10 +7,15 @@
 // instead of extending it (cutting the file back at each restart made the
 // file system free and allocate its blocks again on every commit).
 //
-// The descriptor stays open until the journal's connections are closed: POSIX
-// locks belong to the process, and closing any descriptor of the file drops
-// the locks SQLite's own connections hold on it.
-import { closeSync, openSync, readSync, constants } from 'node:fs';
+// The descriptor is never closed: POSIX locks belong to the process, and
+// closing any descriptor of the file drops the locks every SQLite connection
+// of this process holds on it, not only this store's (`serve` has a second,
+// the console's reader, which may outlive the host's store). So there is one
+// descriptor per wal-index file, shared, for as long as the file lives: the
+// last connection to close a WAL database (in any process) deletes it, and the
+// descriptor of a deleted one, which nothing else holds, is closed when a
+// store opens the file SQLite made in its place.
+import { closeSync, fstatSync, openSync, readSync, statSync, constants } from 'node:fs';
 import { endianness } from 'node:os';
 
 /** The wal-index header's version (WALINDEX_MAX_VERSION); another layout is not read. */
@@ -22,18 +27,30 @@ const MX_FRAME_AT = 16;
 /** nBackfill: frames already copied back into the database (WalCkptInfo, after both header copies). */
 const BACKFILL_AT = 96;
 
+/** The descriptors opened so far, by `-shm` path (see the header: never closed). */
+const descriptors = new Map<string, number>();
+
 export class WalIndex {
-  #fd: number | undefined;
+  readonly #fd: number | undefined;
   readonly #buffer = Buffer.alloc(HEAD_BYTES);
   readonly #read32: (offset: number) => number;
 
-  /** Opens `<database>-shm` for reading; a database whose wal-index cannot be opened reads as undefined. */
+  /** Opens `<database>-shm` for reading (once per process); a database whose wal-index cannot be opened reads as undefined. */
   constructor(databaseFile: string) {
-    let fd: number | undefined;
-    try {
-      fd = openSync(`${databaseFile}-shm`, constants.O_RDONLY | constants.O_NOFOLLOW);
-    } catch {
+    const path = `${databaseFile}-shm`;
+    let fd = descriptors.get(path);
+    if (fd !== undefined && fstatSync(fd).ino !== statSync(path, { throwIfNoEntry: false })?.ino) {
+      closeSync(fd);
+      descriptors.delete(path);
       fd = undefined;
+    }
+    if (fd === undefined) {
+      try {
+        fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+        descriptors.set(path, fd);
+      } catch {
+        fd = undefined;
+      }
     }
     this.#fd = fd;
     const buffer = this.#buffer;
@@ -56,11 +73,5 @@ export class WalIndex {
     }
     if (this.#read32(0) !== WAL_INDEX_VERSION) return undefined;
     return Math.max(0, this.#read32(MX_FRAME_AT) - this.#read32(BACKFILL_AT));
-  }
-
-  /** Closes the descriptor; only once every connection to the database is closed (see the header). */
-  close(): void {
-    if (this.#fd !== undefined) closeSync(this.#fd);
-    this.#fd = undefined;
   }
 }

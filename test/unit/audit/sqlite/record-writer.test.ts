@@ -187,6 +187,20 @@ describe('read-only batches on the writer thread', () => {
     for (const start of [...starts, due, next]) expect(await store.get(start.id)).toMatchObject({ status: 'completed' });
   });
 
+  it('a store opened again in the same process reads the WAL its new connection writes', async () => {
+    const first = open({ writeBatchesOffThread: true });
+    void first.recordSoon(readOnly(), callFinish());
+    await first.flush();
+    expect(first.pendingWalFrames()).toBeGreaterThan(0);
+    // The last connection to close deletes the wal-index; the next open makes a new one.
+    await first.close();
+    const again = open({ writeBatchesOffThread: true });
+    const before = again.pendingWalFrames()!;
+    void again.recordSoon(readOnly(), callFinish());
+    await again.flush();
+    expect(again.pendingWalFrames()).toBeGreaterThan(before);
+  });
+
   it('without the option the host connection writes them (no thread)', async () => {
     const store = open();
     expect(store.recordWriter).toBeUndefined();
