@@ -25,7 +25,7 @@ export interface EarlyInitialize {
   readonly response: { readonly jsonrpc: '2.0'; readonly id: string | number; readonly result: InitializeResult };
 }
 
-export interface InitializeResult {
+interface InitializeResult {
   readonly protocolVersion: string;
   readonly capabilities: typeof SERVER_CAPABILITIES;
   readonly serverInfo: ServerIdentity;

@@ -4,7 +4,7 @@
 import { isRequestId } from './request-id.js';
 
 /** An id to answer with; null when none could be recovered. */
-export type LineId = string | number | null;
+type LineId = string | number | null;
 
 /** A raw JSON id value, parsed: the id, or null when it is not a usable one (it may throw on text that is not JSON). */
 export function parseIdText(raw: string): LineId {

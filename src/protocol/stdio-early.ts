@@ -25,7 +25,7 @@ import { recoverIdFromPrefix } from './line-id.js';
 import { isRequestId } from './request-id.js';
 
 /** Where the lines go once the transport takes over. */
-export interface HeldLineSink extends LineSink {
+interface HeldLineSink extends LineSink {
   /** The input reached end-of-file (after its last line). */
   end(): void;
   error(error: Error): void;

@@ -35,6 +35,8 @@ const IMMUTABLE_CONSTANTS: ReadonlyMap<string, string> = new Map([
   ['protocol/boundary.ts:LOSSY_UTF8', 'TextDecoder used only without { stream: true }'],
   ['supervisor/result/parse.ts:UTF8', 'TextDecoder used only without { stream: true }'],
   ['supervisor/upstream-resource.ts:STRICT_UTF8', 'TextDecoder used only without { stream: true }'],
+  ['protocol/early-initialize.ts:STRICT_UTF8', 'TextDecoder used only without { stream: true }'],
+  ['protocol/stdio-early.ts:LOSSY_UTF8', 'TextDecoder used only without { stream: true }'],
   ['terminal/table.ts:SEGMENTER', 'Intl.Segmenter keeps nothing between segment() calls'],
   ['audit/journal-error.ts:REFUSALS', 'Set of refusal codes, never added to'],
   ['cli/fuzz.ts:REACHED_TOOL', 'Set of codes, never added to'],
@@ -43,6 +45,9 @@ const IMMUTABLE_CONSTANTS: ReadonlyMap<string, string> = new Map([
   ['protocol/call-fast-path.ts:TOOLS_CALL_KEYS', 'Set of JSON-RPC key names, never added to'],
   ['protocol/call-fast-path.ts:PARAMS_KEYS', 'Set of key names, never added to'],
   ['protocol/call-fast-path.ts:RESULT_KEYS', 'Set of key names, never added to'],
+  ['protocol/early-initialize.ts:REQUEST_KEYS', 'ReadonlySet of JSON-RPC key names'],
+  ['protocol/early-initialize.ts:PARAMS_KEYS', 'ReadonlySet of initialize param names'],
+  ['protocol/early-initialize.ts:CLIENT_INFO_KEYS', 'ReadonlySet of clientInfo key names'],
   ['supervisor/redact-error.ts:SECRETS_ONLY_KEYS', 'Set of detail keys, never added to'],
   ['supervisor/result/envelope-parts.ts:IMAGE_TYPES', 'Set of MIME types, never added to'],
   ['supervisor/result/envelope-parts.ts:AUDIO_TYPES', 'Set of MIME types, never added to'],
@@ -89,6 +94,7 @@ const SHARED_STATE: ReadonlyMap<string, string> = new Map([
   ['supervisor/call-id.ts:poolAt', 'the read position in a block of random bytes for call ids'],
   ['diagnostics/event-loop.ts:sandboxStartWork', 'a histogram the bench asks for; undefined otherwise'],
   ['diagnostics/stage-times.ts:byTool', 'histograms the bench asks for; undefined otherwise'],
+  ['audit/sqlite/wal-index.ts:descriptors', 'one -shm descriptor per file and process: closing any descriptor of a file drops every POSIX lock the process holds on it'],
 ]);
 
 interface Finding {

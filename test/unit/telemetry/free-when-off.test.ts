@@ -22,7 +22,7 @@ describe('telemetry off loads no OpenTelemetry code', () => {
 
   it('nothing imports otel.ts statically; serve reaches it by a dynamic import', () => {
     expect(SOURCES.filter((source) => staticImports(source).some((specifier) => specifier.endsWith('/otel.js'))).map(({ file }) => file)).toEqual([]);
-    const serve = SOURCES.find(({ file }) => file === 'src/cli/serve.ts')!;
+    const serve = SOURCES.find(({ file }) => file === 'src/cli/serve-host.ts')!;
     expect(serve.text).toContain("await import('../telemetry/otel.js')");
   });
 });
