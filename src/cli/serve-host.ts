@@ -8,7 +8,7 @@ import { startEventLoopStats } from '../diagnostics/event-loop.js';
 import { startStageStats } from '../diagnostics/stage-times.js';
 import { createHost } from '../host.js';
 import { createLogger, flushLogs, type Logger } from '../log.js';
-import { DEFAULT_MAX_MESSAGE_BYTES } from '../protocol/message-limits.js';
+import { DEFAULT_MAX_MESSAGE_BYTES, maxMessageBytesOf } from '../protocol/message-limits.js';
 import type { EarlyStdio } from '../protocol/stdio-early.js';
 import { CUSTOM_METHODS } from '../protocol/custom-methods.js';
 import { serverHandleOf, serveToolhost, ToolhostServing, type ToolhostServer, type ToolhostServerOptions } from '../protocol/server.js';
@@ -28,7 +28,6 @@ import { HostReloader } from './serve-reload.js';
 import { buildAuthenticator, HTTP_FLAGS, HTTP_FLAGS_HELP, httpSettingsFrom, type HttpSettings } from './serve-http.js';
 import { watchConfig, type ConfigWatch } from './serve-watch.js';
 import { packageVersion } from './package-version.js';
-import { maxMessageBytesOf } from './serve.js';
 
 const HELP = `Usage: toolhost serve [host flags] [--journal URL] [--max-message-bytes N] [--no-watch] [--otel] [--http HOST:PORT --auth-…]
 

@@ -11,12 +11,13 @@
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { errorData } from '../errors.js';
-import { DEFAULT_MAX_MESSAGE_BYTES } from '../protocol/message-limits.js';
+import { maxMessageBytesOf } from '../protocol/message-limits.js';
 import { takeProtocolChannel } from '../protocol/protocol-fd.js';
 import { EarlyStdio, type EarlyError } from '../protocol/stdio-early.js';
 import { findToolhostFile, MAX_CONFIG_BYTES } from './config-file-find.js';
 import { packageVersion } from './package-version.js';
 import { UsageError } from './usage-error.js';
+import { JSONRPC_INTERNAL_ERROR } from '../protocol/jsonrpc-codes.js';
 
 export async function run(argv: readonly string[]): Promise<number> {
   const early = startEarlyFront(argv);
@@ -31,13 +32,6 @@ export async function run(argv: readonly string[]): Promise<number> {
   }
   if (!early.isReleased) await early.fail(notStarted(code === 0 ? 'it was stopped before it was ready' : 'its configuration does not load'));
   return code;
-}
-
-/** `--max-message-bytes`: a positive integer number of bytes, or undefined when `value` is not one. */
-export function maxMessageBytesOf(value: unknown): number | undefined {
-  if (value === undefined) return DEFAULT_MAX_MESSAGE_BYTES;
-  const bytes = typeof value === 'string' && /^\d{1,12}$/.test(value) ? Number(value) : NaN;
-  return Number.isSafeInteger(bytes) && bytes >= 1 ? bytes : undefined;
 }
 
 /** How many bytes of lines the early front holds, per byte of the largest message: two messages of the largest size. */
@@ -111,5 +105,3 @@ function notStarted(why: string): EarlyError {
     data: errorData('internal', { reason: 'host_not_started' }),
   };
 }
-
-const JSONRPC_INTERNAL_ERROR = -32603;

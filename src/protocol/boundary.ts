@@ -11,12 +11,10 @@ import { isRecord } from '../config/guards.js';
 import { ID_SCAN_BYTES, MAX_MESSAGE_DEPTH } from './message-limits.js';
 import { parseIdText, recoverIdFromPrefix } from './line-id.js';
 import { isRequestId } from './request-id.js';
+import { JSONRPC_INVALID_REQUEST, JSONRPC_PARSE_ERROR } from './jsonrpc-codes.js';
 
 export { DEFAULT_MAX_MESSAGE_BYTES, ID_SCAN_BYTES, MAX_MESSAGE_DEPTH } from './message-limits.js';
 export { recoverIdFromPrefix } from './line-id.js';
-
-const PARSE_ERROR = -32700;
-const INVALID_REQUEST = -32600;
 
 /** Why a line was refused; `data.reason` on the wire. */
 type MalformedReason =
@@ -29,7 +27,7 @@ export interface MalformedResponse {
   readonly jsonrpc: '2.0';
   readonly id: RequestId;
   readonly error: {
-    readonly code: typeof PARSE_ERROR | typeof INVALID_REQUEST;
+    readonly code: typeof JSONRPC_PARSE_ERROR | typeof JSONRPC_INVALID_REQUEST;
     readonly message: string;
     readonly data: { readonly code: 'malformed_request'; readonly reason: MalformedReason } & Record<string, unknown>;
   };
@@ -63,20 +61,20 @@ export function checkLine(bytes: Uint8Array, maxMessageBytes: number): LineCheck
   }
   const scan = scanJson(text, MAX_MESSAGE_DEPTH);
   if (!scan.ok) {
-    return refuse(PARSE_ERROR, recoverIdFromPrefix(text.slice(0, ID_SCAN_BYTES)), isUtf8 ? 'invalid_json' : 'invalid_utf8', {
+    return refuse(JSONRPC_PARSE_ERROR, recoverIdFromPrefix(text.slice(0, ID_SCAN_BYTES)), isUtf8 ? 'invalid_json' : 'invalid_utf8', {
       offset: scan.offset,
     });
   }
   if (!isUtf8 || scan.maxDepth > MAX_MESSAGE_DEPTH || scan.duplicateKey !== undefined || scan.protoKey !== undefined) {
     // The scanned id is parsed only for a refusal: an accepted line's id comes from JSON.parse.
     const id = scan.idText === undefined ? null : parseIdText(scan.idText);
-    if (!isUtf8) return refuse(INVALID_REQUEST, id, 'invalid_utf8');
-    if (scan.maxDepth > MAX_MESSAGE_DEPTH) return refuse(INVALID_REQUEST, id, 'too_deep', { maxDepth: MAX_MESSAGE_DEPTH });
-    if (scan.duplicateKey !== undefined) return refuse(INVALID_REQUEST, id, 'duplicate_key', { key: scan.duplicateKey });
+    if (!isUtf8) return refuse(JSONRPC_INVALID_REQUEST, id, 'invalid_utf8');
+    if (scan.maxDepth > MAX_MESSAGE_DEPTH) return refuse(JSONRPC_INVALID_REQUEST, id, 'too_deep', { maxDepth: MAX_MESSAGE_DEPTH });
+    if (scan.duplicateKey !== undefined) return refuse(JSONRPC_INVALID_REQUEST, id, 'duplicate_key', { key: scan.duplicateKey });
     // What runs and what is journaled must be exactly what was sent (SPEC section 5).
-    return refuse(INVALID_REQUEST, id, 'proto_key', { key: scan.protoKey });
+    return refuse(JSONRPC_INVALID_REQUEST, id, 'proto_key', { key: scan.protoKey });
   }
-  if (scan.topLevel === 'array') return refuse(INVALID_REQUEST, null, 'batch_not_supported');
+  if (scan.topLevel === 'array') return refuse(JSONRPC_INVALID_REQUEST, null, 'batch_not_supported');
   // Depth is bounded now, so JSON.parse is cheap and cannot recurse deeply.
   return checkShape(JSON.parse(text) as unknown, scan.idText);
 }
@@ -84,18 +82,18 @@ export function checkLine(bytes: Uint8Array, maxMessageBytes: number): LineCheck
 /** The answer for a line that grew past the cap; `prefix` is its first bytes, for the id. */
 export function refuseOversized(prefix: Uint8Array, maxMessageBytes: number): LineCheck {
   const id = recoverIdFromPrefix(LOSSY_UTF8.decode(prefix));
-  return refuse(INVALID_REQUEST, id, 'too_large', { maxBytes: maxMessageBytes });
+  return refuse(JSONRPC_INVALID_REQUEST, id, 'too_large', { maxBytes: maxMessageBytes });
 }
 
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const LOSSY_UTF8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
 
-const MESSAGES: Record<typeof PARSE_ERROR | typeof INVALID_REQUEST, string> = {
-  [PARSE_ERROR]: 'Parse error',
-  [INVALID_REQUEST]: 'Invalid Request',
+const MESSAGES: Record<typeof JSONRPC_PARSE_ERROR | typeof JSONRPC_INVALID_REQUEST, string> = {
+  [JSONRPC_PARSE_ERROR]: 'Parse error',
+  [JSONRPC_INVALID_REQUEST]: 'Invalid Request',
 };
 
-function refuse(code: typeof PARSE_ERROR | typeof INVALID_REQUEST, id: RequestId, reason: MalformedReason, details: Record<string, unknown> = {}): Refusal {
+function refuse(code: typeof JSONRPC_PARSE_ERROR | typeof JSONRPC_INVALID_REQUEST, id: RequestId, reason: MalformedReason, details: Record<string, unknown> = {}): Refusal {
   return {
     ok: false,
     response: { jsonrpc: '2.0', id, error: { code, message: MESSAGES[code], data: errorData('malformed_request', { reason, ...details }) } },
@@ -108,32 +106,32 @@ function refuse(code: typeof PARSE_ERROR | typeof INVALID_REQUEST, id: RequestId
  * `scannedIdText` is the raw top-level id the scan saw, parsed only when the value's own id is unusable.
  */
 function checkShape(value: unknown, scannedIdText: string | undefined): LineCheck {
-  if (!isRecord(value)) return refuse(INVALID_REQUEST, null, 'not_jsonrpc');
+  if (!isRecord(value)) return refuse(JSONRPC_INVALID_REQUEST, null, 'not_jsonrpc');
   const id = isRequestId(value['id']) ? value['id'] : null;
   // A message with an unusable id still gets an answer, addressed to null.
   const answerId = id ?? (scannedIdText === undefined ? null : parseIdText(scannedIdText));
-  if (value['jsonrpc'] !== '2.0') return refuse(INVALID_REQUEST, answerId, 'not_jsonrpc', { field: 'jsonrpc' });
-  if ('id' in value && id === null) return refuse(INVALID_REQUEST, null, 'not_jsonrpc', { field: 'id' });
+  if (value['jsonrpc'] !== '2.0') return refuse(JSONRPC_INVALID_REQUEST, answerId, 'not_jsonrpc', { field: 'jsonrpc' });
+  if ('id' in value && id === null) return refuse(JSONRPC_INVALID_REQUEST, null, 'not_jsonrpc', { field: 'id' });
   if ('method' in value) {
-    if (typeof value['method'] !== 'string') return refuse(INVALID_REQUEST, answerId, 'not_jsonrpc', { field: 'method' });
+    if (typeof value['method'] !== 'string') return refuse(JSONRPC_INVALID_REQUEST, answerId, 'not_jsonrpc', { field: 'method' });
     const params = value['params'];
-    if (params !== undefined && !isRecord(params)) return refuse(INVALID_REQUEST, answerId, 'not_jsonrpc', { field: 'params' });
+    if (params !== undefined && !isRecord(params)) return refuse(JSONRPC_INVALID_REQUEST, answerId, 'not_jsonrpc', { field: 'params' });
     if (value['method'] === 'tools/call' && params !== undefined) {
       const args = params['arguments'];
-      if (args !== undefined && !isRecord(args)) return refuse(INVALID_REQUEST, answerId, 'arguments_not_object');
+      if (args !== undefined && !isRecord(args)) return refuse(JSONRPC_INVALID_REQUEST, answerId, 'arguments_not_object');
     }
     // Past the raw checks, a message the SDK would not dispatch would be dropped unanswered.
     const refusedKey = sdkRefusal(value, id === null ? 'notification' : 'request');
     if (refusedKey === undefined) return { ok: true, message: value as JSONRPCMessage };
-    const refusal = refuse(INVALID_REQUEST, id, 'not_mcp_message', { key: refusedKey });
+    const refusal = refuse(JSONRPC_INVALID_REQUEST, id, 'not_mcp_message', { key: refusedKey });
     return id === null ? { ...refusal, notification: { method: value['method'] as string } } : refusal;
   }
   // A response to one of our requests (elicitation): exactly one of result or error.
-  if (id === null) return refuse(INVALID_REQUEST, null, 'not_jsonrpc', { field: 'id' });
+  if (id === null) return refuse(JSONRPC_INVALID_REQUEST, null, 'not_jsonrpc', { field: 'id' });
   const hasResult = 'result' in value;
   const hasError = 'error' in value;
-  if (hasResult === hasError) return refuse(INVALID_REQUEST, null, 'not_jsonrpc', { field: hasResult ? 'error' : 'result' });
+  if (hasResult === hasError) return refuse(JSONRPC_INVALID_REQUEST, null, 'not_jsonrpc', { field: hasResult ? 'error' : 'result' });
   const refusedKey = sdkRefusal(value, 'response');
-  if (refusedKey !== undefined) return refuse(INVALID_REQUEST, null, 'not_mcp_message', { key: refusedKey });
+  if (refusedKey !== undefined) return refuse(JSONRPC_INVALID_REQUEST, null, 'not_mcp_message', { key: refusedKey });
   return { ok: true, message: value as JSONRPCMessage };
 }

@@ -10,9 +10,9 @@ import { renderTools } from '../formats/render.js';
 import type { Supervisor } from '../supervisor/types.js';
 import type { RegisterMethods } from './server.js';
 import { errorData } from '../errors.js';
+import { JSONRPC_INVALID_PARAMS } from './jsonrpc-codes.js';
 
 /** JSON-RPC "invalid params": a refused emission or bad params, with data {code: 'malformed_request', reason}. */
-const JSONRPC_INVALID_PARAMS = -32602;
 
 const RENDER_METHOD = 'toolhost/render';
 const PARSE_METHOD = 'toolhost/parse';

@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { validateHostHeader, validateOriginHeader } from '@modelcontextprotocol/server';
 import { checkLine, type MalformedResponse } from './boundary.js';
 import { errorData } from '../errors.js';
+import { JSONRPC_INVALID_REQUEST } from './jsonrpc-codes.js';
 
 /** Loopback names always accepted on a loopback bind. */
 export const LOOPBACK_HOSTNAMES = ['localhost', '127.0.0.1', '[::1]'] as const;
@@ -68,7 +69,7 @@ function refuseTooLarge(res: ServerResponse, maxBytes: number): void {
   const response: MalformedResponse = {
     jsonrpc: '2.0',
     id: null,
-    error: { code: -32600, message: 'Invalid Request', data: errorData('malformed_request', { reason: 'too_large', maxBytes }) },
+    error: { code: JSONRPC_INVALID_REQUEST, message: 'Invalid Request', data: errorData('malformed_request', { reason: 'too_large', maxBytes }) },
   };
   writeJson(res, 413, response, { connection: 'close' });
 }

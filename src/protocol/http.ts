@@ -16,6 +16,7 @@ import { checkHostAndOrigin, isLoopbackHost, LOOPBACK_HOSTNAMES, readMessageBody
 import { LegacySessions, PrincipalSessions } from './http-sessions.js';
 import type { ToolhostServing } from './server.js';
 import { errorData } from '../errors.js';
+import { JSONRPC_INTERNAL_ERROR } from './jsonrpc-codes.js';
 
 const MCP_PATH = '/mcp';
 
@@ -140,7 +141,7 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServer> 
   const server: NodeHttpServer = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
       logger.error({ err: error instanceof Error ? error.message : String(error) }, 'http request failed');
-      if (!res.headersSent) writeJsonRpcError(res, 500, -32603, 'Internal error.', errorData('internal'));
+      if (!res.headersSent) writeJsonRpcError(res, 500, JSONRPC_INTERNAL_ERROR, 'Internal error.', errorData('internal'));
       else res.destroy();
     });
   });

@@ -7,3 +7,10 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 export const MAX_MESSAGE_DEPTH = 64;
 /** How many leading bytes of an unparseable or oversized line are searched for its id. */
 export const ID_SCAN_BYTES = 64 * 1024;
+
+/** `--max-message-bytes`: a positive integer number of bytes (the default when absent), or undefined when `value` is not one. */
+export function maxMessageBytesOf(value: unknown): number | undefined {
+  if (value === undefined) return DEFAULT_MAX_MESSAGE_BYTES;
+  const bytes = typeof value === 'string' && /^\d{1,12}$/.test(value) ? Number(value) : NaN;
+  return Number.isSafeInteger(bytes) && bytes >= 1 ? bytes : undefined;
+}

@@ -5,6 +5,7 @@ import { inputRequired, ProtocolError, type CallToolResult, type InputRequiredRe
 import { ERRORS, errorData, isInternalResult, type ErrorInfo, type HostError } from '../errors.js';
 import type { SessionPolicy } from '../policy/types.js';
 import type { CallOutcome } from '../supervisor/types.js';
+import { JSONRPC_INTERNAL_ERROR, JSONRPC_INVALID_PARAMS, JSONRPC_INVALID_REQUEST } from './jsonrpc-codes.js';
 
 /** `_meta` key of an error result: `{code, ...details}`. */
 export const ERROR_META_KEY = 'toolhost/error';
@@ -16,10 +17,6 @@ export function approvalSchema(): { type: 'object'; properties: { approve: { typ
 
 /** The key of the approval question in an input_required result and in the retry's inputResponses. */
 export const APPROVAL_INPUT_KEY = 'approve';
-
-const JSONRPC_INVALID_REQUEST = -32600;
-const JSONRPC_INVALID_PARAMS = -32602;
-export const JSONRPC_INTERNAL_ERROR = -32603;
 
 /** Maps one outcome to the handler's return value; a JSON-RPC error is thrown as a ProtocolError. */
 export function renderOutcome(outcome: CallOutcome, session: Pick<SessionPolicy, 'onUnknownTool' | 'onInvalidArguments'>): CallToolResult | InputRequiredResult {

@@ -23,6 +23,7 @@ import { MAX_MESSAGE_DEPTH } from './message-limits.js';
 import { isRecord } from '../config/guards.js';
 import { recoverIdFromPrefix } from './line-id.js';
 import { isRequestId } from './request-id.js';
+import { JSONRPC_INTERNAL_ERROR } from './jsonrpc-codes.js';
 
 /** Where the lines go once the transport takes over. */
 interface HeldLineSink extends LineSink {
@@ -78,7 +79,6 @@ type Held =
   | { readonly kind: 'line'; readonly bytes: Uint8Array; readonly id: string | number | undefined }
   | { readonly kind: 'oversized'; readonly prefix: Uint8Array; readonly id: string | number | undefined };
 
-const JSONRPC_INTERNAL_ERROR = -32603;
 /** Lines up to this size are parsed while held (a cancellation is a few dozen bytes); longer ones only scanned for their id. */
 const MAX_PEEK_BYTES = 64 * 1024;
 /** What each held line costs beyond its bytes (its object, its id), counted against the cap. */

@@ -20,6 +20,9 @@ const DOCUMENTS = [
   'a: &x [1]\nb: *x\n',
   'a: !!str 1\n',
   '# only a comment\n',
+  // Hostile spellings the fast parser's plain-file check does not see: an escaped __proto__ key, a merge key.
+  '"__pro\\u0074o__":\n  polluted: 1\n',
+  '<<: {a: 1}\n',
 ];
 
 function yamlData(text: string): unknown {
@@ -33,6 +36,8 @@ describe('parseYamlText', () => {
       if (!parsed.ok) throw new Error(`refused ${JSON.stringify(text)}`);
       expect(parsed.source.data, JSON.stringify(text)).toStrictEqual(yamlData(text));
     }
+    // An escaped __proto__ key is an own key of the data, never the prototype of every object.
+    expect((Object.prototype as Record<string, unknown>)['polluted']).toBeUndefined();
   });
 
   it('refuses a duplicate key and invalid YAML with their positions', () => {
@@ -40,6 +45,8 @@ describe('parseYamlText', () => {
       ok: false,
       problems: [{ file: 'f.yaml', line: 3, col: 1, reason: expect.stringMatching(/^duplicate key/) }],
     });
+    // The same key written two ways is still a duplicate.
+    expect(parseYamlText('"a": 1\n"\\x61": 2\n', 'f.yaml')).toMatchObject({ ok: false, problems: [{ line: 2, reason: expect.stringMatching(/^duplicate key/) }] });
     expect(parseYamlText('a: "open\n', 'f.yaml')).toMatchObject({ ok: false, problems: [{ reason: expect.stringMatching(/^invalid YAML/) }] });
   });
 
