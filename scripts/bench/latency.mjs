@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
+import { LATENCY_HEADER, latencyRows, stageTable } from './latency-rows.mjs';
 import { connectLine } from './line-client.mjs';
 import { ROOT, connect, countedWindow, cpuUs, hostArgs, median, round, summarize, table, throughputOver, timeCalls, waitForFile } from './lib.mjs';
 
@@ -163,14 +164,9 @@ export async function benchLatency({ N, WARMUP, ROUNDS, windowMs, scratch, hostO
     const stages = await waitForFile(stageStats);
     if (stages) {
       result.stages = stages;
-      const stageNames = [...new Set(Object.values(stages).flatMap((byStage) => Object.keys(byStage)))];
+      const { header, rows } = stageTable(stages);
       log('\nHost time per stage of one sequential call, p50 (µs), after the warm-up');
-      log(
-        table(
-          ['tool', ...stageNames],
-          Object.entries(stages).map(([tool, byStage]) => [tool, ...stageNames.map((stage) => byStage[stage]?.p50Us ?? '')]),
-        ),
-      );
+      log(table(header, rows));
     }
     log('');
     return result;
@@ -182,28 +178,7 @@ export async function benchLatency({ N, WARMUP, ROUNDS, windowMs, scratch, hostO
 function printLatency(result, { log, WARMUP, ROUNDS, perRound, cores }) {
   log(`Per-call latency (ms), sequential, over stdio: ${WARMUP} warm-up calls per target, then ${ROUNDS} interleaved rounds of ${perRound}`);
   log('Raw line client (times the server); SDK client (what a real client sees) in the last columns; over peer / over floor: medians of the rounds');
-  const rows = Object.entries(result.rawClient).map(([name, t]) => {
-    const sdk = result.sdkClient[name];
-    const cpu = result.cpuPerCallUs[name];
-    return [
-      name,
-      t.p50,
-      t.p99,
-      t.ratio,
-      t.overPeerMs,
-      t.floor ? `${result.floors[t.floor].p50} (${t.floor})` : '',
-      t.overFloorMs ?? '',
-      t.callsPerSecond,
-      t.throughputRatio,
-      cpu ? `${cpu.serverTree} (main ${cpu.mainThread})` : '',
-      sdk.p50,
-      sdk.ratio,
-      sdk.callsPerSecond,
-    ];
-  });
-  log(
-    table(['target', 'p50', 'p99', 'ratio', 'over peer', 'floor p50', 'over floor', 'calls/s (8)', 'tput ratio', 'CPU µs/call', 'SDK p50', 'SDK ratio', 'SDK calls/s (8)'], rows),
-  );
+  log(table(LATENCY_HEADER, latencyRows(result)));
   log('Floors (ms)');
   log(
     table(

@@ -3,6 +3,7 @@
 //   node scripts/bench/write-performance-doc.mjs bench-results.json [docs/performance.md]
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { latencyRows, LATENCY_HEADER, stageTable } from './latency-rows.mjs';
 import { ROOT, table } from './lib.mjs';
 
 const [input, output = join(ROOT, 'docs/performance.md')] = process.argv.slice(2);
@@ -55,30 +56,7 @@ function render(r) {
   const latency = r.latency;
   if (latency?.rawClient) {
     parts.push('### Latency and throughput (ms; calls/s with 8 in flight)', '');
-    parts.push(
-      markdownTable(
-        ['target', 'p50', 'p99', 'ratio', 'over peer', 'floor', 'over floor', 'calls/s', 'throughput ratio', 'CPU µs/call (server tree)', 'SDK p50', 'SDK ratio', 'SDK calls/s'],
-        Object.entries(latency.rawClient).map(([name, t]) => {
-          const sdk = latency.sdkClient?.[name] ?? {};
-          return [
-            name,
-            t.p50,
-            t.p99,
-            t.ratio,
-            t.overPeerMs,
-            t.floor ? `${t.floor} ${latency.floors?.[t.floor]?.p50}` : '',
-            t.overFloorMs ?? '',
-            t.callsPerSecond,
-            t.throughputRatio,
-            latency.cpuPerCallUs?.[name]?.serverTree ?? '',
-            sdk.p50 ?? '',
-            sdk.ratio ?? '',
-            sdk.callsPerSecond ?? '',
-          ];
-        }),
-      ),
-      '',
-    );
+    parts.push(markdownTable(LATENCY_HEADER, latencyRows(latency)), '');
     if (latency.floors)
       parts.push(
         markdownTable(
@@ -93,16 +71,8 @@ function render(r) {
         '',
       );
     if (latency.stages) {
-      const names = [...new Set(Object.values(latency.stages).flatMap((s) => Object.keys(s)))];
-      parts.push(
-        'Host time per stage of one sequential call, p50 (µs):',
-        '',
-        markdownTable(
-          ['tool', ...names],
-          Object.entries(latency.stages).map(([tool, s]) => [tool, ...names.map((n) => s[n]?.p50Us ?? '')]),
-        ),
-        '',
-      );
+      const { header, rows } = stageTable(latency.stages);
+      parts.push('Host time per stage of one sequential call, p50 (µs):', '', markdownTable(header, rows), '');
     }
   }
   if (r.startup?.ms) parts.push('### Start-up (ms from spawn, median)', '', markdownTable(['target', 'ms'], Object.entries(r.startup.ms)), '');
