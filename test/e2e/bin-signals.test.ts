@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openJournal } from '../../src/audit/open-journal.js';
 import { REPO_ROOT, ensureBuilt } from '../helpers/mcp-clients.js';
-import { waitForMarkedProcesses, waitForNoMarkedProcesses } from '../helpers/proc-scan.js';
+import { findChildProcesses, isAlive, waitForMarkedProcesses, waitForNoMarkedProcesses } from '../helpers/proc-scan.js';
 import { collectOutput, makeHostDirs, MARKER_ENV, until, waitForExit, type HostDirs, type RawHost } from '../helpers/host-session.js';
 
 const BIN = join(REPO_ROOT, 'bin/toolhost.js');
@@ -19,7 +19,7 @@ beforeAll(() => ensureBuilt(), 300_000);
 let dirs: HostDirs | undefined;
 let wrapper: RawHost | undefined;
 afterEach(async () => {
-  if (wrapper?.pid !== undefined && wrapper.exitCode === null) process.kill(-wrapper.pid, 'SIGKILL');
+  if (wrapper?.pid !== undefined && wrapper.exitCode === null && wrapper.signalCode === null) process.kill(-wrapper.pid, 'SIGKILL');
   if (dirs) await waitForNoMarkedProcesses(dirs.marker);
   dirs?.cleanup();
   dirs = undefined;
@@ -71,5 +71,39 @@ describe('SIGINT to the process group of `node bin/toolhost.js serve`', () => {
     } finally {
       await journal.close();
     }
+  });
+});
+
+// `doctor` loads isolated-vm, so the wrapper re-executes node with --no-node-snapshot and
+// stays as the parent: a client's SIGTERM to the pid it started reaches only the wrapper,
+// which must pass it on to the host that does the work and end as that host ended, leaving
+// neither behind.
+describe('SIGTERM to the pid of `node bin/toolhost.js doctor` (re-executed with --no-node-snapshot)', () => {
+  it('is relayed to the host, which ends, and the wrapper ends by the same signal', async () => {
+    dirs = makeHostDirs();
+    const child: RawHost = spawn(process.execPath, [BIN, 'doctor'], {
+      detached: true,
+      env: { ...process.env, [MARKER_ENV]: dirs.marker },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    wrapper = child;
+    const output = collectOutput(child);
+    let host: number | undefined;
+    await until(
+      () => {
+        host = findChildProcesses(child.pid ?? 0).find((found) => found.cmdline.includes('--no-node-snapshot'))?.pid;
+        return host !== undefined;
+      },
+      'the re-executed host',
+      60_000,
+    );
+
+    child.kill('SIGTERM');
+
+    expect(await waitForExit(child)).toEqual({ code: null, signal: 'SIGTERM' });
+    await until(() => !isAlive(host ?? 0), 'the host to end', 10_000);
+    expect(await waitForNoMarkedProcesses(dirs.marker)).toEqual([]);
+    // It ended by the signal, not by finishing its checks.
+    expect(output.rawStdout().toString('utf8')).not.toMatch(/Every sandbox the bundled tools need works here/);
   });
 });
