@@ -18,7 +18,7 @@ const maxLines = ['warn', { max: 400 }];
 export default tseslint.config(
   {
     // Fixtures are tool code written to misbehave; the conformance runner is a package of its own.
-    ignores: ['dist/**', 'node_modules/**', '**/fixtures/**', 'test/conformance-runner/**'],
+    ignores: ['dist/**', 'node_modules/**', '**/fixtures/**', 'test/conformance-runner/**', 'src/registry/generated/**'],
   },
   {
     files: ['src/**/*.ts', 'test/**/*.ts', 'vitest.config.ts'],

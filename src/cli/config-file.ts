@@ -3,12 +3,11 @@
 // named with --config); checked against schemas/toolhost.schema.json, with every
 // problem at its file:line:col and an unknown key answered with "did you mean".
 // Paths in it are relative to its folder, never to whoever runs the command.
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { configAjv } from '../registry/ajv.js';
+import { validate as generatedToolhostFileValidator } from '../registry/generated/toolhost-file.mjs';
 import { problemsFromShapeErrors } from '../registry/schema-errors.js';
-import { schemaPath } from '../config/package-files.js';
 import type { Problem } from '../config/problem.js';
 import { readYamlFile } from '../config/yaml-source.js';
 
@@ -57,7 +56,7 @@ export function loadToolhostFile(file: string, displayName = file): LoadToolhost
   if (!parsed.ok) return { ok: false, problems: parsed.problems };
   const data = parsed.source.data ?? {};
   if (typeof data !== 'object' || Array.isArray(data)) return fail(displayName, 'toolhost.yaml must be a YAML mapping of settings');
-  const validate = compiledSchema();
+  const validate = TOOLHOST_FILE_VALIDATOR;
   if (!validate(data)) return { ok: false, problems: problemsFromShapeErrors(parsed.source, oneSentencePerOneOf([...(validate.errors ?? [])])) };
   const dir = dirname(absolute);
   return { ok: true, config: { file: absolute, dir, settings: Object.freeze(resolveSettings(data as RawSettings, dir)) } };
@@ -103,12 +102,8 @@ function oneSentencePerOneOf(errors: ErrorObject[]): ErrorObject[] {
   return kept.map((error) => (error.keyword === 'oneOf' ? { ...error, keyword: 'manifests', message: 'must be a folder or a list of folders' } : error));
 }
 
-let validator: ValidateFunction | undefined;
-
-function compiledSchema(): ValidateFunction {
-  validator ??= configAjv().compile(JSON.parse(readFileSync(schemaPath('toolhost.schema.json'), 'utf8')) as object);
-  return validator;
-}
+/** schemas/toolhost.schema.json as code, generated ahead (scripts/generate-validators.mjs). */
+const TOOLHOST_FILE_VALIDATOR = generatedToolhostFileValidator as unknown as ValidateFunction;
 
 function fail(file: string, reason: string): LoadToolhostFileResult {
   return { ok: false, problems: [{ file, line: 1, col: 1, reason }] };

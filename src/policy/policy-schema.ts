@@ -1,38 +1,24 @@
 // schemas/policy.schema.json is the one source of truth for the policy format:
-// this module compiles it once and turns Ajv's errors into file:line:col
-// problems, one per fault (an unknown key points at the key itself).
+// this module validates with the code generated from it (scripts/generate-validators.mjs)
+// and turns Ajv's errors into file:line:col problems, one per fault (an unknown
+// key points at the key itself).
 import { closestKey } from '../config/closest-key.js';
-import { schemaPath } from '../config/package-files.js';
-import { readFileSync } from 'node:fs';
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { configAjv } from '../registry/ajv.js';
+import { validate as generatedPolicyValidator } from '../registry/generated/policy.mjs';
 import type { Problem } from '../config/problem.js';
 import type { YamlPath, YamlSource } from '../config/yaml-source.js';
 import type { PolicyDocument } from './policy-model.js';
 
-/** Absolute path of schemas/policy.schema.json, from src/ (tests) or dist/src/ (built). */
-const POLICY_SCHEMA_PATH = schemaPath('policy.schema.json');
-
-/** The schema as data (for the reference-table test and editors). */
-function readPolicySchema(): Record<string, unknown> {
-  return JSON.parse(readFileSync(POLICY_SCHEMA_PATH, 'utf8')) as Record<string, unknown>;
-}
-
 /** Checks a parsed policy file against the schema; every fault becomes a positioned problem. */
 export function checkPolicyDocument(source: YamlSource): { ok: true; data: PolicyDocument } | { ok: false; problems: Problem[] } {
-  const validate = compiled();
+  const validate = POLICY_VALIDATOR;
   if (validate(source.data)) return { ok: true, data: source.data as PolicyDocument };
   const errors = [...(validate.errors ?? [])];
   return { ok: false, problems: dedupe(problemsFrom(errors, source)).sort((a, b) => a.line - b.line || a.col - b.col) };
 }
 
-let validator: ValidateFunction | undefined;
-
-function compiled(): ValidateFunction {
-  // Our own trusted schema: allErrors is fine and lists every problem of a file at once.
-  validator ??= configAjv().compile(readPolicySchema());
-  return validator;
-}
+// Our own trusted schema: allErrors is fine and lists every problem of a file at once.
+const POLICY_VALIDATOR = generatedPolicyValidator as unknown as ValidateFunction;
 
 function problemsFrom(errors: readonly ErrorObject[], source: YamlSource): Problem[] {
   const problems: Problem[] = [];

@@ -1,5 +1,6 @@
-// The Ajv instances of the registry: one for the manifest format itself, and
-// one per supported JSON Schema draft for the tools' input and output schemas.
+// The Ajv instances of the registry: one per supported JSON Schema draft for
+// the tools' input and output schemas (the package's own schemas, and the
+// 2020-12 meta-schema, are validated by generated code: generated/).
 // Each draft gets its own class because keyword meanings differ between drafts
 // (items as an array, $recursiveRef, ...); mixing them in one instance would
 // validate a draft-07 schema with 2020-12 semantics.
@@ -7,8 +8,9 @@ import AjvDraft07Module from 'ajv';
 import Ajv2019Module from 'ajv/dist/2019.js';
 import Ajv2020Module from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import type { Options, ValidateFunction } from 'ajv';
+import type { ErrorObject, Options, ValidateFunction } from 'ajv';
 import type AjvCoreModule from 'ajv/dist/core.js';
+import { validate as generatedMeta202012 } from './generated/meta-2020-12.mjs';
 
 export type Draft = '2020-12' | '2019-09' | 'draft-07';
 
@@ -86,7 +88,7 @@ export function createToolSchemaCompiler(): ToolSchemaCompiler {
       let validate = compiled.get(key);
       if (validate === undefined) {
         // Throws "schema is invalid: …" for a schema its meta-schema refuses, as compile would.
-        void metaSchemaCheck(draft).validateSchema(schema, true);
+        checkAgainstMetaSchema(schema, draft);
         const ajv = instanceFor(draft, relaxed);
         if (!relaxed) allowExtensions(ajv, schema);
         validate = ajv.compile(schema);
@@ -106,6 +108,26 @@ function newToolSchemaAjv(draft: Draft, options: Options): AjvCore {
   // anchors with `$id: "#name"`), so there it stays unknown.
   if (draft !== 'draft-07') ajv.addKeyword('$anchor');
   return ajv;
+}
+
+/** The 2020-12 meta-schema as code (scripts/generate-validators.mjs): the default draft is never compiled. */
+const META_2020_12 = generatedMeta202012 as unknown as ValidateFunction;
+
+// Throws as Ajv's validateSchema(schema, true) does for a schema its draft's meta-schema refuses.
+// A 2020-12 schema (no $schema, or 2020-12's) meets the generated meta-schema; another draft's,
+// or a $schema Ajv does not know (its compile refuses it), goes to the instance of its draft.
+function checkAgainstMetaSchema(schema: Readonly<Record<string, unknown>>, draft: Draft): void {
+  const declared = schema['$schema'];
+  if (draft !== '2020-12' || (declared !== undefined && (typeof declared !== 'string' || STANDARD_DRAFTS[declared] !== '2020-12'))) {
+    void metaSchemaCheck(draft).validateSchema(schema, true);
+    return;
+  }
+  if (!META_2020_12(schema)) throw new Error(`schema is invalid: ${errorsText(META_2020_12.errors ?? [])}`);
+}
+
+/** Errors in the words of Ajv's errorsText (`data/path message, …`). */
+function errorsText(errors: readonly ErrorObject[]): string {
+  return errors.map((error) => `data${error.instancePath} ${error.message ?? ''}`).join(', ');
 }
 
 // Per draft, the instance that checks tool schemas against the draft's
@@ -137,30 +159,4 @@ function allowExtensions(ajv: AjvCore, schema: unknown): void {
     }
   };
   visit(schema);
-}
-
-// The instance for our own config files (the manifest, server manifest,
-// toolhost.yaml and policy schemas): each is a constant of the package,
-// compiled once per process, so one instance serves them all. Being constants,
-// they are checked against their meta-schema by a test, not at every start
-// (compiling the meta-schema cost more than compiling the manifest schema).
-let configInstance: AjvCore | undefined;
-
-/** The Ajv instance for our own config files: all errors at once is fine for trusted input. */
-export function configAjv(): AjvCore {
-  // strictRequired off: the manifest schema's if/then branches require keys defined one level up.
-  // verbose: errors carry their schema, whose $comment explains a pattern in words.
-  // allowUnionTypes: `sandbox.env` is a list of names or a map of values.
-  // optimize off: the same checks in a little more code, a third less compile time at start-up.
-  configInstance ??= new Ajv2020({
-    strict: true,
-    strictRequired: false,
-    allowUnionTypes: true,
-    allErrors: true,
-    verbose: true,
-    logger: false,
-    validateSchema: false,
-    code: { optimize: false },
-  });
-  return configInstance;
 }

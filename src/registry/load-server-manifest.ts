@@ -5,8 +5,7 @@ import type { ValidateFunction } from 'ajv';
 import { asRecord, isRecord } from '../config/guards.js';
 import type { Problem } from '../config/problem.js';
 import type { YamlSource } from '../config/yaml-source.js';
-import { configAjv } from './ajv.js';
-import { readServerManifestSchema } from './manifest-schema.js';
+import { validate as generatedServerManifestValidator } from './generated/server-manifest.mjs';
 import type { ManifestRoot, SideEffect } from './manifest.js';
 import { resolveCommandElement, resolveRoot, WORKSPACE_VARIABLE } from './manifest-paths.js';
 import { problemsFromShapeErrors } from './schema-errors.js';
@@ -29,12 +28,12 @@ export function isServerManifestData(data: unknown): boolean {
   return isRecord(data) && data['kind'] === 'Server';
 }
 
-let compiled: ValidateFunction | undefined;
+/** `$defs.server` of schemas/manifest.schema.json as code, generated ahead (scripts/generate-validators.mjs). */
+const SERVER_MANIFEST_VALIDATOR = generatedServerManifestValidator as unknown as ValidateFunction;
 
 /** Checks and normalizes one server manifest; every problem at once. */
 export function loadServerManifest(source: YamlSource, place: ServerPlace): ServerLoadResult {
-  compiled ??= configAjv().compile(readServerManifestSchema());
-  const problems = compiled(source.data) ? [] : problemsFromShapeErrors(source, [...(compiled.errors ?? [])]);
+  const problems = SERVER_MANIFEST_VALIDATOR(source.data) ? [] : problemsFromShapeErrors(source, [...(SERVER_MANIFEST_VALIDATOR.errors ?? [])]);
   const data = source.data as Record<string, unknown>;
 
   const command: string[] = [];

@@ -4,7 +4,7 @@
 import { schemaPath } from '../config/package-files.js';
 import { readFileSync } from 'node:fs';
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { configAjv } from './ajv.js';
+import { validate as generatedManifestValidator } from './generated/manifest.mjs';
 import { isRecord } from '../config/guards.js';
 
 /** Absolute path of schemas/manifest.schema.json in this package. */
@@ -20,11 +20,6 @@ export function readManifestSchema(): Record<string, unknown> {
   return branchOf(readWholeSchema(), (whole) => whole['else']);
 }
 
-/** The `kind: Server` manifest schema (SPEC section 2.1): `$defs.server` of the same file. */
-export function readServerManifestSchema(): Record<string, unknown> {
-  return branchOf(readWholeSchema(), (whole) => (isRecord(whole['$defs']) ? whole['$defs']['server'] : undefined));
-}
-
 function readWholeSchema(): Record<string, unknown> {
   return JSON.parse(readFileSync(manifestSchemaPath(), 'utf8')) as Record<string, unknown>;
 }
@@ -36,9 +31,11 @@ function branchOf(whole: Record<string, unknown>, pick: (whole: Record<string, u
   return { $schema: whole['$schema'], ...branch };
 }
 
-// The schema is a constant of the package, so reading and compiling it once per process is safe.
+// The schema is a constant of the package, so reading it once per process is safe.
 let cachedSchema: Record<string, unknown> | undefined;
-let compiled: ValidateFunction | undefined;
+
+/** The schema's validator, generated from it ahead (scripts/generate-validators.mjs): never compiled at start. */
+const MANIFEST_VALIDATOR = generatedManifestValidator as unknown as ValidateFunction;
 
 /** The manifest schema, read once. */
 function manifestSchema(): Readonly<Record<string, unknown>> {
@@ -48,8 +45,7 @@ function manifestSchema(): Readonly<Record<string, unknown>> {
 
 /** Validates one manifest's data against the schema; returns every error (allErrors: our own config). */
 export function checkManifestShape(data: unknown): readonly ErrorObject[] {
-  compiled ??= configAjv().compile(manifestSchema());
-  return compiled(data) ? [] : [...(compiled.errors ?? [])];
+  return MANIFEST_VALIDATOR(data) ? [] : [...(MANIFEST_VALIDATOR.errors ?? [])];
 }
 
 /**

@@ -68,12 +68,7 @@ const IMMUTABLE_CONSTANTS: ReadonlyMap<string, string> = new Map([
  */
 const SHARED_STATE: ReadonlyMap<string, string> = new Map([
   // Compiled once from constant schemas and environments, the same for every host.
-  ['cli/config-file.ts:validator', 'the toolhost.yaml schema compiled on first use'],
-  ['policy/policy-schema.ts:validator', 'the policy schema compiled on first use'],
-  ['registry/load-server-manifest.ts:compiled', 'the server manifest schema compiled on first use'],
   ['registry/manifest-schema.ts:cachedSchema', 'the manifest schema read on first use'],
-  ['registry/manifest-schema.ts:compiled', 'the manifest schema compiled on first use'],
-  ['registry/ajv.ts:configInstance', 'the Ajv instance of the package schemas (constants), made on first use'],
   ['registry/ajv.ts:metaSchemaChecks', 'per draft, the JSON Schema meta-schema compiled on first use'],
   ['policy/rules/cel-env.ts:environment', 'the CEL environment built on first use'],
   ['runner/upstream/server-instance.ts:clientSdk', 'the MCP client library, imported on first use'],

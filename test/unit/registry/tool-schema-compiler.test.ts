@@ -55,8 +55,8 @@ describe('createToolSchemaCompiler', () => {
   });
 });
 
-describe('configAjv', () => {
-  // It compiles the package's own schemas without checking them against their meta-schema: this does.
+describe('the package schemas', () => {
+  // Their validators are generated without checking them against their meta-schema: this does.
   it.each(['manifest.schema.json', 'policy.schema.json', 'toolhost.schema.json'])('%s is valid JSON Schema 2020-12', (file) => {
     const ajv = new Ajv2020({ strict: false });
     const schema = JSON.parse(readFileSync(schemaPath(file), 'utf8')) as Record<string, unknown>;
