@@ -233,9 +233,10 @@ export class EarlyStdio implements HeldInput {
       return;
     }
     if (facts.cancels !== undefined && this.#dropHeldRequest(facts.cancels)) return;
-    // A copy: the reader's line is a view of its chunk, which must not stay alive for a short line.
+    // A copy (Buffer.from: a Buffer's slice() is a view): the reader's line is a view of its chunk,
+    // which must not stay alive for a short line, nor count for less than it holds against the cap.
     // The answered initialize is held without its id: it waits for no answer, and cannot be cancelled.
-    this.#hold({ kind: 'line', bytes: bytes.slice(), id: facts.isRequest && !isAnswered ? facts.id : undefined });
+    this.#hold({ kind: 'line', bytes: Buffer.from(bytes), id: facts.isRequest && !isAnswered ? facts.id : undefined });
   }
 
   #onOversized(prefix: Uint8Array): void {
@@ -250,7 +251,7 @@ export class EarlyStdio implements HeldInput {
       if (id !== undefined) this.#answerError(id, this.#failure!);
       return;
     }
-    this.#hold({ kind: 'oversized', prefix: prefix.slice(), id });
+    this.#hold({ kind: 'oversized', prefix: Buffer.from(prefix), id });
   }
 
   #hold(item: Held): void {

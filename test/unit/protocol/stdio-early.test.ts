@@ -188,6 +188,23 @@ describe('held messages', () => {
     ]);
   });
 
+  it('are copies: the chunk a held line or an oversized prefix came in may be read into again', async () => {
+    const { lines, pair, write, startHost } = startEarly({ maxMessageBytes: 256, maxHeldBytes: 8192 });
+    write(initialize(1));
+    await until(() => lines().length === 1, 'the initialize answer');
+    const request = `${JSON.stringify({ jsonrpc: '2.0', id: 'held', method: 'tools/list' })}\n`;
+    const oversized = `${JSON.stringify({ jsonrpc: '2.0', id: 'big', method: 'tools/list', params: { pad: 'x'.repeat(300) } })}\n`;
+    const chunk = Buffer.from(request + oversized);
+    pair.serverInput.write(chunk);
+    await new Promise((resolve) => setImmediate(resolve));
+    // What a reader that reuses its buffer does with the next read (serve's stdin may).
+    chunk.fill('#');
+    startHost();
+    await until(() => lines().length === 3, 'both answers');
+    expect(answersTo(lines(), 'held')[0]?.result).toBeDefined();
+    expect(answersTo(lines(), 'big')[0]?.error?.data?.['reason']).toBe('too_large');
+  });
+
   it('are bounded: a request past the cap is answered at once with queue_full, a notification past it dropped; the rest are served', async () => {
     const { lines, write, startHost } = startEarly({ maxHeldBytes: 4096 });
     write(initialize(1));
