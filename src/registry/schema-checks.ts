@@ -23,7 +23,7 @@ export function checkToolSchema(source: YamlSource, key: 'input' | 'output', sch
     const at = 'type' in schema ? [...root, 'type'] : root;
     return fail(source.problemAt(at, `${key} schema is not an object schema: it must have type: object (got ${showValue(schema['type'])})`));
   }
-  const deep = findTooDeep(schema, root, 1);
+  const deep = findTooDeep(schema, [...root], 1);
   if (deep) return fail(source.problemAt(deep, `${key} schema nests deeper than ${MAX_SCHEMA_DEPTH} levels`));
 
   const problems: Problem[] = [];
@@ -188,14 +188,19 @@ export function walkSubschemas(schema: Readonly<Record<string, unknown>>, path: 
   }
 }
 
-/** The path of the first value nested deeper than MAX_SCHEMA_DEPTH, or undefined. */
-// The path of the first value nested deeper than the limit (objects and arrays both count).
-function findTooDeep(value: unknown, path: YamlPath, depth: number): YamlPath | undefined {
+/**
+ * The path of the first value nested deeper than MAX_SCHEMA_DEPTH (objects and arrays both
+ * count), or undefined. `path` is the walk's own stack, copied only for the answer: a
+ * thousand manifests are walked at start-up, and a path array per node was most of the walk.
+ */
+function findTooDeep(value: unknown, path: (string | number)[], depth: number): YamlPath | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
-  if (depth > MAX_SCHEMA_DEPTH) return path;
-  const entries: [string | number, unknown][] = Array.isArray(value) ? value.map((item, index) => [index, item]) : Object.entries(value);
-  for (const [segment, child] of entries) {
-    const found = findTooDeep(child, [...path, segment], depth + 1);
+  if (depth > MAX_SCHEMA_DEPTH) return [...path];
+  const keys: readonly (string | number)[] = Array.isArray(value) ? value.map((_item: unknown, index) => index) : Object.keys(value);
+  for (const key of keys) {
+    path.push(key);
+    const found = findTooDeep((value as Record<string | number, unknown>)[key], path, depth + 1);
+    path.pop();
     if (found) return found;
   }
   return undefined;
