@@ -42,6 +42,11 @@ export interface SandboxArgvOptions {
   readonly cwd: string;
   /** namespace: a host directory to show as /tmp (read-write); default a fresh tmpfs. Ignored by isolation none. */
   readonly privateTmp?: string;
+  /**
+   * namespace: `cwd` lies under the sandbox's private /tmp and is made there (bubblewrap --dir),
+   * so no host directory is bound for it. Ignored by isolation none, whose cwd is the host's.
+   */
+  readonly cwdInPrivateTmp?: boolean;
   /** The call's timeout: the CPU limit is it, rounded up to seconds, plus a margin. Absent (a persistent process): DEFAULT_CPU_SECONDS. */
   readonly timeoutMs?: number;
   /** Limits other than memory (which comes from spec.memoryMb). */
@@ -72,6 +77,8 @@ export interface SandboxEgress {
   readonly network?: EgressNetworkPlan | undefined;
 }
 
+/** The namespace sandbox's private /tmp (a fresh tmpfs, or opts.privateTmp). */
+export const SANDBOX_PRIVATE_TMP = '/tmp';
 /** PATH inside the sandbox when spec.env has none: execvp's fallback would omit /usr/local/bin. */
 export const SANDBOX_DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin';
 /**
@@ -109,13 +116,17 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
   const program = spec.command?.[0];
   if (program === undefined || program === '') throw new TypeError(`tool ${spec.name} has no command`);
   if (!isAbsolute(opts.cwd)) throw new TypeError(`cwd must be absolute: ${opts.cwd}`);
+  const isolated = spec.isolation === 'namespace';
+  const cwdInside = isolated && opts.cwdInPrivateTmp === true;
+  if (cwdInside && (!isPathInside(opts.cwd, SANDBOX_PRIVATE_TMP) || opts.cwd === SANDBOX_PRIVATE_TMP || opts.cwd !== resolve(opts.cwd))) {
+    throw new TypeError(`a cwd made in the private /tmp must be a plain path below it: ${opts.cwd}`);
+  }
   const { facts, cgroups } = opts.services;
   const bwrap = findBwrap(facts, opts.bwrapPath);
   if (bwrap === undefined) throw unavailable('bubblewrap is not installed', 'install bubblewrap: apt-get install bubblewrap');
   const prlimit = findPrlimit(facts);
   if (prlimit === undefined) throw unavailable('prlimit is not installed', 'install util-linux: apt-get install util-linux');
 
-  const isolated = spec.isolation === 'namespace';
   const egress = isolated && spec.networkAllow.length > 0 ? opts.egress : undefined;
   const socat = egress === undefined ? undefined : findExecutable('socat');
   if (egress !== undefined && socat === undefined) throw unavailable('socat is not installed (the egress bridge)', 'install socat: apt-get install socat');
@@ -135,7 +146,7 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
   const seccomp = isolated ? seccompProgram(facts) : undefined;
   if (seccomp?.ok === false) throw unavailable('no seccomp filter', seccomp.reason);
   // Everything that can throw comes before the cgroup is made, so a failure leaves none behind.
-  const mounts = isolated ? pathMounts(facts, spec, opts.cwd, env['PATH'] ?? SANDBOX_DEFAULT_PATH) : [];
+  const mounts = isolated ? pathMounts(facts, spec, cwdInside ? undefined : opts.cwd, env['PATH'] ?? SANDBOX_DEFAULT_PATH) : [];
   const cgroup = opts.cgroup ?? cgroups.create(sandboxCgroupLimits(spec, toolLimits, egress));
   // The memory controller holds memoryMb where it can: no address-space cap then (SPEC section 3, Memory).
   const limits: SandboxLimits = cgroup?.memoryBytes === undefined ? computed : { ...computed, addressSpaceBytes: undefined };
@@ -153,7 +164,8 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
     // bubblewrap covers /proc/sys and /proc/sysrq-trigger only when it cannot write them, and
     // a root-mapped user passes test_perm on global sysctls: the whole /proc goes read-only.
     argv.push(...systemMounts(facts, bwrapSupports(facts, bwrap, '--perms')), '--proc', '/proc', '--remount-ro', '/proc', '--dev', '/dev', ...tmpfsSize, '--tmpfs', '/dev/shm');
-    argv.push(...(opts.privateTmp !== undefined ? ['--bind', opts.privateTmp, '/tmp'] : [...tmpfsSize, '--tmpfs', '/tmp']));
+    argv.push(...(opts.privateTmp !== undefined ? ['--bind', opts.privateTmp, SANDBOX_PRIVATE_TMP] : [...tmpfsSize, '--tmpfs', SANDBOX_PRIVATE_TMP]));
+    if (cwdInside) argv.push('--dir', opts.cwd);
     // Programs that keep scratch files in /var/tmp find the same capped /tmp (a link, not a mount).
     argv.push('--symlink', '../tmp', '/var/tmp');
     argv.push(...mounts);
@@ -352,8 +364,13 @@ function computeSystemMounts(canCopy: boolean): string[] {
   return argv;
 }
 
-// The command's install prefix, the manifest folder, the roots and cwd, at their host paths.
-function pathMounts(facts: SandboxFacts, spec: RunSpec, cwd: string, searchPath: string): string[] {
+// The system directories the host has (and so the sandbox shows), looked up once per host.
+function visibleSystemDirs(facts: SandboxFacts): readonly string[] {
+  return facts.remember('system-dirs', () => Object.freeze(SYSTEM_DIRS.filter((dir) => entryKind(dir) !== undefined)));
+}
+
+// The command's install prefix, the manifest folder, the roots and cwd (a host directory, unless undefined: made inside), at their host paths.
+function pathMounts(facts: SandboxFacts, spec: RunSpec, cwd: string | undefined, searchPath: string): string[] {
   const binds: SandboxBinds = new Map();
   const manifestDir = realpathSync(spec.manifestDir);
   for (const root of spec.roots) binds.set(root.path, root.access === 'read_write' ? 'rw' : 'ro');
@@ -361,12 +378,17 @@ function pathMounts(facts: SandboxFacts, spec: RunSpec, cwd: string, searchPath:
   binds.set(manifestDir, 'ro');
   for (const path of spec.readOnlyPaths ?? []) if (!binds.has(path)) binds.set(path, 'ro');
   const covered = (path: string) => [...binds.keys()].some((dir) => isPathInside(path, dir));
-  if (!covered(cwd)) binds.set(cwd, 'rw');
+  if (cwd !== undefined && !covered(cwd)) binds.set(cwd, 'rw');
   const guards = guardHostFiles(spec, binds);
 
-  const visible = [...SYSTEM_DIRS.filter((dir) => entryKind(dir) !== undefined), ...binds.keys()];
+  const visible = [...visibleSystemDirs(facts), ...binds.keys()];
   const program = spec.command?.[0] ?? '';
-  const command = resolveCommandMounts(facts, program.includes('/') ? resolve(cwd, program) : program, searchPath, cwd, visible, manifestDir);
+  // A relative command path names a file in a cwd made inside, which the host cannot look into: nothing to mount for it.
+  const isRelativePath = program.includes('/') && !isAbsolute(program);
+  const command =
+    cwd === undefined && isRelativePath
+      ? { readOnlyBinds: [], symlinks: [] }
+      : resolveCommandMounts(facts, isRelativePath && cwd !== undefined ? resolve(cwd, program) : program, searchPath, cwd ?? '/', visible, manifestDir);
   const argv: string[] = [];
   for (const dir of command.readOnlyBinds) argv.push('--ro-bind', dir, dir);
   for (const link of command.symlinks) argv.push('--symlink', link.target, link.path);

@@ -14,7 +14,7 @@ import type { SandboxArgvServices } from '../bwrap/argv.js';
 import type { SandboxCgroup } from '../bwrap/sandbox-cgroups.js';
 import type { EgressGrant } from '../bwrap/egress-grant.js';
 import { resolveSandboxArgv, sandboxSetupOf, withEgress, type EgressSettings } from './process-sandbox.js';
-import { openWorkdir, spawnTool, type SpawnedTool, type SpawnServices, type Workdir } from './spawn.js';
+import { openWorkdir, privateSandboxWorkdir, spawnTool, type SpawnedTool, type SpawnServices, type Workdir } from './spawn.js';
 
 /** A started sandbox waiting at its gate, with the workdir it runs in. */
 interface StartedSandbox {
@@ -199,10 +199,12 @@ export class OneShotSandboxes {
   }
 
   private async start(timeoutMs: number): Promise<SandboxStart> {
-    let workdir = await openWorkdir(this.spec);
+    // A namespaced tool without a root gets its private directory inside the sandbox.
+    let workdir = this.spec.isolation === 'namespace' && this.spec.roots.length === 0 ? privateSandboxWorkdir() : await openWorkdir(this.spec);
     try {
       const sandbox = await resolveSandboxArgv(this.spec, {
         cwd: workdir.cwd,
+        ...(workdir.isInSandbox === true ? { cwdInPrivateTmp: true } : {}),
         timeoutMs,
         logger: this.deps.logger,
         services: this.services,
@@ -214,7 +216,8 @@ export class OneShotSandboxes {
         return { ok: false, reason: sandbox.reason };
       }
       workdir = withEgress(workdir, sandbox.egress);
-      const tool = await spawnTool(sandbox.argv, this.spec.env, workdir.cwd, this.services, sandboxSetupOf(sandbox.egress));
+      // bubblewrap starts where the host can chdir (a directory made inside exists only there) and enters the tool's with --chdir.
+      const tool = await spawnTool(sandbox.argv, this.spec.env, workdir.isInSandbox === true ? '/' : workdir.cwd, this.services, sandboxSetupOf(sandbox.egress));
       return { ok: true, sandbox: { tool, workdir, egress: sandbox.egress, cgroup: sandbox.cgroup } };
     } catch (error) {
       await workdir.dispose();

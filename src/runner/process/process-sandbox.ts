@@ -40,6 +40,8 @@ export interface EgressSettings {
 interface SandboxArgvRequest {
   /** Absolute working directory (the first root, or a private directory). */
   readonly cwd: string;
+  /** namespace: `cwd` is made inside the sandbox's private /tmp, not bound from the host (see buildSandboxArgv). */
+  readonly cwdInPrivateTmp?: boolean;
   /** The call's timeout (sets the CPU limit); absent for a persistent process. */
   readonly timeoutMs?: number;
   /** A specific bubblewrap binary (a seam for tests and odd installs); default `bwrap` on PATH. */
@@ -89,6 +91,7 @@ export async function resolveSandboxArgv(spec: RunSpec, request: SandboxArgvRequ
   try {
     prefix = buildSandboxArgv(spec, {
       cwd: request.cwd,
+      ...(request.cwdInPrivateTmp === true ? { cwdInPrivateTmp: true } : {}),
       services: request.services,
       ...bwrap,
       ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
@@ -119,5 +122,5 @@ export function sandboxSetupOf(egress: EgressGrant | undefined): SandboxSetup {
 /** `workdir`, whose dispose() also closes the process's egress grant (both end with the process). */
 export function withEgress(workdir: Workdir, egress: EgressGrant | undefined): Workdir {
   if (egress === undefined) return workdir;
-  return { cwd: workdir.cwd, dispose: () => Promise.all([egress.close(), workdir.dispose()]).then(() => undefined) };
+  return { ...workdir, dispose: () => Promise.all([egress.close(), workdir.dispose()]).then(() => undefined) };
 }

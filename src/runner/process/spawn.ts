@@ -4,13 +4,14 @@
 // tool. Not execa either: we stream both pipes through our own byte counters
 // and kill through kill.ts, so execa's buffering, maxBuffer and exit cleanup
 // would be bypassed, and it costs about 3 ms per spawn.
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, rmdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
 import type { RunSpec } from '../types.js';
 import { killProcessGroupNow, type ProcessGroups } from './kill.js';
-import { sandboxFd4Input, sandboxFileInputs, START_LINE } from '../bwrap/argv.js';
+import { SANDBOX_PRIVATE_TMP, sandboxFd4Input, sandboxFileInputs, START_LINE } from '../bwrap/argv.js';
 import type { SandboxFacts } from '../bwrap/sandbox-facts.js';
 import { readSandboxStatus } from '../bwrap/status.js';
 import { addressBatch, addressSetupArgv, findNetworkSetup } from '../bwrap/sandbox-addresses.js';
@@ -19,6 +20,8 @@ import type { SpawnerExit, SpawnerService } from './spawner-client.js';
 /** Where a process tool runs; `dispose` removes a private directory made for it. */
 export interface Workdir {
   readonly cwd: string;
+  /** True when `cwd` exists only inside the sandbox (made in its private /tmp): nothing of it is on the host. */
+  readonly isInSandbox?: boolean;
   dispose(): Promise<void>;
 }
 
@@ -43,6 +46,16 @@ export async function openWorkdir(spec: RunSpec): Promise<Workdir> {
   if (firstRoot !== undefined) return { cwd: firstRoot.path, dispose: async () => undefined };
   const cwd = await mkdtemp(join(tmpdir(), 'toolhost-proc-'));
   return { cwd, dispose: () => removeWorkdir(cwd) };
+}
+
+/**
+ * A namespaced tool's fresh private directory, made by bubblewrap in the sandbox's own
+ * private /tmp (argv.ts, cwdInPrivateTmp) rather than on the host and bound in: no
+ * mkdtemp and rmdir through the host's thread pool and no bind mount for every sandbox,
+ * and it goes with the sandbox's tmpfs. Named afresh each time all the same.
+ */
+export function privateSandboxWorkdir(): Workdir {
+  return { cwd: join(SANDBOX_PRIVATE_TMP, `toolhost-proc-${randomBytes(6).toString('hex')}`), isInSandbox: true, dispose: async () => undefined };
 }
 
 // Most tools leave their private directory empty: one rmdir, instead of the

@@ -57,7 +57,8 @@ describe('one-shot sandboxes prepared ahead', () => {
   });
 
   it('still gives every call a sandbox of its own: private workdir, /tmp and pid namespace', async () => {
-    const script = 'cat > /dev/null; [ -e /tmp/seen ] && echo reused; echo x > /tmp/seen; printf "%s %s" "$(pwd)" "$$"';
+    const script =
+      'cat > /dev/null; [ -e /tmp/seen ] && echo reused; echo x > /tmp/seen; [ -z "$(ls -A)" ] || echo dirty; echo y > left || echo unwritable; printf "%s %s" "$(pwd)" "$$"';
     const tool = t.start({ command: ['/bin/sh', '-c', script, t.marker], stdout: 'text', isolation: 'namespace' });
     const outputs: string[] = [];
     for (let i = 0; i < 3; i++) {
@@ -65,7 +66,8 @@ describe('one-shot sandboxes prepared ahead', () => {
       if (!outcome.ok || outcome.output.type !== 'text') throw new Error(`expected text output: ${JSON.stringify(outcome)}`);
       outputs.push(Buffer.from(outcome.output.bytes).toString('utf8'));
     }
-    for (const output of outputs) expect(output).not.toContain('reused');
+    // Each starts in an empty, writable directory of its own (made in the sandbox's private /tmp).
+    for (const output of outputs) expect(output).not.toMatch(/reused|dirty|unwritable/);
     // A fresh private directory each time; the gate shell's pid inside a new namespace is small.
     const workdirs = outputs.map((output) => output.split(' ')[0] ?? '');
     expect(new Set(workdirs).size).toBe(3);

@@ -183,6 +183,20 @@ describe('buildSandboxArgv', () => {
     expect(pairsOf(own, '--bind')).toContain(`${READ_ROOT} /tmp`);
   });
 
+  it('makes a working directory asked for inside the private /tmp there, binding nothing of the host for it', () => {
+    const cwd = '/tmp/toolhost-proc-0123456789ab';
+    const { bwrap } = split(buildSandboxArgv(spec({ roots: [] }), { services, cwd, cwdInPrivateTmp: true }));
+    // Made after the private /tmp is mounted, entered with --chdir; no bind mount names it.
+    expect(bwrap.indexOf('--dir')).toBeGreaterThan(bwrap.lastIndexOf('/tmp', bwrap.indexOf('--dir')));
+    expect(bwrap[bwrap.indexOf('--dir') + 1]).toBe(cwd);
+    expect(bwrap[bwrap.indexOf('--chdir') + 1]).toBe(cwd);
+    expect([...pairsOf(bwrap, '--bind'), ...pairsOf(bwrap, '--ro-bind')].filter((pair) => pair.includes('toolhost-proc-'))).toEqual([]);
+    // Only a plain path below /tmp: never /tmp itself, a path elsewhere or one with `..`.
+    for (const bad of ['/tmp', '/srv/work', '/tmp/../etc']) {
+      expect(() => buildSandboxArgv(spec({ roots: [] }), { services, cwd: bad, cwdInPrivateTmp: true })).toThrow(TypeError);
+    }
+  });
+
   it('sets exactly spec.env, plus a fixed PATH and HOME (the private /tmp) when spec.env has none', () => {
     const { bwrap } = split(buildSandboxArgv(spec({ env: { LANG: 'C.UTF-8', TZ: 'UTC' } }), { services, cwd: WRITE_ROOT }));
     expect(pairsOf(bwrap, '--setenv')).toEqual(['LANG C.UTF-8', 'TZ UTC', `PATH ${SANDBOX_DEFAULT_PATH}`, `HOME ${SANDBOX_HOME}`]);
