@@ -11,7 +11,7 @@
 // removes empty ones, since nothing else does: its own off the event loop,
 // other hosts' leftovers once at first use and at exit.
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
-import { mkdir, readFile, rmdir, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rmdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { limitFilesOf, oomKillFileOf, parseCgroupState, parseOomKills, stateFilesOf, type CgroupLimits, type CgroupPart, type CgroupState } from './cgroup-files.js';
@@ -108,6 +108,8 @@ const PROBE_MEMORY_BYTES = 64 * 1024 * 1024;
 /** The cgroups one host made and has not removed yet; the host builds one (process-services.ts). */
 export class SandboxCgroups {
   private readonly own = new Map<string, CgroupPart>();
+  /** Own directories whose sandbox's owner removes them itself (remove()), by when they were made: the periodic sweep leaves them alone. */
+  private readonly removedByOwner = new Map<string, number>();
   private sweepTimer: NodeJS.Timeout | undefined;
   private exitSweep: (() => void) | undefined;
   // Unique across hosts in one process as well as across processes.
@@ -145,22 +147,26 @@ export class SandboxCgroups {
   }
 
   /**
-   * As create(), in the thread pool. For sandboxes started ahead of their call:
-   * a cgroup mkdir waits for the kernel's cgroup lock, which another sandbox's
-   * join holds across an RCU grace period (p90 19 ms on this machine under
-   * load), and the host's event loop must not wait with it.
+   * As create(), its mkdirs in the thread pool. For sandboxes started ahead of
+   * their call: a cgroup mkdir waits for the kernel's cgroup lock, which another
+   * sandbox's join holds across an RCU grace period (p90 19 ms on this machine
+   * under load), and the host's event loop must not wait with it. The limits are
+   * written here, synchronously: writing a controller's file takes no cgroup
+   * lock, and a fresh cgroup holds nothing to reclaim, while each write through
+   * the thread pool was three round trips there (open, write, close).
    */
-  async createAsync(limits: CgroupLimits): Promise<SandboxCgroup | undefined> {
+  async createAsync(limits: CgroupLimits, options: { readonly ownerRemoves?: boolean } = {}): Promise<SandboxCgroup | undefined> {
     const planned = this.plan(limits);
     if (planned === undefined) return undefined;
     for (const part of planned.parts) {
       await mkdir(part.dir);
       // Known before its limits are written: if that fails, the sweep still removes it.
       this.own.set(part.dir, part);
+      if (options.ownerRemoves === true) this.removedByOwner.set(part.dir, Date.now());
     }
     this.sweepOwnSoon();
     for (const part of planned.parts) {
-      for (const file of limitFilesOf(part, limits)) await writeLimitAsync(file);
+      for (const file of limitFilesOf(part, limits)) writeLimit(file, () => writeFileSync(file.path, file.value));
     }
     return planned;
   }
@@ -188,6 +194,8 @@ export class SandboxCgroups {
   }
 
   private async removeDir(dir: string): Promise<void> {
+    // Still busy after the retries below: the sweep's from now on.
+    this.removedByOwner.delete(dir);
     // A task closes its files (the host's end-of-output) a moment before it leaves its cgroup.
     for (const delayMs of [0, 10, 50]) {
       if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
@@ -201,6 +209,11 @@ export class SandboxCgroups {
         if (code !== 'EBUSY') return;
       }
     }
+  }
+
+  private forget(dir: string): void {
+    this.own.delete(dir);
+    this.removedByOwner.delete(dir);
   }
 
   /** Directories of this host's cgroups not removed yet (tests, diagnostics). */
@@ -277,13 +290,17 @@ export class SandboxCgroups {
 
   private async sweepOwn(hostClosing: boolean): Promise<void> {
     for (const [dir, part] of [...this.own]) {
+      // Its owner removes it once its sandbox has ended (read two files a second for every
+      // prepared sandbox otherwise); one left longer than an abandoned cgroup is swept all the same.
+      const madeAt = this.removedByOwner.get(dir);
+      if (!hostClosing && madeAt !== undefined && Date.now() - madeAt <= ABANDONED_AFTER_MS) continue;
       if (!(await isOwnRemovable(dir, part, hostClosing))) continue;
       try {
         await rmdir(dir);
-        this.own.delete(dir);
+        this.forget(dir);
       } catch (error) {
         // EBUSY: a process joined meanwhile; ENOENT: swept already.
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') this.own.delete(dir);
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') this.forget(dir);
       }
     }
   }
@@ -380,14 +397,6 @@ async function isOwnRemovable(dir: string, part: CgroupPart, hostClosing: boolea
 function writeLimit(file: { readonly isOptional: boolean }, write: () => void): void {
   try {
     write();
-  } catch (error) {
-    if (!file.isOptional || (error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-}
-
-async function writeLimitAsync(file: { readonly path: string; readonly value: string; readonly isOptional: boolean }): Promise<void> {
-  try {
-    await writeFile(file.path, file.value);
   } catch (error) {
     if (!file.isOptional || (error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }

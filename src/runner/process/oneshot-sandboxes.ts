@@ -138,7 +138,8 @@ export class OneShotSandboxes {
     if (result.ok && prepared !== undefined && (prepared.hasEnded || !isRunning(result.sandbox.tool.pid))) {
       // It died while waiting (killed from outside, spawner gone): start afresh. Its leader may
       // be dead before the spawner's word of it arrives (a loaded host), so /proc is asked too.
-      await result.sandbox.workdir.dispose();
+      // What it leaves (workdir, cgroup) is freed once it has ended, as after a call.
+      this.release(result.sandbox);
       return this.start(timeoutMs);
     }
     return result;
@@ -205,6 +206,8 @@ export class OneShotSandboxes {
       const sandbox = await resolveSandboxArgv(this.spec, {
         cwd: workdir.cwd,
         ...(workdir.isInSandbox === true ? { cwdInPrivateTmp: true } : {}),
+        // free() removes it once the sandbox has ended, used or stopped.
+        removesCgroup: true,
         timeoutMs,
         logger: this.deps.logger,
         services: this.services,

@@ -42,6 +42,8 @@ interface SandboxArgvRequest {
   readonly cwd: string;
   /** namespace: `cwd` is made inside the sandbox's private /tmp, not bound from the host (see buildSandboxArgv). */
   readonly cwdInPrivateTmp?: boolean;
+  /** The caller removes the sandbox's cgroup once the sandbox has ended (SandboxCgroups.remove): the host's periodic sweep leaves it alone. */
+  readonly removesCgroup?: boolean;
   /** The call's timeout (sets the CPU limit); absent for a persistent process. */
   readonly timeoutMs?: number;
   /** A specific bubblewrap binary (a seam for tests and odd installs); default `bwrap` on PATH. */
@@ -81,7 +83,7 @@ export async function resolveSandboxArgv(spec: RunSpec, request: SandboxArgvRequ
   const { cgroups } = request.services;
   let cgroup: SandboxCgroup | undefined;
   try {
-    cgroup = await cgroups.createAsync(sandboxCgroupLimits(spec, computeSandboxLimits(spec, request.timeoutMs), egress));
+    cgroup = await cgroups.createAsync(sandboxCgroupLimits(spec, computeSandboxLimits(spec, request.timeoutMs), egress), { ownerRemoves: request.removesCgroup === true });
   } catch (error) {
     await egress?.close();
     throw error;
