@@ -5,12 +5,16 @@
 import type { Database } from 'better-sqlite3';
 import { JournalError } from '../journal-error.js';
 import { RATE_WINDOWS_TABLE } from '../rate-windows-schema.js';
+import { LIST_CHECKS, rewriteListChecks } from './list-checks.js';
 
 /** Marks the file as a toolhost journal (PRAGMA application_id; "THJ1"). */
 export const APPLICATION_ID = 0x54484a31;
 
+/** A migration: SQL run as it is, or a step that needs the connection itself. */
+type Migration = string | ((db: Database) => void);
+
 /** Migration N (1-based) brings the schema from version N-1 to N. Append only; never edit a shipped one. */
-export const MIGRATIONS: readonly string[] = [
+export const MIGRATIONS: readonly Migration[] = [
   `
   CREATE TABLE hosts (
     id            TEXT PRIMARY KEY,
@@ -155,6 +159,9 @@ export const MIGRATIONS: readonly string[] = [
   DROP INDEX calls_by_decision;
   CREATE INDEX calls_by_decision ON calls(decision, started_at) WHERE decision <> 'allow';
   `,
+  // 9: the same CHECKs, written as comparisons (list-checks.ts): a list of more than two values
+  // made every INSERT and UPDATE of a call or an approval build and free a temporary b-tree per list.
+  (db) => rewriteListChecks(db, LIST_CHECKS),
 ];
 
 /** The schema version this build writes. */
@@ -190,7 +197,8 @@ export function migrate(db: Database): void {
         const version = Number(db.pragma('user_version', { simple: true }));
         const next = MIGRATIONS[version];
         if (next === undefined) return false;
-        db.exec(next);
+        if (typeof next === 'string') db.exec(next);
+        else next(db);
         db.pragma(`application_id = ${APPLICATION_ID}`);
         db.pragma(`user_version = ${version + 1}`);
         return true;

@@ -7,7 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { JournalError } from '../../../../src/audit/journal-error.js';
 import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from '../../../../src/audit/sqlite/migrations.js';
 import { callQuerySql } from '../../../../src/audit/sqlite/call-query-sql.js';
-import { SqliteJournal as Journal } from '../../../../src/audit/sqlite/sqlite-journal.js';
+import { INSERT_CALL_SQL, SqliteJournal as Journal } from '../../../../src/audit/sqlite/sqlite-journal.js';
+import { CALL_ROW_ARITY } from '../../../../src/audit/call-row.js';
 import { journalPathOf } from '../../../../src/audit/state-dir.js';
 import { callFinish, callStart, makeTempParent } from '../../../helpers/journal-fixtures.js';
 
@@ -18,6 +19,19 @@ function openJournal(options?: Parameters<typeof Journal.open>[1]): Journal {
   const journal = Journal.open(temp.stateDir, options);
   open.push(journal);
   return journal;
+}
+
+/** A journal file at schema version `version`, as the toolhost that wrote it left it. */
+function journalAtVersion(version: number): Database.Database {
+  mkdirSync(temp.stateDir, { recursive: true, mode: 0o700 });
+  const db = new Database(journalPathOf(temp.stateDir));
+  for (const migration of MIGRATIONS.slice(0, version)) {
+    if (typeof migration === 'string') db.exec(migration);
+    else migration(db);
+  }
+  db.pragma(`application_id = ${APPLICATION_ID}`);
+  db.pragma(`user_version = ${version}`);
+  return db;
 }
 
 function catchJournalError(action: () => unknown): JournalError {
@@ -98,11 +112,7 @@ describe('Journal.open', () => {
   });
 
   it('migrates a version-1 journal: its calls stay, with no principal and no egress counts', () => {
-    mkdirSync(temp.stateDir, { recursive: true, mode: 0o700 });
-    const db = new Database(journalPathOf(temp.stateDir));
-    db.exec(MIGRATIONS[0]!);
-    db.pragma(`application_id = ${APPLICATION_ID}`);
-    db.pragma('user_version = 1');
+    const db = journalAtVersion(1);
     db.prepare(`INSERT INTO hosts (id, pid, machine, started_at, ended_at, end_reason) VALUES ('old', 1, 'm', 1, 2, 'closed')`).run();
     db.prepare(
       `INSERT INTO calls (id, host_id, session_id, tool, args_hash, decision, status, started_at) VALUES ('old-call', 'old', 's', 't', 'h', 'allow', 'completed', 1)`,
@@ -159,11 +169,7 @@ describe('the status and decision indexes', () => {
   });
 
   it('a version-7 journal keeps its records and finds them by status and decision after the migration', () => {
-    mkdirSync(temp.stateDir, { recursive: true, mode: 0o700 });
-    const db = new Database(journalPathOf(temp.stateDir));
-    for (const migration of MIGRATIONS.slice(0, 7)) db.exec(migration);
-    db.pragma(`application_id = ${APPLICATION_ID}`);
-    db.pragma('user_version = 7');
+    const db = journalAtVersion(7);
     db.prepare(`INSERT INTO hosts (id, pid, machine, started_at, ended_at, end_reason) VALUES ('old', 1, 'm', 1, 2, 'closed')`).run();
     const insert = db.prepare(`INSERT INTO calls (id, host_id, session_id, tool, args_hash, decision, status, started_at) VALUES (?, 'old', 's', 't', 'h', ?, ?, ?)`);
     insert.run('ok', 'allow', 'completed', 1);
@@ -177,6 +183,53 @@ describe('the status and decision indexes', () => {
     expect(entries).toBe(1);
   });
 });
+
+describe('the CHECKs on lists of values', () => {
+  const ephemeralTables = (db: Database.Database, sql: string, arity: number) =>
+    (db.prepare(`EXPLAIN ${sql}`).all(new Array(arity).fill(null)) as { opcode: string }[]).filter((op) => op.opcode === 'OpenEphemeral').length;
+
+  // A CHECK of `x IN (a, b, c)` made SQLite build a temporary b-tree of the list each time a row was written.
+  it('a version-8 journal keeps its rows and its rules, and writing a call or an approval builds no temporary table', () => {
+    const db = journalAtVersion(8);
+    db.prepare(`INSERT INTO hosts (id, pid, machine, started_at, ended_at, end_reason) VALUES ('old', 1, 'm', 1, 2, 'closed')`).run();
+    db.prepare(
+      `INSERT INTO calls (id, host_id, session_id, tool, args_hash, decision, approval, status, started_at) VALUES ('old-call', 'old', 's', 't', 'h', 'ask', 'approved', 'completed', 1)`,
+    ).run();
+    expect(ephemeralTables(db, INSERT_CALL_SQL, CALL_ROW_ARITY)).toBe(3);
+    db.close();
+    const journal = openJournal();
+    const migrated = journal.database;
+    expect(migrated.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+    expect(journal.get('old-call')).toMatchObject({ decision: 'ask', approval: 'approved', status: 'completed' });
+    expect(ephemeralTables(migrated, INSERT_CALL_SQL, CALL_ROW_ARITY)).toBe(0);
+    expect(ephemeralTables(migrated, `UPDATE approvals SET state = ? WHERE id = ?`, 2)).toBe(0);
+    const write = (column: string, value: string) =>
+      catchSqliteCode(
+        () =>
+          migrated
+            .prepare(`INSERT INTO calls (id, host_id, session_id, tool, args_hash, decision, status, started_at) VALUES (?, 'old', 's', 't', 'h', 'allow', 'completed', 1)`)
+            .run(`${column}-${value}`) && migrated.prepare(`UPDATE calls SET ${column} = ? WHERE id = ?`).run(value, `${column}-${value}`),
+      );
+    for (const column of ['decision', 'approval', 'status']) expect(write(column, 'bogus')).toBe('SQLITE_CONSTRAINT_CHECK');
+    expect(write('status', 'skipped')).toBeUndefined();
+    expect(write('approval', 'required')).toBeUndefined();
+    expect(
+      catchSqliteCode(() =>
+        migrated.prepare(`INSERT INTO approvals (id, tool, args_hash, session_id, call_id, created_at, expires_at, state) VALUES ('a', 't', 'h', 's', 'c', 1, 2, 'later')`).run(),
+      ),
+    ).toBe('SQLITE_CONSTRAINT_CHECK');
+    expect(migrated.pragma('integrity_check', { simple: true })).toBe('ok');
+  });
+});
+
+function catchSqliteCode(action: () => unknown): string | undefined {
+  try {
+    action();
+    return undefined;
+  } catch (error) {
+    return (error as { code?: string }).code;
+  }
+}
 
 describe('dead hosts', () => {
   it('leaves the started calls of a live host alone', () => {
