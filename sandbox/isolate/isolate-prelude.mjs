@@ -27,10 +27,13 @@ export default function createToolRuntime(hostStart, options) {
   let nextId = 1;
   // Each event is a hop to the host thread: a flood is cut off here, before it leaves.
   let eventsLeft = options.maxEvents;
+  // Messages handed to hostStart so far: a call's answer waits until the host has them all.
+  let hostCalls = 0;
   function notifyHost(op, args) {
     if (eventsLeft <= 0) return;
     eventsLeft -= 1;
     hostStart(0, op, args);
+    hostCalls += 1;
   }
 
   function makeError(code, message) {
@@ -49,6 +52,7 @@ export default function createToolRuntime(hostStart, options) {
       pending.set(id, { resolve, reject });
       try {
         hostStart(id, op, args);
+        hostCalls += 1;
       } catch {
         pending.delete(id);
         reject(makeError('invalid_argument', `${op}: arguments must be plain data`));
@@ -199,8 +203,16 @@ export default function createToolRuntime(hostStart, options) {
     }
   }
 
-  /** Runs the tool's default export once; returns a plain envelope, never throws. */
+  /**
+   * Runs the tool's default export once; returns a plain envelope, never throws. Its
+   * `hostCalls` counts what the context handed hostStart by then: a run that ended within
+   * one synchronous step of the host's reaches it before those messages do.
+   */
   async function run(namespace, args, callId) {
+    return { ...(await runOnce(namespace, args, callId)), hostCalls };
+  }
+
+  async function runOnce(namespace, args, callId) {
     const tool = namespace.default;
     if (typeof tool !== 'function') {
       return { ok: false, code: 'tool_error', message: 'the tool module has no default export function' };

@@ -24,7 +24,8 @@ const PRELUDE_EVAL_TIMEOUT_MS = 1000;
  * top level themselves, within their own deadline, as any call once did.
  */
 export const EVALUATE_AHEAD_TIMEOUT_MS = 1000;
-const TIMED_OUT = 'Script execution timed out.';
+/** isolated-vm's message when a step ran past its `timeout`. */
+export const TIMED_OUT = 'Script execution timed out.';
 
 const RUNTIME_OPTION_KEYS = ['maxPendingHostCalls', 'maxOutputChars', 'maxMessageChars', 'maxEvents', 'maxEventChars', 'maxPathChars'];
 const PRELUDE_EXPORT = 'export default function createToolRuntime(';
@@ -136,6 +137,8 @@ export class IsolateSlot {
     this.rawContexts = [];
     /** Contexts handed to calls so far: a refill that sees it change across a wait takes no synchronous step. */
     this.takes = 0;
+    /** Asynchronous steps of ours on the isolate's thread not yet back: while any is, a synchronous step would wait for its lock. */
+    this.asyncSteps = 0;
     this.isolate = new ivm.Isolate({
       memoryLimit: this.memoryLimitMb,
       onCatastrophicError: (message) => {
@@ -244,7 +247,7 @@ export class IsolateSlot {
     this.dirty = true;
     next.evaluating = (async () => {
       try {
-        await module.evaluate({ timeout: EVALUATE_AHEAD_TIMEOUT_MS });
+        await this.onIsolateThread(module.evaluate({ timeout: EVALUATE_AHEAD_TIMEOUT_MS }));
         next.evaluated = { ok: true };
       } catch (error) {
         if (error instanceof Error && error.message === TIMED_OUT) {
@@ -279,7 +282,7 @@ export class IsolateSlot {
   async whenIdle() {
     let context;
     if (this.dirty) {
-      context = await this.isolate.createContext();
+      context = await this.onIsolateThread(this.isolate.createContext());
       this.dirty = false;
     }
     for (const module of this.modulesToRelease.splice(0)) releaseNow(module);
@@ -296,8 +299,26 @@ export class IsolateSlot {
     this.callsSinceHeapCheck += 1;
     if (this.callsSinceHeapCheck < HEAP_CHECK_EVERY_CALLS || !this.isUsable) return false;
     this.callsSinceHeapCheck = 0;
-    const stats = await this.isolate.getHeapStatistics();
+    const stats = await this.onIsolateThread(this.isolate.getHeapStatistics());
     return this.isUsable && stats.used_heap_size > HEAP_REPLACE_FRACTION * this.memoryLimitMb * 1024 * 1024;
+  }
+
+  /**
+   * Counts `step`, an asynchronous isolated-vm call on this isolate, until it settles.
+   * @template T @param {Promise<T>} step @returns {Promise<T>}
+   */
+  async onIsolateThread(step) {
+    this.asyncSteps += 1;
+    try {
+      return await step;
+    } finally {
+      this.asyncSteps -= 1;
+    }
+  }
+
+  /** Whether a synchronous step would take the isolate's lock at once: no step of ours is on its thread. */
+  get isQuiet() {
+    return this.asyncSteps === 0 && this.isUsable;
   }
 
   /** @param {'retired' | 'wedged' | 'closed'} reason */

@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import { ISOLATE_WIRE_LIMITS } from '../shared/limits.mjs';
 import { readHostToIsolateMessage } from '../shared/readers.mjs';
 import { IsolateSlot, toPreludeClosure } from './isolate-slot.mjs';
+import { allReceived, runAtOnce } from './run-at-once.mjs';
 import { SlotPool } from './slot-pool.mjs';
 import { createCtxOperations, MAX_PATH_CHARS, MAX_PENDING_CTX_CALLS, newCtxCall } from './ctx-operations.mjs';
 import { cut } from './cut.mjs';
@@ -18,8 +19,9 @@ import { cut } from './cut.mjs';
 /** @typedef {import('../shared/messages.mjs').IsolateToHostMessage} IsolateToHostMessage */
 /**
  * @typedef {import('./ctx-operations.mjs').CtxCall & { callId: string, timeoutMs: number, startedMs: number,
- *   slot: IsolateSlot | undefined, slotMs: number, runMs: number, inboundUs: number }} Call
- *   `slotMs`, `runMs`: when the call had its context and when its run came back (stage times only).
+ *   slot: IsolateSlot | undefined, slotMs: number, runMs: number, received: number, inboundUs: number }} Call
+ *   `slotMs`, `runMs`: when the call had its context and when its run came back (stage times only);
+ *   `received`: messages of its context that reached dispatch (progress, log, ctx requests).
  */
 
 /**
@@ -50,6 +52,8 @@ export function createMainLoop(io) {
   let ctx;
   /** @type {Map<number, Call>} */
   const calls = new Map();
+  /** Whether calls start with a synchronous step (runAtOnce); off for good once one ran past its slice. */
+  let runsAtOnce = true;
 
   /** Whether `call` still runs: what it asks or reports after it answered is dropped (the host drops it anyway). */
   const isRunning = (call) => !call.stopped && calls.get(call.id) === call;
@@ -178,6 +182,7 @@ export function createMainLoop(io) {
       slot: undefined,
       slotMs: 0,
       runMs: 0,
+      received: 0,
       inboundUs: typeof message.sentAtUs === 'number' ? Math.max(0, monotonicUs() - message.sentAtUs) : 0,
     };
     calls.set(call.id, call);
@@ -187,44 +192,66 @@ export function createMainLoop(io) {
       return;
     }
     call.slot = slot;
+    /** @type {import('./isolate-slot.mjs').PreparedContext | undefined} */
     let prepared;
     try {
-      try {
-        prepared = await slot.take();
-      } catch (error) {
-        finishCall(call, ivmFailure(call, error, slot, 'prepare'));
-        return;
-      }
-      if (call.stopped) return;
-      if ('loadError' in prepared.tool) {
-        finishCall(call, { type: 'result', id: call.id, kind: 'load_error', message: cut(prepared.tool.loadError, ISOLATE_WIRE_LIMITS.maxIvmMessageChars) });
-        return;
-      }
-      if (config.stageTimes === true) call.slotMs = performance.now();
-      const { runtime } = prepared;
-      const settle = (id, ok, value) => {
-        if (!isRunning(call)) return;
-        runtime.apply(undefined, ['settle', id, ok, new ivm.ExternalCopy(value).copyInto({ release: true })], { timeout: remainingMs(call) }).catch(() => {
-          // The context is gone, or the continuation ran past the deadline: the host stops the call.
-        });
-      };
-      prepared.binding.dispatch = (id, op, args) => ctx?.handle(call, id, op, args, (ok, value) => settle(id, ok, value));
-      const { module } = prepared.tool;
-      // Evaluated ahead (IsolateSlot.evaluateAhead), or now within the call's deadline.
-      const evaluated = prepared.evaluated ?? (await evaluateNow(module, call));
-      if (!evaluated.ok) {
-        finishCall(call, ivmFailure(call, evaluated.error, slot, 'evaluate'));
-        return;
-      }
+      /** @type {unknown} */
       let envelope;
-      try {
-        envelope = await runtime.apply(undefined, ['run', module.namespace.derefInto(), new ivm.ExternalCopy(message.args).copyInto({ release: true }), call.callId], {
-          timeout: remainingMs(call),
-          result: { copy: true, promise: true },
-        });
-      } catch (error) {
-        finishCall(call, ivmFailure(call, error, slot, 'run'));
-        return;
+      for (;;) {
+        try {
+          prepared = await slot.take();
+        } catch (error) {
+          finishCall(call, ivmFailure(call, error, slot, 'prepare'));
+          return;
+        }
+        if (call.stopped) return;
+        if ('loadError' in prepared.tool) {
+          finishCall(call, { type: 'result', id: call.id, kind: 'load_error', message: cut(prepared.tool.loadError, ISOLATE_WIRE_LIMITS.maxIvmMessageChars) });
+          return;
+        }
+        if (config.stageTimes === true) call.slotMs = performance.now();
+        const { runtime } = prepared;
+        const settle = (id, ok, value) => {
+          if (!isRunning(call)) return;
+          slot.onIsolateThread(runtime.apply(undefined, ['settle', id, ok, new ivm.ExternalCopy(value).copyInto({ release: true })], { timeout: remainingMs(call) })).catch(() => {
+            // The context is gone, or the continuation ran past the deadline: the host stops the call.
+          });
+        };
+        prepared.binding.dispatch = (id, op, args) => {
+          call.received += 1;
+          ctx?.handle(call, id, op, args, (ok, value) => settle(id, ok, value));
+        };
+        const { module } = prepared.tool;
+        // Evaluated ahead (IsolateSlot.evaluateAhead), or now within the call's deadline.
+        const evaluated = prepared.evaluated ?? (await evaluateNow(module, call, slot));
+        if (!evaluated.ok) {
+          finishCall(call, ivmFailure(call, evaluated.error, slot, 'evaluate'));
+          return;
+        }
+        const runArgs = ['run', module.namespace.derefInto(), new ivm.ExternalCopy(message.args).copyInto({ release: true }), call.callId];
+        try {
+          if (runsAtOnce && slot.isQuiet) {
+            const started = runAtOnce(runtime, runArgs, remainingMs(call), () => slot.isUsable);
+            if (started === undefined) {
+              // Past the slice: this context goes with whatever the run asked of ctx (nothing of
+              // it was served: its requests wait behind this step), and the call runs again in a
+              // fresh one, on the isolate's thread, as every call of this process now does.
+              runsAtOnce = false;
+              call.received = 0;
+              prepared.release();
+              prepared = undefined;
+              continue;
+            }
+            envelope = await started;
+            await allReceived(call, envelope);
+          } else {
+            envelope = await slot.onIsolateThread(runtime.apply(undefined, runArgs, { timeout: remainingMs(call), result: { copy: true, promise: true } }));
+          }
+        } catch (error) {
+          finishCall(call, ivmFailure(call, error, slot, 'run'));
+          return;
+        }
+        break;
       }
       if (config.stageTimes === true) call.runMs = performance.now();
       finishEnvelope(call, envelope);
@@ -237,9 +264,9 @@ export function createMainLoop(io) {
     }
   }
 
-  async function evaluateNow(module, call) {
+  async function evaluateNow(module, call, slot) {
     try {
-      await module.evaluate({ timeout: remainingMs(call) });
+      await slot.onIsolateThread(module.evaluate({ timeout: remainingMs(call) }));
       return { ok: true };
     } catch (error) {
       return { ok: false, error };

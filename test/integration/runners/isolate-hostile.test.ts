@@ -58,6 +58,16 @@ describe('isolate runner: time', () => {
     await expectRecovers(runner, { mode: 'echo', value: 10 }, { echo: 10 });
   });
 
+  it('runs a tool that holds its thread past the first step once more, whole, and only that run is heard', async () => {
+    const runner = isolateRunner('switch.mjs');
+    const options = recordingOptions(5000);
+    const outcome = await runner.run({ callId: 'slow', args: { mode: 'slow_echo', ms: 150, value: 'late' } }, options);
+    expect(jsonOf(outcome)).toEqual({ echo: 'late' });
+    // The first run was cut at its slice and thrown away with what it asked of the host.
+    expect(options.logs).toEqual([{ level: 'info', message: 'slow start' }]);
+    await expectRecovers(runner, { mode: 'echo', value: 11 }, { echo: 11 });
+  });
+
   it('times out a never-settling promise, and the next call works', async () => {
     const runner = isolateRunner('switch.mjs');
     const outcome = await runner.run({ callId: 'never', args: { mode: 'never' } }, recordingOptions(200));

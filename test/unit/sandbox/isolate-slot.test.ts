@@ -24,6 +24,7 @@ describe('toPreludeClosure', () => {
     await expect(runtime('run', { default: async (args: { n: number }) => ({ n: args.n + 1 }) }, { n: 1 }, 'c')).resolves.toEqual({
       ok: true,
       json: '{"n":2}',
+      hostCalls: 0,
     });
     await expect(runtime('run', { default: async () => ({ f: () => 1 }) }, {}, 'c')).resolves.toEqual({
       ok: false,
@@ -31,9 +32,10 @@ describe('toPreludeClosure', () => {
       message: 'the tool returned a value that is not JSON',
       reason: 'function',
       path: '/f',
+      hostCalls: 0,
     });
     // An undefined object property is left out, as JSON.stringify does.
-    await expect(runtime('run', { default: async () => ({ n: 1, gone: undefined }) }, {}, 'c')).resolves.toEqual({ ok: true, json: '{"n":1}' });
+    await expect(runtime('run', { default: async () => ({ n: 1, gone: undefined }) }, {}, 'c')).resolves.toEqual({ ok: true, json: '{"n":1}', hostCalls: 0 });
     await expect(runtime('run', {}, {}, 'c')).resolves.toMatchObject({ ok: false, code: 'tool_error' });
   });
 
@@ -47,7 +49,8 @@ describe('toPreludeClosure', () => {
       for (let index = 0; index < 1000; index += 1) ctx.log('info', `line ${index}`);
       return null;
     };
-    await expect(runtime('run', { default: flood }, {}, 'c')).resolves.toEqual({ ok: true, json: 'null' });
+    // hostCalls: what reached the host, so its answer waits for all ten.
+    await expect(runtime('run', { default: flood }, {}, 'c')).resolves.toEqual({ ok: true, json: 'null', hostCalls: 10 });
     expect(sent).toHaveLength(10);
     expect(sent[0]).toEqual([0, 'log', ['info', 'line 0']]);
     expect(sent[9]).toEqual([0, 'log', ['info', 'line 9']]);
