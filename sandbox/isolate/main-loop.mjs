@@ -150,6 +150,14 @@ export function createMainLoop(io) {
     // Ready once the first contexts are prepared and the top level ran ahead: the first call finds one warm.
     slot.refill();
     void slot.whenRefilled().finally(() => {
+      // Before any call nothing here disposes an isolate: isolated-vm did, at its heap limit,
+      // while the tool module's top level ran ahead. End as V8's own out-of-memory ends this
+      // process, so the host reports the module's memory once (memory_limit) and starts no
+      // process per call, instead of each call finding a dead isolate.
+      if (slot.isolate.isDisposed && !slot.retired) {
+        io.die("the tool module's top level ran out of memory: isolated-vm disposed its isolate at the heap limit", 71);
+        return;
+      }
       io.send({ type: 'ready' });
       pool?.warm();
     });
