@@ -5,7 +5,7 @@
 // Paths in it are relative to its folder, never to whoever runs the command.
 import { existsSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import type { ErrorObject, ValidateFunction } from 'ajv';
+import type { ErrorObject } from 'ajv';
 import { validate as generatedToolhostFileValidator } from '../registry/generated/toolhost-file.mjs';
 import { problemsFromShapeErrors } from '../registry/schema-errors.js';
 import type { Problem } from '../config/problem.js';
@@ -103,7 +103,7 @@ function oneSentencePerOneOf(errors: ErrorObject[]): ErrorObject[] {
 }
 
 /** schemas/toolhost.schema.json as code, generated ahead (scripts/generate-validators.mjs). */
-const TOOLHOST_FILE_VALIDATOR = generatedToolhostFileValidator as unknown as ValidateFunction;
+const TOOLHOST_FILE_VALIDATOR = generatedToolhostFileValidator;
 
 function fail(file: string, reason: string): LoadToolhostFileResult {
   return { ok: false, problems: [{ file, line: 1, col: 1, reason }] };

@@ -3,7 +3,7 @@
 // and turns Ajv's errors into file:line:col problems, one per fault (an unknown
 // key points at the key itself).
 import { closestKey } from '../config/closest-key.js';
-import type { ErrorObject, ValidateFunction } from 'ajv';
+import type { ErrorObject } from 'ajv';
 import { validate as generatedPolicyValidator } from '../registry/generated/policy.mjs';
 import type { Problem } from '../config/problem.js';
 import type { YamlPath, YamlSource } from '../config/yaml-source.js';
@@ -18,7 +18,7 @@ export function checkPolicyDocument(source: YamlSource): { ok: true; data: Polic
 }
 
 // Our own trusted schema: allErrors is fine and lists every problem of a file at once.
-const POLICY_VALIDATOR = generatedPolicyValidator as unknown as ValidateFunction;
+const POLICY_VALIDATOR = generatedPolicyValidator;
 
 function problemsFrom(errors: readonly ErrorObject[], source: YamlSource): Problem[] {
   const problems: Problem[] = [];

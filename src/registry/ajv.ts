@@ -111,7 +111,7 @@ function newToolSchemaAjv(draft: Draft, options: Options): AjvCore {
 }
 
 /** The 2020-12 meta-schema as code (scripts/generate-validators.mjs): the default draft is never compiled. */
-const META_2020_12 = generatedMeta202012 as unknown as ValidateFunction;
+const META_2020_12 = generatedMeta202012;
 
 // Throws as Ajv's validateSchema(schema, true) does for a schema its draft's meta-schema refuses.
 // A 2020-12 schema (no $schema, or 2020-12's) meets the generated meta-schema; another draft's,

@@ -1,7 +1,6 @@
 // Loads one `kind: Server` manifest (SPEC section 2.1) from its parsed YAML:
 // schemas/manifest.schema.json ($defs/server) → command and root paths → a frozen
 // ServerManifest. Problems carry file:line:col like tool manifests'.
-import type { ValidateFunction } from 'ajv';
 import { asRecord, isRecord } from '../config/guards.js';
 import type { Problem } from '../config/problem.js';
 import type { YamlSource } from '../config/yaml-source.js';
@@ -29,7 +28,7 @@ export function isServerManifestData(data: unknown): boolean {
 }
 
 /** `$defs.server` of schemas/manifest.schema.json as code, generated ahead (scripts/generate-validators.mjs). */
-const SERVER_MANIFEST_VALIDATOR = generatedServerManifestValidator as unknown as ValidateFunction;
+const SERVER_MANIFEST_VALIDATOR = generatedServerManifestValidator;
 
 /** Checks and normalizes one server manifest; every problem at once. */
 export function loadServerManifest(source: YamlSource, place: ServerPlace): ServerLoadResult {

@@ -3,7 +3,7 @@
 // to the package root, so the same code works from src/ (tests) and dist/src/.
 import { schemaPath } from '../config/package-files.js';
 import { readFileSync } from 'node:fs';
-import type { ErrorObject, ValidateFunction } from 'ajv';
+import type { ErrorObject } from 'ajv';
 import { validate as generatedManifestValidator } from './generated/manifest.mjs';
 import { isRecord } from '../config/guards.js';
 
@@ -35,7 +35,7 @@ function branchOf(whole: Record<string, unknown>, pick: (whole: Record<string, u
 let cachedSchema: Record<string, unknown> | undefined;
 
 /** The schema's validator, generated from it ahead (scripts/generate-validators.mjs): never compiled at start. */
-const MANIFEST_VALIDATOR = generatedManifestValidator as unknown as ValidateFunction;
+const MANIFEST_VALIDATOR = generatedManifestValidator;
 
 /** The manifest schema, read once. */
 function manifestSchema(): Readonly<Record<string, unknown>> {
