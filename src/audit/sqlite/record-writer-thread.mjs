@@ -1,5 +1,6 @@
 // The thread that commits the batches of read-only calls' records the host sends
-// it (record-writer.ts), and checkpoints the WAL after one when the host asks:
+// it (record-writer.ts), and checkpoints the WAL after one when the host asks
+// (only when the checkpoint thread, wal-checkpoint-thread.mjs, is gone):
 // its own connection to the journal file, so SQLite's work, the file writes and
 // a checkpoint's copy and fsyncs run beside the host's event loop instead of on it.
 // Plain JavaScript on purpose: the same file runs from src/ (tests) and dist/.
@@ -16,6 +17,9 @@ db.pragma('synchronous = NORMAL');
 db.pragma('foreign_keys = ON');
 // As the host's connection (sqlite-store.ts): the WAL file keeps its size when the WAL starts over.
 db.pragma(`journal_size_limit = ${workerData.walFileKeptBytes}`);
+// The store asks for checkpoints (the checkpoint thread's, or this one's with a batch); SQLite's
+// own, 1000 frames by default, ran inside the commit of a batch and held its answers: only a safety net.
+db.pragma(`wal_autocheckpoint = ${workerData.autocheckpointPages}`);
 
 // A batch goes in as a few multi-row INSERTs (up to 64 rows each) rather than
 // one statement per row: each statement run has a fixed cost (the call into

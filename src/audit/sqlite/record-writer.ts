@@ -1,5 +1,5 @@
-// The SQLite store's writer of read-only calls' batches (record-batch.ts) and of
-// the WAL's checkpoints, on a thread of its own (record-writer-thread.mjs, its
+// The SQLite store's writer of read-only calls' batches (record-batch.ts), and of
+// the WAL's checkpoints when the checkpoint thread is gone (wal-checkpointer.ts), on a thread of its own (record-writer-thread.mjs, its
 // own connection to the same WAL file): a commit of many records holds the
 // host's event loop for SQLite's work and the file writes, and a checkpoint (a
 // copy of the WAL and two fsyncs) for milliseconds. The store keeps a batch of
@@ -41,12 +41,13 @@ export class RecordWriter {
 
   /**
    * Starts the thread on the journal `file` (already created and migrated by the host's connection); `inserts` per table;
-   * `walFileKeptBytes` its connection's journal_size_limit, as the host's.
+   * `walFileKeptBytes` its connection's journal_size_limit, as the host's; `autocheckpointPages` its
+   * connection's wal_autocheckpoint (the store asks for checkpoints itself: this is only the safety net).
    */
-  constructor(file: string, inserts: readonly MultiRowInsert[], walFileKeptBytes: number, logger: Logger) {
+  constructor(file: string, inserts: readonly MultiRowInsert[], walFileKeptBytes: number, autocheckpointPages: number, logger: Logger) {
     this.#logger = logger;
     this.#thread = new Worker(THREAD_URL, {
-      workerData: { file, busyTimeoutMs: BUSY_TIMEOUT_MS, inserts, walFileKeptBytes },
+      workerData: { file, busyTimeoutMs: BUSY_TIMEOUT_MS, inserts, walFileKeptBytes, autocheckpointPages },
       // Rows are small and a batch is at most RECORD_BATCH_MAX_RECORDS of them.
       resourceLimits: { maxOldGenerationSizeMb: 64 },
     });

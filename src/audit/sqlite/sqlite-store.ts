@@ -14,6 +14,8 @@ import { SqliteRates } from './sqlite-rates.js';
 import type { RateCount, RateOutcome } from '../rate-store.js';
 import { ArtifactStore } from './artifacts.js';
 import { RecordWriter } from './record-writer.js';
+import { BUSY_TIMEOUT_MS } from './open-database.js';
+import { WalCheckpointer } from './wal-checkpointer.js';
 import { WalIndex } from './wal-index.js';
 import { entryRowValues, INSERT_CALLS, INSERT_ENTRIES, SqliteJournal, type JournalOptions } from './sqlite-journal.js';
 import type { JournalSnapshot } from '../chain/journal-snapshot.js';
@@ -34,7 +36,7 @@ interface SqliteStoreOptions extends JournalOptions {
    * sends every batch to the thread.
    */
   inlineBatchMax?: number;
-  /** With writeBatchesOffThread: the frames in the WAL, not yet checkpointed, from which the thread checkpoints it. Default WAL_CHECKPOINT_FRAMES. */
+  /** With writeBatchesOffThread: the frames in the WAL, not yet checkpointed, from which the checkpoint thread checkpoints it. Default WAL_CHECKPOINT_FRAMES. */
   checkpointWalFrames?: number;
 }
 
@@ -50,10 +52,20 @@ const INLINE_BATCH_MAX = 4;
 
 /**
  * When the WAL holds this many frames not yet checkpointed (SQLite's own automatic checkpoint
- * interval, about 4 MB), the next batch goes to the thread, which checkpoints after it: the
- * checkpoint (the WAL copied into the database, two fsyncs) held the event loop for milliseconds.
+ * interval, about 4 MB), the checkpoint thread checkpoints it: the checkpoint (the WAL copied
+ * into the database, two fsyncs) held the event loop for milliseconds on the host's connection,
+ * and a batch's answers for as long on the writer thread.
  */
 const WAL_CHECKPOINT_FRAMES = 1000;
+
+/**
+ * The WAL starts over (from the start of its file) only at a commit that finds every frame
+ * checkpointed, and commits made while a checkpoint runs are left for the next one: under a
+ * steady load it would never start over, and grow. From this many checkpoint intervals' frames,
+ * the store waits for the checkpoint before it commits the next batch, which then starts the WAL
+ * over (the file stays under WAL_FILE_KEPT_BYTES).
+ */
+const WAL_RESTART_INTERVALS = 3;
 
 /**
  * The WAL file keeps its size when the WAL starts over after a checkpoint, up to this: a commit
@@ -92,13 +104,15 @@ export class SqliteStore implements Journal {
    * sends those rows (and their chain entries) to the writer thread as they are, or inserts them here.
    */
   readonly #batch: RecordBatch<CallRowValues>;
-  /** The thread that commits the larger batches and checkpoints the WAL, when the store was opened with writeBatchesOffThread. */
+  /** The thread that commits the larger batches, when the store was opened with writeBatchesOffThread. */
   readonly #writer: RecordWriter | undefined;
+  /** The thread that checkpoints the WAL, with the writer thread. */
+  readonly #checkpointer: WalCheckpointer | undefined;
   readonly #inlineBatchMax: number;
   readonly #checkpointWalFrames: number;
   /** The wal-index, read for the WAL's frames not yet checkpointed (with the writer thread only). */
   readonly #walIndex: WalIndex | undefined;
-  /** True from a checkpoint to the next batch: a checkpoint a reader held back is not asked for again at once. */
+  /** True from a checkpoint to the next batch after it: a checkpoint a reader held back is not asked for again at once. */
   #checkpointed = false;
   #closing: Promise<void> | undefined;
 
@@ -119,8 +133,9 @@ export class SqliteStore implements Journal {
     this.#approvals = new SqliteApprovals(() => sync);
     this.#rates = new SqliteRates(() => sync.database);
     const logger = options.logger ?? createSilentLogger();
-    this.#writer =
-      options.writeBatchesOffThread === true && sync.hostId !== null ? new RecordWriter(sync.file, [INSERT_CALLS, INSERT_ENTRIES], WAL_FILE_KEPT_BYTES, logger) : undefined;
+    const offThread = options.writeBatchesOffThread === true && sync.hostId !== null;
+    this.#writer = offThread ? new RecordWriter(sync.file, [INSERT_CALLS, INSERT_ENTRIES], WAL_FILE_KEPT_BYTES, HOST_AUTOCHECKPOINT_PAGES, logger) : undefined;
+    this.#checkpointer = offThread ? new WalCheckpointer(sync.file, BUSY_TIMEOUT_MS, logger) : undefined;
     this.#inlineBatchMax = options.inlineBatchMax ?? INLINE_BATCH_MAX;
     this.#checkpointWalFrames = options.checkpointWalFrames ?? WAL_CHECKPOINT_FRAMES;
     if (this.#writer !== undefined) {
@@ -235,6 +250,11 @@ export class SqliteStore implements Journal {
     return this.#walIndex?.pendingFrames();
   }
 
+  /** The checkpoint thread, if any (tests of SQLite specifics). */
+  get walCheckpointer(): WalCheckpointer | undefined {
+    return this.#checkpointer;
+  }
+
   /** The writer thread of the batches, if any (tests of SQLite specifics). */
   get recordWriter(): RecordWriter | undefined {
     return this.#writer;
@@ -243,17 +263,18 @@ export class SqliteStore implements Journal {
   close(): Promise<void> {
     this.#closing ??= this.#batch
       .flush()
-      .then(() => this.#writer?.close())
+      .then(async () => {
+        await Promise.all([this.#writer?.close(), this.#checkpointer?.close()]);
+      })
       .finally(() => this.sync.close());
     return this.#closing;
   }
 
-  // A small batch on the host's connection, unless the WAL is due for a checkpoint; the others on the thread.
+  // A small batch on the host's connection, the others on the writer thread.
   // The entries are prepared here (the chain's head is this thread's), committed by the writer thread with the rows.
   async #writeBatch(rows: readonly CallRowValues[]): Promise<void> {
     if (this.#writer === undefined) return this.sync.recordRows(rows);
-    const checkpoint = !this.#checkpointed && (this.#walIndex?.pendingFrames() ?? 0) >= this.#checkpointWalFrames;
-    this.#checkpointed = checkpoint;
+    const checkpoint = await this.#checkpointIfDue();
     if (!checkpoint && rows.length <= this.#inlineBatchMax) return this.sync.recordRows(rows);
     const prepared = this.sync.prepareRows(rows);
     if (prepared === undefined) return this.sync.recordRows(rows);
@@ -265,6 +286,34 @@ export class SqliteStore implements Journal {
       throw error;
     }
     this.sync.settleRows(prepared, rows.length);
+  }
+
+  /**
+   * Starts a checkpoint on the checkpoint thread when the WAL is due for one, and waits for it
+   * only when the WAL must start over (WAL_RESTART_INTERVALS): then no write of this host runs
+   * beside it, and the batch's commit starts the WAL over. True when the batch must carry the
+   * checkpoint to the writer thread instead: the checkpoint thread is gone.
+   */
+  async #checkpointIfDue(): Promise<boolean> {
+    const wal = this.#walIndex?.frames();
+    if (wal === undefined || wal.pending < this.#checkpointWalFrames) {
+      this.#checkpointed = false;
+      return false;
+    }
+    const restart = wal.total >= this.#checkpointWalFrames * WAL_RESTART_INTERVALS;
+    if (this.#checkpointer?.isRunning === true) {
+      if (!restart) return false;
+      // Batches were committed beside it: another checkpoint, with none, follows.
+      await this.#checkpointer.idle();
+    } else if (this.#checkpointed) {
+      this.#checkpointed = false;
+      return false;
+    }
+    this.#checkpointed = true;
+    if (this.#checkpointer?.isAvailable !== true) return true;
+    const done = this.#checkpointer.checkpoint();
+    if (restart) await done;
+    return false;
   }
 
   #requireArtifacts(): ArtifactStore {

@@ -65,6 +65,14 @@ export class WalIndex {
    * checkpoint by a batch.
    */
   pendingFrames(): number | undefined {
+    return this.frames()?.pending;
+  }
+
+  /**
+   * The WAL's frames since it last started over (`total`) and those of them no
+   * checkpoint has copied yet (`pending`); undefined as pendingFrames.
+   */
+  frames(): { readonly total: number; readonly pending: number } | undefined {
     if (this.#fd === undefined) return undefined;
     try {
       if (readSync(this.#fd, this.#buffer, 0, HEAD_BYTES, 0) < HEAD_BYTES) return undefined;
@@ -72,6 +80,7 @@ export class WalIndex {
       return undefined;
     }
     if (this.#read32(0) !== WAL_INDEX_VERSION) return undefined;
-    return Math.max(0, this.#read32(MX_FRAME_AT) - this.#read32(BACKFILL_AT));
+    const total = this.#read32(MX_FRAME_AT);
+    return { total, pending: Math.max(0, total - this.#read32(BACKFILL_AT)) };
   }
 }

@@ -2,12 +2,14 @@
 // the thread commits them (not the host's connection), reads and other hosts see
 // them after a flush, close loses none, and a thread that dies hands its batches
 // back to the host's own connection. A batch of up to four records is the host
-// connection's, until the WAL is due for a checkpoint: then the thread commits it
-// and checkpoints. The tests of the thread's batches send it every batch
-// (inlineBatchMax 0).
+// connection's. When the WAL is due for a checkpoint, the checkpoint thread
+// (wal-checkpointer.ts) checkpoints it beside the commits; the writer thread does
+// with a batch only when that thread is gone. The tests of the thread's batches
+// send it every batch (inlineBatchMax 0).
 import { statSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openSqliteStore, type SqliteStore } from '../../../../src/audit/sqlite/sqlite-store.js';
+import { WalIndex } from '../../../../src/audit/sqlite/wal-index.js';
 import { recordingLogger } from '../../../helpers/recording-logger.js';
 import { callFinish, callStart, makeTempParent } from '../../../helpers/journal-fixtures.js';
 
@@ -159,9 +161,71 @@ describe('read-only batches on the writer thread', () => {
     for (const start of [...few, ...more]) expect(await store.get(start.id)).toMatchObject({ status: 'completed', hostId: store.hostId });
   });
 
-  it('once the WAL is due for a checkpoint, the thread commits the next batch and checkpoints: the WAL starts over in a file kept at its size', async () => {
+  it('once the WAL is due for a checkpoint, the checkpoint thread checkpoints it beside the commits: the WAL starts over in a file kept at its size', async () => {
     const store = open({ writeBatchesOffThread: true, checkpointWalFrames: 40 });
+    const checkpointer = store.walCheckpointer!;
     const wal = () => statSync(`${store.sync.file}-wal`).size;
+    const starts: ReturnType<typeof readOnly>[] = [];
+    while (store.pendingWalFrames()! < 40) {
+      const start = readOnly();
+      starts.push(start);
+      void store.recordSoon(start, callFinish());
+      await store.flush();
+    }
+    expect(checkpointer.completedCheckpoints).toBe(0);
+    // The batch that finds the WAL due is committed as any other (here on the host connection), the checkpoint runs on its thread.
+    const due = readOnly();
+    void store.recordSoon(due, callFinish());
+    await store.flush();
+    await checkpointer.idle();
+    expect(checkpointer.completedCheckpoints).toBe(1);
+    expect(store.recordWriter!.committedBatches).toBe(0);
+    expect(store.pendingWalFrames()).toBe(0);
+    const grown = wal();
+    // Checkpointed: the next commit writes the WAL from its start, over the blocks the file has (neither grown nor cut).
+    const next = readOnly();
+    void store.recordSoon(next, callFinish());
+    await store.flush();
+    expect(store.pendingWalFrames()).toBeGreaterThan(0);
+    expect(store.pendingWalFrames()).toBeLessThan(40);
+    expect(wal()).toBe(grown);
+    for (const start of [...starts, due, next]) expect(await store.get(start.id)).toMatchObject({ status: 'completed' });
+  });
+
+  it('under a steady load the WAL still starts over: from three intervals of frames the store waits for the checkpoint', async () => {
+    const store = open({ writeBatchesOffThread: true, checkpointWalFrames: 40, inlineBatchMax: 0 });
+    const index = new WalIndex(store.sync.file);
+    const starts: ReturnType<typeof readOnly>[] = [];
+    let most = 0;
+    let startedOver = 0;
+    let before = 0;
+    // Each batch is awaited, the checkpoints are not: commits run beside them.
+    for (let batch = 0; batch < 120; batch++) {
+      const some = Array.from({ length: 5 }, readOnly);
+      starts.push(...some);
+      for (const start of some) void store.recordSoon(start, callFinish());
+      await store.flush();
+      const total = index.frames()!.total;
+      if (total < before) startedOver++;
+      before = total;
+      most = Math.max(most, total);
+    }
+    expect(store.walCheckpointer!.completedCheckpoints).toBeGreaterThan(3);
+    expect(startedOver).toBeGreaterThan(1);
+    // Three intervals, and what was committed while the last checkpoint beside the commits ran (a batch is ~6 frames).
+    expect(most).toBeLessThan(3 * 40 + 60);
+    const ids = new Set((await store.query({ tool: 'fs.read' })).map((record) => record.id));
+    expect(starts.filter((start) => !ids.has(start.id))).toEqual([]);
+  });
+
+  it('a checkpoint thread that dies loses nothing: the writer thread checkpoints with its batches again', async () => {
+    const log = recordingLogger();
+    const store = open({ writeBatchesOffThread: true, checkpointWalFrames: 40, logger: log.logger });
+    const checkpointer = store.walCheckpointer!;
+    const exited = new Promise((resolve) => checkpointer.thread.once('exit', resolve));
+    await checkpointer.thread.terminate();
+    await exited;
+    expect(checkpointer.isAvailable).toBe(false);
     const starts: ReturnType<typeof readOnly>[] = [];
     while (store.pendingWalFrames()! < 40) {
       const start = readOnly();
@@ -175,16 +239,8 @@ describe('read-only batches on the writer thread', () => {
     await store.flush();
     expect(store.recordWriter!.committedBatches).toBe(1);
     expect(store.pendingWalFrames()).toBe(0);
-    const grown = wal();
-    // Checkpointed: the next commit writes the WAL from its start, over the blocks the file has (neither grown nor cut).
-    const next = readOnly();
-    void store.recordSoon(next, callFinish());
-    await store.flush();
-    expect(store.recordWriter!.committedBatches).toBe(1);
-    expect(store.pendingWalFrames()).toBeGreaterThan(0);
-    expect(store.pendingWalFrames()).toBeLessThan(40);
-    expect(wal()).toBe(grown);
-    for (const start of [...starts, due, next]) expect(await store.get(start.id)).toMatchObject({ status: 'completed' });
+    for (const start of [...starts, due]) expect(await store.get(start.id)).toMatchObject({ status: 'completed' });
+    expect(log.lines().some((line) => line['msg'] === 'journal checkpoint thread stopped: the writer thread checkpoints the WAL')).toBe(true);
   });
 
   it('a store opened again in the same process reads the WAL its new connection writes', async () => {
