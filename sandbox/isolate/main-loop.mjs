@@ -30,9 +30,12 @@ import { cut } from './cut.mjs';
  *   sendNow: (message: IsolateToHostMessage) => void,
  *   die: (why: string, code: number) => void,
  *   exit: (code: number) => void,
- *   kill: () => void }} ProcessIo
+ *   kill: () => void,
+ *   onStepAtOnce?: (outcome: 'done' | 'cut') => void }} ProcessIo
  *   `send`: queued on the pipe; `sendNow`: written before it returns (the process ends next);
- *   `die`: a diagnostic on stderr, then the end; `kill`: the end at once, no cleanup.
+ *   `die`: a diagnostic on stderr, then the end; `kill`: the end at once, no cleanup;
+ *   `onStepAtOnce`: told of each call's synchronous first step, over or cut at its slice (a
+ *   seam for tests, which cannot see from outside whether a call took that step).
  */
 
 /** Now on the machine's monotonic clock, in µs: the host reads the same clock (stage times only). */
@@ -240,6 +243,7 @@ export function createMainLoop(io) {
         try {
           if (runsAtOnce && slot.isQuiet) {
             const started = runAtOnce(runtime, runArgs, remainingMs(call), () => slot.isUsable);
+            io.onStepAtOnce?.(started === undefined ? 'cut' : 'done');
             if (started === undefined) {
               // Past the slice: this context goes with whatever the run asked of ctx (nothing of
               // it was served: its requests wait behind this step), and the call runs again in a
