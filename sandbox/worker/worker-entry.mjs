@@ -22,6 +22,7 @@ import { BroadcastChannel, threadId, workerData } from 'node:worker_threads';
 import { createScopedFs } from '../ctx/scoped-fs.mjs';
 import { createScopedFetch } from '../ctx/scoped-fetch.mjs';
 import { threadGate } from './worker-gate.mjs';
+import { serializeResult } from './result-json.mjs';
 import { EVENT_LIMITS } from '../shared/limits.mjs';
 import { readLogLevel, readWorkerAbort, readWorkerTasks } from '../shared/readers.mjs';
 
@@ -171,7 +172,7 @@ async function runTask(task) {
     } catch (error) {
       return answer({ ok: false, code: 'tool_error', ...describe(error) });
     }
-    const { json, reason, path } = serialize(result);
+    const { json, reason, path } = serializeResult(result);
     if (json === undefined)
       return answer({ ok: false, code: 'invalid_output', message: 'the tool returned a value that is not JSON', reason, ...(path !== undefined ? { path } : {}) });
     // A UTF-16 code unit is at most 3 UTF-8 bytes: a short result needs no count.
@@ -317,48 +318,5 @@ function describe(thrown) {
     return { message: String(thrown).slice(0, MAX_MESSAGE_CHARS) };
   } catch {
     return { message: 'the tool threw a value that cannot be described' };
-  }
-}
-
-// JSON as in the isolate prelude: an undefined object property is left out as
-// JSON.stringify does; functions, symbols, BigInt, non-finite numbers and
-// undefined elsewhere are refused with where they are. Every result of every
-// worker call passes here, so the first pass only checks types; where a value
-// is refused, a second pass finds its path (a JSON pointer).
-function serialize(value) {
-  const checked = stringify(value, false);
-  if (checked.json !== undefined || checked.reason === 'too_deep' || checked.reason === 'not_serializable') return checked;
-  // The first pass's reason stands if a getter answers otherwise the second time.
-  const located = stringify(value, true);
-  return located.path !== undefined ? located : { reason: checked.reason };
-}
-
-function stringify(value, withPaths) {
-  let reason;
-  let path;
-  const paths = withPaths ? new WeakMap() : undefined;
-  /** @this {object} the object or array that holds `item` */
-  const replacer = function (key, item) {
-    const type = typeof item;
-    if (type === 'undefined' && key !== '' && !Array.isArray(this)) return undefined;
-    if (type === 'bigint' || type === 'function' || type === 'symbol' || type === 'undefined') reason = type;
-    else if (type === 'number' && !Number.isFinite(item)) reason = 'non_finite_number';
-    if (paths === undefined) {
-      if (reason !== undefined) throw new Error(reason);
-      return item;
-    }
-    const here = key === '' && paths.get(this) === undefined ? '' : `${paths.get(this) ?? ''}/${String(key).replace(/~/g, '~0').replace(/\//g, '~1')}`;
-    if (reason !== undefined) {
-      path = here === '' ? '/' : here;
-      throw new Error(reason);
-    }
-    if (type === 'object' && item !== null) paths.set(item, here);
-    return item;
-  };
-  try {
-    return { json: JSON.stringify(value, replacer) };
-  } catch (error) {
-    if (reason !== undefined) return { reason, path };
-    return { reason: error instanceof RangeError ? 'too_deep' : 'not_serializable' };
   }
 }
