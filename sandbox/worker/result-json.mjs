@@ -13,12 +13,28 @@
  * @returns {{ json?: string, reason?: string, path?: string }}
  */
 export function serializeResult(value) {
-  if (isPlainJson(value, MAX_PLAIN_DEPTH)) return { json: JSON.stringify(value) };
+  const plain = plainJson(value);
+  if (plain !== undefined) return { json: plain };
   const checked = stringify(value, false);
   if (checked.json !== undefined || checked.reason === 'too_deep' || checked.reason === 'not_serializable') return checked;
   // The first pass's reason stands if a getter answers otherwise the second time.
   const located = stringify(value, true);
   return located.path !== undefined ? located : { reason: checked.reason };
+}
+
+/**
+ * The JSON of plain data, or undefined for the checked pass to decide. A getter of the
+ * tool's may throw (or answer a BigInt to JSON.stringify's second read): that is the
+ * checked pass's to refuse as not JSON, never an exception out of the call's answer.
+ * @param {unknown} value
+ * @returns {string | undefined}
+ */
+function plainJson(value) {
+  try {
+    return isPlainJson(value, MAX_PLAIN_DEPTH) ? JSON.stringify(value) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Deeper than this, a result takes the checked pass (which tells too_deep where JSON.stringify gives up). */
