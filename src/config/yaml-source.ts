@@ -12,7 +12,7 @@
 // a line. Anything else, and any file js-yaml refuses (a duplicate key among
 // them), goes to `yaml` alone, so its errors are the ones reported.
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import * as jsYaml from 'js-yaml';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import type { Problem } from './problem.js';
 
@@ -113,7 +113,8 @@ interface JsYaml {
   Type: new (tag: string, options: { kind: 'scalar'; resolve: (data: string | null) => boolean; construct: (data: string | null) => unknown }) => unknown;
 }
 
-const JS_YAML = createRequire(import.meta.url)('js-yaml') as JsYaml;
+// Imported, not required: its ES module build is what scripts/bundle.mjs can bundle.
+const JS_YAML = jsYaml as unknown as JsYaml;
 
 // The plain scalars of YAML 1.2's core schema exactly as `yaml` resolves them
 // (its schema/core: null, bool, int in base 8, 10 and 16, float), in its order;

@@ -53,8 +53,9 @@ export interface TestClient {
 }
 
 /**
- * Runs `tsc -p .` when dist is missing or older than any file under src/ or
- * sandbox/ (npm test builds first, so this only matters for single-file runs).
+ * Runs `tsc -p .` and scripts/bundle.mjs (npm run build) when dist is missing or
+ * older than any file under src/ or sandbox/ (npm test builds first, so this only
+ * matters for single-file runs).
  * Test files run in parallel: a lock folder lets one build while the others wait.
  */
 export async function ensureBuilt(): Promise<void> {
@@ -73,6 +74,9 @@ export async function ensureBuilt(): Promise<void> {
     if (!existsSync(BUILT_MAIN)) throw new Error(`build failed:\n${result.stdout}\n${result.stderr}`);
     // Touch the entry so a type error elsewhere does not make every file rebuild again.
     utimesSync(BUILT_MAIN, new Date(), new Date());
+    // Then bundle (as npm run build does): main.js runs the bundle only when it is the newer.
+    const bundled = spawnSync(process.execPath, [join(REPO_ROOT, 'scripts/bundle.mjs')], { cwd: REPO_ROOT, encoding: 'utf8' });
+    if (bundled.status !== 0) throw new Error(`bundling failed:\n${bundled.stdout}\n${bundled.stderr}`);
   } finally {
     rmSync(lock, { recursive: true, force: true });
   }
