@@ -9,6 +9,7 @@
 // Script: each context runs it afresh (its own closures, nothing shared but
 // immutable code).
 // Plain ESM: it runs in the isolate process (isolate-process.mjs).
+import { evaluateAtOnce, TIMED_OUT } from './run-at-once.mjs';
 
 /** Contexts kept prepared per slot: back-to-back calls find one ready while the next is built. */
 export const SPARE_CONTEXTS = 3;
@@ -24,8 +25,6 @@ const PRELUDE_EVAL_TIMEOUT_MS = 1000;
  * top level themselves, within their own deadline, as any call once did.
  */
 export const EVALUATE_AHEAD_TIMEOUT_MS = 1000;
-/** isolated-vm's message when a step ran past its `timeout`. */
-export const TIMED_OUT = 'Script execution timed out.';
 
 const RUNTIME_OPTION_KEYS = ['maxPendingHostCalls', 'maxOutputChars', 'maxMessageChars', 'maxEvents', 'maxEventChars', 'maxPathChars'];
 const PRELUDE_EXPORT = 'export default function createToolRuntime(';
@@ -98,9 +97,10 @@ export function preludeScriptSource(preludeClosure) {
  * isolated-vm call is a round trip to the isolate's thread that costs far more
  * CPU than the step itself (about 150 µs against 20 µs here), and a context
  * takes six of them. A synchronous call waits for the isolate's lock, so it is
- * made only while no tool code can hold it: on a new isolate, or after a call,
- * once one asynchronous step (creating the first context, queued behind whatever
- * the finished call left running, such as a continuation spinning to its
+ * made only while no tool code can hold it: on a new isolate, after tool code
+ * that ran in synchronous steps only (run-at-once.mjs: over when they return),
+ * or once one asynchronous step (creating a context, queued behind whatever tool
+ * code ran on the isolate's thread, such as a continuation spinning to its
  * deadline) has come back. No tool code runs in any prepared step (the harden
  * script, the prelude, compiling and linking the module: all bounded, ours), and
  * nothing of a tool's can be scheduled to run later on its own (no
@@ -112,10 +112,12 @@ export class IsolateSlot {
    * @param {any} ivm  the isolated-vm module
    * @param {SlotSources} sources
    * @param {(message: string) => void} onCatastrophe
+   * @param {import('./run-at-once.mjs').StepsAtOnce} [stepsAtOnce]  the process's, shared by its slots; none by default
    */
-  constructor(ivm, sources, onCatastrophe) {
+  constructor(ivm, sources, onCatastrophe, stepsAtOnce = { on: false }) {
     this.ivm = ivm;
     this.sources = sources;
+    this.stepsAtOnce = stepsAtOnce;
     this.busy = false;
     this.retired = false;
     /** @type {'retired' | 'wedged' | 'closed' | undefined} */
@@ -124,8 +126,14 @@ export class IsolateSlot {
     this.spares = [];
     /** @type {Promise<void> | undefined} A refill under way: a call waits for it. */
     this.refilling = undefined;
-    /** Whether tool code may have run since the isolate was last seen idle. */
+    /**
+     * Whether tool code may have run on the isolate's thread since the isolate was last seen
+     * idle (a step there may leave it running after the step came back); a synchronous step
+     * of it is over when it returns, and leaves the isolate idle.
+     */
     this.dirty = false;
+    /** Asynchronous steps of tool code so far: whenIdle sees none started while it waited. */
+    this.toolSteps = 0;
     this.preludeScript = undefined;
     this.callsSinceHeapCheck = 0;
     this.memoryLimitMb = Math.max(8, sources.memoryMb);
@@ -137,8 +145,6 @@ export class IsolateSlot {
     this.rawContexts = [];
     /** Contexts handed to calls so far: a refill that sees it change across a wait takes no synchronous step. */
     this.takes = 0;
-    /** Asynchronous steps of ours on the isolate's thread not yet back: while any is, a synchronous step would wait for its lock. */
-    this.asyncSteps = 0;
     this.isolate = new ivm.Isolate({
       memoryLimit: this.memoryLimitMb,
       onCatastrophicError: (message) => {
@@ -188,9 +194,14 @@ export class IsolateSlot {
     }
   }
 
+  /** Keeps a context made ahead while spares and kept contexts are at most SPARE_CONTEXTS, else releases it. */
+  keepAhead(context) {
+    if (context !== undefined && this.spares.length + this.rawContexts.length <= SPARE_CONTEXTS) this.rawContexts.push(context);
+    else if (context !== undefined) releaseContext(context);
+  }
+
   /** @param {PreparedContext} prepared */
   hand(prepared) {
-    this.dirty = true;
     this.takes += 1;
     return prepared;
   }
@@ -211,16 +222,21 @@ export class IsolateSlot {
     if (this.spares.length >= SPARE_CONTEXTS && firstReady) return;
     const takes = this.takes;
     this.refilling = (async () => {
+      // The last call's code ran in synchronous steps only (or none ran): the context made ahead
+      // is prepared now, just after that call answered, while its answer crosses the host, so
+      // this thread is free when the next call comes.
+      if (this.isIdle) while (this.spares.length < SPARE_CONTEXTS && this.rawContexts.length > 0 && this.isUsable) this.spares.push(this.prepareNow(this.rawContexts.pop()));
       const evaluation = this.evaluateAhead();
-      const context = await this.whenIdle();
-      if (context !== undefined && this.spares.length + this.rawContexts.length < SPARE_CONTEXTS) this.rawContexts.push(context);
-      else if (context !== undefined) releaseContext(context);
+      // The next context is made ahead on the isolate's thread, beside this thread's work (most of a context's cost).
+      this.keepAhead(await this.whenIdle(true));
       await evaluation;
       // A call started: no synchronous step while its code may hold the isolate.
-      if (this.takes !== takes) return;
-      while (this.spares.length < SPARE_CONTEXTS && this.isUsable) this.spares.push(this.prepareNow(this.rawContexts.pop()));
-      // A new slot's first spare (or one whose top level could not run ahead before).
-      await this.evaluateAhead();
+      if (this.takes !== takes && !this.isIdle) return;
+      // Spares still short (a new slot): made here, the one made ahead kept for the next refill.
+      while (this.spares.length < SPARE_CONTEXTS && this.isUsable) this.spares.push(this.prepareNow(this.rawContexts.length > 1 ? this.rawContexts.pop() : undefined));
+      // A new slot's first spare (or one whose top level could not run ahead before), then the
+      // isolate seen idle behind it (and one more context made ahead), so its first call may run at once.
+      if (this.evaluateAhead() !== undefined) this.keepAhead(await this.whenIdle(true));
     })()
       // A failed spare is dropped; the next call prepares its own and reports the failure.
       .catch(() => undefined)
@@ -244,10 +260,24 @@ export class IsolateSlot {
     const next = this.spares[0];
     if (!this.evaluatesAhead || next === undefined || next.evaluated !== undefined || next.evaluating !== undefined || !('module' in next.tool) || !this.isUsable) return undefined;
     const { module } = next.tool;
-    this.dirty = true;
+    if (this.mayStepAtOnce) {
+      try {
+        if (evaluateAtOnce(module, EVALUATE_AHEAD_TIMEOUT_MS, () => this.isUsable)) next.evaluated = { ok: true };
+        else {
+          // Past the slice: this process takes no synchronous step of tool code any more, and the
+          // context goes; the refill prepares another and runs its top level on the isolate's thread.
+          this.stepsAtOnce.on = false;
+          this.spares.splice(this.spares.indexOf(next), 1);
+          next.release();
+        }
+      } catch (error) {
+        next.evaluated = { ok: false, error };
+      }
+      return undefined;
+    }
     next.evaluating = (async () => {
       try {
-        await this.onIsolateThread(module.evaluate({ timeout: EVALUATE_AHEAD_TIMEOUT_MS }));
+        await this.runsToolCode(module.evaluate({ timeout: EVALUATE_AHEAD_TIMEOUT_MS }));
         next.evaluated = { ok: true };
       } catch (error) {
         if (error instanceof Error && error.message === TIMED_OUT) {
@@ -272,18 +302,21 @@ export class IsolateSlot {
   }
 
   /**
-   * Resolves when no tool code can hold the isolate: at once if none ran since
-   * it was last idle, else after one asynchronous step, creating a context (the
-   * first of the refill), queued behind whatever the last call left running.
-   * Modules of finished calls are released then, when nothing can be reading
-   * isolated-vm's module map on the isolate's thread.
+   * Resolves when no tool code can hold the isolate: at once if none ran on its
+   * thread since it was last idle, else after one asynchronous step, creating a
+   * context (the first of the refill), queued behind whatever the last call left
+   * running; that step is taken anyway when `createAhead`. Modules of finished
+   * calls are released then, when nothing can be reading isolated-vm's module
+   * map on the isolate's thread.
+   * @param {boolean} [createAhead]
    * @returns {Promise<any>} the context created on the way, if one was
    */
-  async whenIdle() {
+  async whenIdle(createAhead = false) {
     let context;
-    if (this.dirty) {
-      context = await this.onIsolateThread(this.isolate.createContext());
-      this.dirty = false;
+    if (this.dirty || createAhead) {
+      const toolSteps = this.toolSteps;
+      context = await this.isolate.createContext();
+      if (this.toolSteps === toolSteps) this.dirty = false;
     }
     for (const module of this.modulesToRelease.splice(0)) releaseNow(module);
     return context;
@@ -299,26 +332,33 @@ export class IsolateSlot {
     this.callsSinceHeapCheck += 1;
     if (this.callsSinceHeapCheck < HEAP_CHECK_EVERY_CALLS || !this.isUsable) return false;
     this.callsSinceHeapCheck = 0;
-    const stats = await this.onIsolateThread(this.isolate.getHeapStatistics());
+    const stats = this.isIdle ? this.isolate.getHeapStatisticsSync() : await this.isolate.getHeapStatistics();
     return this.isUsable && stats.used_heap_size > HEAP_REPLACE_FRACTION * this.memoryLimitMb * 1024 * 1024;
   }
 
   /**
-   * Counts `step`, an asynchronous isolated-vm call on this isolate, until it settles.
+   * Marks `step`, an asynchronous isolated-vm call that runs tool code (a call's run, a ctx
+   * answer's continuation, a top level): the isolate is not idle until whenIdle has seen it
+   * so, since that code may run on after its step came back.
    * @template T @param {Promise<T>} step @returns {Promise<T>}
    */
-  async onIsolateThread(step) {
-    this.asyncSteps += 1;
-    try {
-      return await step;
-    } finally {
-      this.asyncSteps -= 1;
-    }
+  runsToolCode(step) {
+    this.dirty = true;
+    this.toolSteps += 1;
+    return step;
   }
 
-  /** Whether a synchronous step would take the isolate's lock at once: no step of ours is on its thread. */
-  get isQuiet() {
-    return this.asyncSteps === 0 && this.isUsable;
+  /**
+   * Whether no tool code can hold the isolate's lock: a synchronous step takes it at once, or
+   * after a step of ours on its thread (making a context, reading its heap: bounded, short).
+   */
+  get isIdle() {
+    return !this.dirty && this.isUsable;
+  }
+
+  /** Whether tool code may run here in a synchronous step (run-at-once.mjs): the isolate is idle and the process still takes them. */
+  get mayStepAtOnce() {
+    return this.stepsAtOnce.on && this.isIdle;
   }
 
   /** @param {'retired' | 'wedged' | 'closed'} reason */

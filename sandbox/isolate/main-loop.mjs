@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { ISOLATE_WIRE_LIMITS } from '../shared/limits.mjs';
 import { readHostToIsolateMessage } from '../shared/readers.mjs';
 import { IsolateSlot, toPreludeClosure } from './isolate-slot.mjs';
-import { allReceived, runAtOnce } from './run-at-once.mjs';
+import { allReceived, evaluateAtOnce, runAtOnce } from './run-at-once.mjs';
 import { SlotPool } from './slot-pool.mjs';
 import { createCtxOperations, MAX_PATH_CHARS, MAX_PENDING_CTX_CALLS, newCtxCall } from './ctx-operations.mjs';
 import { cut } from './cut.mjs';
@@ -29,8 +29,7 @@ import { cut } from './cut.mjs';
  * @typedef {{ send: (message: IsolateToHostMessage, body?: Uint8Array) => void,
  *   sendNow: (message: IsolateToHostMessage) => void,
  *   die: (why: string, code: number) => void,
- *   exit: (code: number) => void,
- *   kill: () => void,
+ *   exit: (code: number) => void, kill: () => void,
  *   onStepAtOnce?: (outcome: 'done' | 'cut') => void }} ProcessIo
  *   `send`: queued on the pipe; `sendNow`: written before it returns (the process ends next);
  *   `die`: a diagnostic on stderr, then the end; `kill`: the end at once, no cleanup;
@@ -55,8 +54,8 @@ export function createMainLoop(io) {
   let ctx;
   /** @type {Map<number, Call>} */
   const calls = new Map();
-  /** Whether calls start with a synchronous step (runAtOnce); off for good once one ran past its slice. */
-  let runsAtOnce = true;
+  /** Whether tool code runs in synchronous steps (run-at-once.mjs): from `ready` on, off for good once one ran past its slice. */
+  const stepsAtOnce = { on: false };
 
   /** Whether `call` still runs: what it asks or reports after it answered is dropped (the host drops it anyway). */
   const isRunning = (call) => !call.stopped && calls.get(call.id) === call;
@@ -162,22 +161,28 @@ export function createMainLoop(io) {
         return;
       }
       io.send({ type: 'ready' });
+      stepsAtOnce.on = true; // the start's top level ran on the isolate's thread: its out-of-memory is the verdict above
       pool?.warm();
     });
   }
 
   /** @param {import('./isolate-slot.mjs').SlotSources} sources */
   function newSlot(sources) {
-    const slot = new IsolateSlot(ivm, sources, (message) => {
-      // Nothing in this process is sound any more: report (synchronously, naming the call
-      // whose isolate it was) and end at once; process.exit could wait on the broken isolate.
-      try {
-        const culprit = [...calls.values()].find((call) => call.slot === slot);
-        io.sendNow({ type: 'catastrophe', message: cut(message, ISOLATE_WIRE_LIMITS.maxIvmMessageChars), ...(culprit !== undefined ? { id: culprit.id } : {}) });
-      } finally {
-        io.kill();
-      }
-    });
+    const slot = new IsolateSlot(
+      ivm,
+      sources,
+      (message) => {
+        // Nothing in this process is sound any more: report (synchronously, naming the call
+        // whose isolate it was) and end at once; process.exit could wait on the broken isolate.
+        try {
+          const culprit = [...calls.values()].find((call) => call.slot === slot);
+          io.sendNow({ type: 'catastrophe', message: cut(message, ISOLATE_WIRE_LIMITS.maxIvmMessageChars), ...(culprit !== undefined ? { id: culprit.id } : {}) });
+        } finally {
+          io.kill();
+        }
+      },
+      stepsAtOnce,
+    );
     return slot;
   }
 
@@ -224,7 +229,7 @@ export function createMainLoop(io) {
         const { runtime } = prepared;
         const settle = (id, ok, value) => {
           if (!isRunning(call)) return;
-          slot.onIsolateThread(runtime.apply(undefined, ['settle', id, ok, new ivm.ExternalCopy(value).copyInto({ release: true })], { timeout: remainingMs(call) })).catch(() => {
+          slot.runsToolCode(runtime.apply(undefined, ['settle', id, ok, new ivm.ExternalCopy(value).copyInto({ release: true })], { timeout: remainingMs(call) })).catch(() => {
             // The context is gone, or the continuation ran past the deadline: the host stops the call.
           });
         };
@@ -235,20 +240,26 @@ export function createMainLoop(io) {
         const { module } = prepared.tool;
         // Evaluated ahead (IsolateSlot.evaluateAhead), or now within the call's deadline.
         const evaluated = prepared.evaluated ?? (await evaluateNow(module, call, slot));
+        if (evaluated === undefined) {
+          // Past the slice: this context goes, and the call runs again in a fresh one (as below).
+          prepared.release();
+          prepared = undefined;
+          continue;
+        }
         if (!evaluated.ok) {
           finishCall(call, ivmFailure(call, evaluated.error, slot, 'evaluate'));
           return;
         }
         const runArgs = ['run', module.namespace.derefInto(), new ivm.ExternalCopy(message.args).copyInto({ release: true }), call.callId];
         try {
-          if (runsAtOnce && slot.isQuiet) {
+          if (slot.mayStepAtOnce) {
             const started = runAtOnce(runtime, runArgs, remainingMs(call), () => slot.isUsable);
             io.onStepAtOnce?.(started === undefined ? 'cut' : 'done');
             if (started === undefined) {
               // Past the slice: this context goes with whatever the run asked of ctx (nothing of
               // it was served: its requests wait behind this step), and the call runs again in a
               // fresh one, on the isolate's thread, as every call of this process now does.
-              runsAtOnce = false;
+              stepsAtOnce.on = false;
               call.received = 0;
               prepared.release();
               prepared = undefined;
@@ -257,7 +268,7 @@ export function createMainLoop(io) {
             envelope = await started;
             await allReceived(call, envelope);
           } else {
-            envelope = await slot.onIsolateThread(runtime.apply(undefined, runArgs, { timeout: remainingMs(call), result: { copy: true, promise: true } }));
+            envelope = await slot.runsToolCode(runtime.apply(undefined, runArgs, { timeout: remainingMs(call), result: { copy: true, promise: true } }));
           }
         } catch (error) {
           finishCall(call, ivmFailure(call, error, slot, 'run'));
@@ -276,9 +287,18 @@ export function createMainLoop(io) {
     }
   }
 
+  /**
+   * The module's top level run within the call's deadline, at once when the slot allows (undefined: cut at the slice).
+   * @returns {Promise<{ ok: true } | { ok: false, error: unknown } | undefined>}
+   */
   async function evaluateNow(module, call, slot) {
     try {
-      await slot.onIsolateThread(module.evaluate({ timeout: remainingMs(call) }));
+      if (slot.mayStepAtOnce) {
+        if (evaluateAtOnce(module, remainingMs(call), () => slot.isUsable)) return { ok: true };
+        stepsAtOnce.on = false;
+        return undefined;
+      }
+      await slot.runsToolCode(module.evaluate({ timeout: remainingMs(call) }));
       return { ok: true };
     } catch (error) {
       return { ok: false, error };
