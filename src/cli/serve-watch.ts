@@ -1,13 +1,14 @@
 // Live reload for `toolhost serve` (issue 8.3, SPEC section 6): the manifest
-// folders (recursively), the --policy files and the workspace's policies/
-// folder are watched, and a burst of changes triggers one reload, the same one
-// SIGHUP asks for. Tools cannot use this to grant themselves anything: those
-// paths are protected from them (src/config/protected-paths.ts). A watcher that
-// fails is logged and re-armed on the next change of its parent folder; it
-// never takes the host down.
+// folders (with their subfolders: folder-tree-watch.ts), the --policy files and
+// the workspace's policies/ folder are watched, and a burst of changes triggers
+// one reload, the same one SIGHUP asks for. Tools cannot use this to grant
+// themselves anything: those paths are protected from them
+// (src/config/protected-paths.ts). A watcher that fails is logged and re-armed
+// on the next change of its parent folder; it never takes the host down.
 import { watch, type FSWatcher, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { canonicalPathOf } from '../config/protected-paths.js';
+import { FolderTreeWatch } from './folder-tree-watch.js';
 import type { Logger } from '../log.js';
 
 interface ConfigWatchOptions {
@@ -77,7 +78,7 @@ interface WatchContext {
  */
 class PathWatch {
   private parent: FSWatcher | undefined;
-  private inner: FSWatcher | undefined;
+  private inner: { close(): void } | undefined;
   private closed = false;
 
   constructor(
@@ -86,7 +87,7 @@ class PathWatch {
     private readonly context: WatchContext,
   ) {
     const name = basename(path);
-    this.parent = this.open(dirname(path), false, (filename) => {
+    this.parent = this.open(dirname(path), (filename) => {
       if (filename !== null && filename !== name) {
         context.logger.debug({ path: join(dirname(path), filename) }, 'configuration watch: a change beside a watched path, ignored');
         return;
@@ -108,20 +109,46 @@ class PathWatch {
     this.inner?.close();
     this.inner = undefined;
     if (this.closed || !isDirectory(this.path)) return;
-    this.inner = this.open(this.path, this.recursive, (filename) => {
-      if (filename !== null && isInsideAny(join(this.path, filename), this.context.ignore)) {
-        this.context.logger.debug({ path: join(this.path, filename) }, 'configuration watch: a change the host made itself, ignored');
-        return;
-      }
-      this.context.schedule();
-    });
+    if (this.recursive) {
+      this.inner = this.openTree();
+      return;
+    }
+    this.inner = this.open(this.path, (filename) => this.onInnerChange(filename === null ? undefined : join(this.path, filename)));
+  }
+
+  private onInnerChange(path: string | undefined): void {
+    if (path !== undefined && isInsideAny(path, this.context.ignore)) {
+      this.context.logger.debug({ path }, 'configuration watch: a change the host made itself, ignored');
+      return;
+    }
+    this.context.schedule();
+  }
+
+  /** The folder and its subfolders, each watched (not each file); undefined when it cannot be watched. */
+  private openTree(): FolderTreeWatch | undefined {
+    try {
+      const tree = new FolderTreeWatch(this.path, {
+        onChange: (path) => this.onInnerChange(path === this.path ? undefined : path),
+        onRootError: (error) => {
+          // Typically the folder was removed: the parent's watcher re-arms it when it comes back.
+          this.context.logger.warn({ path: this.path, err: describe(error) }, 'a configuration watcher failed');
+          tree.close();
+          if (tree === this.inner) this.inner = undefined;
+          this.context.schedule();
+        },
+      });
+      return tree;
+    } catch (error) {
+      this.context.logger.warn({ path: this.path, err: describe(error) }, 'cannot watch a configuration path; SIGHUP still reloads');
+      return undefined;
+    }
   }
 
   /** fs.watch, with its failures logged instead of thrown; undefined when it cannot watch. */
-  private open(dir: string, recursive: boolean, onEvent: (filename: string | null) => void): FSWatcher | undefined {
+  private open(dir: string, onEvent: (filename: string | null) => void): FSWatcher | undefined {
     let watcher: FSWatcher;
     try {
-      watcher = watch(dir, { recursive, persistent: false, encoding: 'utf8' }, (_event, filename) => onEvent(filename));
+      watcher = watch(dir, { persistent: false, encoding: 'utf8' }, (_event, filename) => onEvent(filename));
     } catch (error) {
       this.context.logger.warn({ path: dir, err: describe(error) }, 'cannot watch a configuration path; SIGHUP still reloads');
       return undefined;

@@ -66,6 +66,15 @@ describe('watchConfig', () => {
     expect(changes).toBeLessThan(5);
   });
 
+  it('watches subfolders created after the start, and their own subfolders, and forgets removed ones', async () => {
+    start();
+    await expectReload(() => mkdirSync(join(root, 'manifests/later/deeper'), { recursive: true }));
+    await expectReload(() => writeFileSync(join(root, 'manifests/later/deeper/tool.yaml'), 'x'));
+    await expectReload(() => writeFileSync(join(root, 'manifests/sub/tool.yaml'), 'x'));
+    await expectReload(() => rmSync(join(root, 'manifests/later'), { recursive: true }));
+    await expectReload(() => writeFileSync(join(root, 'manifests/sub/tool.yaml'), 'y'));
+  });
+
   it('follows a manifest folder that is removed and created again', async () => {
     start();
     await expectReload(() => rmSync(join(root, 'manifests'), { recursive: true }));
