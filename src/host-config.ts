@@ -173,7 +173,8 @@ export function loadHostConfig(options: LoadHostConfigOptions): HostConfig {
   const layers = withShadow ? { enforced: enforced.policy, withShadow: withShadow.policy } : { enforced: enforced.policy };
   for (const manifest of manifests) {
     const built = buildToolView(manifest, layers, workspace, env, guarded, compiledRules.rules, rateWindows.windows);
-    const refusal = built.view.exclusion ? undefined : checkPin(pinsInForce, manifest.name, built.view.definitionDigest);
+    // Without pins in force the (lazy) definition digest is not read here: tools/list does not need it.
+    const refusal = built.view.exclusion || !pinsInForce.enforced ? undefined : checkPin(pinsInForce, manifest.name, built.view.definitionDigest);
     const pinned = refusal ? excludeByPin(built.view, pinsInForce, refusal) : undefined;
     const view = pinned?.view ?? built.view;
     tools.set(manifest.name, unlisted.has(manifest.name) ? Object.freeze({ ...view, listed: false }) : view);

@@ -67,13 +67,18 @@ export function buildToolView(
           { root: manifest.roots[0]?.path ?? workspace, workspace },
         );
 
+  // Computed on first use (a call, an approval, a pin check with a lock in force), not for each
+  // of a thousand tools while the host starts: tools/list does not need it.
+  let definitionDigest: string | undefined;
   const view: ToolView = {
     manifest,
     listed: !excluded && !deniedByRule,
     ...(excluded?.rule ? { exclusion: { rule: excluded.rule, reason: excluded.text } } : {}),
     decision: assessment.decision,
     ...(shadowDecision ? { shadowDecision } : {}),
-    definitionDigest: manifestDigest(manifest),
+    get definitionDigest() {
+      return (definitionDigest ??= manifestDigest(manifest));
+    },
     trust: assessment.trust,
     allowedModes: assessment.allowedModes,
     limits: assessment.limits,
@@ -153,7 +158,8 @@ function passedEnv(names: readonly string[], policy: MergedPolicy, env: NodeJS.P
 function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
     Object.freeze(value);
-    for (const child of Object.values(value)) {
+    // Data properties only: reading an accessor (the lazy definitionDigest) would compute it now.
+    for (const { value: child } of Object.values(Object.getOwnPropertyDescriptors(value))) {
       // The manifest is frozen by its loader and holds compiled validators, the rule scope compiled
       // expressions (frozen by their compiler): leave them alone.
       if (typeof child === 'object' && child !== null && !('validateInput' in child) && !('shadowRules' in child)) deepFreeze(child);
