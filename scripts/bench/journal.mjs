@@ -122,8 +122,8 @@ export async function benchJournal({ N, scratch, host, log }) {
   const writer = result.writerThread;
   log(
     writer.unavailable
-      ? `SQLite writer thread: not measured (${writer.unavailable})`
-      : `SQLite writer thread: ${writer.cpuUsPerRecord} µs CPU per read-only record (batches of ${writer.batch}, journal of ${writer.journalCalls} calls)`,
+      ? `SQLite journal threads: not measured (${writer.unavailable})`
+      : `SQLite journal threads (writer and WAL checkpoint): ${writer.cpuUsPerRecord} µs CPU per read-only record (batches of ${writer.batch}, journal of ${writer.journalCalls} calls)`,
   );
   log('Through a host: echo_worker (read-only: one record) and echo_write (mutating: write-ahead + finish)');
   log(
