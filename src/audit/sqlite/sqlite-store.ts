@@ -114,6 +114,13 @@ export class SqliteStore implements Journal {
   readonly #walIndex: WalIndex | undefined;
   /** True from a checkpoint to the next batch after it: a checkpoint a reader held back is not asked for again at once. */
   #checkpointed = false;
+  /**
+   * The WAL's frames as read after the last batch committed on this connection, once its
+   * answers were on their way (readWalSoon); the next batch takes it instead of reading the
+   * wal-index itself. Undefined when no such read happened since the last batch.
+   */
+  #walAfterCommit: { readonly total: number; readonly pending: number } | undefined;
+  #walRead: NodeJS.Immediate | undefined;
   #closing: Promise<void> | undefined;
 
   constructor(
@@ -261,6 +268,8 @@ export class SqliteStore implements Journal {
   }
 
   close(): Promise<void> {
+    if (this.#walRead !== undefined) clearImmediate(this.#walRead);
+    this.#walRead = undefined;
     this.#closing ??= this.#batch
       .flush()
       .then(async () => {
@@ -270,17 +279,54 @@ export class SqliteStore implements Journal {
     return this.#closing;
   }
 
-  // A small batch on the host's connection, the others on the writer thread.
-  // The entries are prepared here (the chain's head is this thread's), committed by the writer thread with the rows.
-  async #writeBatch(rows: readonly CallRowValues[]): Promise<void> {
+  // A small batch on the host's connection, the others on the writer thread. A small batch with
+  // no checkpoint due is committed at once, in this turn (no promise): its calls' answers wait for it.
+  #writeBatch(rows: readonly CallRowValues[]): Promise<void> | void {
     if (this.#writer === undefined) return this.sync.recordRows(rows);
-    const checkpoint = await this.#checkpointIfDue();
-    if (!checkpoint && rows.length <= this.#inlineBatchMax) return this.sync.recordRows(rows);
+    const wal = this.#walFrames();
+    if (rows.length <= this.#inlineBatchMax && (wal === undefined || wal.pending < this.#checkpointWalFrames)) {
+      this.#checkpointed = false;
+      this.sync.recordRows(rows);
+      this.#readWalSoon();
+      return;
+    }
+    return this.#writeChecked(this.#writer, rows, wal);
+  }
+
+  /**
+   * The WAL's frames for the batch being written: as read after the last batch, else read now.
+   * A lone call's commit reads the wal-index (a system call) after its answer is on its way, not
+   * before it: what other writes (a write-ahead record, another host) added since that read
+   * counts at the next batch. Taken once: each read is used by one batch.
+   */
+  #walFrames(): { readonly total: number; readonly pending: number } | undefined {
+    const read = this.#walAfterCommit;
+    this.#walAfterCommit = undefined;
+    return read ?? this.#walIndex?.frames();
+  }
+
+  /** Reads the wal-index once the answers of the batch just committed are written (their callbacks run first). */
+  #readWalSoon(): void {
+    if (this.#walIndex === undefined || this.#closing !== undefined) return;
+    this.#walRead ??= setImmediate(() => {
+      this.#walRead = undefined;
+      this.#walAfterCommit = this.#walIndex?.frames();
+    });
+  }
+
+  // The entries are prepared here (the chain's head is this thread's), committed by the writer thread with the rows.
+  async #writeChecked(writer: RecordWriter, rows: readonly CallRowValues[], wal: { readonly total: number; readonly pending: number } | undefined): Promise<void> {
+    const checkpoint = await this.#checkpointIfDue(wal);
+    if (!checkpoint && rows.length <= this.#inlineBatchMax) {
+      this.sync.recordRows(rows);
+      this.#readWalSoon();
+      return;
+    }
     const prepared = this.sync.prepareRows(rows);
     if (prepared === undefined) return this.sync.recordRows(rows);
     const entries = prepared.entries.map(entryRowValues);
     try {
-      await this.#writer.write([rows, entries], () => this.sync.insertPrepared(rows, entries), checkpoint);
+      await writer.write([rows, entries], () => this.sync.insertPrepared(rows, entries), checkpoint);
     } catch (error) {
       this.sync.settleRows(prepared, rows.length, error);
       throw error;
@@ -294,8 +340,7 @@ export class SqliteStore implements Journal {
    * beside it, and the batch's commit starts the WAL over. True when the batch must carry the
    * checkpoint to the writer thread instead: the checkpoint thread is gone.
    */
-  async #checkpointIfDue(): Promise<boolean> {
-    const wal = this.#walIndex?.frames();
+  async #checkpointIfDue(wal: { readonly total: number; readonly pending: number } | undefined): Promise<boolean> {
     if (wal === undefined || wal.pending < this.#checkpointWalFrames) {
       this.#checkpointed = false;
       return false;
