@@ -15,6 +15,9 @@ const { file, busyTimeoutMs, inserts } = workerData;
 const db = new Database(file, { timeout: busyTimeoutMs, fileMustExist: true });
 db.pragma('synchronous = NORMAL');
 db.pragma('foreign_keys = ON');
+// The page cache of the host's connection (open-database.ts): under a steady load of concurrent
+// read-only calls every batch is this connection's, and its cache kept each page it wrote.
+db.pragma(`cache_size = -${workerData.pageCacheKib}`);
 // As the host's connection (sqlite-store.ts): the WAL file keeps its size when the WAL starts over.
 db.pragma(`journal_size_limit = ${workerData.walFileKeptBytes}`);
 // The store asks for checkpoints (the checkpoint thread's, or this one's with a batch); SQLite's

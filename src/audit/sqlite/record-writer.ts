@@ -9,7 +9,7 @@
 // one, are written on the host's own connection instead.
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../../log.js';
-import { BUSY_TIMEOUT_MS } from './open-database.js';
+import { BUSY_TIMEOUT_MS, PAGE_CACHE_KIB } from './open-database.js';
 
 const THREAD_URL = new URL('./record-writer-thread.mjs', import.meta.url);
 
@@ -47,7 +47,7 @@ export class RecordWriter {
   constructor(file: string, inserts: readonly MultiRowInsert[], walFileKeptBytes: number, autocheckpointPages: number, logger: Logger) {
     this.#logger = logger;
     this.#thread = new Worker(THREAD_URL, {
-      workerData: { file, busyTimeoutMs: BUSY_TIMEOUT_MS, inserts, walFileKeptBytes, autocheckpointPages },
+      workerData: { file, busyTimeoutMs: BUSY_TIMEOUT_MS, pageCacheKib: PAGE_CACHE_KIB, inserts, walFileKeptBytes, autocheckpointPages },
       // Rows are small and a batch is at most RECORD_BATCH_MAX_RECORDS of them.
       resourceLimits: { maxOldGenerationSizeMb: 64 },
     });

@@ -8,6 +8,9 @@ import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 
 const db = new Database(workerData.file, { timeout: workerData.busyTimeoutMs, fileMustExist: true });
+// The page cache of the host's connection (open-database.ts), though a checkpoint copies the WAL's
+// frames without it.
+db.pragma(`cache_size = -${workerData.pageCacheKib}`);
 
 parentPort.on('message', (message) => {
   if (message.type === 'close') {

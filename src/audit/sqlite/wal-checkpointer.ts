@@ -7,6 +7,7 @@
 // connection keep committing while it runs. The store decides when (sqlite-store.ts).
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../../log.js';
+import { PAGE_CACHE_KIB } from './open-database.js';
 
 /** How long close() waits for a checkpoint in progress before terminating the thread. */
 const CLOSE_GRACE_MS = 10_000;
@@ -24,7 +25,7 @@ export class WalCheckpointer {
   constructor(file: string, busyTimeoutMs: number, logger: Logger) {
     this.#logger = logger;
     this.#thread = new Worker(new URL('./wal-checkpoint-thread.mjs', import.meta.url), {
-      workerData: { file, busyTimeoutMs },
+      workerData: { file, busyTimeoutMs, pageCacheKib: PAGE_CACHE_KIB },
       resourceLimits: { maxOldGenerationSizeMb: 16 },
     });
     // Idle, it must not keep a finished host alive; a checkpoint in progress refs it.
