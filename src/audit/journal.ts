@@ -44,9 +44,11 @@ export interface Journal {
    * committed: queued with the other records of this event-loop turn and committed
    * with them in one transaction (record-batch.ts). Resolves once committed, rejects
    * (JournalError) when the batch could not be written; the caller answers only then.
+   * With `alone` (no other call is in flight, so no record would join its batch) the
+   * batch is committed at once, without waiting for the end of the turn.
    * Throws at once when the journal is closed or a reader.
    */
-  recordSoon(start: CallStart, finish: CallFinish): Promise<void>;
+  recordSoon(start: CallStart, finish: CallFinish, alone?: boolean): Promise<void>;
   /** Commits every queued recordSoon record; resolves once they are written (a failure is logged). */
   flush(): Promise<void>;
   /** Everything `audit verify` checks: the chains' entries, the chains, calls and approvals, in one snapshot. */

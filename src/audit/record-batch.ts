@@ -3,7 +3,8 @@
 // for that commit before it answers (SPEC section 5 step 10: no answer before
 // its record). The batch is committed when the turn's I/O callbacks have run
 // (setImmediate), so the calls that answer in the same turn share one commit;
-// a batch that reaches RECORD_BATCH_MAX_RECORDS goes at once. Writes keep
+// a batch that reaches RECORD_BATCH_MAX_RECORDS goes at once, and so does the
+// record of a call that was the only one in flight (nothing would join it). Writes keep
 // their order: the next batch starts after the one before it settled.
 import type { Logger } from '../log.js';
 import type { CallFinish, CallStart } from './call-record.js';
@@ -62,11 +63,13 @@ export class RecordBatch<Item = PendingRecord> {
   /**
    * Queues a record; the promise (one per batch, shared by its records) resolves
    * once the batch is committed and rejects with the store's error when it is not.
+   * `now`: nothing else will join the batch this turn (the caller's call is the only one
+   * in flight), so it goes at once instead of at the end of the turn.
    */
-  add(record: Item): Promise<void> {
+  add(record: Item, now = false): Promise<void> {
     const group = (this.#group ??= newGroup<Item>());
     group.items.push(record);
-    if (group.items.length >= this.maxRecords) void this.flush();
+    if (now || group.items.length >= this.maxRecords) void this.flush();
     else this.#scheduled ??= setImmediate(() => void this.flush());
     return group.committed;
   }

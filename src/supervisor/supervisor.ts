@@ -164,7 +164,8 @@ class CallSupervisor implements Supervisor {
       releaseSlot(slot);
       ctx.lap(ctx.stage);
       countOutcome(counters, ctx, slot.end);
-      const unrecorded = await finishCall(this.#deps.journal, ctx, slot.end);
+      // The call is still in #inflight: alone when it is the only one there.
+      const unrecorded = await finishCall(this.#deps.journal, ctx, slot.end, this.#inflight.size === 1);
       if (unrecorded !== undefined) outcome = { kind: 'error', callId: ctx.callId, error: unrecorded };
       ctx.lap('finish');
       return outcome;

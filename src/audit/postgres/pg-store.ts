@@ -274,9 +274,9 @@ class PostgresStore implements Journal {
     });
   }
 
-  recordSoon(start: CallStart, finish: CallFinish): Promise<void> {
+  recordSoon(start: CallStart, finish: CallFinish, alone = false): Promise<void> {
     this.#requireHost();
-    return this.#batch.add({ start, finish });
+    return this.#batch.add({ start, finish }, alone);
   }
 
   flush(): Promise<void> {

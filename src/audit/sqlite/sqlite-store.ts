@@ -177,9 +177,9 @@ export class SqliteStore implements Journal {
     this.sync.record(start, finish);
   }
 
-  recordSoon(start: CallStart, finish: CallFinish): Promise<void> {
+  recordSoon(start: CallStart, finish: CallFinish, alone = false): Promise<void> {
     if (this.#closing !== undefined) throw new JournalError('journal_closed', 'The journal is closed.', {});
-    return this.#batch.add(callRowValues(start, finish, this.sync.requireHost()));
+    return this.#batch.add(callRowValues(start, finish, this.sync.requireHost()), alone);
   }
 
   async readSnapshot(): Promise<JournalSnapshot> {

@@ -19,14 +19,15 @@ export type CallEnd =
 
 /**
  * The closing write, then the end event and the log line. Resolves to the error
- * that replaces the answer when the record could not be written.
+ * that replaces the answer when the record could not be written. `alone`: no other
+ * call is in flight (closeJournal).
  */
-export async function finishCall(journal: CallJournal, ctx: CallContext, end: CallEnd | undefined): Promise<HostError | undefined> {
+export async function finishCall(journal: CallJournal, ctx: CallContext, end: CallEnd | undefined, alone = false): Promise<HostError | undefined> {
   const durationMs = Date.now() - ctx.startedAt;
   let closing: CallEnd = end ?? { kind: 'error', error: new HostError('internal', 'The call ended without an outcome.', {}) };
   let unrecorded: HostError | undefined;
   try {
-    await closeJournal(journal, ctx, closing);
+    await closeJournal(journal, ctx, closing, alone);
   } catch (error) {
     ctx.logger.error({ err: error, stage: ctx.stage }, 'could not write the journal record of a call');
     unrecorded = unrecordedCallError(error);
@@ -41,13 +42,14 @@ export async function finishCall(journal: CallJournal, ctx: CallContext, end: Ca
  * The one closing write of a call; the call answers only once it is committed
  * (SPEC section 5 step 10). A read-only call without an idempotency key is group
  * committed with the other records of this event-loop turn (one transaction for
- * them all); every other record is written on its own (a key's record is what a
- * repeat on any host replays).
+ * them all), or at once when the call is `alone` in flight (no other record would
+ * join it: a client that waits for each answer); every other record is written on
+ * its own (a key's record is what a repeat on any host replays).
  */
-export function closeJournal(journal: CallJournal, ctx: CallContext, end: CallEnd): Promise<void> {
+export function closeJournal(journal: CallJournal, ctx: CallContext, end: CallEnd, alone = false): Promise<void> {
   const finish = toFinish(ctx, end);
   if (ctx.journaled) return journal.finish(ctx.callId, finish);
-  if (ctx.idempotencyKey === null && ctx.view?.manifest.sideEffect === 'read_only') return journal.recordSoon(ctx.toStart(), finish);
+  if (ctx.idempotencyKey === null && ctx.view?.manifest.sideEffect === 'read_only') return journal.recordSoon(ctx.toStart(), finish, alone);
   return journal.record(ctx.toStart(), finish);
 }
 

@@ -51,6 +51,21 @@ describe('RecordBatch (group commit)', () => {
     expect(batch.pendingCount).toBe(0);
   });
 
+  it('a record added `now` (its call the only one in flight) is written at once, not at the end of the turn', async () => {
+    const sink = recordingWrite();
+    const batch = new RecordBatch(sink.write, pendingId, capturingLogger().logger, 100);
+    let turnOver = false;
+    setImmediate(() => (turnOver = true));
+    const alone = pending();
+    await batch.add(alone, true);
+    expect(turnOver).toBe(false);
+    expect(sink.batches).toEqual([[alone.start.id]]);
+    const later = pending();
+    await batch.add(later);
+    expect(turnOver).toBe(true);
+    expect(sink.batches).toEqual([[alone.start.id], [later.start.id]]);
+  });
+
   it("a caller's promise resolves only once its batch is written", async () => {
     const order: string[] = [];
     let release: (() => void) | undefined;

@@ -30,6 +30,8 @@ interface Harness {
   readonly stages: string[];
   readonly finishes: CallFinish[];
   readonly starts: CallStart[];
+  /** What each recordSoon was told: whether its call was the only one in flight. */
+  readonly alone: boolean[];
   call(name: string, args?: unknown, extra?: Partial<CallRequest>): Promise<CallOutcome>;
 }
 
@@ -51,6 +53,7 @@ function harness(behaviour: RunBehaviour, journalFaults: { finish?: Error; recor
   const stages: string[] = [];
   const starts: CallStart[] = [];
   const finishes: CallFinish[] = [];
+  const alone: boolean[] = [];
   const journal: CallJournal = {
     begin: async (start) => {
       trace.push('journal.begin');
@@ -68,8 +71,9 @@ function harness(behaviour: RunBehaviour, journalFaults: { finish?: Error; recor
       finishes.push(finish);
     },
     // As the stores do: committed at the end of the event-loop turn (a group commit), or failed.
-    recordSoon: (start, finish) => {
+    recordSoon: (start, finish, onlyCall = false) => {
       trace.push('journal.recordSoon');
+      alone.push(onlyCall);
       starts.push(start);
       finishes.push(finish);
       return new Promise<void>((resolve, reject) =>
@@ -118,6 +122,7 @@ function harness(behaviour: RunBehaviour, journalFaults: { finish?: Error; recor
     stages,
     starts,
     finishes,
+    alone,
     call: (name, args = {}, extra = {}) =>
       supervisor.callTool({
         name,
@@ -165,6 +170,31 @@ describe('stage order', () => {
     const outcome = await h.call('reader').then((answer) => (h.trace.push('answer'), answer));
     expect(outcome.kind).toBe('result');
     expect(h.trace).toEqual(['tool.started', 'run', 'journal.recordSoon', 'journal.committed', 'tool.completed', 'answer']);
+  });
+
+  it('the record of a read-only call alone in flight is committed at once; with another call in flight it waits for the group commit', async () => {
+    const h = harness(async () => ok('1'));
+    await h.call('reader');
+    expect(h.alone).toEqual([true]);
+    // The first call runs until it is released; the second is in flight meanwhile (running or waiting for a slot).
+    let started: (() => void) | undefined;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    let release: (() => void) | undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let runs = 0;
+    const two = harness(async () => {
+      if (++runs === 1) {
+        started?.();
+        await released;
+      }
+      return ok('1');
+    });
+    const calls = [two.call('reader'), two.call('reader')];
+    await running;
+    release?.();
+    expect((await Promise.all(calls)).map((outcome) => outcome.kind)).toEqual(['result', 'result']);
+    // The call that ended first had the other in flight (whether the second was alone depends on when the first's record settled).
+    expect(two.alone[0]).toBe(false);
   });
 
   it('a read-only record that could not be written withholds the result: internal, with the reason', async () => {
