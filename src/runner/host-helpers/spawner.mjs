@@ -62,12 +62,21 @@ closeInheritedDescriptors();
 // their sandboxes (--die-with-parent) under the host's feet.
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => undefined);
 
-process.on('disconnect', () => {
-  // The host is gone: nothing may outlive it. (bubblewrap's --die-with-parent
-  // would also fire when we exit; this is the explicit, immediate path.)
+// The host is gone: nothing may outlive it. (bubblewrap's --die-with-parent
+// would also fire when we exit; this is the explicit, immediate path.)
+function hostGone() {
   for (const pid of liveGroups) killGroup(pid);
   process.exit(0);
-});
+}
+process.on('disconnect', hostGone);
+// 'disconnect' alone is not enough: Node holds it back until every pipe end sent
+// over the channel is acknowledged, and a host that died (SIGKILL, out of memory)
+// or closed the channel while tools were being handed over never acknowledges
+// them; this process and its tools, stuck at their start gates, would live on.
+// stdin is a pipe only the host holds: its end comes whenever the host goes.
+process.stdin.on('end', hostGone);
+process.stdin.on('error', hostGone);
+process.stdin.resume();
 
 process.on('message', (/** @type {unknown} */ raw) => {
   if (raw === null || typeof raw !== 'object') return;

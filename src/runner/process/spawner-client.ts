@@ -127,10 +127,14 @@ class Spawner {
       execArgv: SPAWNER_EXEC_ARGV,
       // Its own environment is not the tools': each request carries theirs.
       env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
-      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      // stdin: the spawner's lifeline, never written; it ends when the host exits or stops it.
+      stdio: ['pipe', 'ignore', 'pipe', 'ipc'],
       serialization: 'json',
     });
-    // Its stderr is only diagnostics: it must not keep the host's event loop alive.
+    // Neither the lifeline nor stderr may keep the host's event loop alive.
+    (this.child.stdin as Socket | null)?.unref();
+    this.child.stdin?.on('error', () => undefined);
+    // Its stderr is only diagnostics.
     (this.child.stderr as Socket | null)?.unref();
     this.child.stderr?.setEncoding('utf8');
     this.child.stderr?.on('data', (text: string) => this.logger?.warn({ spawner: text.trim().slice(0, 2000) }, 'spawner wrote to stderr'));
@@ -155,6 +159,8 @@ class Spawner {
   /** Closes the channel: the spawner kills its tools and exits (see host-helpers/spawner.mjs). */
   stop(): void {
     if (this.hasEnded) return;
+    // Both ends: the channel, and the lifeline for a spawner whose 'disconnect' waits on handles.
+    this.child.stdin?.destroy();
     try {
       this.child.disconnect();
     } catch {
