@@ -67,6 +67,7 @@ describe('npm run bench --smoke', () => {
     expect(Object.keys(results['startup'].ms)).toEqual(
       expect.arrayContaining([
         'bareSdkServer.initialize',
+        'bareNode',
         'version',
         'help',
         'validate.noLock',
