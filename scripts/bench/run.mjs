@@ -25,6 +25,7 @@ const THROUGHPUT_WINDOW_MS = smoke ? 20 : quick ? 150 : 400;
 // More kills in a row than the default failure run (20), even in smoke mode, so the bench policy must lift it.
 const KILLS = smoke ? 25 : quick ? 50 : 200;
 const LEAK_CALLS = smoke ? 100 : quick ? 1000 : 10_000;
+const SCALE_ROUNDS = smoke ? 1 : 3;
 const SPILL_MB = smoke ? [1, 2] : [10, 100];
 const outAt = process.argv.indexOf('--out');
 const OUT_FILE = outAt > 0 && process.argv[outAt + 1] ? process.argv[outAt + 1] : join(ROOT, 'bench-results.json');
@@ -162,22 +163,36 @@ try {
 
   if (want('scale')) {
     // 3. Scale: start-up and tools/list with many manifests; RSS idle and after many calls.
+    // Each count started SCALE_ROUNDS times, the counts interleaved, medians kept: one start
+    // alone swings by a third on a shared machine.
     results.scale = {};
-    for (const count of [10, 100, 1000]) {
-      const dir = join(scratch, `manifests-${count}`);
+    const counts = [10, 100, 1000];
+    const dirs = {};
+    for (const count of counts) {
+      const dir = (dirs[count] = join(scratch, `manifests-${count}`));
       mkdirSync(dir);
       cpSync(join(ROOT, 'scripts/bench/manifests/echo.js'), join(dir, 'echo.js'));
       const yaml = readFileSync(join(ROOT, 'scripts/bench/manifests/echo_isolate.yaml'), 'utf8');
       for (let i = 0; i < count; i++) writeFileSync(join(dir, `t${i}.yaml`), yaml.replace('name: echo_isolate', `name: echo_${i}`));
-      const scaled = await host({ manifests: dir });
-      const start = performance.now();
-      const listed = await scaled.client.listTools();
-      const listMs = performance.now() - start;
-      if (listed.tools.length !== count) throw new Error(`expected ${count} tools, got ${listed.tools.length}`);
+    }
+    const starts = Object.fromEntries(counts.map((count) => [count, []]));
+    for (let r = 0; r < SCALE_ROUNDS; r++) {
+      for (const count of counts) {
+        const scaled = await host({ manifests: dirs[count] });
+        const start = performance.now();
+        const listed = await scaled.client.listTools();
+        const listMs = performance.now() - start;
+        if (listed.tools.length !== count) throw new Error(`expected ${count} tools, got ${listed.tools.length}`);
+        starts[count].push({ startupMs: scaled.startupMs, listMs, rssMb: rssMb(scaled.pid) });
+        await scaled.close();
+      }
+    }
+    for (const count of counts) {
+      const of = (key) => round(median(starts[count].map((start) => start[key])));
       // Loaded: from the spawn until the first tools/list is answered with every tool. `serve` answers
       // initialize before its tools are loaded, so initialize alone says nothing of the manifests.
-      results.scale[count] = { startupMs: round(scaled.startupMs), toolsListMs: round(listMs), loadedMs: round(scaled.startupMs + listMs), idleRssMb: rssMb(scaled.pid) };
-      await scaled.close();
+      const loaded = round(median(starts[count].map((start) => start.startupMs + start.listMs)));
+      results.scale[count] = { startupMs: of('startupMs'), toolsListMs: of('listMs'), loadedMs: loaded, idleRssMb: of('rssMb'), starts: SCALE_ROUNDS };
     }
     // RSS swings by tens of MB with garbage collection (the host's and each
     // isolate's), so it is sampled every tenth of the run: growth compares the
@@ -200,7 +215,7 @@ try {
       calls: LEAK_CALLS,
       growthMb: round(median3(rssSamples.slice(-3)) - median3(rssSamples.slice(0, 3))),
     };
-    log('Scale');
+    log(`Scale (medians of ${SCALE_ROUNDS} starts of each, interleaved)`);
     log(
       table(
         ['manifests', 'initialize ms', 'then tools/list ms', 'loaded ms', 'idle RSS MB'],
