@@ -16,7 +16,7 @@ import { ArtifactStore } from './artifacts.js';
 import { RecordWriter } from './record-writer.js';
 import { BUSY_TIMEOUT_MS } from './open-database.js';
 import { WalCheckpointer } from './wal-checkpointer.js';
-import { WalIndex } from './wal-index.js';
+import { WalIndex, type WalFrames } from './wal-index.js';
 import { entryRowValues, INSERT_CALLS, INSERT_ENTRIES, SqliteJournal, type JournalOptions } from './sqlite-journal.js';
 import type { JournalSnapshot } from '../chain/journal-snapshot.js';
 
@@ -119,7 +119,7 @@ export class SqliteStore implements Journal {
    * answers were on their way (readWalSoon); the next batch takes it instead of reading the
    * wal-index itself. Undefined when no such read happened since the last batch.
    */
-  #walAfterCommit: { readonly total: number; readonly pending: number } | undefined;
+  #walAfterCommit: WalFrames | undefined;
   #walRead: NodeJS.Immediate | undefined;
   #closing: Promise<void> | undefined;
 
@@ -286,11 +286,15 @@ export class SqliteStore implements Journal {
     const wal = this.#walFrames();
     if (rows.length <= this.#inlineBatchMax && (wal === undefined || wal.pending < this.#checkpointWalFrames)) {
       this.#checkpointed = false;
-      this.sync.recordRows(rows);
-      this.#readWalSoon();
-      return;
+      return this.#writeHere(rows);
     }
     return this.#writeChecked(this.#writer, rows, wal);
+  }
+
+  /** A batch committed on the host's connection; the wal-index is read for the next one after its answers. */
+  #writeHere(rows: readonly CallRowValues[]): void {
+    this.sync.recordRows(rows);
+    this.#readWalSoon();
   }
 
   /**
@@ -299,7 +303,7 @@ export class SqliteStore implements Journal {
    * before it: what other writes (a write-ahead record, another host) added since that read
    * counts at the next batch. Taken once: each read is used by one batch.
    */
-  #walFrames(): { readonly total: number; readonly pending: number } | undefined {
+  #walFrames(): WalFrames | undefined {
     const read = this.#walAfterCommit;
     this.#walAfterCommit = undefined;
     return read ?? this.#walIndex?.frames();
@@ -315,13 +319,9 @@ export class SqliteStore implements Journal {
   }
 
   // The entries are prepared here (the chain's head is this thread's), committed by the writer thread with the rows.
-  async #writeChecked(writer: RecordWriter, rows: readonly CallRowValues[], wal: { readonly total: number; readonly pending: number } | undefined): Promise<void> {
+  async #writeChecked(writer: RecordWriter, rows: readonly CallRowValues[], wal: WalFrames | undefined): Promise<void> {
     const checkpoint = await this.#checkpointIfDue(wal);
-    if (!checkpoint && rows.length <= this.#inlineBatchMax) {
-      this.sync.recordRows(rows);
-      this.#readWalSoon();
-      return;
-    }
+    if (!checkpoint && rows.length <= this.#inlineBatchMax) return this.#writeHere(rows);
     const prepared = this.sync.prepareRows(rows);
     if (prepared === undefined) return this.sync.recordRows(rows);
     const entries = prepared.entries.map(entryRowValues);
@@ -340,7 +340,7 @@ export class SqliteStore implements Journal {
    * beside it, and the batch's commit starts the WAL over. True when the batch must carry the
    * checkpoint to the writer thread instead: the checkpoint thread is gone.
    */
-  async #checkpointIfDue(wal: { readonly total: number; readonly pending: number } | undefined): Promise<boolean> {
+  async #checkpointIfDue(wal: WalFrames | undefined): Promise<boolean> {
     if (wal === undefined || wal.pending < this.#checkpointWalFrames) {
       this.#checkpointed = false;
       return false;

@@ -30,6 +30,12 @@ const BACKFILL_AT = 96;
 /** The descriptors opened so far, by `-shm` path (see the header: never closed). */
 const descriptors = new Map<string, number>();
 
+/** The WAL's frames since it last started over, and those of them no checkpoint has copied yet. */
+export interface WalFrames {
+  readonly total: number;
+  readonly pending: number;
+}
+
 export class WalIndex {
   readonly #fd: number | undefined;
   readonly #buffer = Buffer.alloc(HEAD_BYTES);
@@ -72,7 +78,7 @@ export class WalIndex {
    * The WAL's frames since it last started over (`total`) and those of them no
    * checkpoint has copied yet (`pending`); undefined as pendingFrames.
    */
-  frames(): { readonly total: number; readonly pending: number } | undefined {
+  frames(): WalFrames | undefined {
     if (this.#fd === undefined) return undefined;
     try {
       if (readSync(this.#fd, this.#buffer, 0, HEAD_BYTES, 0) < HEAD_BYTES) return undefined;
