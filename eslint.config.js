@@ -41,7 +41,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['sandbox/**/*.mjs', 'scripts/**/*.mjs', 'src/**/*.mjs', 'test/**/*.mjs', 'bin/*.js', '*.js'],
+    files: ['sandbox/**/*.mjs', 'scripts/**/*.mjs', 'src/**/*.mjs', 'test/**/*.mjs', '*.js'],
     languageOptions: { ecmaVersion: 'latest', sourceType: 'module' },
     linterOptions: { reportUnusedDisableDirectives: 'off' },
     rules: {
@@ -50,5 +50,11 @@ export default tseslint.config(
       'no-unused-vars': ['error', { args: 'none' }],
       'max-lines': maxLines,
     },
+  },
+  {
+    // The binary is CommonJS (bin/package.json): it starts without Node's ES module loader.
+    files: ['bin/*.js'],
+    languageOptions: { ecmaVersion: 'latest', sourceType: 'commonjs' },
+    rules: { ...recommendedJsRules, 'no-unused-vars': ['error', { args: 'none' }] },
   },
 );

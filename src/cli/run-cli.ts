@@ -6,17 +6,7 @@ import { closestKey } from '../config/closest-key.js';
 import { UsageError } from './usage-error.js';
 import { COMMANDS, loadCommand } from './commands.js';
 import { packageVersion } from './package-version.js';
-
-function usage(): string {
-  const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length));
-  const lines = Object.entries(COMMANDS).map(([name, { summary }]) => `  ${name.padEnd(width)}  ${summary}`);
-  return (
-    `Usage: toolhost <command> [options]\n\nCommands:\n${lines.join('\n')}\n\n` +
-    'Settings come from toolhost.yaml in this folder or the nearest parent (or --config FILE);\n' +
-    "a flag overrides its key. Run `toolhost <command> --help` for a command's options,\n" +
-    '`toolhost --version` for the version.\n'
-  );
-}
+import { usage } from './usage.js';
 
 export async function main(argv: readonly string[]): Promise<number> {
   const [name, ...rest] = argv;

@@ -53,7 +53,7 @@ export interface TestClient {
 }
 
 /**
- * Runs `tsc -p .` and scripts/bundle.mjs (npm run build) when dist is missing or
+ * Runs `tsc -p .`, scripts/bundle.mjs and scripts/write-usage.mjs (npm run build) when dist is missing or
  * older than any file under src/ or sandbox/ (npm test builds first, so this only
  * matters for single-file runs).
  * Test files run in parallel: a lock folder lets one build while the others wait.
@@ -77,6 +77,9 @@ export async function ensureBuilt(): Promise<void> {
     // Then bundle (as npm run build does): main.js runs the bundle only when it is the newer.
     const bundled = spawnSync(process.execPath, [join(REPO_ROOT, 'scripts/bundle.mjs')], { cwd: REPO_ROOT, encoding: 'utf8' });
     if (bundled.status !== 0) throw new Error(`bundling failed:\n${bundled.stdout}\n${bundled.stderr}`);
+    // And the text bin/toolhost.js prints for --help (it prints it only when newer than main.js).
+    const usage = spawnSync(process.execPath, [join(REPO_ROOT, 'scripts/write-usage.mjs')], { cwd: REPO_ROOT, encoding: 'utf8' });
+    if (usage.status !== 0) throw new Error(`writing dist/usage.txt failed:\n${usage.stdout}\n${usage.stderr}`);
   } finally {
     rmSync(lock, { recursive: true, force: true });
   }
