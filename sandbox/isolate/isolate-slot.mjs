@@ -20,9 +20,10 @@ export const HEAP_REPLACE_FRACTION = 0.5;
 /** Bound on building the prelude's runtime (it only defines functions). */
 const PRELUDE_EVAL_TIMEOUT_MS = 1000;
 /**
- * Bound on running a tool module's top level ahead of its call. Past it the
- * context is thrown away and that slot stops evaluating ahead: its calls run the
- * top level themselves, within their own deadline, as any call once did.
+ * Bound on running a tool module's top level ahead of its call, after the start
+ * (whose first top level gets START_TOP_LEVEL_TIMEOUT_MS: see firstTopLevelTimeoutMs).
+ * Past it the context is thrown away and that slot stops evaluating ahead: its
+ * calls run the top level themselves, within their own deadline, as any call once did.
  */
 export const EVALUATE_AHEAD_TIMEOUT_MS = 1000;
 
@@ -141,6 +142,8 @@ export class IsolateSlot {
     this.modulesToRelease = [];
     /** Whether the next call's module is evaluated during the refill (off after a top level timed out). */
     this.evaluatesAhead = true;
+    /** Bound on the first top level run ahead, if not EVALUATE_AHEAD_TIMEOUT_MS (the process's start sets it). */
+    this.firstTopLevelTimeoutMs = undefined;
     /** Contexts created ahead (fresh: nothing ever ran in them), not yet prepared because a call started. */
     this.rawContexts = [];
     /** Contexts handed to calls so far: a refill that sees it change across a wait takes no synchronous step. */
@@ -260,9 +263,11 @@ export class IsolateSlot {
     const next = this.spares[0];
     if (!this.evaluatesAhead || next === undefined || next.evaluated !== undefined || next.evaluating !== undefined || !('module' in next.tool) || !this.isUsable) return undefined;
     const { module } = next.tool;
+    const timeout = this.firstTopLevelTimeoutMs ?? EVALUATE_AHEAD_TIMEOUT_MS;
+    this.firstTopLevelTimeoutMs = undefined;
     if (this.mayStepAtOnce) {
       try {
-        if (evaluateAtOnce(module, EVALUATE_AHEAD_TIMEOUT_MS, () => this.isUsable)) next.evaluated = { ok: true };
+        if (evaluateAtOnce(module, timeout, () => this.isUsable)) next.evaluated = { ok: true };
         else {
           // Past the slice: this process takes no synchronous step of tool code any more, and the
           // context goes; the refill prepares another and runs its top level on the isolate's thread.
@@ -277,7 +282,7 @@ export class IsolateSlot {
     }
     next.evaluating = (async () => {
       try {
-        await this.runsToolCode(module.evaluate({ timeout: EVALUATE_AHEAD_TIMEOUT_MS }));
+        await this.runsToolCode(module.evaluate({ timeout }));
         next.evaluated = { ok: true };
       } catch (error) {
         if (error instanceof Error && error.message === TIMED_OUT) {

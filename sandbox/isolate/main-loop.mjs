@@ -6,7 +6,7 @@
 // builds one loop over its stdin and stdout.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { ISOLATE_WIRE_LIMITS } from '../shared/limits.mjs';
+import { ISOLATE_WIRE_LIMITS, START_TOP_LEVEL_TIMEOUT_MS } from '../shared/limits.mjs';
 import { readHostToIsolateMessage } from '../shared/readers.mjs';
 import { IsolateSlot, toPreludeClosure } from './isolate-slot.mjs';
 import { allReceived, evaluateAtOnce, runAtOnce } from './run-at-once.mjs';
@@ -101,7 +101,7 @@ export function createMainLoop(io) {
   /**
    * Starts: loads what runs here, prepares the first context (our code only: the
    * prelude, the module compiled and linked) and says `loaded`; then runs the tool
-   * module's top level ahead (EVALUATE_AHEAD_TIMEOUT_MS at most) and says `ready`.
+   * module's top level ahead (START_TOP_LEVEL_TIMEOUT_MS at most) and says `ready`.
    * A process that ends between the two was ended by that top level (its heap),
    * which the host reports as the tool's failure, not as a sandbox that cannot
    * start. What cannot be read or loaded is reported (`start_failed`) and ends it.
@@ -149,6 +149,8 @@ export function createMainLoop(io) {
       return;
     }
     io.send({ type: 'loaded' });
+    // The start's top level gets the start's time, not a call's: its failure is the start's under any load.
+    slot.firstTopLevelTimeoutMs = START_TOP_LEVEL_TIMEOUT_MS;
     // Ready once the first contexts are prepared and the top level ran ahead: the first call finds one warm.
     slot.refill();
     void slot.whenRefilled().finally(() => {

@@ -1,6 +1,7 @@
-// The bounds both sides apply to what a tool sends while it runs, and the
-// isolate process's bounds on everything that crosses to the host: one module
-// both sides import at run time. Plain ESM, no imports.
+// The bounds both sides apply to what a tool sends while it runs, the
+// isolate process's bounds on everything that crosses to the host, and the
+// time its start may give the tool's top level: one module both sides import
+// at run time. Plain ESM, no imports.
 
 /**
  * A call's progress, log and denial events, as every runner passes them on
@@ -34,3 +35,13 @@ export const ISOLATE_WIRE_LIMITS = Object.freeze({
   /** Longest isolated-vm or tool error message passed on. */
   maxIvmMessageChars: 8192,
 });
+
+/**
+ * How long an isolate process's start may run the tool module's top level, ahead of any
+ * call (the host waits this long and more for the start: ISOLATE_START_TIMEOUT_MS). A top
+ * level's failure (its throw, its heap) is then the start's verdict however loaded the
+ * machine is: a bomb that fills a 32 MB heap in 0.6 s idle took past 1 s at load 8 on two
+ * cores, and its out-of-memory landed in the first call instead. A top level that runs
+ * past it is cut, and each call runs its own within its deadline.
+ */
+export const START_TOP_LEVEL_TIMEOUT_MS = 10_000;

@@ -6,6 +6,7 @@
 import { stageTimesOn } from '../../diagnostics/stage-times.js';
 import type { Logger } from '../../log.js';
 import { encodeFrame } from '../../../sandbox/shared/frames.mjs';
+import { START_TOP_LEVEL_TIMEOUT_MS } from '../../../sandbox/shared/limits.mjs';
 import type { HostToIsolateMessage } from '../../../sandbox/shared/messages.mjs';
 import { START_LINE } from '../bwrap/argv.js';
 import { openEgressGrant, type EgressGrant } from '../bwrap/egress-grant.js';
@@ -19,8 +20,12 @@ import { IsolateProcess } from './isolate-process.js';
 import { MAX_ISOLATES_PER_PROCESS, PRELUDE_URL, resolveIsolatedVm, resolveIsolateSandbox } from './isolate-sandbox.js';
 import { fileURLToPath } from 'node:url';
 
-/** How long a process may take to start and prepare its first context. */
-const ISOLATE_START_TIMEOUT_MS = 20_000;
+/**
+ * How long a process may take to start, prepare its first context and run the tool's top
+ * level: the top level's own bound over there, and as long again to load (a top level cut at
+ * its bound still lets the process start, and its calls run their own).
+ */
+const ISOLATE_START_TIMEOUT_MS = 2 * START_TOP_LEVEL_TIMEOUT_MS;
 
 /** A started process, or why not (`verdict`: the tool's module made the start fail; see isolate-start.ts). */
 export type IsolateProcessStart = { readonly ok: true; readonly process: IsolateProcess } | Extract<IsolateStartResult, { ok: false }>;
