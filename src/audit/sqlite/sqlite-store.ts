@@ -59,6 +59,23 @@ const INLINE_BATCH_MAX = 4;
 const WAL_CHECKPOINT_FRAMES = 1000;
 
 /**
+ * Frames a batch committed on the host's connection is taken to add to the WAL, for a batch of
+ * `rows` records: WAL_BATCH_FRAMES + rows * WAL_ROW_FRAMES, no less than it writes (a read-only
+ * call's record and its chain entry write 6 to 8 pages alone, up to 12 when pages split; four of
+ * them about 12). Between two reads of the wal-index, the store counts these instead of reading it
+ * after every batch (a system call each).
+ */
+const WAL_BATCH_FRAMES = 8;
+const WAL_ROW_FRAMES = 4;
+
+/**
+ * The wal-index is read at least once every this many batches committed on the host's connection:
+ * what the count leaves out (another host's commits, a record larger than the count allows) is
+ * seen that late at most. Any other write of this host reads it at the next batch.
+ */
+const WAL_READ_EVERY_BATCHES = 16;
+
+/**
  * The WAL starts over (from the start of its file) only at a commit that finds every frame
  * checkpointed, and commits made while a checkpoint runs are left for the next one: under a
  * steady load it would never start over, and grow. From this many checkpoint intervals' frames,
@@ -115,12 +132,19 @@ export class SqliteStore implements Journal {
   /** True from a checkpoint to the next batch after it: a checkpoint a reader held back is not asked for again at once. */
   #checkpointed = false;
   /**
-   * The WAL's frames as read after the last batch committed on this connection, once its
-   * answers were on their way (readWalSoon); the next batch takes it instead of reading the
-   * wal-index itself. Undefined when no such read happened since the last batch.
+   * The WAL's frames after the last batch committed on this connection: read once its answers
+   * were on their way (readWalSoon), or counted (countWal); the next batch takes it instead of
+   * reading the wal-index itself. Undefined when neither happened since the last batch.
    */
   #walAfterCommit: WalFrames | undefined;
   #walRead: NodeJS.Immediate | undefined;
+  /**
+   * The WAL's frames as last read, plus the count (WAL_BATCH_FRAMES) of each batch committed here
+   * since; undefined once anything else wrote (a write-ahead record, an approval, the thread's batch).
+   */
+  #walCounted: WalFrames | undefined;
+  /** Batches committed here since the wal-index was last read. */
+  #batchesUnread = 0;
   #closing: Promise<void> | undefined;
 
   constructor(
@@ -162,17 +186,21 @@ export class SqliteStore implements Journal {
   }
 
   // A write on the host's connection chains after the batch the writer thread is committing: it waits for it.
+  // Each write here but a batch's (and the thread's batches) sends the next batch to the wal-index (#walCounted).
   async begin(start: CallStart): Promise<BeginOutcome> {
+    this.#walCounted = undefined;
     if (this.#batch.isWriting) await this.#batch.flush();
     return this.sync.begin(start);
   }
 
   async finish(id: string, finish: CallFinish): Promise<void> {
+    this.#walCounted = undefined;
     if (this.#batch.isWriting) await this.#batch.flush();
     this.sync.finish(id, finish);
   }
 
   async record(start: CallStart, finish: CallFinish): Promise<void> {
+    this.#walCounted = undefined;
     if (this.#batch.isWriting) await this.#batch.flush();
     this.sync.record(start, finish);
   }
@@ -198,6 +226,7 @@ export class SqliteStore implements Journal {
   }
 
   async reconcile(id: string, action: Reconciliation): Promise<CallRecord> {
+    this.#walCounted = undefined;
     await this.#batch.flush();
     return this.sync.reconcile(id, action);
   }
@@ -213,6 +242,7 @@ export class SqliteStore implements Journal {
   }
 
   async putArtifact(bytes: Uint8Array, mimeType: string): Promise<StoredArtifact> {
+    this.#walCounted = undefined;
     return this.#requireArtifacts().put(bytes, mimeType);
   }
 
@@ -226,6 +256,7 @@ export class SqliteStore implements Journal {
   }
 
   async createApproval(approval: NewApproval): Promise<ApprovalRecord> {
+    this.#walCounted = undefined;
     if (this.#batch.isWriting) await this.#batch.flush();
     return this.#approvals.create(approval, this.hostId);
   }
@@ -239,16 +270,19 @@ export class SqliteStore implements Journal {
   }
 
   async decideApproval(id: string, decision: ApprovalDecision, by: string, extras?: DecisionExtras): Promise<ApprovalRecord> {
+    this.#walCounted = undefined;
     if (this.#batch.isWriting) await this.#batch.flush();
     return this.#approvals.decide(id, decision, by, extras);
   }
 
   async spendApproval(id: string, tool: string, argsHash: string, callId: string, definitionDigest?: string): Promise<SpendOutcome> {
+    this.#walCounted = undefined;
     if (this.#batch.isWriting) await this.#batch.flush();
     return this.#approvals.spend(id, tool, argsHash, callId, definitionDigest);
   }
 
   async takeRate(principal: string, windows: readonly RateCount[]): Promise<RateOutcome> {
+    this.#walCounted = undefined;
     return this.#rates.take(principal, windows);
   }
 
@@ -291,10 +325,26 @@ export class SqliteStore implements Journal {
     return this.#writeChecked(this.#writer, rows, wal);
   }
 
-  /** A batch committed on the host's connection; the wal-index is read for the next one after its answers. */
+  /** A batch committed on the host's connection; the WAL's frames for the next one are counted, or read after its answers. */
   #writeHere(rows: readonly CallRowValues[]): void {
     this.sync.recordRows(rows);
-    this.#readWalSoon();
+    if (!this.#countWal(rows.length)) this.#readWalSoon();
+  }
+
+  /**
+   * Adds the batch just committed here to the WAL's frames as last read, for the next batch, when
+   * that count leaves the next one (however many records it has) short of a checkpoint and the
+   * wal-index was read within WAL_READ_EVERY_BATCHES. False: the wal-index must be read.
+   */
+  #countWal(rows: number): boolean {
+    const counted = this.#walCounted;
+    if (counted === undefined || this.#batchesUnread + 1 >= WAL_READ_EVERY_BATCHES) return false;
+    const added = WAL_BATCH_FRAMES + rows * WAL_ROW_FRAMES;
+    const next = { total: counted.total + added, pending: counted.pending + added };
+    if (next.pending + WAL_BATCH_FRAMES + this.#inlineBatchMax * WAL_ROW_FRAMES >= this.#checkpointWalFrames) return false;
+    this.#batchesUnread++;
+    this.#walCounted = this.#walAfterCommit = next;
+    return true;
   }
 
   /**
@@ -306,7 +356,13 @@ export class SqliteStore implements Journal {
   #walFrames(): WalFrames | undefined {
     const read = this.#walAfterCommit;
     this.#walAfterCommit = undefined;
-    return read ?? this.#walIndex?.frames();
+    return read ?? this.#readWal();
+  }
+
+  /** Reads the wal-index; the count of the batches committed here starts again from it. */
+  #readWal(): WalFrames | undefined {
+    this.#batchesUnread = 0;
+    return (this.#walCounted = this.#walIndex?.frames());
   }
 
   /** Reads the wal-index once the answers of the batch just committed are written (their callbacks run first). */
@@ -314,12 +370,13 @@ export class SqliteStore implements Journal {
     if (this.#walIndex === undefined || this.#closing !== undefined) return;
     this.#walRead ??= setImmediate(() => {
       this.#walRead = undefined;
-      this.#walAfterCommit = this.#walIndex?.frames();
+      this.#walAfterCommit = this.#readWal();
     });
   }
 
   // The entries are prepared here (the chain's head is this thread's), committed by the writer thread with the rows.
   async #writeChecked(writer: RecordWriter, rows: readonly CallRowValues[], wal: WalFrames | undefined): Promise<void> {
+    this.#walCounted = undefined;
     const checkpoint = await this.#checkpointIfDue(wal);
     if (!checkpoint && rows.length <= this.#inlineBatchMax) return this.#writeHere(rows);
     const prepared = this.sync.prepareRows(rows);

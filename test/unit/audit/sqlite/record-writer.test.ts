@@ -7,7 +7,7 @@
 // with a batch only when that thread is gone. The tests of the thread's batches
 // send it every batch (inlineBatchMax 0).
 import { statSync } from 'node:fs';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openSqliteStore, type SqliteStore } from '../../../../src/audit/sqlite/sqlite-store.js';
 import { WalIndex } from '../../../../src/audit/sqlite/wal-index.js';
 import { recordingLogger } from '../../../helpers/recording-logger.js';
@@ -216,6 +216,31 @@ describe('read-only batches on the writer thread', () => {
     expect(most).toBeLessThan(3 * 40 + 60);
     const ids = new Set((await store.query({ tool: 'fs.read' })).map((record) => record.id));
     expect(starts.filter((start) => !ids.has(start.id))).toEqual([]);
+  });
+
+  it('lone batches count their frames instead of reading the wal-index after each; any other write of the host reads it again', async () => {
+    const store = open({ writeBatchesOffThread: true });
+    const reads = vi.spyOn(WalIndex.prototype, 'frames');
+    // A read-only call alone in flight: its batch commits at once, and the store's read after it (if any) runs in the next check phase.
+    const lone = async (): Promise<void> => {
+      const done = store.recordSoon(readOnly(), callFinish(), true);
+      await store.flush();
+      await done;
+      await new Promise((resolve) => setImmediate(resolve));
+    };
+    try {
+      for (let batch = 0; batch < 32; batch++) await lone();
+      // Read at the first batch, then once every 16 batches: not 32 reads.
+      expect(reads.mock.calls.length).toBeLessThanOrEqual(3);
+      const counted = reads.mock.calls.length;
+      await store.begin(callStart());
+      await lone();
+      expect(reads.mock.calls.length).toBe(counted + 1);
+    } finally {
+      reads.mockRestore();
+    }
+    expect(store.recordWriter!.committedBatches).toBe(0);
+    expect(store.pendingWalFrames()).toBeGreaterThan(32 * 6);
   });
 
   it('a checkpoint thread that dies loses nothing: the writer thread checkpoints with its batches again', async () => {
