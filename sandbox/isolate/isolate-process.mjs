@@ -45,3 +45,5 @@ process.stdin.on('data', (chunk) => reader.push(chunk));
 process.stdin.on('end', () => process.exit(0));
 process.stdin.on('error', () => process.exit(0));
 process.stdout.on('error', () => process.exit(0));
+// SIGUSR1 would open Node's inspector in this process, past isolated-vm's boundary: it stays closed.
+process.on('SIGUSR1', () => undefined);

@@ -6,6 +6,13 @@
 // leaves behind is never run; the modules tsc wrote (run-cli.js) run instead.
 import { statSync } from 'node:fs';
 
+// SIGUSR1 opens Node's inspector on 127.0.0.1:9229 unless something listens for
+// it: any process of the same user could then attach and run code in the host,
+// past every policy and the journal (ptrace limits do not apply to a signal and
+// a TCP connection). The host keeps it closed; start it with `node --inspect` to
+// debug it.
+process.on('SIGUSR1', () => undefined);
+
 const BUNDLED_ENTRY = '../../bundle/run-cli.js';
 
 function bundleIsCurrent(): boolean {

@@ -61,6 +61,8 @@ closeInheritedDescriptors();
 // too, which then cancels its calls and answers them; dying first would kill
 // their sandboxes (--die-with-parent) under the host's feet.
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => undefined);
+// And SIGUSR1 would open Node's inspector here, in the process that starts every sandbox.
+process.on('SIGUSR1', () => undefined);
 
 // The host is gone: nothing may outlive it. (bubblewrap's --die-with-parent
 // would also fire when we exit; this is the explicit, immediate path.)
