@@ -345,7 +345,6 @@ async function buildHost(
 
 type StopReason = 'eof' | 'SIGTERM' | 'SIGINT';
 
-/** Resolves on the first SIGTERM or SIGINT. */
 /**
  * The first SIGTERM or SIGINT stops the host; later ones are ignored while it stops
  * (the shutdown deadline bounds it). A terminal's Ctrl-C reaches every process of the
