@@ -99,12 +99,11 @@ export function createMainLoop(io) {
   }
 
   /**
-   * Starts: loads what runs here, prepares the first context (our code only: the
-   * prelude, the module compiled and linked) and says `loaded`; then runs the tool
-   * module's top level ahead (START_TOP_LEVEL_TIMEOUT_MS at most) and says `ready`.
-   * A process that ends between the two was ended by that top level (its heap),
-   * which the host reports as the tool's failure, not as a sandbox that cannot
-   * start. What cannot be read or loaded is reported (`start_failed`) and ends it.
+   * Starts: loads what runs here, prepares the first context (our code only: the prelude, the
+   * module compiled and linked), says `loaded`, runs the tool module's top level ahead within the
+   * start's time (START_TOP_LEVEL_TIMEOUT_MS, not a call's, under any load) and says `ready`. A
+   * process that ends between the two was ended by that top level (its heap): the tool's failure,
+   * not a sandbox that cannot start. What cannot be read or loaded is said (`start_failed`) and ends it.
    * @param {IsolateInitMessage} message
    */
   function init(message) {
@@ -149,7 +148,6 @@ export function createMainLoop(io) {
       return;
     }
     io.send({ type: 'loaded' });
-    // The start's top level gets the start's time, not a call's: its failure is the start's under any load.
     slot.firstTopLevelTimeoutMs = START_TOP_LEVEL_TIMEOUT_MS;
     // Ready once the first contexts are prepared and the top level ran ahead: the first call finds one warm.
     slot.refill();

@@ -50,6 +50,8 @@ interface ActiveCall {
 export class IsolateProcess {
   private readonly calls = new Map<number, ActiveCall>();
   private readonly stopTimers = new Map<number, NodeJS.Timeout>();
+  /** Waiting for every stop asked of the process to be over (stopsSettled). */
+  private stopWaiters: Array<() => void> = [];
   private nextId = 1;
   private readonly lateFrames: LateFrames;
   private hasExited = false;
@@ -96,6 +98,7 @@ export class IsolateProcess {
       this.markReady(this.startFailure(exit.kind === 'exited' ? exit : undefined, stderr));
       for (const timer of this.stopTimers.values()) clearTimeout(timer);
       this.stopTimers.clear();
+      this.noteStopOver();
       const crashed = isOomKilled
         ? failure('memory_limit', 'The isolate process this call ran in went over its memory limit and was stopped.', { memoryMb: this.spec.memoryMb, reason: 'cgroup_oom' })
         : this.crashOutcome(exit.kind === 'exited' ? exit : undefined);
@@ -107,6 +110,21 @@ export class IsolateProcess {
 
   get isAlive(): boolean {
     return !this.hasExited && this.brokenReason === undefined && this.catastrophe === undefined;
+  }
+
+  /**
+   * Whether a stopped call's isolate has not been reported disposed yet: until it is, the
+   * process may be wedged (isolated-vm holding its thread), and it is killed with whatever
+   * runs in it if the report does not come within STOP_GRACE_MS.
+   */
+  get isStopping(): boolean {
+    return this.stopTimers.size > 0;
+  }
+
+  /** Settles once no stop is pending: each reported done, or the process killed or gone. */
+  stopsSettled(): Promise<void> {
+    if (!this.isStopping) return Promise.resolve();
+    return new Promise((resolve) => this.stopWaiters.push(resolve));
   }
 
   /** Calls running in this process now. */
@@ -204,9 +222,15 @@ export class IsolateProcess {
       this.logger.warn({ tool: this.spec.name }, 'isolate process did not stop a call in time; killing it');
       this.brokenReason ??= 'stop_timeout';
       this.kill();
+      this.noteStopOver();
     }, STOP_GRACE_MS);
     timer.unref();
     this.stopTimers.set(id, timer);
+  }
+
+  private noteStopOver(): void {
+    if (this.isStopping) return;
+    for (const resolve of this.stopWaiters.splice(0)) resolve();
   }
 
   private settle(call: ActiveCall, outcome: Outcome): void {
@@ -256,6 +280,7 @@ export class IsolateProcess {
       case 'stopped':
         clearTimeout(this.stopTimers.get(message.id));
         this.stopTimers.delete(message.id);
+        this.noteStopOver();
         return;
       default:
         break;

@@ -109,12 +109,22 @@ export function createIsolateRunner(spec: RunSpec, deps: IsolateRunnerDeps): Run
     if (control.reason !== undefined) return finish({ ok: false, ...control.failure() });
     registry.touch(owner);
     let process = current?.isAlive === true ? current : undefined;
-    // Time spent starting a process: not the call's (its deadline is held meanwhile).
+    // Time spent starting a process or waiting for a stop: not the call's (its deadline is held meanwhile).
     let startMs = 0;
+    if (process?.isStopping === true) {
+      // A call of it was stopped and the process has not said it is done yet: it may be wedged, and
+      // then it is killed with every call in it. This call waits for the stop to be over instead
+      // (at most the stop's grace), its deadline held, and runs there or in the next process.
+      const start = performance.now();
+      const held = await heldDeadline(options, process.stopsSettled());
+      startMs += performance.now() - start;
+      if (!('done' in held)) return finish(held);
+      if (!process.isAlive) process = undefined;
+    }
     if (process === undefined) {
       const start = performance.now();
       const started = await startForCall(options);
-      startMs = performance.now() - start;
+      startMs += performance.now() - start;
       if (!started.ok) return finish(started);
       process = started.process;
     }
@@ -133,19 +143,28 @@ export function createIsolateRunner(spec: RunSpec, deps: IsolateRunnerDeps): Run
    * verdict; any other failed start is `sandbox_unavailable` with its reason.
    */
   async function startForCall(options: RunOptions): Promise<{ ok: true; process: IsolateProcess } | Failure> {
-    const { control } = options;
     if (verdict !== undefined) {
       if (verdict.entry !== undefined && sameStamp(verdict.entry, await fileStampOf(spec.entryPath))) return verdict.outcome;
       verdict = undefined;
     }
+    const held = await heldDeadline(options, ensureProcess());
+    if (!('done' in held)) return held;
+    const started = held.done;
+    if (started.ok) return started;
+    if (started.verdict !== undefined) return started.verdict;
+    return { ok: false, code: 'sandbox_unavailable', message: 'The isolate process of this tool could not start.', details: { reason: started.reason } };
+  }
+
+  /**
+   * `work` awaited with the call's deadline held, since what it waits for (a start, an earlier
+   * call's stop) is not the call's time (SPEC 3), while a cancel or shutdown still ends the wait.
+   */
+  async function heldDeadline<T>(options: RunOptions, work: Promise<T>): Promise<{ done: T } | Failure> {
+    const { control } = options;
     const resume = control.pauseDeadline?.();
     try {
       const stopped = control.stopped.then((): Failure => ({ ok: false, ...control.failure() }));
-      const started = await Promise.race([ensureProcess(), stopped]);
-      if ('code' in started) return started;
-      if (started.ok) return started;
-      if (started.verdict !== undefined) return started.verdict;
-      return { ok: false, code: 'sandbox_unavailable', message: 'The isolate process of this tool could not start.', details: { reason: started.reason } };
+      return await Promise.race([work.then((done) => ({ done })), stopped]);
     } finally {
       resume?.();
     }
