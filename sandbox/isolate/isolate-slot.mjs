@@ -112,10 +112,9 @@ export class IsolateSlot {
   /**
    * @param {any} ivm  the isolated-vm module
    * @param {SlotSources} sources
-   * @param {(message: string) => void} onCatastrophe
    * @param {import('./run-at-once.mjs').StepsAtOnce} [stepsAtOnce]  the process's, shared by its slots; none by default
    */
-  constructor(ivm, sources, onCatastrophe, stepsAtOnce = { on: false }) {
+  constructor(ivm, sources, stepsAtOnce = { on: false }) {
     this.ivm = ivm;
     this.sources = sources;
     this.stepsAtOnce = stepsAtOnce;
@@ -148,14 +147,14 @@ export class IsolateSlot {
     this.rawContexts = [];
     /** Contexts handed to calls so far: a refill that sees it change across a wait takes no synchronous step. */
     this.takes = 0;
-    this.isolate = new ivm.Isolate({
-      memoryLimit: this.memoryLimitMb,
-      onCatastrophicError: (message) => {
-        // V8 lost control of this isolate: nothing in this process is sound any more.
-        this.retired = true;
-        onCatastrophe(String(message));
-      },
-    });
+    // No onCatastrophicError: with one, isolated-vm suspends the thread that ran a step it could
+    // not cut within 5 s of its timeout ("Script failed to terminate") or that ran out of memory,
+    // and reports it on this process's main thread, the very thread a synchronous step
+    // (run-at-once.mjs) runs on: the process hung or crashed (SIGSEGV), as a loaded machine
+    // decided. Without one, a step is cut when it next can (the host's deadline and stop grace
+    // bound it), and V8's fatal out-of-memory aborts the process with its report on stderr,
+    // which the host reads as memory_limit.
+    this.isolate = new ivm.Isolate({ memoryLimit: this.memoryLimitMb });
   }
 
   get isUsable() {

@@ -168,22 +168,7 @@ export function createMainLoop(io) {
 
   /** @param {import('./isolate-slot.mjs').SlotSources} sources */
   function newSlot(sources) {
-    const slot = new IsolateSlot(
-      ivm,
-      sources,
-      (message) => {
-        // Nothing in this process is sound any more: report (synchronously, naming the call
-        // whose isolate it was) and end at once; process.exit could wait on the broken isolate.
-        try {
-          const culprit = [...calls.values()].find((call) => call.slot === slot);
-          io.sendNow({ type: 'catastrophe', message: cut(message, ISOLATE_WIRE_LIMITS.maxIvmMessageChars), ...(culprit !== undefined ? { id: culprit.id } : {}) });
-        } finally {
-          io.kill();
-        }
-      },
-      stepsAtOnce,
-    );
-    return slot;
+    return new IsolateSlot(ivm, sources, stepsAtOnce);
   }
 
   /** @param {IsolateRunMessage} message */

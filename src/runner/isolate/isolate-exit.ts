@@ -3,6 +3,7 @@
 import { constants } from 'node:os';
 import { defaultMessage } from '../../errors.js';
 import { failure, type Outcome } from '../tool-envelope.js';
+import { OUT_OF_MEMORY } from './isolate-start.js';
 
 /** How a process ended, as its exit event gives it. */
 export type ProcessExit = { readonly exitCode: number | null; readonly signal: NodeJS.Signals | null };
@@ -14,6 +15,8 @@ interface ProcessEnd {
   /** Why the host stopped it (`protocol_violation`, `stop_timeout`), if it did. */
   readonly brokenReason: string | undefined;
   readonly memoryMb: number;
+  /** The end of its stderr, where V8 writes its fatal out-of-memory report (none while it runs). */
+  readonly stderr?: string;
 }
 
 /** The outcome of a call the process's end took with it. */
@@ -24,6 +27,9 @@ export function crashOutcome(end: ProcessEnd, exit: ProcessExit | undefined): Ou
     return failure('tool_crashed', 'The tool crashed its isolate process.', { reason: 'isolate_catastrophe' });
   }
   if (end.brokenReason !== undefined) return failure('tool_crashed', 'The isolate process broke its protocol and was stopped.', { reason: end.brokenReason });
+  // V8's fatal out-of-memory (an isolate's heap that isolated-vm could not contain) aborts the process.
+  if (end.stderr !== undefined && OUT_OF_MEMORY.test(end.stderr))
+    return failure('memory_limit', defaultMessage('memory_limit'), { memoryMb: end.memoryMb, reason: 'catastrophic_oom' });
   const signal = exitSignal(exit);
   return failure('tool_crashed', 'The tool crashed its isolate process.', {
     reason: 'isolate_process_exited',

@@ -101,7 +101,7 @@ export class IsolateProcess {
       this.noteStopOver();
       const crashed = isOomKilled
         ? failure('memory_limit', 'The isolate process this call ran in went over its memory limit and was stopped.', { memoryMb: this.spec.memoryMb, reason: 'cgroup_oom' })
-        : this.crashOutcome(exit.kind === 'exited' ? exit : undefined);
+        : this.crashOutcome(exit.kind === 'exited' ? exit : undefined, stderr);
       for (const call of this.calls.values()) this.settle(call, crashed);
       this.calls.clear();
       await Promise.all([workdir.dispose().catch(() => undefined), grant?.close()]);
@@ -248,8 +248,8 @@ export class IsolateProcess {
     return { ok: false, reason: verdict.message, verdict };
   }
 
-  private crashOutcome(exit: ProcessExit | undefined): Outcome {
-    return crashOutcome({ catastrophe: this.catastrophe, brokenReason: this.brokenReason, memoryMb: this.spec.memoryMb }, exit);
+  private crashOutcome(exit: ProcessExit | undefined, stderr?: string): Outcome {
+    return crashOutcome({ catastrophe: this.catastrophe, brokenReason: this.brokenReason, memoryMb: this.spec.memoryMb, ...(stderr !== undefined ? { stderr } : {}) }, exit);
   }
 
   private breakProtocol(reason: string): void {

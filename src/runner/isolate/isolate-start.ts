@@ -30,7 +30,7 @@ interface TopLevelEnd {
 
 // V8's fatal out-of-memory report ("Fatal JavaScript out of memory", "JavaScript heap out of
 // memory", "<--- Last few GCs --->"), isolated-vm's catastrophic error for the same.
-const OUT_OF_MEMORY = /out of memory|heap limit|Last few GCs|allocation failed/i;
+export const OUT_OF_MEMORY = /out of memory|heap limit|Last few GCs|allocation failed|is_heap_oom/i;
 
 /** The tool's failure when its module's top level ended the process. */
 export function topLevelVerdict(end: TopLevelEnd): Failure {

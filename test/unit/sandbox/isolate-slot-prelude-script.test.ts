@@ -34,17 +34,13 @@ describe('preludeScriptSource', () => {
 
 describe('IsolateSlot prelude script', () => {
   it('compiles the harden script and the prelude once per isolate, and every fresh context is hardened', async () => {
-    const slot = new IsolateSlot(
-      ivm,
-      {
-        toolName: 'prelude_script_probe',
-        preludeClosure: toPreludeClosure(PRELUDE),
-        toolSource: TOOL,
-        memoryMb: 32,
-        runtimeOptions: { maxPendingHostCalls: 4, maxOutputChars: 10_000, maxMessageChars: 1000, maxEvents: 10, maxEventChars: 100, maxPathChars: 4096 },
-      },
-      () => undefined,
-    );
+    const slot = new IsolateSlot(ivm, {
+      toolName: 'prelude_script_probe',
+      preludeClosure: toPreludeClosure(PRELUDE),
+      toolSource: TOOL,
+      memoryMb: 32,
+      runtimeOptions: { maxPendingHostCalls: 4, maxOutputChars: 10_000, maxMessageChars: 1000, maxEvents: 10, maxEventChars: 100, maxPathChars: 4096 },
+    });
     disposers.push(() => slot.dispose('closed'));
     // The isolate is a frozen native object: the slot gets a view of it that counts script compiles.
     const isolate = slot.isolate;

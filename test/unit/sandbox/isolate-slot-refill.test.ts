@@ -32,7 +32,6 @@ function newSlot(stepsAtOnce = { on: false }): IsolateSlot {
       memoryMb: 32,
       runtimeOptions: { maxPendingHostCalls: 4, maxOutputChars: 10_000, maxMessageChars: 1000, maxEvents: 10, maxEventChars: 100, maxPathChars: 4096 },
     },
-    () => undefined,
     stepsAtOnce,
   );
   slots.push(slot);

@@ -25,7 +25,7 @@ afterEach(() => {
 
 function newPool(maxIsolates: number): SlotPool {
   return new SlotPool(maxIsolates, () => {
-    const slot = new IsolateSlot(ivm, SOURCES, () => undefined);
+    const slot = new IsolateSlot(ivm, SOURCES);
     made.push(slot);
     return slot;
   });
