@@ -175,7 +175,7 @@ export const ERROR_TEXT = {
       exitCode: 'the exit code',
       signal: 'the signal that ended it',
       stderrTail: "the end of the process's stderr",
-      reason: 'isolate_reset, isolate_catastrophe, protocol_violation, top_level_crashed, worker_error...',
+      reason: 'isolate_reset, protocol_violation, top_level_crashed, worker_error...',
     },
   },
   invalid_output: {

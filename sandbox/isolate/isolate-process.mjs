@@ -32,7 +32,6 @@ const loop = createMainLoop({
   sendNow: (message) => writeSync(1, encodeFrame(message)),
   die,
   exit: (code) => process.exit(code),
-  kill: () => process.kill(process.pid, 'SIGKILL'),
 });
 const reader = new FrameReader({
   maxFrameBytes: MAX_INBOUND_FRAME_BYTES,

@@ -29,10 +29,10 @@ import { cut } from './cut.mjs';
  * @typedef {{ send: (message: IsolateToHostMessage, body?: Uint8Array) => void,
  *   sendNow: (message: IsolateToHostMessage) => void,
  *   die: (why: string, code: number) => void,
- *   exit: (code: number) => void, kill: () => void,
+ *   exit: (code: number) => void,
  *   onStepAtOnce?: (outcome: 'done' | 'cut') => void }} ProcessIo
  *   `send`: queued on the pipe; `sendNow`: written before it returns (the process ends next);
- *   `die`: a diagnostic on stderr, then the end; `kill`: the end at once, no cleanup;
+ *   `die`: a diagnostic on stderr, then the end;
  *   `onStepAtOnce`: told of each call's synchronous first step, over or cut at its slice (a
  *   seam for tests, which cannot see from outside whether a call took that step).
  */

@@ -158,9 +158,7 @@ export type IsolateToHostMessage =
   | { readonly type: 'progress'; readonly id: number; readonly progress: number; readonly total?: number; readonly message?: string }
   | { readonly type: 'log'; readonly id: number; readonly level: ToolLogLevel; readonly message: string }
   | { readonly type: 'denied'; readonly id: number; readonly op: string; readonly target: string; readonly reason: string }
-  | IsolateEgressMessage
-  /** isolated-vm's onCatastrophicError in the isolate of call `id` (if one ran there): the process ends right after. */
-  | { readonly type: 'catastrophe'; readonly message: string; readonly id?: number };
+  | IsolateEgressMessage;
 
 // ---- host ↔ worker threads (sandbox/worker/worker-entry.mjs, through Piscina) ----
 

@@ -112,10 +112,6 @@ export function readIsolateMessage(value) {
       return /** @type {IsolateToHostMessage} */ (message);
     case 'start_failed':
       return typeof message['reason'] === 'string' ? /** @type {IsolateToHostMessage} */ (message) : violation('a start failure without a reason');
-    case 'catastrophe':
-      return typeof message['message'] === 'string' && (message['id'] === undefined || isCallId(message['id']))
-        ? /** @type {IsolateToHostMessage} */ (message)
-        : violation('a catastrophe without its message');
     default:
       break;
   }

@@ -1,5 +1,5 @@
 // What the calls of an isolate process that ended, or was ended, are told: its
-// catastrophe (V8 lost control of an isolate), its broken protocol, or its exit.
+// broken protocol, V8's fatal out-of-memory, or its exit.
 import { constants } from 'node:os';
 import { defaultMessage } from '../../errors.js';
 import { failure, type Outcome } from '../tool-envelope.js';
@@ -10,8 +10,6 @@ export type ProcessExit = { readonly exitCode: number | null; readonly signal: N
 
 /** What the host knows of why a process is gone. */
 interface ProcessEnd {
-  /** isolated-vm's catastrophic error message, if one came. */
-  readonly catastrophe: string | undefined;
   /** Why the host stopped it (`protocol_violation`, `stop_timeout`), if it did. */
   readonly brokenReason: string | undefined;
   readonly memoryMb: number;
@@ -21,11 +19,6 @@ interface ProcessEnd {
 
 /** The outcome of a call the process's end took with it. */
 export function crashOutcome(end: ProcessEnd, exit: ProcessExit | undefined): Outcome {
-  if (end.catastrophe !== undefined) {
-    // isolated-vm's catastrophic errors are out-of-memory conditions V8 could not contain.
-    if (/memory/i.test(end.catastrophe)) return failure('memory_limit', defaultMessage('memory_limit'), { memoryMb: end.memoryMb, reason: 'catastrophic_oom' });
-    return failure('tool_crashed', 'The tool crashed its isolate process.', { reason: 'isolate_catastrophe' });
-  }
   if (end.brokenReason !== undefined) return failure('tool_crashed', 'The isolate process broke its protocol and was stopped.', { reason: end.brokenReason });
   // V8's fatal out-of-memory (an isolate's heap that isolated-vm could not contain) aborts the process.
   if (end.stderr !== undefined && OUT_OF_MEMORY.test(end.stderr))

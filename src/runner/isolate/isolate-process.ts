@@ -55,7 +55,6 @@ export class IsolateProcess {
   private nextId = 1;
   private readonly lateFrames: LateFrames;
   private hasExited = false;
-  private catastrophe: string | undefined;
   private brokenReason: string | undefined;
   private startStage: IsolateStartStage = 'loading';
   private killedByHost = false;
@@ -92,8 +91,8 @@ export class IsolateProcess {
       const isOomKilled = (await this.oomKills()) > 0;
       this.lateFrames.flush();
       const stderr = this.stderrTail.toText().trim();
-      if (this.calls.size > 0 || stderr !== '' || this.catastrophe !== undefined) {
-        this.logger.warn({ tool: spec.name, exit, catastrophe: this.catastrophe, stderr: stderr.slice(-2000) }, 'isolate process ended');
+      if (this.calls.size > 0 || stderr !== '') {
+        this.logger.warn({ tool: spec.name, exit, stderr: stderr.slice(-2000) }, 'isolate process ended');
       }
       this.markReady(this.startFailure(exit.kind === 'exited' ? exit : undefined, stderr));
       for (const timer of this.stopTimers.values()) clearTimeout(timer);
@@ -109,7 +108,7 @@ export class IsolateProcess {
   }
 
   get isAlive(): boolean {
-    return !this.hasExited && this.brokenReason === undefined && this.catastrophe === undefined;
+    return !this.hasExited && this.brokenReason === undefined;
   }
 
   /**
@@ -244,12 +243,12 @@ export class IsolateProcess {
   private startFailure(exit: ProcessExit | undefined, stderr: string): IsolateStartResult {
     const reason = `the isolate process exited while starting${stderr === '' ? '' : `: ${stderr.slice(-500)}`}`;
     if (this.startStage !== 'top_level') return { ok: false, reason };
-    const verdict = topLevelVerdict({ catastrophe: this.catastrophe, stderr, signal: exitSignal(exit), killedByHost: this.killedByHost, memoryMb: this.spec.memoryMb });
+    const verdict = topLevelVerdict({ stderr, signal: exitSignal(exit), killedByHost: this.killedByHost, memoryMb: this.spec.memoryMb });
     return { ok: false, reason: verdict.message, verdict };
   }
 
   private crashOutcome(exit: ProcessExit | undefined, stderr?: string): Outcome {
-    return crashOutcome({ catastrophe: this.catastrophe, brokenReason: this.brokenReason, memoryMb: this.spec.memoryMb, ...(stderr !== undefined ? { stderr } : {}) }, exit);
+    return crashOutcome({ brokenReason: this.brokenReason, memoryMb: this.spec.memoryMb, ...(stderr !== undefined ? { stderr } : {}) }, exit);
   }
 
   private breakProtocol(reason: string): void {
@@ -275,8 +274,6 @@ export class IsolateProcess {
         return this.markReady({ ok: true });
       case 'start_failed':
         return this.markReady({ ok: false, reason: message.reason.slice(0, 200) || 'the isolate process could not start' });
-      case 'catastrophe':
-        return this.onCatastrophe(message.message, message.id);
       case 'stopped':
         clearTimeout(this.stopTimers.get(message.id));
         this.stopTimers.delete(message.id);
@@ -321,22 +318,6 @@ export class IsolateProcess {
         this.forwardAttempt(call, message);
         return;
     }
-  }
-
-  // V8 lost control of an isolate there: the process is finished. The call whose isolate
-  // it was gets the verdict; the others in that process are crashed bystanders.
-  private onCatastrophe(message: string, culprit: number | undefined): void {
-    if (this.catastrophe !== undefined) return;
-    this.catastrophe = message.slice(0, 200) || 'unknown';
-    this.logger.warn({ tool: this.spec.name, catastrophe: this.catastrophe }, 'isolated-vm catastrophic error in an isolate process; replacing it');
-    for (const [id, call] of this.calls) {
-      this.settle(
-        call,
-        id === culprit ? this.crashOutcome(undefined) : failure('tool_crashed', 'Another call crashed the isolate process this call ran in.', { reason: 'isolate_catastrophe' }),
-      );
-    }
-    this.calls.clear();
-    this.kill();
   }
 
   /**

@@ -18,8 +18,6 @@ export type IsolateStartStage = 'loading' | 'top_level' | 'ready';
 
 /** What the host saw of a process that ended while its tool's top level ran. */
 interface TopLevelEnd {
-  /** isolated-vm's catastrophic error message, if one came. */
-  readonly catastrophe: string | undefined;
   /** The end of the process's stderr (V8 writes its fatal out-of-memory report there). */
   readonly stderr: string;
   readonly signal: NodeJS.Signals | undefined;
@@ -29,13 +27,12 @@ interface TopLevelEnd {
 }
 
 // V8's fatal out-of-memory report ("Fatal JavaScript out of memory", "JavaScript heap out of
-// memory", "<--- Last few GCs --->"), isolated-vm's catastrophic error for the same.
+// memory", "<--- Last few GCs --->"), and isolated-vm's ("is_heap_oom") when it aborts on one.
 export const OUT_OF_MEMORY = /out of memory|heap limit|Last few GCs|allocation failed|is_heap_oom/i;
 
 /** The tool's failure when its module's top level ended the process. */
 export function topLevelVerdict(end: TopLevelEnd): Failure {
   const isMemory =
-    (end.catastrophe !== undefined && OUT_OF_MEMORY.test(end.catastrophe)) ||
     OUT_OF_MEMORY.test(end.stderr) ||
     // A SIGKILL the host did not send: the kernel's out-of-memory killer (the sandbox's memory cgroup).
     (end.signal === 'SIGKILL' && !end.killedByHost);

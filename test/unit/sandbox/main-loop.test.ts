@@ -47,9 +47,6 @@ async function startLoop(extra: Record<string, unknown> = {}) {
     exit: (code) => {
       throw new Error(`exit ${code}`);
     },
-    kill: () => {
-      throw new Error('kill');
-    },
   });
   /** The first frame sent that `match` accepts, once it is sent. */
   const frame = async (match: (message: Record<string, any>) => boolean): Promise<Sent> => {

@@ -34,8 +34,6 @@ describe('readIsolateMessage (the host reading the isolate process)', () => {
     [{ type: 'loaded' }],
     [{ type: 'ready' }],
     [{ type: 'start_failed', reason: 'no entry' }],
-    [{ type: 'catastrophe', message: 'oom' }],
-    [{ type: 'catastrophe', message: 'oom', id: 3 }],
     [{ type: 'stopped', id: 1 }],
     [{ type: 'result', id: 1, kind: 'envelope', envelope: { ok: true } }],
     [{ type: 'result', id: 1, kind: 'envelope', envelope: { ok: true }, times: { slotUs: 1, runUs: 2, encodeUs: 0, inboundUs: 3, sentAtUs: 4 } }],
@@ -70,7 +68,8 @@ describe('readIsolateMessage (the host reading the isolate process)', () => {
     [{ type: 'result', id: 1, kind: 'ivm_error', stage: 'later', message: 'x', isolateDisposed: false }, 'an isolated-vm failure of the wrong shape'],
     [{ type: 'result', id: 1, kind: 'other' }, 'a result of an unknown kind'],
     [{ type: 'start_failed' }, 'a start failure without a reason'],
-    [{ type: 'catastrophe', message: 'oom', id: 'x' }, 'a catastrophe without its message'],
+    [{ type: 'catastrophe', message: 'oom' }, 'a message for a call that was never started'],
+    [{ type: 'catastrophe', message: 'oom', id: 3 }, 'an unknown message type'],
   ])('refuses %j: %s', (message, reason) => {
     expect(readIsolateMessage(message)).toEqual({ type: 'violation', reason });
   });

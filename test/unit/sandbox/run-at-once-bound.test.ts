@@ -43,7 +43,6 @@ function startLoop() {
     sendNow: (message) => fail(JSON.stringify(message)),
     die: (why) => fail(why),
     exit: (code) => fail(`exit ${code}`),
-    kill: () => fail('kill'),
     // Steps are taken in the order the calls came, before the next call's (each holds the thread).
     onStepAtOnce: (outcome) => steps.push({ id: lastRun, outcome }),
   });
