@@ -32,13 +32,19 @@ function signalAll(pids: number[], signal: NodeJS.Signals): void {
   }
 }
 
+/** A runner of switch.mjs under a name of its own, after one call: its one isolate process is running. */
+async function warmRunner() {
+  const name = `held_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+  const runner = isolateRunner('switch.mjs', { name });
+  expect(jsonOf(await runner.run({ callId: 'warm', args: { mode: 'echo', value: 'warm' } }, recordingOptions()))).toEqual({ echo: 'warm' });
+  const pids = isolateProcessPids(name);
+  expect(pids).toHaveLength(1);
+  return { runner, pids };
+}
+
 describe('isolate runner: a held isolate process', () => {
   it("ends a step that cannot be cut at once with the tool's own outcome, however long the process was held", async () => {
-    const name = `held_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
-    const runner = isolateRunner('switch.mjs', { name });
-    expect(jsonOf(await runner.run({ callId: 'warm', args: { mode: 'echo', value: 'warm' } }, recordingOptions()))).toEqual({ echo: 'warm' });
-    const pids = isolateProcessPids(name);
-    expect(pids).toHaveLength(1);
+    const { runner, pids } = await warmRunner();
     const filling = runner.run({ callId: 'fill', args: { mode: 'array_fill' } }, recordingOptions(30_000));
     // Held past the 5 s isolated-vm gives a step to take its cut, while the fill runs.
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -53,11 +59,7 @@ describe('isolate runner: a held isolate process', () => {
   });
 
   it('runs a call that comes meanwhile in the next process, not in the one about to be killed', async () => {
-    const name = `held_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
-    const runner = isolateRunner('switch.mjs', { name });
-    expect(jsonOf(await runner.run({ callId: 'warm', args: { mode: 'echo', value: 'warm' } }, recordingOptions()))).toEqual({ echo: 'warm' });
-    const pids = isolateProcessPids(name);
-    expect(pids).toHaveLength(1);
+    const { runner, pids } = await warmRunner();
     const options = recordingOptions(3000);
     const stopped = runner.run({ callId: 'stopped', args: { mode: 'progress_then_never' } }, options);
     await until(() => options.progress.length > 0);
