@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=4
+#!/usr/bin/env -S node --max-semi-space-size=4 --inspect-port=192.0.2.1:9229
 // CommonJS (bin/package.json says so), not an ES module like the rest of
 // toolhost: Node starts a CommonJS file without its ES module loader, about 20 ms
 // of CPU, an eighth of a whole `--help`. `--version` and `--help` are answered
@@ -19,6 +19,11 @@
 // 5 ms to under 2 ms each, at about 40% more collection time in all (the
 // host's p99 over 3000 isolate calls 12 → 9 ms; docs/performance.md); client
 // configurations pass it too (`node --max-semi-space-size=4 bin/toolhost.js`).
+// --inspect-port=192.0.2.1:9229 (the shebang, and the configuration `init`
+// writes) is not tuning: SIGUSR1 opens Node's inspector, and this address is one
+// it can never listen on (src/node-inspector.ts). The first line of code below
+// ignores SIGUSR1 for the rest of the process's life; the flag also covers Node's
+// own start, before any line here runs.
 //
 // Signals, when re-executed: the host is the one that acts on them. A signal sent
 // to this process alone (a client's SIGTERM to the pid it started) is relayed to
@@ -27,6 +32,11 @@
 // and ignores the repeat. This wrapper never ends on a signal itself: it waits for
 // the host and ends as the host ended (its exit code, or its signal).
 'use strict';
+
+// Before anything else: SIGUSR1 would open Node's inspector, through which any
+// process of the same user could run code in the host, past every policy and
+// the journal. `node --inspect bin/toolhost.js` still debugs it.
+process.on('SIGUSR1', () => undefined);
 
 const { readFileSync, statSync } = require('node:fs');
 const { join } = require('node:path');
@@ -51,9 +61,13 @@ function currentUsage() {
 function runHost() {
   const { spawn } = require('node:child_process');
   const { constants } = require('node:os');
-  const child = spawn(process.execPath, ['--no-node-snapshot', '--max-semi-space-size=4', ...process.execArgv, __filename, ...process.argv.slice(2)], {
-    stdio: 'inherit',
-  });
+  const child = spawn(
+    process.execPath,
+    ['--no-node-snapshot', '--max-semi-space-size=4', '--inspect-port=192.0.2.1:9229', ...process.execArgv, __filename, ...process.argv.slice(2)],
+    {
+      stdio: 'inherit',
+    },
+  );
   const relay = (signal) => {
     if (child.exitCode === null && child.signalCode === null) child.kill(signal);
   };

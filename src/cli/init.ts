@@ -4,6 +4,7 @@
 // this toolhost. Nothing that exists is ever overwritten.
 import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { UNREACHABLE_INSPECTOR_FLAG } from '../node-inspector.js';
 import { packageRoot } from './package-version.js';
 import { parseCommandArgs } from './args.js';
 import { projectFiles, writeAllOrNothing } from './scaffold.js';
@@ -44,12 +45,16 @@ export async function run(argv: readonly string[]): Promise<number> {
 }
 
 /**
- * How an MCP client starts this toolhost: node with bin/toolhost.js's tuning flag
- * (a small young generation: shorter GC pauses), the absolute bin path, and this
- * project's toolhost.yaml, so the client's working directory does not matter.
+ * How an MCP client starts this toolhost: node with bin/toolhost.js's flags (a small
+ * young generation: shorter GC pauses; an inspector that can never listen, not even
+ * during Node's start: node-inspector.ts), the absolute bin path, and this project's
+ * toolhost.yaml, so the client's working directory does not matter.
  */
 function launchCommand(configFile: string): { command: string; args: string[] } {
-  return { command: process.execPath, args: ['--max-semi-space-size=4', join(packageRoot(), 'bin', 'toolhost.js'), 'serve', '--config', configFile] };
+  return {
+    command: process.execPath,
+    args: ['--max-semi-space-size=4', UNREACHABLE_INSPECTOR_FLAG, join(packageRoot(), 'bin', 'toolhost.js'), 'serve', '--config', configFile],
+  };
 }
 
 function isNonFolder(path: string): boolean {

@@ -13,6 +13,7 @@ import { Socket } from 'node:net';
 import type { Writable } from 'node:stream';
 import { isatty, WriteStream as TtyWriteStream } from 'node:tty';
 import type { Logger } from '../log.js';
+import { UNREACHABLE_INSPECTOR_FLAG } from '../node-inspector.js';
 
 /** Where the protocol goes now, and what fd 1 became. */
 export interface ProtocolChannel {
@@ -62,7 +63,8 @@ async function duplicateStdout(): Promise<Writable> {
 function duplicateSocketByIpc(): Promise<Writable> {
   const stdout = new Socket({ fd: 1, readable: false, writable: true });
   return new Promise<Socket>((resolve, reject) => {
-    const child = fork(HANDLE_ECHO_URL, [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], serialization: 'json', env: {} });
+    // Its own flags, not the host's: an inspector that can never listen (node-inspector.ts).
+    const child = fork(HANDLE_ECHO_URL, [], { execArgv: [UNREACHABLE_INSPECTOR_FLAG], stdio: ['ignore', 'ignore', 'inherit', 'ipc'], serialization: 'json', env: {} });
     child.once('error', reject);
     child.once('exit', (code) => reject(new Error(`the handle echo exited (${code}) before answering`)));
     child.once('message', (_message, handle) => {

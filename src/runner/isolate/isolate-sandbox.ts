@@ -12,6 +12,7 @@ import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isHostError } from '../../errors.js';
+import { UNREACHABLE_INSPECTOR_FLAG } from '../../node-inspector.js';
 import { buildSandboxArgv, sandboxCgroupLimits } from '../bwrap/argv.js';
 import type { SandboxCgroup } from '../bwrap/sandbox-cgroups.js';
 import { probeSandbox } from '../bwrap/probe.js';
@@ -51,8 +52,16 @@ const ISOLATE_PROCESS_MAX_TASKS = 96;
  * builds the WebAssembly object for asm.js): every fresh context skips building an object the
  * harden script would delete (about a tenth of a context's cost), and the process's own Node
  * context has none either (its HTTP parser is native; nothing there compiles WebAssembly).
+ * An inspector that can never listen (node-inspector.ts).
  */
-export const ISOLATE_PROCESS_NODE_FLAGS = ['--no-node-snapshot', '--max-semi-space-size=2', '--max-old-space-size=256', '--no-expose-wasm', '--no-validate-asm'] as const;
+export const ISOLATE_PROCESS_NODE_FLAGS = [
+  '--no-node-snapshot',
+  '--max-semi-space-size=2',
+  '--max-old-space-size=256',
+  '--no-expose-wasm',
+  '--no-validate-asm',
+  UNREACHABLE_INSPECTOR_FLAG,
+] as const;
 /** The environment variable naming the tool inside: a marker for diagnostics and tests. */
 export const ISOLATE_TOOL_ENV = 'TOOLHOST_ISOLATE_TOOL';
 

@@ -8,6 +8,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { recordSandboxStartWork } from '../../diagnostics/event-loop.js';
 import type { Logger } from '../../log.js';
+import { UNREACHABLE_INSPECTOR_FLAG } from '../../node-inspector.js';
 import { killProcessGroupNow } from './kill.js';
 import type { HostToSpawnerMessage, SpawnerSpawnMessage } from '../host-helpers/messages.mjs';
 
@@ -91,7 +92,8 @@ const SPAWNER_URL = new URL('../host-helpers/spawner.mjs', import.meta.url);
 // The spawner keeps no data: a small heap keeps its fork() cheap. With V8's
 // default young generation its heap grew to 44 MB over 4000 spawns (all
 // garbage, RSS 84 MB); with a 1 MB semi-space it stays at 14 MB (RSS 57 MB).
-const SPAWNER_EXEC_ARGV = ['--max-old-space-size=64', '--max-semi-space-size=1'];
+// An inspector that can never listen (node-inspector.ts).
+const SPAWNER_EXEC_ARGV = ['--max-old-space-size=64', '--max-semi-space-size=1', UNREACHABLE_INSPECTOR_FLAG];
 
 interface PendingSpawn {
   readonly resolve: (result: SpawnerResult) => void;
