@@ -16,6 +16,7 @@ import { ArtifactStore } from './artifacts.js';
 import { RecordWriter } from './record-writer.js';
 import { BUSY_TIMEOUT_MS } from './open-database.js';
 import { WalCheckpointer } from './wal-checkpointer.js';
+import { WalFrameCount } from './wal-frame-count.js';
 import { WalIndex, type WalFrames } from './wal-index.js';
 import { entryRowValues, INSERT_CALLS, INSERT_ENTRIES, SqliteJournal, type JournalOptions } from './sqlite-journal.js';
 import type { JournalSnapshot } from '../chain/journal-snapshot.js';
@@ -57,23 +58,6 @@ const INLINE_BATCH_MAX = 4;
  * and a batch's answers for as long on the writer thread.
  */
 const WAL_CHECKPOINT_FRAMES = 1000;
-
-/**
- * Frames a batch committed on the host's connection is taken to add to the WAL, for a batch of
- * `rows` records: WAL_BATCH_FRAMES + rows * WAL_ROW_FRAMES, no less than it writes (a read-only
- * call's record and its chain entry write 6 to 8 pages alone, up to 12 when pages split; four of
- * them about 12). Between two reads of the wal-index, the store counts these instead of reading it
- * after every batch (a system call each).
- */
-const WAL_BATCH_FRAMES = 8;
-const WAL_ROW_FRAMES = 4;
-
-/**
- * The wal-index is read at least once every this many batches committed on the host's connection:
- * what the count leaves out (another host's commits, a record larger than the count allows) is
- * seen that late at most. Any other write of this host reads it at the next batch.
- */
-const WAL_READ_EVERY_BATCHES = 16;
 
 /**
  * The WAL starts over (from the start of its file) only at a commit that finds every frame
@@ -129,22 +113,10 @@ export class SqliteStore implements Journal {
   readonly #checkpointWalFrames: number;
   /** The wal-index, read for the WAL's frames not yet checkpointed (with the writer thread only). */
   readonly #walIndex: WalIndex | undefined;
+  /** The WAL's frames before each batch committed here, counted between reads of the wal-index (with the writer thread only). */
+  readonly #walCount: WalFrameCount | undefined;
   /** True from a checkpoint to the next batch after it: a checkpoint a reader held back is not asked for again at once. */
   #checkpointed = false;
-  /**
-   * The WAL's frames after the last batch committed on this connection: read once its answers
-   * were on their way (readWalSoon), or counted (countWal); the next batch takes it instead of
-   * reading the wal-index itself. Undefined when neither happened since the last batch.
-   */
-  #walAfterCommit: WalFrames | undefined;
-  #walRead: NodeJS.Immediate | undefined;
-  /**
-   * The WAL's frames as last read, plus the count (WAL_BATCH_FRAMES) of each batch committed here
-   * since; undefined once anything else wrote (a write-ahead record, an approval, the thread's batch).
-   */
-  #walCounted: WalFrames | undefined;
-  /** Batches committed here since the wal-index was last read. */
-  #batchesUnread = 0;
   #closing: Promise<void> | undefined;
 
   constructor(
@@ -173,6 +145,7 @@ export class SqliteStore implements Journal {
       sync.database.pragma(`journal_size_limit = ${WAL_FILE_KEPT_BYTES}`);
       sync.database.pragma(`wal_autocheckpoint = ${HOST_AUTOCHECKPOINT_PAGES}`);
       this.#walIndex = new WalIndex(sync.file);
+      this.#walCount = new WalFrameCount(this.#walIndex, sync.database, this.#checkpointWalFrames, this.#inlineBatchMax);
     }
     this.#batch = new RecordBatch<CallRowValues>((rows) => this.#writeBatch(rows), rowId, logger);
   }
@@ -186,21 +159,17 @@ export class SqliteStore implements Journal {
   }
 
   // A write on the host's connection chains after the batch the writer thread is committing: it waits for it.
-  // Each write here but a batch's (and the thread's batches) sends the next batch to the wal-index (#walCounted).
   async begin(start: CallStart): Promise<BeginOutcome> {
-    this.#walCounted = undefined;
     if (this.#batch.isWriting) await this.#batch.flush();
     return this.sync.begin(start);
   }
 
   async finish(id: string, finish: CallFinish): Promise<void> {
-    this.#walCounted = undefined;
     if (this.#batch.isWriting) await this.#batch.flush();
     this.sync.finish(id, finish);
   }
 
   async record(start: CallStart, finish: CallFinish): Promise<void> {
-    this.#walCounted = undefined;
     if (this.#batch.isWriting) await this.#batch.flush();
     this.sync.record(start, finish);
   }
@@ -226,7 +195,6 @@ export class SqliteStore implements Journal {
   }
 
   async reconcile(id: string, action: Reconciliation): Promise<CallRecord> {
-    this.#walCounted = undefined;
     await this.#batch.flush();
     return this.sync.reconcile(id, action);
   }
@@ -242,7 +210,6 @@ export class SqliteStore implements Journal {
   }
 
   async putArtifact(bytes: Uint8Array, mimeType: string): Promise<StoredArtifact> {
-    this.#walCounted = undefined;
     return this.#requireArtifacts().put(bytes, mimeType);
   }
 
@@ -256,7 +223,6 @@ export class SqliteStore implements Journal {
   }
 
   async createApproval(approval: NewApproval): Promise<ApprovalRecord> {
-    this.#walCounted = undefined;
     if (this.#batch.isWriting) await this.#batch.flush();
     return this.#approvals.create(approval, this.hostId);
   }
@@ -270,19 +236,16 @@ export class SqliteStore implements Journal {
   }
 
   async decideApproval(id: string, decision: ApprovalDecision, by: string, extras?: DecisionExtras): Promise<ApprovalRecord> {
-    this.#walCounted = undefined;
     if (this.#batch.isWriting) await this.#batch.flush();
     return this.#approvals.decide(id, decision, by, extras);
   }
 
   async spendApproval(id: string, tool: string, argsHash: string, callId: string, definitionDigest?: string): Promise<SpendOutcome> {
-    this.#walCounted = undefined;
     if (this.#batch.isWriting) await this.#batch.flush();
     return this.#approvals.spend(id, tool, argsHash, callId, definitionDigest);
   }
 
   async takeRate(principal: string, windows: readonly RateCount[]): Promise<RateOutcome> {
-    this.#walCounted = undefined;
     return this.#rates.take(principal, windows);
   }
 
@@ -302,8 +265,7 @@ export class SqliteStore implements Journal {
   }
 
   close(): Promise<void> {
-    if (this.#walRead !== undefined) clearImmediate(this.#walRead);
-    this.#walRead = undefined;
+    this.#walCount?.close();
     this.#closing ??= this.#batch
       .flush()
       .then(async () => {
@@ -316,69 +278,29 @@ export class SqliteStore implements Journal {
   // A small batch on the host's connection, the others on the writer thread. A small batch with
   // no checkpoint due is committed at once, in this turn (no promise): its calls' answers wait for it.
   #writeBatch(rows: readonly CallRowValues[]): Promise<void> | void {
-    if (this.#writer === undefined) return this.sync.recordRows(rows);
-    const wal = this.#walFrames();
+    const writer = this.#writer;
+    const count = this.#walCount;
+    if (writer === undefined || count === undefined) return this.sync.recordRows(rows);
+    const wal = count.beforeBatch();
     if (rows.length <= this.#inlineBatchMax && (wal === undefined || wal.pending < this.#checkpointWalFrames)) {
       this.#checkpointed = false;
-      return this.#writeHere(rows);
+      return this.#writeHere(rows, count);
     }
-    return this.#writeChecked(this.#writer, rows, wal);
+    return this.#writeChecked(writer, count, rows, wal);
   }
 
   /** A batch committed on the host's connection; the WAL's frames for the next one are counted, or read after its answers. */
-  #writeHere(rows: readonly CallRowValues[]): void {
+  #writeHere(rows: readonly CallRowValues[], count: WalFrameCount): void {
     this.sync.recordRows(rows);
-    if (!this.#countWal(rows.length)) this.#readWalSoon();
-  }
-
-  /**
-   * Adds the batch just committed here to the WAL's frames as last read, for the next batch, when
-   * that count leaves the next one (however many records it has) short of a checkpoint and the
-   * wal-index was read within WAL_READ_EVERY_BATCHES. False: the wal-index must be read.
-   */
-  #countWal(rows: number): boolean {
-    const counted = this.#walCounted;
-    if (counted === undefined || this.#batchesUnread + 1 >= WAL_READ_EVERY_BATCHES) return false;
-    const added = WAL_BATCH_FRAMES + rows * WAL_ROW_FRAMES;
-    const next = { total: counted.total + added, pending: counted.pending + added };
-    if (next.pending + WAL_BATCH_FRAMES + this.#inlineBatchMax * WAL_ROW_FRAMES >= this.#checkpointWalFrames) return false;
-    this.#batchesUnread++;
-    this.#walCounted = this.#walAfterCommit = next;
-    return true;
-  }
-
-  /**
-   * The WAL's frames for the batch being written: as read after the last batch, else read now.
-   * A lone call's commit reads the wal-index (a system call) after its answer is on its way, not
-   * before it: what other writes (a write-ahead record, another host) added since that read
-   * counts at the next batch. Taken once: each read is used by one batch.
-   */
-  #walFrames(): WalFrames | undefined {
-    const read = this.#walAfterCommit;
-    this.#walAfterCommit = undefined;
-    return read ?? this.#readWal();
-  }
-
-  /** Reads the wal-index; the count of the batches committed here starts again from it. */
-  #readWal(): WalFrames | undefined {
-    this.#batchesUnread = 0;
-    return (this.#walCounted = this.#walIndex?.frames());
-  }
-
-  /** Reads the wal-index once the answers of the batch just committed are written (their callbacks run first). */
-  #readWalSoon(): void {
-    if (this.#walIndex === undefined || this.#closing !== undefined) return;
-    this.#walRead ??= setImmediate(() => {
-      this.#walRead = undefined;
-      this.#walAfterCommit = this.#readWal();
-    });
+    count.afterBatch(rows.length);
   }
 
   // The entries are prepared here (the chain's head is this thread's), committed by the writer thread with the rows.
-  async #writeChecked(writer: RecordWriter, rows: readonly CallRowValues[], wal: WalFrames | undefined): Promise<void> {
-    this.#walCounted = undefined;
+  // The thread's batch is another connection's write: the next batch committed here reads the wal-index.
+  async #writeChecked(writer: RecordWriter, count: WalFrameCount, rows: readonly CallRowValues[], wal: WalFrames | undefined): Promise<void> {
+    count.invalidate();
     const checkpoint = await this.#checkpointIfDue(wal);
-    if (!checkpoint && rows.length <= this.#inlineBatchMax) return this.#writeHere(rows);
+    if (!checkpoint && rows.length <= this.#inlineBatchMax) return this.#writeHere(rows, count);
     const prepared = this.sync.prepareRows(rows);
     if (prepared === undefined) return this.sync.recordRows(rows);
     const entries = prepared.entries.map(entryRowValues);
