@@ -142,6 +142,9 @@ export function buildSandboxArgv(spec: RunSpec, opts: SandboxArgvOptions): strin
   // The bridge's idle listeners count among the sandbox's processes: the tool keeps its own allowance.
   const computed = egress === undefined ? toolLimits : { ...toolLimits, processes: toolLimits.processes + bridgeProcessCount(direct) };
   const features = detectSandboxFeatures(facts, bwrap);
+  if (isolated && features.isInterrupted === true) {
+    throw unavailable('bubblewrap did not answer while its features were probed (ended by a signal or its timeout)', 'retry the call: the next one probes again');
+  }
   // A namespaced tool never runs without its seccomp filter (SPEC section 3.3).
   const seccomp = isolated ? seccompProgram(facts) : undefined;
   if (seccomp?.ok === false) throw unavailable('no seccomp filter', seccomp.reason);

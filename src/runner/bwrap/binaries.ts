@@ -52,16 +52,30 @@ function findHostProgram(facts: SandboxFacts, name: string): string | undefined 
 
 /** Whether this bubblewrap knows `flag` (read from its --help once per binary and host). */
 export function bwrapSupports(facts: SandboxFacts, bwrapPath: string, flag: string): boolean {
-  const help = facts.remember(`bwrap-help\0${bwrapPath}`, () => readBwrapHelp(bwrapPath));
-  return new RegExp(`(^|\\s)${flag.replace(/[-]/g, '\\-')}(\\s|$)`, 'm').test(help);
+  return new RegExp(`(^|\\s)${flag.replace(/[-]/g, '\\-')}(\\s|$)`, 'm').test(bwrapHelp(facts, bwrapPath) ?? '');
 }
 
-function readBwrapHelp(bwrapPath: string): string {
+/** False when a signal (its timeout's included) ended bubblewrap's --help: then none of its flags is known. */
+export function bwrapHelpIsKnown(facts: SandboxFacts, bwrapPath: string): boolean {
+  return bwrapHelp(facts, bwrapPath) !== undefined;
+}
+
+function bwrapHelp(facts: SandboxFacts, bwrapPath: string): string | undefined {
+  // An unknown help is not kept: the next sandbox asks again.
+  return facts.remember(
+    `bwrap-help\0${bwrapPath}`,
+    () => readBwrapHelp(bwrapPath),
+    (text) => text !== undefined,
+  );
+}
+
+function readBwrapHelp(bwrapPath: string): string | undefined {
   try {
     return execFileSync(bwrapPath, ['--help'], { encoding: 'utf8', timeout: 5000, env: {}, stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (error) {
+    const { stdout, signal } = error as { stdout?: unknown; signal?: unknown };
+    if (typeof signal === 'string') return undefined;
     // bwrap --help exits 0, but be lenient: take whatever it printed.
-    const stdout = (error as { stdout?: unknown }).stdout;
     return typeof stdout === 'string' ? stdout : '';
   }
 }

@@ -3,7 +3,7 @@
 // synchronous, and these checks take a few milliseconds once per host.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { bwrapSupports } from './binaries.js';
+import { bwrapHelpIsKnown, bwrapSupports } from './binaries.js';
 import type { SandboxFacts } from './sandbox-facts.js';
 
 interface SandboxFeatures {
@@ -13,22 +13,32 @@ interface SandboxFeatures {
   readonly disableUserns: boolean;
   /** Why a user namespace cannot be made, when it cannot. */
   readonly userNamespaceProblem?: string;
+  /**
+   * bubblewrap was ended by a signal or its timeout before it answered: nothing is known. Not
+   * kept, and never read as "no user namespace": a sandbox built from it would be weaker for the
+   * host's life after one killed or starved probe (buildSandboxArgv refuses it instead).
+   */
+  readonly isInterrupted?: true;
 }
 
 /** Runs `bwrap --unshare-user … true` once per binary (and host) and reports what works. */
 export function detectSandboxFeatures(facts: SandboxFacts, bwrapPath: string): SandboxFeatures {
-  return facts.remember(`features\0${bwrapPath}`, () => detect(facts, bwrapPath));
+  return facts.remember(
+    `features\0${bwrapPath}`,
+    () => detect(facts, bwrapPath),
+    (features) => features.isInterrupted !== true,
+  );
 }
 
-/** The outcome of running `bwrap <args> true` with an empty environment: exit 0, or stderr. */
-function tryBwrap(bwrapPath: string, args: readonly string[]): { ok: true } | { ok: false; stderr: string } {
+/** The outcome of running `bwrap <args> true` with an empty environment: exit 0, or stderr (and whether a signal ended it). */
+function tryBwrap(bwrapPath: string, args: readonly string[]): { ok: true } | { ok: false; stderr: string; isInterrupted: boolean } {
   try {
     execFileSync(bwrapPath, [...args, '--', 'true'], { env: {}, timeout: 10_000, stdio: ['ignore', 'ignore', 'pipe'] });
     return { ok: true };
   } catch (error) {
-    const stderr = (error as { stderr?: unknown }).stderr;
+    const { stderr, signal } = error as { stderr?: unknown; signal?: unknown };
     const text = Buffer.isBuffer(stderr) ? stderr.toString('utf8') : error instanceof Error ? error.message : String(error);
-    return { ok: false, stderr: text.trim().slice(0, 500) };
+    return { ok: false, stderr: text.trim().slice(0, 500), isInterrupted: typeof signal === 'string' };
   }
 }
 
@@ -51,9 +61,12 @@ export function explainNamespaceFailure(stderr: string): string {
 const USERNS_PROBE = ['--unshare-user', '--unshare-pid', '--die-with-parent', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev'];
 
 function detect(facts: SandboxFacts, bwrapPath: string): SandboxFeatures {
+  // Without its help nothing is known of this bubblewrap's flags, --disable-userns among them.
+  if (!bwrapHelpIsKnown(facts, bwrapPath)) return { userNamespace: false, disableUserns: false, isInterrupted: true };
   const disableUserns = bwrapSupports(facts, bwrapPath, '--disable-userns');
   const probe = tryBwrap(bwrapPath, USERNS_PROBE);
   if (probe.ok) return { userNamespace: true, disableUserns };
+  if (probe.isInterrupted) return { userNamespace: false, disableUserns, isInterrupted: true };
   return { userNamespace: false, disableUserns, userNamespaceProblem: explainNamespaceFailure(probe.stderr) };
 }
 

@@ -9,6 +9,10 @@ import { seccompProgram } from './seccomp.js';
 
 type SandboxProbe = { readonly ok: true; readonly version: string } | { readonly ok: false; readonly reason: string };
 
+/** Why a probe that bubblewrap did not finish (ended by a signal, or its timeout) is no verdict. */
+const INTERRUPTED =
+  'bubblewrap was ended by a signal or its 10 s timeout while the sandbox was probed (a busy or memory-starved machine?): retry the call, the next one probes again';
+
 interface SandboxProbeOptions {
   /** Probe this bubblewrap instead of `bwrap` on PATH (a seam for tests and odd installs). */
   readonly bwrapPath?: string;
@@ -17,22 +21,41 @@ interface SandboxProbeOptions {
 /**
  * Whether process tools can run sandboxed here: probed once per bubblewrap path
  * and host (its SandboxFacts; a host started after installing bubblewrap probes afresh).
+ * A probe that bubblewrap did not finish says nothing about the machine: the call
+ * that asked fails closed, and the next call probes again, instead of every
+ * sandboxed tool failing for the host's life after one killed or starved probe.
  */
 export function probeSandbox(facts: SandboxFacts, options: SandboxProbeOptions = {}): Promise<SandboxProbe> {
-  return facts.remember(`probe\0${options.bwrapPath ?? ''}`, () => runProbe(facts, options.bwrapPath));
+  const key = `probe\0${options.bwrapPath ?? ''}`;
+  return facts.remember(key, async (): Promise<SandboxProbe> => {
+    const probe = await runProbe(facts, options.bwrapPath);
+    if (probe === 'interrupted') {
+      facts.forget(key);
+      return { ok: false, reason: INTERRUPTED };
+    }
+    return probe;
+  });
 }
 
 /** `bwrap --version` → "0.8.0", or undefined when it cannot run. */
 export async function readBwrapVersion(bwrapPath: string): Promise<string | undefined> {
+  const version = await readVersion(bwrapPath);
+  return version === 'interrupted' ? undefined : version;
+}
+
+async function readVersion(bwrapPath: string): Promise<string | undefined | 'interrupted'> {
   const result = await run(bwrapPath, ['--version']);
-  if (!result.ok) return undefined;
+  if (!result.ok) return result.isInterrupted ? 'interrupted' : undefined;
   return /(\d+\.\d+(?:\.\d+)?)/.exec(result.stdout)?.[1] ?? (result.stdout.trim() || undefined);
 }
 
-/** Runs `bwrap <flags> -- true` with an empty environment; ok:false carries bubblewrap's stderr. */
-export async function tryNamespaces(bwrapPath: string, flags: readonly string[]): Promise<{ ok: true } | { ok: false; stderr: string }> {
+/**
+ * Runs `bwrap <flags> -- true` with an empty environment; ok:false carries bubblewrap's stderr,
+ * and whether bubblewrap was ended by a signal or its timeout rather than failing on its own.
+ */
+export async function tryNamespaces(bwrapPath: string, flags: readonly string[]): Promise<{ ok: true } | { ok: false; stderr: string; isInterrupted: boolean }> {
   const result = await run(bwrapPath, [...flags, '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--', 'true']);
-  return result.ok ? { ok: true } : { ok: false, stderr: result.stderr };
+  return result.ok ? { ok: true } : { ok: false, stderr: result.stderr, isInterrupted: result.isInterrupted };
 }
 
 /** The namespaces every process tool needs (isolation none needs the pid namespace; namespace needs all). */
@@ -40,27 +63,29 @@ const REQUIRED_NAMESPACE_FLAGS = ['--unshare-pid', '--unshare-ipc', '--unshare-u
 
 export const INSTALL_BUBBLEWRAP = 'install bubblewrap: apt-get install bubblewrap (Fedora: dnf install bubblewrap)';
 
-async function runProbe(facts: SandboxFacts, bwrapPath: string | undefined): Promise<SandboxProbe> {
+async function runProbe(facts: SandboxFacts, bwrapPath: string | undefined): Promise<SandboxProbe | 'interrupted'> {
   const bwrap = findBwrap(facts, bwrapPath);
   if (bwrap === undefined) {
     const where = bwrapPath === undefined ? 'bwrap is not on PATH' : `no executable bubblewrap at ${bwrapPath}`;
     return { ok: false, reason: `${where}: ${INSTALL_BUBBLEWRAP}` };
   }
-  const version = await readBwrapVersion(bwrap);
+  const version = await readVersion(bwrap);
+  if (version === 'interrupted') return version;
   if (version === undefined) return { ok: false, reason: `${bwrap} --version failed: reinstall bubblewrap (${INSTALL_BUBBLEWRAP})` };
   if (findPrlimit(facts) === undefined) return { ok: false, reason: 'prlimit is not on PATH (resource limits): install util-linux: apt-get install util-linux' };
   // No --unshare-user here: root and a setuid bubblewrap need none, and an unprivileged
   // bubblewrap implies it; buildSandboxArgv adds it only where it works.
   const namespaces = await tryNamespaces(bwrap, REQUIRED_NAMESPACE_FLAGS);
-  if (!namespaces.ok) return { ok: false, reason: explainNamespaceFailure(namespaces.stderr) };
+  if (!namespaces.ok) return namespaces.isInterrupted ? 'interrupted' : { ok: false, reason: explainNamespaceFailure(namespaces.stderr) };
   // Namespaced tools never run without their filter: a bubblewrap or kernel that refuses it fails closed.
   const seccomp = await trySeccomp(facts, bwrap);
+  if (seccomp === 'interrupted') return seccomp;
   if (!seccomp.ok) return { ok: false, reason: seccomp.reason };
   return { ok: true, version };
 }
 
 /** Runs `bwrap --seccomp 4 … true` with the host's filter on fd 4; ok:false says why it cannot be installed. */
-function trySeccomp(facts: SandboxFacts, bwrapPath: string): Promise<{ ok: true } | { ok: false; reason: string }> {
+function trySeccomp(facts: SandboxFacts, bwrapPath: string): Promise<{ ok: true } | { ok: false; reason: string } | 'interrupted'> {
   const program = seccompProgram(facts);
   if (!program.ok) return Promise.resolve({ ok: false, reason: program.reason });
   return new Promise((resolve) => {
@@ -72,20 +97,22 @@ function trySeccomp(facts: SandboxFacts, bwrapPath: string): Promise<{ ok: true 
     fd4?.on('error', () => undefined);
     fd4?.end(program.bytes);
     child.once('error', (error) => resolve({ ok: false, reason: `bubblewrap could not start: ${error.message}` }));
-    child.once('close', (code) => {
+    child.once('close', (code, signal) => {
       if (code === 0) resolve({ ok: true });
+      else if (signal !== null) resolve('interrupted');
       else resolve({ ok: false, reason: `bubblewrap refused the seccomp filter (kernel without CONFIG_SECCOMP_FILTER?): ${stderr.trim() || `exit ${String(code)}`}` });
     });
   });
 }
 
-type RunResult = { ok: true; stdout: string } | { ok: false; stderr: string };
+type RunResult = { ok: true; stdout: string } | { ok: false; stderr: string; isInterrupted: boolean };
 
 function run(file: string, args: readonly string[]): Promise<RunResult> {
   return new Promise((resolve) => {
     execFile(file, [...args], { env: {}, timeout: 10_000, encoding: 'utf8', maxBuffer: 64 * 1024 }, (error, stdout, stderr) => {
       if (error === null) resolve({ ok: true, stdout });
-      else resolve({ ok: false, stderr: (stderr.trim() || error.message).slice(0, 500) });
+      // A signal (the timeout's included) ended it: no answer from bubblewrap itself.
+      else resolve({ ok: false, stderr: (stderr.trim() || error.message).slice(0, 500), isInterrupted: typeof error.signal === 'string' });
     });
   });
 }

@@ -23,6 +23,11 @@ export class SandboxFacts {
     return value;
   }
 
+  /** Forgets the fact under `key`: it is learned again at its next use. */
+  forget(key: string): void {
+    this.known.delete(key);
+  }
+
   /** How many facts are known (tests: two hosts learn their own). */
   get size(): number {
     return this.known.size;

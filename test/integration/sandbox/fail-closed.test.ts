@@ -1,7 +1,9 @@
 // Fail closed: without a working bubblewrap nothing runs, and the reason says
 // what to do. `toolhost doctor` reports the same facts and exits 1.
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { buildDoctorReport, run as runDoctor } from '../../../src/cli/doctor.js';
 import { isHostError } from '../../../src/errors.js';
 import { createSilentLogger } from '../../../src/log.js';
@@ -19,6 +21,28 @@ const services = useProcessServices();
 const MISSING_BWRAP = '/nonexistent/toolhost-test/bwrap';
 const DENIED_BWRAP = join(FIXTURES_DIR, 'bwrap-denied.sh');
 const NO_SECCOMP_BWRAP = join(FIXTURES_DIR, 'bwrap-no-seccomp.sh');
+
+const killedOnceDirs: string[] = [];
+afterAll(() => {
+  for (const dir of killedOnceDirs) rmSync(dir, { recursive: true, force: true });
+});
+/** A fresh copy of bwrap-killed-once.sh (its state is a file beside it), at a path no SandboxFacts has seen. */
+function bwrapKilledOnce(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'toolhost-bwrap-killed-once-'));
+  killedOnceDirs.push(dir);
+  const copy = join(dir, 'bwrap');
+  copyFileSync(join(FIXTURES_DIR, 'bwrap-killed-once.sh'), copy);
+  return copy;
+}
+
+function thrownBy(run: () => unknown): unknown {
+  try {
+    run();
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+}
 
 describe('fail closed', () => {
   afterEach(() => {
@@ -52,6 +76,27 @@ describe('fail closed', () => {
     } finally {
       await runner.close();
     }
+  });
+
+  it('fails only the call whose probe bubblewrap did not finish: the next call probes again', async () => {
+    const facts = new SandboxFacts();
+    const bwrapPath = bwrapKilledOnce();
+    const first = await probeSandbox(facts, { bwrapPath });
+    expect(first).toEqual({ ok: false, reason: expect.stringContaining('retry the call') });
+    // Not a verdict on the machine: kept, it would refuse every sandboxed tool for the host's life.
+    expect(await probeSandbox(facts, { bwrapPath })).toEqual({ ok: true, version: expect.stringMatching(/^\d+\.\d+/) });
+  });
+
+  it('never builds a weaker sandbox when its user-namespace probe was killed: sandbox_unavailable, then the full sandbox', () => {
+    const bwrapPath = bwrapKilledOnce();
+    const spec = probeSpec(newMarker('sandbox'));
+    const thrown = thrownBy(() => buildSandboxArgv(spec, { services, cwd: FIXTURES_DIR, bwrapPath }));
+    expect(isHostError(thrown) ? { code: thrown.code, details: thrown.details } : thrown).toEqual({
+      code: 'sandbox_unavailable',
+      details: { reason: expect.stringContaining('retry the call') },
+    });
+    // Read as "no user namespace", the killed probe would have dropped --unshare-user from every sandbox after it.
+    expect(buildSandboxArgv(spec, { services, cwd: FIXTURES_DIR, bwrapPath })).toContain('--unshare-user');
   });
 
   it('refuses to build an argv without bubblewrap: sandbox_unavailable, never an unsandboxed command', () => {
