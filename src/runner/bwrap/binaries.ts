@@ -1,7 +1,8 @@
 // The host programs the sandbox is built from (bubblewrap, prlimit, a POSIX
 // shell), found once per host (its SandboxFacts), synchronously, so building an
-// argv never awaits.
-import { execFileSync } from 'node:child_process';
+// argv never awaits. bubblewrap's --help is read ahead by the sandbox probe
+// (learnBwrapHelp), off the event loop; the synchronous read is the fallback.
+import { execFile, execFileSync } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 import type { SandboxFacts } from './sandbox-facts.js';
@@ -69,15 +70,33 @@ function bwrapHelp(facts: SandboxFacts, bwrapPath: string): string | undefined {
   );
 }
 
+/** Reads bubblewrap's --help with an asynchronous child process and keeps it; false when a signal ended it. */
+export function learnBwrapHelp(facts: SandboxFacts, bwrapPath: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    execFile(bwrapPath, ['--help'], { ...HELP_OPTIONS, encoding: 'utf8' }, (error, stdout) => {
+      const help = error === null ? stdout : helpAfterError(error);
+      if (help !== undefined) facts.remember(`bwrap-help\0${bwrapPath}`, () => help);
+      resolve(help !== undefined);
+    });
+  });
+}
+
+const HELP_OPTIONS = { timeout: 5000, env: {} };
+
 function readBwrapHelp(bwrapPath: string): string | undefined {
   try {
-    return execFileSync(bwrapPath, ['--help'], { encoding: 'utf8', timeout: 5000, env: {}, stdio: ['ignore', 'pipe', 'pipe'] });
+    return execFileSync(bwrapPath, ['--help'], { ...HELP_OPTIONS, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (error) {
-    const { stdout, signal } = error as { stdout?: unknown; signal?: unknown };
-    if (typeof signal === 'string') return undefined;
-    // bwrap --help exits 0, but be lenient: take whatever it printed.
-    return typeof stdout === 'string' ? stdout : '';
+    return helpAfterError(error);
   }
+}
+
+/** The help of a --help that failed: undefined when a signal (its timeout's included) ended it, else whatever it printed. */
+function helpAfterError(error: unknown): string | undefined {
+  const { stdout, signal } = error as { stdout?: unknown; signal?: unknown };
+  if (typeof signal === 'string') return undefined;
+  // bwrap --help exits 0, but be lenient: take whatever it printed.
+  return typeof stdout === 'string' ? stdout : '';
 }
 
 function isExecutableFile(path: string): boolean {

@@ -1,9 +1,12 @@
 // What this machine's bubblewrap can do, learned by running it once (per binary,
-// kept in the host's SandboxFacts). Synchronous on purpose: buildSandboxArgv is
-// synchronous, and these checks take a few milliseconds once per host.
-import { execFileSync } from 'node:child_process';
+// kept in the host's SandboxFacts). buildSandboxArgv is synchronous and asks
+// detectSandboxFeatures; the sandbox probe, which every sandbox start awaits
+// first, learns the same with asynchronous child processes beforehand
+// (learnSandboxFeatures), so the event loop never waits for bubblewrap there.
+// The synchronous probe is the fallback (a build with no probe before it).
+import { execFile, execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { bwrapHelpIsKnown, bwrapSupports } from './binaries.js';
+import { bwrapHelpIsKnown, bwrapSupports, learnBwrapHelp } from './binaries.js';
 import type { SandboxFacts } from './sandbox-facts.js';
 
 interface SandboxFeatures {
@@ -23,23 +26,46 @@ interface SandboxFeatures {
 
 /** Runs `bwrap --unshare-user … true` once per binary (and host) and reports what works. */
 export function detectSandboxFeatures(facts: SandboxFacts, bwrapPath: string): SandboxFeatures {
-  return facts.remember(
-    `features\0${bwrapPath}`,
-    () => detect(facts, bwrapPath),
-    (features) => features.isInterrupted !== true,
-  );
+  return facts.remember(featuresKey(bwrapPath), () => detect(facts, bwrapPath), isKept);
 }
 
+/** What detectSandboxFeatures answers, learned with asynchronous child processes and kept (unless interrupted). */
+export async function learnSandboxFeatures(facts: SandboxFacts, bwrapPath: string): Promise<void> {
+  if (!(await learnBwrapHelp(facts, bwrapPath))) return;
+  const features = featuresFrom(bwrapSupports(facts, bwrapPath, '--disable-userns'), await tryBwrapSoon(bwrapPath, USERNS_PROBE));
+  facts.remember(featuresKey(bwrapPath), () => features, isKept);
+}
+
+const featuresKey = (bwrapPath: string) => `features\0${bwrapPath}`;
+const isKept = (features: SandboxFeatures) => features.isInterrupted !== true;
+
+type BwrapOutcome = { ok: true } | { ok: false; stderr: string; isInterrupted: boolean };
+
+const TRY_OPTIONS = { env: {}, timeout: 10_000 };
+
 /** The outcome of running `bwrap <args> true` with an empty environment: exit 0, or stderr (and whether a signal ended it). */
-function tryBwrap(bwrapPath: string, args: readonly string[]): { ok: true } | { ok: false; stderr: string; isInterrupted: boolean } {
+function tryBwrap(bwrapPath: string, args: readonly string[]): BwrapOutcome {
   try {
-    execFileSync(bwrapPath, [...args, '--', 'true'], { env: {}, timeout: 10_000, stdio: ['ignore', 'ignore', 'pipe'] });
+    execFileSync(bwrapPath, [...args, '--', 'true'], { ...TRY_OPTIONS, stdio: ['ignore', 'ignore', 'pipe'] });
     return { ok: true };
   } catch (error) {
-    const { stderr, signal } = error as { stderr?: unknown; signal?: unknown };
-    const text = Buffer.isBuffer(stderr) ? stderr.toString('utf8') : error instanceof Error ? error.message : String(error);
-    return { ok: false, stderr: text.trim().slice(0, 500), isInterrupted: typeof signal === 'string' };
+    return failedOutcome(error);
   }
+}
+
+/** tryBwrap with an asynchronous child process. */
+function tryBwrapSoon(bwrapPath: string, args: readonly string[]): Promise<BwrapOutcome> {
+  return new Promise((resolve) => {
+    execFile(bwrapPath, [...args, '--', 'true'], { ...TRY_OPTIONS, encoding: 'buffer' }, (error, _stdout, stderr) => {
+      resolve(error === null ? { ok: true } : failedOutcome(Object.assign(error, { stderr })));
+    });
+  });
+}
+
+function failedOutcome(error: unknown): BwrapOutcome {
+  const { stderr, signal } = error as { stderr?: unknown; signal?: unknown };
+  const text = Buffer.isBuffer(stderr) ? stderr.toString('utf8') : error instanceof Error ? error.message : String(error);
+  return { ok: false, stderr: text.trim().slice(0, 500), isInterrupted: typeof signal === 'string' };
 }
 
 /** Advice for a failed namespace creation, from bubblewrap's stderr and the sysctls that gate it. */
@@ -63,8 +89,10 @@ const USERNS_PROBE = ['--unshare-user', '--unshare-pid', '--die-with-parent', '-
 function detect(facts: SandboxFacts, bwrapPath: string): SandboxFeatures {
   // Without its help nothing is known of this bubblewrap's flags, --disable-userns among them.
   if (!bwrapHelpIsKnown(facts, bwrapPath)) return { userNamespace: false, disableUserns: false, isInterrupted: true };
-  const disableUserns = bwrapSupports(facts, bwrapPath, '--disable-userns');
-  const probe = tryBwrap(bwrapPath, USERNS_PROBE);
+  return featuresFrom(bwrapSupports(facts, bwrapPath, '--disable-userns'), tryBwrap(bwrapPath, USERNS_PROBE));
+}
+
+function featuresFrom(disableUserns: boolean, probe: BwrapOutcome): SandboxFeatures {
   if (probe.ok) return { userNamespace: true, disableUserns };
   if (probe.isInterrupted) return { userNamespace: false, disableUserns, isInterrupted: true };
   return { userNamespace: false, disableUserns, userNamespaceProblem: explainNamespaceFailure(probe.stderr) };

@@ -3,7 +3,7 @@
 // `sandbox_unavailable` with the reason, which always says what to do.
 import { execFile, spawn } from 'node:child_process';
 import { findBwrap, findPrlimit } from './binaries.js';
-import { explainNamespaceFailure } from './features.js';
+import { explainNamespaceFailure, learnSandboxFeatures } from './features.js';
 import type { SandboxFacts } from './sandbox-facts.js';
 import { seccompProgram } from './seccomp.js';
 
@@ -78,7 +78,8 @@ async function runProbe(facts: SandboxFacts, bwrapPath: string | undefined): Pro
   const namespaces = await tryNamespaces(bwrap, REQUIRED_NAMESPACE_FLAGS);
   if (!namespaces.ok) return namespaces.isInterrupted ? 'interrupted' : { ok: false, reason: explainNamespaceFailure(namespaces.stderr) };
   // Namespaced tools never run without their filter: a bubblewrap or kernel that refuses it fails closed.
-  const seccomp = await trySeccomp(facts, bwrap);
+  // Beside it, what buildSandboxArgv will ask of this bubblewrap, learned without blocking the event loop.
+  const [seccomp] = await Promise.all([trySeccomp(facts, bwrap), learnSandboxFeatures(facts, bwrap)]);
   if (seccomp === 'interrupted') return seccomp;
   if (!seccomp.ok) return { ok: false, reason: seccomp.reason };
   return { ok: true, version };

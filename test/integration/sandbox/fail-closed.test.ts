@@ -1,8 +1,8 @@
 // Fail closed: without a working bubblewrap nothing runs, and the reason says
 // what to do. `toolhost doctor` reports the same facts and exits 1.
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { buildDoctorReport, run as runDoctor } from '../../../src/cli/doctor.js';
 import { isHostError } from '../../../src/errors.js';
@@ -22,16 +22,16 @@ const MISSING_BWRAP = '/nonexistent/toolhost-test/bwrap';
 const DENIED_BWRAP = join(FIXTURES_DIR, 'bwrap-denied.sh');
 const NO_SECCOMP_BWRAP = join(FIXTURES_DIR, 'bwrap-no-seccomp.sh');
 
-const killedOnceDirs: string[] = [];
+const standInDirs: string[] = [];
 afterAll(() => {
-  for (const dir of killedOnceDirs) rmSync(dir, { recursive: true, force: true });
+  for (const dir of standInDirs) rmSync(dir, { recursive: true, force: true });
 });
-/** A fresh copy of bwrap-killed-once.sh (its state is a file beside it), at a path no SandboxFacts has seen. */
-function bwrapKilledOnce(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'toolhost-bwrap-killed-once-'));
-  killedOnceDirs.push(dir);
+/** A fresh copy of a bubblewrap stand-in that keeps its state in a file beside it, at a path no SandboxFacts has seen. */
+function standInCopy(name: 'bwrap-killed-once.sh' | 'bwrap-counted.sh'): string {
+  const dir = mkdtempSync(join(tmpdir(), 'toolhost-bwrap-stand-in-'));
+  standInDirs.push(dir);
   const copy = join(dir, 'bwrap');
-  copyFileSync(join(FIXTURES_DIR, 'bwrap-killed-once.sh'), copy);
+  copyFileSync(join(FIXTURES_DIR, name), copy);
   return copy;
 }
 
@@ -80,7 +80,7 @@ describe('fail closed', () => {
 
   it('fails only the call whose probe bubblewrap did not finish: the next call probes again', async () => {
     const facts = new SandboxFacts();
-    const bwrapPath = bwrapKilledOnce();
+    const bwrapPath = standInCopy('bwrap-killed-once.sh');
     const first = await probeSandbox(facts, { bwrapPath });
     expect(first).toEqual({ ok: false, reason: expect.stringContaining('retry the call') });
     // Not a verdict on the machine: kept, it would refuse every sandboxed tool for the host's life.
@@ -88,7 +88,7 @@ describe('fail closed', () => {
   });
 
   it('never builds a weaker sandbox when its user-namespace probe was killed: sandbox_unavailable, then the full sandbox', () => {
-    const bwrapPath = bwrapKilledOnce();
+    const bwrapPath = standInCopy('bwrap-killed-once.sh');
     const spec = probeSpec(newMarker('sandbox'));
     const thrown = thrownBy(() => buildSandboxArgv(spec, { services, cwd: FIXTURES_DIR, bwrapPath }));
     expect(isHostError(thrown) ? { code: thrown.code, details: thrown.details } : thrown).toEqual({
@@ -97,6 +97,20 @@ describe('fail closed', () => {
     });
     // Read as "no user namespace", the killed probe would have dropped --unshare-user from every sandbox after it.
     expect(buildSandboxArgv(spec, { services, cwd: FIXTURES_DIR, bwrapPath })).toContain('--unshare-user');
+  });
+
+  it('learns in its probe what a sandbox build asks of bubblewrap, so the build (synchronous) runs it no more', async () => {
+    const bwrapPath = standInCopy('bwrap-counted.sh');
+    const runs = () =>
+      readFileSync(join(dirname(bwrapPath), 'runs'), 'utf8')
+        .split('\n')
+        .filter((line) => line !== '');
+    expect(await probeSandbox(services.facts, { bwrapPath })).toMatchObject({ ok: true });
+    const probed = runs();
+    expect(probed).toContain('--help');
+    expect(buildSandboxArgv(probeSpec(newMarker('sandbox')), { services, cwd: FIXTURES_DIR, bwrapPath })).toContain('--unshare-user');
+    // Without the probe's learning, the build would run `bwrap --help` and the user-namespace probe here, blocking the event loop.
+    expect(runs()).toEqual(probed);
   });
 
   it('refuses to build an argv without bubblewrap: sandbox_unavailable, never an unsandboxed command', () => {
