@@ -64,12 +64,18 @@ describe.each(['v1-legacy', 'v2-legacy', 'v2-modern'] as const)('reload by watch
     writeFileSync(join(manifests, 'gate.yaml'), gateYaml('v1'));
     writeFileSync(join(manifests, 'gate.py'), GATE_PY);
     dirs = makeHostDirs({ manifests: [manifests], extraArgs: ['--log-file', logFile] });
-    client = await startClient(dirs, { kind });
-    changes = await countToolListChanges(client);
-    // The 2026-07-28 era delivers change notifications only on a subscriptions/listen stream.
-    if (kind === 'v2-modern') {
-      const subscription = await (client.raw as { listen: (filter: Record<string, unknown>) => Promise<{ honoredFilter: unknown }> }).listen({ toolsListChanged: true });
-      expect(subscription.honoredFilter).toEqual({ toolsListChanged: true });
+    try {
+      client = await startClient(dirs, { kind });
+      changes = await countToolListChanges(client);
+      // The 2026-07-28 era delivers change notifications only on a subscriptions/listen stream.
+      if (kind === 'v2-modern') {
+        const subscription = await (client.raw as { listen: (filter: Record<string, unknown>) => Promise<{ honoredFilter: unknown }> }).listen({ toolsListChanged: true });
+        expect(subscription.honoredFilter).toEqual({ toolsListChanged: true });
+      }
+    } catch (error) {
+      // Once seen on a loaded machine ("Connection closed" while connecting): the host's log says why.
+      const log = existsSync(logFile) ? readFileSync(logFile, 'utf8').slice(-6000) : '(no log written)';
+      throw new Error(`the ${kind} client could not start: ${error instanceof Error ? error.message : String(error)}\nthe host's log ends:\n${log}`, { cause: error });
     }
   }, 300_000);
   afterAll(async () => {
