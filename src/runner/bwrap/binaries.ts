@@ -74,7 +74,7 @@ function bwrapHelp(facts: SandboxFacts, bwrapPath: string): string | undefined {
 export function learnBwrapHelp(facts: SandboxFacts, bwrapPath: string): Promise<boolean> {
   return new Promise((resolve) => {
     execFile(bwrapPath, ['--help'], { ...HELP_OPTIONS, encoding: 'utf8' }, (error, stdout) => {
-      const help = error === null ? stdout : helpAfterError(error);
+      const help = error === null ? stdout : helpAfterError(Object.assign(error, { stdout }));
       if (help !== undefined) facts.remember(`bwrap-help\0${bwrapPath}`, () => help);
       resolve(help !== undefined);
     });

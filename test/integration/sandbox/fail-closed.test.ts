@@ -9,6 +9,7 @@ import { isHostError } from '../../../src/errors.js';
 import { createSilentLogger } from '../../../src/log.js';
 import { createProcessRunner } from '../../../src/runner/process/process-runner.js';
 import { buildSandboxArgv } from '../../../src/runner/bwrap/argv.js';
+import { bwrapSupports } from '../../../src/runner/bwrap/binaries.js';
 import { probeSandbox } from '../../../src/runner/bwrap/probe.js';
 import { SandboxFacts } from '../../../src/runner/bwrap/sandbox-facts.js';
 import { FIXTURES_DIR, probeSpec } from '../../helpers/sandbox-run.js';
@@ -27,7 +28,7 @@ afterAll(() => {
   for (const dir of standInDirs) rmSync(dir, { recursive: true, force: true });
 });
 /** A fresh copy of a bubblewrap stand-in that keeps its state in a file beside it, at a path no SandboxFacts has seen. */
-function standInCopy(name: 'bwrap-killed-once.sh' | 'bwrap-counted.sh'): string {
+function standInCopy(name: 'bwrap-killed-once.sh' | 'bwrap-counted.sh' | 'bwrap-help-fails.sh'): string {
   const dir = mkdtempSync(join(tmpdir(), 'toolhost-bwrap-stand-in-'));
   standInDirs.push(dir);
   const copy = join(dir, 'bwrap');
@@ -111,6 +112,13 @@ describe('fail closed', () => {
     expect(buildSandboxArgv(probeSpec(newMarker('sandbox')), { services, cwd: FIXTURES_DIR, bwrapPath })).toContain('--unshare-user');
     // Without the probe's learning, the build would run `bwrap --help` and the user-namespace probe here, blocking the event loop.
     expect(runs()).toEqual(probed);
+  });
+
+  it('reads the help of a bubblewrap whose --help exits non-zero in the probe as the build would: its flags are known', async () => {
+    const bwrapPath = standInCopy('bwrap-help-fails.sh');
+    expect(await probeSandbox(services.facts, { bwrapPath })).toMatchObject({ ok: true });
+    // Read as empty, it would build every sandbox without the private /tmp's size cap.
+    expect(bwrapSupports(services.facts, bwrapPath, '--size')).toBe(true);
   });
 
   it('refuses to build an argv without bubblewrap: sandbox_unavailable, never an unsandboxed command', () => {
