@@ -12,7 +12,7 @@ import { constants } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, ensureBuilt } from '../helpers/mcp-clients.js';
-import { findChildProcesses, isAlive } from '../helpers/proc-scan.js';
+import { isAlive } from '../helpers/proc-scan.js';
 import { collectOutput, makeHostDirs, MARKER_ENV, until, waitForExit, waitForNoMarkedProcesses, type HostDirs, type RawHost } from '../helpers/host-session.js';
 
 const BIN = join(REPO_ROOT, 'bin/toolhost.js');
@@ -28,12 +28,6 @@ afterEach(async () => {
   dirs = undefined;
   host = undefined;
 });
-
-/** Every descendant of `pid`, found from /proc. */
-function descendantsOf(pid: number): { pid: number; cmdline: string }[] {
-  const children = findChildProcesses(pid);
-  return children.flatMap((child) => [child, ...descendantsOf(child.pid)]);
-}
 
 /** The TCP ports `pid` listens on: its socket descriptors matched against its network namespace's LISTEN entries. */
 function listeningPorts(pid: number): number[] {
@@ -75,6 +69,16 @@ function childPids(pid: number): number[] {
   }
 }
 
+/** `root` and every process under it, each with its parent. */
+function processTree(root: number): { pid: number; parent?: number }[] {
+  const tree: { pid: number; parent?: number }[] = [{ pid: root }];
+  for (let index = 0; index < tree.length; index += 1) {
+    const parent = tree[index]?.pid ?? 0;
+    tree.push(...childPids(parent).map((pid) => ({ pid, parent })));
+  }
+  return tree;
+}
+
 function readProcCmdline(pid: number): string | undefined {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
@@ -112,12 +116,7 @@ function signalEachStart(root: number): { signalled: Map<number, string>; stop: 
   let isStopped = false;
   const loop = (async () => {
     while (!isStopped) {
-      const tree: { pid: number; parent?: number }[] = [{ pid: root }];
-      for (let index = 0; index < tree.length; index += 1) {
-        const parent = tree[index]?.pid ?? 0;
-        tree.push(...childPids(parent).map((pid) => ({ pid, parent })));
-      }
-      for (const { pid, parent } of tree) {
+      for (const { pid, parent } of processTree(root)) {
         if (signalled.has(pid)) continue;
         const parentCmdline = parent === undefined ? undefined : readProcCmdline(parent);
         const cmdline = nodeCatchingSigusr1(pid, pid === root ? ['toolhost.js'] : HELPER_SCRIPTS, parentCmdline);
@@ -170,9 +169,10 @@ describe('SIGUSR1 to the host, its spawner and an isolate process', () => {
 
     const hostPid = child.pid ?? 0;
     // Node processes only: the bubblewrap around an isolate process names its script too.
-    const nodes = descendantsOf(hostPid).filter(
-      ({ cmdline }) => cmdline.startsWith(`${process.execPath} `) && (cmdline.includes('spawner.mjs') || cmdline.includes('isolate-process.mjs')),
-    );
+    const descendants = processTree(hostPid)
+      .slice(1)
+      .map(({ pid }) => ({ pid, cmdline: readProcCmdline(pid) ?? '' }));
+    const nodes = descendants.filter(({ cmdline }) => cmdline.startsWith(`${process.execPath} `) && (cmdline.includes('spawner.mjs') || cmdline.includes('isolate-process.mjs')));
     expect(
       nodes.some(({ cmdline }) => cmdline.includes('spawner.mjs')),
       JSON.stringify(nodes),
