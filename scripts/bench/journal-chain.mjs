@@ -23,7 +23,7 @@ export async function benchJournalChain({ N, scratch, host, log }) {
   const { ephemeralSigner } = await import('../../dist/src/audit/chain/chain-key.js');
   const { callFact, chainedCallOfValues, CALL_REV } = await import('../../dist/src/audit/chain/chain-records.js');
   const { callRowValues } = await import('../../dist/src/audit/call-row.js');
-  const { INSERT_CALL_SQL } = await import('../../dist/src/audit/sqlite/sqlite-journal.js');
+  const { INSERT_CALL_SQL } = await import('../../dist/src/audit/sqlite/journal-statements.js');
   // The host's own call ids (36-character UUIDv7): rows, id index entries and chained records as long as the host's.
   const { newCallId } = await import('../../dist/src/supervisor/call-id.js');
 

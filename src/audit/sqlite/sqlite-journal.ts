@@ -12,32 +12,21 @@ import { randomUUID } from 'node:crypto';
 import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
 import { createSilentLogger, type Logger } from '../../log.js';
-import {
-  CALL_COLUMNS,
-  toCallRecord,
-  type CallFilter,
-  type CallFinish,
-  type CallRecord,
-  type CallRow,
-  type CallStart,
-  type IdempotencyRecord,
-  type Reconciliation,
-} from '../call-record.js';
+import { toCallRecord, type CallFilter, type CallFinish, type CallRecord, type CallRow, type CallStart, type IdempotencyRecord, type Reconciliation } from '../call-record.js';
 import type { BeginOutcome } from '../journal.js';
-import { CALL_ROW_ARITY, CALL_ROW_COLUMNS, callRowValues, startedRowValues, type CallRowValues } from '../call-row.js';
-import { APPROVAL_COLUMNS, toApprovalRecord, type ApprovalRow } from '../approval-record.js';
+import { callRowValues, startedRowValues, type CallRowValues } from '../call-row.js';
 import { chainKeyPath, loadChainSigner } from '../chain/chain-key.js';
 import { ChainWriter, checkpointEveryFromEnv, type ChainFact, type PreparedEntries } from '../chain/chain-writer.js';
 import { CALL_REV, callFact, chainedCallOfRecord, chainedCallOfValues } from '../chain/chain-records.js';
-import type { ChainEntry } from '../chain/chain-entry.js';
 export { entryRowValues } from '../chain/chain-entry.js';
-import type { ChainRow, JournalSnapshot } from '../chain/journal-snapshot.js';
+import type { JournalSnapshot } from '../chain/journal-snapshot.js';
 import { callQuerySql } from './call-query-sql.js';
+import { readJournalSnapshot } from './read-journal-snapshot.js';
 import { lostRecordReason } from '../lost-record-reason.js';
 import { currentHostIdentity, hostLiveness, type HostIdentity } from './host-liveness.js';
 import { isJournalRefusal, JournalError } from '../journal-error.js';
 import { openJournalDatabase, toJournalError } from './open-database.js';
-import type { MultiRowInsert } from './record-writer.js';
+import { prepareStatements } from './journal-statements.js';
 import { ensureStateDir, journalPathOf } from '../state-dir.js';
 
 export interface JournalOptions {
@@ -272,23 +261,7 @@ export class SqliteJournal {
   /** Everything `audit verify` checks, read in one snapshot (src/audit/verify-journal.ts). */
   readSnapshot(): JournalSnapshot {
     this.requireOpen();
-    return this.db.transaction(() => {
-      const entries = this.db.prepare(`SELECT chain_id AS chain, seq, prev, hash, kind, ref, rev, at, record FROM chain_entries ORDER BY chain_id, seq`).all() as ChainEntry[];
-      const chains = (
-        this.db.prepare(`SELECT id, role, opened_at, closed_at FROM chains ORDER BY opened_at, id`).all() as {
-          id: string;
-          role: string;
-          opened_at: number;
-          closed_at: number | null;
-        }[]
-      ).map((row): ChainRow => ({ id: row.id, role: row.role, openedAt: row.opened_at, closedAt: row.closed_at }));
-      const calls = (this.db.prepare(`SELECT ${CALL_COLUMNS}, replay FROM calls ORDER BY seq`).all() as (CallRow & { replay: string | null })[]).map((row) =>
-        chainedCallOfRecord(toCallRecord(row), row.replay),
-      );
-      const approvals = (this.db.prepare(`SELECT ${APPROVAL_COLUMNS} FROM approvals ORDER BY created_at, id`).all() as ApprovalRow[]).map(toApprovalRecord);
-      const since = this.db.prepare(`SELECT chained_since FROM chain_meta WHERE id = 1`).pluck().get() as number | undefined;
-      return { entries, chains, calls, approvals, chainedSince: since ?? null };
-    })();
+    return readJournalSnapshot(this.db);
   }
 
   /**
@@ -448,57 +421,4 @@ interface HostRow {
   machine: string;
   boot_id: string | null;
   process_start: string | null;
-}
-
-/** The INSERT of call records as head and one row's placeholders, its values rows of callRowValues (the batch writer thread puts many rows in one statement). */
-export const INSERT_CALLS: MultiRowInsert = {
-  head: `INSERT INTO calls (${CALL_ROW_COLUMNS}) VALUES `,
-  row: `(${Array.from({ length: CALL_ROW_ARITY }, () => '?').join(', ')})`,
-  arity: CALL_ROW_ARITY,
-};
-
-/** The one-row INSERT of a call record (the bench times it against the chained write). */
-export const INSERT_CALL_SQL = INSERT_CALLS.head + INSERT_CALLS.row;
-
-/** The INSERT of chain entries, as INSERT_CALLS; a row's values in the order of entryRowValues (chain-entry.ts). */
-export const INSERT_ENTRIES: MultiRowInsert = {
-  head: `INSERT INTO chain_entries (chain_id, seq, prev, hash, kind, ref, rev, at, record) VALUES `,
-  row: `(?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  arity: 9,
-};
-
-const INSERT_ENTRY_SQL = INSERT_ENTRIES.head + INSERT_ENTRIES.row;
-
-function prepareStatements(db: Database.Database) {
-  const insertCall = db.prepare(INSERT_CALL_SQL);
-  return {
-    insertHost: db.prepare(
-      `INSERT INTO hosts (id, pid, machine, boot_id, process_start, session_id, started_at)
-       VALUES (@id, @pid, @machine, @bootId, @processStart, @sessionId, @now)`,
-    ),
-    runningHosts: db.prepare(`SELECT id, pid, machine, boot_id, process_start FROM hosts WHERE ended_at IS NULL`),
-    // ended_at stays NULL: when an interrupted call stopped is unknown.
-    interruptCallsOf: db.prepare(`UPDATE calls SET status = 'interrupted' WHERE host_id = @hostId AND status = 'started' RETURNING ${CALL_COLUMNS}, replay`),
-    endHost: db.prepare(`UPDATE hosts SET ended_at = @now, end_reason = @reason WHERE id = @hostId AND ended_at IS NULL`),
-    insertCall,
-    finishCall: db.prepare(
-      `UPDATE calls SET status = ?, error_code = ?, result_hash = ?, result_bytes = ?,
-         replay = ?, ended_at = ?, egress_admitted = ?, egress_refused = ?
-       WHERE id = ? AND status = 'started' RETURNING ${CALL_COLUMNS}, replay`,
-    ),
-    insertEntry: db.prepare(INSERT_ENTRY_SQL),
-    insertChain: db.prepare(`INSERT INTO chains (id, role, opened_at) VALUES (?, ?, ?)`),
-    closeChain: db.prepare(`UPDATE chains SET closed_at = ? WHERE id = ?`),
-    getCall: db.prepare(`SELECT ${CALL_COLUMNS} FROM calls WHERE id = ?`),
-    findByKey: db.prepare(
-      `SELECT id, status, args_hash, replay, reconciliation FROM calls
-       WHERE tool = @tool AND idempotency_key = @key
-         AND (status IN ('started', 'completed')
-           OR (status = 'interrupted' AND reconciliation IS NULL)
-           OR (status = 'skipped' AND reconciliation = 'skip'))
-       ORDER BY CASE status WHEN 'started' THEN 0 WHEN 'interrupted' THEN 1 WHEN 'completed' THEN 2 ELSE 3 END, seq DESC
-       LIMIT 1`,
-    ),
-    reconcile: db.prepare(`UPDATE calls SET status = @status, reconciliation = @reconciliation, reconciled_at = @now WHERE id = @id RETURNING ${CALL_COLUMNS}, replay`),
-  };
 }
