@@ -127,6 +127,10 @@ function render(r) {
     parts.push(
       '### Records before answers',
       '',
+      "A read-only call's record committed before its answer (now) against the answer sent first and the record",
+      'committed later (before), on the SQLite store as `serve` opens it. Both orders commit the same records, so a',
+      'run with 8 in flight ends once they are committed; the orders take turns, and each figure is the median of the rounds.',
+      '',
       markdownTable(
         ['order', 'p50', 'p99', 'calls/s (8 in flight)'],
         Object.entries(r.journalChain.groupCommit).map(([k, v]) => [k, v.sequential.p50, v.sequential.p99, v.callsPerSecond8]),
