@@ -61,7 +61,7 @@ export async function benchJournalChain({ N, scratch, host, log }) {
   // records on the same threads: the old one only answered before its commit. So a run of the old order ends once its
   // records are committed too; counting only its answers timed a burst into a queue that its commits, which cannot
   // go faster than they do now, would have to drain (its figure was hundreds of thousands of calls/s). The two
-  // orders take turns, ROUNDS times, and each keeps its median.
+  // orders take turns, ORDER_ROUNDS times, and each keeps its median.
   const orders = [
     ['answer after commit (now)', true],
     ['answer at once (before)', false],
