@@ -61,21 +61,24 @@ export function bwrapHelpIsKnown(facts: SandboxFacts, bwrapPath: string): boolea
   return bwrapHelp(facts, bwrapPath) !== undefined;
 }
 
+const bwrapHelpKey = (bwrapPath: string) => `bwrap-help\0${bwrapPath}`;
+
 function bwrapHelp(facts: SandboxFacts, bwrapPath: string): string | undefined {
   // An unknown help is not kept: the next sandbox asks again.
   return facts.remember(
-    `bwrap-help\0${bwrapPath}`,
+    bwrapHelpKey(bwrapPath),
     () => readBwrapHelp(bwrapPath),
     (text) => text !== undefined,
   );
 }
 
-/** Reads bubblewrap's --help with an asynchronous child process and keeps it; false when a signal ended it. */
+/** Reads bubblewrap's --help with an asynchronous child process and keeps it (known already: nothing runs); false when a signal ended it. */
 export function learnBwrapHelp(facts: SandboxFacts, bwrapPath: string): Promise<boolean> {
+  if (facts.knows(bwrapHelpKey(bwrapPath))) return Promise.resolve(true);
   return new Promise((resolve) => {
     execFile(bwrapPath, ['--help'], { ...HELP_OPTIONS, encoding: 'utf8' }, (error, stdout) => {
       const help = error === null ? stdout : helpAfterError(Object.assign(error, { stdout }));
-      if (help !== undefined) facts.remember(`bwrap-help\0${bwrapPath}`, () => help);
+      if (help !== undefined) facts.remember(bwrapHelpKey(bwrapPath), () => help);
       resolve(help !== undefined);
     });
   });

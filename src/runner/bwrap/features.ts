@@ -31,6 +31,8 @@ export function detectSandboxFeatures(facts: SandboxFacts, bwrapPath: string): S
 
 /** What detectSandboxFeatures answers, learned with asynchronous child processes and kept (unless interrupted). */
 export async function learnSandboxFeatures(facts: SandboxFacts, bwrapPath: string): Promise<void> {
+  // Known already (a probe again after an interrupted one, a second host's sandbox): no bubblewrap run.
+  if (facts.knows(featuresKey(bwrapPath))) return;
   if (!(await learnBwrapHelp(facts, bwrapPath))) return;
   const features = featuresFrom(bwrapSupports(facts, bwrapPath, '--disable-userns'), await tryBwrapSoon(bwrapPath, USERNS_PROBE));
   facts.remember(featuresKey(bwrapPath), () => features, isKept);

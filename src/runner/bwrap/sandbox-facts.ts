@@ -23,6 +23,11 @@ export class SandboxFacts {
     return value;
   }
 
+  /** Whether the fact under `key` is known (learning it again would only repeat the work). */
+  knows(key: string): boolean {
+    return this.known.has(key);
+  }
+
   /** Forgets the fact under `key`: it is learned again at its next use. */
   forget(key: string): void {
     this.known.delete(key);

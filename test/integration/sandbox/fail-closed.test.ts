@@ -28,12 +28,19 @@ afterAll(() => {
   for (const dir of standInDirs) rmSync(dir, { recursive: true, force: true });
 });
 /** A fresh copy of a bubblewrap stand-in that keeps its state in a file beside it, at a path no SandboxFacts has seen. */
-function standInCopy(name: 'bwrap-killed-once.sh' | 'bwrap-counted.sh' | 'bwrap-help-fails.sh'): string {
+function standInCopy(name: 'bwrap-killed-once.sh' | 'bwrap-seccomp-killed-once.sh' | 'bwrap-counted.sh' | 'bwrap-help-fails.sh'): string {
   const dir = mkdtempSync(join(tmpdir(), 'toolhost-bwrap-stand-in-'));
   standInDirs.push(dir);
   const copy = join(dir, 'bwrap');
   copyFileSync(join(FIXTURES_DIR, name), copy);
   return copy;
+}
+
+/** The first argument of each run of a stand-in that writes its runs down (bwrap-counted.sh, bwrap-seccomp-killed-once.sh). */
+function runsOf(bwrapPath: string): string[] {
+  return readFileSync(join(dirname(bwrapPath), 'runs'), 'utf8')
+    .split('\n')
+    .filter((line) => line !== '');
 }
 
 function thrownBy(run: () => unknown): unknown {
@@ -88,6 +95,20 @@ describe('fail closed', () => {
     expect(await probeSandbox(facts, { bwrapPath })).toEqual({ ok: true, version: expect.stringMatching(/^\d+\.\d+/) });
   });
 
+  it('probes again after an interrupted probe without running again what it learned: neither --help nor the user-namespace probe', async () => {
+    const facts = new SandboxFacts();
+    const bwrapPath = standInCopy('bwrap-seccomp-killed-once.sh');
+    // Its seccomp check is killed; --help and the user-namespace probe beside it answer.
+    expect(await probeSandbox(facts, { bwrapPath })).toEqual({ ok: false, reason: expect.stringContaining('retry the call') });
+    const first = runsOf(bwrapPath);
+    expect(first).toEqual(expect.arrayContaining(['--help', '--unshare-user', '--seccomp']));
+    expect(await probeSandbox(facts, { bwrapPath })).toMatchObject({ ok: true });
+    const again = runsOf(bwrapPath).slice(first.length);
+    expect(again).toContain('--seccomp');
+    expect(again).not.toContain('--help');
+    expect(again).not.toContain('--unshare-user');
+  });
+
   it('never builds a weaker sandbox when its user-namespace probe was killed: sandbox_unavailable, then the full sandbox', () => {
     const bwrapPath = standInCopy('bwrap-killed-once.sh');
     const spec = probeSpec(newMarker('sandbox'));
@@ -102,10 +123,7 @@ describe('fail closed', () => {
 
   it('learns in its probe what a sandbox build asks of bubblewrap, so the build (synchronous) runs it no more', async () => {
     const bwrapPath = standInCopy('bwrap-counted.sh');
-    const runs = () =>
-      readFileSync(join(dirname(bwrapPath), 'runs'), 'utf8')
-        .split('\n')
-        .filter((line) => line !== '');
+    const runs = () => runsOf(bwrapPath);
     expect(await probeSandbox(services.facts, { bwrapPath })).toMatchObject({ ok: true });
     const probed = runs();
     expect(probed).toContain('--help');
