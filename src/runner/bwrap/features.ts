@@ -4,9 +4,10 @@
 // first, learns the same with asynchronous child processes beforehand
 // (learnSandboxFeatures), so the event loop never waits for bubblewrap there.
 // The synchronous probe is the fallback (a build with no probe before it).
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { bwrapHelpIsKnown, bwrapSupports, learnBwrapHelp } from './binaries.js';
+import { namespaceRunArgs, RUN_TIMEOUT_MS, tryNamespaces, type NamespaceOutcome } from './bwrap-run.js';
 import type { SandboxFacts } from './sandbox-facts.js';
 
 interface SandboxFeatures {
@@ -34,40 +35,23 @@ export async function learnSandboxFeatures(facts: SandboxFacts, bwrapPath: strin
   // Known already (a probe again after an interrupted one, a second host's sandbox): no bubblewrap run.
   if (facts.knows(featuresKey(bwrapPath))) return;
   if (!(await learnBwrapHelp(facts, bwrapPath))) return;
-  const features = featuresFrom(bwrapSupports(facts, bwrapPath, '--disable-userns'), await tryBwrapSoon(bwrapPath, USERNS_PROBE));
+  const features = featuresFrom(bwrapSupports(facts, bwrapPath, '--disable-userns'), await tryNamespaces(bwrapPath, USERNS_FLAGS));
   facts.remember(featuresKey(bwrapPath), () => features, isKept);
 }
 
 const featuresKey = (bwrapPath: string) => `features\0${bwrapPath}`;
 const isKept = (features: SandboxFeatures) => features.isInterrupted !== true;
 
-type BwrapOutcome = { ok: true } | { ok: false; stderr: string; isInterrupted: boolean };
-
-const TRY_OPTIONS = { env: {}, timeout: 10_000 };
-
-/** The outcome of running `bwrap <args> true` with an empty environment: exit 0, or stderr (and whether a signal ended it). */
-function tryBwrap(bwrapPath: string, args: readonly string[]): BwrapOutcome {
+/** tryNamespaces, synchronously: a sandbox build with no probe before it cannot await. */
+function tryNamespacesNow(bwrapPath: string, flags: readonly string[]): NamespaceOutcome {
   try {
-    execFileSync(bwrapPath, [...args, '--', 'true'], { ...TRY_OPTIONS, stdio: ['ignore', 'ignore', 'pipe'] });
+    execFileSync(bwrapPath, namespaceRunArgs(flags), { env: {}, timeout: RUN_TIMEOUT_MS, stdio: ['ignore', 'ignore', 'pipe'] });
     return { ok: true };
   } catch (error) {
-    return failedOutcome(error);
+    const { stderr, signal } = error as { stderr?: unknown; signal?: unknown };
+    const text = Buffer.isBuffer(stderr) ? stderr.toString('utf8') : error instanceof Error ? error.message : String(error);
+    return { ok: false, stderr: text.trim().slice(0, 500), isInterrupted: typeof signal === 'string' };
   }
-}
-
-/** tryBwrap with an asynchronous child process. */
-function tryBwrapSoon(bwrapPath: string, args: readonly string[]): Promise<BwrapOutcome> {
-  return new Promise((resolve) => {
-    execFile(bwrapPath, [...args, '--', 'true'], { ...TRY_OPTIONS, encoding: 'buffer' }, (error, _stdout, stderr) => {
-      resolve(error === null ? { ok: true } : failedOutcome(Object.assign(error, { stderr })));
-    });
-  });
-}
-
-function failedOutcome(error: unknown): BwrapOutcome {
-  const { stderr, signal } = error as { stderr?: unknown; signal?: unknown };
-  const text = Buffer.isBuffer(stderr) ? stderr.toString('utf8') : error instanceof Error ? error.message : String(error);
-  return { ok: false, stderr: text.trim().slice(0, 500), isInterrupted: typeof signal === 'string' };
 }
 
 /** Advice for a failed namespace creation, from bubblewrap's stderr and the sysctls that gate it. */
@@ -86,15 +70,15 @@ export function explainNamespaceFailure(stderr: string): string {
   return `bubblewrap could not create the sandbox (${stderr})`;
 }
 
-const USERNS_PROBE = ['--unshare-user', '--unshare-pid', '--die-with-parent', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev'];
+const USERNS_FLAGS = ['--unshare-user', '--unshare-pid', '--die-with-parent'];
 
 function detect(facts: SandboxFacts, bwrapPath: string): SandboxFeatures {
   // Without its help nothing is known of this bubblewrap's flags, --disable-userns among them.
   if (!bwrapHelpIsKnown(facts, bwrapPath)) return { userNamespace: false, disableUserns: false, isInterrupted: true };
-  return featuresFrom(bwrapSupports(facts, bwrapPath, '--disable-userns'), tryBwrap(bwrapPath, USERNS_PROBE));
+  return featuresFrom(bwrapSupports(facts, bwrapPath, '--disable-userns'), tryNamespacesNow(bwrapPath, USERNS_FLAGS));
 }
 
-function featuresFrom(disableUserns: boolean, probe: BwrapOutcome): SandboxFeatures {
+function featuresFrom(disableUserns: boolean, probe: NamespaceOutcome): SandboxFeatures {
   if (probe.ok) return { userNamespace: true, disableUserns };
   if (probe.isInterrupted) return { userNamespace: false, disableUserns, isInterrupted: true };
   return { userNamespace: false, disableUserns, userNamespaceProblem: explainNamespaceFailure(probe.stderr) };

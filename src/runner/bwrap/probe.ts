@@ -1,8 +1,9 @@
 // Fail closed: before a process tool runs, prove that bubblewrap exists and can
 // really create the namespaces the sandbox uses. The runner maps ok:false to
 // `sandbox_unavailable` with the reason, which always says what to do.
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { findBwrap, findPrlimit } from './binaries.js';
+import { runBwrap, RUN_TIMEOUT_MS, tryNamespaces } from './bwrap-run.js';
 import { explainNamespaceFailure, learnSandboxFeatures } from './features.js';
 import type { SandboxFacts } from './sandbox-facts.js';
 import { seccompProgram } from './seccomp.js';
@@ -44,18 +45,9 @@ export async function readBwrapVersion(bwrapPath: string): Promise<string | unde
 }
 
 async function readVersion(bwrapPath: string): Promise<string | undefined | 'interrupted'> {
-  const result = await run(bwrapPath, ['--version']);
+  const result = await runBwrap(bwrapPath, ['--version']);
   if (!result.ok) return result.isInterrupted ? 'interrupted' : undefined;
   return /(\d+\.\d+(?:\.\d+)?)/.exec(result.stdout)?.[1] ?? (result.stdout.trim() || undefined);
-}
-
-/**
- * Runs `bwrap <flags> -- true` with an empty environment; ok:false carries bubblewrap's stderr,
- * and whether bubblewrap was ended by a signal or its timeout rather than failing on its own.
- */
-export async function tryNamespaces(bwrapPath: string, flags: readonly string[]): Promise<{ ok: true } | { ok: false; stderr: string; isInterrupted: boolean }> {
-  const result = await run(bwrapPath, [...flags, '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--', 'true']);
-  return result.ok ? { ok: true } : { ok: false, stderr: result.stderr, isInterrupted: result.isInterrupted };
 }
 
 /** The namespaces every process tool needs (isolation none needs the pid namespace; namespace needs all). */
@@ -91,7 +83,7 @@ function trySeccomp(facts: SandboxFacts, bwrapPath: string): Promise<{ ok: true 
   if (!program.ok) return Promise.resolve({ ok: false, reason: program.reason });
   return new Promise((resolve) => {
     const args = ['--seccomp', '4', '--unshare-pid', '--die-with-parent', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--', 'true'];
-    const child = spawn(bwrapPath, args, { env: {}, stdio: ['ignore', 'ignore', 'pipe', 'ignore', 'pipe'], timeout: 10_000 });
+    const child = spawn(bwrapPath, args, { env: {}, stdio: ['ignore', 'ignore', 'pipe', 'ignore', 'pipe'], timeout: RUN_TIMEOUT_MS });
     let stderr = '';
     child.stderr?.setEncoding('utf8').on('data', (text: string) => (stderr = (stderr + text).slice(0, 500)));
     const fd4 = child.stdio[4] as NodeJS.WritableStream | null;
@@ -102,18 +94,6 @@ function trySeccomp(facts: SandboxFacts, bwrapPath: string): Promise<{ ok: true 
       if (code === 0) resolve({ ok: true });
       else if (signal !== null) resolve('interrupted');
       else resolve({ ok: false, reason: `bubblewrap refused the seccomp filter (kernel without CONFIG_SECCOMP_FILTER?): ${stderr.trim() || `exit ${String(code)}`}` });
-    });
-  });
-}
-
-type RunResult = { ok: true; stdout: string } | { ok: false; stderr: string; isInterrupted: boolean };
-
-function run(file: string, args: readonly string[]): Promise<RunResult> {
-  return new Promise((resolve) => {
-    execFile(file, [...args], { env: {}, timeout: 10_000, encoding: 'utf8', maxBuffer: 64 * 1024 }, (error, stdout, stderr) => {
-      if (error === null) resolve({ ok: true, stdout });
-      // A signal (the timeout's included) ended it: no answer from bubblewrap itself.
-      else resolve({ ok: false, stderr: (stderr.trim() || error.message).slice(0, 500), isInterrupted: typeof error.signal === 'string' });
     });
   });
 }
