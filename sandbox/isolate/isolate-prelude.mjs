@@ -23,7 +23,10 @@ export default function createToolRuntime(hostStart, options) {
   const RangeErrorCtor = RangeError;
   const WeakMapCtor = WeakMap;
   const isArray = Array.isArray;
+  const createObject = Object.create;
   const pending = new Map();
+  /** An envelope's fields (runOnce's), hostCalls apart. */
+  const ENVELOPE_KEYS = ['ok', 'json', 'code', 'name', 'errorCode', 'reason', 'message', 'path'];
   let nextId = 1;
   // Each event is a hop to the host thread: a flood is cut off here, before it leaves.
   let eventsLeft = options.maxEvents;
@@ -209,7 +212,25 @@ export default function createToolRuntime(hostStart, options) {
    * one synchronous step of the host's reaches it before those messages do.
    */
   async function run(namespace, args, callId) {
-    return { ...(await runOnce(namespace, args, callId)), hostCalls };
+    return plainEnvelope(await runOnce(namespace, args, callId), hostCalls);
+  }
+
+  // The envelope that leaves the isolate: its fields read here, within the step's timeout, and
+  // only primitives kept, on an object without a prototype (so no `then` of the tool's makes it
+  // a thenable). isolated-vm copies a result out after the step's timeout, where a getter of
+  // the tool's would hold this process's thread for ever, and a tool can swap what an await
+  // hands back (a `then` on Object.prototype).
+  function plainEnvelope(envelope, calls) {
+    const plain = createObject(null);
+    if (typeof envelope === 'object' && envelope !== null) {
+      for (let i = 0; i < ENVELOPE_KEYS.length; i++) {
+        const key = /** @type {string} */ (ENVELOPE_KEYS[i]);
+        const field = envelope[key];
+        if (typeof field === 'string' || typeof field === 'number' || typeof field === 'boolean') plain[key] = field;
+      }
+    }
+    plain.hostCalls = calls;
+    return plain;
   }
 
   async function runOnce(namespace, args, callId) {
