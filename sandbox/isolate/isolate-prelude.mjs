@@ -24,6 +24,7 @@ export default function createToolRuntime(hostStart, options) {
   const WeakMapCtor = WeakMap;
   const isArray = Array.isArray;
   const createObject = Object.create;
+  const hasOwn = Object.hasOwn;
   const pending = new Map();
   /** An envelope's fields (runOnce's), hostCalls apart. */
   const ENVELOPE_KEYS = ['ok', 'json', 'code', 'name', 'errorCode', 'reason', 'message', 'path'];
@@ -215,21 +216,29 @@ export default function createToolRuntime(hostStart, options) {
     return plainEnvelope(await runOnce(namespace, args, callId), hostCalls);
   }
 
-  // The envelope that leaves the isolate: its fields read here, within the step's timeout, and
-  // only primitives kept, on an object without a prototype (so no `then` of the tool's makes it
-  // a thenable). isolated-vm copies a result out after the step's timeout, where a getter of
-  // the tool's would hold this process's thread for ever, and a tool can swap what an await
-  // hands back (a `then` on Object.prototype).
+  // The envelope that leaves the isolate: its fields read here, within the step's timeout, only
+  // strings, numbers and booleans kept, on an object without a prototype (so no `then` of the
+  // tool's makes it a thenable). isolated-vm copies a result out after the step's timeout, where
+  // a getter of the tool's would run unbounded, and a tool can swap what an await hands back (a
+  // `then` on Object.prototype, a replaced Promise.prototype.then): what is not an envelope
+  // any more is the tool's failure.
   function plainEnvelope(envelope, calls) {
     const plain = createObject(null);
     if (typeof envelope === 'object' && envelope !== null) {
       for (let i = 0; i < ENVELOPE_KEYS.length; i++) {
         const key = /** @type {string} */ (ENVELOPE_KEYS[i]);
-        const field = envelope[key];
+        const field = hasOwn(envelope, key) ? envelope[key] : undefined;
         if (typeof field === 'string' || typeof field === 'number' || typeof field === 'boolean') plain[key] = field;
       }
     }
-    plain.hostCalls = calls;
+    const isEnvelope = (plain.ok === true && typeof plain.json === 'string') || (plain.ok === false && typeof plain.code === 'string');
+    if (!isEnvelope) {
+      for (let i = 0; i < ENVELOPE_KEYS.length; i++) delete plain[/** @type {string} */ (ENVELOPE_KEYS[i])];
+      plain.ok = false;
+      plain.code = 'tool_error';
+      plain.message = 'the tool interfered with how its result is read';
+    }
+    plain.hostCalls = typeof calls === 'number' ? calls : 0;
     return plain;
   }
 

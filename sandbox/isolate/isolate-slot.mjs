@@ -39,9 +39,6 @@ const PRELUDE_EXPORT = 'export default function createToolRuntime(';
  * A FinalizationRegistry callback runs as a task of V8's own, outside every
  * timeout: one that spins holds the isolate for ever (and would hold this
  * process's thread at the next synchronous step of IsolateSlot).
- * What isolated-vm looks up on a call's promise when it hands it out of the
- * isolate (`then`, `constructor`, the species) it looks up after the step's
- * timeout: those stay the built-ins, so no code of the tool's can run there.
  */
 export const HARDEN_CONTEXT_SCRIPT = `'use strict';
 (() => {
@@ -50,10 +47,6 @@ export const HARDEN_CONTEXT_SCRIPT = `'use strict';
   remove(globalThis, 'WebAssembly');
   if (typeof Atomics === 'object') { remove(Atomics, 'waitAsync'); remove(Atomics, 'wait'); }
   remove(globalThis, 'FinalizationRegistry');
-  const lock = (object, name) => Object.defineProperty(object, name, { configurable: false, ...('value' in Object.getOwnPropertyDescriptor(object, name) ? { writable: false } : {}) });
-  lock(Promise.prototype, 'then');
-  lock(Promise.prototype, 'constructor');
-  lock(Promise, Symbol.species);
 })();`;
 
 /**
