@@ -89,7 +89,10 @@ class PathWatch {
     const name = basename(path);
     this.parent = this.open(dirname(path), (filename) => {
       if (filename !== null && filename !== name) {
-        context.logger.debug({ path: join(dirname(path), filename) }, 'configuration watch: a change beside a watched path, ignored');
+        const beside = join(dirname(path), filename);
+        // Not even a debug line for the host's own writes: with the log file beside a watched
+        // policy, that line would be a write to it, seen here again, for ever.
+        if (!isInsideAny(beside, context.ignore)) context.logger.debug({ path: beside }, 'configuration watch: a change beside a watched path, ignored');
         return;
       }
       // The path itself was created, removed or replaced: watch whatever is there now.

@@ -2,15 +2,18 @@
 // reload; a folder that is removed and recreated, or a file saved by rename, is
 // still watched; the host's own writes (state folder, log file) are ignored; a
 // path that cannot be watched is logged, never thrown.
-import { mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { watchConfig, type ConfigWatch } from '../../../src/cli/serve-watch.js';
+import { redactingLogger } from '../../../src/log.js';
 import { recordingLogger, type RecordingLogger } from '../../helpers/recording-logger.js';
 import { until } from '../../helpers/wait.js';
 
 const DEBOUNCE_MS = 50;
+/** Lines a logger writes before a test's loop guard stops it. */
+const LOOP_BOUND = 100;
 
 describe('watchConfig', () => {
   let root: string;
@@ -105,6 +108,51 @@ describe('watchConfig', () => {
     // A real change afterwards is seen, and is the only reload.
     await expectReload(() => writeFileSync(join(root, 'manifests/tool.yaml'), 'x'));
     expect(changes).toBe(1);
+  });
+
+  it('says nothing of the host writing its own log file beside a policy, so a debug log there does not feed itself', async () => {
+    const logFile = join(root, 'host.log');
+    start({ ignore: [logFile] });
+    for (let index = 0; index < 5; index++) writeFileSync(logFile, `line ${index}\n`, { flag: 'a' });
+    // Events come in order: once a later write beside the policy is logged, the log file's were seen.
+    const after = join(root, 'unrelated.txt');
+    writeFileSync(after, 'x');
+    await until(() => ignoredPaths().has(after), 'the later write to be ignored', 5_000);
+    expect(ignoredPaths().has(logFile)).toBe(false);
+    expect(changes).toBe(0);
+  });
+
+  it('keeps a debug log written beside a watched policy to what happened (no line about its own lines)', async () => {
+    const logFile = join(root, 'host.log');
+    // The host's logger, writing each line to the file as it comes; past a bound it stops
+    // writing, so a loop (each line a change beside the policy, logged again) ends and shows.
+    let written = 0;
+    const fileLogger = redactingLogger('debug', {
+      write: (line: string) => {
+        written += 1;
+        if (written <= LOOP_BOUND) appendFileSync(logFile, line);
+      },
+    });
+    watch = watchConfig({
+      manifestDirs: [join(root, 'manifests')],
+      policyFiles: [join(root, 'org.yaml')],
+      workspace: join(root, 'ws'),
+      ignore: [logFile],
+      debounceMs: DEBOUNCE_MS,
+      onChange: () => void changes++,
+      logger: fileLogger,
+    });
+    fileLogger.info('the host starts');
+    const after = join(root, 'unrelated.txt');
+    writeFileSync(after, 'x');
+    await until(() => readFileSync(logFile, 'utf8').includes(after) || written > LOOP_BOUND, 'the write beside the policy to be logged', 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(written).toBeLessThan(LOOP_BOUND);
+    const paths = readFileSync(logFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { path?: string }).path);
+    expect(new Set(paths)).toEqual(new Set([undefined, after]));
   });
 
   it('a path whose folder does not exist is logged, not thrown, and the rest is still watched', async () => {
