@@ -134,12 +134,40 @@ export async function connectStdioClient(server: SpawnedServer, options: ClientO
     const transport = new StdioClientTransportV1(params);
     const stderr = captureStderr(transport.stderr);
     const client = await connectV1(transport, options);
-    return { ...wrapV1(client, options.kind), pid: transport.pid, stderrText: stderr };
+    return reportUnexpectedClose(client, { ...wrapV1(client, options.kind), pid: transport.pid, stderrText: stderr });
   }
   const transport = new StdioClientTransportV2(params);
   const stderr = captureStderr(transport.stderr);
   const client = await connectV2(transport, options);
-  return { ...wrapV2(client, options.kind), pid: transport.pid, stderrText: stderr };
+  return reportUnexpectedClose(client, { ...wrapV2(client, options.kind), pid: transport.pid, stderrText: stderr });
+}
+
+/**
+ * A host that ends while its test still talks to it leaves only "Connection closed" in the
+ * test's failure: the end of its stderr is printed then (after a moment, for its last lines),
+ * so a failure seen once in CI says why.
+ */
+function reportUnexpectedClose<T extends { close: () => Promise<void>; pid: number | null; stderrText: () => string }>(
+  client: { onclose?: (() => void) | undefined },
+  wrapped: T,
+): T {
+  let closing = false;
+  const before = client.onclose;
+  client.onclose = () => {
+    before?.();
+    if (closing) return;
+    setTimeout(
+      () => process.stderr.write(`the host (pid ${wrapped.pid}) closed the connection while the test used it; the end of its stderr:\n${wrapped.stderrText().slice(-4000)}\n`),
+      200,
+    ).unref();
+  };
+  return {
+    ...wrapped,
+    close: () => {
+      closing = true;
+      return wrapped.close();
+    },
+  };
 }
 
 /** Connects a client of `options.kind` to `serve --http` at `url` (…/mcp), sending `token` as a bearer token. */
