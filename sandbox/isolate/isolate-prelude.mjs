@@ -223,7 +223,7 @@ export default function createToolRuntime(hostStart, options) {
   // `then` on Object.prototype, a replaced Promise.prototype.then): what is not an envelope
   // any more is the tool's failure.
   function plainEnvelope(envelope, calls) {
-    const plain = createObject(null);
+    let plain = createObject(null);
     if (typeof envelope === 'object' && envelope !== null) {
       for (let i = 0; i < ENVELOPE_KEYS.length; i++) {
         const key = /** @type {string} */ (ENVELOPE_KEYS[i]);
@@ -231,9 +231,8 @@ export default function createToolRuntime(hostStart, options) {
         if (typeof field === 'string' || typeof field === 'number' || typeof field === 'boolean') plain[key] = field;
       }
     }
-    const isEnvelope = (plain.ok === true && typeof plain.json === 'string') || (plain.ok === false && typeof plain.code === 'string');
-    if (!isEnvelope) {
-      for (let i = 0; i < ENVELOPE_KEYS.length; i++) delete plain[/** @type {string} */ (ENVELOPE_KEYS[i])];
+    if (!((plain.ok === true && typeof plain.json === 'string') || (plain.ok === false && typeof plain.code === 'string'))) {
+      plain = createObject(null);
       plain.ok = false;
       plain.code = 'tool_error';
       plain.message = 'the tool interfered with how its result is read';

@@ -18,7 +18,6 @@ import { callRowValues, startedRowValues, type CallRowValues } from '../call-row
 import { chainKeyPath, loadChainSigner } from '../chain/chain-key.js';
 import { ChainWriter, checkpointEveryFromEnv, type ChainFact, type PreparedEntries } from '../chain/chain-writer.js';
 import { CALL_REV, callFact, chainedCallOfRecord, chainedCallOfValues } from '../chain/chain-records.js';
-export { entryRowValues } from '../chain/chain-entry.js';
 import type { JournalSnapshot } from '../chain/journal-snapshot.js';
 import { callQuerySql } from './call-query-sql.js';
 import { readJournalSnapshot } from './read-journal-snapshot.js';

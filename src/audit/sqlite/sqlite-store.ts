@@ -18,7 +18,8 @@ import { BUSY_TIMEOUT_MS } from './open-database.js';
 import { WalCheckpointer } from './wal-checkpointer.js';
 import { WalFrameCount } from './wal-frame-count.js';
 import { WalIndex, type WalFrames } from './wal-index.js';
-import { entryRowValues, SqliteJournal, type JournalOptions } from './sqlite-journal.js';
+import { SqliteJournal, type JournalOptions } from './sqlite-journal.js';
+import { entryRowValues } from '../chain/chain-entry.js';
 import { INSERT_CALLS, INSERT_ENTRIES } from './journal-statements.js';
 import type { JournalSnapshot } from '../chain/journal-snapshot.js';
 

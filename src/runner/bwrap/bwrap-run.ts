@@ -14,7 +14,7 @@ export type NamespaceOutcome = { ok: true } | { ok: false; stderr: string; isInt
 /** How long one run may take before it is ended (and counted as interrupted). */
 export const RUN_TIMEOUT_MS = 10_000;
 
-/** The argv after `bwrap` of a run that makes `flags`'s namespaces around `true`, on the host's own root, read-only. */
+/** The argv after `bwrap` of a run of `true` under `flags` (its namespaces, a seccomp filter), on the host's own root, read-only. */
 export function namespaceRunArgs(flags: readonly string[]): string[] {
   return [...flags, '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--', 'true'];
 }

@@ -3,7 +3,7 @@
 // `sandbox_unavailable` with the reason, which always says what to do.
 import { spawn } from 'node:child_process';
 import { findBwrap, findPrlimit } from './binaries.js';
-import { runBwrap, RUN_TIMEOUT_MS, tryNamespaces } from './bwrap-run.js';
+import { namespaceRunArgs, runBwrap, RUN_TIMEOUT_MS, tryNamespaces } from './bwrap-run.js';
 import { explainNamespaceFailure, learnSandboxFeatures } from './features.js';
 import type { SandboxFacts } from './sandbox-facts.js';
 import { seccompProgram } from './seccomp.js';
@@ -82,7 +82,7 @@ function trySeccomp(facts: SandboxFacts, bwrapPath: string): Promise<{ ok: true 
   const program = seccompProgram(facts);
   if (!program.ok) return Promise.resolve({ ok: false, reason: program.reason });
   return new Promise((resolve) => {
-    const args = ['--seccomp', '4', '--unshare-pid', '--die-with-parent', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--', 'true'];
+    const args = namespaceRunArgs(['--seccomp', '4', '--unshare-pid', '--die-with-parent']);
     const child = spawn(bwrapPath, args, { env: {}, stdio: ['ignore', 'ignore', 'pipe', 'ignore', 'pipe'], timeout: RUN_TIMEOUT_MS });
     let stderr = '';
     child.stderr?.setEncoding('utf8').on('data', (text: string) => (stderr = (stderr + text).slice(0, 500)));
